@@ -1,0 +1,168 @@
+package mib
+
+import (
+	"sort"
+
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// Scalar is one scalar object of a Scalars group; its instance is .0.
+type Scalar struct {
+	Sub uint32
+	Get func(r *Request) snmp.Value
+	// Test validates a new value; nil means the object is read-only.
+	Test func(v snmp.Value) snmp.ErrorStatus
+}
+
+// Scalars serves a group of scalar objects under Prefix.
+type Scalars struct {
+	Prefix  snmp.OID
+	Objects []Scalar // ascending by Sub
+	// Commit writes values that passed Test, keyed by Sub, all at once.
+	Commit func(vals map[uint32]snmp.Value) error
+}
+
+func (s *Scalars) lookup(oid snmp.OID) (*Scalar, bool) {
+	rest, _, _ := NextAfter(oid, s.Prefix)
+	if len(rest) == 0 || !oid.HasPrefix(s.Prefix) {
+		return nil, false
+	}
+	for i := range s.Objects {
+		if s.Objects[i].Sub == rest[0] {
+			return &s.Objects[i], len(rest) == 2 && rest[1] == 0
+		}
+	}
+	return nil, false
+}
+
+// Get implements Handler.
+func (s *Scalars) Get(r *Request, oid snmp.OID) snmp.Value {
+	o, exact := s.lookup(oid)
+	switch {
+	case o == nil:
+		return snmp.ExceptionValue(snmp.NoSuchObject)
+	case !exact:
+		return snmp.ExceptionValue(snmp.NoSuchInstance)
+	}
+	return o.Get(r)
+}
+
+// Next implements Handler.
+func (s *Scalars) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
+	rest, before, after := NextAfter(oid, s.Prefix)
+	if after {
+		return snmp.VarBind{}, false
+	}
+	for i := range s.Objects {
+		o := &s.Objects[i]
+		// The instance prefix.Sub.0 is after oid when oid's suffix sorts
+		// before (Sub, 0).
+		if before || len(rest) == 0 || rest[0] < o.Sub || (rest[0] == o.Sub && len(rest) == 1) {
+			return snmp.VarBind{Name: r.OID(s.Prefix, o.Sub, 0), Value: o.Get(r)}, true
+		}
+	}
+	return snmp.VarBind{}, false
+}
+
+// TestSet implements Setter.
+func (s *Scalars) TestSet(r *Request, vb snmp.VarBind) snmp.ErrorStatus {
+	o, exact := s.lookup(vb.Name)
+	switch {
+	case o == nil || !exact:
+		return snmp.NoCreation
+	case o.Test == nil || s.Commit == nil:
+		return snmp.NotWritable
+	}
+	return o.Test(vb.Value)
+}
+
+// CommitSet implements Setter.
+func (s *Scalars) CommitSet(r *Request, vbs []snmp.VarBind) snmp.ErrorStatus {
+	vals := make(map[uint32]snmp.Value, len(vbs))
+	for _, vb := range vbs {
+		vals[vb.Name[len(s.Prefix)]] = vb.Value
+	}
+	if err := s.Commit(vals); err != nil {
+		return snmp.CommitFailed
+	}
+	return snmp.NoError
+}
+
+// Rows is a snapshot of a conceptual table's rows, in ascending index order.
+type Rows interface {
+	Len() int
+	// Index returns the instance suffix (the INDEX part of the OID) of row i.
+	Index(i int) snmp.OID
+	// Value returns column col of row i, and false when the row has no
+	// such column.
+	Value(r *Request, i int, col uint32) (snmp.Value, bool)
+}
+
+// Table serves a conceptual table's entry subtree (for example ifEntry)
+// from a Rows snapshot taken once per request.
+type Table struct {
+	Entry   snmp.OID
+	Columns []uint32 // accessible columns, ascending
+	Rows    func(r *Request) Rows
+}
+
+func (t *Table) rows(r *Request) Rows {
+	return r.Memo(t, func() any { return t.Rows(r) }).(Rows)
+}
+
+// Get implements Handler.
+func (t *Table) Get(r *Request, oid snmp.OID) snmp.Value {
+	rest, _, _ := NextAfter(oid, t.Entry)
+	if !oid.HasPrefix(t.Entry) || len(rest) == 0 || !t.hasColumn(rest[0]) {
+		return snmp.ExceptionValue(snmp.NoSuchObject)
+	}
+	rows := t.rows(r)
+	idx := rest[1:]
+	i := sort.Search(rows.Len(), func(i int) bool { return rows.Index(i).Compare(idx) >= 0 })
+	if i < rows.Len() && rows.Index(i).Equal(idx) {
+		if v, ok := rows.Value(r, i, rest[0]); ok {
+			return v
+		}
+	}
+	return snmp.ExceptionValue(snmp.NoSuchInstance)
+}
+
+func (t *Table) hasColumn(c uint32) bool {
+	for _, x := range t.Columns {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// Next implements Handler.
+func (t *Table) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
+	rest, before, after := NextAfter(oid, t.Entry)
+	if after {
+		return snmp.VarBind{}, false
+	}
+	rows := t.rows(r)
+	n := rows.Len()
+	if n == 0 {
+		return snmp.VarBind{}, false
+	}
+	for _, c := range t.Columns {
+		start := 0
+		if !before && len(rest) > 0 {
+			if c < rest[0] {
+				continue
+			}
+			if c == rest[0] {
+				idx := rest[1:]
+				start = sort.Search(n, func(i int) bool { return rows.Index(i).Compare(idx) > 0 })
+			}
+		}
+		for i := start; i < n; i++ {
+			if v, ok := rows.Value(r, i, c); ok {
+				return snmp.VarBind{Name: r.Join(t.Entry, c, rows.Index(i)), Value: v}, true
+			}
+		}
+	}
+	return snmp.VarBind{}, false
+}

@@ -1,0 +1,193 @@
+// Package mib is the agent's MIB tree: handlers register subtrees, and the
+// command responder asks the tree for exact instances (get), the next
+// instance in lexicographic order (getnext, getbulk) and for writes (set).
+//
+// Handlers see one Request for a whole PDU. Data that is expensive to fetch
+// (a netlink dump of every interface, say) is taken once per request through
+// Request.Memo and serves every column and row that request touches.
+package mib
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// Request carries what handlers share while one PDU is processed.
+type Request struct {
+	Ctx context.Context
+	// Now is the time the request arrived; handlers use it for cache
+	// freshness and sysUpTime-like values so a request sees one instant.
+	Now time.Time
+	// ContextName is the SNMP context the request addresses.
+	ContextName string
+
+	memo  map[any]any
+	arena []uint32
+}
+
+var requestPool = sync.Pool{New: func() any { return &Request{memo: make(map[any]any)} }}
+
+// NewRequest returns a Request from a pool; call Release when done.
+func NewRequest(ctx context.Context, now time.Time) *Request {
+	r := requestPool.Get().(*Request)
+	r.Ctx, r.Now = ctx, now
+	return r
+}
+
+// Release returns r to the pool. OIDs made with r.OID become invalid.
+func (r *Request) Release() {
+	clear(r.memo)
+	r.arena = r.arena[:0]
+	r.Ctx, r.ContextName = nil, ""
+	requestPool.Put(r)
+}
+
+// Memo returns the value stored under key for this request, calling load
+// the first time. Use it to take one snapshot of a data source per request.
+func (r *Request) Memo(key any, load func() any) any {
+	if v, ok := r.memo[key]; ok {
+		return v
+	}
+	v := load()
+	r.memo[key] = v
+	return v
+}
+
+// OID returns base followed by sub, stored in request-scoped memory that is
+// reused across requests (no allocation in steady state). The result is
+// valid until Release.
+func (r *Request) OID(base snmp.OID, sub ...uint32) snmp.OID {
+	if r == nil {
+		return base.Append(sub...)
+	}
+	start := len(r.arena)
+	r.arena = append(r.arena, base...)
+	r.arena = append(r.arena, sub...)
+	return snmp.OID(r.arena[start:len(r.arena):len(r.arena)])
+}
+
+// Join returns base.col.index in request-scoped memory, as OID does.
+func (r *Request) Join(base snmp.OID, col uint32, index snmp.OID) snmp.OID {
+	if r == nil {
+		return append(base.Append(col), index...)
+	}
+	start := len(r.arena)
+	r.arena = append(r.arena, base...)
+	r.arena = append(r.arena, col)
+	r.arena = append(r.arena, index...)
+	return snmp.OID(r.arena[start:len(r.arena):len(r.arena)])
+}
+
+// Handler serves the instances under one registered subtree.
+type Handler interface {
+	// Get returns the value of the exact instance oid, or the
+	// noSuchObject/noSuchInstance exception.
+	Get(r *Request, oid snmp.OID) snmp.Value
+	// Next returns the first instance after oid (strictly greater) within
+	// the handler's subtree, and false when there is none.
+	Next(r *Request, oid snmp.OID) (snmp.VarBind, bool)
+}
+
+// Setter is implemented by handlers that have writable objects. The command
+// responder tests every varbind of a SetRequest before it commits any, so a
+// set applies all varbinds or none (RFC 3416 §4.2.5).
+type Setter interface {
+	// TestSet checks whether vb may be written, returning noError or the
+	// RFC 3416 error status (notWritable, wrongType, wrongLength,
+	// wrongValue, noCreation, inconsistentValue...).
+	TestSet(r *Request, vb snmp.VarBind) snmp.ErrorStatus
+	// CommitSet applies varbinds that passed TestSet. It returns noError,
+	// or commitFailed after restoring the previous values.
+	CommitSet(r *Request, vbs []snmp.VarBind) snmp.ErrorStatus
+}
+
+type entry struct {
+	prefix snmp.OID
+	h      Handler
+}
+
+// Tree maps registered subtrees to handlers. Registration happens at start
+// (and on reload, into a new Tree); lookups are read-only and concurrent.
+type Tree struct {
+	entries []entry // sorted by prefix, non-overlapping
+}
+
+// Register adds h for the subtree prefix. Registering a prefix that
+// overlaps an existing one panics: that is a programming error.
+func (t *Tree) Register(prefix snmp.OID, h Handler) {
+	for _, e := range t.entries {
+		if prefix.HasPrefix(e.prefix) || e.prefix.HasPrefix(prefix) {
+			panic("mib: overlapping registration " + prefix.String() + " and " + e.prefix.String())
+		}
+	}
+	t.entries = append(t.entries, entry{prefix.Clone(), h})
+	slices.SortFunc(t.entries, func(a, b entry) int { return a.prefix.Compare(b.prefix) })
+}
+
+// find returns the index of the entry whose subtree holds oid, or -1, and
+// the index of the first entry after oid.
+func (t *Tree) find(oid snmp.OID) (holder, next int) {
+	i, _ := slices.BinarySearchFunc(t.entries, oid, func(e entry, o snmp.OID) int { return e.prefix.Compare(o) })
+	// entries[i-1] is the last prefix <= oid; it holds oid if it is a prefix.
+	if i > 0 && oid.HasPrefix(t.entries[i-1].prefix) {
+		return i - 1, i
+	}
+	if i < len(t.entries) && oid.HasPrefix(t.entries[i].prefix) {
+		return i, i + 1
+	}
+	return -1, i
+}
+
+// Get returns the value of an exact instance.
+func (t *Tree) Get(r *Request, oid snmp.OID) snmp.Value {
+	if h, _ := t.find(oid); h >= 0 {
+		return t.entries[h].h.Get(r, oid)
+	}
+	return snmp.ExceptionValue(snmp.NoSuchObject)
+}
+
+// Next returns the first instance after oid in the whole tree, and false at
+// the end of the MIB view.
+func (t *Tree) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
+	h, n := t.find(oid)
+	if h >= 0 {
+		if vb, ok := t.entries[h].h.Next(r, oid); ok {
+			return vb, true
+		}
+	}
+	for ; n < len(t.entries); n++ {
+		// oid sorts before this whole subtree, so its first instance is next.
+		if vb, ok := t.entries[n].h.Next(r, t.entries[n].prefix); ok {
+			return vb, true
+		}
+	}
+	return snmp.VarBind{}, false
+}
+
+// Setter returns the Setter for the subtree holding oid, if any.
+func (t *Tree) Setter(oid snmp.OID) (Setter, bool) {
+	if h, _ := t.find(oid); h >= 0 {
+		s, ok := t.entries[h].h.(Setter)
+		return s, ok
+	}
+	return nil, false
+}
+
+// NextAfter is the sub-identifier helper handlers use to implement Next: it
+// compares oid with prefix and reports how to continue.
+//   - oid sorts before prefix: start from the first instance (before=true).
+//   - oid is inside prefix: rest is oid's suffix after prefix.
+//   - oid sorts after the subtree: after=true.
+func NextAfter(oid, prefix snmp.OID) (rest snmp.OID, before, after bool) {
+	if oid.HasPrefix(prefix) {
+		return oid[len(prefix):], false, false
+	}
+	if oid.Compare(prefix) < 0 {
+		return nil, true, false
+	}
+	return nil, false, true
+}

@@ -1,0 +1,130 @@
+package mib
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+type testRows [][2]int64 // index, value
+
+func (t testRows) Len() int             { return len(t) }
+func (t testRows) Index(i int) snmp.OID { return snmp.OID{uint32(t[i][0])} }
+func (t testRows) Value(_ *Request, i int, col uint32) (snmp.Value, bool) {
+	if col == 3 && t[i][0] == 2 { // sparse column
+		return snmp.Value{}, false
+	}
+	return snmp.IntegerValue(t[i][1] * int64(col)), true
+}
+
+func testTree() (*Tree, *int) {
+	var tr Tree
+	sysName := "a"
+	fetches := 0
+	tr.Register(snmp.MustParseOID("1.3.6.1.2.1.1"), &Scalars{
+		Prefix: snmp.MustParseOID("1.3.6.1.2.1.1"),
+		Objects: []Scalar{
+			{Sub: 1, Get: func(*Request) snmp.Value { return snmp.StringValue("descr") }},
+			{Sub: 5, Get: func(*Request) snmp.Value { return snmp.StringValue(sysName) },
+				Test: func(v snmp.Value) snmp.ErrorStatus {
+					if v.Type != snmp.OctetString {
+						return snmp.WrongType
+					}
+					return snmp.NoError
+				}},
+		},
+		Commit: func(v map[uint32]snmp.Value) error { sysName = string(v[5].Bytes); return nil },
+	})
+	tr.Register(snmp.MustParseOID("1.3.6.1.2.1.2.2.1"), &Table{
+		Entry:   snmp.MustParseOID("1.3.6.1.2.1.2.2.1"),
+		Columns: []uint32{1, 3},
+		Rows: func(*Request) Rows {
+			fetches++
+			return testRows{{1, 10}, {2, 20}, {5, 50}}
+		},
+	})
+	return &tr, &fetches
+}
+
+func TestWalk(t *testing.T) {
+	tr, fetches := testTree()
+	r := NewRequest(context.Background(), time.Now())
+	defer r.Release()
+	var got []string
+	oid := snmp.OID{1, 3}
+	for {
+		vb, ok := tr.Next(r, oid)
+		if !ok {
+			break
+		}
+		if vb.Name.Compare(oid) <= 0 {
+			t.Fatalf("Next(%v) went backwards to %v", oid, vb.Name)
+		}
+		got = append(got, vb.Name.String()+"="+itoa(vb.Value.Int(), vb.Value))
+		oid = vb.Name
+	}
+	want := "1.3.6.1.2.1.1.1.0=descr 1.3.6.1.2.1.1.5.0=a 1.3.6.1.2.1.2.2.1.1.1=10 1.3.6.1.2.1.2.2.1.1.2=20 1.3.6.1.2.1.2.2.1.1.5=50 1.3.6.1.2.1.2.2.1.3.1=30 1.3.6.1.2.1.2.2.1.3.5=150"
+	if s := strings.Join(got, " "); s != want {
+		t.Errorf("walk\n got %s\nwant %s", s, want)
+	}
+	if *fetches != 1 {
+		t.Errorf("table fetched %d times in one request, want 1", *fetches)
+	}
+	for oid, want := range map[string]snmp.Type{
+		"1.3.6.1.2.1.1.1.0": snmp.OctetString, "1.3.6.1.2.1.1.1.1": snmp.NoSuchInstance,
+		"1.3.6.1.2.1.1.2.0": snmp.NoSuchObject, "1.3.6.1.2.1.2.2.1.3.2": snmp.NoSuchInstance,
+		"1.3.6.1.2.1.2.2.1.2.1": snmp.NoSuchObject, "1.3.6.1.2.1.2.2.1.1.5": snmp.Integer,
+		"1.3.6.1.4": snmp.NoSuchObject,
+	} {
+		if v := tr.Get(r, snmp.MustParseOID(oid)); v.Type != want {
+			t.Errorf("Get %s = %v, want %v", oid, v.Type, want)
+		}
+	}
+	// Next from inside a row, from a column prefix and from past the end.
+	for from, want := range map[string]string{
+		"1.3.6.1.2.1.2.2.1.1.3":   "1.3.6.1.2.1.2.2.1.1.5",
+		"1.3.6.1.2.1.2.2.1.2":     "1.3.6.1.2.1.2.2.1.3.1",
+		"1.3.6.1.2.1.1.5":         "1.3.6.1.2.1.1.5.0",
+		"1.3.6.1.2.1.1.5.0.1":     "1.3.6.1.2.1.2.2.1.1.1",
+		"1.3.6.1.2.1.2.2.1.3.5.0": "",
+	} {
+		vb, ok := tr.Next(r, snmp.MustParseOID(from))
+		if got := vb.Name.String(); (ok && got != want) || (!ok && want != "") {
+			t.Errorf("Next %s = %s, want %s", from, got, want)
+		}
+	}
+}
+
+func itoa(i int64, v snmp.Value) string {
+	if v.Type == snmp.OctetString {
+		return string(v.Bytes)
+	}
+	return snmp.OID{uint32(i)}.String()
+}
+
+func TestSet(t *testing.T) {
+	tr, _ := testTree()
+	r := NewRequest(context.Background(), time.Now())
+	defer r.Release()
+	name := snmp.MustParseOID("1.3.6.1.2.1.1.5.0")
+	s, ok := tr.Setter(name)
+	if !ok {
+		t.Fatal("no setter")
+	}
+	if st := s.TestSet(r, snmp.VarBind{Name: name, Value: snmp.IntegerValue(1)}); st != snmp.WrongType {
+		t.Errorf("wrong type: %v", st)
+	}
+	if st := s.TestSet(r, snmp.VarBind{Name: snmp.MustParseOID("1.3.6.1.2.1.1.1.0"), Value: snmp.StringValue("x")}); st != snmp.NotWritable {
+		t.Errorf("read-only: %v", st)
+	}
+	vb := snmp.VarBind{Name: name, Value: snmp.StringValue("new")}
+	if st := s.CommitSet(r, []snmp.VarBind{vb}); st != snmp.NoError {
+		t.Fatal(st)
+	}
+	if v := tr.Get(r, name); string(v.Bytes) != "new" {
+		t.Errorf("after set: %q", v.Bytes)
+	}
+}
