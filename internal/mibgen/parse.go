@@ -1,0 +1,492 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// token is one lexical unit of MIB module text.
+type token struct {
+	s    string
+	str  bool // quoted string literal
+	line int
+}
+
+// lex splits SMI module text into tokens, dropping comments and keeping
+// quoted strings as single tokens.
+func lex(src string) []token {
+	var toks []token
+	line := 1
+	isIdent := func(c byte) bool {
+		return c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '\n':
+			line++
+			i++
+		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+			i++
+		case c == '-' && i+1 < len(src) && src[i+1] == '-':
+			// A comment runs to the end of the line or to the next "--".
+			i += 2
+			for i < len(src) && src[i] != '\n' {
+				if src[i] == '-' && i+1 < len(src) && src[i+1] == '-' {
+					i += 2
+					break
+				}
+				i++
+			}
+		case c == '"':
+			j := strings.IndexByte(src[i+1:], '"')
+			if j < 0 {
+				j = len(src) - i - 1
+			}
+			s := src[i+1 : i+1+j]
+			toks = append(toks, token{s: s, str: true, line: line})
+			line += strings.Count(s, "\n")
+			i += j + 2
+		case c == '\'':
+			// 'hex'H or 'bits'B literal.
+			j := strings.IndexByte(src[i+1:], '\'')
+			if j < 0 {
+				j = len(src) - i - 1
+			}
+			end := i + j + 2
+			if end < len(src) && (src[end] == 'H' || src[end] == 'h' || src[end] == 'B' || src[end] == 'b') {
+				end++
+			}
+			toks = append(toks, token{s: src[i:min(end, len(src))], line: line})
+			i = end
+		case c == ':' && strings.HasPrefix(src[i:], "::="):
+			toks = append(toks, token{s: "::=", line: line})
+			i += 3
+		case c == '.' && strings.HasPrefix(src[i:], ".."):
+			toks = append(toks, token{s: "..", line: line})
+			i += 2
+		case isIdent(c) && c != '-' || c == '-' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
+			j := i + 1
+			for j < len(src) && isIdent(src[j]) {
+				if src[j] == '-' && j+1 < len(src) && src[j+1] == '-' {
+					break
+				}
+				j++
+			}
+			toks = append(toks, token{s: src[i:j], line: line})
+			i = j
+		default:
+			toks = append(toks, token{s: src[i : i+1], line: line})
+			i++
+		}
+	}
+	return toks
+}
+
+// enumItem is one named number of an INTEGER enumeration or BITS.
+type enumItem struct {
+	label string
+	value int64
+}
+
+// syntax is a parsed SYNTAX clause or type assignment.
+type syntax struct {
+	name    string // builtin keyword ("OCTET STRING", "INTEGER", ...) or type name
+	enums   []enumItem
+	seqOf   string // row type for SEQUENCE OF
+	isSeq   bool   // SEQUENCE { ... } or CHOICE { ... }
+	fixed   int    // n for a (SIZE (n)) constraint, else 0
+	sized   bool   // has a SIZE or range constraint
+}
+
+// oidComp is one component of an OBJECT IDENTIFIER value.
+type oidComp struct {
+	name   string // empty if purely numeric
+	num    uint32
+	hasNum bool
+}
+
+// def is one assignment in a module.
+type def struct {
+	name     string
+	macro    string // "OBJECT IDENTIFIER", "OBJECT-TYPE", "TEXTUAL-CONVENTION", "TYPE", ...
+	syntax   syntax
+	access   string
+	index    []string
+	implied  bool
+	augments string
+	hint     string
+	objects  []string
+	oid      []oidComp
+	trapNum  int64  // TRAP-TYPE value
+	enterp   string // TRAP-TYPE ENTERPRISE
+	line     int
+	implicit bool // node created by a name(number) OID component
+}
+
+// module is one parsed MIB module.
+type module struct {
+	name    string
+	imports map[string]string // symbol -> module
+	from    []string          // imported modules, in order
+	defs    []*def
+	byName  map[string]*def
+	types   map[string]*def
+}
+
+type parser struct {
+	toks []token
+	pos  int
+	file string
+}
+
+func (p *parser) peek() string {
+	if p.pos < len(p.toks) {
+		return p.toks[p.pos].s
+	}
+	return ""
+}
+
+func (p *parser) peekN(n int) string {
+	if p.pos+n < len(p.toks) {
+		return p.toks[p.pos+n].s
+	}
+	return ""
+}
+
+func (p *parser) next() token {
+	if p.pos < len(p.toks) {
+		t := p.toks[p.pos]
+		p.pos++
+		return t
+	}
+	panic(p.errf("unexpected end of file"))
+}
+
+func (p *parser) line() int {
+	if p.pos < len(p.toks) {
+		return p.toks[p.pos].line
+	}
+	return 0
+}
+
+type parseError string
+
+func (e parseError) Error() string { return string(e) }
+
+func (p *parser) errf(format string, args ...any) parseError {
+	return parseError(fmt.Sprintf("%s:%d: %s", p.file, p.line(), fmt.Sprintf(format, args...)))
+}
+
+func (p *parser) expect(s string) {
+	if t := p.next(); t.s != s || t.str {
+		p.pos--
+		panic(p.errf("expected %q, found %q", s, t.s))
+	}
+}
+
+// skipGroup skips a balanced (), {} or [] group starting at the current token.
+func (p *parser) skipGroup() {
+	depth := 0
+	for {
+		t := p.next()
+		if t.str {
+			continue
+		}
+		switch t.s {
+		case "{", "(", "[":
+			depth++
+		case "}", ")", "]":
+			depth--
+		}
+		if depth <= 0 {
+			return
+		}
+	}
+}
+
+// parseModules parses every module in a file.
+func parseModules(file, src string) (mods []*module, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pe, ok := r.(parseError)
+			if !ok {
+				panic(r)
+			}
+			err = pe
+		}
+	}()
+	p := &parser{toks: lex(src), file: file}
+	for p.pos < len(p.toks) {
+		mods = append(mods, p.parseModule())
+	}
+	return mods, nil
+}
+
+var macroKeywords = map[string]bool{
+	"OBJECT-TYPE": true, "OBJECT-IDENTITY": true, "MODULE-IDENTITY": true,
+	"NOTIFICATION-TYPE": true, "TRAP-TYPE": true, "OBJECT-GROUP": true,
+	"NOTIFICATION-GROUP": true, "MODULE-COMPLIANCE": true, "AGENT-CAPABILITIES": true,
+}
+
+func (p *parser) parseModule() *module {
+	m := &module{name: p.next().s, imports: map[string]string{}, byName: map[string]*def{}, types: map[string]*def{}}
+	if p.peek() == "{" { // module OID, unused
+		p.skipGroup()
+	}
+	p.expect("DEFINITIONS")
+	p.expect("::=")
+	p.expect("BEGIN")
+	for {
+		t := p.next()
+		switch t.s {
+		case "END":
+			return m
+		case "IMPORTS":
+			var syms []string
+			for p.peek() != ";" {
+				s := p.next().s
+				switch {
+				case s == ",":
+				case s == "FROM":
+					from := p.next().s
+					m.from = append(m.from, from)
+					for _, sym := range syms {
+						m.imports[sym] = from
+					}
+					syms = syms[:0]
+					if p.peek() == "{" { // FROM Module { oid }
+						p.skipGroup()
+					}
+				default:
+					syms = append(syms, s)
+				}
+			}
+			p.next()
+			continue
+		case "EXPORTS":
+			for p.next().s != ";" {
+			}
+			continue
+		}
+		d := &def{name: t.s, line: t.line}
+		switch {
+		case p.peek() == "MACRO":
+			for p.next().s != "END" {
+			}
+			continue
+		case p.peek() == "::=":
+			p.next()
+			if p.peek() == "TEXTUAL-CONVENTION" {
+				p.next()
+				d.macro = "TEXTUAL-CONVENTION"
+				p.parseClauses(d, true)
+			} else {
+				d.macro = "TYPE"
+				d.syntax = p.parseType()
+			}
+			m.types[d.name] = d
+			m.defs = append(m.defs, d)
+			continue
+		case p.peek() == "OBJECT" && p.peekN(1) == "IDENTIFIER":
+			p.next()
+			p.next()
+			d.macro = "OBJECT IDENTIFIER"
+		case macroKeywords[p.peek()]:
+			d.macro = p.next().s
+			p.parseClauses(d, false)
+		default:
+			// Some other value assignment: skip it.
+			for p.peek() != "::=" {
+				if p.peek() == "{" || p.peek() == "(" {
+					p.skipGroup()
+					continue
+				}
+				p.next()
+			}
+			p.next()
+			if p.peek() == "{" {
+				p.skipGroup()
+			} else {
+				p.next()
+			}
+			continue
+		}
+		p.expect("::=")
+		if d.macro == "TRAP-TYPE" {
+			n, err := strconv.ParseInt(p.next().s, 10, 64)
+			if err != nil {
+				panic(p.errf("bad TRAP-TYPE value: %v", err))
+			}
+			d.trapNum = n
+		} else {
+			d.oid = p.parseOIDValue()
+		}
+		if m.byName[d.name] != nil {
+			panic(p.errf("duplicate definition of %s", d.name))
+		}
+		m.byName[d.name] = d
+		m.defs = append(m.defs, d)
+	}
+}
+
+// parseClauses reads macro clauses up to "::=" (or, for a textual
+// convention, up to and including its SYNTAX).
+func (p *parser) parseClauses(d *def, tc bool) {
+	for {
+		if !tc && p.peek() == "::=" {
+			return
+		}
+		t := p.next()
+		if t.str {
+			continue
+		}
+		switch t.s {
+		case "{", "(", "[":
+			p.pos--
+			p.skipGroup()
+		case "SYNTAX":
+			d.syntax = p.parseType()
+			if tc {
+				return
+			}
+		case "ACCESS", "MAX-ACCESS":
+			d.access = p.next().s
+		case "DISPLAY-HINT":
+			d.hint = p.next().s
+		case "ENTERPRISE":
+			d.enterp = p.next().s
+		case "AUGMENTS":
+			p.expect("{")
+			d.augments = p.next().s
+			p.expect("}")
+		case "INDEX":
+			p.expect("{")
+			for p.peek() != "}" {
+				s := p.next().s
+				switch s {
+				case ",":
+				case "IMPLIED":
+					d.implied = true
+				case "OCTET", "OBJECT":
+					d.index = append(d.index, s+" "+p.next().s)
+				default:
+					d.index = append(d.index, s)
+				}
+			}
+			p.next()
+		case "OBJECTS", "VARIABLES":
+			p.expect("{")
+			for p.peek() != "}" {
+				if s := p.next().s; s != "," {
+					d.objects = append(d.objects, s)
+				}
+			}
+			p.next()
+		case "DEFVAL":
+			p.skipGroup()
+		}
+	}
+}
+
+// parseType parses an ASN.1/SMI type.
+func (p *parser) parseType() syntax {
+	var st syntax
+	for p.peek() == "[" {
+		p.skipGroup()
+	}
+	if p.peek() == "IMPLICIT" {
+		p.next()
+	}
+	t := p.next().s
+	switch t {
+	case "OCTET":
+		p.expect("STRING")
+		st.name = "OCTET STRING"
+	case "OBJECT":
+		p.expect("IDENTIFIER")
+		st.name = "OBJECT IDENTIFIER"
+	case "SEQUENCE", "CHOICE":
+		if p.peek() == "OF" {
+			p.next()
+			st.name = "SEQUENCE OF"
+			st.seqOf = p.next().s
+			return st
+		}
+		st.name = t
+		st.isSeq = true
+		p.skipGroup()
+		return st
+	default:
+		st.name = t
+	}
+	if p.peek() == "{" {
+		st.enums = p.parseEnums()
+	}
+	if p.peek() == "(" {
+		st.sized = true
+		st.fixed = p.parseConstraint()
+	}
+	return st
+}
+
+// parseConstraint skips a constraint and returns n if it is (SIZE (n)).
+func (p *parser) parseConstraint() int {
+	start := p.pos
+	p.skipGroup()
+	ts := p.toks[start:p.pos]
+	if len(ts) == 6 && ts[1].s == "SIZE" && ts[2].s == "(" && ts[4].s == ")" {
+		if n, err := strconv.Atoi(ts[3].s); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+func (p *parser) parseEnums() []enumItem {
+	var items []enumItem
+	p.expect("{")
+	for {
+		label := p.next().s
+		if label == "}" {
+			return items
+		}
+		if label == "," {
+			continue
+		}
+		p.expect("(")
+		v, err := strconv.ParseInt(p.next().s, 10, 64)
+		if err != nil {
+			panic(p.errf("bad enumeration value for %s: %v", label, err))
+		}
+		p.expect(")")
+		items = append(items, enumItem{label, v})
+	}
+}
+
+func (p *parser) parseOIDValue() []oidComp {
+	var comps []oidComp
+	p.expect("{")
+	for p.peek() != "}" {
+		s := p.next().s
+		var c oidComp
+		if n, err := strconv.ParseUint(s, 10, 32); err == nil {
+			c = oidComp{num: uint32(n), hasNum: true}
+		} else {
+			c.name = s
+			if p.peek() == "(" {
+				p.next()
+				n, err := strconv.ParseUint(p.next().s, 10, 32)
+				if err != nil {
+					panic(p.errf("bad OID component in %s: %v", s, err))
+				}
+				p.expect(")")
+				c.num, c.hasNum = uint32(n), true
+			}
+		}
+		comps = append(comps, c)
+	}
+	p.next()
+	return comps
+}

@@ -1,0 +1,196 @@
+package smi
+
+import (
+	"encoding/binary"
+	"strconv"
+)
+
+// Format returns the printable form of oid. With numeric set it is the
+// dotted form with a leading dot, ".1.3.6.1.2.1.1.1.0", as Net-SNMP's -On
+// prints it. Otherwise it is "Module::name" of the longest known prefix
+// followed by the rest, with the instance index of a table column broken
+// down as Net-SNMP prints it by default: integers as numbers or their
+// enumeration labels, IpAddress dotted, strings quoted ("user", or 'user'
+// for IMPLIED and fixed-size strings, with unprintable bytes shown as '.'),
+// e.g. SNMPv2-MIB::sysDescr.0, IF-MIB::ifDescr.2,
+// SNMP-VIEW-BASED-ACM-MIB::vacmGroupName.3."user". An OID with no known
+// prefix is printed numerically.
+func Format(oid []uint32, numeric bool) string {
+	if numeric {
+		return string(appendNumeric(nil, oid))
+	}
+	n, rest := Lookup(oid)
+	if n == nil {
+		return string(appendNumeric(nil, oid))
+	}
+	b := make([]byte, 0, 64)
+	if n.Module != "" {
+		b = append(b, n.Module...)
+		b = append(b, "::"...)
+	}
+	b = append(b, n.Name...)
+	return string(appendIndex(b, n, rest))
+}
+
+func appendNumeric(b []byte, oid []uint32) []byte {
+	for _, v := range oid {
+		b = append(b, '.')
+		b = strconv.AppendUint(b, uint64(v), 10)
+	}
+	return b
+}
+
+// rowOf returns the nearest row at or above n.
+func rowOf(n *Node) *Node {
+	for p := n; p != nil; p = p.parent {
+		if p.Kind == KindRow {
+			return p
+		}
+	}
+	return nil
+}
+
+// appendIndex appends the instance part rest of an OID below n.
+func appendIndex(b []byte, n *Node, rest []uint32) []byte {
+	row := rowOf(n)
+	if row == nil {
+		return appendNumeric(b, rest)
+	}
+	idx := row.index
+	var prevInt int64 = -1
+	for k, in := range idx {
+		if len(rest) == 0 {
+			break
+		}
+		last := k == len(idx)-1
+		cur := prevInt
+		prevInt = -1
+		switch in.Base {
+		case BaseOctetString:
+			var s []uint32
+			quote := byte('"')
+			switch {
+			case last && row.impliedIndex():
+				s, quote = rest, '\''
+				rest = nil
+			case in.fixed > 0:
+				if in.fixed > len(rest) {
+					return appendNumeric(b, rest)
+				}
+				s, quote = rest[:in.fixed], '\''
+				rest = rest[in.fixed:]
+			default:
+				l := uint64(rest[0])
+				if l >= uint64(len(rest)) {
+					return appendNumeric(b, rest)
+				}
+				s = rest[1 : 1+l]
+				rest = rest[1+l:]
+			}
+			b = append(b, '.')
+			if quote == '"' && in.TC == "InetAddress" {
+				if ab, ok := appendInetAddress(b, cur, s); ok {
+					b = ab
+					continue
+				}
+			}
+			b = appendQuoted(b, s, quote)
+		case BaseInteger, BaseUnsigned32, BaseGauge32:
+			b = append(b, '.')
+			if l, ok := in.EnumLabel(int64(int32(rest[0]))); ok {
+				b = append(b, l...)
+			} else {
+				b = strconv.AppendUint(b, uint64(rest[0]), 10)
+			}
+			prevInt = int64(rest[0])
+			rest = rest[1:]
+		case BaseTimeTicks:
+			b = append(b, '.')
+			b = strconv.AppendUint(b, uint64(rest[0]), 10)
+			rest = rest[1:]
+		case BaseObjectIdentifier:
+			l := len(rest)
+			if !last || !row.impliedIndex() {
+				l = int(rest[0]) + 1
+				if uint64(rest[0])+1 > uint64(len(rest)) {
+					return appendNumeric(b, rest)
+				}
+			}
+			b = appendNumeric(b, rest[:l])
+			rest = rest[l:]
+		case BaseIPAddress:
+			if in.TC == "NetworkAddress" {
+				b = append(b, '.')
+				b = strconv.AppendUint(b, uint64(rest[0]), 10)
+				if rest[0] != 1 || len(rest) < 5 {
+					return appendNumeric(b, rest[1:])
+				}
+				rest = rest[1:]
+			}
+			if len(rest) < 4 {
+				return appendNumeric(b, rest)
+			}
+			b = appendNumeric(b, rest[:4])
+			rest = rest[4:]
+		default:
+			return appendNumeric(b, rest)
+		}
+	}
+	return appendNumeric(b, rest)
+}
+
+// appendQuoted appends sub-identifiers as a quoted string, printing bytes
+// that are not printable ASCII as '.'.
+func appendQuoted(b []byte, s []uint32, quote byte) []byte {
+	if len(s) == 0 {
+		return append(b, quote, quote)
+	}
+	b = append(b, quote)
+	for _, v := range s {
+		if v < 0x20 || v > 0x7e {
+			v = '.'
+		}
+		b = append(b, byte(v))
+	}
+	return append(b, quote)
+}
+
+// appendInetAddress prints an InetAddress index of address type typ
+// (InetAddressType) the way Net-SNMP does: ipv4 dotted, ipv6 as colon-
+// separated hex bytes, with "%zone" for the zoned forms.
+func appendInetAddress(b []byte, typ int64, s []uint32) ([]byte, bool) {
+	for _, v := range s {
+		if v > 255 {
+			return b, false
+		}
+	}
+	var addr, zone []uint32
+	switch {
+	case typ == 1 && len(s) == 4, typ == 2 && len(s) == 16:
+		addr = s
+	case typ == 3 && len(s) == 8, typ == 4 && len(s) == 20:
+		addr, zone = s[:len(s)-4], s[len(s)-4:]
+	default:
+		return b, false
+	}
+	b = append(b, '"')
+	for i, v := range addr {
+		if len(addr) == 4 {
+			if i > 0 {
+				b = append(b, '.')
+			}
+			b = strconv.AppendUint(b, uint64(v), 10)
+			continue
+		}
+		if i > 0 {
+			b = append(b, ':')
+		}
+		b = append(b, "0123456789abcdef"[v>>4], "0123456789abcdef"[v&15])
+	}
+	if zone != nil {
+		z := binary.BigEndian.Uint32([]byte{byte(zone[0]), byte(zone[1]), byte(zone[2]), byte(zone[3])})
+		b = append(b, '%')
+		b = strconv.AppendUint(b, uint64(z), 10)
+	}
+	return append(b, '"'), true
+}

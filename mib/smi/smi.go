@@ -1,0 +1,432 @@
+// Package smi holds the names, OIDs, types and enumerations of the standard
+// MIB modules, and converts between symbolic names and OIDs the way
+// Net-SNMP's tools read and print them.
+//
+// The tables are generated from the MIB module texts by internal/mibgen.
+package smi
+
+//go:generate go run ../../internal/mibgen -mibs ../../../shared/mibs -out tables_gen.go
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Kind tells what a MIB definition declares.
+type Kind uint8
+
+// Kinds of nodes.
+const (
+	KindNode           Kind = iota // OBJECT IDENTIFIER assignment
+	KindModuleIdentity             // MODULE-IDENTITY
+	KindIdentity                   // OBJECT-IDENTITY
+	KindScalar                     // OBJECT-TYPE outside a table
+	KindTable                      // OBJECT-TYPE with SYNTAX SEQUENCE OF
+	KindRow                        // OBJECT-TYPE with INDEX or AUGMENTS
+	KindColumn                     // OBJECT-TYPE inside a row
+	KindNotification               // NOTIFICATION-TYPE or TRAP-TYPE
+	KindGroup                      // OBJECT-GROUP or NOTIFICATION-GROUP
+	KindCompliance                 // MODULE-COMPLIANCE
+	KindCapabilities               // AGENT-CAPABILITIES
+)
+
+var kindNames = [...]string{"node", "module-identity", "object-identity", "scalar", "table", "row", "column", "notification", "group", "compliance", "capabilities"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Base is the SMI base type of an object's SYNTAX, after textual conventions.
+type Base uint8
+
+// Base types.
+const (
+	BaseNone             Base = iota // not an object with a value
+	BaseInteger                      // INTEGER, Integer32
+	BaseOctetString                  // OCTET STRING
+	BaseObjectIdentifier             // OBJECT IDENTIFIER
+	BaseIPAddress                    // IpAddress (and SMIv1 NetworkAddress)
+	BaseCounter32                    // Counter32 (SMIv1 Counter)
+	BaseGauge32                      // Gauge32 (SMIv1 Gauge)
+	BaseUnsigned32                   // Unsigned32
+	BaseTimeTicks                    // TimeTicks
+	BaseOpaque                       // Opaque
+	BaseCounter64                    // Counter64
+	BaseBits                         // BITS
+)
+
+var baseNames = [...]string{"", "INTEGER", "OCTET STRING", "OBJECT IDENTIFIER", "IpAddress", "Counter32", "Gauge32", "Unsigned32", "TimeTicks", "Opaque", "Counter64", "BITS"}
+
+// String returns the SMI spelling of the base type.
+func (b Base) String() string {
+	if int(b) < len(baseNames) {
+		return baseNames[b]
+	}
+	return "Base(" + strconv.Itoa(int(b)) + ")"
+}
+
+// Access is an object's MAX-ACCESS (SMIv2) or ACCESS (SMIv1).
+type Access uint8
+
+// Access levels.
+const (
+	AccessNone          Access = iota // no access clause
+	AccessNotAccessible               // not-accessible
+	AccessForNotify                   // accessible-for-notify
+	AccessReadOnly                    // read-only
+	AccessReadWrite                   // read-write
+	AccessReadCreate                  // read-create
+	AccessWriteOnly                   // write-only (SMIv1)
+)
+
+var accessNames = [...]string{"", "not-accessible", "accessible-for-notify", "read-only", "read-write", "read-create", "write-only"}
+
+// String returns the SMI spelling of the access level.
+func (a Access) String() string {
+	if int(a) < len(accessNames) {
+		return accessNames[a]
+	}
+	return "Access(" + strconv.Itoa(int(a)) + ")"
+}
+
+// Enum is one named number of an enumerated INTEGER or of BITS.
+type Enum struct {
+	Value int64
+	Label string
+}
+
+// Node is one named OID from a MIB module.
+type Node struct {
+	Name     string   // descriptor, e.g. "sysDescr"
+	Module   string   // defining module, e.g. "SNMPv2-MIB"; empty for iso, ccitt, joint-iso-ccitt
+	OID      []uint32 // full OID
+	Kind     Kind
+	Base     Base   // base type of scalars and columns
+	TC       string // textual convention (or SMIv1 named type) of the SYNTAX, e.g. "DisplayString"
+	Hint     string // DISPLAY-HINT, taken from the textual convention
+	Enums    []Enum // enumerations of INTEGER or BITS, in definition order; shared, do not modify
+	Access   Access
+	Index    []string // INDEX object names of a row
+	Implied  bool     // last INDEX object is IMPLIED
+	Augments string   // row augmented by this row
+	Objects  []string // OBJECTS of a notification or group
+
+	fixed    int     // fixed size of an OCTET STRING (SIZE (n)), used in indexes
+	index    []*Node // resolved Index (or the augmented row's)
+	implied  bool    // last of index is IMPLIED
+	parent   *Node
+	children []*Node // canonical children sorted by last sub-identifier
+}
+
+// String returns "Module::Name".
+func (n *Node) String() string {
+	if n.Module == "" {
+		return n.Name
+	}
+	return n.Module + "::" + n.Name
+}
+
+// Parent returns the node of the longest shorter OID, or nil.
+func (n *Node) Parent() *Node { return n.parent }
+
+// IndexNodes returns the objects indexing rows of n's table: the row's
+// INDEX objects, or those of the row it augments. It walks up from
+// columns to their row. The result is shared and must not be modified.
+func (n *Node) IndexNodes() []*Node {
+	for p := n; p != nil; p = p.parent {
+		if p.Kind == KindRow {
+			return p.index
+		}
+	}
+	return nil
+}
+
+// EnumLabel returns the label of an enumerated value.
+func (n *Node) EnumLabel(v int64) (string, bool) {
+	for _, e := range n.Enums {
+		if e.Value == v {
+			return e.Label, true
+		}
+	}
+	return "", false
+}
+
+// EnumValue returns the value of an enumeration label.
+func (n *Node) EnumValue(label string) (int64, bool) {
+	for _, e := range n.Enums {
+		if e.Label == label {
+			return e.Value, true
+		}
+	}
+	return 0, false
+}
+
+// TC is a textual convention or SMIv1 named type.
+type TC struct {
+	Name, Module string
+	Base         Base
+	Hint         string
+	Enums        []Enum
+}
+
+// nodeDef and tcDef are the generated table rows.
+type nodeDef struct {
+	name, module, oid string
+	kind              Kind
+	base              Base
+	tc, hint, enums   string
+	fixed             int
+	access            Access
+	index             string
+	implied           bool
+	augments, objects string
+}
+
+type tcDef struct {
+	name, module string
+	base         Base
+	hint, enums  string
+}
+
+type tables struct {
+	nodes    []*Node // canonical first for each OID, sorted by OID
+	roots    []*Node
+	byName   map[string][]*Node // descriptor -> nodes, preferred first
+	byQual   map[string]*Node   // "Module::name" -> node
+	modules  map[string]bool
+	tcs      map[string]*TC // name and "Module::name"
+	tcByName map[string][]*TC
+}
+
+var load = sync.OnceValue(build)
+
+func build() *tables {
+	t := &tables{
+		byName:  make(map[string][]*Node, len(nodeDefs)+3),
+		byQual:  make(map[string]*Node, len(nodeDefs)+3),
+		modules: make(map[string]bool, len(moduleNames)),
+		tcs:     make(map[string]*TC, 2*len(tcDefs)),
+	}
+	for _, m := range moduleNames {
+		t.modules[m] = true
+	}
+	enumCache := map[string][]Enum{}
+	nodes := make([]Node, len(nodeDefs)+3)
+	for i, r := range []string{"ccitt", "iso", "joint-iso-ccitt"} {
+		nodes[i] = Node{Name: r, OID: []uint32{uint32(i)}}
+	}
+	for i := range nodeDefs {
+		d := &nodeDefs[i]
+		n := &nodes[i+3]
+		*n = Node{
+			Name: d.name, Module: d.module, OID: parseOID(d.oid), Kind: d.kind, Base: d.base,
+			TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, enumCache), Access: d.access,
+			Index: fields(d.index, true), Implied: d.implied, Augments: unqualify(d.augments),
+			Objects: fields(d.objects, true), fixed: d.fixed,
+		}
+	}
+	// Insert into the tree: roots first, then nodeDefs in OID order.
+	byOID := map[string]*Node{}
+	for i := range nodes {
+		n := &nodes[i]
+		t.byName[n.Name] = append(t.byName[n.Name], n)
+		if n.Module != "" {
+			t.byQual[n.Module+"::"+n.Name] = n
+		}
+		key := oidKey(n.OID)
+		if byOID[key] != nil {
+			continue // an alias; the first name for an OID is canonical
+		}
+		byOID[key] = n
+		t.nodes = append(t.nodes, n)
+		if len(n.OID) == 1 {
+			t.roots = append(t.roots, n)
+			continue
+		}
+		// Nearest named ancestor.
+		var p *Node
+		for l := len(n.OID) - 1; l > 0 && p == nil; l-- {
+			p = byOID[oidKey(n.OID[:l])]
+		}
+		if p == nil || len(p.OID) != len(n.OID)-1 {
+			panic("smi: generated table has a gap above " + n.String())
+		}
+		n.parent = p
+		p.children = append(p.children, n) // in OID order, so sorted
+	}
+	// Aliases share the canonical node's place in the tree.
+	for i := range nodes {
+		n := &nodes[i]
+		if c := byOID[oidKey(n.OID)]; c != n {
+			n.parent = c.parent
+			n.children = c.children
+		}
+	}
+	// Resolve indexes.
+	defByQual := map[string]*nodeDef{}
+	for i := range nodeDefs {
+		if nodeDefs[i].kind == KindRow {
+			defByQual[nodeDefs[i].module+"::"+nodeDefs[i].name] = &nodeDefs[i]
+		}
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		if n.Kind != KindRow {
+			continue
+		}
+		d := &nodeDefs[i-3]
+		if d.augments != "" {
+			if a := defByQual[d.augments]; a != nil {
+				d = a
+			}
+		}
+		n.implied = d.implied
+		for _, q := range fields(d.index, false) {
+			in := t.byQual[q]
+			if in == nil {
+				n.index = nil // e.g. an SMIv1 INDEX naming a type
+				break
+			}
+			n.index = append(n.index, in)
+		}
+	}
+	for i := range tcDefs {
+		d := &tcDefs[i]
+		tc := &TC{Name: d.name, Module: d.module, Base: d.base, Hint: d.hint, Enums: parseEnums(d.enums, enumCache)}
+		t.tcs[d.module+"::"+d.name] = tc
+		if t.tcs[d.name] == nil {
+			t.tcs[d.name] = tc
+		}
+	}
+	return t
+}
+
+func (n *Node) impliedIndex() bool { return n.implied }
+
+func oidKey(o []uint32) string {
+	b := make([]byte, 0, 4*len(o))
+	for _, v := range o {
+		b = append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+	}
+	return string(b)
+}
+
+func parseOID(s string) []uint32 {
+	o := make([]uint32, 0, strings.Count(s, ".")+1)
+	for _, f := range strings.Split(s, ".") {
+		v, err := strconv.ParseUint(f, 10, 32)
+		if err != nil {
+			panic("smi: bad OID in generated table: " + s)
+		}
+		o = append(o, uint32(v))
+	}
+	return o
+}
+
+func parseEnums(s string, cache map[string][]Enum) []Enum {
+	if s == "" {
+		return nil
+	}
+	if es, ok := cache[s]; ok {
+		return es
+	}
+	var es []Enum
+	for _, f := range strings.Fields(s) {
+		i := strings.IndexByte(f, '(')
+		v, err := strconv.ParseInt(f[i+1:len(f)-1], 10, 64)
+		if i < 0 || err != nil {
+			panic("smi: bad enumeration in generated table: " + f)
+		}
+		es = append(es, Enum{Value: v, Label: f[:i]})
+	}
+	cache[s] = es
+	return es
+}
+
+// fields splits a space-separated list, optionally dropping module
+// qualifiers.
+func fields(s string, strip bool) []string {
+	fs := strings.Fields(s)
+	if strip {
+		for i, f := range fs {
+			fs[i] = unqualify(f)
+		}
+	}
+	return fs
+}
+
+func unqualify(s string) string {
+	if i := strings.LastIndex(s, "::"); i >= 0 {
+		return s[i+2:]
+	}
+	return s
+}
+
+// Nodes returns every named node, sorted by OID; where several names share
+// an OID, only the one Format prints is included.
+func Nodes() []*Node { return load().nodes }
+
+// Modules returns the names of the modules the tables were generated from.
+func Modules() []string { return append([]string(nil), moduleNames...) }
+
+// FindNode returns the node named "Module::name" or "name". An unqualified
+// name defined by several modules gives the one Format prints.
+func FindNode(name string) *Node {
+	t := load()
+	if i := strings.Index(name, "::"); i >= 0 {
+		return t.byQual[name]
+	}
+	if ns := t.byName[name]; len(ns) > 0 {
+		return ns[0]
+	}
+	return nil
+}
+
+// TextualConvention returns the textual convention (or SMIv1 named type)
+// "Module::Name" or "Name".
+func TextualConvention(name string) (*TC, bool) {
+	tc, ok := load().tcs[name]
+	return tc, ok
+}
+
+// Lookup returns the node with the longest OID that is a prefix of oid,
+// and the rest of oid after it. It returns nil and oid if no node matches.
+// It does not allocate.
+func Lookup(oid []uint32) (*Node, []uint32) {
+	var best *Node
+	kids := load().roots
+	for i, v := range oid {
+		lo, hi := 0, len(kids)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if kids[m].OID[i] < v {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo == len(kids) || kids[lo].OID[i] != v {
+			break
+		}
+		best = kids[lo]
+		kids = best.children
+	}
+	if best == nil {
+		return nil, oid
+	}
+	return best, oid[len(best.OID):]
+}
+
+// EnumLabel returns the enumeration label of value v for the object that
+// oid names or is an instance of, e.g. "up" for ifAdminStatus.1 and 1.
+func EnumLabel(oid []uint32, v int64) (string, bool) {
+	n, _ := Lookup(oid)
+	if n == nil {
+		return "", false
+	}
+	return n.EnumLabel(v)
+}
