@@ -1,0 +1,279 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Handler processes one incoming message. It appends the response, if any,
+// to out and returns it; returning nil sends nothing. msg and out are owned
+// by the transport and reused after ServeSNMP returns.
+type Handler interface {
+	ServeSNMP(ref *StateReference, msg, out []byte) []byte
+}
+
+// MaxUDPMessage is the largest SNMP message a UDP datagram carries.
+const MaxUDPMessage = 65507
+
+// Server is a listening transport endpoint.
+type Server interface {
+	// Serve handles messages until Close; it returns nil after Close.
+	Serve() error
+	Close() error
+	Addr() net.Addr
+}
+
+// Listen opens a UDP or TCP endpoint for a; secure domains live in their
+// own packages.
+func Listen(a Address, h Handler, opts *ServerOptions) (Server, error) {
+	if opts == nil {
+		opts = &ServerOptions{}
+	}
+	switch a.Domain {
+	case UDP:
+		c, err := net.ListenPacket(a.Network, a.HostPort())
+		if err != nil {
+			return nil, err
+		}
+		return &udpServer{conn: c.(*net.UDPConn), h: h, log: opts.logger()}, nil
+	case TCP:
+		l, err := net.Listen(a.Network, a.HostPort())
+		if err != nil {
+			return nil, err
+		}
+		return NewStreamServer(l, TCP, h, opts), nil
+	}
+	return nil, errors.New("transport: domain " + string(a.Domain) + " is not served by this package")
+}
+
+// ServerOptions limit what a stream server accepts.
+type ServerOptions struct {
+	// MaxMessage is the largest message accepted on a stream (default 65535).
+	MaxMessage int
+	// MaxConns caps concurrent connections (default 1024).
+	MaxConns int
+	// IdleTimeout closes connections without traffic (default 5 minutes).
+	IdleTimeout time.Duration
+	Logger      *slog.Logger
+}
+
+func (o *ServerOptions) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
+}
+
+type udpServer struct {
+	conn *net.UDPConn
+	h    Handler
+	log  *slog.Logger
+}
+
+func (s *udpServer) Addr() net.Addr { return s.conn.LocalAddr() }
+func (s *udpServer) Close() error   { return s.conn.Close() }
+
+// Serve runs one reader per CPU on the socket; each reads, processes and
+// replies in turn, so a request never changes goroutine.
+func (s *udpServer) Serve() error {
+	local := s.conn.LocalAddr().(*net.UDPAddr).AddrPort()
+	n := runtime.GOMAXPROCS(0)
+	errc := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() { errc <- s.loop(local) }()
+	}
+	var first error
+	for i := 0; i < n; i++ {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (s *udpServer) loop(local netip.AddrPort) error {
+	in := make([]byte, 65536)
+	out := make([]byte, 0, 65536)
+	ref := StateReference{Domain: UDP, Local: local, SecurityLevel: 1}
+	for {
+		n, from, err := s.conn.ReadFromUDPAddrPort(in)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		ref.Remote = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		resp := s.h.ServeSNMP(&ref, in[:n], out[:0])
+		if resp == nil {
+			continue
+		}
+		if len(resp) > MaxUDPMessage {
+			s.log.Warn("response too large for UDP, dropped", "to", from, "size", len(resp))
+			continue
+		}
+		if _, err := s.conn.WriteToUDPAddrPort(resp, from); err != nil {
+			s.log.Debug("udp send failed", "to", from, "err", err)
+		}
+	}
+}
+
+// StreamServer serves SNMP messages framed on byte streams (RFC 3430): plain
+// TCP here, and the TLS and SSH transports reuse it with their own
+// listeners.
+type StreamServer struct {
+	l      net.Listener
+	domain Domain
+	h      Handler
+	opts   ServerOptions
+	// Identify, when set, returns the security name and session of an
+	// accepted connection (after its handshake), or an error to drop it.
+	Identify func(net.Conn) (name string, session any, err error)
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// NewStreamServer serves l.
+func NewStreamServer(l net.Listener, d Domain, h Handler, opts *ServerOptions) *StreamServer {
+	o := *opts
+	if o.MaxMessage == 0 {
+		o.MaxMessage = 65535
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = 1024
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = 5 * time.Minute
+	}
+	return &StreamServer{l: l, domain: d, h: h, opts: o, conns: make(map[net.Conn]struct{})}
+}
+
+// Addr returns the listening address.
+func (s *StreamServer) Addr() net.Addr { return s.l.Addr() }
+
+// Close stops accepting and closes every open connection.
+func (s *StreamServer) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	err := s.l.Close()
+	s.wg.Wait()
+	return err
+}
+
+// Serve accepts connections until Close.
+func (s *StreamServer) Serve() error {
+	log := s.opts.logger()
+	for {
+		c, err := s.l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		SetNoDelay(c)
+		s.mu.Lock()
+		if s.closed || len(s.conns) >= s.opts.MaxConns {
+			s.mu.Unlock()
+			log.Warn("connection refused: limit reached", "from", c.RemoteAddr(), "max", s.opts.MaxConns)
+			c.Close()
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(c)
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+			c.Close()
+		}()
+	}
+}
+
+// SetNoDelay disables Nagle's algorithm on TCP connections (and on the TCP
+// connection under a TLS one), so small SNMP messages leave at once.
+func SetNoDelay(c net.Conn) {
+	type netConner interface{ NetConn() net.Conn }
+	if nc, ok := c.(netConner); ok {
+		c = nc.NetConn()
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+}
+
+func addrPort(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		ap := t.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	if u, ok := a.(*net.UDPAddr); ok {
+		ap := u.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	ap, _ := netip.ParseAddrPort(a.String())
+	return ap
+}
+
+func (s *StreamServer) serveConn(c net.Conn) {
+	ref := StateReference{Domain: s.domain, Local: addrPort(c.LocalAddr()), Remote: addrPort(c.RemoteAddr()), SecurityLevel: 1}
+	if s.Identify != nil {
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		name, sess, err := s.Identify(c)
+		if err != nil {
+			s.opts.logger().Info("session refused", "domain", s.domain, "from", c.RemoteAddr(), "err", err)
+			return
+		}
+		ref.SecurityName, ref.Session, ref.SecurityLevel, ref.SameSecurity = name, sess, 3, true
+	}
+	r := bufio.NewReaderSize(c, 4096)
+	var in, out []byte
+	out = make([]byte, 0, 4096)
+	for {
+		c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
+		msg, err := ReadStreamMessage(r, in, s.opts.MaxMessage)
+		if err != nil {
+			if err != io.EOF && !errors.Is(err, net.ErrClosed) && !errors.Is(err, context.Canceled) {
+				s.opts.logger().Debug("stream closed", "domain", s.domain, "from", c.RemoteAddr(), "err", err)
+			}
+			return
+		}
+		in = msg
+		resp := s.h.ServeSNMP(&ref, msg, out[:0])
+		if resp == nil {
+			continue
+		}
+		out = resp
+		c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+		if _, err := c.Write(resp); err != nil {
+			return
+		}
+	}
+}

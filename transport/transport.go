@@ -1,0 +1,42 @@
+// Package transport holds SNMP's transport models (RFC 5590): UDP and TCP
+// here, the secure transports in sub-packages. A transport delivers
+// (message, *StateReference) upward and sends (message, *StateReference).
+package transport
+
+import (
+	"net/netip"
+)
+
+// Domain names a transport domain as SNMP-TM and RFC 5590 do.
+type Domain string
+
+// Transport domains.
+const (
+	UDP  Domain = "udp"
+	TCP  Domain = "tcp"
+	TLS  Domain = "tls"
+	DTLS Domain = "dtls"
+	SSH  Domain = "ssh"
+)
+
+// Secure reports whether the domain authenticates and encrypts on its own.
+func (d Domain) Secure() bool { return d == TLS || d == DTLS || d == SSH }
+
+// StateReference is RFC 5590's tmStateReference: what a transport tells
+// the security model about a message, and how the reply must be sent back.
+type StateReference struct {
+	Domain Domain
+	Local  netip.AddrPort
+	Remote netip.AddrPort
+	// SecurityName is the tmSecurityName of a secure transport.
+	SecurityName string
+	// SecurityLevel is the tmTransportSecurityLevel: 1 noAuthNoPriv for
+	// UDP/TCP, 3 authPriv for TLS, DTLS and SSH.
+	SecurityLevel int
+	// SameSecurity is tmSameSecurity: the reply must use the session the
+	// request came on.
+	SameSecurity bool
+	// Session is the transport's handle for the session or connection the
+	// message arrived on; opaque above the transport.
+	Session any
+}
