@@ -1,0 +1,62 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// Pool shares sessions: one socket per target and configuration in the
+// process. Sessions that failed (a closed TCP connection) are replaced on
+// the next Get.
+type Pool struct {
+	mu       sync.Mutex
+	sessions map[string]*Session
+}
+
+// DefaultPool is the process-wide pool.
+var DefaultPool = &Pool{}
+
+func poolKey(t Target, c *Config) string {
+	return fmt.Sprintf("%s|%v|%q|%q|%d|%d|%q|%d|%q|%x|%x|%q|%v|%d|%d", t.String(), c.Version, c.Community, c.User, c.Level,
+		c.AuthProtocol, c.AuthPassword, c.PrivProtocol, c.PrivPassword, c.ContextEngineID, c.SecurityEngineID, c.ContextName,
+		c.Timeout, c.Retries, c.Retransmit)
+}
+
+// Get returns the pool's session for target and cfg, dialling it if needed.
+// The session stays owned by the pool: do not Close it.
+func (p *Pool) Get(ctx context.Context, target string, cfg Config) (*Session, error) {
+	t, err := ParseTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	cfg.normalize()
+	key := poolKey(t, &cfg)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.sessions[key]; s != nil {
+		if s.Err() == nil {
+			return s, nil
+		}
+		delete(p.sessions, key)
+	}
+	s, err := DialTarget(ctx, t, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if p.sessions == nil {
+		p.sessions = map[string]*Session{}
+	}
+	p.sessions[key] = s
+	return s, nil
+}
+
+// Close closes every session of the pool.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, s := range p.sessions {
+		s.Close()
+		delete(p.sessions, k)
+	}
+}

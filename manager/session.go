@@ -1,0 +1,453 @@
+package manager
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/tsnmp/tsnmp/security/usm"
+	"github.com/tsnmp/tsnmp/snmp"
+	"github.com/tsnmp/tsnmp/transport"
+)
+
+// Defaults, as Net-SNMP's tools use them.
+const (
+	DefaultTimeout    = time.Second
+	DefaultRetries    = 5
+	DefaultMaxMsgSize = 65507
+	DefaultMinRTO     = 20 * time.Millisecond
+	DefaultMaxRTO     = 10 * time.Second
+)
+
+// Retransmit selects the retransmission timer of UDP requests.
+type Retransmit int
+
+const (
+	// RetransmitAuto uses the fixed timer for single requests and the
+	// adaptive one for Walk and BulkWalk.
+	RetransmitAuto Retransmit = iota
+	// RetransmitFixed waits Config.Timeout for every attempt, as Net-SNMP does.
+	RetransmitFixed
+	// RetransmitAdaptive derives the timeout of each attempt from the
+	// target's measured round-trip times (RFC 6298 with Karn's rule),
+	// starting at Config.Timeout, bounded by MinRTO and MaxRTO, and doubling
+	// on each expiry.
+	RetransmitAdaptive
+)
+
+// Config holds the protocol parameters of a session.
+type Config struct {
+	Version   snmp.Version
+	Community string // v1 and v2c
+
+	// SNMPv3 (USM).
+	User             string
+	Level            snmp.SecurityLevel // zero means noAuthNoPriv
+	AuthProtocol     usm.AuthProtocol
+	AuthPassword     string
+	PrivProtocol     usm.PrivProtocol
+	PrivPassword     string
+	ContextEngineID  []byte // -E; defaults to the security engine ID
+	SecurityEngineID []byte // -e; discovered when empty
+	ContextName      string // -n
+
+	// Timeout is the wait of the first attempt (default 1s). Retries is
+	// the number of retransmissions on UDP: 0 means DefaultRetries, a
+	// negative value means none. On TCP nothing is retransmitted and a
+	// request waits Timeout*(Retries+1) in all.
+	Timeout    time.Duration
+	Retries    int
+	Retransmit Retransmit
+	// MinRTO and MaxRTO bound the adaptive timer (defaults 20ms and 10s).
+	MinRTO, MaxRTO time.Duration
+	// MaxMsgSize is the largest message accepted (default 65507).
+	MaxMsgSize int
+}
+
+func (c *Config) normalize() {
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	switch {
+	case c.Retries == 0:
+		c.Retries = DefaultRetries
+	case c.Retries < 0:
+		c.Retries = 0
+	}
+	if c.MinRTO <= 0 {
+		c.MinRTO = DefaultMinRTO
+	}
+	if c.MaxRTO <= 0 {
+		c.MaxRTO = DefaultMaxRTO
+	}
+	if c.MaxRTO < c.MinRTO {
+		c.MaxRTO = c.MinRTO
+	}
+	if c.MaxMsgSize < 484 {
+		c.MaxMsgSize = DefaultMaxMsgSize
+	}
+	if c.Level == 0 {
+		c.Level = snmp.NoAuthNoPriv
+	}
+}
+
+// Errors.
+var (
+	// ErrTimeout is returned when no response arrived in time.
+	ErrTimeout = errors.New("timeout")
+	// ErrClosed is returned for requests on a closed session.
+	ErrClosed = errors.New("manager: session closed")
+)
+
+// StatusError is a response whose error-status is not noError. Response
+// is the whole response PDU, which Get and the other calls also return.
+type StatusError struct {
+	Status   snmp.ErrorStatus
+	Index    int
+	Response *snmp.PDU
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("snmp: %v (error-index %d)", e.Status, e.Index)
+}
+
+// FailedObject returns the varbind the error-index points at, if any.
+func (e *StatusError) FailedObject() (snmp.OID, bool) {
+	if e.Response == nil || e.Index < 1 || e.Index > len(e.Response.VarBinds) {
+		return nil, false
+	}
+	return e.Response.VarBinds[e.Index-1].Name, true
+}
+
+// Session is a command generator bound to one agent over one socket (one
+// UDP socket or one TCP connection). It is safe for concurrent use;
+// concurrent requests are matched to their responses by request-id (v1,
+// v2c) or msgID (v3), and responses carrying other ids are ignored.
+type Session struct {
+	target Target
+	cfg    Config
+	conn   net.Conn
+	rto    *rtoEstimator
+	v3     *v3State
+
+	wmu sync.Mutex // serialises writes
+
+	mu      sync.Mutex
+	pending map[int32]chan []byte
+	err     error // set once the session is closed or broken
+	done    chan struct{}
+
+	nextID atomic.Uint32
+}
+
+// Dial parses target and opens a session to it.
+func Dial(ctx context.Context, target string, cfg Config) (*Session, error) {
+	t, err := ParseTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	return DialTarget(ctx, t, cfg)
+}
+
+// DialTarget opens a session to a parsed target. For TCP it connects
+// (with TCP_NODELAY); for UDP it binds a connected socket.
+func DialTarget(ctx context.Context, t Target, cfg Config) (*Session, error) {
+	cfg.normalize()
+	s := &Session{
+		target:  t,
+		cfg:     cfg,
+		rto:     newRTOEstimator(cfg.Timeout, cfg.MinRTO, cfg.MaxRTO),
+		pending: map[int32]chan []byte{},
+		done:    make(chan struct{}),
+	}
+	var seed [4]byte
+	_, _ = rand.Read(seed[:])
+	s.nextID.Store(binary.BigEndian.Uint32(seed[:]) & 0x3fffffff)
+	if cfg.Version == snmp.V3 {
+		v, err := newV3State(&s.cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.v3 = v
+	} else if cfg.Version != snmp.V1 && cfg.Version != snmp.V2c {
+		return nil, fmt.Errorf("manager: unsupported version %v", cfg.Version)
+	}
+	var d net.Dialer
+	network := t.Network
+	if t.Stream() {
+		// Bound the connect by the request budget.
+		cctx, cancel := context.WithTimeout(ctx, cfg.Timeout*time.Duration(cfg.Retries+1))
+		defer cancel()
+		c, err := d.DialContext(cctx, network, t.Addr())
+		if err != nil {
+			return nil, err
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			if err := tc.SetNoDelay(true); err != nil {
+				c.Close()
+				return nil, err
+			}
+		}
+		s.conn = c
+		go s.readStream()
+	} else {
+		c, err := d.DialContext(ctx, network, t.Addr())
+		if err != nil {
+			return nil, err
+		}
+		s.conn = c
+		go s.readPackets()
+	}
+	return s, nil
+}
+
+// Target returns the session's target.
+func (s *Session) Target() Target { return s.target }
+
+// Config returns the session's configuration after defaults were applied.
+func (s *Session) Config() Config { return s.cfg }
+
+// RTT returns the adaptive timer's smoothed round-trip time, variation and
+// current retransmission timeout.
+func (s *Session) RTT() (srtt, rttvar, rto time.Duration) { return s.rto.State() }
+
+// Close closes the socket; pending requests fail with ErrClosed.
+func (s *Session) Close() error {
+	if s.fail(ErrClosed) {
+		return s.conn.Close()
+	}
+	return nil
+}
+
+// Err returns nil while the session is usable, else why it is not.
+func (s *Session) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *Session) fail(err error) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return false
+	}
+	s.err = err
+	close(s.done)
+	return true
+}
+
+func (s *Session) readPackets() {
+	buf := make([]byte, 65536)
+	for {
+		n, err := s.conn.Read(buf)
+		if err != nil {
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				continue // ICMP port unreachable: keep waiting, as for a loss
+			}
+			if s.fail(err) {
+				s.conn.Close()
+			}
+			return
+		}
+		s.deliver(append([]byte(nil), buf[:n]...))
+	}
+}
+
+func (s *Session) readStream() {
+	r := bufio.NewReader(s.conn)
+	for {
+		m, err := transport.ReadStreamMessage(r, nil, s.cfg.MaxMsgSize)
+		if err != nil {
+			if s.fail(fmt.Errorf("manager: connection to %s: %w", s.target.Spec, err)) {
+				s.conn.Close()
+			}
+			return
+		}
+		s.deliver(m)
+	}
+}
+
+// deliver routes a received message to the request waiting for its id.
+// Messages that do not parse or that nobody waits for are dropped.
+func (s *Session) deliver(m []byte) {
+	id, ok := messageID(m, s.v3 != nil)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	ch := s.pending[id]
+	s.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case ch <- m:
+	default: // a duplicate of an answered request
+	}
+}
+
+// messageID extracts the request-id of a community message or the msgID
+// of an SNMPv3 message.
+func messageID(m []byte, v3 bool) (int32, bool) {
+	if v3 {
+		var h snmp.V3Message
+		if h.Unmarshal(m) != nil {
+			return 0, false
+		}
+		return h.MsgID, true
+	}
+	var msg snmp.Message
+	if msg.Unmarshal(m) != nil {
+		return 0, false
+	}
+	return msg.PDU.RequestID, true
+}
+
+func (s *Session) newID() int32 {
+	return int32(s.nextID.Add(1) & 0x7fffffff)
+}
+
+func (s *Session) register(id int32, ch chan []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	s.pending[id] = ch
+	return nil
+}
+
+func (s *Session) unregister(ids []int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		delete(s.pending, id)
+	}
+}
+
+func (s *Session) write(m []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err := s.conn.Write(m)
+	if err != nil && !s.target.Stream() && errors.Is(err, syscall.ECONNREFUSED) {
+		return nil // a pending ICMP error from an earlier datagram
+	}
+	return err
+}
+
+// exchange sends the messages produced by build (called once per attempt
+// with a fresh id when fresh is set, else with the same id) and returns
+// the first received message that accept takes. accept returns done=false
+// to keep waiting (a message for this id that is not the answer).
+func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build func(id int32) ([]byte, error), accept func(m []byte) (bool, error)) error {
+	ch := make(chan []byte, 4)
+	var ids []int32
+	defer func() { s.unregister(ids) }()
+	attempts := s.cfg.Retries + 1
+	wait := s.cfg.Timeout
+	if s.target.Stream() {
+		wait *= time.Duration(attempts)
+		attempts = 1
+	} else if adaptive {
+		wait = s.rto.RTO()
+	}
+	var msg []byte
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for attempt := 0; attempt < attempts; attempt++ {
+		if attempt == 0 || fresh {
+			id := s.newID()
+			if err := s.register(id, ch); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+			var err error
+			if msg, err = build(id); err != nil {
+				return err
+			}
+		}
+		if err := s.write(msg); err != nil {
+			return err
+		}
+		sent := time.Now()
+		timer.Reset(wait)
+	waiting:
+		for {
+			select {
+			case m := <-ch:
+				done, err := accept(m)
+				if !done && err == nil {
+					continue
+				}
+				if adaptive && attempt == 0 && err == nil {
+					s.rto.Sample(time.Since(sent)) // Karn: first transmission only
+				}
+				return err
+			case <-timer.C:
+				break waiting
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-s.done:
+				return s.Err()
+			}
+		}
+		if adaptive {
+			wait = s.rto.Backoff()
+		}
+	}
+	return ErrTimeout
+}
+
+// Do sends a request PDU (its RequestID is assigned) and returns the
+// response PDU. A response with a non-zero error-status is returned along
+// with a *StatusError.
+func (s *Session) Do(ctx context.Context, pdu *snmp.PDU) (*snmp.PDU, error) {
+	return s.do(ctx, pdu, s.cfg.Retransmit == RetransmitAdaptive)
+}
+
+func (s *Session) do(ctx context.Context, pdu *snmp.PDU, adaptive bool) (*snmp.PDU, error) {
+	var resp *snmp.PDU
+	var err error
+	if s.v3 != nil {
+		resp, err = s.v3.do(ctx, s, pdu, adaptive)
+	} else {
+		resp, err = s.doCommunity(ctx, pdu, adaptive)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if resp.ErrorStatus != snmp.NoError {
+		return resp, &StatusError{Status: resp.ErrorStatus, Index: resp.ErrorIndex, Response: resp}
+	}
+	return resp, nil
+}
+
+func (s *Session) doCommunity(ctx context.Context, pdu *snmp.PDU, adaptive bool) (*snmp.PDU, error) {
+	if s.cfg.Version == snmp.V1 && pdu.Type == snmp.GetBulkRequest {
+		return nil, errors.New("manager: GetBulk is not part of SNMPv1")
+	}
+	req := *pdu
+	var resp *snmp.PDU
+	err := s.exchange(ctx, adaptive, false, func(id int32) ([]byte, error) {
+		req.RequestID = id
+		m := snmp.Message{Version: s.cfg.Version, Community: []byte(s.cfg.Community), PDU: req}
+		return snmp.AppendMessage(nil, &m), nil
+	}, func(b []byte) (bool, error) {
+		var m snmp.Message
+		if m.Unmarshal(b) != nil || m.Version != s.cfg.Version || m.PDU.Type != snmp.Response || m.PDU.RequestID != req.RequestID {
+			return false, nil
+		}
+		resp = &m.PDU
+		return true, nil
+	})
+	return resp, err
+}
