@@ -143,28 +143,49 @@ func (u *User) AuthProtocol() AuthProtocol { return u.auth }
 // PrivProtocol returns the user's privacy protocol.
 func (u *User) PrivProtocol() PrivProtocol { return u.priv }
 
+// maxLocalized bounds the number of engines a User caches keys for.
+const maxLocalized = 1024
+
 // Keys returns the user's keys localized to engineID, deriving and caching
 // them on first use. The returned keys must not be modified.
 func (u *User) Keys(engineID []byte) (*LocalizedKeys, error) {
+	return u.keys(engineID, true)
+}
+
+// keys returns the localized keys for engineID; the privacy key, whose
+// extension may be expensive, is derived only when withPriv is set.
+func (u *User) keys(engineID []byte, withPriv bool) (*LocalizedKeys, error) {
 	if len(engineID) == 0 {
 		return nil, ErrEmptyEngineID
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if lk, ok := u.local[string(engineID)]; ok {
-		return lk, nil
+	lk, ok := u.local[string(engineID)]
+	if !ok {
+		if u.fixedEngine != nil {
+			return nil, fmt.Errorf("usm: user %q has keys only for engine %x", u.name, u.fixedEngine)
+		}
+		if len(u.local) >= maxLocalized {
+			// Evict an arbitrary entry. Its keys are not wiped: a
+			// concurrent caller may still be using them.
+			for k := range u.local {
+				delete(u.local, k)
+				break
+			}
+		}
+		lk = &LocalizedKeys{}
+		if u.auth != AuthNone {
+			lk.Auth = localize(u.auth, u.authKu, engineID)
+		}
+		u.local[string(engineID)] = lk
 	}
-	if u.fixedEngine != nil {
-		return nil, fmt.Errorf("usm: user %q has keys only for engine %x", u.name, u.fixedEngine)
+	if withPriv && u.priv != PrivNone && lk.Priv == nil {
+		// Replace rather than mutate: readers may hold lk concurrently.
+		nk := &LocalizedKeys{Auth: lk.Auth}
+		nk.Priv = extendKey(u.auth, u.priv, localize(u.auth, u.privKu, engineID), engineID)
+		u.local[string(engineID)] = nk
+		lk = nk
 	}
-	lk := &LocalizedKeys{}
-	if u.auth != AuthNone {
-		lk.Auth = localize(u.auth, u.authKu, engineID)
-	}
-	if u.priv != PrivNone {
-		lk.Priv = extendKey(u.auth, u.priv, localize(u.auth, u.privKu, engineID), engineID)
-	}
-	u.local[string(engineID)] = lk
 	return lk, nil
 }
 

@@ -1,0 +1,68 @@
+package usm
+
+import (
+	"sync"
+)
+
+// UserTable is the usmUserTable: users indexed by (engine ID, user name).
+// A user added with a nil engine ID is a template that matches any engine
+// for which no specific entry exists; its keys are localized on demand.
+// This is how a command generator uses one password-configured user with
+// every agent it discovers. A UserTable is safe for concurrent use.
+type UserTable struct {
+	mu sync.RWMutex
+	m  map[userKey]*User
+}
+
+type userKey struct{ engineID, name string }
+
+// NewUserTable returns an empty table.
+func NewUserTable() *UserTable {
+	return &UserTable{m: make(map[userKey]*User)}
+}
+
+// Add inserts or replaces the entry for (engineID, u.Name()). A nil or
+// empty engineID adds a template entry matching any engine.
+func (t *UserTable) Add(engineID []byte, u *User) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.m[userKey{string(engineID), u.name}] = u
+}
+
+// Remove deletes the entry for (engineID, name) and wipes its keys if it
+// is not also present under another engine ID.
+func (t *UserTable) Remove(engineID []byte, name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := userKey{string(engineID), name}
+	u, ok := t.m[k]
+	if !ok {
+		return
+	}
+	delete(t.m, k)
+	for _, v := range t.m {
+		if v == u {
+			return
+		}
+	}
+	u.Wipe()
+}
+
+// Lookup returns the user for (engineID, name): the engine-specific entry
+// if there is one, else the template entry.
+func (t *UserTable) Lookup(engineID []byte, name []byte) (*User, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if u, ok := t.m[userKey{string(engineID), string(name)}]; ok {
+		return u, true
+	}
+	u, ok := t.m[userKey{"", string(name)}]
+	return u, ok
+}
+
+// Len returns the number of entries.
+func (t *UserTable) Len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.m)
+}

@@ -1,0 +1,530 @@
+package usm
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tsnmp/tsnmp/ber"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// TimeWindow is the timeliness window of RFC 3414 2.2.3, in seconds.
+const TimeWindow = 150
+
+// maxRemoteEngines bounds the non-authoritative timeliness cache.
+const maxRemoteEngines = 4096
+
+// Config configures a USM.
+type Config struct {
+	// EngineID is the local snmpEngineID (5 to 32 octets).
+	EngineID []byte
+	// EngineBoots is the local snmpEngineBoots. The caller persists it
+	// and increments it on every restart (RFC 3414 2.2.2).
+	EngineBoots int32
+	// Users is the user table; nil means an empty table.
+	Users *UserTable
+	// Discovery lets the engine, acting as a non-authoritative engine
+	// (command generator, notification receiver), accept messages from
+	// authoritative engines it has not seen before and learn their
+	// engine IDs (RFC 3414 3.2 step 3 and section 4). Authoritative
+	// engines (agents) leave it false.
+	Discovery bool
+	// Now is the clock; nil means time.Now. It must be monotonic.
+	Now func() time.Time
+}
+
+// USM is the User-based Security Model of one SNMP engine: it processes
+// incoming messages (RFC 3414 3.2) and generates outgoing ones (3.1),
+// keeps the usmStats counters, the local notion of time and, for
+// non-authoritative use, the notion of time of remote engines. It is safe
+// for concurrent use.
+type USM struct {
+	engineID  []byte
+	users     *UserTable
+	discovery bool
+	now       func() time.Time
+	salts     *SaltSource
+	stats     Stats
+
+	mu     sync.Mutex
+	boots  int32
+	start  time.Time // local time at which snmpEngineTime was 0
+	remote map[string]*remoteTime
+}
+
+// remoteTime is the local notion of an authoritative engine's time
+// (RFC 3414 2.3).
+type remoteTime struct {
+	boots    int32
+	time     int32 // snmpEngineTime at syncedAt
+	latest   int32 // latestReceivedEngineTime
+	syncedAt time.Time
+}
+
+// New returns a USM for the local engine described by cfg.
+func New(cfg Config) (*USM, error) {
+	if n := len(cfg.EngineID); n < 5 || n > MaxEngineIDLen {
+		return nil, fmt.Errorf("usm: local engine ID is %d octets, want 5..32", n)
+	}
+	if cfg.EngineBoots < 0 {
+		return nil, errors.New("usm: negative engine boots")
+	}
+	u := &USM{
+		engineID:  bytes.Clone(cfg.EngineID),
+		users:     cfg.Users,
+		discovery: cfg.Discovery,
+		now:       cfg.Now,
+		salts:     NewSaltSource(),
+		boots:     cfg.EngineBoots,
+		remote:    make(map[string]*remoteTime),
+	}
+	if u.users == nil {
+		u.users = NewUserTable()
+	}
+	if u.now == nil {
+		u.now = time.Now
+	}
+	u.start = u.now()
+	return u, nil
+}
+
+// EngineID returns the local snmpEngineID.
+func (u *USM) EngineID() []byte { return bytes.Clone(u.engineID) }
+
+// Users returns the user table.
+func (u *USM) Users() *UserTable { return u.users }
+
+// Stats returns the usmStats counters.
+func (u *USM) Stats() *Stats { return &u.stats }
+
+// EngineTime returns the local snmpEngineBoots and snmpEngineTime. When
+// snmpEngineTime would exceed 2147483647 it restarts at zero and
+// snmpEngineBoots is incremented (RFC 3414 2.2.2); boots latches at
+// 2147483647.
+func (u *USM) EngineTime() (boots, engineTime int32) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.localTimeLocked()
+}
+
+func (u *USM) localTimeLocked() (int32, int32) {
+	const period = time.Duration(maxInt31+1) * time.Second
+	el := u.now().Sub(u.start)
+	for el >= period && u.boots < maxInt31 {
+		u.boots++
+		u.start = u.start.Add(period)
+		el -= period
+	}
+	if el < 0 {
+		el = 0
+	}
+	if el >= period {
+		el = period - time.Second
+	}
+	return u.boots, int32(el / time.Second)
+}
+
+// RemoteEngineTime returns the local notion of a remote authoritative
+// engine's snmpEngineBoots and snmpEngineTime (RFC 3414 2.3), and whether
+// the engine is known.
+func (u *USM) RemoteEngineTime(engineID []byte) (boots, engineTime int32, ok bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	r, ok := u.remote[string(engineID)]
+	if !ok {
+		return 0, 0, false
+	}
+	b, t := u.remoteNowLocked(r)
+	return b, t, true
+}
+
+// AddRemoteEngine records a remote authoritative engine as known, with
+// boots and time zero unless it is already known. A non-authoritative
+// engine without Discovery accepts messages only from known engines.
+func (u *USM) AddRemoteEngine(engineID []byte) error {
+	if len(engineID) == 0 || len(engineID) > MaxEngineIDLen {
+		return fmt.Errorf("usm: engine ID is %d octets", len(engineID))
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.remoteLocked(engineID)
+	return nil
+}
+
+func (u *USM) remoteLocked(engineID []byte) *remoteTime {
+	r, ok := u.remote[string(engineID)]
+	if !ok {
+		if len(u.remote) >= maxRemoteEngines {
+			for k := range u.remote {
+				delete(u.remote, k)
+				break
+			}
+		}
+		r = &remoteTime{syncedAt: u.now()}
+		u.remote[string(engineID)] = r
+	}
+	return r
+}
+
+func (u *USM) remoteNowLocked(r *remoteTime) (int32, int32) {
+	t := int64(r.time) + int64(u.now().Sub(r.syncedAt)/time.Second)
+	return r.boots, int32(min(max(t, 0), maxInt31))
+}
+
+// StateReference is the securityStateReference of RFC 3414 3.2 step 9:
+// the cached security data of a received message, used to generate its
+// Response or Report with GenerateResponse.
+type StateReference struct {
+	engineID []byte
+	userName []byte
+	level    snmp.SecurityLevel
+	auth     AuthProtocol
+	priv     PrivProtocol
+	keys     *LocalizedKeys
+}
+
+// UserName returns the msgUserName of the received message.
+func (s *StateReference) UserName() string { return string(s.userName) }
+
+// Level returns the highest security level a reply may use.
+func (s *StateReference) Level() snmp.SecurityLevel { return s.level }
+
+// Incoming is the result of ProcessIncoming (the outputs of RFC 3414
+// processIncomingMsg).
+type Incoming struct {
+	// Params are the decoded security parameters (referring to wholeMsg).
+	Params SecurityParameters
+	// EngineID is the securityEngineID (msgAuthoritativeEngineID).
+	EngineID []byte
+	// SecurityName is the user name.
+	SecurityName string
+	// Level is the security level of the message.
+	Level snmp.SecurityLevel
+	// ScopedPDU is the plaintext ScopedPDU TLV: a sub-slice of wholeMsg,
+	// or of a new buffer when the message was encrypted.
+	ScopedPDU []byte
+	// MaxSizeResponseScopedPDU is the largest ScopedPDU a response may
+	// carry within the sender's msgMaxSize.
+	MaxSizeResponseScopedPDU int
+	// State is the securityStateReference for the response.
+	State *StateReference
+	// Authoritative reports whether the local engine was authoritative
+	// for the message (msgAuthoritativeEngineID was the local engine ID).
+	Authoritative bool
+}
+
+func (u *USM) fail(c Counter, level snmp.SecurityLevel, st *StateReference, detail string) error {
+	return &StatsError{Counter: c, Value: u.stats.inc(c), Level: level, State: st, Detail: detail}
+}
+
+// ProcessIncoming authenticates, checks the timeliness of and decrypts a
+// received SNMPv3 message (RFC 3414 3.2, processIncomingMsg). wholeMsg is
+// the complete message; msg is its decoded header, decoded from wholeMsg
+// itself, or nil to have ProcessIncoming decode it.
+//
+// The RFC 3414 error indications are returned as *StatsError (matching
+// ErrUnknownEngineID, ErrUnknownUserName, ErrUnsupportedSecLevel,
+// ErrWrongDigest, ErrNotInTimeWindow, ErrDecryption with errors.Is), after
+// incrementing the corresponding usmStats counter. Malformed security
+// parameters return an error wrapping ErrParse. ProcessIncoming never
+// panics on any input.
+func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, error) {
+	if msg == nil {
+		msg = new(snmp.V3Message)
+		if err := msg.Unmarshal(wholeMsg); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrParse, err)
+		}
+	}
+	if msg.SecurityModel != snmp.SecurityModelUSM {
+		return nil, fmt.Errorf("usm: message uses security model %d", msg.SecurityModel)
+	}
+	level, ok := snmp.FlagsLevel(msg.Flags)
+	if !ok {
+		return nil, errors.New("usm: msgFlags request privacy without authentication")
+	}
+	if len(msg.Data) == 0 {
+		return nil, fmt.Errorf("%w: empty msgData", ErrParse)
+	}
+	in := &Incoming{Level: level}
+	sp := &in.Params
+	// Step 1: decode the security parameters.
+	if err := sp.Unmarshal(msg.SecurityParameters); err != nil {
+		return nil, err
+	}
+	in.EngineID = sp.EngineID
+	in.SecurityName = string(sp.UserName)
+	noAuthState := &StateReference{engineID: sp.EngineID, userName: sp.UserName, level: snmp.NoAuthNoPriv}
+
+	// Step 3: the authoritative engine ID must be known.
+	in.Authoritative = bytes.Equal(sp.EngineID, u.engineID)
+	if !in.Authoritative {
+		if len(sp.EngineID) == 0 || !(u.discovery || u.remoteKnown(sp.EngineID)) {
+			return nil, u.fail(UnknownEngineIDs, snmp.NoAuthNoPriv, noAuthState,
+				fmt.Sprintf("engine ID %x", sp.EngineID))
+		}
+	}
+
+	// Step 4: the user must be known. An empty user name at
+	// noAuthNoPriv is the anonymous user of discovery.
+	var user *User
+	if len(sp.UserName) > 0 || level != snmp.NoAuthNoPriv {
+		user, ok = u.users.Lookup(sp.EngineID, sp.UserName)
+		if !ok {
+			return nil, u.fail(UnknownUserNames, snmp.NoAuthNoPriv, noAuthState,
+				fmt.Sprintf("user %q", sp.UserName))
+		}
+	}
+
+	// Step 5: the user must support the security level.
+	if level >= snmp.AuthNoPriv && user.auth == AuthNone ||
+		level == snmp.AuthPriv && user.priv == PrivNone {
+		return nil, u.fail(UnsupportedSecLevels, snmp.NoAuthNoPriv, noAuthState,
+			fmt.Sprintf("user %q does not support %v", sp.UserName, level))
+	}
+
+	st := noAuthState
+	if level == snmp.NoAuthNoPriv {
+		if msg.Data[0] != ber.TagSequence {
+			return nil, fmt.Errorf("%w: encryptedPDU in a message without privacy", ErrParse)
+		}
+		in.ScopedPDU = msg.Data
+	} else {
+		// Step 6: authenticate.
+		keys, err := user.keys(sp.EngineID, level == snmp.AuthPriv)
+		if err != nil {
+			return nil, u.fail(UnknownUserNames, snmp.NoAuthNoPriv, noAuthState, err.Error())
+		}
+		if !verifyInPlace(user.auth, keys.Auth, wholeMsg, sp.AuthParams) {
+			return nil, u.fail(WrongDigests, snmp.NoAuthNoPriv, noAuthState,
+				fmt.Sprintf("user %q", sp.UserName))
+		}
+		st = &StateReference{engineID: sp.EngineID, userName: sp.UserName, level: snmp.AuthNoPriv,
+			auth: user.auth, priv: user.priv, keys: keys}
+		if user.priv != PrivNone {
+			st.level = snmp.AuthPriv
+		}
+
+		// Step 7: timeliness.
+		if in.Authoritative {
+			boots, now := u.EngineTime()
+			if boots == maxInt31 || sp.EngineBoots != boots || absDiff(sp.EngineTime, now) > TimeWindow {
+				authState := *st
+				authState.level = snmp.AuthNoPriv
+				return nil, u.fail(NotInTimeWindows, snmp.AuthNoPriv, &authState,
+					fmt.Sprintf("boots/time %d/%d, local %d/%d", sp.EngineBoots, sp.EngineTime, boots, now))
+			}
+		} else if !u.checkRemoteTime(sp.EngineID, sp.EngineBoots, sp.EngineTime) {
+			// RFC 3414 3.2 step 7b: no counter and no Report.
+			return nil, &StatsError{Counter: NotInTimeWindows, Value: u.stats.Get(NotInTimeWindows),
+				Level: snmp.AuthNoPriv, Detail: fmt.Sprintf("engine %x boots/time %d/%d", sp.EngineID, sp.EngineBoots, sp.EngineTime)}
+		}
+
+		// Step 8: decrypt.
+		if level == snmp.AuthPriv {
+			pt, detail := decryptScopedPDU(user.priv, keys.Priv, sp, msg.Data)
+			if detail != "" {
+				return nil, u.fail(DecryptionErrors, snmp.NoAuthNoPriv, noAuthState, detail)
+			}
+			in.ScopedPDU = pt
+		} else {
+			if msg.Data[0] != ber.TagSequence {
+				return nil, fmt.Errorf("%w: encryptedPDU in a message without privacy", ErrParse)
+			}
+			in.ScopedPDU = msg.Data
+		}
+	}
+
+	// Step 9: the response must fit the sender's msgMaxSize with the
+	// largest security parameters we could send and privacy overhead.
+	overhead := len(wholeMsg) - len(msg.Data) - len(sp.EngineID) + MaxEngineIDLen + 12
+	if level == snmp.AuthPriv {
+		overhead += 8 + 6
+	}
+	in.MaxSizeResponseScopedPDU = max(int(msg.MaxSize)-overhead, 0)
+	in.State = st
+	return in, nil
+}
+
+func absDiff(a, b int32) int64 {
+	d := int64(a) - int64(b)
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func (u *USM) remoteKnown(engineID []byte) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, ok := u.remote[string(engineID)]
+	return ok
+}
+
+// checkRemoteTime applies RFC 3414 3.2 step 7b to an authentic message
+// from a remote authoritative engine and reports whether it is in the
+// time window.
+func (u *USM) checkRemoteTime(engineID []byte, boots, engineTime int32) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	r := u.remoteLocked(engineID)
+	if boots > r.boots || boots == r.boots && engineTime > r.latest {
+		r.boots, r.time, r.latest, r.syncedAt = boots, engineTime, engineTime, u.now()
+	}
+	lb, lt := u.remoteNowLocked(r)
+	return lb != maxInt31 && boots >= lb && !(boots == lb && int64(engineTime) < int64(lt)-TimeWindow)
+}
+
+// verifyInPlace checks the MAC of wholeMsg, whose msgAuthenticationParameters
+// field is authParams (a sub-slice of wholeMsg), computing the HMAC as if
+// that field were zero without modifying wholeMsg.
+func verifyInPlace(a AuthProtocol, key, wholeMsg, authParams []byte) bool {
+	n := a.MACLen()
+	if len(authParams) != n || len(key) != a.DigestLen() {
+		return false
+	}
+	off := cap(wholeMsg) - cap(authParams)
+	if off < 0 || off+n > len(wholeMsg) || &wholeMsg[off] != &authParams[0] {
+		return false
+	}
+	var zero [maxMACLen]byte
+	h := hmac.New(a.NewHash(), key)
+	h.Write(wholeMsg[:off])
+	h.Write(zero[:n])
+	h.Write(wholeMsg[off+n:])
+	var sum [64]byte
+	full := h.Sum(sum[:0])
+	ok := subtle.ConstantTimeCompare(full[:n], authParams) == 1
+	clear(sum[:])
+	return ok
+}
+
+// decryptScopedPDU decrypts an encryptedPDU TLV and returns the ScopedPDU
+// TLV it holds, or a non-empty reason for a decryption error.
+func decryptScopedPDU(p PrivProtocol, key []byte, sp *SecurityParameters, data []byte) ([]byte, string) {
+	r := ber.Reader(data)
+	ct, err := r.Read(ber.TagOctetString)
+	if err != nil {
+		return nil, "msgData is not an encryptedPDU"
+	}
+	pt, err := p.Decrypt(key, uint32(sp.EngineBoots), uint32(sp.EngineTime), sp.PrivParams, ct)
+	if err != nil {
+		return nil, err.Error()
+	}
+	// A wrong key yields garbage; require a well-formed ScopedPDU TLV and
+	// drop DES padding.
+	pr := ber.Reader(pt)
+	tag, _, err := pr.ReadTLV()
+	if err != nil || tag != ber.TagSequence {
+		return nil, "decrypted data is not a ScopedPDU"
+	}
+	return pt[:len(pt)-len(pr)], ""
+}
+
+// GenerateRequest builds an outgoing request or notification
+// (RFC 3414 3.1, generateRequestMsg) and appends the whole message to b.
+// hdr supplies msgID, msgMaxSize and msgFlags (whose auth/priv bits give
+// the security level); msgSecurityModel is set to USM. engineID is the
+// authoritative engine (the agent for requests, the local engine for
+// traps); an empty engineID with an empty userName at noAuthNoPriv builds
+// a discovery probe. scopedPDU is the encoded plaintext ScopedPDU.
+func (u *USM) GenerateRequest(b []byte, hdr *snmp.V3Message, engineID []byte, userName string, scopedPDU []byte) ([]byte, error) {
+	level, ok := snmp.FlagsLevel(hdr.Flags)
+	if !ok {
+		return nil, errors.New("usm: msgFlags request privacy without authentication")
+	}
+	if len(userName) > MaxUserNameLen || len(engineID) > MaxEngineIDLen {
+		return nil, errors.New("usm: user name or engine ID too long")
+	}
+	var boots, etime int32
+	if bytes.Equal(engineID, u.engineID) {
+		boots, etime = u.EngineTime()
+	} else {
+		boots, etime, _ = u.RemoteEngineTime(engineID)
+	}
+	st := &StateReference{engineID: engineID, userName: []byte(userName), level: snmp.NoAuthNoPriv}
+	if userName != "" || level != snmp.NoAuthNoPriv {
+		user, ok := u.users.Lookup(engineID, []byte(userName))
+		if !ok {
+			return nil, fmt.Errorf("%w: %q", ErrUnknownUserName, userName)
+		}
+		if level >= snmp.AuthNoPriv {
+			if user.auth == AuthNone || level == snmp.AuthPriv && user.priv == PrivNone {
+				return nil, fmt.Errorf("%w: user %q at %v", ErrUnsupportedSecLevel, userName, level)
+			}
+			keys, err := user.keys(engineID, level == snmp.AuthPriv)
+			if err != nil {
+				return nil, err
+			}
+			st.auth, st.priv, st.keys, st.level = user.auth, user.priv, keys, level
+		}
+	}
+	return u.build(b, hdr, st, level, boots, etime, scopedPDU)
+}
+
+// GenerateResponse builds a Response or Report to a message received by
+// ProcessIncoming (RFC 3414 3.1, generateResponseMsg) and appends it to b.
+// state is Incoming.State or StatsError.State; hdr's msgFlags give the
+// security level, which must not exceed state.Level(). The local engine is
+// authoritative: the local engine ID, boots and time are sent.
+func (u *USM) GenerateResponse(b []byte, hdr *snmp.V3Message, state *StateReference, scopedPDU []byte) ([]byte, error) {
+	if state == nil {
+		return nil, errors.New("usm: no security state for response")
+	}
+	level, ok := snmp.FlagsLevel(hdr.Flags)
+	if !ok {
+		return nil, errors.New("usm: msgFlags request privacy without authentication")
+	}
+	if level > state.level {
+		return nil, fmt.Errorf("%w: response at %v, state allows %v", ErrUnsupportedSecLevel, level, state.level)
+	}
+	st := *state
+	if level >= snmp.AuthNoPriv && !bytes.Equal(st.engineID, u.engineID) {
+		return nil, errors.New("usm: authenticated response keys are not localized to the local engine")
+	}
+	st.engineID = u.engineID
+	boots, etime := u.EngineTime()
+	return u.build(b, hdr, &st, level, boots, etime, scopedPDU)
+}
+
+func (u *USM) build(b []byte, hdr *snmp.V3Message, st *StateReference, level snmp.SecurityLevel, boots, etime int32, scopedPDU []byte) ([]byte, error) {
+	start := len(b)
+	sp := SecurityParameters{EngineID: st.engineID, EngineBoots: boots, EngineTime: etime, UserName: st.userName}
+	var zero [maxMACLen]byte
+	if level >= snmp.AuthNoPriv {
+		sp.AuthParams = zero[:st.auth.MACLen()]
+	}
+	data := scopedPDU
+	dataTag := byte(0)
+	if level == snmp.AuthPriv {
+		localBoots, _ := u.EngineTime()
+		salt := u.salts.Next(st.priv, uint32(localBoots))
+		ct, err := st.priv.Encrypt(st.keys.Priv, uint32(boots), uint32(etime), salt[:], scopedPDU)
+		if err != nil {
+			return nil, err
+		}
+		data, dataTag = ct, ber.TagOctetString
+		sp.PrivParams = salt[:]
+	}
+	params, authOff := AppendSecurityParameters(nil, &sp)
+	h := snmp.V3Message{MsgID: hdr.MsgID, MaxSize: hdr.MaxSize, Flags: hdr.Flags,
+		SecurityModel: snmp.SecurityModelUSM, SecurityParameters: params}
+	out, secOff := snmp.AppendV3(b, &h, func(b []byte) []byte {
+		if dataTag == 0 {
+			return append(b, data...)
+		}
+		return ber.AppendBytes(b, dataTag, data)
+	})
+	if level >= snmp.AuthNoPriv {
+		mac, err := st.auth.MAC(zero[:0], st.keys.Auth, out[start:])
+		if err != nil {
+			return nil, err
+		}
+		copy(out[secOff+authOff:], mac)
+	}
+	return out, nil
+}
