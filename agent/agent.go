@@ -1,0 +1,218 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tsnmp/tsnmp/ber"
+	"github.com/tsnmp/tsnmp/engine"
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/snmp"
+	"github.com/tsnmp/tsnmp/transport"
+)
+
+// Communities maps a community string and source address to a security
+// name and context (the community security model of RFC 3584).
+type Communities interface {
+	Lookup(community []byte, from netip.Addr) (securityName, contextName string, ok bool)
+}
+
+// Access is the access control model: it resolves the MIB view of a
+// principal once per request.
+type Access interface {
+	// View returns the read view (write=false) or write view of the
+	// principal, or an error when it has no access at all.
+	View(securityModel int, securityName string, level snmp.SecurityLevel, contextName string, write bool) (View, error)
+}
+
+// Policy is the part of the agent that configuration reloads replace as a
+// whole; requests in flight keep the policy they started with.
+type Policy struct {
+	Communities Communities
+	Access      Access
+	// MaxResponse caps the size of any response message in bytes, below
+	// the requester's msgMaxSize; it keeps the agent from amplifying.
+	MaxResponse int
+	// MaxRepetitions caps a GetBulkRequest's max-repetitions.
+	MaxRepetitions int
+	// SecurityModels are the v3 security models by number (USM is 3,
+	// TSM is 4).
+	SecurityModels map[int32]SecurityModel
+}
+
+// Defaults for Policy limits.
+const (
+	DefaultMaxResponse    = 65507
+	DefaultMaxRepetitions = 1000
+)
+
+// Agent dispatches incoming messages to the message processing model of
+// their version, the security model and the command responder. It
+// implements transport.Handler.
+type Agent struct {
+	Tree  *mib.Tree
+	State *engine.State
+	Stats Stats
+	Log   *slog.Logger
+
+	policy atomic.Pointer[Policy]
+}
+
+// SetPolicy installs p for the requests that arrive from now on.
+func (a *Agent) SetPolicy(p *Policy) {
+	if p.MaxResponse <= 0 {
+		p.MaxResponse = DefaultMaxResponse
+	}
+	if p.MaxRepetitions <= 0 {
+		p.MaxRepetitions = DefaultMaxRepetitions
+	}
+	a.policy.Store(p)
+}
+
+// Policy returns the current policy.
+func (a *Agent) Policy() *Policy { return a.policy.Load() }
+
+func (a *Agent) log() *slog.Logger {
+	if a.Log != nil {
+		return a.Log
+	}
+	return slog.Default()
+}
+
+// ServeSNMP implements transport.Handler.
+func (a *Agent) ServeSNMP(ref *transport.StateReference, msg, out []byte) []byte {
+	a.Stats.InPkts.Add(1)
+	v, err := snmp.PeekVersion(msg)
+	if err != nil {
+		if ber.IsBER(err) {
+			a.Stats.InASNParseErrs.Add(1)
+		} else {
+			a.Stats.InBadVersions.Add(1)
+		}
+		return nil
+	}
+	var resp []byte
+	if v == snmp.V3 {
+		resp = a.serveV3(ref, msg, out)
+	} else {
+		resp = a.serveCommunity(ref, msg, out)
+	}
+	if resp != nil {
+		a.Stats.OutPkts.Add(1)
+	}
+	return resp
+}
+
+// work is the per-message scratch state, pooled so that steady-state
+// requests allocate nothing per varbind.
+type work struct {
+	req    snmp.Message
+	resp   snmp.Message
+	scoped snmp.ScopedPDU
+	v3     snmp.V3Message
+	buf    []byte
+}
+
+var workPool = sync.Pool{New: func() any { return new(work) }}
+
+func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) []byte {
+	p := a.policy.Load()
+	w := workPool.Get().(*work)
+	defer workPool.Put(w)
+	m := &w.req
+	if err := m.Unmarshal(msg); err != nil {
+		a.Stats.InASNParseErrs.Add(1)
+		return nil
+	}
+	a.Stats.countIn(&m.PDU)
+	if p.Communities == nil {
+		a.Stats.InBadCommunityNames.Add(1)
+		return nil
+	}
+	secName, ctxName, ok := p.Communities.Lookup(m.Community, ref.Remote.Addr())
+	if !ok {
+		a.Stats.InBadCommunityNames.Add(1)
+		return nil
+	}
+	if !m.PDU.Type.IsConfirmed() || m.PDU.Type == snmp.InformRequest ||
+		(m.Version == snmp.V1 && m.PDU.Type == snmp.GetBulkRequest) {
+		a.Stats.UnknownPDUHandlers.Add(1)
+		return nil
+	}
+	model := snmp.SecurityModelV1
+	if m.Version == snmp.V2c {
+		model = snmp.SecurityModelV2c
+	}
+	maxMsg := p.MaxResponse
+	if ref.Domain == transport.UDP && maxMsg > transport.MaxUDPMessage {
+		maxMsg = transport.MaxUDPMessage
+	}
+	resp := &w.resp
+	resp.Version, resp.Community = m.Version, m.Community
+	resp.PDU.Type, resp.PDU.RequestID = snmp.Response, m.PDU.RequestID
+	resp.PDU.ErrorStatus, resp.PDU.ErrorIndex = 0, 0
+	resp.PDU.VarBinds = resp.PDU.VarBinds[:0]
+	// Envelope size: the message with an empty varbind list, plus room for
+	// the length octets the list and its parents grow by.
+	overhead := len(snmp.AppendMessage(out[:0], resp)) + 12
+	r := mib.NewRequest(context.Background(), time.Now())
+	defer r.Release()
+	r.ContextName = ctxName
+	if st := a.respond(r, p, model, secName, snmp.NoAuthNoPriv, m.Version == snmp.V1, &m.PDU, &resp.PDU, maxMsg-overhead); st == errAuthorization {
+		a.Stats.InBadCommunityUses.Add(1)
+		return nil
+	}
+	b := snmp.AppendMessage(out[:0], resp)
+	if len(b) > maxMsg {
+		resp.PDU.ErrorStatus, resp.PDU.ErrorIndex = snmp.TooBig, 0
+		resp.PDU.VarBinds = m.PDU.VarBinds
+		if b = snmp.AppendMessage(out[:0], resp); len(b) > maxMsg {
+			a.Stats.SilentDrops.Add(1)
+			return nil
+		}
+	}
+	a.Stats.countOut(&resp.PDU)
+	return b
+}
+
+var errAuthorization = errors.New("agent: no access")
+
+// respond runs the command responder for req into resp. It returns
+// errAuthorization when the principal has no access at all, which community
+// messages treat as a bad community use (RFC 3584 §5.2.1) and v3 answers
+// with authorizationError.
+// The response's names may point into r's memory: encode it before
+// releasing r.
+func (a *Agent) respond(r *mib.Request, p *Policy, model int, secName string, level snmp.SecurityLevel, v1 bool, req, resp *snmp.PDU, room int) error {
+	var view View = allView{}
+	var err error
+	ctxName := r.ContextName
+	if p.Access != nil {
+		if view, err = p.Access.View(model, secName, level, ctxName, false); err != nil && req.Type != snmp.SetRequest {
+			return errAuthorization
+		}
+	}
+	q := request{r: r, tree: a.Tree, view: view, v1: v1, resp: resp, maxSize: room}
+	switch req.Type {
+	case snmp.GetRequest:
+		q.get(req)
+	case snmp.GetNextRequest:
+		q.getNext(req)
+	case snmp.GetBulkRequest:
+		q.getBulk(req, p.MaxRepetitions)
+	case snmp.SetRequest:
+		var wv View = allView{}
+		if p.Access != nil {
+			if wv, err = p.Access.View(model, secName, level, ctxName, true); err != nil {
+				wv = nil
+			}
+		}
+		q.set(req, wv)
+	}
+	return nil
+}

@@ -1,0 +1,265 @@
+// Package agent is tsnmp's command responder (RFC 3413 §3.2): it takes
+// decoded requests from the dispatcher, checks each varbind against the VACM
+// view of the requester, asks the MIB tree and builds the response within
+// the size the requester and the local limits allow.
+package agent
+
+import (
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// View is the part of VACM the responder needs: whether an OID is in the
+// requester's MIB view.
+type View interface {
+	Contains(oid snmp.OID) bool
+}
+
+// viewSkipper is implemented by views that can jump past excluded subtrees.
+type viewSkipper interface {
+	// NextIncluded returns the first OID >= oid that may be in the view.
+	NextIncluded(oid snmp.OID) (snmp.OID, bool)
+}
+
+// allView includes everything.
+type allView struct{}
+
+func (allView) Contains(snmp.OID) bool { return true }
+
+// maxSkips bounds how many out-of-view instances one getnext may step over
+// before giving up with endOfMibView; views that can jump rarely need any.
+const maxSkips = 100000
+
+// request is one PDU being answered.
+type request struct {
+	r       *mib.Request
+	tree    *mib.Tree
+	view    View
+	v1      bool
+	resp    *snmp.PDU
+	maxSize int // bytes available for the varbind list
+}
+
+// next returns the first in-view instance after oid, skipping Counter64
+// values for SNMPv1 (RFC 3584 §4.2.2.1.3).
+func (q *request) next(oid snmp.OID) (snmp.VarBind, bool) {
+	skipper, _ := q.view.(viewSkipper)
+	for i := 0; i < maxSkips; i++ {
+		vb, ok := q.tree.Next(q.r, oid)
+		if !ok {
+			return vb, false
+		}
+		if q.view.Contains(vb.Name) {
+			if q.v1 && vb.Value.Type == snmp.Counter64 {
+				oid = vb.Name
+				continue
+			}
+			return vb, true
+		}
+		oid = vb.Name
+		if skipper != nil {
+			start, ok := skipper.NextIncluded(vb.Name)
+			if !ok {
+				return snmp.VarBind{}, false
+			}
+			if start.Compare(oid) > 0 {
+				// Test start itself, then continue after it.
+				if v := q.tree.Get(q.r, start); !v.Type.IsException() && q.view.Contains(start) {
+					return snmp.VarBind{Name: start, Value: v}, true
+				}
+				oid = start
+			}
+		}
+	}
+	return snmp.VarBind{}, false
+}
+
+// get answers a GetRequest.
+func (q *request) get(req *snmp.PDU) {
+	for i, vb := range req.VarBinds {
+		v := snmp.ExceptionValue(snmp.NoSuchObject)
+		if q.view.Contains(vb.Name) {
+			v = q.tree.Get(q.r, vb.Name)
+		}
+		if q.v1 && (v.Type.IsException() || v.Type == snmp.Counter64) {
+			q.fail(req, snmp.NoSuchName, i)
+			return
+		}
+		q.resp.VarBinds = append(q.resp.VarBinds, snmp.VarBind{Name: vb.Name, Value: v})
+	}
+}
+
+// getNext answers a GetNextRequest.
+func (q *request) getNext(req *snmp.PDU) {
+	for i, vb := range req.VarBinds {
+		nvb, ok := q.next(vb.Name)
+		if !ok {
+			if q.v1 {
+				q.fail(req, snmp.NoSuchName, i)
+				return
+			}
+			nvb = snmp.VarBind{Name: vb.Name, Value: snmp.ExceptionValue(snmp.EndOfMibView)}
+		}
+		q.resp.VarBinds = append(q.resp.VarBinds, nvb)
+	}
+}
+
+// getBulk answers a GetBulkRequest (RFC 3416 §4.2.3), stopping before the
+// response would exceed q.maxSize.
+func (q *request) getBulk(req *snmp.PDU, maxReps int) {
+	n := len(req.VarBinds)
+	nonRep := min(max(req.NonRepeaters(), 0), n)
+	reps := max(req.MaxRepetitions(), 0)
+	if reps > maxReps {
+		reps = maxReps
+	}
+	size := 0
+	add := func(vb snmp.VarBind) bool {
+		l := snmp.VarBindLen(&vb)
+		if size+l > q.maxSize {
+			return false
+		}
+		size += l
+		q.resp.VarBinds = append(q.resp.VarBinds, vb)
+		return true
+	}
+	for _, vb := range req.VarBinds[:nonRep] {
+		nvb, ok := q.next(vb.Name)
+		if !ok {
+			nvb = snmp.VarBind{Name: vb.Name, Value: snmp.ExceptionValue(snmp.EndOfMibView)}
+		}
+		if !add(nvb) {
+			q.tooBig(req)
+			return
+		}
+	}
+	repeaters := req.VarBinds[nonRep:]
+	if len(repeaters) == 0 {
+		return
+	}
+	base := len(q.resp.VarBinds)
+	for rep := 0; rep < reps; rep++ {
+		allEnd := true
+		for j, vb := range repeaters {
+			from := vb.Name
+			if rep > 0 {
+				prev := q.resp.VarBinds[base+(rep-1)*len(repeaters)+j]
+				if prev.Value.Type == snmp.EndOfMibView {
+					if !add(prev) {
+						q.truncate(base, rep, len(repeaters))
+						return
+					}
+					continue
+				}
+				from = prev.Name
+			}
+			nvb, ok := q.next(from)
+			if ok {
+				allEnd = false
+			} else {
+				nvb = snmp.VarBind{Name: from, Value: snmp.ExceptionValue(snmp.EndOfMibView)}
+			}
+			if !add(nvb) {
+				q.truncate(base, rep, len(repeaters))
+				return
+			}
+		}
+		if allEnd {
+			return
+		}
+	}
+}
+
+// truncate drops a partially filled repetition; the manager continues from
+// the last complete one. A response with no complete repetition keeps what
+// fitted, which still lets a walk make progress.
+func (q *request) truncate(base, rep, width int) {
+	if rep > 0 {
+		q.resp.VarBinds = q.resp.VarBinds[:base+rep*width]
+	}
+}
+
+// tooBig turns the response into the tooBig error of RFC 3416 §4.2.1.
+func (q *request) tooBig(req *snmp.PDU) {
+	q.resp.ErrorStatus, q.resp.ErrorIndex = snmp.TooBig, 0
+	q.resp.VarBinds = append(q.resp.VarBinds[:0], req.VarBinds...)
+}
+
+// fail sets an error status and index (0-based i) and echoes the request's
+// varbinds, as RFC 3416 requires for every error response.
+func (q *request) fail(req *snmp.PDU, st snmp.ErrorStatus, i int) {
+	if q.v1 {
+		st = v1Status(st)
+	}
+	q.resp.ErrorStatus, q.resp.ErrorIndex = st, i+1
+	q.resp.VarBinds = append(q.resp.VarBinds[:0], req.VarBinds...)
+}
+
+// v1Status maps SNMPv2 error statuses to SNMPv1 ones (RFC 3584 §4.4).
+func v1Status(st snmp.ErrorStatus) snmp.ErrorStatus {
+	switch st {
+	case snmp.WrongValue, snmp.WrongEncoding, snmp.WrongType, snmp.WrongLength, snmp.InconsistentValue:
+		return snmp.BadValue
+	case snmp.NoAccess, snmp.NotWritable, snmp.NoCreation, snmp.InconsistentName, snmp.AuthorizationError:
+		return snmp.NoSuchName
+	case snmp.ResourceUnavailable, snmp.CommitFailed, snmp.UndoFailed:
+		return snmp.GenErr
+	}
+	return st
+}
+
+// set answers a SetRequest: every varbind is tested before any is written,
+// so the request applies all or nothing (RFC 3416 §4.2.5).
+func (q *request) set(req *snmp.PDU, writeView View) {
+	type group struct {
+		s   mib.Setter
+		vbs []snmp.VarBind
+	}
+	var groups []group
+	for i, vb := range req.VarBinds {
+		if writeView == nil || !writeView.Contains(vb.Name) {
+			q.fail(req, snmp.NoAccess, i)
+			return
+		}
+		s, ok := q.tree.Setter(vb.Name)
+		if !ok {
+			st := snmp.NoCreation
+			if v := q.tree.Get(q.r, vb.Name); !v.Type.IsException() {
+				st = snmp.NotWritable
+			}
+			q.fail(req, st, i)
+			return
+		}
+		if st := s.TestSet(q.r, vb); st != snmp.NoError {
+			q.fail(req, st, i)
+			return
+		}
+		k := 0
+		for k < len(groups) && groups[k].s != s {
+			k++
+		}
+		if k == len(groups) {
+			groups = append(groups, group{s: s})
+		}
+		groups[k].vbs = append(groups[k].vbs, vb)
+	}
+	for k, g := range groups {
+		if st := g.s.CommitSet(q.r, g.vbs); st != snmp.NoError {
+			if k > 0 {
+				st = snmp.UndoFailed
+			}
+			q.fail(req, st, indexOf(req, g.vbs[0].Name))
+			return
+		}
+	}
+	q.resp.VarBinds = append(q.resp.VarBinds, req.VarBinds...)
+}
+
+func indexOf(req *snmp.PDU, oid snmp.OID) int {
+	for i, vb := range req.VarBinds {
+		if vb.Name.Equal(oid) {
+			return i
+		}
+	}
+	return 0
+}

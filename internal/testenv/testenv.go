@@ -1,0 +1,55 @@
+// Package testenv finds the real peers interop tests run against (Net-SNMP,
+// OpenSSH) and fails, rather than skips, when one is missing under CI.
+package testenv
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// InCI reports whether tests run under CI (CI=true), where a missing peer
+// is a failure.
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// Need returns the path of a peer program, failing the test under CI and
+// skipping it otherwise when the program is missing.
+func Need(t testing.TB, prog string) string {
+	t.Helper()
+	p, err := exec.LookPath(prog)
+	if err == nil {
+		return p
+	}
+	for _, dir := range []string{"/usr/sbin", "/usr/bin", "/sbin"} {
+		if _, err := os.Stat(dir + "/" + prog); err == nil {
+			return dir + "/" + prog
+		}
+	}
+	if InCI() {
+		t.Fatalf("%s is required (install Debian's snmp, snmpd, openssh-server packages): %v", prog, err)
+	}
+	t.Skipf("%s not installed; skipping (CI=true makes this a failure)", prog)
+	return ""
+}
+
+// FreePort returns a port that was free on 127.0.0.1 for both UDP and TCP
+// a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	for i := 0; i < 50; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenPacket("udp", l.Addr().String())
+		l.Close()
+		if err == nil {
+			u.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port")
+	return 0
+}
