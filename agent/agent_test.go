@@ -49,8 +49,8 @@ func (testAccess) View(model int, name string, _ snmp.SecurityLevel, _ string, w
 
 type rows int
 
-func (n rows) Len() int               { return int(n) }
-func (n rows) Index(i int) snmp.OID   { return snmp.OID{uint32(i + 1)} }
+func (n rows) Len() int             { return int(n) }
+func (n rows) Index(i int) snmp.OID { return snmp.OID{uint32(i + 1)} }
 func (n rows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 	switch col {
 	case 1:
