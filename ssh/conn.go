@@ -1,0 +1,518 @@
+package ssh
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+const (
+	// channelWindow is the receive window granted per channel. The window
+	// is topped up only when less than half of it remains.
+	channelWindow = 2 * 1024 * 1024
+	// channelMaxPacket is the largest data packet we accept.
+	channelMaxPacket = 32 * 1024
+	// maxDataChunk is the largest data payload we send in one message.
+	maxDataChunk = 32*1024 - 64
+)
+
+// ErrClosed is returned by operations on a closed channel or connection.
+var ErrClosed = errors.New("ssh: closed")
+
+// OpenChannelError is returned when the peer refuses a channel.
+type OpenChannelError struct {
+	Reason  uint32
+	Message string
+}
+
+func (e *OpenChannelError) Error() string {
+	return fmt.Sprintf("ssh: channel open refused: reason %d: %q", e.Reason, e.Message)
+}
+
+// mux is the connection protocol (RFC 4254): channels and global requests
+// multiplexed over one transport.
+type mux struct {
+	t        *transport
+	isClient bool
+
+	// Server side.
+	maxChannels int
+	onSubsys    func(name string, ch *channel) bool
+
+	mu        sync.Mutex
+	channels  map[uint32]*channel
+	nextID    uint32
+	err       error
+	done      chan struct{}
+	keepalive chan struct{} // replies to our global requests
+	pending   int           // unanswered keepalives
+}
+
+func newMux(t *transport, isClient bool) *mux {
+	return &mux{t: t, isClient: isClient, channels: map[uint32]*channel{}, done: make(chan struct{}), keepalive: make(chan struct{}, 16)}
+}
+
+// loop reads packets until the transport fails.
+func (m *mux) loop() {
+	var err error
+	for {
+		var p []byte
+		p, err = m.t.readPacket()
+		if err != nil {
+			break
+		}
+		if err = m.dispatch(p); err != nil {
+			break
+		}
+	}
+	m.t.wipeRead()
+	if err == io.EOF {
+		err = ErrClosed
+	}
+	m.mu.Lock()
+	m.err = err
+	chans := m.channels
+	m.channels = map[uint32]*channel{}
+	m.mu.Unlock()
+	for _, ch := range chans {
+		ch.fail(err)
+	}
+	if _, ok := err.(*DisconnectError); !ok {
+		reason := uint32(DisconnectProtocolError)
+		if errors.Is(err, errMAC) {
+			reason = DisconnectMACError
+		}
+		_ = m.t.close(reason, "")
+	} else {
+		_ = m.t.close(DisconnectByApplication, "")
+	}
+	close(m.done)
+}
+
+func (m *mux) channel(id uint32) (*channel, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ch := m.channels[id]
+	if ch == nil {
+		return nil, fmt.Errorf("ssh: message for unknown channel %d", id)
+	}
+	return ch, nil
+}
+
+func (m *mux) dispatch(p []byte) error {
+	switch p[0] {
+	case msgChannelOpen:
+		return m.handleOpen(p)
+	case msgGlobalRequest:
+		req, err := parseGlobalRequest(p)
+		if err != nil {
+			return err
+		}
+		if req.WantReply {
+			return m.t.writePacket([]byte{msgRequestFailure})
+		}
+		return nil
+	case msgRequestSuccess, msgRequestFailure:
+		m.mu.Lock()
+		m.pending = 0
+		m.mu.Unlock()
+		return nil
+	case msgExtInfo, msgResumeTicket, msgUserAuthSuccess, msgUserAuthBanner:
+		return nil
+	}
+	if p[0] < msgChannelOpenConfirm || p[0] > msgChannelFailure {
+		return fmt.Errorf("ssh: unexpected message %d", p[0])
+	}
+	r := reader{b: p[1:]}
+	ch, err := m.channel(r.uint32())
+	if r.err != nil {
+		return r.err
+	}
+	if err != nil {
+		return err
+	}
+	return ch.handle(p[0], &r)
+}
+
+func (m *mux) handleOpen(p []byte) error {
+	msg, err := parseChannelOpen(p)
+	if err != nil {
+		return err
+	}
+	refuse := func(reason uint32, text string) error {
+		return m.t.writePacket(newBuilder(msgChannelOpenFailure).uint32(msg.SenderID).uint32(reason).text(text).text("").b)
+	}
+	if m.isClient || msg.ChanType != "session" {
+		return refuse(1, "channel type not supported") // administratively prohibited
+	}
+	if msg.MaxPacket < 64 {
+		return refuse(2, "maximum packet too small")
+	}
+	m.mu.Lock()
+	if len(m.channels) >= m.maxChannels {
+		m.mu.Unlock()
+		return refuse(4, "too many channels") // resource shortage
+	}
+	ch := m.newChannelLocked()
+	ch.remoteID, ch.remoteWin, ch.remoteMax = msg.SenderID, msg.Window, msg.MaxPacket
+	ch.opened = true
+	m.mu.Unlock()
+	return m.t.writePacket(newBuilder(msgChannelOpenConfirm).uint32(ch.remoteID).uint32(ch.localID).uint32(channelWindow).uint32(channelMaxPacket).b)
+}
+
+func (m *mux) newChannelLocked() *channel {
+	for m.channels[m.nextID] != nil {
+		m.nextID++
+	}
+	ch := &channel{m: m, localID: m.nextID, localWin: channelWindow, openResult: make(chan error, 1), reqResult: make(chan bool, 1)}
+	ch.cond = sync.NewCond(&ch.mu)
+	m.nextID++
+	m.channels[ch.localID] = ch
+	return ch
+}
+
+func (m *mux) removeChannel(ch *channel) {
+	m.mu.Lock()
+	if m.channels[ch.localID] == ch {
+		delete(m.channels, ch.localID)
+	}
+	m.mu.Unlock()
+}
+
+// openSession opens a session channel (client side).
+func (m *mux) openSession() (*channel, error) {
+	m.mu.Lock()
+	if m.err != nil {
+		m.mu.Unlock()
+		return nil, m.err
+	}
+	ch := m.newChannelLocked()
+	m.mu.Unlock()
+	if err := m.t.writePacket(newBuilder(msgChannelOpen).text("session").uint32(ch.localID).uint32(channelWindow).uint32(channelMaxPacket).b); err != nil {
+		return nil, err
+	}
+	select {
+	case err := <-ch.openResult:
+		if err != nil {
+			m.removeChannel(ch)
+			return nil, err
+		}
+		return ch, nil
+	case <-m.done:
+		return nil, m.closedErr()
+	}
+}
+
+func (m *mux) closedErr() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return m.err
+	}
+	return ErrClosed
+}
+
+// keepaliveLoop sends keepalive@openssh.com requests every interval and
+// closes the connection when max of them go unanswered.
+func (m *mux) keepaliveLoop(interval time.Duration, max int) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.done:
+			return
+		case <-tick.C:
+		}
+		m.mu.Lock()
+		m.pending++
+		dead := m.pending > max
+		m.mu.Unlock()
+		if dead {
+			_ = m.t.close(DisconnectByApplication, "keepalive timeout")
+			return
+		}
+		if err := m.t.writePacket(newBuilder(msgGlobalRequest).text("keepalive@openssh.com").bool(true).b); err != nil {
+			return
+		}
+	}
+}
+
+// channel is one session channel. It implements io.ReadWriteCloser.
+type channel struct {
+	m                 *mux
+	localID, remoteID uint32
+
+	openResult chan error
+	reqResult  chan bool
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	opened    bool
+	started   bool // a subsystem is running (server)
+	buf       []byte
+	localWin  uint32 // bytes the peer may still send
+	remoteWin uint32 // bytes we may still send
+	remoteMax uint32
+	eof       bool // peer sent EOF
+	sentEOF   bool
+	sentClose bool
+	gone      bool // peer sent CLOSE or the connection failed
+	err       error
+}
+
+func (ch *channel) fail(err error) {
+	ch.mu.Lock()
+	ch.gone = true
+	if ch.err == nil {
+		ch.err = err
+	}
+	ch.cond.Broadcast()
+	ch.mu.Unlock()
+	select {
+	case ch.openResult <- err:
+	default:
+	}
+	select {
+	case ch.reqResult <- false:
+	default:
+	}
+}
+
+func (ch *channel) handle(msgType byte, r *reader) error {
+	switch msgType {
+	case msgChannelOpenConfirm:
+		remoteID, win, max := r.uint32(), r.uint32(), r.uint32()
+		if r.err != nil {
+			return r.err
+		}
+		ch.mu.Lock()
+		if ch.opened {
+			ch.mu.Unlock()
+			return errors.New("ssh: duplicate channel open confirmation")
+		}
+		ch.opened, ch.remoteID, ch.remoteWin, ch.remoteMax = true, remoteID, win, max
+		ch.mu.Unlock()
+		ch.openResult <- nil
+	case msgChannelOpenFailure:
+		reason, text := r.uint32(), r.text()
+		ch.m.removeChannel(ch)
+		ch.openResult <- &OpenChannelError{Reason: reason, Message: text}
+	case msgChannelWindowAdjust:
+		n := r.uint32()
+		if r.err != nil {
+			return r.err
+		}
+		ch.mu.Lock()
+		if uint64(ch.remoteWin)+uint64(n) > 1<<32-1 {
+			ch.mu.Unlock()
+			return errors.New("ssh: channel window overflow")
+		}
+		ch.remoteWin += n
+		ch.cond.Broadcast()
+		ch.mu.Unlock()
+	case msgChannelData, msgChannelExtendedData:
+		if msgType == msgChannelExtendedData {
+			r.uint32()
+		}
+		data := r.string()
+		if err := r.done(); err != nil {
+			return err
+		}
+		ch.mu.Lock()
+		defer ch.mu.Unlock()
+		if uint32(len(data)) > ch.localWin || len(data) > channelMaxPacket {
+			return errors.New("ssh: peer exceeded channel window")
+		}
+		ch.localWin -= uint32(len(data))
+		if msgType == msgChannelExtendedData {
+			// Stderr is discarded; its window is returned immediately.
+			return ch.adjustLocked(uint32(len(data)))
+		}
+		ch.buf = append(ch.buf, data...)
+		ch.cond.Broadcast()
+	case msgChannelEOF:
+		ch.mu.Lock()
+		ch.eof = true
+		ch.cond.Broadcast()
+		ch.mu.Unlock()
+	case msgChannelClose:
+		ch.m.removeChannel(ch)
+		ch.mu.Lock()
+		ch.gone, ch.eof = true, true
+		send := !ch.sentClose
+		ch.sentClose = true
+		ch.cond.Broadcast()
+		ch.mu.Unlock()
+		if send {
+			return ch.m.t.writePacket(newBuilder(msgChannelClose).uint32(ch.remoteID).b)
+		}
+	case msgChannelRequest:
+		return ch.handleRequest(r)
+	case msgChannelSuccess, msgChannelFailure:
+		select {
+		case ch.reqResult <- msgType == msgChannelSuccess:
+		default:
+			return errors.New("ssh: unexpected channel request reply")
+		}
+	}
+	return nil
+}
+
+func (ch *channel) handleRequest(r *reader) error {
+	name, wantReply := r.text(), r.bool()
+	ok := false
+	if name == "subsystem" && !ch.m.isClient {
+		sub := r.text()
+		if err := r.done(); err != nil {
+			return err
+		}
+		ch.mu.Lock()
+		start := !ch.started
+		ch.started = true
+		ch.mu.Unlock()
+		if start && ch.m.onSubsys != nil {
+			ok = ch.m.onSubsys(sub, ch)
+		}
+		if !ok {
+			ch.mu.Lock()
+			ch.started = false
+			ch.mu.Unlock()
+		}
+		var err error
+		if wantReply {
+			reply := byte(msgChannelFailure)
+			if ok {
+				reply = msgChannelSuccess
+			}
+			err = ch.m.t.writePacket(newBuilder(reply).uint32(ch.remoteID).b)
+		}
+		return err
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if wantReply {
+		return ch.m.t.writePacket(newBuilder(msgChannelFailure).uint32(ch.remoteID).b)
+	}
+	return nil
+}
+
+// adjustLocked hands consumed window back to the peer, but only once less
+// than half of the window remains, to avoid a WINDOW_ADJUST per message.
+func (ch *channel) adjustLocked(consumed uint32) error {
+	_ = consumed
+	if ch.localWin >= channelWindow/2 || ch.gone {
+		return nil
+	}
+	inc := channelWindow - ch.localWin - uint32(len(ch.buf))
+	if inc < channelWindow/2 {
+		return nil
+	}
+	ch.localWin += inc
+	return ch.m.t.writePacket(newBuilder(msgChannelWindowAdjust).uint32(ch.remoteID).uint32(inc).b)
+}
+
+// Read reads channel data.
+func (ch *channel) Read(p []byte) (int, error) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	for len(ch.buf) == 0 {
+		if ch.eof || ch.gone {
+			if ch.err != nil && !ch.eof {
+				return 0, ch.err
+			}
+			return 0, io.EOF
+		}
+		if ch.sentClose {
+			return 0, ErrClosed
+		}
+		ch.cond.Wait()
+	}
+	n := copy(p, ch.buf)
+	ch.buf = ch.buf[n:]
+	if len(ch.buf) == 0 {
+		ch.buf = nil
+	}
+	if err := ch.adjustLocked(uint32(n)); err != nil {
+		return n, err
+	}
+	return n, nil
+}
+
+// Write sends data, blocking while the peer's window is exhausted.
+func (ch *channel) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		ch.mu.Lock()
+		for ch.remoteWin == 0 && !ch.gone && !ch.sentEOF {
+			ch.cond.Wait()
+		}
+		if ch.gone || ch.sentEOF {
+			err := ch.err
+			ch.mu.Unlock()
+			if err == nil {
+				err = ErrClosed
+			}
+			return written, err
+		}
+		n := min(len(p), int(ch.remoteWin), int(ch.remoteMax), maxDataChunk)
+		ch.remoteWin -= uint32(n)
+		ch.mu.Unlock()
+		msg := newBuilder(msgChannelData).uint32(ch.remoteID).string(p[:n]).b
+		if err := ch.m.t.writePacket(msg); err != nil {
+			return written, err
+		}
+		written += n
+		p = p[n:]
+	}
+	return written, nil
+}
+
+// CloseWrite sends EOF: the peer reads io.EOF after the data sent so far.
+func (ch *channel) CloseWrite() error {
+	ch.mu.Lock()
+	if ch.sentEOF || ch.gone {
+		ch.mu.Unlock()
+		return nil
+	}
+	ch.sentEOF = true
+	ch.cond.Broadcast()
+	ch.mu.Unlock()
+	return ch.m.t.writePacket(newBuilder(msgChannelEOF).uint32(ch.remoteID).b)
+}
+
+// Close closes the channel in both directions.
+func (ch *channel) Close() error {
+	ch.mu.Lock()
+	if ch.sentClose {
+		ch.mu.Unlock()
+		return nil
+	}
+	ch.sentClose = true
+	gone := ch.gone
+	ch.cond.Broadcast()
+	ch.mu.Unlock()
+	if gone {
+		return nil
+	}
+	return ch.m.t.writePacket(newBuilder(msgChannelClose).uint32(ch.remoteID).b)
+}
+
+// request sends a channel request and waits for the reply.
+func (ch *channel) request(name string, payload []byte) (bool, error) {
+	msg := newBuilder(msgChannelRequest).uint32(ch.remoteID).text(name).bool(true).raw(payload).b
+	if err := ch.m.t.writePacket(msg); err != nil {
+		return false, err
+	}
+	select {
+	case ok := <-ch.reqResult:
+		return ok, nil
+	case <-ch.m.done:
+		return false, ch.m.closedErr()
+	}
+}
+
+var _ net.Conn = (*net.TCPConn)(nil)

@@ -1,0 +1,442 @@
+package ssh
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/argon2"
+	"golang.org/x/crypto/bcrypt"
+	xssh "golang.org/x/crypto/ssh"
+)
+
+// SubsystemHandler serves one accepted subsystem channel. user is the
+// authenticated user name. The channel is closed when the handler returns.
+type SubsystemHandler func(user string, ch io.ReadWriteCloser)
+
+// ServerConfig configures a Server.
+type ServerConfig struct {
+	Config
+
+	// HostKeys are the server's host keys (at least one).
+	HostKeys []Signer
+
+	// AuthorizedKeysFile returns the path of the OpenSSH authorized_keys
+	// file for a user, or "" if the user has none. Key options in the file
+	// are ignored.
+	AuthorizedKeysFile func(user string) string
+	// PasswordHashes maps user names to password hashes: bcrypt ("$2a$",
+	// "$2b$", "$2y$") or argon2id in PHC format (see HashPassword).
+	PasswordHashes map[string]string
+
+	// Subsystems maps subsystem names (e.g. "snmp") to handlers.
+	Subsystems map[string]SubsystemHandler
+
+	// MaxChannels bounds open channels per connection (default 8).
+	MaxChannels int
+	// MaxUnauthenticated bounds connections that have not yet
+	// authenticated (default 32); further connections are closed at once.
+	MaxUnauthenticated int
+	// AuthTimeout bounds the time from accept to successful
+	// authentication (default 30s).
+	AuthTimeout time.Duration
+	// MaxAuthTries bounds failed authentication requests (default 6).
+	MaxAuthTries int
+	// KeepaliveInterval, if set, sends keepalive@openssh.com requests;
+	// the connection is closed after KeepaliveMax (default 3) unanswered.
+	KeepaliveInterval time.Duration
+	KeepaliveMax      int
+
+	// Resumption enables session resumption when non-nil.
+	Resumption *ResumptionConfig
+}
+
+// Server accepts SSH connections.
+type Server struct {
+	cfg    ServerConfig
+	resume *resumption
+	unauth chan struct{}
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[net.Conn]struct{}
+	closed    bool
+	wg        sync.WaitGroup
+}
+
+// NewServer validates cfg and returns a server.
+func NewServer(cfg *ServerConfig) (*Server, error) {
+	c := *cfg
+	if len(c.HostKeys) == 0 {
+		return nil, errors.New("ssh: server needs a host key")
+	}
+	if c.MaxChannels <= 0 {
+		c.MaxChannels = 8
+	}
+	if c.MaxUnauthenticated <= 0 {
+		c.MaxUnauthenticated = 32
+	}
+	if c.AuthTimeout <= 0 {
+		c.AuthTimeout = 30 * time.Second
+	}
+	if c.MaxAuthTries <= 0 {
+		c.MaxAuthTries = 6
+	}
+	if c.KeepaliveMax <= 0 {
+		c.KeepaliveMax = 3
+	}
+	s := &Server{cfg: c, unauth: make(chan struct{}, c.MaxUnauthenticated), listeners: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}}
+	if c.Resumption != nil {
+		s.resume = newResumption(*c.Resumption, c.rand())
+	}
+	return s, nil
+}
+
+// Serve accepts connections on l until l or the server is closed.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			delete(s.listeners, l)
+			s.mu.Unlock()
+			if closed {
+				return ErrClosed
+			}
+			return err
+		}
+		select {
+		case s.unauth <- struct{}{}:
+		default:
+			c.Close() // too many unauthenticated connections
+			continue
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			<-s.unauth
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			_ = s.ServeConn(c)
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops all listeners and closes every connection.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for l := range s.listeners {
+		l.Close()
+	}
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// ServeConn runs the SSH protocol on one accepted connection until it
+// ends. The caller must have reserved an unauthenticated slot when calling
+// through Serve; direct callers need not.
+func (s *Server) ServeConn(c net.Conn) error {
+	slot := true
+	release := func() {
+		if slot {
+			slot = false
+			select {
+			case <-s.unauth:
+			default:
+			}
+		}
+	}
+	defer release()
+	defer c.Close()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	_ = c.SetDeadline(time.Now().Add(s.cfg.AuthTimeout))
+	t := newTransport(c, &s.cfg.Config, false)
+	t.hostKeys = s.cfg.HostKeys
+	t.resumeServer = s.resume
+	if err := t.handshake(); err != nil {
+		_ = t.close(DisconnectKeyExchangeFailed, "key exchange failed")
+		return err
+	}
+	user, err := s.authenticate(t)
+	if err != nil {
+		_ = t.close(DisconnectNoMoreAuthMethods, "authentication failed")
+		return err
+	}
+	_ = c.SetDeadline(time.Time{})
+	release()
+
+	m := newMux(t, false)
+	m.maxChannels = s.cfg.MaxChannels
+	m.onSubsys = func(name string, ch *channel) bool {
+		h := s.cfg.Subsystems[name]
+		if h == nil {
+			return false
+		}
+		go func() {
+			defer ch.Close()
+			h(user, ch)
+		}()
+		return true
+	}
+	if s.cfg.KeepaliveInterval > 0 {
+		go m.keepaliveLoop(s.cfg.KeepaliveInterval, s.cfg.KeepaliveMax)
+	}
+	m.loop()
+	return m.closedErr()
+}
+
+// authenticate runs the server side of RFC 4252 and returns the user.
+func (s *Server) authenticate(t *transport) (string, error) {
+	p, err := t.readPacket()
+	if err != nil {
+		return "", err
+	}
+	r := reader{b: p[1:]}
+	if p[0] != msgServiceRequest || r.text() != "ssh-userauth" || r.done() != nil {
+		return "", errors.New("ssh: expected ssh-userauth service request")
+	}
+	if err := t.writePacket(newBuilder(msgServiceAccept).text("ssh-userauth").b); err != nil {
+		return "", err
+	}
+	failures := 0
+	for {
+		p, err := t.readPacket()
+		if err != nil {
+			return "", err
+		}
+		req, err := parseUserAuthRequest(p)
+		if err != nil {
+			return "", err
+		}
+		if req.Service != "ssh-connection" {
+			return "", fmt.Errorf("ssh: unknown service %q", req.Service)
+		}
+		ok, partialReply, err := s.checkAuth(t, req)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			if err := s.finishAuth(t, req.User); err != nil {
+				return "", err
+			}
+			return req.User, nil
+		}
+		if partialReply != nil {
+			if err := t.writePacket(partialReply); err != nil {
+				return "", err
+			}
+			continue
+		}
+		if req.Method != "none" {
+			failures++
+		}
+		if failures >= s.cfg.MaxAuthTries {
+			return "", errors.New("ssh: too many authentication failures")
+		}
+		if err := t.writePacket(newBuilder(msgUserAuthFailure).nameList(s.methods()).bool(false).b); err != nil {
+			return "", err
+		}
+	}
+}
+
+func (s *Server) methods() []string {
+	var m []string
+	if s.cfg.AuthorizedKeysFile != nil {
+		m = append(m, "publickey")
+	}
+	if len(s.cfg.PasswordHashes) > 0 {
+		m = append(m, "password")
+	}
+	return m
+}
+
+// checkAuth evaluates one request. A non-nil reply is sent instead of a
+// failure (publickey query answered with PK_OK).
+func (s *Server) checkAuth(t *transport, req *userAuthRequestMsg) (bool, []byte, error) {
+	switch req.Method {
+	case "none":
+		// A resumed session keeps the identity it was resumed from.
+		return t.resumed && req.User == t.resumedUser && t.resumedUser != "", nil, nil
+	case "password":
+		pw, err := parsePasswordAuth(req.Payload)
+		if err != nil {
+			return false, nil, nil
+		}
+		hash, ok := s.cfg.PasswordHashes[req.User]
+		if !ok {
+			// Spend comparable time for unknown users.
+			_ = CheckPassword(dummyHash, pw)
+			return false, nil, nil
+		}
+		return CheckPassword(hash, pw), nil, nil
+	case "publickey":
+		pk, err := parsePublicKeyAuth(req.Payload)
+		if err != nil {
+			return false, nil, err
+		}
+		if !slices.Contains(defaultHostKeyAlgos, pk.Algo) || keyTypeOf(pk.PubKey) != keyTypeForAlgo(pk.Algo) {
+			return false, nil, nil
+		}
+		if !s.keyAuthorized(req.User, pk.PubKey) {
+			return false, nil, nil
+		}
+		if !pk.HasSig {
+			return false, newBuilder(msgUserAuthPubKeyOK).text(pk.Algo).string(pk.PubKey).b, nil
+		}
+		data := publicKeySignedData(t.sessionID, req.User, req.Service, pk.Algo, pk.PubKey)
+		return verifySignature(pk.PubKey, pk.Algo, data, pk.Sig) == nil, nil, nil
+	}
+	return false, nil, nil
+}
+
+// finishAuth issues resumption state before USERAUTH_SUCCESS.
+func (s *Server) finishAuth(t *transport, user string) error {
+	if s.resume != nil && t.resumeSecret != nil {
+		if s.resume.cfg.Tickets && t.peerOffersResume(KexResumeTicket) {
+			ticket, exp, err := s.resume.issueTicket(t.resumeSecret, user)
+			if err != nil {
+				return err
+			}
+			if err := t.writePacket(marshalTicketMsg(ticket, exp)); err != nil {
+				return err
+			}
+		}
+		if s.resume.cfg.ServerCache && t.peerOffersResume(KexResumeServer) {
+			s.resume.remember(t.sessionID, t.resumeSecret, user)
+		}
+	}
+	return t.writePacket([]byte{msgUserAuthSuccess})
+}
+
+func publicKeySignedData(sessionID []byte, user, service, algo string, pubKey []byte) []byte {
+	w := &builder{}
+	w.string(sessionID).byte(msgUserAuthRequest).text(user).text(service).text("publickey").bool(true).text(algo).string(pubKey)
+	return w.b
+}
+
+func (s *Server) keyAuthorized(user string, pubKey []byte) bool {
+	if s.cfg.AuthorizedKeysFile == nil {
+		return false
+	}
+	path := s.cfg.AuthorizedKeysFile(user)
+	if path == "" {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for len(data) > 0 {
+		key, _, _, rest, err := xssh.ParseAuthorizedKey(data)
+		if err != nil {
+			return false
+		}
+		if bytes.Equal(key.Marshal(), pubKey) {
+			return true
+		}
+		data = rest
+	}
+	return false
+}
+
+// Password hashing.
+
+const dummyHash = "$argon2id$v=19$m=65536,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$ihVyr+1IUNUa8Ax0S8bsX1EqzfDDsgfuM4Ekew6t6Ug"
+
+// HashPassword returns an argon2id hash of password in PHC string format,
+// suitable for ServerConfig.PasswordHashes.
+func HashPassword(password string, rand io.Reader) (string, error) {
+	salt := make([]byte, 16)
+	if _, err := io.ReadFull(rand, salt); err != nil {
+		return "", err
+	}
+	const m, t, p = 64 * 1024, 2, 1
+	key := argon2.IDKey([]byte(password), salt, t, m, p, 32)
+	enc := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", m, t, p, enc.EncodeToString(salt), enc.EncodeToString(key)), nil
+}
+
+// CheckPassword reports whether password matches a bcrypt or argon2id hash.
+func CheckPassword(hash, password string) bool {
+	if strings.HasPrefix(hash, "$2") {
+		return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
+	}
+	parts := strings.Split(hash, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" || parts[2] != "v=19" {
+		return false
+	}
+	var m, t uint32
+	var p uint8
+	for _, kv := range strings.Split(parts[3], ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			return false
+		}
+		switch k {
+		case "m":
+			m = uint32(n)
+		case "t":
+			t = uint32(n)
+		case "p":
+			p = uint8(n)
+		}
+	}
+	enc := base64.RawStdEncoding
+	salt, err1 := enc.DecodeString(parts[4])
+	want, err2 := enc.DecodeString(parts[5])
+	if err1 != nil || err2 != nil || m == 0 || t == 0 || p == 0 || m > 1<<22 || t > 64 || len(want) == 0 || len(want) > 128 {
+		return false
+	}
+	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1
+}
+
+// ListenAndServe listens on a TCP address and serves until ctx ends.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	var lc net.ListenConfig
+	l, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	go func() {
+		<-ctx.Done()
+		l.Close()
+	}()
+	return s.Serve(l)
+}

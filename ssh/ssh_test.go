@@ -1,0 +1,164 @@
+package ssh
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+)
+
+func TestGoToGoAlgorithms(t *testing.T) {
+	ts := startServer(t, func(c *ServerConfig) { c.MACs = SupportedMACs() })
+	type combo struct{ kex, hostKey, cipher, mac string }
+	var combos []combo
+	for _, k := range SupportedKeyExchanges() {
+		combos = append(combos, combo{kex: k, hostKey: KeyAlgoED25519, cipher: CipherChaCha20Poly1305})
+	}
+	for _, h := range defaultHostKeyAlgos {
+		combos = append(combos, combo{kex: KexCurve25519, hostKey: h, cipher: CipherAES128GCM})
+	}
+	for _, c := range SupportedCiphers() {
+		combos = append(combos, combo{kex: KexCurve25519, hostKey: KeyAlgoED25519, cipher: c, mac: MACHMACSHA256ETM})
+	}
+	for _, m := range SupportedMACs() {
+		combos = append(combos, combo{kex: KexCurve25519, hostKey: KeyAlgoED25519, cipher: CipherAES256CTR, mac: m})
+	}
+	for _, c := range combos {
+		t.Run(fmt.Sprintf("%s/%s/%s/%s", c.kex, c.hostKey, c.cipher, c.mac), func(t *testing.T) {
+			cfg := clientConfig(t)
+			cfg.KeyExchanges = []string{c.kex}
+			cfg.HostKeyAlgorithms = []string{c.hostKey}
+			cfg.Ciphers = []string{c.cipher}
+			if c.mac != "" {
+				cfg.MACs = []string{c.mac}
+			}
+			cl := dial(t, ts.addr, cfg)
+			got := cl.Algorithms()
+			if got.Kex != c.kex || got.HostKey != c.hostKey || got.CipherCS != c.cipher || got.CipherSC != c.cipher {
+				t.Fatalf("negotiated %+v", got)
+			}
+			if c.mac != "" && !cipherModes[c.cipher].aead && got.MACCS != c.mac {
+				t.Fatalf("negotiated MAC %q, want %q", got.MACCS, c.mac)
+			}
+			ch, err := cl.Subsystem("snmp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ch.Close()
+			msg := make([]byte, 100000)
+			rand.Read(msg)
+			roundTrip(t, ch, msg)
+			// A re-exchange mid-session keeps the channel working.
+			if err := cl.Rekey(); err != nil {
+				t.Fatal(err)
+			}
+			roundTrip(t, ch, msg[:5000])
+		})
+	}
+}
+
+func TestUnknownSubsystemRefused(t *testing.T) {
+	ts := startServer(t, nil)
+	cl := dial(t, ts.addr, clientConfig(t))
+	if _, err := cl.Subsystem("nope"); err == nil {
+		t.Fatal("unknown subsystem accepted")
+	}
+	ch, err := cl.Subsystem("snmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, ch, []byte("still works"))
+}
+
+func TestLargeTransferAndEOF(t *testing.T) {
+	ts := startServer(t, nil)
+	cl := dial(t, ts.addr, clientConfig(t))
+	ch, err := cl.Subsystem("snmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 8*channelWindow+123)
+	rand.Read(data)
+	go func() {
+		ch.Write(data)
+		ch.(*channel).CloseWrite()
+	}()
+	got, err := io.ReadAll(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatalf("got %d bytes, want %d", len(got), len(data))
+	}
+}
+
+func TestAuthFailures(t *testing.T) {
+	hash, err := HashPassword("s3cret", rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, func(c *ServerConfig) { c.PasswordHashes = map[string]string{"bob": hash} })
+	other, _ := NewSigner(mustEd25519())
+	for name, cfg := range map[string]*ClientConfig{
+		"wrong key":      {User: "alice", Signers: []Signer{other}},
+		"wrong user":     {User: "mallory", Signers: []Signer{keys(t)["user"]}},
+		"wrong password": {User: "bob", Password: "guess"},
+		"no methods":     {User: "alice"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg.HostKeyCallback = clientConfig(t).HostKeyCallback
+			_, err := Dial(t.Context(), "tcp", ts.addr, cfg)
+			var ae *AuthError
+			if !errors.As(err, &ae) {
+				t.Fatalf("got %v, want AuthError", err)
+			}
+		})
+	}
+	t.Run("password ok", func(t *testing.T) {
+		cfg := clientConfig(t)
+		cfg.User, cfg.Signers, cfg.Password = "bob", nil, "s3cret"
+		cl := dial(t, ts.addr, cfg)
+		ch, err := cl.Subsystem("snmp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		roundTrip(t, ch, []byte("hi"))
+	})
+}
+
+func TestHostKeyPolicy(t *testing.T) {
+	ts := startServer(t, nil)
+	fp := Fingerprint(keys(t)["ed25519"].PublicKey())
+	cfg := clientConfig(t)
+	cfg.HostKeyCallback = nil
+	cfg.HostKeyAlgorithms = []string{KeyAlgoED25519}
+	cfg.HostKeyFingerprint = fp
+	dial(t, ts.addr, cfg)
+
+	cfg.HostKeyFingerprint = Fingerprint(keys(t)["ecdsa"].PublicKey())
+	_, err := Dial(t.Context(), "tcp", ts.addr, cfg)
+	var he *HostKeyError
+	if !errors.As(err, &he) {
+		t.Fatalf("pinned mismatch: got %v", err)
+	}
+
+	// known_hosts: unknown refused, accept-new records it, then trusted.
+	kh := t.TempDir() + "/known_hosts"
+	cfg.HostKeyFingerprint = ""
+	cfg.KnownHostsFiles = []string{kh}
+	if _, err := Dial(t.Context(), "tcp", ts.addr, cfg); !errors.As(err, &he) {
+		t.Fatalf("unknown host: got %v", err)
+	}
+	cfg.InsecureAcceptNew = true
+	dial(t, ts.addr, cfg)
+	cfg.InsecureAcceptNew = false
+	dial(t, ts.addr, cfg)
+	// A different key for the same host is refused even with accept-new.
+	cfg.HostKeyAlgorithms = []string{KeyAlgoECDSA256}
+	cfg.InsecureAcceptNew = true
+	if _, err := Dial(t.Context(), "tcp", ts.addr, cfg); !errors.As(err, &he) {
+		t.Fatalf("changed key: got %v", err)
+	}
+}
