@@ -191,7 +191,8 @@ type StateReference struct {
 // UserName returns the msgUserName of the received message.
 func (s *StateReference) UserName() string { return string(s.userName) }
 
-// Level returns the highest security level a reply may use.
+// Level returns the highest security level a reply may use: the level of
+// the received message, or the level a Report must use.
 func (s *StateReference) Level() snmp.SecurityLevel { return s.level }
 
 // Incoming is the result of ProcessIncoming (the outputs of RFC 3414
@@ -239,6 +240,8 @@ func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, 
 		if err := msg.Unmarshal(wholeMsg); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrParse, err)
 		}
+	} else if !aliases(wholeMsg, msg.SecurityParameters) {
+		return nil, errors.New("usm: message header was not decoded from wholeMsg")
 	}
 	if msg.SecurityModel != snmp.SecurityModelUSM {
 		return nil, fmt.Errorf("usm: message uses security model %d", msg.SecurityModel)
@@ -294,8 +297,9 @@ func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, 
 		}
 		in.ScopedPDU = msg.Data
 	} else {
-		// Step 6: authenticate.
-		keys, err := user.keys(sp.EngineID, level == snmp.AuthPriv)
+		// Step 6: authenticate. The privacy key, whose extension can be
+		// expensive, is derived only for authentic messages.
+		keys, err := user.keys(sp.EngineID, false)
 		if err != nil {
 			return nil, u.fail(UnknownUserNames, snmp.NoAuthNoPriv, noAuthState, err.Error())
 		}
@@ -303,11 +307,13 @@ func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, 
 			return nil, u.fail(WrongDigests, snmp.NoAuthNoPriv, noAuthState,
 				fmt.Sprintf("user %q", sp.UserName))
 		}
-		st = &StateReference{engineID: sp.EngineID, userName: sp.UserName, level: snmp.AuthNoPriv,
-			auth: user.auth, priv: user.priv, keys: keys}
-		if user.priv != PrivNone {
-			st.level = snmp.AuthPriv
+		if level == snmp.AuthPriv {
+			if keys, err = user.keys(sp.EngineID, true); err != nil {
+				return nil, u.fail(UnknownUserNames, snmp.NoAuthNoPriv, noAuthState, err.Error())
+			}
 		}
+		st = &StateReference{engineID: sp.EngineID, userName: sp.UserName, level: level,
+			auth: user.auth, priv: user.priv, keys: keys}
 
 		// Step 7: timeliness.
 		if in.Authoritative {
@@ -379,6 +385,12 @@ func (u *USM) checkRemoteTime(engineID []byte, boots, engineTime int32) bool {
 	return lb != maxInt31 && boots >= lb && !(boots == lb && int64(engineTime) < int64(lt)-TimeWindow)
 }
 
+// aliases reports whether the non-empty sub is a sub-slice of whole.
+func aliases(whole, sub []byte) bool {
+	off := cap(whole) - cap(sub)
+	return len(sub) > 0 && off >= 0 && off+len(sub) <= len(whole) && &whole[off] == &sub[0]
+}
+
 // verifyInPlace checks the MAC of wholeMsg, whose msgAuthenticationParameters
 // field is authParams (a sub-slice of wholeMsg), computing the HMAC as if
 // that field were zero without modifying wholeMsg.
@@ -387,10 +399,10 @@ func verifyInPlace(a AuthProtocol, key, wholeMsg, authParams []byte) bool {
 	if len(authParams) != n || len(key) != a.DigestLen() {
 		return false
 	}
-	off := cap(wholeMsg) - cap(authParams)
-	if off < 0 || off+n > len(wholeMsg) || &wholeMsg[off] != &authParams[0] {
+	if !aliases(wholeMsg, authParams) {
 		return false
 	}
+	off := cap(wholeMsg) - cap(authParams)
 	var zero [maxMACLen]byte
 	h := hmac.New(a.NewHash(), key)
 	h.Write(wholeMsg[:off])

@@ -567,3 +567,53 @@ func TestCounterOIDs(t *testing.T) {
 		t.Error("instance 1")
 	}
 }
+
+func TestHeaderAliasing(t *testing.T) {
+	user := mustUser(t, "u", AuthSHA1, PrivDES, "auth-password", "priv-password")
+	p := newPair(t, user)
+	eid := p.discover(t, "u", snmp.AuthPriv)
+	msg, err := p.manager.GenerateRequest(nil, hdr(3, snmp.AuthPriv, true), eid, "u", getPDU(t, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h snmp.V3Message
+	if err := h.Unmarshal(msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.agent.ProcessIncoming(msg, &h); err != nil {
+		t.Fatalf("pre-decoded header: %v", err)
+	}
+	if _, err := p.agent.ProcessIncoming(bytes.Clone(msg), &h); err == nil || errors.Is(err, ErrWrongDigest) {
+		t.Fatalf("header from another buffer: %v", err)
+	}
+}
+
+// TestPrivKeyOnlyAfterAuth checks that a forged message for a new engine
+// does not trigger the (expensive) privacy key derivation.
+func TestPrivKeyOnlyAfterAuth(t *testing.T) {
+	user := mustUser(t, "u", AuthSHA1, PrivAES256C, "auth-password", "priv-password")
+	m, err := New(Config{EngineID: managerEngineID, Users: NewUserTable(), Discovery: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Users().Add(nil, user)
+	forger := newPair(t, mustUser(t, "u", AuthSHA1, PrivAES256C, "not-the-password", "priv-password"))
+	eid := []byte("forged-engine")
+	_ = forger.manager.AddRemoteEngine(eid)
+	msg, err := forger.manager.GenerateRequest(nil, hdr(1, snmp.AuthPriv, false), eid, "u", getPDU(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.ProcessIncoming(msg, nil); !errors.Is(err, ErrWrongDigest) {
+		t.Fatal(err)
+	}
+	user.mu.Lock()
+	lk := user.local[string(eid)]
+	user.mu.Unlock()
+	if lk == nil || lk.Priv != nil {
+		t.Errorf("privacy key derived for unauthenticated message: %+v", lk)
+	}
+	if _, ok := m.remote[string(eid)]; ok {
+		t.Error("unauthenticated message created a timeliness entry")
+	}
+}
