@@ -1,6 +1,13 @@
 package agent
 
 import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/tsnmp/tsnmp/ber"
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
 )
@@ -8,15 +15,13 @@ import (
 // SecurityModel is an SNMPv3 security model as the message processing
 // model uses it (RFC 3412 §7.2, RFC 3414 §3.2, RFC 5591).
 type SecurityModel interface {
-	// ProcessIncoming checks and unwraps a request. On success it returns
-	// the principal, its security level and the plaintext scopedPDU TLV,
-	// and a state the response is generated with. On failure it returns a
-	// *ReportError when a Report PDU must be sent, or another error to
-	// drop the message silently.
-	ProcessIncoming(hdr *snmp.V3Message, whole []byte, ref *transport.StateReference) (Incoming, error)
-	// GenerateResponse appends the response message, secured as the
-	// request was, to out.
-	GenerateResponse(out []byte, hdr *snmp.V3Message, in *Incoming, scoped *snmp.ScopedPDU) ([]byte, error)
+	// ProcessIncoming checks and unwraps a request. On failure it returns
+	// a *ReportError when a Report PDU must be sent, or another error to
+	// drop the message.
+	ProcessIncoming(hdr *snmp.V3Message, whole []byte, ref *transport.StateReference) (*Incoming, error)
+	// GenerateResponse appends the response message, secured at the
+	// level hdr's flags give, to out. scoped is the encoded ScopedPDU.
+	GenerateResponse(out []byte, hdr *snmp.V3Message, state any, scoped []byte) ([]byte, error)
 }
 
 // Incoming is what a security model learned about a request.
@@ -24,32 +29,155 @@ type Incoming struct {
 	SecurityName string
 	Level        snmp.SecurityLevel
 	ScopedPDU    []byte
+	// MaxScopedPDU is the largest ScopedPDU a response may carry.
+	MaxScopedPDU int
 	// State is the model's securityStateReference for the response.
 	State any
 }
 
 // ReportError asks the message processing model to answer with a Report
-// PDU carrying the counter OID and value (RFC 3412 §7.1 step 3).
+// PDU (RFC 3412 §7.1 step 3).
 type ReportError struct {
-	Counter snmp.OID
-	Value   uint32
-	// Level the report is sent at: noAuthNoPriv except for
-	// notInTimeWindow reports to an authenticated request.
+	VarBind snmp.VarBind
+	// Level the report is sent at.
 	Level snmp.SecurityLevel
-	Err   error
-	// State is the model's securityStateReference for the report.
+	// State is the model's securityStateReference for the report; nil
+	// means no report may be sent.
 	State any
+	Err   error
 }
 
 func (e *ReportError) Error() string { return e.Err.Error() }
-
 func (e *ReportError) Unwrap() error { return e.Err }
+
+// USMModel adapts the User-based Security Model to SecurityModel.
+type USMModel struct{ USM *usm.USM }
+
+// ProcessIncoming implements SecurityModel.
+func (m USMModel) ProcessIncoming(hdr *snmp.V3Message, whole []byte, _ *transport.StateReference) (*Incoming, error) {
+	in, err := m.USM.ProcessIncoming(whole, hdr)
+	if err != nil {
+		var se *usm.StatsError
+		if errors.As(err, &se) {
+			re := &ReportError{VarBind: se.VarBind(), Level: se.Level, Err: err}
+			if se.State != nil {
+				re.State = se.State
+			}
+			return nil, re
+		}
+		return nil, err
+	}
+	return &Incoming{SecurityName: in.SecurityName, Level: in.Level, ScopedPDU: in.ScopedPDU,
+		MaxScopedPDU: in.MaxSizeResponseScopedPDU, State: in.State}, nil
+}
+
+// GenerateResponse implements SecurityModel.
+func (m USMModel) GenerateResponse(out []byte, hdr *snmp.V3Message, state any, scoped []byte) ([]byte, error) {
+	return m.USM.GenerateResponse(out, hdr, state.(*usm.StateReference), scoped)
+}
 
 // serveV3 is the SNMPv3 message processing model (RFC 3412 §7.2).
 func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
-	_ = ref
-	_ = msg
-	_ = out
-	a.Stats.UnknownSecurityModels.Add(1)
-	return nil
+	p := a.policy.Load()
+	w := workPool.Get().(*work)
+	defer workPool.Put(w)
+	hdr := &w.v3
+	if err := hdr.Unmarshal(msg); err != nil {
+		a.Stats.InASNParseErrs.Add(1)
+		return nil
+	}
+	level, ok := hdr.Level()
+	if !ok {
+		a.Stats.InvalidMsgs.Add(1)
+		return nil
+	}
+	sm := p.SecurityModels[hdr.SecurityModel]
+	if sm == nil {
+		a.Stats.UnknownSecurityModels.Add(1)
+		return nil
+	}
+	in, err := sm.ProcessIncoming(hdr, msg, ref)
+	if err != nil {
+		var re *ReportError
+		if errors.As(err, &re) && hdr.Flags&snmp.FlagReportable != 0 && re.State != nil {
+			return a.report(sm, hdr, re, out)
+		}
+		if !errors.As(err, &re) {
+			a.Stats.InASNParseErrs.Add(1)
+		}
+		return nil
+	}
+	sc := &w.scoped
+	if err := sc.Unmarshal(in.ScopedPDU); err != nil {
+		a.Stats.InASNParseErrs.Add(1)
+		return nil
+	}
+	req := &sc.PDU
+	a.Stats.countIn(req)
+	if !req.Type.IsConfirmed() || req.Type == snmp.InformRequest {
+		a.Stats.UnknownPDUHandlers.Add(1)
+		return nil
+	}
+	if len(sc.ContextEngineID) > 0 && string(sc.ContextEngineID) != string(a.State.EngineID) {
+		a.Stats.UnknownPDUHandlers.Add(1)
+		return nil
+	}
+	resp := &w.resp.PDU
+	resp.Type, resp.RequestID, resp.ErrorStatus, resp.ErrorIndex = snmp.Response, req.RequestID, 0, 0
+	resp.VarBinds = resp.VarBinds[:0]
+	// Room for varbinds: the smallest of what the requester accepts, the
+	// local cap and the transport, less the ScopedPDU envelope.
+	rs := snmp.ScopedPDU{ContextEngineID: a.State.EngineID, ContextName: sc.ContextName}
+	envelope := len(snmp.AppendScopedPDU(w.buf[:0], &rs)) + 12
+	room := min(in.MaxScopedPDU, p.MaxResponse-secOverhead) - envelope
+	if ref.Domain == transport.UDP {
+		room = min(room, transport.MaxUDPMessage-secOverhead-envelope)
+	}
+	r := mib.NewRequest(context.Background(), time.Now())
+	defer r.Release()
+	r.ContextName = string(sc.ContextName)
+	if err := a.respond(r, p, int(hdr.SecurityModel), in.SecurityName, in.Level, false, req, resp, room); err == errAuthorization {
+		resp.ErrorStatus, resp.ErrorIndex = snmp.AuthorizationError, 0
+		resp.VarBinds = append(resp.VarBinds[:0], req.VarBinds...)
+	}
+	a.Stats.countOut(resp)
+	rs.PDU = *resp
+	w.buf = snmp.AppendScopedPDU(w.buf[:0], &rs)
+	if len(w.buf) > in.MaxScopedPDU || len(w.buf)+secOverhead > p.MaxResponse {
+		rs.PDU.ErrorStatus, rs.PDU.ErrorIndex, rs.PDU.VarBinds = snmp.TooBig, 0, nil
+		w.buf = snmp.AppendScopedPDU(w.buf[:0], &rs)
+		a.Stats.OutTooBigs.Add(1)
+	}
+	rh := snmp.V3Message{MsgID: hdr.MsgID, MaxSize: MaxMessageSize, Flags: snmp.LevelFlags(level)}
+	b, err := sm.GenerateResponse(out[:0], &rh, in.State, w.buf)
+	if err != nil {
+		a.log().Warn("v3 response not generated", "err", err)
+		return nil
+	}
+	return b
+}
+
+// secOverhead bounds the bytes a v3 message adds around its ScopedPDU:
+// header, security parameters with the longest MAC, and privacy padding.
+const secOverhead = 200
+
+// report answers a failed request with a Report PDU (RFC 3412 §7.1 step 3).
+func (a *Agent) report(sm SecurityModel, hdr *snmp.V3Message, re *ReportError, out []byte) []byte {
+	var reqID int32
+	// The request-id is readable only from a plaintext ScopedPDU.
+	if len(hdr.Data) > 0 && hdr.Data[0] == ber.TagSequence {
+		var sc snmp.ScopedPDU
+		if sc.Unmarshal(hdr.Data) == nil {
+			reqID = sc.PDU.RequestID
+		}
+	}
+	rs := snmp.ScopedPDU{ContextEngineID: a.State.EngineID,
+		PDU: snmp.PDU{Type: snmp.Report, RequestID: reqID, VarBinds: []snmp.VarBind{re.VarBind}}}
+	scoped := snmp.AppendScopedPDU(nil, &rs)
+	rh := snmp.V3Message{MsgID: hdr.MsgID, MaxSize: MaxMessageSize, Flags: snmp.LevelFlags(re.Level)}
+	b, err := sm.GenerateResponse(out[:0], &rh, re.State, scoped)
+	if err != nil {
+		return nil
+	}
+	return b
 }
