@@ -1,19 +1,210 @@
 package manager
 
 import (
+	"bytes"
 	"context"
-	"errors"
+	"crypto/rand"
+	"fmt"
+	"sync"
 
+	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
-// ErrV3Unavailable is returned while SNMPv3 message processing is missing.
-var ErrV3Unavailable = errors.New("manager: SNMPv3 is not available yet")
-
-type v3State struct{}
-
-func newV3State(*Config) (*v3State, error) { return nil, ErrV3Unavailable }
-
-func (v *v3State) do(context.Context, *Session, *snmp.PDU, bool) (*snmp.PDU, error) {
-	return nil, ErrV3Unavailable
+// ReportError is an SNMPv3 request answered with a Report PDU, typically
+// one of the usmStats counters. Its message is the text Net-SNMP's tools
+// print for the same condition.
+type ReportError struct {
+	Counter usm.Counter // zero when the Report names no usmStats counter
+	Report  *snmp.PDU
 }
+
+func (e *ReportError) Error() string {
+	switch e.Counter {
+	case usm.UnknownUserNames:
+		return "Unknown user name"
+	case usm.WrongDigests:
+		return "Authentication failure (incorrect password, community or key)"
+	case usm.UnknownEngineIDs:
+		return "Unknown engine ID"
+	case usm.UnsupportedSecLevels:
+		return "Unsupported security level"
+	case usm.NotInTimeWindows:
+		return "Not in time window"
+	case usm.DecryptionErrors:
+		return "Decryption error"
+	}
+	if e.Report != nil && len(e.Report.VarBinds) > 0 {
+		return "Report PDU received: " + e.Report.VarBinds[0].Name.String()
+	}
+	return "Report PDU received"
+}
+
+// v3State is the SNMPv3 (USM) side of a session: a USM acting as a
+// non-authoritative engine with the session's user as a template entry,
+// so keys are localized (and cached) for whatever engine is discovered.
+type v3State struct {
+	usm   *usm.USM
+	user  string
+	level snmp.SecurityLevel
+	cfg   *Config
+
+	mu       sync.Mutex
+	engineID []byte // authoritative engine: configured (-e) or discovered
+}
+
+func newV3State(cfg *Config) (*v3State, error) {
+	auth, priv := cfg.AuthProtocol, cfg.PrivProtocol
+	var authPW, privPW []byte
+	switch cfg.Level {
+	case snmp.NoAuthNoPriv:
+		auth, priv = usm.AuthNone, usm.PrivNone
+	case snmp.AuthNoPriv:
+		priv = usm.PrivNone
+		authPW = []byte(cfg.AuthPassword)
+	case snmp.AuthPriv:
+		authPW, privPW = []byte(cfg.AuthPassword), []byte(cfg.PrivPassword)
+	default:
+		return nil, fmt.Errorf("manager: bad security level %v", cfg.Level)
+	}
+	if cfg.Level >= snmp.AuthNoPriv && auth == usm.AuthNone {
+		auth = usm.AuthMD5 // Net-SNMP's default authentication protocol
+	}
+	if cfg.Level == snmp.AuthPriv && priv == usm.PrivNone {
+		priv = usm.PrivDES // Net-SNMP's default privacy protocol
+	}
+	if len(cfg.User) > usm.MaxUserNameLen {
+		return nil, fmt.Errorf("manager: user name longer than %d octets", usm.MaxUserNameLen)
+	}
+	u, err := usm.NewUser(cfg.User, auth, authPW, priv, privPW)
+	if err != nil {
+		return nil, err
+	}
+	users := usm.NewUserTable()
+	users.Add(nil, u)
+	local := make([]byte, 17)
+	local[0], local[1], local[2], local[3], local[4] = 0x80, 0, 0x1f, 0x88, 0x04 // enterprise-style, octets follow
+	_, _ = rand.Read(local[5:])
+	m, err := usm.New(usm.Config{EngineID: local, Users: users, Discovery: true})
+	if err != nil {
+		return nil, err
+	}
+	v := &v3State{usm: m, user: cfg.User, level: cfg.Level, cfg: cfg}
+	if len(cfg.SecurityEngineID) > 0 {
+		v.engineID = bytes.Clone(cfg.SecurityEngineID)
+		if err := m.AddRemoteEngine(v.engineID); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// EngineID returns the authoritative engine ID in use (configured or
+// discovered), or nil before discovery.
+func (s *Session) EngineID() []byte {
+	if s.v3 == nil {
+		return nil
+	}
+	s.v3.mu.Lock()
+	defer s.v3.mu.Unlock()
+	return bytes.Clone(s.v3.engineID)
+}
+
+func (v *v3State) engine() []byte {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.engineID
+}
+
+// discover learns the agent's snmpEngineID with an unauthenticated probe
+// (RFC 3414 section 4): an empty Get answered by a Report.
+func (v *v3State) discover(ctx context.Context, s *Session, adaptive bool) ([]byte, error) {
+	var found []byte
+	probe := snmp.ScopedPDU{PDU: snmp.PDU{Type: snmp.GetRequest}}
+	err := s.exchange(ctx, adaptive, true, func(id int32) ([]byte, error) {
+		probe.PDU.RequestID = id
+		hdr := snmp.V3Message{MsgID: id, MaxSize: int32(v.cfg.MaxMsgSize), Flags: snmp.FlagReportable}
+		return v.usm.GenerateRequest(nil, &hdr, nil, "", snmp.AppendScopedPDU(nil, &probe))
+	}, func(b []byte) (bool, error) {
+		var hdr snmp.V3Message
+		if hdr.Unmarshal(b) != nil {
+			return false, nil
+		}
+		var sp usm.SecurityParameters
+		if sp.Unmarshal(hdr.SecurityParameters) != nil || len(sp.EngineID) == 0 || len(sp.EngineID) > 32 {
+			return false, nil
+		}
+		found = bytes.Clone(sp.EngineID)
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	v.engineID = found
+	v.mu.Unlock()
+	return found, nil
+}
+
+func (v *v3State) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bool) (*snmp.PDU, error) {
+	engineID := v.engine()
+	var err error
+	if engineID == nil {
+		if engineID, err = v.discover(ctx, s, adaptive); err != nil {
+			return nil, err
+		}
+	}
+	req := *pdu
+	req.RequestID = s.newID()
+	// One resynchronisation after notInTimeWindows (the Report carries the
+	// agent's boots and time, which ProcessIncoming records).
+	for try := 0; ; try++ {
+		ctxEngine := v.cfg.ContextEngineID
+		if len(ctxEngine) == 0 {
+			ctxEngine = engineID
+		}
+		scoped := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: ctxEngine, ContextName: []byte(v.cfg.ContextName), PDU: req})
+		var resp *snmp.PDU
+		err = s.exchange(ctx, adaptive, true, func(id int32) ([]byte, error) {
+			hdr := snmp.V3Message{MsgID: id, MaxSize: int32(v.cfg.MaxMsgSize), Flags: snmp.LevelFlags(v.level) | snmp.FlagReportable}
+			return v.usm.GenerateRequest(nil, &hdr, engineID, v.user, scoped)
+		}, func(b []byte) (bool, error) {
+			var hdr snmp.V3Message
+			if hdr.Unmarshal(b) != nil || hdr.Flags&snmp.FlagReportable != 0 {
+				return false, nil
+			}
+			in, err := v.usm.ProcessIncoming(b, &hdr)
+			if err != nil {
+				return false, nil // not authentic, not timely or malformed: discard
+			}
+			var sp snmp.ScopedPDU
+			if sp.Unmarshal(in.ScopedPDU) != nil {
+				return false, nil
+			}
+			switch sp.PDU.Type {
+			case snmp.Report:
+			case snmp.Response:
+				if sp.PDU.RequestID != req.RequestID || in.Level != v.level || !bytes.Equal(in.EngineID, engineID) {
+					return false, nil
+				}
+			default:
+				return false, nil
+			}
+			p := sp.PDU
+			resp = &p
+			return true, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if resp.Type == snmp.Response {
+			return resp, nil
+		}
+		c, _ := usm.ReportCounter(resp)
+		if try == 0 && c == usm.NotInTimeWindows {
+			continue
+		}
+		return nil, &ReportError{Counter: c, Report: resp}
+	}
+}
+

@@ -1,0 +1,529 @@
+// Package format prints OIDs, values and variable bindings exactly as
+// Net-SNMP's command-line tools do, driven by the MIB tables of mib/smi
+// (names, enumerations, display hints, textual conventions) and by the
+// output options of Net-SNMP's -O flag.
+package format
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tsnmp/tsnmp/mib/smi"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// Options are Net-SNMP's output options (-O).
+type Options struct {
+	NumericOIDs      bool // n: .1.3.6.1.2.1.1.1.0
+	Quick            bool // q: "NAME VALUE", no type prefixes
+	QuickEquals      bool // Q: "NAME = VALUE", no type prefixes
+	BareValue        bool // v: the value only
+	HexStrings       bool // x: octet strings without a hint in hex
+	ASCIIStrings     bool // a: octet strings without a hint as text
+	NumericEnums     bool // e: enumerations as numbers
+	NumericTimeticks bool // t: TimeTicks as a plain number
+	Suffix           bool // s: names without the module
+	NoUnits          bool // U: no units (accepted; units are not printed)
+	FullOIDs         bool // f: names with the full path from the root
+}
+
+// ParseOptions applies the option letters of a -O argument (e.g. "nq").
+func (o *Options) ParseOptions(s string) error {
+	for _, c := range s {
+		switch c {
+		case 'n':
+			o.NumericOIDs, o.Suffix, o.FullOIDs = true, false, false
+		case 'q':
+			o.Quick = true
+		case 'Q':
+			o.Quick, o.QuickEquals = true, true
+		case 'v':
+			o.BareValue = true
+		case 'x':
+			o.HexStrings, o.ASCIIStrings = true, false
+		case 'a':
+			o.ASCIIStrings, o.HexStrings = true, false
+		case 'e':
+			o.NumericEnums = true
+		case 't':
+			o.NumericTimeticks = true
+		case 's':
+			o.Suffix, o.NumericOIDs, o.FullOIDs = true, false, false
+		case 'S':
+			o.Suffix, o.NumericOIDs, o.FullOIDs = false, false, false
+		case 'f':
+			o.FullOIDs, o.NumericOIDs, o.Suffix = true, false, false
+		case 'U':
+			o.NoUnits = true
+		case 'b', 'E', 'X', 'T', 'u':
+			// Accepted for compatibility; they change nothing here.
+		default:
+			return fmt.Errorf("unknown output option %q", c)
+		}
+	}
+	return nil
+}
+
+// OID returns the printable name of oid.
+func (o *Options) OID(oid snmp.OID) string {
+	if o.NumericOIDs {
+		return smi.Format(oid, true)
+	}
+	if o.FullOIDs {
+		return fullName(oid)
+	}
+	s := smi.Format(oid, false)
+	if o.Suffix {
+		if i := strings.Index(s, "::"); i >= 0 {
+			s = s[i+2:]
+		}
+	}
+	return s
+}
+
+// fullName prints every known node from the root, as -Of does.
+func fullName(oid snmp.OID) string {
+	n, rest := smi.Lookup(oid)
+	var names []string
+	for p := n; p != nil; p = p.Parent() {
+		names = append(names, p.Name)
+	}
+	var b strings.Builder
+	for i := len(names) - 1; i >= 0; i-- {
+		b.WriteByte('.')
+		b.WriteString(names[i])
+	}
+	if n == nil {
+		return smi.Format(oid, true)
+	}
+	// Index part as the default format prints it.
+	s := smi.Format(oid, false)
+	if i := strings.Index(s, n.Name); i >= 0 {
+		b.WriteString(s[i+len(n.Name):])
+	} else {
+		for _, v := range rest {
+			b.WriteByte('.')
+			b.WriteString(strconv.FormatUint(uint64(v), 10))
+		}
+	}
+	return b.String()
+}
+
+// VarBind returns the line Net-SNMP prints for vb (without a newline).
+func (o *Options) VarBind(vb snmp.VarBind) string {
+	v := o.Value(vb.Name, vb.Value)
+	if o.BareValue {
+		return v
+	}
+	sep := " = "
+	if o.Quick && !o.QuickEquals {
+		sep = " "
+	}
+	return o.OID(vb.Name) + sep + v
+}
+
+// Exception texts.
+const (
+	NoSuchObjectText   = "No Such Object available on this agent at this OID"
+	NoSuchInstanceText = "No Such Instance currently exists at this OID"
+	EndOfMibViewText   = "No more variables left in this MIB View (It is past the end of the MIB tree)"
+)
+
+// object is the MIB information that drives value printing.
+type object struct {
+	base  smi.Base
+	hint  string
+	enums []smi.Enum
+}
+
+func lookupObject(name snmp.OID) object {
+	n, _ := smi.Lookup(name)
+	if n == nil || n.Kind != smi.KindScalar && n.Kind != smi.KindColumn {
+		return object{}
+	}
+	return object{base: n.Base, hint: n.Hint, enums: n.Enums}
+}
+
+// Value returns the printed value of a varbind named name, with its type
+// prefix unless the options say otherwise.
+func (o *Options) Value(name snmp.OID, v snmp.Value) string {
+	switch v.Type {
+	case snmp.NoSuchObject:
+		return NoSuchObjectText
+	case snmp.NoSuchInstance:
+		return NoSuchInstanceText
+	case snmp.EndOfMibView:
+		return EndOfMibViewText
+	}
+	return string(o.appendValue(nil, lookupObject(name), v))
+}
+
+func (o *Options) wrongType(b []byte, should string, v snmp.Value) []byte {
+	if !o.QuickEquals {
+		b = append(b, "Wrong Type (should be "...)
+		b = append(b, should...)
+		b = append(b, "): "...)
+	}
+	return o.appendValue(b, object{}, v)
+}
+
+func (o *Options) prefix(b []byte, p string) []byte {
+	if o.Quick {
+		return b
+	}
+	return append(b, p...)
+}
+
+func (o *Options) appendValue(b []byte, obj object, v snmp.Value) []byte {
+	switch obj.base {
+	case smi.BaseInteger:
+		if v.Type != snmp.Integer {
+			return o.wrongType(b, "INTEGER", v)
+		}
+		return o.appendInteger(b, obj, v)
+	case smi.BaseOctetString:
+		if v.Type != snmp.OctetString {
+			return o.wrongType(b, "OCTET STRING", v)
+		}
+		return o.appendOctets(b, obj.hint, v.Bytes)
+	case smi.BaseBits:
+		if v.Type != snmp.OctetString {
+			return o.wrongType(b, "BITS", v)
+		}
+		return o.appendBits(b, obj, v.Bytes)
+	case smi.BaseObjectIdentifier:
+		if v.Type != snmp.ObjectIdentifier {
+			return o.wrongType(b, "OBJECT IDENTIFIER", v)
+		}
+	case smi.BaseIPAddress:
+		if v.Type != snmp.IPAddress {
+			return o.wrongType(b, "IpAddress", v)
+		}
+	case smi.BaseCounter32:
+		if v.Type != snmp.Counter32 {
+			return o.wrongType(b, "Counter32", v)
+		}
+	case smi.BaseGauge32, smi.BaseUnsigned32:
+		if v.Type != snmp.Gauge32 {
+			return o.wrongType(b, "Gauge32 or Unsigned32", v)
+		}
+	case smi.BaseTimeTicks:
+		if v.Type != snmp.TimeTicks {
+			return o.wrongType(b, "Timeticks", v)
+		}
+	case smi.BaseOpaque:
+		if v.Type != snmp.Opaque {
+			return o.wrongType(b, "Opaque", v)
+		}
+	case smi.BaseCounter64:
+		if v.Type != snmp.Counter64 {
+			return o.wrongType(b, "Counter64", v)
+		}
+	}
+	switch v.Type {
+	case snmp.Integer:
+		return o.appendInteger(b, obj, v)
+	case snmp.OctetString:
+		return o.appendOctets(b, "", v.Bytes)
+	case snmp.ObjectIdentifier:
+		b = o.prefix(b, "OID: ")
+		return append(b, o.OID(v.OID)...)
+	case snmp.IPAddress:
+		b = o.prefix(b, "IpAddress: ")
+		for i, c := range v.Bytes {
+			if i > 0 {
+				b = append(b, '.')
+			}
+			b = strconv.AppendUint(b, uint64(c), 10)
+		}
+		return b
+	case snmp.Counter32:
+		b = o.prefix(b, "Counter32: ")
+		return strconv.AppendUint(b, v.Num, 10)
+	case snmp.Gauge32:
+		b = o.prefix(b, "Gauge32: ")
+		return strconv.AppendUint(b, v.Num, 10)
+	case snmp.Counter64:
+		b = o.prefix(b, "Counter64: ")
+		return strconv.AppendUint(b, v.Num, 10)
+	case snmp.TimeTicks:
+		return o.appendTimeticks(b, uint32(v.Num))
+	case snmp.Opaque:
+		b = o.prefix(b, "OPAQUE: ")
+		return appendHex(b, v.Bytes)
+	case snmp.Null:
+		return append(b, "NULL"...)
+	case snmp.NoSuchObject:
+		return append(b, NoSuchObjectText...)
+	case snmp.NoSuchInstance:
+		return append(b, NoSuchInstanceText...)
+	case snmp.EndOfMibView:
+		return append(b, EndOfMibViewText...)
+	}
+	return fmt.Appendf(b, "Variable has bad type")
+}
+
+func (o *Options) appendInteger(b []byte, obj object, v snmp.Value) []byte {
+	i := v.Int()
+	label := ""
+	for _, e := range obj.enums {
+		if e.Value == i {
+			label = e.Label
+			break
+		}
+	}
+	switch {
+	case label == "" || o.NumericEnums:
+		b = o.prefix(b, "INTEGER: ")
+		if obj.hint != "" {
+			return appendHintedInt(b, obj.hint, i)
+		}
+		return strconv.AppendInt(b, i, 10)
+	case o.Quick:
+		return append(b, label...)
+	default:
+		b = append(b, "INTEGER: "...)
+		b = append(b, label...)
+		b = append(b, '(')
+		b = strconv.AppendInt(b, i, 10)
+		return append(b, ')')
+	}
+}
+
+// appendHintedInt applies an INTEGER DISPLAY-HINT ("d", "d-N", "x", "o",
+// "b").
+func appendHintedInt(b []byte, hint string, i int64) []byte {
+	switch hint[0] {
+	case 'x':
+		return strconv.AppendInt(b, i, 16)
+	case 'o':
+		return strconv.AppendInt(b, i, 8)
+	case 'b':
+		return strconv.AppendInt(b, i, 2)
+	case 'd':
+		shift := 0
+		if len(hint) > 2 && hint[1] == '-' {
+			shift, _ = strconv.Atoi(hint[2:])
+		}
+		if shift <= 0 || shift > 20 {
+			return strconv.AppendInt(b, i, 10)
+		}
+		neg := i < 0
+		u := uint64(i)
+		if neg {
+			u = uint64(-i)
+		}
+		s := strconv.FormatUint(u, 10)
+		for len(s) <= shift {
+			s = "0" + s
+		}
+		if neg {
+			b = append(b, '-')
+		}
+		b = append(b, s[:len(s)-shift]...)
+		b = append(b, '.')
+		return append(b, s[len(s)-shift:]...)
+	}
+	return strconv.AppendInt(b, i, 10)
+}
+
+func (o *Options) appendTimeticks(b []byte, t uint32) []byte {
+	if o.NumericTimeticks {
+		return strconv.AppendUint(b, uint64(t), 10)
+	}
+	cs := t % 100
+	s := t / 100
+	days, hours, mins, secs := s/86400, s/3600%24, s/60%60, s%60
+	if o.Quick {
+		return fmt.Appendf(b, "%d:%d:%02d:%02d.%02d", days, hours, mins, secs, cs)
+	}
+	b = fmt.Appendf(b, "Timeticks: (%d) ", t)
+	switch days {
+	case 0:
+		return fmt.Appendf(b, "%d:%02d:%02d.%02d", hours, mins, secs, cs)
+	case 1:
+		return fmt.Appendf(b, "1 day, %d:%02d:%02d.%02d", hours, mins, secs, cs)
+	}
+	return fmt.Appendf(b, "%d days, %d:%02d:%02d.%02d", days, hours, mins, secs, cs)
+}
+
+func isPrint(c byte) bool { return c >= 0x20 && c < 0x7f }
+func isSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+
+func (o *Options) appendOctets(b []byte, hint string, s []byte) []byte {
+	if hint != "" {
+		if out, ok := appendHinted(o.prefix(b, "STRING: "), hint, s); ok {
+			return out
+		}
+		b = append(b, "(Bad hint ignored: "...)
+		b = append(b, hint...)
+		b = append(b, ") "...)
+	}
+	hex := false
+	switch {
+	case o.HexStrings:
+		hex = true
+	case o.ASCIIStrings:
+	default:
+		for _, c := range s {
+			if !isPrint(c) && !isSpace(c) {
+				hex = true
+			}
+		}
+	}
+	if len(s) == 0 {
+		return append(b, `""`...)
+	}
+	if hex {
+		if o.Quick {
+			b = append(b, '"')
+			b = appendHex(b, s)
+			return append(b, '"')
+		}
+		b = append(b, "Hex-STRING: "...)
+		return appendHex(b, s)
+	}
+	b = o.prefix(b, "STRING: ")
+	b = append(b, '"')
+	for _, c := range s {
+		switch {
+		case c == '\\' || c == '"':
+			b = append(b, '\\', c)
+		case isPrint(c) || isSpace(c):
+			b = append(b, c)
+		default:
+			b = append(b, '.')
+		}
+	}
+	return append(b, '"')
+}
+
+// appendHex prints octets as Net-SNMP does: "XX " each, 16 to a line.
+func appendHex(b []byte, s []byte) []byte {
+	const digits = "0123456789ABCDEF"
+	for i, c := range s {
+		if i > 0 && i%16 == 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, digits[c>>4], digits[c&15], ' ')
+	}
+	return b
+}
+
+// appendHinted applies an OCTET STRING DISPLAY-HINT (RFC 2579 3.1) the
+// way Net-SNMP does. It reports false for a hint it cannot apply.
+func appendHinted(b []byte, hint string, s []byte) ([]byte, bool) {
+	h := 0
+	var code, separ, term byte = 'd', 0, 0
+	width := 1
+	isHintCh := func(ch byte, width int) bool {
+		return ch != 0 && ch != '*' && (ch < '0' || ch > '9') && (width != 0 || (ch != 'x' && ch != 'd' && ch != 'o'))
+	}
+	at := func(i int) byte {
+		if i < len(hint) {
+			return hint[i]
+		}
+		return 0
+	}
+	for i := 0; i < len(s); {
+		repeat := 1
+		if h < len(hint) {
+			if hint[h] == '*' {
+				repeat = int(s[i])
+				i++
+				h++
+			}
+			width = 0
+			for h < len(hint) && hint[h] >= '0' && hint[h] <= '9' {
+				width = width*10 + int(hint[h]-'0')
+				h++
+				if width > 1<<16 {
+					return b, false
+				}
+			}
+			code = at(h)
+			h++
+			if isHintCh(at(h), width) {
+				separ = hint[h]
+				h++
+			} else {
+				separ = 0
+			}
+			if isHintCh(at(h), width) {
+				term = hint[h]
+				h++
+			} else {
+				term = 0
+			}
+			if width == 0 {
+				width = 1
+			}
+		}
+		for ; repeat > 0 && i < len(s); repeat-- {
+			switch code {
+			case 'a', 't':
+				n := min(width, len(s)-i)
+				b = append(b, s[i:i+n]...)
+				i += n
+			case 'x', 'd', 'o':
+				var val uint64
+				for x := 0; x < width && i < len(s); x++ {
+					val = val<<8 | uint64(s[i])
+					i++
+				}
+				switch code {
+				case 'x':
+					b = strconv.AppendUint(b, val, 16)
+				case 'd':
+					b = strconv.AppendInt(b, int64(val), 10)
+				default:
+					b = strconv.AppendUint(b, val, 8)
+				}
+			default:
+				return b, false
+			}
+			if i < len(s) && separ != 0 {
+				b = append(b, separ)
+			}
+		}
+		if term != 0 && i < len(s) {
+			b = append(b, term)
+		}
+	}
+	return b, true
+}
+
+func (o *Options) appendBits(b []byte, obj object, s []byte) []byte {
+	if o.Quick {
+		b = append(b, '"')
+		b = appendHex(b, s)
+		return append(b, '"')
+	}
+	b = append(b, "BITS: "...)
+	b = appendHex(b, s)
+	e := 0
+	for i, c := range s {
+		for bit := 0; bit < 8; bit++ {
+			if c&(0x80>>bit) == 0 {
+				continue
+			}
+			n := int64(i*8 + bit)
+			label := ""
+			// Net-SNMP resumes the label search where the last one ended.
+			for ; e < len(obj.enums); e++ {
+				if obj.enums[e].Value == n {
+					label = obj.enums[e].Label
+					break
+				}
+			}
+			if label == "" || o.NumericEnums {
+				b = strconv.AppendInt(b, n, 10)
+				b = append(b, ' ')
+			} else {
+				b = fmt.Appendf(b, "%s(%d) ", label, n)
+			}
+		}
+	}
+	return b
+}
