@@ -92,12 +92,12 @@ type enumItem struct {
 
 // syntax is a parsed SYNTAX clause or type assignment.
 type syntax struct {
-	name    string // builtin keyword ("OCTET STRING", "INTEGER", ...) or type name
-	enums   []enumItem
-	seqOf   string // row type for SEQUENCE OF
-	isSeq   bool   // SEQUENCE { ... } or CHOICE { ... }
-	fixed   int    // n for a (SIZE (n)) constraint, else 0
-	sized   bool   // has a SIZE or range constraint
+	name  string // builtin keyword ("OCTET STRING", "INTEGER", ...) or type name
+	enums []enumItem
+	seqOf string // row type for SEQUENCE OF
+	isSeq bool   // SEQUENCE { ... } or CHOICE { ... }
+	fixed int    // n for a (SIZE (n)) constraint, else 0
+	sized bool   // has a SIZE or range constraint
 }
 
 // oidComp is one component of an OBJECT IDENTIFIER value.
