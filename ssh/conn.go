@@ -484,6 +484,19 @@ func (ch *channel) CloseWrite() error {
 	return ch.m.t.writePacket(newBuilder(msgChannelEOF).uint32(ch.remoteID).b)
 }
 
+// finish ends a server-side session channel: EOF, the exit status that
+// OpenSSH clients expect (RFC 4254 section 6.10), then CLOSE.
+func (ch *channel) finish(status uint32) {
+	_ = ch.CloseWrite()
+	ch.mu.Lock()
+	gone := ch.gone || ch.sentClose
+	ch.mu.Unlock()
+	if !gone {
+		_ = ch.m.t.writePacket(newBuilder(msgChannelRequest).uint32(ch.remoteID).text("exit-status").bool(false).uint32(status).b)
+	}
+	_ = ch.Close()
+}
+
 // Close closes the channel in both directions.
 func (ch *channel) Close() error {
 	ch.mu.Lock()

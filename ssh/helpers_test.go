@@ -145,3 +145,18 @@ func mustEd25519() ed25519.PrivateKey {
 	}
 	return k
 }
+
+func edKeyPair() (ed25519.PublicKey, ed25519.PrivateKey, error) { return ed25519.GenerateKey(rand.Reader) }
+
+func mustECDSA() *ecdsa.PrivateKey {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+func testRSAKey(t testing.TB) *rsa.PrivateKey {
+	keys(t)
+	return rsaKey
+}

@@ -208,8 +208,8 @@ func (s *Server) ServeConn(c net.Conn) error {
 			return false
 		}
 		go func() {
-			defer ch.Close()
 			h(user, ch)
+			ch.finish(0)
 		}()
 		return true
 	}
