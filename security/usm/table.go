@@ -70,7 +70,8 @@ func (t *UserTable) Len() int {
 // Replace makes t hold exactly src's entries, in one step: a concurrent
 // Lookup sees either the old or the new set. It serves configuration
 // reloads, which keep the USM (and its counters and time) but replace its
-// users. Keys of users that are no longer present are wiped.
+// users. Replaced users are not wiped: a request in flight may still be
+// using their keys.
 func (t *UserTable) Replace(src *UserTable) {
 	src.mu.RLock()
 	m := make(map[userKey]*User, len(src.m))
@@ -79,16 +80,6 @@ func (t *UserTable) Replace(src *UserTable) {
 	}
 	src.mu.RUnlock()
 	t.mu.Lock()
-	old := t.m
 	t.m = m
 	t.mu.Unlock()
-	kept := make(map[*User]bool, len(m))
-	for _, u := range m {
-		kept[u] = true
-	}
-	for _, u := range old {
-		if !kept[u] {
-			u.Wipe()
-		}
-	}
 }
