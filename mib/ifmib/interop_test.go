@@ -1,0 +1,309 @@
+package ifmib
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// needPeers skips (or, under CI=true, fails) the test when it cannot run:
+// it needs root and the named programs.
+func needPeers(t testing.TB, progs ...string) {
+	t.Helper()
+	miss := func(why string) {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	if os.Geteuid() != 0 {
+		miss("needs root for network namespaces")
+	}
+	for _, p := range progs {
+		if _, err := exec.LookPath(p); err != nil {
+			miss(p + " not found (Debian packages iproute2, snmp, snmpd)")
+		}
+	}
+}
+
+var nsSeq atomic.Int32
+
+// newNetns creates a network namespace removed when the test ends.
+func newNetns(t testing.TB) string {
+	t.Helper()
+	name := fmt.Sprintf("tsnmp-test-%d-%d", os.Getpid(), nsSeq.Add(1))
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
+			t.Errorf("ip netns del %s: %v: %s", name, err, out)
+		}
+	})
+	return name
+}
+
+// ipBatch runs ip commands, one a line, inside namespace ns.
+func ipBatch(t testing.TB, ns, script string) {
+	t.Helper()
+	cmd := exec.Command("ip", "-n", ns, "-batch", "-")
+	cmd.Stdin = strings.NewReader(script)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ip -batch: %v: %s", err, out)
+	}
+}
+
+// inNetns runs fn on an OS thread that has joined namespace ns. The thread
+// stays locked and is discarded when fn returns, so no other goroutine
+// ever runs in the namespace.
+func inNetns(t testing.TB, ns string, fn func()) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		fd, err := unix.Open(filepath.Join("/run/netns", ns), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer unix.Close(fd)
+		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+			errc <- err
+			return
+		}
+		fn()
+		errc <- nil
+	}()
+	if err := <-errc; err != nil {
+		t.Fatalf("joining netns %s: %v", ns, err)
+	}
+}
+
+// canon renders a value the way both sides of the comparison can agree on.
+func canon(v snmp.Value) string {
+	switch v.Type {
+	case snmp.OctetString:
+		return "hex:" + hex.EncodeToString(v.Bytes)
+	case snmp.Integer:
+		return strconv.FormatInt(v.Int(), 10)
+	}
+	return strconv.FormatUint(v.Num, 10)
+}
+
+var walkLine = regexp.MustCompile(`^(\.[0-9.]+) = (?:([A-Za-z0-9-]+): )?(.*)$`)
+
+// parseWalk reads snmpwalk -On -Ox output into OID -> canon value.
+func parseWalk(t testing.TB, out []byte) map[string]string {
+	got := map[string]string{}
+	var last string
+	for _, line := range strings.Split(string(out), "\n") {
+		m := walkLine.FindStringSubmatch(line)
+		if m == nil {
+			if last != "" && strings.TrimSpace(line) != "" { // a wrapped Hex-STRING
+				got[last] += strings.ToLower(strings.ReplaceAll(strings.TrimSpace(line), " ", ""))
+			}
+			continue
+		}
+		o, typ, val := strings.TrimPrefix(m[1], "."), m[2], strings.TrimSpace(m[3])
+		switch typ {
+		case "Hex-STRING":
+			got[o] = "hex:" + strings.ToLower(strings.ReplaceAll(val, " ", ""))
+		case "STRING":
+			s, err := strconv.Unquote(val)
+			if err != nil {
+				t.Fatalf("bad STRING in %q", line)
+			}
+			got[o] = "hex:" + hex.EncodeToString([]byte(s))
+		case "":
+			if val != `""` {
+				t.Fatalf("unexpected walk line %q", line)
+			}
+			got[o] = "hex:"
+		default:
+			got[o] = val
+		}
+		last = o
+	}
+	return got
+}
+
+// TestInteropNetSNMP builds interfaces of several kinds and states in a
+// network namespace and checks that tsnmp's ifTable/ifXTable agree with
+// Net-SNMP's snmpd running in the same namespace.
+func TestInteropNetSNMP(t *testing.T) {
+	needPeers(t, "ip", "snmpd", "snmpbulkwalk", "snmpget")
+	ns := newNetns(t)
+	ipBatch(t, ns, `link set lo up
+link add va type veth peer name vb
+link set va mtu 9000
+link set vb alias peer-of-va
+link set va up
+link set vb up
+link add br0 type bridge
+link add vc type veth peer name vd
+link set vc master br0
+link set br0 up
+link set vc up
+link set vd up
+link set vd promisc on
+link add mv0 link va type macvlan mode bridge
+link set mv0 mtu 1400
+link set mv0 up
+link add ve type veth peer name vf
+link set ve up
+link add mv1 link vf type macvlan mode private
+link set mv1 up
+link add br1 type bridge
+link set br1 up
+link add br2 type bridge
+link add vg type veth peer name vh
+link set vg mtu 68
+`)
+
+	// Operational states settle asynchronously (the kernel's linkwatch):
+	// wait until two listings 200 ms apart agree.
+	prev := ""
+	for i := 0; i < 25; i++ {
+		out, err := exec.Command("ip", "-n", ns, "-o", "link").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) == prev {
+			break
+		}
+		prev = string(out)
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// tsnmp's view, from inside the namespace.
+	ours := map[string]string{}
+	inNetns(t, ns, func() {
+		m := New(Config{})
+		defer m.Close()
+		var tr mib.Tree
+		m.Register(&tr)
+		r := mib.NewRequest(context.Background(), time.Now())
+		defer r.Release()
+		cur := snmp.OID{1, 3, 6, 1, 2, 1, 2}
+		for i := 0; i < 10000; i++ {
+			vb, ok := tr.Next(r, cur)
+			if !ok {
+				break
+			}
+			cur = vb.Name.Clone()
+			ours[cur.String()] = canon(vb.Value)
+		}
+	})
+
+	// Net-SNMP's view.
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "snmpd.conf")
+	if err := os.WriteFile(conf, []byte("rocommunity public 127.0.0.1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The namespace is new and empty, so any port is free in it.
+	addr := "127.0.0.1:16161"
+	var log bytes.Buffer
+	snmpd := exec.Command("ip", "netns", "exec", ns, "snmpd", "-f", "-Lo", "-C", "-c", conf,
+		"-p", filepath.Join(dir, "snmpd.pid"), "udp:"+addr)
+	snmpd.Stdout, snmpd.Stderr = &log, &log
+	if err := snmpd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		snmpd.Process.Kill() // ip netns exec execs snmpd, so this is snmpd's PID
+		snmpd.Wait()
+	})
+	tool := func(args ...string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		args = append([]string{"netns", "exec", ns}, args...)
+		return exec.CommandContext(ctx, "ip", args...).Output()
+	}
+	ready := false
+	for i := 0; i < 50 && !ready; i++ {
+		_, err := tool("snmpget", "-v2c", "-c", "public", "-t", "0.2", "-r", "0", addr, "1.3.6.1.2.1.1.3.0")
+		ready = err == nil
+	}
+	if !ready {
+		t.Fatalf("snmpd did not answer; its log:\n%s", log.String())
+	}
+	theirs := map[string]string{}
+	for _, base := range []string{"1.3.6.1.2.1.2.2.1", "1.3.6.1.2.1.31.1.1.1"} {
+		out, err := tool("snmpbulkwalk", "-v2c", "-c", "public", "-On", "-Ox", "-t", "2", "-r", "1", addr, base)
+		if err != nil {
+			t.Fatalf("snmpbulkwalk %s: %v", base, err)
+		}
+		for k, v := range parseWalk(t, out) {
+			theirs[k] = v
+		}
+	}
+
+	columns := map[string]string{
+		"1.3.6.1.2.1.2.2.1.1.":     "ifIndex",
+		"1.3.6.1.2.1.2.2.1.2.":     "ifDescr",
+		"1.3.6.1.2.1.2.2.1.3.":     "ifType",
+		"1.3.6.1.2.1.2.2.1.4.":     "ifMtu",
+		"1.3.6.1.2.1.2.2.1.5.":     "ifSpeed",
+		"1.3.6.1.2.1.2.2.1.6.":     "ifPhysAddress",
+		"1.3.6.1.2.1.2.2.1.7.":     "ifAdminStatus",
+		"1.3.6.1.2.1.2.2.1.8.":     "ifOperStatus",
+		"1.3.6.1.2.1.31.1.1.1.1.":  "ifName",
+		"1.3.6.1.2.1.31.1.1.1.15.": "ifHighSpeed",
+		"1.3.6.1.2.1.31.1.1.1.16.": "ifPromiscuousMode",
+		"1.3.6.1.2.1.31.1.1.1.17.": "ifConnectorPresent",
+	}
+	compared := 0
+	var keys []string
+	for k := range theirs {
+		keys = append(keys, k)
+	}
+	for k := range ours {
+		if _, ok := theirs[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		col := ""
+		for prefix, name := range columns {
+			if strings.HasPrefix(k, prefix) && !strings.Contains(k[len(prefix):], ".") {
+				col = name + "." + k[len(prefix):]
+			}
+		}
+		if col == "" {
+			continue
+		}
+		compared++
+		if os.Getenv("IFMIB_DEBUG") != "" {
+			t.Logf("%s %s %s", col, ours[k], theirs[k])
+		}
+		if ours[k] != theirs[k] {
+			t.Errorf("%s (%s): tsnmp %q, Net-SNMP %q", col, k, ours[k], theirs[k])
+		}
+	}
+	// lo plus the 13 interfaces made above, each in 12 columns.
+	if want := 14 * len(columns); compared != want {
+		t.Errorf("compared %d values, want %d", compared, want)
+	}
+	if t.Failed() {
+		t.Logf("snmpd log:\n%s", log.String())
+	}
+}
