@@ -112,6 +112,7 @@ func walk(n *Node, oid []uint32, comps []string) ([]uint32, string) {
 	}
 	var row *Node // row whose index comps are being read
 	k := 0        // position in row.index; -1 once types are unknown
+	pending := 0  // numeric components still to come for row.index[k]
 	for _, c := range comps {
 		if row == nil {
 			if child := findChild(kids, c); child != nil {
@@ -134,7 +135,7 @@ func walk(n *Node, oid []uint32, comps []string) ([]uint32, string) {
 		}
 		// An instance index component.
 		var in *Node
-		if k >= 0 && k < len(row.index) {
+		if k >= 0 && k < len(row.index) && pending == 0 {
 			in = row.index[k]
 		}
 		switch {
@@ -153,11 +154,7 @@ func walk(n *Node, oid []uint32, comps []string) ([]uint32, string) {
 		default:
 			if v, err := strconv.ParseUint(c, 10, 32); err == nil {
 				oid = append(oid, uint32(v))
-				if in != nil && (in.Base == BaseInteger || in.Base == BaseUnsigned32 || in.Base == BaseGauge32 || in.Base == BaseTimeTicks) {
-					k++
-				} else {
-					k = -1
-				}
+				k, pending = numericIndex(row, in, k, pending, uint32(v))
 				continue
 			}
 			if in != nil {
@@ -172,6 +169,41 @@ func walk(n *Node, oid []uint32, comps []string) ([]uint32, string) {
 		}
 	}
 	return oid, ""
+}
+
+// numericIndex accounts for one numeric component v of an instance index
+// and returns the new index position and count of components pending.
+func numericIndex(row, in *Node, k, pending int, v uint32) (int, int) {
+	if pending > 0 {
+		if pending--; pending == 0 {
+			k++
+		}
+		return k, pending
+	}
+	if in == nil {
+		return -1, 0
+	}
+	implied := k == len(row.index)-1 && row.implied
+	switch {
+	case in.Base == BaseInteger || in.Base == BaseUnsigned32 || in.Base == BaseGauge32 || in.Base == BaseTimeTicks:
+		return k + 1, 0
+	case in.Base == BaseIPAddress && in.TC == "NetworkAddress":
+		return k, 4
+	case in.Base == BaseIPAddress:
+		return k, 3
+	case (in.Base == BaseOctetString || in.Base == BaseObjectIdentifier) && implied:
+		return -1, 0
+	case in.Base == BaseOctetString && in.fixed > 0:
+		pending = in.fixed - 1
+	case in.Base == BaseOctetString || in.Base == BaseObjectIdentifier:
+		pending = int(min(v, 1<<16))
+	default:
+		return -1, 0
+	}
+	if pending == 0 {
+		k++
+	}
+	return k, pending
 }
 
 // findChild finds a child by name or number.
