@@ -252,3 +252,23 @@ func TestClientToOpenSSHServer(t *testing.T) {
 		})
 	}
 }
+
+// TestClientResumptionStateAgainstOpenSSH offers resumption state to sshd,
+// which does not know the method names; a full key exchange must follow.
+func TestClientResumptionStateAgainstOpenSSH(t *testing.T) {
+	userKey := keys(t)["user"]
+	d := startSSHD(t, userKey.PublicKey())
+	ts, _ := resumeServer(t, true, false)
+	st := fullState(t, ts.addr)
+	cfg := &ClientConfig{User: currentUser(t), Signers: []Signer{userKey}, ResumptionState: st,
+		HostKeyCallback: func(string, net.Addr, []byte) error { return nil }}
+	cl := dial(t, d.addr, cfg)
+	if cl.Resumed() || isResumeKex(cl.Algorithms().Kex) {
+		t.Fatalf("kex %s", cl.Algorithms().Kex)
+	}
+	ch, err := cl.Subsystem("snmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, ch, []byte("hello sshd"))
+}
