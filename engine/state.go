@@ -53,24 +53,6 @@ func enterprisePrefix(format byte) []byte {
 	return []byte{0x80 | byte(n>>24), byte(n >> 16), byte(n >> 8), byte(n & 0xff), format}
 }
 
-// ParseEngineID parses an engine ID given as hex (with or without 0x) or,
-// as Net-SNMP's `engineID` directive does, as text: text IDs become format
-// 4 (RFC 3411) under EnterpriseNumber.
-func ParseEngineID(s string) ([]byte, error) {
-	h := strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
-	if b, err := hex.DecodeString(h); err == nil && len(h) > 0 {
-		if len(b) < 5 || len(b) > 32 {
-			return nil, fmt.Errorf("engine: engine ID must be 5 to 32 octets, got %d", len(b))
-		}
-		return b, nil
-	}
-	if s == "" || len(s) > 27 {
-		return nil, errors.New("engine: text engine ID must be 1 to 27 characters")
-	}
-	id := enterprisePrefix(4)
-	return append(id, s...), nil
-}
-
 // Open loads the state in dir, creating the directory and a new engine ID
 // when needed, and records this start: the incremented boot counter is on
 // disk before Open returns, so a crash at any moment never lets
