@@ -193,13 +193,12 @@ type tcDef struct {
 }
 
 type tables struct {
-	nodes    []*Node // canonical first for each OID, sorted by OID
-	roots    []*Node
-	byName   map[string][]*Node // descriptor -> nodes, preferred first
-	byQual   map[string]*Node   // "Module::name" -> node
-	modules  map[string]bool
-	tcs      map[string]*TC // name and "Module::name"
-	tcByName map[string][]*TC
+	nodes   []*Node // canonical first for each OID, sorted by OID
+	roots   []*Node
+	byName  map[string][]*Node // descriptor -> nodes, preferred first
+	byQual  map[string]*Node   // "Module::name" -> node
+	modules map[string]bool
+	tcs     map[string]*TC // name and "Module::name"
 }
 
 var load = sync.OnceValue(build)
