@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,6 +50,8 @@ type mux struct {
 	done      chan struct{}
 	keepalive chan struct{} // replies to our global requests
 	pending   int           // unanswered keepalives
+
+	adjustsSent atomic.Int64 // WINDOW_ADJUST messages sent
 }
 
 func newMux(t *transport, isClient bool) *mux {
@@ -412,6 +415,7 @@ func (ch *channel) adjustLocked(consumed uint32) error {
 		return nil
 	}
 	ch.localWin += inc
+	ch.m.adjustsSent.Add(1)
 	return ch.m.t.writePacket(newBuilder(msgChannelWindowAdjust).uint32(ch.remoteID).uint32(inc).b)
 }
 

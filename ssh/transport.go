@@ -173,14 +173,22 @@ func (t *transport) handshake() error {
 	if err != nil {
 		return err
 	}
-	p, err := t.pc.readPacket()
-	if err != nil {
-		return err
+	for {
+		p, err := t.pc.readPacket()
+		if err != nil {
+			return err
+		}
+		switch p[0] {
+		case msgKexInit:
+			// runKex rejects packets before KEXINIT under strict kex.
+			return t.runKex(p)
+		case msgIgnore, msgDebug:
+			continue
+		case msgDisconnect:
+			return parseDisconnect(p)
+		}
+		return fmt.Errorf("ssh: unexpected message %d before key exchange", p[0])
 	}
-	if p[0] != msgKexInit {
-		return fmt.Errorf("ssh: first packet is message %d, want KEXINIT", p[0])
-	}
-	return t.runKex(p)
 }
 
 // localKexInit builds our KEXINIT for the current state.
@@ -422,6 +430,7 @@ func (t *transport) runKex(peerInit []byte) error {
 			}
 		}
 		if t.strict && t.pc.readSeq != 1 {
+			// Terrapin countermeasure: nothing may precede KEXINIT.
 			return errors.New("ssh: strict key exchange violated: KEXINIT was not the first packet")
 		}
 	}
