@@ -1,6 +1,6 @@
 /*
  * vectors.c prints key-derivation and cipher vectors computed by the
- * Net-SNMP library, in the line format read by netsnmp_vectors_test.go.
+ * Net-SNMP library, in the line format read by crypto_test.go.
  *
  * Regenerate testdata/netsnmp/vectors.txt (needs libsnmp-dev):
  *   cc -o /tmp/vectors vectors.c $(net-snmp-config --libs) && /tmp/vectors > vectors.txt
