@@ -8,6 +8,7 @@ package smi
 //go:generate go run ../../internal/mibgen -mibs ../../../shared/mibs -out tables_gen.go
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -218,52 +219,57 @@ func build() *tables {
 	for i, r := range []string{"ccitt", "iso", "joint-iso-ccitt"} {
 		nodes[i] = Node{Name: r, OID: []uint32{uint32(i)}}
 	}
+	oids := parseOIDs()
 	for i := range nodeDefs {
 		d := &nodeDefs[i]
 		n := &nodes[i+3]
 		*n = Node{
-			Name: d.name, Module: d.module, OID: parseOID(d.oid), Kind: d.kind, Base: d.base,
+			Name: d.name, Module: d.module, OID: oids[i], Kind: d.kind, Base: d.base,
 			TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, enumCache), Access: d.access,
 			Index: fields(d.index, true), Implied: d.implied, Augments: unqualify(d.augments),
 			Objects: fields(d.objects, true), fixed: d.fixed,
 		}
 	}
-	// Insert into the tree: roots first, then nodeDefs in OID order.
-	byOID := map[string]*Node{}
 	for i := range nodes {
 		n := &nodes[i]
 		t.byName[n.Name] = append(t.byName[n.Name], n)
 		if n.Module != "" {
 			t.byQual[n.Module+"::"+n.Name] = n
 		}
-		key := oidKey(n.OID)
-		if byOID[key] != nil {
-			continue // an alias; the first name for an OID is canonical
-		}
-		byOID[key] = n
-		t.nodes = append(t.nodes, n)
-		if len(n.OID) == 1 {
-			t.roots = append(t.roots, n)
+	}
+	// Build the tree from nodeDefs, which are sorted by OID. The first
+	// name for an OID is canonical; the others are aliases.
+	t.roots = []*Node{&nodes[0], &nodes[1], &nodes[2]}
+	t.nodes = append(t.nodes, t.roots...)
+	var stack, aliases []*Node
+	for i := 3; i < len(nodes); i++ {
+		n := &nodes[i]
+		if prev := nodes[i-1]; i > 3 && slices.Equal(prev.OID, n.OID) {
+			aliases = append(aliases, n)
 			continue
 		}
-		// Nearest named ancestor.
+		for len(stack) > 0 && !hasPrefix(n.OID, stack[len(stack)-1].OID) {
+			stack = stack[:len(stack)-1]
+		}
 		var p *Node
-		for l := len(n.OID) - 1; l > 0 && p == nil; l-- {
-			p = byOID[oidKey(n.OID[:l])]
+		if len(stack) > 0 {
+			p = stack[len(stack)-1]
+		} else if n.OID[0] <= 2 {
+			p = t.roots[n.OID[0]]
 		}
 		if p == nil || len(p.OID) != len(n.OID)-1 {
 			panic("smi: generated table has a gap above " + n.String())
 		}
 		n.parent = p
 		p.children = append(p.children, n) // in OID order, so sorted
+		t.nodes = append(t.nodes, n)
+		stack = append(stack, n)
 	}
+	slices.SortStableFunc(t.nodes, func(a, b *Node) int { return slices.Compare(a.OID, b.OID) })
 	// Aliases share the canonical node's place in the tree.
-	for i := range nodes {
-		n := &nodes[i]
-		if c := byOID[oidKey(n.OID)]; c != n {
-			n.parent = c.parent
-			n.children = c.children
-		}
+	for _, n := range aliases {
+		c, _ := lookup(t.roots, n.OID)
+		n.parent, n.children = c.parent, c.children
 	}
 	// Resolve indexes.
 	defByQual := map[string]*nodeDef{}
@@ -306,24 +312,33 @@ func build() *tables {
 
 func (n *Node) impliedIndex() bool { return n.implied }
 
-func oidKey(o []uint32) string {
-	b := make([]byte, 0, 4*len(o))
-	for _, v := range o {
-		b = append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
-	}
-	return string(b)
+func hasPrefix(oid, prefix []uint32) bool {
+	return len(oid) >= len(prefix) && slices.Equal(oid[:len(prefix)], prefix)
 }
 
-func parseOID(s string) []uint32 {
-	o := make([]uint32, 0, strings.Count(s, ".")+1)
-	for _, f := range strings.Split(s, ".") {
-		v, err := strconv.ParseUint(f, 10, 32)
-		if err != nil {
-			panic("smi: bad OID in generated table: " + s)
-		}
-		o = append(o, uint32(v))
+// parseOIDs parses the dotted OIDs of nodeDefs into one backing array.
+func parseOIDs() [][]uint32 {
+	total := 0
+	for i := range nodeDefs {
+		total += strings.Count(nodeDefs[i].oid, ".") + 1
 	}
-	return o
+	all := make([]uint32, 0, total)
+	oids := make([][]uint32, len(nodeDefs))
+	for i := range nodeDefs {
+		start := len(all)
+		s := nodeDefs[i].oid
+		for s != "" {
+			f, rest, _ := strings.Cut(s, ".")
+			v, err := strconv.ParseUint(f, 10, 32)
+			if err != nil {
+				panic("smi: bad OID in generated table: " + nodeDefs[i].oid)
+			}
+			all = append(all, uint32(v))
+			s = rest
+		}
+		oids[i] = all[start:len(all):len(all)]
+	}
+	return oids
 }
 
 func parseEnums(s string, cache map[string][]Enum) []Enum {
@@ -396,8 +411,11 @@ func TextualConvention(name string) (*TC, bool) {
 // and the rest of oid after it. It returns nil and oid if no node matches.
 // It does not allocate.
 func Lookup(oid []uint32) (*Node, []uint32) {
+	return lookup(load().roots, oid)
+}
+
+func lookup(kids []*Node, oid []uint32) (*Node, []uint32) {
 	var best *Node
-	kids := load().roots
 	for i, v := range oid {
 		lo, hi := 0, len(kids)
 		for lo < hi {
