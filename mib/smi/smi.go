@@ -244,7 +244,7 @@ func build() *tables {
 	var stack, aliases []*Node
 	for i := 3; i < len(nodes); i++ {
 		n := &nodes[i]
-		if prev := nodes[i-1]; i > 3 && slices.Equal(prev.OID, n.OID) {
+		if i > 3 && slices.Equal(nodes[i-1].OID, n.OID) {
 			aliases = append(aliases, n)
 			continue
 		}
@@ -270,6 +270,28 @@ func build() *tables {
 	for _, n := range aliases {
 		c, _ := lookup(t.roots, n.OID)
 		n.parent, n.children = c.parent, c.children
+	}
+	// A name defined by several modules means, as in Net-SNMP, the OID
+	// the last-loaded module gives it, and the node named there.
+	rank := make(map[string]int, len(moduleNames))
+	for i, m := range moduleNames {
+		rank[m] = i
+	}
+	for _, ns := range t.byName {
+		if len(ns) < 2 {
+			continue
+		}
+		last := 0
+		for i, n := range ns {
+			if rank[n.Module] > rank[ns[last].Module] {
+				last = i
+			}
+		}
+		pick := last
+		if c, rest := lookup(t.roots, ns[last].OID); len(rest) == 0 && c.Name == ns[last].Name {
+			pick = slices.Index(ns, c)
+		}
+		ns[0], ns[pick] = ns[pick], ns[0]
 	}
 	// Resolve indexes.
 	defByQual := map[string]*nodeDef{}

@@ -36,6 +36,8 @@ func TestResolveExamples(t *testing.T) {
 		{`ipAddressIfIndex.ipv4.4.10.0.0.1`, ".1.3.6.1.2.1.4.34.1.3.1.4.10.0.0.1"},
 		{`ifAdminStatus.7`, ".1.3.6.1.2.1.2.2.1.7.7"},
 		{"zeroDotZero", ".0.0"},
+		{"snmpCommunityGroup", ".1.3.6.1.6.3.18.2.2.1"}, // also in SNMPv2-MIB, as Net-SNMP resolves it
+		{"SNMPv2-MIB::snmpCommunityGroup", ".1.3.6.1.6.3.1.2.2.9"},
 		{"iso", ".1"},
 		{"5.1", ".5.1"},
 	} {

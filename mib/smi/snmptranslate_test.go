@@ -98,6 +98,18 @@ func TestSnmptranslate(t *testing.T) {
 		}
 		checked++
 	}
+	// Unqualified names, looked up in any module (-IR).
+	for _, name := range []string{"snmpCommunityGroup", "ifDescr.1", "sysDescr.0", "ipAdEntAddr.10.0.0.1", `vacmGroupName.3."user"`, "mib-2", "org"} {
+		oid, err := Resolve(name)
+		if err != nil {
+			t.Errorf("Resolve(%q): %v", name, err)
+			continue
+		}
+		if got, want := Format(oid, true), translate("-IR", "-On", name); got != want {
+			t.Errorf("Resolve(%q) = %s, snmptranslate -IR -On gives %s", name, got, want)
+		}
+		checked++
+	}
 	if checked < 50 {
 		t.Errorf("compared only %d names", checked)
 	}
