@@ -70,7 +70,7 @@ func appendIndex(b []byte, n *Node, rest []uint32) []byte {
 			var s []uint32
 			quote := byte('"')
 			switch {
-			case last && row.impliedIndex():
+			case last && row.implied:
 				s, quote = rest, '\''
 				rest = nil
 			case in.fixed > 0:
@@ -110,7 +110,7 @@ func appendIndex(b []byte, n *Node, rest []uint32) []byte {
 			rest = rest[1:]
 		case BaseObjectIdentifier:
 			l := len(rest)
-			if !last || !row.impliedIndex() {
+			if !last || !row.implied {
 				l = int(rest[0]) + 1
 				if uint64(rest[0])+1 > uint64(len(rest)) {
 					return appendNumeric(b, rest)

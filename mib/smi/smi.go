@@ -332,8 +332,6 @@ func build() *tables {
 	return t
 }
 
-func (n *Node) impliedIndex() bool { return n.implied }
-
 func hasPrefix(oid, prefix []uint32) bool {
 	return len(oid) >= len(prefix) && slices.Equal(oid[:len(prefix)], prefix)
 }
@@ -404,13 +402,14 @@ func unqualify(s string) string {
 
 // Nodes returns every named node, sorted by OID; where several names share
 // an OID, only the one Format prints is included.
-func Nodes() []*Node { return load().nodes }
+func Nodes() []*Node { return slices.Clone(load().nodes) }
 
 // Modules returns the names of the modules the tables were generated from.
 func Modules() []string { return append([]string(nil), moduleNames...) }
 
-// FindNode returns the node named "Module::name" or "name". An unqualified
-// name defined by several modules gives the one Format prints.
+// FindNode returns the node named "Module::name" or "name", or nil. An
+// unqualified name defined by several modules gives the node Resolve
+// takes it to mean.
 func FindNode(name string) *Node {
 	t := load()
 	if i := strings.Index(name, "::"); i >= 0 {
