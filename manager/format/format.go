@@ -5,10 +5,13 @@
 package format
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
+	"github.com/tsnmp/tsnmp/ber"
 	"github.com/tsnmp/tsnmp/mib/smi"
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -135,6 +138,8 @@ type object struct {
 	base  smi.Base
 	hint  string
 	enums []smi.Enum
+	units string
+	tc    string
 }
 
 func lookupObject(name snmp.OID) object {
@@ -142,7 +147,21 @@ func lookupObject(name snmp.OID) object {
 	if n == nil || n.Kind != smi.KindScalar && n.Kind != smi.KindColumn {
 		return object{}
 	}
-	return object{base: n.Base, hint: n.Hint, enums: n.Enums}
+	return object{base: n.Base, hint: n.Hint, enums: n.Enums, units: unitsOf(n), tc: n.TC}
+}
+
+//go:generate go run ./internal/unitsgen -mibs ../../../shared/mibs -out units_gen.go
+
+func unitsOf(n *smi.Node) string {
+	return unitsTable[n.Module+"::"+n.Name]
+}
+
+func (o *Options) appendUnits(b []byte, units string) []byte {
+	if units == "" || o.NoUnits {
+		return b
+	}
+	b = append(b, ' ')
+	return append(b, units...)
 }
 
 // Value returns the printed value of a varbind named name, with its type
@@ -176,6 +195,36 @@ func (o *Options) prefix(b []byte, p string) []byte {
 }
 
 func (o *Options) appendValue(b []byte, obj object, v snmp.Value) []byte {
+	if obj.units != "" && obj.base != smi.BaseNone {
+		b = o.appendTyped(b, obj, v)
+		if !o.wrong(obj, v) && !(v.Type == snmp.TimeTicks && o.NumericTimeticks) {
+			switch v.Type {
+			case snmp.Integer, snmp.OctetString, snmp.Counter32, snmp.Gauge32, snmp.Counter64, snmp.TimeTicks:
+				return o.appendUnits(b, obj.units)
+			}
+		}
+		return b
+	}
+	return o.appendTyped(b, obj, v)
+}
+
+// wrong reports whether v's type does not match the MIB object's.
+func (o *Options) wrong(obj object, v snmp.Value) bool {
+	want := map[smi.Base][]snmp.Type{
+		smi.BaseInteger: {snmp.Integer}, smi.BaseOctetString: {snmp.OctetString}, smi.BaseBits: {snmp.OctetString},
+		smi.BaseObjectIdentifier: {snmp.ObjectIdentifier}, smi.BaseIPAddress: {snmp.IPAddress},
+		smi.BaseCounter32: {snmp.Counter32}, smi.BaseGauge32: {snmp.Gauge32}, smi.BaseUnsigned32: {snmp.Gauge32},
+		smi.BaseTimeTicks: {snmp.TimeTicks}, smi.BaseOpaque: {snmp.Opaque}, smi.BaseCounter64: {snmp.Counter64},
+	}[obj.base]
+	for _, t := range want {
+		if t == v.Type {
+			return false
+		}
+	}
+	return len(want) > 0
+}
+
+func (o *Options) appendTyped(b []byte, obj object, v snmp.Value) []byte {
 	switch obj.base {
 	case smi.BaseInteger:
 		if v.Type != snmp.Integer {
@@ -199,6 +248,16 @@ func (o *Options) appendValue(b []byte, obj object, v snmp.Value) []byte {
 	case smi.BaseIPAddress:
 		if v.Type != snmp.IPAddress {
 			return o.wrongType(b, "IpAddress", v)
+		}
+		if obj.tc == "NetworkAddress" {
+			b = o.prefix(b, "Network Address: ")
+			for i, c := range v.Bytes {
+				if i > 0 {
+					b = append(b, ':')
+				}
+				b = fmt.Appendf(b, "%02X", c)
+			}
+			return b
 		}
 	case smi.BaseCounter32:
 		if v.Type != snmp.Counter32 {
@@ -250,6 +309,9 @@ func (o *Options) appendValue(b []byte, obj object, v snmp.Value) []byte {
 	case snmp.TimeTicks:
 		return o.appendTimeticks(b, uint32(v.Num))
 	case snmp.Opaque:
+		if out, ok := o.appendOpaqueSpecial(b, v.Bytes); ok {
+			return out
+		}
 		b = o.prefix(b, "OPAQUE: ")
 		return appendHex(b, v.Bytes)
 	case snmp.Null:
@@ -526,4 +588,64 @@ func (o *Options) appendBits(b []byte, obj object, s []byte) []byte {
 		}
 	}
 	return b
+}
+
+// ParseOpaque decodes the opaque-wrapped types Net-SNMP understands: an
+// Opaque holding a BER value with the 0x9f escape tag and one of 0x78
+// (Float), 0x79 (Double), 0x7a (Int64), 0x7b (UInt64) or 0x76 (Counter64).
+// It returns the kind and its value as float64, int64 or uint64.
+func ParseOpaque(b []byte) (kind string, value any, ok bool) {
+	if len(b) < 3 || b[0] != 0x9f {
+		return "", nil, false
+	}
+	tag, n := b[1], int(b[2])
+	body := b[3:]
+	if n >= 0x80 || n != len(body) {
+		return "", nil, false
+	}
+	switch tag {
+	case 0x78:
+		if n != 4 {
+			return "", nil, false
+		}
+		return "Float", float64(math.Float32frombits(binary.BigEndian.Uint32(body))), true
+	case 0x79:
+		if n != 8 {
+			return "", nil, false
+		}
+		return "Double", math.Float64frombits(binary.BigEndian.Uint64(body)), true
+	case 0x7a:
+		i, err := ber.ParseInt(body)
+		if err != nil {
+			return "", nil, false
+		}
+		return "Int64", i, true
+	case 0x7b, 0x76:
+		u, err := ber.ParseUint(body, 64)
+		if err != nil {
+			return "", nil, false
+		}
+		if tag == 0x76 {
+			return "Counter64", u, true
+		}
+		return "UInt64", u, true
+	}
+	return "", nil, false
+}
+
+func (o *Options) appendOpaqueSpecial(b []byte, raw []byte) ([]byte, bool) {
+	kind, val, ok := ParseOpaque(raw)
+	if !ok {
+		return b, false
+	}
+	b = o.prefix(b, "Opaque: "+kind+": ")
+	switch v := val.(type) {
+	case float64:
+		return strconv.AppendFloat(b, v, 'f', 6, 64), true
+	case int64:
+		return strconv.AppendInt(b, v, 10), true
+	case uint64:
+		return strconv.AppendUint(b, v, 10), true
+	}
+	return b, false
 }

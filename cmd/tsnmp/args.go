@@ -1,0 +1,204 @@
+package main
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tsnmp/tsnmp/manager"
+	"github.com/tsnmp/tsnmp/manager/format"
+	"github.com/tsnmp/tsnmp/security/usm"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// options is the parsed command line: Net-SNMP's common options and the
+// application options given with -C.
+type options struct {
+	cfg      manager.Config
+	out      format.Options
+	appOpts  []string // -C arguments, parsed by each tool
+	args     []string
+	help     bool
+	version  bool
+	adaptive bool
+	level    string
+}
+
+// usageError is a command-line error: its text is printed, then the usage.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// withArg lists the options that take an argument (as Net-SNMP's getopt
+// string "Y:VhHm:M:O:I:P:D:dv:r:t:c:Z:e:E:n:u:l:x:X:a:A:p:T:-:3:s:S:L:C:").
+const withArg = "YmMOIPvrtcZeEnulxXaApTsSLC"
+
+// parseArgs parses arguments the way Net-SNMP's tools do (GNU getopt with
+// argument permutation: options may follow operands; "--" ends options).
+func parseArgs(argv []string) (*options, error) {
+	o := &options{}
+	o.cfg.Version = snmp.V3 // Net-SNMP's default version
+	o.cfg.Retries = manager.DefaultRetries
+	o.cfg.Timeout = manager.DefaultTimeout
+	o.cfg.Retransmit = manager.RetransmitFixed
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--" {
+			o.args = append(o.args, argv[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			o.args = append(o.args, a)
+			continue
+		}
+		if strings.HasPrefix(a, "--") {
+			switch a {
+			case "--help":
+				o.help = true
+			case "--version":
+				o.version = true
+			case "--adaptive":
+				o.adaptive = true
+			default:
+				return nil, &usageError{fmt.Sprintf("Invalid option: %s", a)}
+			}
+			continue
+		}
+		for j := 1; j < len(a); j++ {
+			c := a[j]
+			if c == 'D' { // optional argument
+				break
+			}
+			if strings.IndexByte(withArg, c) < 0 {
+				switch c {
+				case 'h':
+					o.help = true
+				case 'H', 'd':
+				case 'V':
+					o.version = true
+				default:
+					return nil, &usageError{fmt.Sprintf("Invalid option: -%c", c)}
+				}
+				continue
+			}
+			val := a[j+1:]
+			if val == "" {
+				if i+1 >= len(argv) {
+					return nil, &usageError{fmt.Sprintf("option requires an argument -- '%c'", c)}
+				}
+				i++
+				val = argv[i]
+			}
+			if err := o.set(c, val); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	if o.adaptive {
+		o.cfg.Retransmit = manager.RetransmitAdaptive
+	}
+	return o, nil
+}
+
+func (o *options) set(c byte, val string) error {
+	switch c {
+	case 'v':
+		switch val {
+		case "1":
+			o.cfg.Version = snmp.V1
+		case "2c", "2":
+			o.cfg.Version = snmp.V2c
+		case "3":
+			o.cfg.Version = snmp.V3
+		default:
+			return &usageError{"Invalid version specified after -v flag: " + val}
+		}
+	case 'c':
+		o.cfg.Community = val
+	case 'r':
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 0 {
+			return &usageError{"Invalid retries value: " + val}
+		}
+		o.cfg.Retries = n
+		if n == 0 {
+			o.cfg.Retries = -1
+		}
+	case 't':
+		f, err := strconv.ParseFloat(val, 64)
+		if err != nil || f <= 0 {
+			return &usageError{"Invalid timeout value: " + val}
+		}
+		o.cfg.Timeout = time.Duration(f * float64(time.Second))
+	case 'u':
+		o.cfg.User = val
+	case 'l':
+		o.level = val
+		switch strings.ToLower(val) {
+		case "noauthnopriv", "1", "nanp":
+			o.cfg.Level = snmp.NoAuthNoPriv
+		case "authnopriv", "2", "anp":
+			o.cfg.Level = snmp.AuthNoPriv
+		case "authpriv", "3", "ap":
+			o.cfg.Level = snmp.AuthPriv
+		default:
+			return &usageError{"Invalid security level specified after -l flag: " + val}
+		}
+	case 'a':
+		p, err := usm.ParseAuthProtocol(val)
+		if err != nil {
+			return &usageError{"Invalid authentication protocol specified after -a flag: " + val}
+		}
+		o.cfg.AuthProtocol = p
+	case 'A':
+		o.cfg.AuthPassword = val
+	case 'x':
+		p, err := usm.ParsePrivProtocol(val)
+		if err != nil {
+			return &usageError{"Invalid privacy protocol specified after -x flag: " + val}
+		}
+		o.cfg.PrivProtocol = p
+	case 'X':
+		o.cfg.PrivPassword = val
+	case 'e', 'E':
+		b, err := parseEngineID(val)
+		if err != nil {
+			if c == 'e' {
+				return &usageError{"Bad engine ID value after -e flag."}
+			}
+			return &usageError{"Bad engine ID value after -E flag."}
+		}
+		if c == 'e' {
+			o.cfg.SecurityEngineID = b
+		} else {
+			o.cfg.ContextEngineID = b
+		}
+	case 'n':
+		o.cfg.ContextName = val
+	case 'O':
+		if err := o.out.ParseOptions(val); err != nil {
+			return &usageError{fmt.Sprintf("Unknown output option passed to -O: %s", val)}
+		}
+	case 'C':
+		o.appOpts = append(o.appOpts, val)
+	case 'T':
+		if strings.EqualFold(val, "a") || strings.EqualFold(val, "adaptive") {
+			o.adaptive = true
+		}
+	}
+	// m, M, I, P, L, Y, Z, p, s, S: accepted; the MIB tables are built in.
+	return nil
+}
+
+func parseEngineID(s string) ([]byte, error) {
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) < 5 || len(b) > 32 {
+		return nil, errors.New("bad engine ID")
+	}
+	return b, nil
+}
