@@ -207,4 +207,3 @@ func (v *v3State) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bo
 		return nil, &ReportError{Counter: c, Report: resp}
 	}
 }
-

@@ -74,14 +74,13 @@ var usages = map[string]string{
 
 // app is one run of a tool.
 type app struct {
-	tool   string
-	o      *options
-	out    *bufio.Writer
-	errw   io.Writer
-	sess   *manager.Session
-	peer   string
-	ctx    context.Context
-	status int
+	tool string
+	o    *options
+	out  *bufio.Writer
+	errw io.Writer
+	sess *manager.Session
+	peer string
+	ctx  context.Context
 }
 
 // errorf writes to standard error after flushing standard output, so the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -46,12 +45,12 @@ func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
 		node = n
 	}
 	if len(typ) != 1 {
-		return snmp.Value{}, fmt.Errorf("Bad object type: %s", typ)
+		return snmp.Value{}, msgf("Bad object type: %s", typ)
 	}
 	t := typ[0]
 	if t == '=' {
 		if node == nil || setLetters[node.Base] == 0 {
-			return snmp.Value{}, errors.New("Bad variable type (Unknown type of attribute)")
+			return snmp.Value{}, msgf("Bad variable type (Unknown type of attribute)")
 		}
 		t = setLetters[node.Base]
 	}
@@ -64,9 +63,9 @@ func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
 				return nil
 			}
 		}
-		return fmt.Errorf("Bad variable type (Type of attribute is %s, not %s)", typeNames[node.Base], expected)
+		return msgf("Bad variable type (Type of attribute is %s, not %s)", typeNames[node.Base], expected)
 	}
-	badValue := fmt.Errorf("Bad value notation (%s)", val)
+	badValue := msgf("Bad value notation (%s)", val)
 	switch t {
 	case 'i':
 		if err := want("INTEGER", smi.BaseInteger); err != nil {
@@ -80,7 +79,7 @@ func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
 				return snmp.IntegerValue(i), nil
 			}
 		}
-		return snmp.Value{}, fmt.Errorf("Value out of range (%s)", val)
+		return snmp.Value{}, msgf("Value out of range (%s)", val)
 	case 'u', 't', 'c':
 		var err error
 		var mk func(uint32) snmp.Value
@@ -91,7 +90,7 @@ func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
 			err, mk = want("Timeticks", smi.BaseTimeTicks), snmp.TimeTicksValue
 		default:
 			if node != nil && node.Base != smi.BaseCounter32 {
-				err = fmt.Errorf("Bad object type: %c", t)
+				err = msgf("Bad object type: %c", t)
 			}
 			mk = snmp.Counter32Value
 		}
@@ -105,7 +104,7 @@ func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
 		return mk(uint32(u)), nil
 	case 'C':
 		if node != nil && node.Base != smi.BaseCounter64 {
-			return snmp.Value{}, fmt.Errorf("Bad object type: %c", t)
+			return snmp.Value{}, msgf("Bad object type: %c", t)
 		}
 		u, err := strconv.ParseUint(val, 10, 64)
 		if err != nil {
@@ -182,7 +181,7 @@ func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
 	case 'U', 'I', 'F', 'D':
 		return opaqueValue(t, val)
 	}
-	return snmp.Value{}, fmt.Errorf("Bad object type: %c", t)
+	return snmp.Value{}, msgf("Bad object type: %c", t)
 }
 
 // parseHexString accepts "00 1a ff", "001aff" and "0x001aff".
@@ -207,7 +206,7 @@ func parseHexString(s string) ([]byte, bool) {
 // opaqueValue encodes Net-SNMP's opaque-wrapped 64-bit integers and
 // floating-point numbers (an Opaque holding a 0x9f-tagged value).
 func opaqueValue(t byte, val string) (snmp.Value, error) {
-	bad := fmt.Errorf("Bad value notation (%s)", val)
+	bad := msgf("Bad value notation (%s)", val)
 	var inner []byte
 	switch t {
 	case 'U':
@@ -237,3 +236,11 @@ func opaqueValue(t byte, val string) (snmp.Value, error) {
 	}
 	return snmp.OpaqueValue(append([]byte{0x9f}, inner...)), nil
 }
+
+// msgError is an error whose text is printed to the user verbatim, in
+// Net-SNMP's wording.
+type msgError string
+
+func (e msgError) Error() string { return string(e) }
+
+func msgf(format string, args ...any) error { return msgError(fmt.Sprintf(format, args...)) }
