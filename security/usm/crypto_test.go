@@ -407,3 +407,25 @@ func TestKeyCacheEviction(t *testing.T) {
 		t.Error("purge")
 	}
 }
+
+func TestKeyChange(t *testing.T) {
+	old := bytes.Repeat([]byte{1}, 16)
+	nk := bytes.Repeat([]byte{2}, 16)
+	kc, err := EncodeKeyChange(AuthMD5, old, nk, nil)
+	if err != nil || len(kc) != 32 {
+		t.Fatal(kc, err)
+	}
+	got, err := DecodeKeyChange(AuthMD5, old, kc)
+	if err != nil || !bytes.Equal(got, nk) {
+		t.Fatalf("%x %v", got, err)
+	}
+	if _, err := DecodeKeyChange(AuthMD5, old, kc[:31]); !errors.Is(err, ErrKeyLength) {
+		t.Error(err)
+	}
+	if _, err := EncodeKeyChange(AuthMD5, old, nk[:15], nil); !errors.Is(err, ErrKeyLength) {
+		t.Error(err)
+	}
+	if _, err := EncodeKeyChange(AuthNone, old, nk, nil); !errors.Is(err, ErrUnknownAuthProtocol) {
+		t.Error(err)
+	}
+}

@@ -131,3 +131,28 @@ func TestNetSNMPMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestNetSNMPKeyChange checks EncodeKeyChange against Net-SNMP's
+// decode_keychange for key lengths shorter than, equal to and longer than
+// the hash output.
+func TestNetSNMPKeyChange(t *testing.T) {
+	bin := buildUsmcheck(t)
+	for _, a := range AuthProtocols()[1:] {
+		for _, n := range []int{16, a.DigestLen(), 32, 48} {
+			oldKey := make([]byte, n)
+			newKey := make([]byte, n)
+			random := make([]byte, n)
+			for i := range n {
+				oldKey[i], newKey[i], random[i] = byte(i), byte(0xff-i), byte(3*i+1)
+			}
+			kc, err := EncodeKeyChange(a, oldKey, newKey, random)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runUsmcheck(t, bin, "keychange", a.String(), hex.EncodeToString(oldKey), hex.EncodeToString(kc))
+			if got != "ok "+hex.EncodeToString(newKey) {
+				t.Errorf("%v/%d: Net-SNMP decoded %s", a, n, got)
+			}
+		}
+	}
+}

@@ -272,10 +272,11 @@ func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, 
 		}
 	}
 
-	// Step 4: the user must be known. An empty user name at
-	// noAuthNoPriv is the anonymous user of discovery.
+	// Step 4: the user must be known. When the local engine is not
+	// authoritative, an empty user name at noAuthNoPriv is the anonymous
+	// user that discovery Reports are sent to.
 	var user *User
-	if len(sp.UserName) > 0 || level != snmp.NoAuthNoPriv {
+	if len(sp.UserName) > 0 || level != snmp.NoAuthNoPriv || in.Authoritative {
 		user, ok = u.users.Lookup(sp.EngineID, sp.UserName)
 		if !ok {
 			return nil, u.fail(UnknownUserNames, snmp.NoAuthNoPriv, noAuthState,

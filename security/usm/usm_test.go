@@ -324,6 +324,8 @@ func TestErrorCounters(t *testing.T) {
 		_ = m2.AddRemoteEngine(eid)
 		m2.Users().Add(nil, mustUser(t, "nobody", AuthNone, PrivNone, "", ""))
 		expectCounter(t, p.agent, gen(m2, "nobody", snmp.NoAuthNoPriv), UnknownUserNames, ErrUnknownUserName)
+		// The anonymous user exists only for discovery Reports.
+		expectCounter(t, p.agent, gen(m2, "", snmp.NoAuthNoPriv), UnknownUserNames, ErrUnknownUserName)
 	})
 	t.Run("unsupportedSecLevel", func(t *testing.T) {
 		// Peers configured differently: the manager thinks "noauth" and

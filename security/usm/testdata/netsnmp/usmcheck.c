@@ -11,12 +11,18 @@
  *   usmcheck build ENGINEID BOOTS TIME USER AUTH AUTHPW PRIV PRIVPW LEVEL REQID
  *       Builds a GetRequest for sysDescr.0 to ENGINEID and prints it in hex.
  *
+ *   usmcheck keychange AUTH OLDKEY KEYCHANGE
+ *       Applies a KeyChange value (hex) to OLDKEY (hex) with decode_keychange
+ *       and prints "ok <new key>".
+ *
  * AUTH/PRIV are Net-SNMP names; "-" means none.
  */
 #include <net-snmp/net-snmp-config.h>
 #include <net-snmp/net-snmp-includes.h>
 #include <net-snmp/library/snmpusm.h>
 #include <net-snmp/library/lcd_time.h>
+#include <net-snmp/library/keytools.h>
+#include <net-snmp/library/scapi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +44,27 @@ int main(int argc, char **argv) {
 	char line[1024];
 	int boots, etime;
 
+	setenv("MIBS", "", 1);
+	setenv("MIBDIRS", "/nonexistent", 1);
+	if (argc == 5 && strcmp(argv[1], "keychange") == 0) {
+		u_char old[128], kc[256], nk[128];
+		size_t oldlen, kclen, nklen = sizeof(nk), i;
+		oid *hash;
+		size_t hashlen;
+		init_snmp("usmcheck");
+		hash = sc_get_auth_oid(usm_lookup_auth_type(argv[2]), &hashlen);
+		oldlen = unhex(argv[3], old, sizeof(old));
+		kclen = unhex(argv[4], kc, sizeof(kc));
+		if (hash == NULL || decode_keychange(hash, hashlen, old, oldlen, kc, kclen, nk, &nklen) != SNMPERR_SUCCESS) {
+			printf("err decode_keychange\n");
+			return 0;
+		}
+		printf("ok ");
+		for (i = 0; i < nklen; i++)
+			printf("%02x", nk[i]);
+		printf("\n");
+		return 0;
+	}
 	if (argc < 10) {
 		fprintf(stderr, "usage\n");
 		return 2;
@@ -45,8 +72,6 @@ int main(int argc, char **argv) {
 	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DONT_PERSIST_STATE, 1);
 	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DISABLE_PERSISTENT_LOAD, 1);
 	netsnmp_ds_set_boolean(NETSNMP_DS_LIBRARY_ID, NETSNMP_DS_LIB_DISABLE_CONFIG_LOAD, 1);
-	setenv("MIBS", "", 1);
-	setenv("MIBDIRS", "/nonexistent", 1);
 	if (getenv("USMCHECK_DEBUG")) {
 		debug_register_tokens(getenv("USMCHECK_DEBUG"));
 		snmp_set_do_debugging(1);
