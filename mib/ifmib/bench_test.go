@@ -69,7 +69,7 @@ func syntheticLinks(n int) []link {
 	for i := range links {
 		links[i] = link{
 			index: uint32(i + 1), name: fmt.Sprintf("veth%d", i), arphrd: unix.ARPHRD_ETHER,
-			flags: upRunning, mtu: 1500, addr: []byte{2, 0, 0, 0, byte(i >> 8), byte(i)}, kind: "veth",
+			flags: upRunning, mtu: 1500, addr: []byte{2, 0, 0, 0, byte(i >> 8), byte(i)},
 			stats: stats{rxBytes: uint64(i) << 20, rxPackets: uint64(i) << 10, txBytes: uint64(i) << 21, txPackets: uint64(i) << 11},
 		}
 	}

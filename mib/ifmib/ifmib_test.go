@@ -49,13 +49,13 @@ func newFake() *fake {
 	return &fake{
 		links: []link{ // deliberately not in ifIndex order
 			{index: 3, name: "eth0", arphrd: unix.ARPHRD_ETHER, flags: upRunning | unix.IFF_BROADCAST, mtu: 9000,
-				addr: []byte{0x52, 0x54, 0, 0x12, 0x34, 0x56}, alias: "uplink", kind: "",
+				addr: []byte{0x52, 0x54, 0, 0x12, 0x34, 0x56}, alias: "uplink",
 				stats: stats{rxBytes: 1<<32 + 7, rxPackets: 100, rxMulticast: 10, rxErrors: 1, rxDropped: 2, rxNoHandler: 3,
 					txBytes: 5000, txPackets: 50, txErrors: 4, txDropped: 5}},
 			{index: 1, name: "lo", arphrd: unix.ARPHRD_LOOPBACK, flags: upRunning | unix.IFF_LOOPBACK, mtu: 65536,
 				addr: make([]byte, 6)},
 			{index: 2, name: "veth0", arphrd: unix.ARPHRD_ETHER, flags: unix.IFF_BROADCAST | unix.IFF_PROMISC, mtu: 1500,
-				addr: []byte{2, 0, 0, 0, 0, 2}, kind: "veth"},
+				addr: []byte{2, 0, 0, 0, 0, 2}},
 			{index: 7, name: "tun0", arphrd: unix.ARPHRD_TUNNEL, flags: upRunning, mtu: 1480, addr: []byte{127, 0, 0, 1}},
 		},
 		speeds: map[string]uint32{"eth0": 25000},

@@ -19,7 +19,6 @@ type link struct {
 	mtu    uint32
 	addr   []byte
 	alias  string
-	kind   string // IFLA_INFO_KIND: veth, bridge, macvlan...
 	stats  stats
 }
 
@@ -79,9 +78,6 @@ func (k *kernel) links() ([]link, error) {
 		}
 		if a.Alias != nil {
 			l.alias = *a.Alias
-		}
-		if a.Info != nil {
-			l.kind = a.Info.Kind
 		}
 		if s := a.Stats64; s != nil {
 			l.stats = stats{
