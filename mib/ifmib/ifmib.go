@@ -12,8 +12,9 @@
 // Values follow what Net-SNMP 5.9's snmpd reports on Linux, so that
 // managers see the same data after a switch:
 //   - ifType comes from the ARPHRD type alone (ether -> ethernetCsmacd(6),
-//     including veth, bridge, macvlan and vlan devices; loopback ->
-//     softwareLoopback(24); ipip/ip6tnl/gre/sit -> tunnel(131); ...).
+//     including veth, bridge, macvlan, vxlan and tap devices; loopback ->
+//     softwareLoopback(24); ipip/ip6tnl/gre/sit -> tunnel(131); tun and
+//     others without a link layer -> other(1)).
 //   - ifSpeed/ifHighSpeed of ethernetCsmacd interfaces is the ethtool
 //     speed, 0 when the driver reports none; 10 Mb/s for loopback; 0 for
 //     others.
@@ -23,6 +24,9 @@
 //     does not count broadcasts or sent multicasts, so those counters
 //     and ifOutNUcastPkts are 0.
 //   - ifLinkUpDownTrapEnable is disabled(2): tsnmp sends no linkUp/linkDown.
+//
+// ifLastChange is the time of the first snapshot that saw the current
+// ifOperStatus (0 if unchanged since the first snapshot after start).
 //
 // Differences: ifPhysAddress is the kernel's address at its real length
 // (empty when all zero) rather than always 6 octets; ifAlias is the
