@@ -1,0 +1,170 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Proc is an agent process started for an experiment.
+type Proc struct {
+	Name string
+	Addr string // host:port of its UDP listener
+	cmd  *exec.Cmd
+	log  *strings.Builder
+}
+
+// Stop terminates the process (it was started by us; we stop it by PID).
+func (p *Proc) Stop() {
+	if p == nil || p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Pid returns the process ID.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// Log returns what the process printed.
+func (p *Proc) Log() string { return p.log.String() }
+
+// FreePort returns a port free for UDP and TCP on 127.0.0.1.
+func FreePort() (int, error) {
+	for i := 0; i < 50; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenPacket("udp", l.Addr().String())
+		l.Close()
+		if err == nil {
+			u.Close()
+			return port, nil
+		}
+	}
+	return 0, errors.New("bench: no free port")
+}
+
+// start runs cmd and waits until ready(line) is true for a line of its
+// output, or the timeout passes.
+func start(name, addr string, cmd *exec.Cmd, ready func(string) bool, timeout time.Duration) (*Proc, error) {
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("bench: start %s: %w", name, err)
+	}
+	p := &Proc{Name: name, Addr: addr, cmd: cmd, log: &strings.Builder{}}
+	ok := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			if p.log.Len() < 1<<16 {
+				p.log.WriteString(line + "\n")
+			}
+			if !sent && ready(line) {
+				sent = true
+				ok <- true
+			}
+		}
+		if !sent {
+			ok <- false
+		}
+	}()
+	go func() { cmd.Wait(); pw.Close() }()
+	select {
+	case r := <-ok:
+		if r {
+			return p, nil
+		}
+	case <-time.After(timeout):
+	}
+	p.Stop()
+	return nil, fmt.Errorf("bench: %s did not start:\n%s", name, p.log.String())
+}
+
+// StartTsnmpd starts the tsnmpd binary with a Net-SNMP style configuration
+// file on 127.0.0.1:port (UDP and TCP).
+func StartTsnmpd(bin, conf, stateDir string, port int, extra ...string) (*Proc, error) {
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	args := append([]string{"--snmpd-conf", conf, "--state-dir", stateDir, "--quiet",
+		"--log-level", "warn", "--listen", "udp:" + addr, "--listen", "tcp:" + addr}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
+	p, err := start("tsnmpd", addr, cmd, func(string) bool { return true }, 20*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	// tsnmpd logs at warn level and says nothing when all is well: wait
+	// for its UDP port to answer.
+	if err := waitUDP(addr); err != nil {
+		p.Stop()
+		return nil, fmt.Errorf("bench: tsnmpd: %w\n%s", err, p.Log())
+	}
+	return p, nil
+}
+
+// StartSnmpd starts Net-SNMP's snmpd in the foreground with only conf
+// (-C), its persistent state in dir, on 127.0.0.1:port (UDP and TCP).
+func StartSnmpd(conf, dir string, port int) (*Proc, error) {
+	bin, err := exec.LookPath("snmpd")
+	if err != nil {
+		bin = "/usr/sbin/snmpd"
+		if _, err := os.Stat(bin); err != nil {
+			return nil, errors.New("bench: Net-SNMP's snmpd is not installed (apt-get install snmpd)")
+		}
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(bin, "-f", "-Lo", "-C", "-c", conf, "-p", filepath.Join(dir, "snmpd.pid"),
+		"udp:"+addr, "tcp:"+addr)
+	cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+dir, "MIBS=", "MIBDIRS=/dev/null")
+	return start("snmpd", addr, cmd, func(l string) bool { return strings.Contains(l, "NET-SNMP version") }, 20*time.Second)
+}
+
+// waitUDP waits until a v2c get to addr is answered (any answer counts).
+func waitUDP(addr string) error {
+	req := CommunityRequests(1, "public", 1, []uint32{1, 3, 6, 1, 2, 1, 1, 3, 0})[0].Msg
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	buf := make([]byte, 4096)
+	for i := 0; i < 100; i++ {
+		c.Write(req)
+		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, err := c.Read(buf); err == nil {
+			return nil
+		}
+	}
+	return errors.New("no answer on " + addr)
+}
+
+// BuildTsnmpd compiles tsnmpd from the module containing dir into out.
+func BuildTsnmpd(ctx context.Context, moduleDir, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/tsnmpd")
+	cmd.Dir = moduleDir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("bench: go build tsnmpd: %v\n%s", err, b)
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+// Command tsnmpd is the tsnmp SNMP agent.
+//
+// With no arguments it serves SNMPv1, v2c and v3 over UDP and TCP on
+// 127.0.0.1 and ::1 port 1161, with community "public" read-only from
+// loopback and a USM user whose passwords are generated on first start.
+// See docs/config.md for the configuration file.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+type options struct {
+	config     string
+	snmpdConf  string
+	stateDir   string
+	listen     []string
+	logLevel   string
+	logFormat  string
+	quiet      bool
+	printUser  bool
+	allowNonLo bool
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "tsnmpd:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("tsnmpd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.config, "config", "", "YAML configuration `file` (see docs/config.md)")
+	fs.StringVar(&o.snmpdConf, "snmpd-conf", "", "read a Net-SNMP snmpd.conf `file` instead of YAML")
+	fs.StringVar(&o.stateDir, "state-dir", "", "`directory` for engine ID, boots, keys and persisted values\n(default $XDG_STATE_HOME/tsnmp or ~/.local/state/tsnmp)")
+	fs.Func("listen", "listen `address` in Net-SNMP syntax (udp:127.0.0.1:1161, tcp:[::1]:1161); repeatable", func(s string) error {
+		o.listen = append(o.listen, s)
+		return nil
+	})
+	fs.StringVar(&o.logLevel, "log-level", "info", "log `level`: debug, info, warn, error")
+	fs.StringVar(&o.logFormat, "log-format", "text", "log `format`: text or json")
+	fs.BoolVar(&o.quiet, "quiet", false, "do not print the default user's credentials at start")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: tsnmpd [flags]\n\nThe tsnmp SNMP agent. Without flags it serves udp and tcp on 127.0.0.1:1161 and [::1]:1161.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (listen addresses go in --listen)", fs.Arg(0))
+	}
+	if *showVersion {
+		fmt.Println("tsnmpd", version)
+		os.Exit(0)
+	}
+	if o.config != "" && o.snmpdConf != "" {
+		return nil, errors.New("--config and --snmpd-conf are exclusive")
+	}
+	return o, nil
+}
+
+func newLogger(o *options, w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	ho := &slog.HandlerOptions{Level: lvl}
+	switch o.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, ho)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", o.logFormat)
+}
+
+// defaultStateDir follows the XDG base directory specification.
+func defaultStateDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "tsnmp"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no state directory: set --state-dir or $XDG_STATE_HOME (%v)", err)
+	}
+	return filepath.Join(home, ".local", "state", "tsnmp"), nil
+}
+
+func run(args []string, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	log, err := newLogger(o, stderr)
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(log)
+	if o.stateDir == "" {
+		if o.stateDir, err = defaultStateDir(); err != nil {
+			return err
+		}
+	}
+	d, err := start(o, log, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info("shutting down")
+			d.close()
+			return nil
+		case <-hup:
+			if err := d.reload(); err != nil {
+				log.Error("reload failed; keeping the running configuration", "err", err)
+			} else {
+				log.Info("configuration reloaded")
+			}
+		case err := <-d.errc:
+			d.close()
+			return err
+		}
+	}
+}
+
+// quoteArg quotes s for a POSIX shell when it needs quoting.
+func quoteArg(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@%+=,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

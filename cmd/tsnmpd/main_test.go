@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
+)
+
+// buildDaemon compiles tsnmpd once per test binary run.
+func buildDaemon(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "tsnmpd")
+	out, err := exec.Command("go", "build", "-race", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+type proc struct {
+	cmd *exec.Cmd
+	log *strings.Builder
+}
+
+// startDaemon runs tsnmpd and waits until every listener is up.
+func startDaemon(t *testing.T, bin string, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, _ := cmd.StderrPipe()
+	cmd.Stdout = cmd.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, log: &strings.Builder{}}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		ok := false
+		for sc.Scan() {
+			p.log.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "tsnmpd started") && !ok {
+				ok = true
+				ready <- true
+			}
+		}
+		if !ok {
+			ready <- false
+		}
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatalf("tsnmpd exited before it was ready:\n%s", p.log)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("tsnmpd not ready after 30 s:\n%s", p.log)
+	}
+	return p
+}
+
+func readBoots(t *testing.T, dir string) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "engine.conf"))
+	if err != nil {
+		t.Fatalf("engine state unreadable: %v", err)
+	}
+	m := regexp.MustCompile(`engineBoots (\d+)`).FindSubmatch(data)
+	if m == nil {
+		t.Fatalf("engine state damaged:\n%s", data)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
+func netsnmp(t *testing.T, prog string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(testenv.Need(t, prog), append([]string{"-M", "/dev/null", "-m", "", "-On", "-r", "1", "-t", "2"}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", prog, args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestKill9 kills tsnmpd with SIGKILL at random moments, including during
+// start, and checks that no state is lost and engineBoots never goes back.
+func TestKill9(t *testing.T) {
+	bin := buildDaemon(t)
+	dir := t.TempDir()
+	port := testenv.FreePort(t)
+	listen := fmt.Sprintf("udp:127.0.0.1:%d", port)
+	cfg := filepath.Join(t.TempDir(), "snmpd.conf")
+	os.WriteFile(cfg, []byte("rwcommunity private 127.0.0.1\nrocommunity public 127.0.0.1\n"), 0o600)
+	args := []string{"--state-dir", dir, "--listen", listen, "--snmpd-conf", cfg}
+
+	p := startDaemon(t, bin, nil, args...)
+	netsnmp(t, "snmpset", "-v2c", "-c", "private", listen, ".1.3.6.1.2.1.1.6.0", "s", "rack 7")
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.cmd.Wait()
+	last := readBoots(t, dir)
+
+	for i := 0; i < 15; i++ {
+		cmd := exec.Command(bin, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rand.IntN(40)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		b := readBoots(t, dir)
+		if b < last {
+			t.Fatalf("engineBoots went back from %d to %d", last, b)
+		}
+		last = b
+	}
+	p = startDaemon(t, bin, nil, args...)
+	got := netsnmp(t, "snmpget", "-v2c", "-c", "public", listen, ".1.3.6.1.6.3.10.2.1.2.0", ".1.3.6.1.2.1.1.6.0")
+	want := fmt.Sprintf(".1.3.6.1.6.3.10.2.1.2.0 = INTEGER: %d\n.1.3.6.1.2.1.1.6.0 = STRING: \"rack 7\"", last+1)
+	if got != want {
+		t.Errorf("after restarts:\n%s\nwant\n%s", got, want)
+	}
+	// SIGTERM stops cleanly.
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, p.log)
+	}
+	// Only the state files remain: no temporary files from interrupted
+	// writes are mistaken for state.
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// TestZeroConfig runs tsnmpd without arguments (but its own state dir) and
+// uses the printed USM credentials.
+func TestZeroConfig(t *testing.T) {
+	bin := buildDaemon(t)
+	state := t.TempDir()
+	port := testenv.FreePort(t)
+	// The zero-config default listens on port 1161, which a test cannot
+	// count on; --listen changes only the addresses.
+	p := startDaemon(t, bin, []string{"XDG_STATE_HOME=" + state}, "--listen", fmt.Sprintf("udp:127.0.0.1:%d", port))
+	m := regexp.MustCompile(`-A (\S+) -x AES -X (\S+)`).FindStringSubmatch(p.log.String())
+	if m == nil {
+		t.Fatalf("no credentials printed:\n%s", p.log)
+	}
+	fi, err := os.Stat(filepath.Join(state, "tsnmp", "default-user.conf"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("default user file: %v %v", err, fi)
+	}
+	target := fmt.Sprintf("udp:127.0.0.1:%d", port)
+	out := netsnmp(t, "snmpget", "-v3", "-l", "authPriv", "-u", "tsnmp", "-a", "SHA-256", "-A", m[1], "-x", "AES", "-X", m[2], target, ".1.3.6.1.2.1.1.5.0")
+	host, _ := os.Hostname()
+	if out != fmt.Sprintf(".1.3.6.1.2.1.1.5.0 = STRING: %q", host) {
+		t.Errorf("v3 get: %q", out)
+	}
+	out = netsnmp(t, "snmpget", "-v2c", "-c", "public", target, ".1.3.6.1.2.1.2.1.0")
+	if !strings.HasPrefix(out, ".1.3.6.1.2.1.2.1.0 = INTEGER: ") {
+		t.Errorf("ifNumber: %q", out)
+	}
+	// SIGHUP keeps the engine and the credentials working.
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	time.Sleep(200 * time.Millisecond)
+	out = netsnmp(t, "snmpget", "-v3", "-l", "authPriv", "-u", "tsnmp", "-a", "SHA-256", "-A", m[1], "-x", "AES", "-X", m[2], target, ".1.3.6.1.6.3.10.2.1.2.0")
+	if out != ".1.3.6.1.6.3.10.2.1.2.0 = INTEGER: 1" {
+		t.Errorf("after SIGHUP: %q", out)
+	}
+}
