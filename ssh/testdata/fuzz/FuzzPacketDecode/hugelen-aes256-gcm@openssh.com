@@ -1,0 +1,3 @@
+go test fuzz v1
+byte('\x02')
+[]byte("\x7f\xff\xff\xff\x04\x00\x00\x00")
