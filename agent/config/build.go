@@ -27,16 +27,7 @@ const (
 // Validate checks the whole configuration, including that every USM user
 // has its passwords or keys.
 func (c *Config) Validate() error {
-	if _, err := c.expand(); err != nil {
-		return err
-	}
-	if _, err := c.ListenAddresses(); err != nil {
-		return err
-	}
-	if _, err := c.EngineIDBytes(); err != nil {
-		return err
-	}
-	if _, err := c.SysObjectID(); err != nil {
+	if err := c.check(true); err != nil {
 		return err
 	}
 	if s := c.System.Services; s != nil && (*s < 0 || *s > 127) {
@@ -55,11 +46,6 @@ func (c *Config) Validate() error {
 	}
 	if n := c.Limits.MaxResponseSize; n != 0 && n < 484 {
 		return c.errAt("limits.max_response_size", "%d is below the minimum message size 484", n)
-	}
-	for i := range c.Users {
-		if _, err := c.userKeys(i, nil); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -120,7 +106,9 @@ func (c *Config) ListenAddresses() ([]transport.Address, error) {
 // bit, enterprise 8072, format 4 (text).
 var netSNMPTextEngineIDPrefix = []byte{0x80, 0x00, 0x1f, 0x88, 0x04}
 
-// EngineIDBytes returns the configured engine ID, or nil when unset.
+// EngineIDBytes returns the configured engine ID, or nil when unset. The
+// forms are "0x" followed by hex (the exact engine ID), "text:T" or any
+// other text T (Net-SNMP's text engine ID 80:00:1f:88:04 followed by T).
 func (c *Config) EngineIDBytes() ([]byte, error) {
 	if c.EngineID == "" {
 		return nil, nil
@@ -134,7 +122,9 @@ func (c *Config) EngineIDBytes() ([]byte, error) {
 
 func parseEngineID(s string, textOK bool) ([]byte, error) {
 	var id []byte
-	if h, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok || !textOK {
+	if t, ok := strings.CutPrefix(s, "text:"); ok && textOK {
+		id = append(slices.Clone(netSNMPTextEngineIDPrefix), t...)
+	} else if h, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok || !textOK {
 		b, err := hex.DecodeString(h)
 		if err != nil {
 			return nil, fmt.Errorf("engine ID %q is not hex", s)
@@ -209,14 +199,39 @@ func parseLevel(s string) (snmp.SecurityLevel, error) {
 	return 0, fmt.Errorf("bad security level %q (want noauth, auth or priv)", s)
 }
 
-func parseRW(s string) (bool, error) {
+// Access bits of a shortcut.
+const (
+	bitRead = 1 << iota
+	bitWrite
+	bitNotify
+)
+
+// parseAccessBits reads a shortcut's access: "ro", "rw", or a list of
+// read, write and notify.
+func parseAccessBits(s string) (int, error) {
 	switch strings.ToLower(s) {
 	case "", "ro", "read-only", "readonly":
-		return false, nil
+		return bitRead, nil
 	case "rw", "read-write", "readwrite":
-		return true, nil
+		return bitRead | bitWrite, nil
 	}
-	return false, fmt.Errorf("bad access %q (want ro or rw)", s)
+	bits := 0
+	for _, t := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '|' || r == ':' || r == ' ' }) {
+		switch strings.ToLower(t) {
+		case "read":
+			bits |= bitRead
+		case "write":
+			bits |= bitWrite
+		case "notify":
+			bits |= bitNotify
+		default:
+			return 0, fmt.Errorf("bad access %q (want ro, rw or a list of read, write, notify)", s)
+		}
+	}
+	if bits == 0 {
+		return 0, fmt.Errorf("bad access %q", s)
+	}
+	return bits, nil
 }
 
 // parseSources reads the sources of a community shortcut: "default" and
@@ -284,16 +299,16 @@ func groupNameFor(secName string) string {
 }
 
 // splitContext reads a shortcut's CONTEXT: none matches every context
-// (prefix ""), "name*" every context starting with name, "name" only that
-// context.
-func splitContext(ctx string, given bool) (string, vacm.ContextMatch) {
-	if !given {
+// (prefix ""), "name*" every context starting with name, "name" (or "")
+// only that context.
+func splitContext(ctx *string) (string, vacm.ContextMatch) {
+	if ctx == nil {
 		return "", vacm.Prefix
 	}
-	if p, ok := strings.CutSuffix(ctx, "*"); ok {
+	if p, ok := strings.CutSuffix(*ctx, "*"); ok {
 		return p, vacm.Prefix
 	}
-	return ctx, vacm.Exact
+	return *ctx, vacm.Exact
 }
 
 func (c *Config) expand() (*expansion, error) {
@@ -422,17 +437,18 @@ func (c *Config) expand() (*expansion, error) {
 	for n, sc := range scs {
 		num := n + 1
 		var (
-			viewName, oidStr, ctx, path string
-			rw                          bool
-			err                         error
+			viewName, oidStr string
+			ctx              *string
+			bits             int
+			err              error
 		)
-		path = sc.path
+		path := sc.path
 		if sc.comm != nil {
 			viewName, oidStr, ctx = sc.comm.View, sc.comm.OID, sc.comm.Context
-			rw, err = parseRW(sc.comm.Access)
+			bits, err = parseAccessBits(sc.comm.Access)
 		} else {
 			viewName, oidStr, ctx = sc.user.View, sc.user.OID, sc.user.Context
-			rw, err = parseRW(sc.user.Access)
+			bits, err = parseAccessBits(sc.user.Access)
 		}
 		if err != nil {
 			return nil, c.errAt(path+".access", "%v", err)
@@ -440,7 +456,7 @@ func (c *Config) expand() (*expansion, error) {
 		if viewName != "" && oidStr != "" {
 			return nil, c.errAt(path, "give either view or oid, not both")
 		}
-		prefix, match := splitContext(ctx, ctx != "")
+		prefix, match := splitContext(ctx)
 		if len(prefix) > vacm.MaxNameLen {
 			return nil, c.errAt(path+".context", "longer than %d octets", vacm.MaxNameLen)
 		}
@@ -475,12 +491,27 @@ func (c *Config) expand() (*expansion, error) {
 		default:
 			view = ViewAll
 		}
-		write := "none"
-		if rw {
-			write = view
+		acc := vacm.Access{GroupName: groupName, ContextPrefix: prefix, ContextMatch: match}
+		if bits == bitRead || bits == bitRead|bitWrite {
+			// Net-SNMP's access line: read view, and the write and
+			// notify views both "none" (read-only) or the view.
+			write := "none"
+			if bits&bitWrite != 0 {
+				write = view
+			}
+			acc.ReadView, acc.WriteView, acc.NotifyView = view, write, write
+		} else {
+			// Net-SNMP's setaccess lines: only the views asked for.
+			if bits&bitRead != 0 {
+				acc.ReadView = view
+			}
+			if bits&bitWrite != 0 {
+				acc.WriteView = view
+			}
+			if bits&bitNotify != 0 {
+				acc.NotifyView = view
+			}
 		}
-		acc := vacm.Access{GroupName: groupName, ContextPrefix: prefix, ContextMatch: match,
-			ReadView: view, WriteView: write, NotifyView: write}
 
 		if sc.comm != nil {
 			cm := sc.comm
@@ -591,6 +622,10 @@ type builtUser struct {
 
 // userKeys validates user i and, with a non-nil localEngineID, builds it.
 func (c *Config) userKeys(i int, localEngineID []byte) (*builtUser, error) {
+	return c.userKeysOpt(i, localEngineID, true)
+}
+
+func (c *Config) userKeysOpt(i int, localEngineID []byte, requireSecrets bool) (*builtUser, error) {
 	u := &c.Users[i]
 	path := fmt.Sprintf("users[%d]", i)
 	if u.Name == "" || len(u.Name) > usm.MaxUserNameLen {
@@ -621,17 +656,24 @@ func (c *Config) userKeys(i int, localEngineID []byte) (*builtUser, error) {
 	default:
 		return nil, c.errAt(path+".key_type", "key_type must be localized or master, not %q", u.KeyType)
 	}
-	byKey := u.AuthKey != "" || u.PrivKey != ""
-	if byKey && (u.AuthPassword != "" || u.PrivPassword != "") {
-		return nil, c.errAt(path, "give passwords or keys, not both")
+	if u.AuthKey != "" && u.AuthPassword != "" {
+		return nil, c.errAt(path, "give auth_password or auth_key, not both")
+	}
+	if u.PrivKey != "" && u.PrivPassword != "" {
+		return nil, c.errAt(path, "give priv_password or priv_key, not both")
 	}
 	var authKey, privKey []byte
 	if auth != usm.AuthNone {
-		if byKey {
+		switch {
+		case u.AuthKey != "":
 			if authKey, err = decodeHex(u.AuthKey); err != nil || len(authKey) == 0 {
-				return nil, c.errAt(path+".auth_key", "missing or bad hex key")
+				return nil, c.errAt(path+".auth_key", "bad hex key")
 			}
-		} else if len(u.AuthPassword) < usm.MinPasswordLen {
+			if len(authKey) != auth.DigestLen() {
+				return nil, c.errAt(path+".auth_key", "%s keys have %d octets, not %d", u.Auth, auth.DigestLen(), len(authKey))
+			}
+		case u.AuthPassword == "" && !requireSecrets:
+		case len(u.AuthPassword) < usm.MinPasswordLen:
 			return nil, c.errAt(path+".auth_password", "password must have at least %d characters", usm.MinPasswordLen)
 		}
 	} else if u.AuthPassword != "" || u.AuthKey != "" {
@@ -639,12 +681,20 @@ func (c *Config) userKeys(i int, localEngineID []byte) (*builtUser, error) {
 	}
 	if priv != usm.PrivNone {
 		switch {
-		case byKey:
+		case u.PrivKey != "":
 			if privKey, err = decodeHex(u.PrivKey); err != nil || len(privKey) == 0 {
-				return nil, c.errAt(path+".priv_key", "missing or bad hex key")
+				return nil, c.errAt(path+".priv_key", "bad hex key")
+			}
+			if master && len(privKey) != auth.DigestLen() {
+				return nil, c.errAt(path+".priv_key", "master keys for %s have %d octets, not %d", u.Auth, auth.DigestLen(), len(privKey))
+			}
+			if !master && len(privKey) < priv.KeyLen() {
+				return nil, c.errAt(path+".priv_key", "%s keys need %d octets, not %d", u.Priv, priv.KeyLen(), len(privKey))
 			}
 		case u.PrivPassword != "" && len(u.PrivPassword) < usm.MinPasswordLen:
 			return nil, c.errAt(path+".priv_password", "password must have at least %d characters", usm.MinPasswordLen)
+		case u.PrivPassword == "" && u.AuthKey != "" && !master && len(authKey) < priv.KeyLen():
+			return nil, c.errAt(path+".priv_key", "%s needs a priv_key of %d octets (the auth_key is too short to share)", u.Priv, priv.KeyLen())
 		}
 	} else if u.PrivPassword != "" || u.PrivKey != "" {
 		return nil, c.errAt(path+".priv", "password or key given without a protocol")
@@ -655,23 +705,78 @@ func (c *Config) userKeys(i int, localEngineID []byte) (*builtUser, error) {
 	if engineID == nil {
 		engineID = localEngineID
 	}
-	var user *usm.User
-	switch {
-	case byKey && master:
-		user, err = usm.NewUserFromMasterKeys(u.Name, auth, authKey, priv, privKey)
-	case byKey:
-		user, err = usm.NewLocalizedUser(u.Name, engineID, auth, authKey, priv, privKey)
-	default:
-		var pp []byte
-		if u.PrivPassword != "" {
-			pp = []byte(u.PrivPassword)
-		}
-		user, err = usm.NewUser(u.Name, auth, []byte(u.AuthPassword), priv, pp)
-	}
+	user, err := buildUser(u, auth, priv, authKey, privKey, master, engineID)
 	if err != nil {
 		return nil, c.errAt(path, "%v", err)
 	}
 	return &builtUser{engineID: engineID, user: user}, nil
+}
+
+// buildUser makes the usm.User: from passwords or master keys it can
+// serve any engine; with a localized key it is bound to engineID. A
+// missing privacy secret is the authentication one, as in Net-SNMP.
+func buildUser(u *User, auth usm.AuthProtocol, priv usm.PrivProtocol, authKey, privKey []byte, master bool, engineID []byte) (*usm.User, error) {
+	if auth == usm.AuthNone {
+		return usm.NewUser(u.Name, auth, nil, priv, nil)
+	}
+	authIsKey := u.AuthKey != ""
+	privIsKey := u.PrivKey != ""
+	privGiven := u.PrivKey != "" || u.PrivPassword != ""
+	switch {
+	case !authIsKey && !privIsKey:
+		var pp []byte
+		if u.PrivPassword != "" {
+			pp = []byte(u.PrivPassword)
+		}
+		return usm.NewUser(u.Name, auth, []byte(u.AuthPassword), priv, pp)
+	case master && authIsKey && (privIsKey || !privGiven):
+		pk := privKey
+		if pk == nil && priv != usm.PrivNone {
+			pk = authKey
+		}
+		return usm.NewUserFromMasterKeys(u.Name, auth, authKey, priv, pk)
+	}
+	// Mixed or localized: localize everything to engineID.
+	var authKu []byte
+	authKul := authKey
+	var err error
+	if !authIsKey || master {
+		authKu = authKey
+		if !authIsKey {
+			if authKu, err = usm.PasswordToKey(auth, []byte(u.AuthPassword)); err != nil {
+				return nil, err
+			}
+		}
+		if authKul, err = usm.LocalizeKey(auth, authKu, engineID); err != nil {
+			return nil, err
+		}
+	}
+	var privKul []byte
+	if priv != usm.PrivNone {
+		switch {
+		case privIsKey && !master:
+			privKul = privKey[:priv.KeyLen()]
+		case privIsKey:
+			if privKul, err = usm.LocalizePrivKey(auth, priv, privKey, engineID); err != nil {
+				return nil, err
+			}
+		case u.PrivPassword != "":
+			ku, err := usm.PasswordToKey(auth, []byte(u.PrivPassword))
+			if err != nil {
+				return nil, err
+			}
+			if privKul, err = usm.LocalizePrivKey(auth, priv, ku, engineID); err != nil {
+				return nil, err
+			}
+		case authKu != nil:
+			if privKul, err = usm.LocalizePrivKey(auth, priv, authKu, engineID); err != nil {
+				return nil, err
+			}
+		default:
+			privKul = authKul[:priv.KeyLen()]
+		}
+	}
+	return usm.NewLocalizedUser(u.Name, engineID, auth, authKul, priv, privKul)
 }
 
 func orNone(s string) string {

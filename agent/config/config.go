@@ -81,7 +81,8 @@ type Community struct {
 	// (127.0.0.1 and ::1), addresses, address/bits or IPv4
 	// address/netmask. Empty means "default".
 	Sources StringList `yaml:"source,omitempty"`
-	// Access is "ro" (default) or "rw".
+	// Access is "ro" (default), "rw", or a list of the views granted,
+	// such as "read,notify" (Net-SNMP's authcommunity).
 	Access string `yaml:"access,omitempty"`
 	// View names a view; OID restricts to one subtree instead. Neither:
 	// everything.
@@ -91,7 +92,7 @@ type Community struct {
 	Versions StringList `yaml:"versions,omitempty"`
 	// Context maps the community to this context; a trailing "*" lets
 	// the community reach every context with that prefix.
-	Context string `yaml:"context,omitempty"`
+	Context *string `yaml:"context,omitempty"`
 
 	seq int // position among the loaded directives, for Net-SNMP order
 }
@@ -119,14 +120,14 @@ type User struct {
 	// (createUser -m) for AuthKey and PrivKey.
 	KeyType string `yaml:"key_type,omitempty"`
 
-	// Access, when set ("ro" or "rw"), grants access as rouser/rwuser
-	// with Level (default authpriv if Priv is set, else auth), View or
-	// OID, and Context.
-	Access  string `yaml:"access,omitempty"`
-	Level   string `yaml:"level,omitempty"`
-	View    string `yaml:"view,omitempty"`
-	OID     string `yaml:"oid,omitempty"`
-	Context string `yaml:"context,omitempty"`
+	// Access, when set ("ro", "rw" or a list such as "read,notify"),
+	// grants access as rouser/rwuser with Level (default priv if Priv is
+	// set, else auth), View or OID, and Context.
+	Access  string  `yaml:"access,omitempty"`
+	Level   string  `yaml:"level,omitempty"`
+	View    string  `yaml:"view,omitempty"`
+	OID     string  `yaml:"oid,omitempty"`
+	Context *string `yaml:"context,omitempty"`
 }
 
 // UserAccess is Net-SNMP's rouser/rwuser [-s MODEL] USER [LEVEL [OID | -V VIEW [CONTEXT]]].
@@ -134,13 +135,15 @@ type UserAccess struct {
 	User string `yaml:"user"`
 	// Model is the security model: usm (default), tsm, v1, v2c, any.
 	Model string `yaml:"model,omitempty"`
-	// Access is "ro" (default) or "rw".
+	// Access is "ro" (default), "rw" or a list such as "read,notify".
 	Access string `yaml:"access,omitempty"`
 	// Level is the minimum security level: noauth, auth (default), priv.
-	Level   string `yaml:"level,omitempty"`
-	View    string `yaml:"view,omitempty"`
-	OID     string `yaml:"oid,omitempty"`
-	Context string `yaml:"context,omitempty"`
+	Level string `yaml:"level,omitempty"`
+	View  string `yaml:"view,omitempty"`
+	OID   string `yaml:"oid,omitempty"`
+	// Context: absent, every context; "" only the default context;
+	// "name" only that context; "name*" every context starting with name.
+	Context *string `yaml:"context,omitempty"`
 
 	seq int
 }
