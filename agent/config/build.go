@@ -97,9 +97,36 @@ func (c *Config) ListenAddresses() ([]transport.Address, error) {
 		if a.Domain != transport.UDP && a.Domain != transport.TCP {
 			return nil, c.errAt(fmt.Sprintf("listen[%d]", i), "transport %s is not configured here", a.Domain)
 		}
+		if !validHost(a.Host) {
+			return nil, c.errAt(fmt.Sprintf("listen[%d]", i), "bad host %q in %q", a.Host, s)
+		}
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// validHost accepts "", an IP address or a DNS name.
+func validHost(h string) bool {
+	if h == "" {
+		return true
+	}
+	if _, err := netip.ParseAddr(h); err == nil {
+		return true
+	}
+	if len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 {
+			return false
+		}
+		for _, r := range label {
+			if !(r == '-' || r == '_' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // netSNMPTextEngineIDPrefix starts Net-SNMP's text engine IDs: format
