@@ -181,10 +181,16 @@ func (v *v3State) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bo
 			if sp.Unmarshal(in.ScopedPDU) != nil {
 				return false, nil
 			}
+			if !bytes.Equal(in.EngineID, engineID) {
+				// No keys for another engine: a Report from it is
+				// dropped, so a wrong -e ends in a timeout as with
+				// Net-SNMP.
+				return false, nil
+			}
 			switch sp.PDU.Type {
 			case snmp.Report:
 			case snmp.Response:
-				if sp.PDU.RequestID != req.RequestID || in.Level != v.level || !bytes.Equal(in.EngineID, engineID) {
+				if sp.PDU.RequestID != req.RequestID || in.Level != v.level {
 					return false, nil
 				}
 			default:

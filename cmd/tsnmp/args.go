@@ -25,6 +25,8 @@ type options struct {
 	version  bool
 	adaptive bool
 	level    string
+	// communitySet tells whether -c was given.
+	communitySet bool
 }
 
 // usageError is a command-line error: its text is printed, then the usage.
@@ -36,9 +38,11 @@ func (e *usageError) Error() string { return e.msg }
 // string "Y:VhHm:M:O:I:P:D:dv:r:t:c:Z:e:E:n:u:l:x:X:a:A:p:T:-:3:s:S:L:C:").
 const withArg = "YmMOIPvrtcZeEnulxXaApTsSLC"
 
-// parseArgs parses arguments the way Net-SNMP's tools do (GNU getopt with
-// argument permutation: options may follow operands; "--" ends options).
-func parseArgs(argv []string) (*options, error) {
+// parseArgs parses arguments the way Net-SNMP's tools do: GNU getopt with
+// argument permutation (options may follow operands) when permute is set,
+// else options end at the first operand (snmpset, whose values may start
+// with '-'); "--" ends options.
+func parseArgs(argv []string, permute bool) (*options, error) {
 	o := &options{}
 	o.cfg.Version = snmp.V3 // Net-SNMP's default version
 	o.cfg.Retries = manager.DefaultRetries
@@ -51,6 +55,10 @@ func parseArgs(argv []string) (*options, error) {
 			break
 		}
 		if len(a) < 2 || a[0] != '-' {
+			if !permute {
+				o.args = append(o.args, argv[i:]...)
+				break
+			}
 			o.args = append(o.args, a)
 			continue
 		}
@@ -118,7 +126,7 @@ func (o *options) set(c byte, val string) error {
 			return &usageError{"Invalid version specified after -v flag: " + val}
 		}
 	case 'c':
-		o.cfg.Community = val
+		o.cfg.Community, o.communitySet = val, true
 	case 'r':
 		n, err := strconv.Atoi(val)
 		if err != nil || n < 0 {

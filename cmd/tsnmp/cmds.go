@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -44,7 +45,7 @@ func (a *app) get(ops []string, typ snmp.PDUType) int {
 		resp, err := a.sess.Do(a.ctx, &snmp.PDU{Type: typ, VarBinds: nullBinds(oids)})
 		var se *manager.StatusError
 		if errors.As(err, &se) {
-			a.packetError(se, false)
+			a.packetError(se, typ == snmp.GetNextRequest)
 			status = 2
 			if f.set['f'] || se.Index < 1 || se.Index > len(resp.VarBinds) || len(resp.VarBinds) < 2 {
 				return status
@@ -71,7 +72,7 @@ func (a *app) get(ops []string, typ snmp.PDUType) int {
 
 func (a *app) checkBulk() bool {
 	if a.o.cfg.Version == snmp.V1 {
-		a.errorf("%s: Cannot send V2 PDU on V1 session\n", a.tool)
+		a.errorf("%s: %s\n", a.tool, a.withDetail("Cannot send V2 PDU on V1 session"))
 		return false
 	}
 	return true
@@ -243,17 +244,43 @@ func (a *app) set(ops []string) int {
 	if !ok {
 		return 1
 	}
+	// Operands are OID TYPE VALUE triples; the type is the first letter of
+	// its argument, as with Net-SNMP.
+	type triple struct{ name, typ, val string }
+	var triples []triple
+	for i := 0; i < len(ops); i += 3 {
+		if i+1 >= len(ops) {
+			a.errorf("%s: Needs type and value\n", ops[i])
+			a.usage()
+			return 1
+		}
+		t := ops[i+1]
+		if t == "" || strings.IndexByte("=iutaosxdbnUIFD", t[0]) < 0 {
+			c := ""
+			if t != "" {
+				c = t[:1]
+			}
+			a.errorf("%s: Bad object type: %s\n", ops[i], c)
+			return 1
+		}
+		if i+2 >= len(ops) {
+			a.errorf("%s: Needs value\n", ops[i])
+			a.usage()
+			return 1
+		}
+		triples = append(triples, triple{ops[i], t[:1], ops[i+2]})
+	}
 	var vbs []snmp.VarBind
 	failures := 0
-	for i := 0; i+2 < len(ops); i += 3 {
-		oid, good := a.parseOID(ops[i])
+	for _, tr := range triples {
+		oid, good := a.parseOID(tr.name)
 		if !good {
 			failures++
 			continue
 		}
-		v, err := parseSetValue(oid, ops[i+1], ops[i+2])
+		v, err := parseSetValue(oid, tr.typ, tr.val)
 		if err != nil {
-			a.errorf("%s: %s\n", ops[i], err)
+			a.errorf("%s: %s\n", tr.name, err)
 			failures++
 			continue
 		}

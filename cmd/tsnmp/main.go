@@ -81,6 +81,18 @@ type app struct {
 	sess *manager.Session
 	peer string
 	ctx  context.Context
+	// detail is the text Net-SNMP's library leaves behind after resolving
+	// an unqualified name ("Sub-id not found: (top) -> sysDescr"), which
+	// its tools append to later error messages.
+	detail string
+}
+
+// withDetail appends the pending detail the way Net-SNMP's perror does.
+func (a *app) withDetail(msg string) string {
+	if a.detail == "" {
+		return msg
+	}
+	return msg + " (" + a.detail + ")"
 }
 
 // errorf writes to standard error after flushing standard output, so the
@@ -105,7 +117,7 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	}
 	a := &app{tool: tool, out: bufio.NewWriter(stdout), errw: stderr, ctx: ctx}
 	defer a.out.Flush()
-	o, err := parseArgs(args)
+	o, err := parseArgs(args, tool != "snmpset")
 	if err != nil {
 		a.errorf("%s\n", err)
 		a.usage()
@@ -127,6 +139,11 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	}
 	a.peer = o.args[0]
 	operands := o.args[1:]
+	if o.cfg.Version != snmp.V3 && !o.communitySet {
+		a.errorf("No community name specified.\n")
+		a.usage()
+		return 1
+	}
 	switch a.tool {
 	case "snmpget", "snmpgetnext", "snmpbulkget":
 		if len(operands) == 0 {
@@ -137,11 +154,6 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	case "snmpset":
 		if len(operands) == 0 {
 			a.errorf("Missing object name\n")
-			a.usage()
-			return 1
-		}
-		if len(operands)%3 != 0 {
-			a.errorf("Need 3 values for each variable-name given.\n")
 			a.usage()
 			return 1
 		}
@@ -189,7 +201,7 @@ func (a *app) open() bool {
 	cfg := a.o.cfg
 	if cfg.Version == snmp.V3 {
 		if cfg.User == "" {
-			a.errorf("%s: No securityName specified\n", a.tool)
+			a.errorf("%s: %s\n", a.tool, a.withDetail("No securityName specified"))
 			return false
 		}
 		if cfg.Level >= snmp.AuthNoPriv && len(cfg.AuthPassword) < 8 {
@@ -252,11 +264,11 @@ func (a *app) requestError(err error, dot bool) {
 			a.errorf("Timeout: No Response from %s\n", a.peer)
 		}
 	case errors.As(err, &re):
-		a.errorf("%s: %s\n", a.tool, re.Error())
+		a.errorf("%s: %s\n", a.tool, a.withDetail(re.Error()))
 	case errors.Is(err, context.Canceled):
 		a.errorf("%s: interrupted\n", a.tool)
 	default:
-		a.errorf("%s: %v\n", a.tool, err)
+		a.errorf("%s: %s\n", a.tool, a.withDetail(err.Error()))
 	}
 }
 
@@ -265,12 +277,21 @@ func (a *app) parseOID(s string) (snmp.OID, bool) {
 	oid, err := smi.Resolve(s)
 	if err != nil {
 		var re *smi.ResolveError
-		if errors.As(err, &re) {
+		switch {
+		case errors.As(err, &re) && re.Detail == "" && a.detail != "":
+			a.errorf("%s: Unknown Object Identifier (%s)\n", re.Input, a.detail)
+		case errors.As(err, &re):
 			a.errorf("%s\n", err)
-		} else {
+		default:
 			a.errorf("%s: %v\n", s, err)
 		}
 		return nil, false
+	}
+	if !strings.Contains(s, "::") && s != "" && (s[0] < '0' || s[0] > '9') && s[0] != '.' {
+		first, _, _ := strings.Cut(s, ".")
+		if first != "iso" && first != "ccitt" && first != "joint-iso-ccitt" {
+			a.detail = "Sub-id not found: (top) -> " + first
+		}
 	}
 	return snmp.OID(oid), true
 }

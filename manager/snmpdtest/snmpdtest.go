@@ -1,0 +1,262 @@
+// Package snmpdtest starts Net-SNMP's snmpd on loopback ports for
+// interoperability tests and runs Net-SNMP's command-line tools.
+//
+// When snmpd (or a tool) is missing, tests are skipped, except when the
+// environment has CI=true, where they fail.
+package snmpdtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Agent is a running snmpd.
+type Agent struct {
+	Port int
+	Dir  string
+	cmd  *exec.Cmd
+}
+
+// Require skips the test (or fails it under CI=true) when the named
+// program is not installed, and returns its path.
+func Require(t testing.TB, prog string) string {
+	t.Helper()
+	p, err := exec.LookPath(prog)
+	if err != nil {
+		for _, d := range []string{"/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"} {
+			if _, e := os.Stat(filepath.Join(d, prog)); e == nil {
+				return filepath.Join(d, prog)
+			}
+		}
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not installed (Debian packages snmp and snmpd)", prog)
+		}
+		t.Skipf("%s is not installed", prog)
+	}
+	return p
+}
+
+// MIBDir returns the shared MIB directory (shared/mibs beside the
+// repository), skipping or failing like Require when it is missing.
+func MIBDir(t testing.TB) string {
+	t.Helper()
+	dir, _ := os.Getwd()
+	for i := 0; i < 10 && dir != "/"; i++ {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			m := filepath.Join(filepath.Dir(dir), "shared", "mibs")
+			if _, err := os.Stat(m); err == nil {
+				return m
+			}
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("shared/mibs not found beside the repository")
+	}
+	t.Skip("shared/mibs not found beside the repository")
+	return ""
+}
+
+// freePort finds a port free for UDP and TCP on 127.0.0.1 and ::1.
+func freePort(t testing.TB) int {
+	for range 50 {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		ok := true
+		for _, a := range []string{"udp4:127.0.0.1", "udp6:[::1]", "tcp6:[::1]"} {
+			netw, host, _ := strings.Cut(a, ":")
+			addr := host + ":" + strconv.Itoa(port)
+			if strings.HasPrefix(netw, "udp") {
+				c, err := net.ListenPacket(netw, addr)
+				if err != nil {
+					ok = false
+					break
+				}
+				c.Close()
+			} else {
+				c, err := net.Listen(netw, addr)
+				if err != nil {
+					ok = false
+					break
+				}
+				c.Close()
+			}
+		}
+		if ok {
+			return port
+		}
+	}
+	t.Fatal("no free port")
+	return 0
+}
+
+var portMu sync.Mutex
+
+// Start runs snmpd with a configuration holding conf (community and user
+// lines) on udp, tcp, udp6 and tcp6 loopback at one free port. The agent
+// is stopped when the test ends.
+func Start(t testing.TB, conf string) *Agent {
+	t.Helper()
+	snmpd := Require(t, "snmpd")
+	dir := t.TempDir()
+	persist := filepath.Join(dir, "persist")
+	if err := os.MkdirAll(persist, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	full := "[snmp] persistentDir " + persist + "\n" + conf + "\n"
+	confPath := filepath.Join(dir, "snmpd.conf")
+	if err := os.WriteFile(confPath, []byte(full), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	portMu.Lock()
+	defer portMu.Unlock()
+	var lastOut string
+	for attempt := 0; attempt < 5; attempt++ {
+		port := freePort(t)
+		p := strconv.Itoa(port)
+		ctx, cancel := context.WithCancel(context.Background())
+		cmd := exec.CommandContext(ctx, snmpd, "-f", "-Lo", "-C", "-c", confPath, "-p", filepath.Join(dir, "pid"),
+			"udp:127.0.0.1:"+p, "tcp:127.0.0.1:"+p, "udp6:[::1]:"+p, "tcp6:[::1]:"+p)
+		cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir, "SNMPCONFPATH="+dir, "SNMP_PERSISTENT_DIR="+persist)
+		var out syncBuffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		a := &Agent{Port: port, Dir: dir, cmd: cmd}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		ready := false
+		deadline := time.Now().Add(15 * time.Second)
+		for !ready && time.Now().Before(deadline) {
+			select {
+			case <-exited:
+				deadline = time.Now()
+			case <-time.After(20 * time.Millisecond):
+			}
+			ready = strings.Contains(out.String(), "NET-SNMP version") && listening(port)
+		}
+		if ready {
+			t.Cleanup(func() {
+				cmd.Process.Kill() // our own child, by its PID
+				<-exited
+				cancel()
+			})
+			return a
+		}
+		cmd.Process.Kill()
+		<-exited
+		cancel()
+		lastOut = out.String()
+	}
+	t.Fatalf("snmpd did not start:\n%s", lastOut)
+	return nil
+}
+
+func listening(port int) bool {
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Result is the outcome of running a command.
+type Result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// Tool runs a Net-SNMP command-line tool (e.g. "snmpget") with the
+// shared MIBs loaded, bounded to one minute.
+func Tool(t testing.TB, prog string, args ...string) Result {
+	t.Helper()
+	path := Require(t, prog)
+	mibs := MIBDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, append([]string{"-M", mibs, "-m", "ALL"}, args...)...)
+	cmd.Args[0] = prog // messages name the tool as a user would see it
+	cmd.Env = append(os.Environ(), "SNMPCONFPATH="+os.DevNull, "HOME="+os.TempDir())
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v", prog, err)
+	}
+	return Result{so.String(), se.String(), code}
+}
+
+// Lines returns s's lines without those containing any of the masks.
+func Lines(s string, masks ...string) []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(nil, 1<<20)
+next:
+	for sc.Scan() {
+		for _, m := range masks {
+			if strings.Contains(sc.Text(), m) {
+				continue next
+			}
+		}
+		out = append(out, sc.Text())
+	}
+	return out
+}
+
+// String describes the agent's address for a transport, e.g.
+// "udp:127.0.0.1:1161" or "tcp6:[::1]:1161".
+func (a *Agent) String() string { return fmt.Sprintf("udp:127.0.0.1:%d", a.Port) }
+
+// Addr returns the target for a transport prefix: udp, tcp, udp6, tcp6.
+func (a *Agent) Addr(transport string) string {
+	if strings.HasSuffix(transport, "6") {
+		return fmt.Sprintf("%s:[::1]:%d", transport, a.Port)
+	}
+	return fmt.Sprintf("%s:127.0.0.1:%d", transport, a.Port)
+}
+
+// Stop ends the agent early (it is also stopped when the test ends).
+func (a *Agent) Stop() {
+	a.cmd.Process.Kill()
+}
