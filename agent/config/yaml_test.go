@@ -258,3 +258,37 @@ func TestLoadYAMLFile(t *testing.T) {
 		t.Errorf("empty: %v", err)
 	}
 }
+
+// TestDocExamples parses the YAML examples of docs/config.md.
+func TestDocExamples(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/config.md")
+	if err != nil {
+		t.Skip("docs/config.md not found:", err)
+	}
+	blocks := strings.Split(string(doc), "```yaml\n")
+	if len(blocks) < 3 {
+		t.Fatalf("found %d YAML blocks", len(blocks)-1)
+	}
+	for i, b := range blocks[1:] {
+		end := strings.Index(b, "```")
+		c, err := ParseYAML("docs/config.md block "+string(rune('1'+i)), []byte(b[:end]))
+		if err != nil {
+			t.Errorf("block %d: %v", i+1, err)
+			continue
+		}
+		if _, err := c.BuildVACM(); err != nil {
+			t.Errorf("block %d: %v", i+1, err)
+		}
+		if i == 0 {
+			continue // the zero configuration's user gets generated passwords
+		}
+		if _, err := c.BuildUSMUsers([]byte{0x80, 0, 0x1f, 0x88, 4, 'x'}); err != nil {
+			t.Errorf("block %d: %v", i+1, err)
+		}
+	}
+	// The first block is the zero configuration.
+	z, _ := ParseYAML("z", []byte(blocks[1][:strings.Index(blocks[1], "```")]))
+	if !reflect.DeepEqual(z.Listen, Default().Listen) || !reflect.DeepEqual(z.Communities, Default().Communities) || !reflect.DeepEqual(z.Users, Default().Users) {
+		t.Errorf("zero-configuration block differs from Default():\n%+v\n%+v", z, Default())
+	}
+}
