@@ -2,6 +2,7 @@ package ssh
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -128,7 +129,7 @@ func NewClient(ctx context.Context, c net.Conn, addr string, cfg *ClientConfig) 
 	t := newTransport(c, &cfg.Config, true)
 	t.hostKeyAlgos = cfg.HostKeyAlgorithms
 	if len(t.hostKeyAlgos) == 0 {
-		t.hostKeyAlgos = defaultHostKeyAlgos
+		t.hostKeyAlgos = cfg.preferKnownHostAlgos(addr, c.RemoteAddr())
 	}
 	check, err := cfg.hostKeyPolicy()
 	if err != nil {
@@ -137,7 +138,10 @@ func NewClient(ctx context.Context, c net.Conn, addr string, cfg *ClientConfig) 
 	t.checkHostKey = func(_ string, key []byte) error { return check(addr, c.RemoteAddr(), key) }
 	t.resumeWanted = cfg.Resumption
 	if len(cfg.ResumptionState) > 0 {
-		if st, err := parseClientResumeState(cfg.ResumptionState); err == nil && time.Now().Before(st.Expiry) && st.User == cfg.User {
+		st, err := parseClientResumeState(cfg.ResumptionState)
+		// The state is offered only while it is fresh, for the same user,
+		// and while the host key it was made with is still trusted.
+		if err == nil && time.Now().Before(st.Expiry) && st.User == cfg.User && check(addr, c.RemoteAddr(), st.HostKey) == nil {
 			t.resumeClient = st
 		}
 		t.resumeWanted = true
@@ -162,6 +166,55 @@ func NewClient(ctx context.Context, c net.Conn, addr string, cfg *ClientConfig) 
 		go cl.m.keepaliveLoop(cfg.KeepaliveInterval, max)
 	}
 	return cl, nil
+}
+
+// preferKnownHostAlgos orders the default host key algorithms so that key
+// types already recorded in known_hosts for addr come first; otherwise the
+// server could present a different (unknown) key type.
+func (cfg *ClientConfig) preferKnownHostAlgos(addr string, remote net.Addr) []string {
+	algos := slices.Clone(defaultHostKeyAlgos)
+	if cfg.HostKeyCallback != nil || cfg.HostKeyFingerprint != "" {
+		return algos
+	}
+	var files []string
+	for _, f := range cfg.KnownHostsFiles {
+		if _, err := os.Stat(f); err == nil {
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 {
+		return algos
+	}
+	kh, err := knownhosts.New(files...)
+	if err != nil {
+		return algos
+	}
+	probe, err := xssh.NewPublicKey(ed25519.PublicKey(make([]byte, ed25519.PublicKeySize)))
+	if err != nil {
+		return algos
+	}
+	var ke *knownhosts.KeyError
+	if err := kh(addr, remote, probe); !errors.As(err, &ke) {
+		return algos
+	}
+	var known []string
+	for _, k := range ke.Want {
+		known = append(known, algorithmsForKeyType(k.Key.Type())...)
+	}
+	if len(known) == 0 {
+		return algos
+	}
+	slices.SortStableFunc(algos, func(a, b string) int {
+		ka, kb := slices.Contains(known, a), slices.Contains(known, b)
+		switch {
+		case ka && !kb:
+			return -1
+		case kb && !ka:
+			return 1
+		}
+		return 0
+	})
+	return algos
 }
 
 func (cfg *ClientConfig) hostKeyPolicy() (HostKeyCallback, error) {

@@ -41,7 +41,7 @@ type mux struct {
 
 	// Server side.
 	maxChannels int
-	onSubsys    func(name string, ch *channel) bool
+	onSubsys    func(name string, ch *channel) (start func())
 
 	mu        sync.Mutex
 	channels  map[uint32]*channel
@@ -127,7 +127,11 @@ func (m *mux) dispatch(p []byte) error {
 		return nil
 	}
 	if p[0] < msgChannelOpenConfirm || p[0] > msgChannelFailure {
-		return fmt.Errorf("ssh: unexpected message %d", p[0])
+		if p[0] < msgUserAuthRequest {
+			return fmt.Errorf("ssh: unexpected message %d", p[0])
+		}
+		// RFC 4253 section 11.4: answer unknown messages.
+		return m.t.writePacket(newBuilder(msgUnimplemented).uint32(m.t.lastReadSeq()).b)
 	}
 	r := reader{b: p[1:]}
 	ch, err := m.channel(r.uint32())
@@ -366,33 +370,38 @@ func (ch *channel) handle(msgType byte, r *reader) error {
 
 func (ch *channel) handleRequest(r *reader) error {
 	name, wantReply := r.text(), r.bool()
-	ok := false
 	if name == "subsystem" && !ch.m.isClient {
 		sub := r.text()
 		if err := r.done(); err != nil {
 			return err
 		}
 		ch.mu.Lock()
-		start := !ch.started
+		first := !ch.started
 		ch.started = true
 		ch.mu.Unlock()
-		if start && ch.m.onSubsys != nil {
-			ok = ch.m.onSubsys(sub, ch)
+		var start func()
+		if first && ch.m.onSubsys != nil {
+			start = ch.m.onSubsys(sub, ch)
 		}
-		if !ok {
+		if start == nil {
 			ch.mu.Lock()
 			ch.started = false
 			ch.mu.Unlock()
 		}
-		var err error
 		if wantReply {
 			reply := byte(msgChannelFailure)
-			if ok {
+			if start != nil {
 				reply = msgChannelSuccess
 			}
-			err = ch.m.t.writePacket(newBuilder(reply).uint32(ch.remoteID).b)
+			if err := ch.m.t.writePacket(newBuilder(reply).uint32(ch.remoteID).b); err != nil {
+				return err
+			}
 		}
-		return err
+		// The handler starts after the reply so its data follows it.
+		if start != nil {
+			start()
+		}
+		return nil
 	}
 	if r.err != nil {
 		return r.err
@@ -466,7 +475,7 @@ func (ch *channel) Write(p []byte) (int, error) {
 		ch.remoteWin -= uint32(n)
 		ch.mu.Unlock()
 		msg := newBuilder(msgChannelData).uint32(ch.remoteID).string(p[:n]).b
-		if err := ch.m.t.writePacket(msg); err != nil {
+		if err := ch.m.t.writeData(msg); err != nil {
 			return written, err
 		}
 		written += n

@@ -117,7 +117,12 @@ func FuzzChannelMessages(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := newMux(pipeTransport(t), false)
 		m.maxChannels = 4
-		m.onSubsys = func(name string, ch *channel) bool { return name == "snmp" }
+		m.onSubsys = func(name string, ch *channel) func() {
+			if name != "snmp" {
+				return nil
+			}
+			return func() {}
+		}
 		m.mu.Lock()
 		ch := m.newChannelLocked()
 		ch.opened, ch.remoteWin, ch.remoteMax = true, 1<<20, 32768

@@ -225,3 +225,27 @@ func checkFullKex(t *testing.T, addr string, st []byte) *Client {
 	roundTrip(t, ch, []byte("fallback ok"))
 	return cl
 }
+
+// TestResumptionRequiresTrustedHostKey drops state whose host key the
+// client's policy no longer accepts.
+func TestResumptionRequiresTrustedHostKey(t *testing.T) {
+	ts, _ := resumeServer(t, true, false)
+	st := fullState(t, ts.addr)
+	cfg := clientConfig(t)
+	cfg.ResumptionState = st
+	cfg.HostKeyCallback = nil
+	cfg.HostKeyFingerprint = Fingerprint(keys(t)["ed25519"].PublicKey())
+	cfg.HostKeyAlgorithms = []string{KeyAlgoED25519}
+	cl := dial(t, ts.addr, cfg)
+	if !cl.Resumed() {
+		t.Fatal("trusted state was not used")
+	}
+	st2 := cl.ResumptionState()
+	cfg.ResumptionState = st2
+	cfg.HostKeyFingerprint = Fingerprint(keys(t)["ecdsa"].PublicKey())
+	cfg.HostKeyAlgorithms = []string{KeyAlgoECDSA256}
+	cl2 := dial(t, ts.addr, cfg)
+	if cl2.Resumed() {
+		t.Fatal("state for an untrusted host key was used")
+	}
+}

@@ -202,16 +202,17 @@ func (s *Server) ServeConn(c net.Conn) error {
 
 	m := newMux(t, false)
 	m.maxChannels = s.cfg.MaxChannels
-	m.onSubsys = func(name string, ch *channel) bool {
+	m.onSubsys = func(name string, ch *channel) func() {
 		h := s.cfg.Subsystems[name]
 		if h == nil {
-			return false
+			return nil
 		}
-		go func() {
-			h(user, ch)
-			ch.finish(0)
-		}()
-		return true
+		return func() {
+			go func() {
+				h(user, ch)
+				ch.finish(0)
+			}()
+		}
 	}
 	if s.cfg.KeepaliveInterval > 0 {
 		go m.keepaliveLoop(s.cfg.KeepaliveInterval, s.cfg.KeepaliveMax)

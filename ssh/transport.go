@@ -143,6 +143,7 @@ type transport struct {
 	peerResume         []string // server: resume methods the client listed
 
 	mu         sync.Mutex
+	kexDone    *sync.Cond // signalled when a key exchange ends or the transport fails
 	kexPending bool
 	myInit     []byte
 	queue      [][]byte
@@ -153,7 +154,9 @@ type transport struct {
 }
 
 func newTransport(conn net.Conn, cfg *Config, isClient bool) *transport {
-	return &transport{pc: newPacketConn(conn, cfg.rand()), conn: conn, cfg: cfg, isClient: isClient}
+	t := &transport{pc: newPacketConn(conn, cfg.rand()), conn: conn, cfg: cfg, isClient: isClient}
+	t.kexDone = sync.NewCond(&t.mu)
+	return t
 }
 
 // handshake exchanges versions and runs the first key exchange.
@@ -278,10 +281,26 @@ func (t *transport) requestKex() error {
 }
 
 // writePacket sends an upper-layer packet, queueing it while a key
-// exchange is in progress.
+// exchange is in progress. It never blocks on a key exchange, so the
+// reading goroutine may use it.
 func (t *transport) writePacket(p []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.writeLocked(p)
+}
+
+// writeData is writePacket for bulk data from application goroutines: it
+// waits for a running key exchange to finish instead of queueing.
+func (t *transport) writeData(p []byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.kexPending && !t.closed && t.writeErr == nil {
+		t.kexDone.Wait()
+	}
+	return t.writeLocked(p)
+}
+
+func (t *transport) writeLocked(p []byte) error {
 	if t.writeErr != nil {
 		return t.writeErr
 	}
@@ -365,6 +384,7 @@ func (t *transport) close(reason uint32, msg string) error {
 		_ = t.pc.writePacket(marshalDisconnect(reason, msg))
 	}
 	t.closed = true
+	t.kexDone.Broadcast()
 	t.pc.writeC.wipe()
 	t.pc.writeC = closedCipher{}
 	t.mu.Unlock()
@@ -535,6 +555,7 @@ func (t *transport) switchKeys(res *kexResult, algs Algorithms, first bool) erro
 	t.pc.writeBytes = 0
 	t.lastKex = time.Now()
 	t.kexCount++
+	t.kexDone.Broadcast()
 	q := t.queue
 	t.queue = nil
 	for _, p := range q {
@@ -650,3 +671,7 @@ func negotiateAlgorithms(cli, srv *kexInitMsg) (Algorithms, error) {
 }
 
 func (t *transport) peerOffersResume(m string) bool { return slices.Contains(t.peerResume, m) }
+
+// lastReadSeq is the sequence number of the packet read last; only the
+// reading goroutine calls it.
+func (t *transport) lastReadSeq() uint32 { return t.pc.readSeq - 1 }
