@@ -1,0 +1,274 @@
+package config
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/access/vacm"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// TestNetSNMPCrossCheck runs Net-SNMP's snmpd with a configuration that
+// uses views with masks and exclusions, community shortcuts and com2sec,
+// walks it with snmpwalk under each community, and checks that the OIDs
+// snmpd shows are exactly those our VACM allows for the same file.
+func TestNetSNMPCrossCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	snmpd, err := exec.LookPath("snmpd")
+	if err != nil {
+		if _, err2 := os.Stat("/usr/sbin/snmpd"); err2 == nil {
+			snmpd = "/usr/sbin/snmpd"
+		} else {
+			t.Skip("snmpd not installed")
+		}
+	}
+	if _, err := exec.LookPath("snmpwalk"); err != nil {
+		t.Skip("snmpwalk not installed")
+	}
+	dir := t.TempDir()
+	port := freeUDPPort(t)
+	six := ipv6Loopback()
+	addrs := fmt.Sprintf("udp:127.0.0.1:%d", port)
+	if six {
+		addrs += fmt.Sprintf(",udp6:[::1]:%d", port)
+	}
+	conf := fmt.Sprintf(`agentaddress %s
+view sysonly included .1.3.6.1.2.1.1
+view sysonly excluded .1.3.6.1.2.1.1.9
+view sysonly included .1.3.6.1.2.1.1.9.1.3.1
+view ifrow   included .1.3.6.1.2.1.2.2.1.1.1 ff.a0
+view ifrow   included .1.3.6.1.2.1.2.1
+view tree    included .1.3.6.1.2.1
+view tree    excluded .1.3.6.1.2.1.2.2.1.2
+view tree    included .1.3.6.1.2.1.2.2.1.2.1
+view tree    excluded .1.3.6.1.2.1.1.9.1 ff.e0
+view tree    included .1.3.6.1.2.1.1.9.1.2.2
+view tree    excluded .1.3.6.1.2.1.2.2.1.0.2 ff.a0
+view tie     included .1.3.6.1.2.1.2.1
+view tie     included .1.3.6.1.2.1.2.2.1.5.0 ff.80
+view tie     excluded .1.3.6.1.2.1.2.2.1.1.1 ff.a0
+view tie     excluded .1.3.6.1.2.1.2.2.1.9.2 ff.a0
+view tie     included .1.3.6.1.2.1.2.2.1.2.2 ff.a0
+rocommunity tie default -V tie
+rocommunity all default
+rocommunity sys default -V sysonly
+rocommunity ifr 127.0.0.1 -V ifrow
+rocommunity tree 127.0.0.0/8 -V tree
+rocommunity oidc default .1.3.6.1.2.1.2.2.1.3
+rocommunity6 six default -V sysonly
+rocommunity -v 1 v1only default -V sysonly
+com2sec loc 127.0.0.1 mixed
+com2sec other 10.0.0.0/8 mixed
+group lg v2c loc
+access lg "" any noauth exact tree none none
+`, addrs)
+	confPath := filepath.Join(dir, "snmpd.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, snmpd, "-f", "-C", "-c", confPath, "-Lf", filepath.Join(dir, "log"),
+		"-p", filepath.Join(dir, "pid"), "--persistentDir="+filepath.Join(dir, "state"), "-I", "-smux")
+	cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Skip("cannot start snmpd:", err)
+	}
+	defer func() {
+		cancel()
+		_ = cmd.Wait()
+	}()
+	host := fmt.Sprintf("127.0.0.1:%d", port)
+	host6 := fmt.Sprintf("udp6:[::1]:%d", port)
+
+	subtrees := []string{".1.3.6.1.2.1.1", ".1.3.6.1.2.1.2", ".1.3.6.1.2.1.25.1"}
+	var universe []snmp.OID
+	ready := false
+	for i := 0; i < 50 && !ready; i++ {
+		if oids, err := walk(dir, "2c", "all", host, ".1.3.6.1.2.1.1"); err == nil && len(oids) > 0 {
+			ready = true
+		} else {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if !ready {
+		log, _ := os.ReadFile(filepath.Join(dir, "log"))
+		t.Skipf("snmpd did not answer; log:\n%s", lastLines(string(log), 20))
+	}
+	for _, s := range subtrees {
+		oids, err := walk(dir, "2c", "all", host, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		universe = append(universe, oids...)
+	}
+	if len(universe) < 20 {
+		t.Fatalf("only %d OIDs in snmpd's MIB", len(universe))
+	}
+
+	c, err := ParseSnmpdConf("snmpd.conf", []byte(conf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acm, err := c.BuildVACM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	comms, err := c.BuildCommunities()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	type probe struct {
+		version, comm, host string
+		src                 string
+	}
+	probes := []probe{
+		{"2c", "sys", host, "127.0.0.1"},
+		{"1", "sys", host, "127.0.0.1"},
+		{"2c", "ifr", host, "127.0.0.1"},
+		{"2c", "tree", host, "127.0.0.1"},
+		{"2c", "oidc", host, "127.0.0.1"},
+		{"2c", "tie", host, "127.0.0.1"},
+		{"2c", "mixed", host, "127.0.0.1"},
+		{"1", "mixed", host, "127.0.0.1"},
+		{"1", "v1only", host, "127.0.0.1"},
+		{"2c", "v1only", host, "127.0.0.1"},
+		{"2c", "nosuch", host, "127.0.0.1"},
+	}
+	if six {
+		probes = append(probes,
+			probe{"2c", "six", host6, "::1"},
+			probe{"2c", "sys", host6, "::1"},
+			probe{"2c", "six", host, "127.0.0.1"})
+	}
+	for _, p := range probes {
+		var seen []snmp.OID
+		for _, s := range subtrees {
+			oids, err := walk(dir, p.version, p.comm, p.host, s)
+			if err != nil {
+				t.Fatalf("walk -v%s -c %s %s: %v", p.version, p.comm, p.host, err)
+			}
+			seen = append(seen, oids...)
+		}
+		model := snmp.SecurityModelV2c
+		if p.version == "1" {
+			model = snmp.SecurityModelV1
+		}
+		var want []snmp.OID
+		name, cctx, ok := comms.Lookup([]byte(p.comm), netip.MustParseAddr(p.src))
+		for _, o := range universe {
+			if !ok {
+				break
+			}
+			if acm.IsAccessAllowed(model, name, snmp.NoAuthNoPriv, vacm.Read, cctx, o) == nil {
+				want = append(want, o)
+			}
+		}
+		if !sameOIDs(seen, want) {
+			t.Errorf("-v%s -c %s from %s: snmpd shows %d OIDs, tsnmp VACM allows %d\nonly snmpd: %v\nonly tsnmp: %v",
+				p.version, p.comm, p.src, len(seen), len(want), diff(seen, want), diff(want, seen))
+		} else {
+			t.Logf("-v%s -c %s from %s: %d of %d OIDs visible in both", p.version, p.comm, p.src, len(seen), len(universe))
+		}
+	}
+}
+
+// walk runs snmpwalk and returns the OIDs it printed.
+func walk(dir, version, comm, host, subtree string) ([]snmp.OID, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "snmpwalk", "-v"+version, "-c", comm, "-On", "-Oq", "-t", "0.5", "-r", "1", host, subtree)
+	cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil && !strings.Contains(errb.String(), "Timeout") {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// snmpwalk fails on v1 errors such as noSuchName at the end of
+		// the view; what it printed before still counts.
+		if out.Len() == 0 && !strings.Contains(errb.String(), "Error in packet") && !strings.Contains(errb.String(), "Reason:") {
+			return nil, fmt.Errorf("%v: %s", err, errb.String())
+		}
+	}
+	var oids []snmp.OID
+	for _, line := range strings.Split(out.String(), "\n") {
+		if !strings.HasPrefix(line, ".") {
+			continue
+		}
+		f, _, _ := strings.Cut(line, " ")
+		o, err := snmp.ParseOID(f)
+		if err != nil {
+			continue
+		}
+		if strings.Contains(line, "No more variables") || strings.Contains(line, "No Such") {
+			continue
+		}
+		oids = append(oids, o)
+	}
+	return oids, nil
+}
+
+func sameOIDs(a, b []snmp.OID) bool {
+	return slices.EqualFunc(sortedOIDs(a), sortedOIDs(b), func(x, y snmp.OID) bool { return x.Equal(y) })
+}
+
+func sortedOIDs(a []snmp.OID) []snmp.OID {
+	s := slices.Clone(a)
+	slices.SortFunc(s, func(x, y snmp.OID) int { return x.Compare(y) })
+	return slices.CompactFunc(s, func(x, y snmp.OID) bool { return x.Equal(y) })
+}
+
+func diff(a, b []snmp.OID) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.ContainsFunc(b, func(y snmp.OID) bool { return x.Equal(y) }) {
+			out = append(out, x.String())
+		}
+		if len(out) == 10 {
+			out = append(out, "…")
+			break
+		}
+	}
+	return out
+}
+
+func freeUDPPort(t *testing.T) int {
+	t.Helper()
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+func ipv6Loopback() bool {
+	c, err := net.ListenPacket("udp6", "[::1]:0")
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
