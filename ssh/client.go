@@ -333,8 +333,8 @@ func (cl *Client) authenticate(ctx context.Context, cfg *ClientConfig) error {
 				return false, err
 			case msgUserAuthBanner, msgExtInfo:
 				continue
-			case msgResumeTicket:
-				cl.storeTicket(p)
+			case msgResumeState:
+				cl.storeResumeState(p)
 				continue
 			case msgUserAuthPubKeyOK:
 				if onPKOK == nil {
@@ -354,16 +354,8 @@ func (cl *Client) authenticate(ctx context.Context, cfg *ClientConfig) error {
 			}
 		}
 	}
-	done := func() error {
-		cl.finishResumption()
-		return nil
-	}
-
 	ok, err := try("none", nil, nil)
 	if err != nil || ok {
-		if ok {
-			return done()
-		}
 		return err
 	}
 	tried = append(tried, "none")
@@ -406,7 +398,7 @@ func (cl *Client) authenticate(ctx context.Context, cfg *ClientConfig) error {
 		}
 		tried = append(tried, "publickey")
 		if ok {
-			return done()
+			return nil
 		}
 	}
 	if cfg.Password != "" && slices.Contains(remaining, "password") {
@@ -416,7 +408,7 @@ func (cl *Client) authenticate(ctx context.Context, cfg *ClientConfig) error {
 		}
 		tried = append(tried, "password")
 		if ok {
-			return done()
+			return nil
 		}
 	}
 	return &AuthError{Tried: tried, Remaining: remaining}
@@ -431,29 +423,29 @@ func pickSigAlgo(s Signer, serverSigAlgs []string) string {
 	return ""
 }
 
-func (cl *Client) storeTicket(p []byte) {
+// storeResumeState records the resumption state the server announced.
+func (cl *Client) storeResumeState(p []byte) {
 	r := reader{b: p[1:]}
+	method := r.text()
 	exp := time.Unix(int64(r.uint64()), 0)
 	ticket := r.string()
-	if r.done() != nil || cl.t.resumeSecret == nil {
-		return
-	}
-	cl.mu.Lock()
-	cl.state = &clientResumeState{Mode: KexResumeTicket, Blob: slices.Clone(ticket), Secret: slices.Clone(cl.t.resumeSecret), Expiry: exp, HostKey: cl.t.hostKey, User: cl.user}
-	cl.mu.Unlock()
-}
-
-// finishResumption records server-cache state when no ticket arrived.
-func (cl *Client) finishResumption() {
 	t := cl.t
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-	if cl.state != nil || !t.resumeWanted || t.resumeSecret == nil || !slices.Contains(t.serverOffersResume, KexResumeServer) {
+	if r.done() != nil || t.resumeSecret == nil || !t.resumeWanted || !slices.Contains(t.serverOffersResume, method) {
 		return
 	}
-	// The server keeps the entry for its configured lifetime, which the
-	// client does not know; one hour is the server's default.
-	cl.state = &clientResumeState{Mode: KexResumeServer, Blob: slices.Clone(t.sessionID), Secret: slices.Clone(t.resumeSecret), Expiry: time.Now().Add(time.Hour), HostKey: t.hostKey, User: cl.user}
+	st := &clientResumeState{Mode: method, Secret: slices.Clone(t.resumeSecret), Expiry: exp, HostKey: t.hostKey, User: cl.user}
+	switch method {
+	case KexResumeTicket:
+		st.Blob = slices.Clone(ticket)
+	case KexResumeServer:
+		st.Blob = slices.Clone(t.sessionID)
+	}
+	if len(st.Blob) == 0 {
+		return
+	}
+	cl.mu.Lock()
+	cl.state = st
+	cl.mu.Unlock()
 }
 
 // ResumptionState returns an opaque blob that lets a later connection to

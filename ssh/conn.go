@@ -123,7 +123,7 @@ func (m *mux) dispatch(p []byte) error {
 		m.pending = 0
 		m.mu.Unlock()
 		return nil
-	case msgExtInfo, msgResumeTicket, msgUserAuthSuccess, msgUserAuthBanner:
+	case msgExtInfo, msgResumeState, msgUserAuthSuccess, msgUserAuthBanner:
 		return nil
 	}
 	if p[0] < msgChannelOpenConfirm || p[0] > msgChannelFailure {

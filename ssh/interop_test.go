@@ -106,6 +106,8 @@ func TestOpenSSHClientToServer(t *testing.T) {
 				"-o", "UserKnownHostsFile="+kh, "-o", "StrictHostKeyChecking=yes",
 				"-o", "KexAlgorithms="+c.kex, "-o", "HostKeyAlgorithms="+c.hostKey,
 				"-o", "Ciphers="+c.cipher, "-o", "MACs="+c.mac,
+				// OpenSSH starts several re-exchanges during the transfer.
+				"-o", "RekeyLimit=64K",
 				"alice@"+host, "snmp")
 			payload := make([]byte, 300000)
 			rand.Read(payload)
@@ -157,7 +159,7 @@ func startSSHD(t *testing.T, authorizedKey []byte) *sshd {
 	}
 	fmt.Fprintf(&cfg, "ListenAddress 127.0.0.1\nAuthorizedKeysFile %s\nStrictModes no\nUsePAM no\nPidFile none\n", ak)
 	cfg.WriteString("PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n")
-	cfg.WriteString("Subsystem snmp /bin/cat\nLogLevel ERROR\n")
+	cfg.WriteString("Subsystem snmp /bin/cat\nLogLevel ERROR\nRekeyLimit 64K\n")
 	cfg.WriteString("KexAlgorithms +diffie-hellman-group14-sha256\nMACs +hmac-sha1\n")
 	cfgPath := filepath.Join(dir, "sshd_config")
 	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o600); err != nil {
@@ -245,6 +247,10 @@ func TestClientToOpenSSHServer(t *testing.T) {
 			msg := make([]byte, 200000)
 			rand.Read(msg)
 			roundTrip(t, ch, msg)
+			// sshd's RekeyLimit 64K makes it start re-exchanges.
+			if n := cl.t.kexes(); n < 2 {
+				t.Fatalf("%d key exchanges after 400 KB with RekeyLimit 64K", n)
+			}
 			if err := cl.Rekey(); err != nil {
 				t.Fatal(err)
 			}

@@ -17,9 +17,20 @@ func (t *transport) kexes() int {
 }
 
 func TestRekeyByVolume(t *testing.T) {
-	ts := startServer(t, nil)
+	t.Run("client", func(t *testing.T) { testRekeyByVolume(t, false) })
+	t.Run("server", func(t *testing.T) { testRekeyByVolume(t, true) })
+}
+
+func testRekeyByVolume(t *testing.T, serverSide bool) {
+	ts := startServer(t, func(c *ServerConfig) {
+		if serverSide {
+			c.RekeyBytes = 256 * 1024
+		}
+	})
 	cfg := clientConfig(t)
-	cfg.RekeyBytes = 256 * 1024
+	if !serverSide {
+		cfg.RekeyBytes = 256 * 1024
+	}
 	cl := dial(t, ts.addr, cfg)
 	ch, err := cl.Subsystem("snmp")
 	if err != nil {

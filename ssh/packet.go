@@ -24,6 +24,10 @@ type packetConn struct {
 
 	readBytes  atomic.Uint64 // since the last key exchange; read under transport.mu by writers
 	writeBytes uint64
+	// Packets since the last key exchange; a re-exchange starts well before
+	// the 32-bit sequence number could repeat (RFC 4344 section 3.1).
+	readPackets  atomic.Uint32
+	writePackets uint32
 }
 
 func newPacketConn(c net.Conn, rand io.Reader) *packetConn {
@@ -48,6 +52,7 @@ func (p *packetConn) writePacket(payload []byte) error {
 	}
 	p.writeSeq++
 	p.writeBytes += uint64(len(payload))
+	p.writePackets++
 	return p.bw.Flush()
 }
 
@@ -58,6 +63,7 @@ func (p *packetConn) readPacket() ([]byte, error) {
 	}
 	p.readSeq++
 	p.readBytes.Add(uint64(len(payload)))
+	p.readPackets.Add(1)
 	return payload, nil
 }
 

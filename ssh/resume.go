@@ -5,7 +5,6 @@ import (
 	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"io"
 	"slices"
@@ -427,9 +426,10 @@ func (e *resumeKex) server(k *kexRun) (*kexResult, error) {
 	return &kexResult{H: H, K: K, resumed: true, newResumeSecret: deriveResumeSecret(K, H)}, nil
 }
 
-// marshalTicketMsg builds the message that delivers a ticket.
-func marshalTicketMsg(ticket []byte, exp time.Time) []byte {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(exp.Unix()))
-	return newBuilder(msgResumeTicket).raw(b[:]).string(ticket).b
+// marshalResumeState builds SSH_MSG_TSNMP_RESUME_STATE: the method the
+// client may resume with, the expiry (seconds since the Unix epoch) and the
+// ticket (empty for resume-server@tsnmp.dev, which uses the session
+// identifier).
+func marshalResumeState(method string, exp time.Time, ticket []byte) []byte {
+	return newBuilder(msgResumeState).text(method).uint64(uint64(exp.Unix())).string(ticket).b
 }

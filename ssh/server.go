@@ -325,20 +325,27 @@ func (s *Server) checkAuth(t *transport, req *userAuthRequestMsg) (bool, []byte,
 	return false, nil, nil
 }
 
-// finishAuth issues resumption state before USERAUTH_SUCCESS.
+// finishAuth issues resumption state before USERAUTH_SUCCESS: a ticket if
+// the client can use one, else a server cache entry.
 func (s *Server) finishAuth(t *transport, user string) error {
-	if s.resume != nil && t.resumeSecret != nil {
-		if s.resume.cfg.Tickets && t.peerOffersResume(KexResumeTicket) {
-			ticket, exp, err := s.resume.issueTicket(t.resumeSecret, user)
+	if r := s.resume; r != nil && t.resumeSecret != nil {
+		var msg []byte
+		switch {
+		case r.cfg.Tickets && t.peerOffersResume(KexResumeTicket):
+			ticket, exp, err := r.issueTicket(t.resumeSecret, user)
 			if err != nil {
 				return err
 			}
-			if err := t.writePacket(marshalTicketMsg(ticket, exp)); err != nil {
-				return err
+			msg = marshalResumeState(KexResumeTicket, exp, ticket)
+		case r.cfg.ServerCache && t.peerOffersResume(KexResumeServer):
+			if exp := r.remember(t.sessionID, t.resumeSecret, user); !exp.IsZero() {
+				msg = marshalResumeState(KexResumeServer, exp, nil)
 			}
 		}
-		if s.resume.cfg.ServerCache && t.peerOffersResume(KexResumeServer) {
-			s.resume.remember(t.sessionID, t.resumeSecret, user)
+		if msg != nil {
+			if err := t.writePacket(msg); err != nil {
+				return err
+			}
 		}
 	}
 	return t.writePacket([]byte{msgUserAuthSuccess})

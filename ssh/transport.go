@@ -323,7 +323,10 @@ func (t *transport) writeLocked(p []byte) error {
 
 func (t *transport) needRekeyLocked() bool {
 	lim := t.cfg.rekeyBytes()
-	return t.pc.writeBytes >= lim || t.pc.readBytes.Load() >= lim || time.Since(t.lastKex) >= t.cfg.rekeyInterval()
+	const maxPackets = 1 << 31
+	return t.pc.writeBytes >= lim || t.pc.readBytes.Load() >= lim ||
+		t.pc.writePackets >= maxPackets || t.pc.readPackets.Load() >= maxPackets ||
+		time.Since(t.lastKex) >= t.cfg.rekeyInterval()
 }
 
 // writeKexPacket writes a key exchange packet, bypassing the queue.
@@ -553,6 +556,8 @@ func (t *transport) switchKeys(res *kexResult, algs Algorithms, first bool) erro
 	t.myInit = nil
 	t.pc.readBytes.Store(0)
 	t.pc.writeBytes = 0
+	t.pc.readPackets.Store(0)
+	t.pc.writePackets = 0
 	t.lastKex = time.Now()
 	t.kexCount++
 	t.kexDone.Broadcast()

@@ -50,9 +50,9 @@ const (
 	msgChannelSuccess      = 99
 	msgChannelFailure      = 100
 
-	// msgResumeTicket carries a resumption ticket from server to client
-	// (local extension range, RFC 4250 section 4.1.2).
-	msgResumeTicket = 200
+	// msgResumeState tells the client how to resume this session: a ticket,
+	// or a server cache entry (local extension range, RFC 4250 section 4.1.2).
+	msgResumeState = 200
 )
 
 // errShortRead is returned when a message ends before all fields are parsed.
