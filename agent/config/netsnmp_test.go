@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/netip"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -62,6 +64,17 @@ view tie     excluded .1.3.6.1.2.1.2.2.1.1.1 ff.a0
 view tie     excluded .1.3.6.1.2.1.2.2.1.9.2 ff.a0
 view tie     included .1.3.6.1.2.1.2.2.1.2.2 ff.a0
 rocommunity tie default -V tie
+engineID tsnmpcheck
+createUser alice SHA-256 alicepass1 AES alicepriv1
+createUser bob SHA bobpassword
+createUser carol MD5 carolpass1 DES
+createUser dave SHA-512 davepass12 AES256C
+createUser erin SHA -l 0x0102030405060708090a0b0c0d0e0f1011121314 AES -l 0x1112131415161718191a1b1c1d1e1f20
+rouser alice priv -V sysonly
+rwuser bob
+rouser carol noauth .1.3.6.1.2.1.2
+rouser dave priv -V ifrow
+rouser erin priv -V tie
 rocommunity all default
 rocommunity sys default -V sysonly
 rocommunity ifr 127.0.0.1 -V ifrow
@@ -154,6 +167,53 @@ access lg "" any noauth exact tree none none
 			probe{"2c", "sys", host6, "::1"},
 			probe{"2c", "six", host, "127.0.0.1"})
 	}
+	type v3probe struct {
+		user, level string
+		args        []string
+		secLevel    snmp.SecurityLevel
+	}
+	for _, p := range []v3probe{
+		{"alice", "authPriv", []string{"-a", "SHA-256", "-A", "alicepass1", "-x", "AES", "-X", "alicepriv1"}, snmp.AuthPriv},
+		{"alice", "authNoPriv", []string{"-a", "SHA-256", "-A", "alicepass1"}, snmp.AuthNoPriv},
+		{"bob", "authNoPriv", []string{"-a", "SHA", "-A", "bobpassword"}, snmp.AuthNoPriv},
+		{"bob", "noAuthNoPriv", nil, snmp.NoAuthNoPriv},
+		{"carol", "noAuthNoPriv", nil, snmp.NoAuthNoPriv},
+		{"carol", "authPriv", []string{"-a", "MD5", "-A", "carolpass1", "-x", "DES", "-X", "carolpass1"}, snmp.AuthPriv},
+		{"dave", "authPriv", []string{"-a", "SHA-512", "-A", "davepass12", "-x", "AES256C", "-X", "davepass12"}, snmp.AuthPriv},
+	} {
+		var seen []snmp.OID
+		for _, s := range subtrees {
+			args := append([]string{"-l", p.level, "-u", p.user}, p.args...)
+			oids, err := walkV3(dir, host, s, args)
+			if err != nil {
+				t.Fatalf("walk -v3 -u %s -l %s: %v", p.user, p.level, err)
+			}
+			seen = append(seen, oids...)
+		}
+		var want []snmp.OID
+		for _, o := range universe {
+			if acm.IsAccessAllowed(snmp.SecurityModelUSM, p.user, p.secLevel, vacm.Read, "", o) == nil {
+				want = append(want, o)
+			}
+		}
+		if !sameOIDs(seen, want) {
+			t.Errorf("-v3 -u %s -l %s: snmpd shows %d OIDs, tsnmp VACM allows %d\nonly snmpd: %v\nonly tsnmp: %v",
+				p.user, p.level, len(seen), len(want), diff(seen, want), diff(want, seen))
+		} else {
+			t.Logf("-v3 -u %s -l %s: %d of %d OIDs visible in both", p.user, p.level, len(seen), len(universe))
+		}
+	}
+
+	// The engine ID from "engineID TEXT" is Net-SNMP's.
+	engineID, err := getHex(dir, host, ".1.3.6.1.6.3.10.2.1.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mine, _ := c.EngineIDBytes(); !bytes.Equal(mine, engineID) {
+		t.Errorf("engine ID: snmpd %x, tsnmp %x", engineID, mine)
+	}
+	defer checkLocalizedKeys(t, c, engineID, filepath.Join(dir, "state", "snmpd.conf"), cmd)
+
 	for _, p := range probes {
 		var seen []snmp.OID
 		for _, s := range subtrees {
@@ -186,11 +246,85 @@ access lg "" any noauth exact tree none none
 	}
 }
 
+// checkLocalizedKeys stops snmpd, which saves its users with their
+// localized keys, and compares those keys with the ones our createUser
+// parsing produces.
+func checkLocalizedKeys(t *testing.T, c *Config, engineID []byte, stateFile string, cmd *exec.Cmd) {
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Errorf("stopping snmpd: %v", err)
+		return
+	}
+	_ = cmd.Wait()
+	data, err := os.ReadFile(stateFile)
+	if err != nil {
+		t.Errorf("snmpd state: %v", err)
+		return
+	}
+	users, err := c.BuildUSMUsers(engineID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		// usmUser 1 3 ENGINEID "name" "secname" NULL AUTHOID AUTHKEY PRIVOID PRIVKEY ""
+		f := strings.Fields(line)
+		if len(f) < 12 || f[0] != "usmUser" {
+			continue
+		}
+		name := strings.Trim(f[4], `"`)
+		u, ok := users.Lookup(engineID, []byte(name))
+		if !ok {
+			t.Errorf("user %s of snmpd not built", name)
+			continue
+		}
+		keys, err := u.Keys(engineID)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		auth, _ := hex.DecodeString(strings.TrimPrefix(f[8], "0x"))
+		priv, _ := hex.DecodeString(strings.TrimPrefix(f[10], "0x"))
+		if !bytes.Equal(keys.Auth, auth) {
+			t.Errorf("%s: auth key %x, snmpd %x", name, keys.Auth, auth)
+		}
+		if f[10] != "NULL" && f[10] != `""` && !bytes.Equal(keys.Priv, priv) {
+			t.Errorf("%s: priv key %x, snmpd %x", name, keys.Priv, priv)
+		}
+		n++
+	}
+	if n != len(c.Users) {
+		t.Errorf("compared %d users of %d", n, len(c.Users))
+	} else {
+		t.Logf("localized keys of %d users equal snmpd's", n)
+	}
+}
+
+// walkV3 runs snmpwalk -v3 with args.
+func walkV3(dir, host, subtree string, args []string) ([]snmp.OID, error) {
+	return runWalk(dir, append(append([]string{"-v3"}, args...), "-On", "-Oq", "-t", "0.5", "-r", "1", host, subtree))
+}
+
+// getHex reads an OCTET STRING with snmpget.
+func getHex(dir, host, oid string) ([]byte, error) {
+	cmd := exec.Command("snmpget", "-v2c", "-c", "all", "-On", "-Oqvx", host, oid)
+	cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir)
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	s := strings.NewReplacer(" ", "", "\n", "", "\"", "").Replace(string(out))
+	return hex.DecodeString(s)
+}
+
 // walk runs snmpwalk and returns the OIDs it printed.
 func walk(dir, version, comm, host, subtree string) ([]snmp.OID, error) {
+	return runWalk(dir, []string{"-v" + version, "-c", comm, "-On", "-Oq", "-t", "0.5", "-r", "1", host, subtree})
+}
+
+func runWalk(dir string, args []string) ([]snmp.OID, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "snmpwalk", "-v"+version, "-c", comm, "-On", "-Oq", "-t", "0.5", "-r", "1", host, subtree)
+	cmd := exec.CommandContext(ctx, "snmpwalk", args...)
 	cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
