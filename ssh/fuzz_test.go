@@ -178,7 +178,7 @@ func testCipher(name string) packetCipher {
 // FuzzResumption checks the state blob parser and the ticket opener.
 func FuzzResumption(f *testing.F) {
 	r := newResumption(ResumptionConfig{Tickets: true}, rand.Reader)
-	ticket, _, _ := r.issueTicket(bytes.Repeat([]byte{9}, 32), "alice")
+	ticket, _, _ := r.issueTicket(bytes.Repeat([]byte{9}, 32), "alice", time.Time{})
 	st := &clientResumeState{Mode: KexResumeTicket, Blob: ticket, Secret: bytes.Repeat([]byte{9}, 32), Expiry: time.Now(), HostKey: []byte("k"), User: "alice"}
 	f.Add(st.marshal())
 	f.Add(ticket)

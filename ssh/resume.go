@@ -174,13 +174,13 @@ func (r *resumption) pruneLocked(now time.Time) {
 }
 
 // remember caches an authenticated session for resume-server@tsnmp.dev.
-func (r *resumption) remember(sessionID, secret []byte, user string) time.Time {
+func (r *resumption) remember(sessionID, secret []byte, user string, deadline time.Time) time.Time {
 	now := r.cfg.now()
-	exp := now.Add(r.cfg.Lifetime)
+	exp := r.expiry(now, deadline)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pruneLocked(now)
-	if len(r.cache) >= r.cfg.MaxEntries {
+	if len(r.cache) >= r.cfg.MaxEntries || !now.Before(exp) {
 		return time.Time{}
 	}
 	r.cache[string(sessionID)] = &cachedSession{secret: slices.Clone(secret), user: user, expiry: exp}
@@ -210,10 +210,25 @@ func (r *resumption) currentKeyLocked(now time.Time) (*ticketKey, error) {
 	return k, nil
 }
 
-// issueTicket seals a ticket for an authenticated session.
-func (r *resumption) issueTicket(secret []byte, user string) ([]byte, time.Time, error) {
-	now := r.cfg.now()
+// expiry returns the expiry for new state: Lifetime from now, but never
+// past deadline, the expiry inherited from the session this one resumed.
+// A chain of resumptions therefore ends Lifetime after the last full key
+// exchange.
+func (r *resumption) expiry(now, deadline time.Time) time.Time {
 	exp := now.Add(r.cfg.Lifetime)
+	if !deadline.IsZero() && deadline.Before(exp) {
+		exp = deadline
+	}
+	return exp
+}
+
+// issueTicket seals a ticket for an authenticated session.
+func (r *resumption) issueTicket(secret []byte, user string, deadline time.Time) ([]byte, time.Time, error) {
+	now := r.cfg.now()
+	exp := r.expiry(now, deadline)
+	if !now.Before(exp) {
+		return nil, exp, nil
+	}
 	r.mu.Lock()
 	k, err := r.currentKeyLocked(now)
 	r.mu.Unlock()
@@ -271,42 +286,42 @@ func (r *resumption) openTicket(t []byte, now time.Time) (id [16]byte, secret []
 
 // lookup finds the session named by blob, checks the client's proof and
 // consumes the entry so it cannot be used again.
-func (r *resumption) lookup(mode string, blob []byte, proofOK func(secret []byte) bool) (secret []byte, user string, ok bool) {
+func (r *resumption) lookup(mode string, blob []byte, proofOK func(secret []byte) bool) (secret []byte, user string, exp time.Time, ok bool) {
 	now := r.cfg.now()
 	switch mode {
 	case KexResumeServer:
 		if !r.cfg.ServerCache {
-			return nil, "", false
+			return nil, "", time.Time{}, false
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		e := r.cache[string(blob)]
 		if e == nil || !now.Before(e.expiry) || !proofOK(e.secret) {
-			return nil, "", false
+			return nil, "", time.Time{}, false
 		}
 		delete(r.cache, string(blob))
-		return e.secret, e.user, true
+		return e.secret, e.user, e.expiry, true
 	case KexResumeTicket:
 		if !r.cfg.Tickets {
-			return nil, "", false
+			return nil, "", time.Time{}, false
 		}
 		id, secret, user, exp, ok := r.openTicket(blob, now)
 		if !ok || !proofOK(secret) {
-			return nil, "", false
+			return nil, "", time.Time{}, false
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if _, seen := r.used[id]; seen {
-			return nil, "", false
+			return nil, "", time.Time{}, false
 		}
 		r.pruneLocked(now)
 		if len(r.used) >= r.cfg.MaxEntries {
-			return nil, "", false
+			return nil, "", time.Time{}, false
 		}
 		r.used[id] = exp
-		return secret, user, true
+		return secret, user, exp, true
 	}
-	return nil, "", false
+	return nil, "", time.Time{}, false
 }
 
 // resumeKex runs resume-server@tsnmp.dev or resume-ticket@tsnmp.dev.
@@ -398,10 +413,11 @@ func (e *resumeKex) server(k *kexRun) (*kexResult, error) {
 	}
 	var secret []byte
 	var user string
+	var deadline time.Time
 	ok := false
 	if t.resumeServer != nil && len(nonceC) == resumeNonceLen && len(proof) == sha256.Size {
 		want := e.initHash(k, blob, nonceC)
-		secret, user, ok = t.resumeServer.lookup(e.mode, blob, func(s []byte) bool {
+		secret, user, deadline, ok = t.resumeServer.lookup(e.mode, blob, func(s []byte) bool {
 			return hmac.Equal(proof, resumeMAC(s, "tsnmp-resume client", want))
 		})
 	}
@@ -423,6 +439,7 @@ func (e *resumeKex) server(k *kexRun) (*kexResult, error) {
 		return nil, err
 	}
 	t.resumedUser = user
+	t.resumeDeadline = deadline
 	return &kexResult{H: H, K: K, resumed: true, newResumeSecret: deriveResumeSecret(K, H)}, nil
 }
 

@@ -332,13 +332,15 @@ func (s *Server) finishAuth(t *transport, user string) error {
 		var msg []byte
 		switch {
 		case r.cfg.Tickets && t.peerOffersResume(KexResumeTicket):
-			ticket, exp, err := r.issueTicket(t.resumeSecret, user)
+			ticket, exp, err := r.issueTicket(t.resumeSecret, user, t.resumeDeadline)
 			if err != nil {
 				return err
 			}
-			msg = marshalResumeState(KexResumeTicket, exp, ticket)
+			if ticket != nil {
+				msg = marshalResumeState(KexResumeTicket, exp, ticket)
+			}
 		case r.cfg.ServerCache && t.peerOffersResume(KexResumeServer):
-			if exp := r.remember(t.sessionID, t.resumeSecret, user); !exp.IsZero() {
+			if exp := r.remember(t.sessionID, t.resumeSecret, user, t.resumeDeadline); !exp.IsZero() {
 				msg = marshalResumeState(KexResumeServer, exp, nil)
 			}
 		}

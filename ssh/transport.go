@@ -135,9 +135,10 @@ type transport struct {
 	strict             bool
 	extInfoPeer        bool // client sent ext-info-c (server side)
 	algs               Algorithms
-	hostKey            []byte // host key seen in the first key exchange
-	resumeSecret       []byte // per-session resumption master secret
-	resumedUser        string // server: identity carried by a resumed session
+	hostKey            []byte    // host key seen in the first key exchange
+	resumeSecret       []byte    // per-session resumption master secret
+	resumedUser        string    // server: identity carried by a resumed session
+	resumeDeadline     time.Time // server: expiry inherited by a resumed session
 	resumed            bool
 	serverOffersResume []string // client: resume methods the server listed
 	peerResume         []string // server: resume methods the client listed
