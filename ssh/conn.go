@@ -302,9 +302,16 @@ func (ch *channel) handle(msgType byte, r *reader) error {
 		}
 		ch.opened, ch.remoteID, ch.remoteWin, ch.remoteMax = true, remoteID, win, max
 		ch.mu.Unlock()
-		ch.openResult <- nil
+		ch.openResult <- nil // buffered; sent once per channel
 	case msgChannelOpenFailure:
 		reason, text := r.uint32(), r.text()
+		ch.mu.Lock()
+		opened := ch.opened
+		ch.opened = true // no further open replies are valid
+		ch.mu.Unlock()
+		if opened {
+			return errors.New("ssh: unexpected channel open failure")
+		}
 		ch.m.removeChannel(ch)
 		ch.openResult <- &OpenChannelError{Reason: reason, Message: text}
 	case msgChannelWindowAdjust:
@@ -329,17 +336,20 @@ func (ch *channel) handle(msgType byte, r *reader) error {
 			return err
 		}
 		ch.mu.Lock()
-		defer ch.mu.Unlock()
 		if uint32(len(data)) > ch.localWin || len(data) > channelMaxPacket {
+			ch.mu.Unlock()
 			return errors.New("ssh: peer exceeded channel window")
 		}
 		ch.localWin -= uint32(len(data))
 		if msgType == msgChannelExtendedData {
-			// Stderr is discarded; its window is returned immediately.
-			return ch.adjustLocked(uint32(len(data)))
+			// Stderr is discarded; its window counts as consumed.
+			inc := ch.windowIncLocked()
+			ch.mu.Unlock()
+			return ch.sendAdjust(inc)
 		}
 		ch.buf = append(ch.buf, data...)
 		ch.cond.Broadcast()
+		ch.mu.Unlock()
 	case msgChannelEOF:
 		ch.mu.Lock()
 		ch.eof = true
@@ -412,18 +422,25 @@ func (ch *channel) handleRequest(r *reader) error {
 	return nil
 }
 
-// adjustLocked hands consumed window back to the peer, but only once less
-// than half of the window remains, to avoid a WINDOW_ADJUST per message.
-func (ch *channel) adjustLocked(consumed uint32) error {
-	_ = consumed
+// windowIncLocked returns how much window to hand back to the peer: zero
+// until less than half of the window remains, so that a WINDOW_ADJUST is
+// not sent after every message. The caller sends it with sendAdjust.
+func (ch *channel) windowIncLocked() uint32 {
 	if ch.localWin >= channelWindow/2 || ch.gone {
-		return nil
+		return 0
 	}
 	inc := channelWindow - ch.localWin - uint32(len(ch.buf))
 	if inc < channelWindow/2 {
-		return nil
+		return 0
 	}
 	ch.localWin += inc
+	return inc
+}
+
+func (ch *channel) sendAdjust(inc uint32) error {
+	if inc == 0 {
+		return nil
+	}
 	ch.m.adjustsSent.Add(1)
 	return ch.m.t.writePacket(newBuilder(msgChannelWindowAdjust).uint32(ch.remoteID).uint32(inc).b)
 }
@@ -431,15 +448,17 @@ func (ch *channel) adjustLocked(consumed uint32) error {
 // Read reads channel data.
 func (ch *channel) Read(p []byte) (int, error) {
 	ch.mu.Lock()
-	defer ch.mu.Unlock()
 	for len(ch.buf) == 0 {
 		if ch.eof || ch.gone {
-			if ch.err != nil && !ch.eof {
-				return 0, ch.err
+			err := ch.err
+			if ch.eof || err == nil {
+				err = io.EOF
 			}
-			return 0, io.EOF
+			ch.mu.Unlock()
+			return 0, err
 		}
 		if ch.sentClose {
+			ch.mu.Unlock()
 			return 0, ErrClosed
 		}
 		ch.cond.Wait()
@@ -449,10 +468,11 @@ func (ch *channel) Read(p []byte) (int, error) {
 	if len(ch.buf) == 0 {
 		ch.buf = nil
 	}
-	if err := ch.adjustLocked(uint32(n)); err != nil {
-		return n, err
-	}
-	return n, nil
+	inc := ch.windowIncLocked()
+	ch.mu.Unlock()
+	// The adjust is sent without holding the channel lock, so a slow socket
+	// never stalls the goroutine that delivers incoming data.
+	return n, ch.sendAdjust(inc)
 }
 
 // Write sends data, blocking while the peer's window is exhausted.

@@ -193,11 +193,13 @@ func (d *dhKex) shared(x, peer *big.Int) ([]byte, error) {
 }
 
 func (d *dhKex) run(k *kexRun) (*kexResult, error) {
-	x, err := rand.Int(k.t.cfg.rand(), d.pMinus1)
+	// A 512-bit exponent is well above twice the group's ~112-bit strength
+	// (RFC 8268 section 4; RFC 3526 section 8).
+	x, err := rand.Int(k.t.cfg.rand(), new(big.Int).Lsh(big.NewInt(1), 512))
 	if err != nil {
 		return nil, err
 	}
-	x.Add(x, big.NewInt(1))
+	x.Add(x, big.NewInt(2))
 	ours := new(big.Int).Exp(d.g, x, d.p)
 	oursEnc := appendString(nil, mpintBytes(ours))
 	if k.t.isClient {

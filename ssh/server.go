@@ -114,6 +114,10 @@ func (s *Server) Serve(l net.Listener) error {
 	s.mu.Unlock()
 	for {
 		c, err := l.Accept()
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
 		if err != nil {
 			s.mu.Lock()
 			closed := s.closed
@@ -142,7 +146,7 @@ func (s *Server) Serve(l net.Listener) error {
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
-			_ = s.ServeConn(c)
+			_ = s.serveConn(c, true)
 			s.mu.Lock()
 			delete(s.conns, c)
 			s.mu.Unlock()
@@ -166,10 +170,13 @@ func (s *Server) Close() error {
 }
 
 // ServeConn runs the SSH protocol on one accepted connection until it
-// ends. The caller must have reserved an unauthenticated slot when calling
-// through Serve; direct callers need not.
-func (s *Server) ServeConn(c net.Conn) error {
-	slot := true
+// ends. Connections passed here directly do not count against
+// MaxUnauthenticated.
+func (s *Server) ServeConn(c net.Conn) error { return s.serveConn(c, false) }
+
+// serveConn serves c; slot reports whether c holds an unauthenticated slot,
+// released once authentication succeeds or the connection ends.
+func (s *Server) serveConn(c net.Conn, slot bool) error {
 	release := func() {
 		if slot {
 			slot = false
@@ -386,7 +393,7 @@ func (s *Server) keyAuthorized(user string, pubKey []byte) bool {
 
 // Password hashing.
 
-const dummyHash = "$argon2id$v=19$m=65536,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$ihVyr+1IUNUa8Ax0S8bsX1EqzfDDsgfuM4Ekew6t6Ug"
+const dummyHash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$ihVyr+1IUNUa8Ax0S8bsX1EqzfDDsgfuM4Ekew6t6Ug"
 
 // HashPassword returns an argon2id hash of password in PHC string format,
 // suitable for ServerConfig.PasswordHashes.
@@ -395,7 +402,7 @@ func HashPassword(password string, rand io.Reader) (string, error) {
 	if _, err := io.ReadFull(rand, salt); err != nil {
 		return "", err
 	}
-	const m, t, p = 64 * 1024, 2, 1
+	const m, t, p = 19 * 1024, 2, 1 // KiB, passes, lanes
 	key := argon2.IDKey([]byte(password), salt, t, m, p, 32)
 	enc := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", m, t, p, enc.EncodeToString(salt), enc.EncodeToString(key)), nil
@@ -430,7 +437,7 @@ func CheckPassword(hash, password string) bool {
 	enc := base64.RawStdEncoding
 	salt, err1 := enc.DecodeString(parts[4])
 	want, err2 := enc.DecodeString(parts[5])
-	if err1 != nil || err2 != nil || m == 0 || t == 0 || p == 0 || m > 1<<22 || t > 64 || len(want) == 0 || len(want) > 128 {
+	if err1 != nil || err2 != nil || m == 0 || t == 0 || p == 0 || m > 1<<18 || t > 16 || len(want) == 0 || len(want) > 128 {
 		return false
 	}
 	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))

@@ -389,6 +389,7 @@ func (t *transport) close(reason uint32, msg string) error {
 	}
 	t.closed = true
 	t.kexDone.Broadcast()
+	wipeBytes(t.resumeSecret)
 	t.pc.writeC.wipe()
 	t.pc.writeC = closedCipher{}
 	t.mu.Unlock()
@@ -501,7 +502,9 @@ func (t *transport) runKex(peerInit []byte) error {
 			t.resumeSecret = res.newResumeSecret
 		}
 	}
+	t.mu.Lock()
 	t.algs = algs
+	t.mu.Unlock()
 	return t.switchKeys(res, algs, first)
 }
 
