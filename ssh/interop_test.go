@@ -278,3 +278,46 @@ func TestClientResumptionStateAgainstOpenSSH(t *testing.T) {
 	}
 	roundTrip(t, ch, []byte("hello sshd"))
 }
+
+// TestOpenSSHClientPassword logs in with OpenSSH's ssh using password
+// authentication (supplied through SSH_ASKPASS) against a bcrypt hash, and
+// checks that a wrong password is refused.
+func TestOpenSSHClientPassword(t *testing.T) {
+	sshBin := needBinary(t, "/usr/bin/ssh")
+	hash, err := HashPassword("open sesame", rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, func(c *ServerConfig) {
+		c.PasswordHashes = map[string]string{"carol": hash}
+		c.Subsystems["whoami"] = whoami
+	})
+	dir := t.TempDir()
+	host, port, _ := net.SplitHostPort(ts.addr)
+	for _, tc := range []struct {
+		password string
+		ok       bool
+	}{{"open sesame", true}, {"open sesamE", false}} {
+		askpass := filepath.Join(dir, "askpass")
+		script := "#!/bin/sh\nprintf '%s\\n' '" + tc.password + "'\n"
+		if err := os.WriteFile(askpass, []byte(script), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, sshBin, "-F", "/dev/null", "-s", "-p", port,
+			"-o", "PubkeyAuthentication=no", "-o", "PreferredAuthentications=password",
+			"-o", "NumberOfPasswordPrompts=1", "-o", "StrictHostKeyChecking=no",
+			"-o", "UserKnownHostsFile="+filepath.Join(dir, "kh"),
+			"carol@"+host, "whoami")
+		cmd.Env = append(os.Environ(), "SSH_ASKPASS="+askpass, "SSH_ASKPASS_REQUIRE=force", "DISPLAY=:0")
+		cmd.Stdin = nil
+		out, err := cmd.Output()
+		cancel()
+		if tc.ok && (err != nil || string(out) != "carol") {
+			t.Fatalf("right password: out %q, err %v", out, err)
+		}
+		if !tc.ok && err == nil {
+			t.Fatalf("wrong password accepted: out %q", out)
+		}
+	}
+}
