@@ -211,6 +211,9 @@ func New(c *Config) (*VACM, error) {
 		if err := checkName("view name", f.ViewName, false); err != nil {
 			return nil, err
 		}
+		if len(f.Subtree) == 0 {
+			return nil, fmt.Errorf("vacm: view %q: empty subtree", f.ViewName)
+		}
 		if len(f.Subtree) > MaxSubtreeLen {
 			return nil, fmt.Errorf("vacm: view %q: subtree longer than %d sub-identifiers", f.ViewName, MaxSubtreeLen)
 		}

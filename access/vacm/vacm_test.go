@@ -192,6 +192,7 @@ func TestNewRejects(t *testing.T) {
 		"empty group":   {Groups: []Group{{SecurityModel: 3, SecurityName: "a"}}},
 		"long secname":  {Groups: []Group{{SecurityModel: 3, SecurityName: long, GroupName: "g"}}},
 		"long mask":     {Families: []Family{{ViewName: "v", Subtree: oid("1"), Mask: make([]byte, 17)}}},
+		"empty subtree": {Families: []Family{{ViewName: "v"}}},
 		"bad level":     {Access: []Access{{GroupName: "g", SecurityLevel: 4}}},
 		"bad match":     {Access: []Access{{GroupName: "g", SecurityLevel: 1, ContextMatch: 3}}},
 		"long context":  {Contexts: []string{long}},
@@ -231,11 +232,18 @@ func TestContainsDoesNotAllocate(t *testing.T) {
 	}})
 	v, _ := a.NamedView("v")
 	probe := oid("1.3.6.1.2.1.2.2.1.5.3")
-	if n := testing.AllocsPerRun(100, func() {
-		v.Contains(probe)
-		v.NextIncluded(oid("1.3.6.1.2.1.2.1.0"))
-	}); n > 1 { // the oid() call in the closure allocates once
-		t.Errorf("%v allocations per run", n)
+	if n := testing.AllocsPerRun(100, func() { v.Contains(probe) }); n != 0 {
+		t.Errorf("Contains: %v allocations per run", n)
+	}
+	b := mustNew(t, &Config{Families: []Family{
+		{ViewName: "v", Subtree: oid("1.3.6.1.2.1")},
+		{ViewName: "v", Subtree: oid("1.3.6.1.2.1.2"), Excluded: true},
+		{ViewName: "v", Subtree: oid("1.3.6.1.2.1.2.2.1.2")},
+	}})
+	w, _ := b.NamedView("v")
+	excluded := oid("1.3.6.1.2.1.2.1.0")
+	if n := testing.AllocsPerRun(100, func() { w.NextIncluded(excluded) }); n != 0 {
+		t.Errorf("NextIncluded: %v allocations per run", n)
 	}
 }
 
@@ -286,6 +294,13 @@ func universe() []snmp.OID {
 
 func TestViewAgainstNaive(t *testing.T) {
 	u := universe()
+	var exact, limited int
+	defer func() {
+		t.Logf("NextIncluded: %d exact, %d out of budget", exact, limited)
+		if limited > 0 {
+			t.Errorf("NextIncluded ran out of budget %d times in %d", limited, exact+limited)
+		}
+	}()
 	r := rand.New(rand.NewPCG(1, 2))
 	for iter := 0; iter < 300; iter++ {
 		var fs []Family
@@ -312,7 +327,8 @@ func TestViewAgainstNaive(t *testing.T) {
 				t.Fatalf("families %v: Contains(%v) = %v, want %v", fs, o, got, want)
 			}
 		}
-		// NextIncluded never skips an OID in view.
+		// NextIncluded never skips an OID in view, and returns the
+		// first one.
 		for i, o := range u {
 			next, ok := v.NextIncluded(o)
 			for _, p := range u[i:] {
@@ -326,8 +342,39 @@ func TestViewAgainstNaive(t *testing.T) {
 			if ok && next.Compare(o) < 0 {
 				t.Fatalf("NextIncluded(%v) = %v goes backwards", o, next)
 			}
+			if ok && !naiveContains(fs, "v", next) {
+				// Search budget exhausted: sound, not exact.
+				limited++
+				continue
+			}
+			exact++
+			// The first in-view OID of the universe at or after o is
+			// the answer whenever the answer lies in the universe.
+			for _, p := range u[i:] {
+				if naiveContains(fs, "v", p) {
+					if !ok {
+						t.Fatalf("families %v: NextIncluded(%v) found nothing, %v is in view", fs, o, p)
+					}
+					if inUniverse(next) && !next.Equal(p) {
+						t.Fatalf("families %v: NextIncluded(%v) = %v, want %v", fs, o, next, p)
+					}
+					break
+				}
+			}
 		}
 	}
+}
+
+func inUniverse(o snmp.OID) bool {
+	if len(o) < 1 || len(o) > 4 {
+		return false
+	}
+	for _, x := range o {
+		if x > 3 {
+			return false
+		}
+	}
+	return true
 }
 
 func TestNextIncludedSkips(t *testing.T) {
@@ -343,6 +390,7 @@ func TestNextIncludedSkips(t *testing.T) {
 	}{
 		{"1.3.6.1.2.1.1.3.0", "1.3.6.1.2.1.1.3.0", true},
 		{"1.3.6.1.2.1.1.9.1.2.1", "1.3.6.1.2.1.1.10", true},
+		{"1.3.6.1.2.1.1.9", "1.3.6.1.2.1.1.10", true},
 		{"1.3.6.1.2.1.2.1.0", "1.3.6.1.2.1.25.1", true},
 		{"1.3.6.1.2.1.25.2", "", false},
 		{"1.3.6.1.4.1", "", false},
@@ -366,5 +414,34 @@ func BenchmarkContains(b *testing.B) {
 	o := oid("1.3.6.1.2.1.2.2.1.10.3")
 	for b.Loop() {
 		v.Contains(o)
+	}
+}
+
+func TestNextIncludedOutOfBudget(t *testing.T) {
+	a := mustNew(t, &Config{Families: []Family{
+		{ViewName: "v", Subtree: oid("1.3.6.1.2.1.2.2.1.1.3"), Mask: []byte{0xff, 0xa0}},
+	}})
+	v, _ := a.NamedView("v")
+	x := oid("1.3.6.1.2.1.2.2.1.1.4")
+	if got, ok := v.NextIncluded(x); !ok || got.String() != "1.3.6.1.2.1.2.2.1.2.3" {
+		t.Errorf("NextIncluded = %v, %v", got, ok)
+	}
+	defer func(b int) { searchBudget = b }(searchBudget)
+	searchBudget = 2
+	if got, ok := v.NextIncluded(x); !ok || !got.Equal(x) {
+		t.Errorf("out of budget: NextIncluded = %v, %v; want the OID itself", got, ok)
+	}
+}
+
+func BenchmarkNextIncludedMasked(b *testing.B) {
+	a := mustNew(b, &Config{Families: []Family{
+		{ViewName: "v", Subtree: oid("1.3.6.1.2.1.1")},
+		{ViewName: "v", Subtree: oid("1.3.6.1.2.1.2.2.1.1.3"), Mask: []byte{0xff, 0xa0}},
+		{ViewName: "v", Subtree: oid("1.3.6.1.2.1.31.1.1.1.1.3"), Mask: []byte{0xff, 0xd0}},
+	}})
+	v, _ := a.NamedView("v")
+	o := oid("1.3.6.1.2.1.2.2.1.1.4")
+	for b.Loop() {
+		v.NextIncluded(o)
 	}
 }
