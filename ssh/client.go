@@ -127,7 +127,11 @@ func NewClient(ctx context.Context, c net.Conn, addr string, cfg *ClientConfig) 
 	defer stop()
 
 	t := newTransport(c, &cfg.Config, true)
-	t.hostKeyAlgos = cfg.HostKeyAlgorithms
+	for _, a := range cfg.HostKeyAlgorithms {
+		if slices.Contains(defaultHostKeyAlgos, a) {
+			t.hostKeyAlgos = append(t.hostKeyAlgos, a)
+		}
+	}
 	if len(t.hostKeyAlgos) == 0 {
 		t.hostKeyAlgos = cfg.preferKnownHostAlgos(addr, c.RemoteAddr())
 	}

@@ -196,3 +196,26 @@ func FuzzResumption(f *testing.F) {
 		}
 	})
 }
+
+// FuzzVerifySignature feeds arbitrary keys and signatures to the host key
+// and user key signature verifier; nothing may verify by accident.
+func FuzzVerifySignature(f *testing.F) {
+	data := []byte("exchange hash")
+	for _, name := range []string{"ed25519", "ecdsa", "rsa"} {
+		s := keys(f)[name]
+		algo := s.Algorithms()[0]
+		sig, err := s.Sign(rand.Reader, data, algo)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(s.PublicKey(), uint8(0), sig)
+	}
+	algos := defaultHostKeyAlgos
+	f.Fuzz(func(t *testing.T, pub []byte, which uint8, sig []byte) {
+		algo := algos[int(which)%len(algos)]
+		if verifySignature(pub, algo, data[:len(data)-1], sig) == nil {
+			t.Fatal("signature over different data verified")
+		}
+		_ = verifySignature(pub, algo, data, sig)
+	})
+}

@@ -194,8 +194,8 @@ func verifySignature(pubKey []byte, algo string, data, sigBlob []byte) error {
 		if err := kr.done(); err != nil {
 			return err
 		}
-		if e.BitLen() > 31 || n.BitLen() < 2048 {
-			return errors.New("ssh: RSA key too small or exponent too large")
+		if e.BitLen() > 31 || e.Int64() < 3 || n.BitLen() < 2048 || n.BitLen() > 16384 {
+			return errors.New("ssh: unsupported RSA key size or exponent")
 		}
 		pk := &rsa.PublicKey{N: n, E: int(e.Int64())}
 		var h crypto.Hash

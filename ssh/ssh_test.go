@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -160,5 +161,29 @@ func TestHostKeyPolicy(t *testing.T) {
 	cfg.InsecureAcceptNew = true
 	if _, err := Dial(t.Context(), "tcp", ts.addr, cfg); !errors.As(err, &he) {
 		t.Fatalf("changed key: got %v", err)
+	}
+}
+
+// lyingSigner presents one key but signs with another, like an impostor
+// that copied a server's public host key.
+type lyingSigner struct{ shown, real Signer }
+
+func (l lyingSigner) PublicKey() []byte    { return l.shown.PublicKey() }
+func (l lyingSigner) Algorithms() []string { return l.shown.Algorithms() }
+func (l lyingSigner) Sign(r io.Reader, d []byte, a string) ([]byte, error) {
+	return l.real.Sign(r, d, a)
+}
+
+func TestClientRejectsBadHostSignature(t *testing.T) {
+	impostor, _ := NewSigner(mustEd25519())
+	ts := startServer(t, func(c *ServerConfig) {
+		c.HostKeys = []Signer{lyingSigner{shown: keys(t)["ed25519"], real: impostor}}
+	})
+	cfg := clientConfig(t)
+	cfg.HostKeyCallback = nil
+	cfg.HostKeyFingerprint = Fingerprint(keys(t)["ed25519"].PublicKey())
+	_, err := Dial(t.Context(), "tcp", ts.addr, cfg)
+	if err == nil || !strings.Contains(err.Error(), "signature verification failed") {
+		t.Fatalf("got %v, want signature verification failure", err)
 	}
 }
