@@ -159,6 +159,8 @@ type VACM struct {
 	views    map[string]*View
 
 	cfg Config // normalized copy, for Tables
+
+	mib mibState // SNMP-VIEW-BASED-ACM-MIB rows, built on first use
 }
 
 type accessEntry struct {

@@ -11,12 +11,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tsnmp/tsnmp/access/vacm"
+	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -75,6 +77,12 @@ rwuser bob
 rouser carol noauth .1.3.6.1.2.1.2
 rouser dave priv -V ifrow
 rouser erin priv -V tie
+rouser -s tsm frank noauth .1.3.6.1.2.1.2 ctx*
+rwuser gina auth -V sysonly ""
+rwuser hank auth -V sysonly exact
+authuser read,notify ivan priv -V tie
+authcommunity read,write ac 10.0.0.0/8 .1.3.6.1.2.1.1 actx
+setaccess lg "" v2c noauth exact notify sysonly
 rocommunity all default
 rocommunity sys default -V sysonly
 rocommunity ifr 127.0.0.1 -V ifrow
@@ -204,6 +212,21 @@ access lg "" any noauth exact tree none none
 		}
 	}
 
+	// The VACM tables our expansion builds are Net-SNMP's, row for row and
+	// name for name.
+	theirs, err := walkValues(dir, host, ".1.3.6.1.6.3.16.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree mib.Tree
+	vacm.RegisterMIB(&tree, func() *vacm.VACM { return acm })
+	ours := ourValues(&tree, snmp.MustParseOID("1.3.6.1.6.3.16.1"))
+	if strings.Join(theirs, "\n") != strings.Join(ours, "\n") {
+		t.Errorf("VACM MIB differs from snmpd's:\nonly snmpd: %v\nonly tsnmp: %v", strDiff(theirs, ours), strDiff(ours, theirs))
+	} else {
+		t.Logf("VACM MIB: %d instances equal snmpd's", len(ours))
+	}
+
 	// The engine ID from "engineID TEXT" is Net-SNMP's.
 	engineID, err := getHex(dir, host, ".1.3.6.1.6.3.10.2.1.1.0")
 	if err != nil {
@@ -297,6 +320,56 @@ func checkLocalizedKeys(t *testing.T, c *Config, engineID []byte, stateFile stri
 	} else {
 		t.Logf("localized keys of %d users equal snmpd's", n)
 	}
+}
+
+// walkValues walks subtree with community "all" and returns "OID value"
+// lines, octet strings in hex.
+func walkValues(dir, host, subtree string) ([]string, error) {
+	cmd := exec.Command("snmpwalk", "-v2c", "-c", "all", "-On", "-Oq", "-Ox", "-t", "1", "-r", "2", host, subtree)
+	cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir)
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		oid, val, ok := strings.Cut(l, " ")
+		if !ok || !strings.HasPrefix(oid, ".") || strings.HasPrefix(val, "No more") {
+			continue
+		}
+		val = strings.ToLower(strings.NewReplacer(`"`, "", " ", "").Replace(val))
+		lines = append(lines, oid[1:]+" "+val)
+	}
+	return lines, nil
+}
+
+// ourValues walks a tree and formats like walkValues.
+func ourValues(tree *mib.Tree, prefix snmp.OID) []string {
+	r := mib.NewRequest(context.Background(), time.Now())
+	defer r.Release()
+	var lines []string
+	for o := prefix; ; {
+		vb, ok := tree.Next(r, o)
+		if !ok || !vb.Name.HasPrefix(prefix) {
+			return lines
+		}
+		val := strconv.FormatInt(vb.Value.Int(), 10)
+		if vb.Value.Type == snmp.OctetString {
+			val = hex.EncodeToString(vb.Value.Bytes)
+		}
+		lines = append(lines, vb.Name.String()+" "+val)
+		o = vb.Name.Clone()
+	}
+}
+
+func strDiff(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // walkV3 runs snmpwalk -v3 with args.
