@@ -445,3 +445,32 @@ func BenchmarkNextIncludedMasked(b *testing.B) {
 		v.NextIncluded(o)
 	}
 }
+
+func TestConcurrentUse(t *testing.T) {
+	a := mustNew(t, &Config{
+		Groups:   []Group{{SecurityModel: 3, SecurityName: "u", GroupName: "g"}},
+		Families: []Family{{ViewName: "v", Subtree: oid("1.3.6.1.2.1")}, {ViewName: "v", Subtree: oid("1.3.6.1.2.1.2.2.1.1.3"), Mask: []byte{0xff, 0xa0}, Excluded: true}},
+		Access:   []Access{{GroupName: "g", SecurityModel: 3, SecurityLevel: snmp.AuthNoPriv, ReadView: "v"}},
+	})
+	done := make(chan bool)
+	for range 8 {
+		go func() {
+			defer func() { done <- true }()
+			for range 200 {
+				v, err := a.View(3, "u", snmp.AuthPriv, "", Read)
+				if err != nil || !v.Contains(oid("1.3.6.1.2.1.1.1.0")) {
+					t.Error("view")
+					return
+				}
+				if n, ok := v.NextIncluded(oid("1.3.6.1.2.1.2.2.1.5.3")); !ok || n.String() != "1.3.6.1.2.1.2.2.1.5.4" {
+					t.Errorf("NextIncluded = %v", n)
+					return
+				}
+				a.mibRows()
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+}
