@@ -442,12 +442,19 @@ func (s *Session) doCommunity(ctx context.Context, pdu *snmp.PDU, adaptive bool)
 		m := snmp.Message{Version: s.cfg.Version, Community: []byte(s.cfg.Community), PDU: req}
 		return snmp.AppendMessage(nil, &m), nil
 	}, func(b []byte) (bool, error) {
-		var m snmp.Message
-		if m.Unmarshal(b) != nil || m.Version != s.cfg.Version || m.PDU.Type != snmp.Response || m.PDU.RequestID != req.RequestID {
-			return false, nil
-		}
-		resp = &m.PDU
-		return true, nil
+		resp = parseCommunityResponse(b, s.cfg.Version, req.RequestID)
+		return resp != nil, nil
 	})
 	return resp, err
+}
+
+// parseCommunityResponse decodes a received community message and returns
+// its PDU if it is the Response to request id of the given version; any
+// other message yields nil.
+func parseCommunityResponse(b []byte, v snmp.Version, id int32) *snmp.PDU {
+	var m snmp.Message
+	if m.Unmarshal(b) != nil || m.Version != v || m.PDU.Type != snmp.Response || m.PDU.RequestID != id {
+		return nil
+	}
+	return &m.PDU
 }

@@ -27,6 +27,11 @@ type options struct {
 	level    string
 	// communitySet tells whether -c was given.
 	communitySet bool
+	// tableC holds the arguments snmptable's -Cw, -Cc, -Cf and -Cr take
+	// from the next command-line word.
+	tableC    map[byte]string
+	tableMode bool
+	pending   []string // rest of argv while parsing
 }
 
 // usageError is a command-line error: its text is printed, then the usage.
@@ -43,7 +48,11 @@ const withArg = "YmMOIPvrtcZeEnulxXaApTsSLC"
 // else options end at the first operand (snmpset, whose values may start
 // with '-'); "--" ends options.
 func parseArgs(argv []string, permute bool) (*options, error) {
-	o := &options{}
+	return parseArgsTool(argv, permute, false)
+}
+
+func parseArgsTool(argv []string, permute, table bool) (*options, error) {
+	o := &options{tableMode: table, tableC: map[byte]string{}}
 	o.cfg.Version = snmp.V3 // Net-SNMP's default version
 	o.cfg.Retries = manager.DefaultRetries
 	o.cfg.Timeout = manager.DefaultTimeout
@@ -102,6 +111,19 @@ func parseArgs(argv []string, permute bool) (*options, error) {
 			}
 			if err := o.set(c, val); err != nil {
 				return nil, err
+			}
+			if c == 'C' && o.tableMode {
+				// snmptable's w, c, f and r take the next word.
+				for k := 0; k < len(val); k++ {
+					if strings.IndexByte("wcfr", val[k]) < 0 {
+						continue
+					}
+					if i+1 >= len(argv) {
+						return nil, &usageError{fmt.Sprintf("Bad -C%c option: no argument given", val[k])}
+					}
+					i++
+					o.tableC[val[k]] = argv[i]
+				}
 			}
 			break
 		}

@@ -65,6 +65,7 @@ func same(t *testing.T, tool string, args ...string) snmpdtest.Result {
 }
 
 func TestInteropCommunity(t *testing.T) {
+	t.Parallel()
 	a := snmpdtest.Start(t, communities)
 	for _, tr := range []string{"udp", "tcp", "udp6", "tcp6"} {
 		for _, v := range []string{"1", "2c"} {
@@ -93,6 +94,7 @@ func TestInteropCommunity(t *testing.T) {
 }
 
 func TestInteropOutputOptions(t *testing.T) {
+	t.Parallel()
 	a := snmpdtest.Start(t, communities)
 	oids := []string{"sysDescr.0", "sysObjectID.0", "sysUpTime.0", "ifType.1", "ifPhysAddress.1", "ifPhysAddress.2",
 		"ifSpeed.1", "ifAdminStatus.1", "snmpEngineID.0", "hrMemorySize.0", "sysORID.1", "sysDescr.1", "1.3.6.1.2.1.1.99.0",
@@ -110,6 +112,7 @@ func TestInteropOutputOptions(t *testing.T) {
 }
 
 func TestInteropSet(t *testing.T) {
+	t.Parallel()
 	a := snmpdtest.Start(t, communities)
 	for _, tr := range []string{"udp", "tcp6"} {
 		for _, v := range []string{"1", "2c"} {
@@ -136,7 +139,27 @@ func TestInteropSet(t *testing.T) {
 	}
 }
 
+func TestInteropTable(t *testing.T) {
+	t.Parallel()
+	a := snmpdtest.Start(t, communities)
+	for _, v := range []string{"1", "2c"} {
+		for _, tr := range []string{"udp", "tcp6"} {
+			c := []string{"-v" + v, "-c", "public", a.Addr(tr)}
+			for _, opts := range [][]string{
+				{"sysORTable"}, {"-Cb", "sysORTable"}, {"-Ci", "-Cf", ",", "sysORTable"}, {"-CH", "-Cl", "sysORTable"},
+				{"-Ch", "sysORTable"}, {"-Cw", "80", "sysORTable"}, {"-Cr", "2", "sysORTable"}, {"-Cb", "-Ci", "vacmAccessTable"},
+				{"-Cc", "12", "-Ci", "sysORTable"}, {"sysDescr"}, {"system"}, {"-On", "ipAddrTable"}, {"-Os", "-Ci", "ipAddrTable"},
+				{"-CB", "vacmViewTreeFamilyTable"}, {"-Cw", "60", "-Cc", "10", "vacmAccessTable"}, {"-Ci", "-Cl", "-Cw", "100", "vacmAccessTable"},
+				{"-Of", "-Ci", "sysORTable"}, {"-CB", "-Cr", "2", "sysORTable"}, {"usmUserTable"},
+			} {
+				same(t, "snmptable", append(c, opts...)...)
+			}
+		}
+	}
+}
+
 func TestInteropErrors(t *testing.T) {
+	t.Parallel()
 	a := snmpdtest.Start(t, communities)
 	closed := snmpdtest.Start(t, communities)
 	dead := closed.Addr("udp")
@@ -163,6 +186,7 @@ func TestInteropErrors(t *testing.T) {
 }
 
 func TestInteropV3(t *testing.T) {
+	t.Parallel()
 	conf := communities
 	auths := []string{"MD5", "SHA", "SHA-224", "SHA-256", "SHA-384", "SHA-512"}
 	privs := []string{"DES", "AES", "AES192", "AES256"}

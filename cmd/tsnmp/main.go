@@ -117,7 +117,7 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	}
 	a := &app{tool: tool, out: bufio.NewWriter(stdout), errw: stderr, ctx: ctx}
 	defer a.out.Flush()
-	o, err := parseArgs(args, tool != "snmpset")
+	o, err := parseArgsTool(args, tool != "snmpset", tool == "snmptable")
 	if err != nil {
 		a.errorf("%s\n", err)
 		a.usage()
@@ -159,7 +159,7 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		}
 	case "snmptable":
 		if len(operands) != 1 {
-			a.errorf("Missing table name\n")
+			a.errorf("Must have exactly one table name\n")
 			a.usage()
 			return 1
 		}
