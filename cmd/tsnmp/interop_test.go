@@ -96,7 +96,7 @@ func TestInteropCommunity(t *testing.T) {
 func TestInteropOutputOptions(t *testing.T) {
 	t.Parallel()
 	a := snmpdtest.Start(t, communities)
-	oids := []string{"sysDescr.0", "sysObjectID.0", "sysUpTime.0", "ifType.1", "ifPhysAddress.1", "ifPhysAddress.2",
+	oids := []string{"sysDescr.0", "sysObjectID.0", "sysORLastChange.0", "ifType.1", "ifPhysAddress.1", "ifPhysAddress.2",
 		"ifSpeed.1", "ifAdminStatus.1", "snmpEngineID.0", "hrMemorySize.0", "sysORID.1", "sysDescr.1", "1.3.6.1.2.1.1.99.0",
 		"ipAdEntAddr.127.0.0.1", "ifLastChange.1", "hrStorageAllocationUnits.1"}
 	for _, o := range []string{"", "-On", "-Oq", "-Ov", "-OQ", "-Ox", "-Oqv", "-Onq", "-Oe", "-Ot", "-Os", "-Of", "-OU", "-Oa"} {
