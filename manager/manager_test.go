@@ -428,7 +428,9 @@ func TestTCPFraming(t *testing.T) {
 		t.Fatal(err)
 	}
 	var nodelay int
-	raw.Control(func(fd uintptr) { nodelay, err = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_NODELAY) })
+	raw.Control(func(fd uintptr) {
+		nodelay, err = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_NODELAY)
+	})
 	if err != nil || nodelay == 0 {
 		t.Fatalf("TCP_NODELAY = %d, %v", nodelay, err)
 	}
