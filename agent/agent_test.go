@@ -47,16 +47,30 @@ func (testAccess) View(model int, name string, _ snmp.SecurityLevel, _ string, w
 	return nil, errAuthorization
 }
 
-type rows int
+// testTable is an ifTable-like table with precomputed rows, as real
+// instrumentation snapshots are.
+type testTable struct {
+	index []snmp.OID
+	descr [][]byte
+}
 
-func (n rows) Len() int             { return int(n) }
-func (n rows) Index(i int) snmp.OID { return snmp.OID{uint32(i + 1)} }
-func (n rows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+func rows(n int) *testTable {
+	t := &testTable{}
+	for i := 0; i < n; i++ {
+		t.index = append(t.index, snmp.OID{uint32(i + 1)})
+		t.descr = append(t.descr, []byte(fmt.Sprintf("if%d", i+1)))
+	}
+	return t
+}
+
+func (t *testTable) Len() int             { return len(t.index) }
+func (t *testTable) Index(i int) snmp.OID { return t.index[i] }
+func (t *testTable) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 	switch col {
 	case 1:
 		return snmp.IntegerValue(int64(i + 1)), true
 	case 2:
-		return snmp.StringValue(fmt.Sprintf("if%d", i+1)), true
+		return snmp.BytesValue(t.descr[i]), true
 	}
 	return snmp.Counter64Value(uint64(i) << 40), true
 }
@@ -70,6 +84,7 @@ func startAgent(t *testing.T, p *Policy) (port int, a *Agent) {
 	}
 	var tree mib.Tree
 	contact := "admin"
+	table := rows(300)
 	tree.Register(snmp.OID{1, 3, 6, 1, 2, 1, 1}, &mib.Scalars{
 		Prefix: snmp.OID{1, 3, 6, 1, 2, 1, 1},
 		Objects: []mib.Scalar{
@@ -86,7 +101,7 @@ func startAgent(t *testing.T, p *Policy) (port int, a *Agent) {
 	})
 	tree.Register(snmp.OID{1, 3, 6, 1, 2, 1, 2, 2, 1}, &mib.Table{
 		Entry: snmp.OID{1, 3, 6, 1, 2, 1, 2, 2, 1}, Columns: []uint32{1, 2, 6},
-		Rows: func(*mib.Request) mib.Rows { return rows(300) },
+		Rows: func(*mib.Request) mib.Rows { return table },
 	})
 	a = &Agent{Tree: &tree, State: st}
 	a.Stats.Register(&tree)

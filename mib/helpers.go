@@ -1,8 +1,6 @@
 package mib
 
 import (
-	"sort"
-
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -118,13 +116,29 @@ func (t *Table) Get(r *Request, oid snmp.OID) snmp.Value {
 	}
 	rows := t.rows(r)
 	idx := rest[1:]
-	i := sort.Search(rows.Len(), func(i int) bool { return rows.Index(i).Compare(idx) >= 0 })
+	i := search(rows, idx, 0)
 	if i < rows.Len() && rows.Index(i).Equal(idx) {
 		if v, ok := rows.Value(r, i, rest[0]); ok {
 			return v
 		}
 	}
 	return snmp.ExceptionValue(snmp.NoSuchInstance)
+}
+
+// search returns the first row whose index compares with idx at least
+// cmp (0: the first row >= idx, 1: the first row > idx). It is
+// sort.Search without a closure, which would allocate on this hot path.
+func search(rows Rows, idx snmp.OID, cmp int) int {
+	lo, hi := 0, rows.Len()
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if rows.Index(m).Compare(idx) < cmp {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 func (t *Table) hasColumn(c uint32) bool {
@@ -154,8 +168,7 @@ func (t *Table) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
 				continue
 			}
 			if c == rest[0] {
-				idx := rest[1:]
-				start = sort.Search(n, func(i int) bool { return rows.Index(i).Compare(idx) > 0 })
+				start = search(rows, rest[1:], 1)
 			}
 		}
 		for i := start; i < n; i++ {

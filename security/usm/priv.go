@@ -219,8 +219,8 @@ func (p PrivProtocol) Encrypt(key []byte, boots, engineTime uint32, salt, plaint
 		if err != nil {
 			return nil, err
 		}
-		out := make([]byte, len(plaintext))
-		cfb128(blk, aesIV(boots, engineTime, salt), out, plaintext, false)
+		out, scratch := cfbBuffers(len(plaintext))
+		cfb128(blk, aesIV(boots, engineTime, salt), out, plaintext, false, scratch)
 		return out, nil
 	}
 }
@@ -258,8 +258,8 @@ func (p PrivProtocol) Decrypt(key []byte, boots, engineTime uint32, privParams, 
 		if err != nil {
 			return nil, err
 		}
-		out := make([]byte, len(ciphertext))
-		cfb128(blk, aesIV(boots, engineTime, privParams), out, ciphertext, true)
+		out, scratch := cfbBuffers(len(ciphertext))
+		cfb128(blk, aesIV(boots, engineTime, privParams), out, ciphertext, true, scratch)
 		return out, nil
 	}
 }
@@ -285,11 +285,14 @@ func aesIV(boots, engineTime uint32, salt []byte) [aes.BlockSize]byte {
 
 // cfb128 runs AES in 128-bit cipher feedback mode (NIST SP 800-38A), as
 // RFC 3826 requires. dst and src may overlap exactly.
-func cfb128(blk cipher.Block, iv [aes.BlockSize]byte, dst, src []byte, decrypt bool) {
-	var ks [aes.BlockSize]byte
-	fb := iv
+func cfb128(blk cipher.Block, iv [aes.BlockSize]byte, dst, src []byte, decrypt bool, scratch []byte) {
+	// The key stream and feedback blocks live in caller-provided scratch
+	// space: arrays passed to the cipher.Block interface would escape to
+	// the heap on every message.
+	ks, fb := scratch[:aes.BlockSize], scratch[aes.BlockSize:2*aes.BlockSize]
+	copy(fb, iv[:])
 	for len(src) > 0 {
-		blk.Encrypt(ks[:], fb[:])
+		blk.Encrypt(ks, fb)
 		n := min(len(src), aes.BlockSize)
 		for i := 0; i < n; i++ {
 			c := src[i]
@@ -302,5 +305,5 @@ func cfb128(blk cipher.Block, iv [aes.BlockSize]byte, dst, src []byte, decrypt b
 		}
 		src, dst = src[n:], dst[n:]
 	}
-	clear(ks[:])
+	clear(ks)
 }

@@ -13,6 +13,8 @@ const MaxUserNameLen = 32
 type LocalizedKeys struct {
 	Auth []byte // localized authentication key, Auth.DigestLen() octets
 	Priv []byte // localized (and extended) privacy key, Priv.KeyLen() octets
+
+	state keyState
 }
 
 // User is an entry of the USM user table: a user name with its

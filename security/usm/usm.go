@@ -2,8 +2,6 @@ package usm
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"sync"
@@ -304,7 +302,7 @@ func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, 
 		if err != nil {
 			return nil, u.fail(UnknownUserNames, snmp.NoAuthNoPriv, noAuthState, err.Error())
 		}
-		if !verifyInPlace(user.auth, keys.Auth, wholeMsg, sp.AuthParams) {
+		if !verifyInPlace(user.auth, keys, wholeMsg, sp.AuthParams) {
 			return nil, u.fail(WrongDigests, snmp.NoAuthNoPriv, noAuthState,
 				fmt.Sprintf("user %q", sp.UserName))
 		}
@@ -333,7 +331,7 @@ func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, 
 
 		// Step 8: decrypt.
 		if level == snmp.AuthPriv {
-			pt, detail := decryptScopedPDU(user.priv, keys.Priv, sp, msg.Data)
+			pt, detail := decryptScopedPDU(user.priv, keys, sp, msg.Data)
 			if detail != "" {
 				return nil, u.fail(DecryptionErrors, snmp.NoAuthNoPriv, noAuthState, detail)
 			}
@@ -392,39 +390,34 @@ func aliases(whole, sub []byte) bool {
 	return len(sub) > 0 && off >= 0 && off+len(sub) <= len(whole) && &whole[off] == &sub[0]
 }
 
+// zeroMAC stands in for the authentication parameters while a MAC is
+// computed; it is never written.
+var zeroMAC [maxMACLen]byte
+
 // verifyInPlace checks the MAC of wholeMsg, whose msgAuthenticationParameters
 // field is authParams (a sub-slice of wholeMsg), computing the HMAC as if
 // that field were zero without modifying wholeMsg.
-func verifyInPlace(a AuthProtocol, key, wholeMsg, authParams []byte) bool {
+func verifyInPlace(a AuthProtocol, keys *LocalizedKeys, wholeMsg, authParams []byte) bool {
 	n := a.MACLen()
-	if len(authParams) != n || len(key) != a.DigestLen() {
+	if len(authParams) != n || len(keys.Auth) != a.DigestLen() {
 		return false
 	}
 	if !aliases(wholeMsg, authParams) {
 		return false
 	}
 	off := cap(wholeMsg) - cap(authParams)
-	var zero [maxMACLen]byte
-	h := hmac.New(a.NewHash(), key)
-	h.Write(wholeMsg[:off])
-	h.Write(zero[:n])
-	h.Write(wholeMsg[off+n:])
-	var sum [64]byte
-	full := h.Sum(sum[:0])
-	ok := subtle.ConstantTimeCompare(full[:n], authParams) == 1
-	clear(sum[:])
-	return ok
+	return keys.verify(a, authParams, wholeMsg[:off], zeroMAC[:n], wholeMsg[off+n:])
 }
 
 // decryptScopedPDU decrypts an encryptedPDU TLV and returns the ScopedPDU
 // TLV it holds, or a non-empty reason for a decryption error.
-func decryptScopedPDU(p PrivProtocol, key []byte, sp *SecurityParameters, data []byte) ([]byte, string) {
+func decryptScopedPDU(p PrivProtocol, keys *LocalizedKeys, sp *SecurityParameters, data []byte) ([]byte, string) {
 	r := ber.Reader(data)
 	ct, err := r.Read(ber.TagOctetString)
 	if err != nil {
 		return nil, "msgData is not an encryptedPDU"
 	}
-	pt, err := p.Decrypt(key, uint32(sp.EngineBoots), uint32(sp.EngineTime), sp.PrivParams, ct)
+	pt, err := keys.decrypt(p, uint32(sp.EngineBoots), uint32(sp.EngineTime), sp.PrivParams, ct)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -516,14 +509,15 @@ func (u *USM) build(b []byte, hdr *snmp.V3Message, st *StateReference, level snm
 	if level == snmp.AuthPriv {
 		localBoots, _ := u.EngineTime()
 		salt := u.salts.Next(st.priv, uint32(localBoots))
-		ct, err := st.priv.Encrypt(st.keys.Priv, uint32(boots), uint32(etime), salt[:], scopedPDU)
+		ct, err := st.keys.encrypt(st.priv, uint32(boots), uint32(etime), salt[:], scopedPDU)
 		if err != nil {
 			return nil, err
 		}
 		data, dataTag = ct, ber.TagOctetString
 		sp.PrivParams = salt[:]
 	}
-	params, authOff := AppendSecurityParameters(nil, &sp)
+	var pbuf [256]byte
+	params, authOff := AppendSecurityParameters(pbuf[:0], &sp)
 	h := snmp.V3Message{MsgID: hdr.MsgID, MaxSize: hdr.MaxSize, Flags: hdr.Flags,
 		SecurityModel: snmp.SecurityModelUSM, SecurityParameters: params}
 	out, secOff := snmp.AppendV3(b, &h, func(b []byte) []byte {
@@ -533,11 +527,7 @@ func (u *USM) build(b []byte, hdr *snmp.V3Message, st *StateReference, level snm
 		return ber.AppendBytes(b, dataTag, data)
 	})
 	if level >= snmp.AuthNoPriv {
-		mac, err := st.auth.MAC(zero[:0], st.keys.Auth, out[start:])
-		if err != nil {
-			return nil, err
-		}
-		copy(out[secOff+authOff:], mac)
+		copy(out[secOff+authOff:], st.keys.mac(st.auth, zero[:0], out[start:]))
 	}
 	return out, nil
 }
