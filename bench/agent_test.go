@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Println("echo ready", e.Addr())
 		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, os.Interrupt, os.Kill, sigterm)
+		signal.Notify(ch, os.Interrupt, sigterm)
 		<-ch
 		os.Exit(0)
 	}
