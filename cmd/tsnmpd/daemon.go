@@ -211,14 +211,29 @@ func (d *daemon) policy(cfg *config.Config) (*agent.Policy, error) {
 		return nil, err
 	}
 	d.usm.Users().Replace(users)
-	return &agent.Policy{
+	p := &agent.Policy{
 		Communities:    comms,
 		Access:         agent.VACMAccess{VACM: acm},
 		MaxResponse:    cfg.Limits.MaxResponseSize,
 		MaxRepetitions: cfg.Limits.MaxRepetitions,
 		SecurityModels: map[int32]agent.SecurityModel{snmp.SecurityModelUSM: agent.USMModel{USM: d.usm}},
-	}, nil
+	}
+	for _, add := range policyHooks {
+		if err := add(d, cfg, p); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
+
+// Extension points for the transports and security models that live in
+// their own files: listeners opens a server for a transport domain other
+// than UDP and TCP; policyHooks add to each policy a reload builds (a
+// security model, say) and may keep state in the daemon across reloads.
+var (
+	listeners   = map[transport.Domain]func(d *daemon, a transport.Address) (transport.Server, error){}
+	policyHooks []func(d *daemon, cfg *config.Config, p *agent.Policy) error
+)
 
 // fillDefaultUser gives the zero-config user its passwords: generated on
 // first start, kept 0600 in the state directory.
@@ -296,7 +311,12 @@ func (d *daemon) listen(specs []string) error {
 		if err != nil {
 			return err
 		}
-		s, err := transport.Listen(a, d.agent, &transport.ServerOptions{Logger: d.log})
+		var s transport.Server
+		if open := listeners[a.Domain]; open != nil {
+			s, err = open(d, a)
+		} else {
+			s, err = transport.Listen(a, d.agent, &transport.ServerOptions{Logger: d.log})
+		}
 		if err != nil {
 			if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "permission denied") {
 				return fmt.Errorf("listen %s: %w (ports below 1024 need root or CAP_NET_BIND_SERVICE)", spec, err)
