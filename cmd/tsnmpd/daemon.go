@@ -38,6 +38,8 @@ type daemon struct {
 	mu      sync.Mutex
 	servers []transport.Server
 	errc    chan error
+	// ext holds state of the extensions (see listeners), by their name.
+	ext map[string]any
 }
 
 // Files in the state directory besides the engine's.
@@ -87,7 +89,7 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &daemon{o: o, log: log, out: out, state: st, errc: make(chan error, 16)}
+	d := &daemon{o: o, log: log, out: out, state: st, errc: make(chan error, 16), ext: map[string]any{}}
 	d.usm, err = usm.New(usm.Config{EngineID: st.EngineID, EngineBoots: st.Boots, Users: usm.NewUserTable(), Now: nil})
 	if err != nil {
 		return nil, err
