@@ -89,6 +89,19 @@ func TestPrivateKeyFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	path := filepath.Join(t.TempDir(), "id_ed25519")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadPrivateKeyFile(path, nil); err == nil {
+		t.Fatal("encrypted key file loaded without passphrase")
+	}
+	if s3, err := LoadPrivateKeyFile(path, []byte("pass")); err != nil || !bytes.Equal(s3.PublicKey(), s.PublicKey()) {
+		t.Fatalf("LoadPrivateKeyFile: %v", err)
+	}
+	if _, err := LoadPrivateKeyFile(path, []byte("wrong")); err == nil {
+		t.Fatal("wrong passphrase accepted")
+	}
 	plain, _ := xssh.MarshalPrivateKey(k, "")
 	s2, err := ParsePrivateKey(pem.EncodeToMemory(plain))
 	if err != nil || !bytes.Equal(s.PublicKey(), s2.PublicKey()) {

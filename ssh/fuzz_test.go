@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -115,29 +116,43 @@ func FuzzChannelMessages(f *testing.F) {
 	}
 	f.Add(all)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m := newMux(pipeTransport(t), false)
-		m.maxChannels = 4
-		m.onSubsys = func(name string, ch *channel) func() {
-			if name != "snmp" {
-				return nil
-			}
-			return func() {}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			runChannelMessages(t, data)
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			buf := make([]byte, 1<<20)
+			t.Fatalf("hung:\n%s", buf[:runtime.Stack(buf, true)])
 		}
-		m.mu.Lock()
-		ch := m.newChannelLocked()
-		ch.opened, ch.remoteWin, ch.remoteMax = true, 1<<20, 32768
-		m.mu.Unlock()
-		for _, p := range splitPackets(data) {
-			if err := m.dispatch(p); err != nil {
-				return
-			}
-		}
-		ch.mu.Lock()
-		if len(ch.buf) > channelWindow {
-			t.Fatal("buffered more than the window")
-		}
-		ch.mu.Unlock()
 	})
+}
+
+func runChannelMessages(t *testing.T, data []byte) {
+	m := newMux(pipeTransport(t), false)
+	m.maxChannels = 4
+	m.onSubsys = func(name string, ch *channel) func() {
+		if name != "snmp" {
+			return nil
+		}
+		return func() {}
+	}
+	m.mu.Lock()
+	ch := m.newChannelLocked()
+	ch.opened, ch.remoteWin, ch.remoteMax = true, 1<<20, 32768
+	m.mu.Unlock()
+	for _, p := range splitPackets(data) {
+		if err := m.dispatch(p); err != nil {
+			break
+		}
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if len(ch.buf) > channelWindow {
+		t.Error("buffered more than the window")
+	}
 }
 
 // FuzzPacketDecode feeds raw bytes to every cipher's packet decoder with

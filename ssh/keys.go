@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	xssh "golang.org/x/crypto/ssh"
 )
@@ -101,6 +102,21 @@ func ParsePrivateKey(pemBytes []byte) (Signer, error) {
 		return nil, fmt.Errorf("ssh: %w", err)
 	}
 	return newXSigner(s)
+}
+
+// LoadPrivateKeyFile reads an OpenSSH (or PEM) private key file such as
+// ~/.ssh/id_ed25519. passphrase is used only if the key is encrypted.
+func LoadPrivateKeyFile(path string, passphrase []byte) (Signer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("ssh: %w", err)
+	}
+	s, err := ParsePrivateKey(data)
+	var missing *xssh.PassphraseMissingError
+	if errors.As(err, &missing) && passphrase != nil {
+		return ParsePrivateKeyWithPassphrase(data, passphrase)
+	}
+	return s, err
 }
 
 // ParsePrivateKeyWithPassphrase parses a passphrase-protected private key.
