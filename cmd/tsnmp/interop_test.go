@@ -93,6 +93,27 @@ func TestInteropCommunity(t *testing.T) {
 	}
 }
 
+// TestInteropAdaptive checks that the adaptive retransmission timer (-Ta,
+// --adaptive) changes nothing in what is printed.
+func TestInteropAdaptive(t *testing.T) {
+	t.Parallel()
+	a := snmpdtest.Start(t, communities)
+	for _, flag := range []string{"-Ta", "--adaptive"} {
+		for _, tool := range []string{"snmpwalk", "snmpbulkwalk", "snmptable"} {
+			obj := "system"
+			if tool == "snmptable" {
+				obj = "sysORTable"
+			}
+			c := []string{"-v2c", "-c", "public", a.Addr("udp"), obj}
+			want := snmpdtest.Tool(t, tool, c...)
+			got := runTsnmp(t, tool, append([]string{flag}, c...)...)
+			if !slices.Equal(snmpdtest.Lines(want.Stdout, volatile...), snmpdtest.Lines(got.Stdout, volatile...)) || got.Code != want.Code {
+				t.Errorf("%s %s: output differs from Net-SNMP's", tool, flag)
+			}
+		}
+	}
+}
+
 func TestInteropOutputOptions(t *testing.T) {
 	t.Parallel()
 	a := snmpdtest.Start(t, communities)

@@ -1,0 +1,56 @@
+// Package manager is tsnmp's command generator: it sends Get, GetNext,
+// GetBulk and Set requests to an agent and walks subtrees, over UDP or TCP,
+// IPv4 or IPv6, with SNMPv1, SNMPv2c or SNMPv3 (USM).
+//
+// A Session is bound to one agent and owns one socket: a connected UDP
+// socket, or one TCP connection (TCP_NODELAY set, messages framed by their
+// BER length with transport.ReadStreamMessage). Sessions are safe for
+// concurrent use; responses are matched to requests by request-id
+// (v1/v2c) or msgID (v3), and messages with other ids, other versions or
+// other PDU types are ignored. Pool keeps one session per target and
+// configuration for the whole process.
+//
+//	s, err := manager.Dial(ctx, "udp:192.0.2.1:161", manager.Config{Version: snmp.V2c, Community: "public"})
+//	resp, err := s.Get(ctx, snmp.MustParseOID("1.3.6.1.2.1.1.1.0"))
+//	err = s.BulkWalk(ctx, snmp.MustParseOID("1.3.6.1.2.1.2.2"), 20, func(vb snmp.VarBind) error { ...; return nil })
+//
+// Targets use Net-SNMP's syntax: [udp:|tcp:|udp6:|tcp6:]host[:port], with
+// IPv6 literals in brackets ("udp6:[::1]:1161"); the default port is 161.
+//
+// # Retransmission
+//
+// On UDP a request is sent up to Retries+1 times (default 5 retries). With
+// RetransmitFixed every attempt waits Timeout (default 1s), exactly as
+// Net-SNMP does. With RetransmitAdaptive the wait is the target's
+// retransmission timeout computed per RFC 6298 from measured round-trip
+// times (SRTT, RTTVAR, RTO = SRTT + 4*RTTVAR), starting at Timeout, doubled
+// on every expiry and bounded by MinRTO and MaxRTO; by Karn's rule only
+// exchanges answered on their first transmission are measured (the request
+// keeps its request-id across retransmissions, so later answers are
+// ambiguous). RetransmitAuto, the zero value, uses the fixed timer for
+// single requests and the adaptive one for Walk, BulkWalk and WalkWith,
+// where many requests go to the same agent in a row. TCP is never
+// retransmitted: a request waits Timeout*(Retries+1).
+//
+// # Errors
+//
+// A response with a non-zero error-status is returned together with a
+// *StatusError. ErrTimeout means no answer. SNMPv3 Reports arrive as
+// *ReportError, whose text is Net-SNMP's ("Unknown user name",
+// "Authentication failure (incorrect password, community or key)", ...).
+// Walks end at the first name outside the subtree, at an exception
+// (endOfMibView, noSuchObject, noSuchInstance), or at SNMPv1 noSuchName;
+// an agent that returns a name not greater than the previous one ends the
+// walk with *NotIncreasingError ("OID not increasing"). A tooBig answer to
+// GetBulk during a walk halves max-repetitions and retries.
+//
+// # SNMPv3
+//
+// SNMPv3 uses security/usm as a non-authoritative engine: the agent's
+// snmpEngineID is discovered with an empty, unauthenticated request (RFC
+// 3414 section 4) unless Config.SecurityEngineID is set, its boots and time
+// are learned from the first authenticated answer (a notInTimeWindows
+// Report triggers one resend), and the user's keys are localized once per
+// engine and cached. Reports from an engine other than the one addressed
+// are dropped, so a wrong engine ID ends in a timeout, as with Net-SNMP.
+package manager
