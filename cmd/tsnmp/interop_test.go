@@ -210,7 +210,7 @@ func TestInteropV3(t *testing.T) {
 	t.Parallel()
 	conf := communities
 	auths := []string{"MD5", "SHA", "SHA-224", "SHA-256", "SHA-384", "SHA-512"}
-	privs := []string{"DES", "AES", "AES192", "AES256"}
+	privs := []string{"DES", "AES", "AES192", "AES256", "AES192C", "AES256C"}
 	type user struct{ name, auth, priv string }
 	var users []user
 	for _, au := range auths {
@@ -260,6 +260,10 @@ func TestInteropV3(t *testing.T) {
 	same(t, "snmpget", append(append(base, "-u", "pSHA-256", "-A", "authpass-pSHA-256", "-X", "privpass-pSHA-256", "-e", "800000000102030405", a.Addr("udp"), "1.3.6.1.2.1.1.1.0"), fast...)...)
 	same(t, "snmpget", "-v3", "-u", "aMD5", "-l", "authNoPriv", "-a", "MD5", "-A", "short", a.Addr("udp"), "1.3.6.1.2.1.1.1.0")
 	same(t, "snmpget", "-v3", a.Addr("udp"), "1.3.6.1.2.1.1.1.0")
+	// Symbolic names leave Net-SNMP's parse detail in later messages.
+	same(t, "snmpget", append(append(base, "-u", "nobody", "-A", "authpass-nobody", "-X", "privpass-nobody", a.Addr("udp"), "sysDescr.0"), fast...)...)
+	same(t, "snmpwalk", append(append(base, "-u", "pSHA-256", "-A", "wrong-password", "-X", "privpass-pSHA-256", a.Addr("tcp"), "system"), fast...)...)
+	same(t, "snmpget", "-v3", "-u", "plain", "-l", "noAuthNoPriv", a.Addr("udp"), "SNMPv2-MIB::sysDescr.0", "ifDescr.1")
 	// A user without privacy asked for authPriv; plain user asked for auth.
 	same(t, "snmpget", "-v3", "-u", "plain", "-l", "authNoPriv", "-A", "whatever-pass", a.Addr("udp"), "1.3.6.1.2.1.1.1.0")
 }
