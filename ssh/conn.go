@@ -51,7 +51,8 @@ type mux struct {
 	keepalive chan struct{} // replies to our global requests
 	pending   int           // unanswered keepalives
 
-	adjustsSent atomic.Int64 // WINDOW_ADJUST messages sent
+	adjustsSent      atomic.Int64 // WINDOW_ADJUST messages sent
+	keepaliveReplies atomic.Int64 // replies to our global requests
 }
 
 func newMux(t *transport, isClient bool) *mux {
@@ -122,6 +123,7 @@ func (m *mux) dispatch(p []byte) error {
 		m.mu.Lock()
 		m.pending = 0
 		m.mu.Unlock()
+		m.keepaliveReplies.Add(1)
 		return nil
 	case msgExtInfo, msgResumeState, msgUserAuthSuccess, msgUserAuthBanner:
 		return nil

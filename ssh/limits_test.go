@@ -174,11 +174,18 @@ func TestAuthTimeout(t *testing.T) {
 }
 
 func TestKeepalive(t *testing.T) {
-	ts := startServer(t, func(c *ServerConfig) { c.KeepaliveInterval = 10 * time.Millisecond })
+	ts := startServer(t, func(c *ServerConfig) { c.KeepaliveInterval = 10 * time.Millisecond; c.KeepaliveMax = 50 })
 	cfg := clientConfig(t)
 	cfg.KeepaliveInterval = 10 * time.Millisecond
+	cfg.KeepaliveMax = 50 // tolerate a slow, loaded machine
 	cl := dial(t, ts.addr, cfg)
-	time.Sleep(200 * time.Millisecond)
+	deadline := time.Now().Add(10 * time.Second)
+	for cl.m.keepaliveReplies.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("no keepalive replies")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	// Both sides answered each other's keepalives; the connection lives.
 	ch, err := cl.Subsystem("snmp")
 	if err != nil {
