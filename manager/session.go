@@ -182,6 +182,9 @@ func DialTarget(ctx context.Context, t Target, cfg Config) (*Session, error) {
 	}
 	var d net.Dialer
 	network := t.Network
+	if network == "udp" || network == "tcp" {
+		network += "4" // udp: and tcp: are IPv4 domains, as in Net-SNMP
+	}
 	if t.Stream() {
 		// Bound the connect by the request budget.
 		cctx, cancel := context.WithTimeout(ctx, cfg.Timeout*time.Duration(cfg.Retries+1))

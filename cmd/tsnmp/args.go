@@ -31,7 +31,6 @@ type options struct {
 	// from the next command-line word.
 	tableC    map[byte]string
 	tableMode bool
-	pending   []string // rest of argv while parsing
 }
 
 // usageError is a command-line error: its text is printed, then the usage.
@@ -43,14 +42,11 @@ func (e *usageError) Error() string { return e.msg }
 // string "Y:VhHm:M:O:I:P:D:dv:r:t:c:Z:e:E:n:u:l:x:X:a:A:p:T:-:3:s:S:L:C:").
 const withArg = "YmMOIPvrtcZeEnulxXaApTsSLC"
 
-// parseArgs parses arguments the way Net-SNMP's tools do: GNU getopt with
+// parseArgsTool parses arguments the way Net-SNMP's tools do: GNU getopt with
 // argument permutation (options may follow operands) when permute is set,
 // else options end at the first operand (snmpset, whose values may start
-// with '-'); "--" ends options.
-func parseArgs(argv []string, permute bool) (*options, error) {
-	return parseArgsTool(argv, permute, false)
-}
-
+// with '-'); "--" ends options. With table set, snmptable's -Cw, -Cc, -Cf
+// and -Cr take the next word.
 func parseArgsTool(argv []string, permute, table bool) (*options, error) {
 	o := &options{tableMode: table, tableC: map[byte]string{}}
 	o.cfg.Version = snmp.V3 // Net-SNMP's default version

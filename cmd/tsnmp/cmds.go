@@ -251,7 +251,6 @@ func (a *app) set(ops []string) int {
 	for i := 0; i < len(ops); i += 3 {
 		if i+1 >= len(ops) {
 			a.errorf("%s: Needs type and value\n", ops[i])
-			a.usage()
 			return 1
 		}
 		t := ops[i+1]
@@ -265,7 +264,6 @@ func (a *app) set(ops []string) int {
 		}
 		if i+2 >= len(ops) {
 			a.errorf("%s: Needs value\n", ops[i])
-			a.usage()
 			return 1
 		}
 		triples = append(triples, triple{ops[i], t[:1], ops[i+2]})

@@ -151,6 +151,14 @@ func TestInteropSet(t *testing.T) {
 				{"sysContact.0", "c", "5"},
 				{"sysContact.0", "x", "0g"},
 				{"sysContact.0", "n", "x"},
+				{"sysContact.0", "U", "5"},
+				{"sysContact.0", "I", "-5"},
+				{"sysContact.0", "F", "1.5"},
+				{"sysContact.0", "D", "2.25"},
+				{"sysContact.0", "b", "1"},
+				{"sysContact.0", "Z", "1"},
+				{"sysContact.0", "s"},
+				{"sysContact.0"},
 				{"nosuchObject.0", "s", "x"},
 			} {
 				same(t, "snmpset", append(c, tc...)...)
