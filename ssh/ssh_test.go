@@ -2,12 +2,15 @@ package ssh
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestGoToGoAlgorithms(t *testing.T) {
@@ -185,5 +188,65 @@ func TestClientRejectsBadHostSignature(t *testing.T) {
 	_, err := Dial(t.Context(), "tcp", ts.addr, cfg)
 	if err == nil || !strings.Contains(err.Error(), "signature verification failed") {
 		t.Fatalf("got %v, want signature verification failure", err)
+	}
+}
+
+// TestUnknownMessageAnsweredUnimplemented sends a message number the
+// server does not know; it must answer SSH_MSG_UNIMPLEMENTED with that
+// packet's sequence number and keep the connection.
+func TestUnknownMessageAnsweredUnimplemented(t *testing.T) {
+	ts := startServer(t, nil)
+	cl := dial(t, ts.addr, clientConfig(t))
+	ch, err := cl.Subsystem("snmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.t.mu.Lock()
+	seq := cl.t.pc.writeSeq
+	cl.t.mu.Unlock()
+	if err := cl.t.writePacket([]byte{150, 1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, ch, []byte("still here"))
+	if got := cl.t.unimplementedSeq.Load(); got != int64(seq) {
+		t.Fatalf("UNIMPLEMENTED for sequence %d, want %d", got, seq)
+	}
+}
+
+func TestListenAndServe(t *testing.T) {
+	k := keys(t)
+	srv, err := NewServer(&ServerConfig{HostKeys: []Signer{k["ed25519"]}, PasswordHashes: map[string]string{"x": dummyHash}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- srv.ListenAndServe(ctx, addr) }()
+	var c net.Conn
+	for i := 0; i < 100; i++ {
+		if c, err = net.Dial("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c == nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, len(softwareVersion))
+	if _, err := io.ReadFull(c, line); err != nil || string(line) != softwareVersion {
+		t.Fatalf("version %q, %v", line, err)
+	}
+	c.Close()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ListenAndServe did not return after cancel")
+	}
+	if _, err := NewServer(&ServerConfig{}); err == nil {
+		t.Fatal("server without host key accepted")
 	}
 }

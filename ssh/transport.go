@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -152,6 +153,8 @@ type transport struct {
 	writeErr   error
 	lastKex    time.Time
 	kexCount   int
+
+	unimplementedSeq atomic.Int64 // sequence number in the last UNIMPLEMENTED received
 }
 
 func newTransport(conn net.Conn, cfg *Config, isClient bool) *transport {
@@ -358,7 +361,11 @@ func (t *transport) readPacket() ([]byte, error) {
 				return nil, err
 			}
 			continue
-		case msgIgnore, msgDebug, msgUnimplemented:
+		case msgIgnore, msgDebug:
+			continue
+		case msgUnimplemented:
+			r := reader{b: p[1:]}
+			t.unimplementedSeq.Store(int64(r.uint32()))
 			continue
 		case msgDisconnect:
 			return nil, parseDisconnect(p)
