@@ -29,8 +29,8 @@ type options struct {
 	communitySet bool
 	// tableC holds the arguments snmptable's -Cw, -Cc, -Cf and -Cr take
 	// from the next command-line word.
-	tableC    map[byte]string
-	tableMode bool
+	tableC   map[byte]string
+	nextWord string // -C letters that take the next word
 }
 
 // usageError is a command-line error: its text is printed, then the usage.
@@ -45,10 +45,10 @@ const withArg = "YmMOIPvrtcZeEnulxXaApTsSLC"
 // parseArgsTool parses arguments the way Net-SNMP's tools do: GNU getopt with
 // argument permutation (options may follow operands) when permute is set,
 // else options end at the first operand (snmpset, whose values may start
-// with '-'); "--" ends options. With table set, snmptable's -Cw, -Cc, -Cf
-// and -Cr take the next word.
-func parseArgsTool(argv []string, permute, table bool) (*options, error) {
-	o := &options{tableMode: table, tableC: map[byte]string{}}
+// with '-'); "--" ends options. The -C letters in nextWord (snmptable's
+// w, c, f and r; snmpwalk's E) take the next word as their argument.
+func parseArgsTool(argv []string, permute bool, nextWord string) (*options, error) {
+	o := &options{nextWord: nextWord, tableC: map[byte]string{}}
 	o.cfg.Version = snmp.V3 // Net-SNMP's default version
 	o.cfg.Retries = manager.DefaultRetries
 	o.cfg.Timeout = manager.DefaultTimeout
@@ -108,10 +108,11 @@ func parseArgsTool(argv []string, permute, table bool) (*options, error) {
 			if err := o.set(c, val); err != nil {
 				return nil, err
 			}
-			if c == 'C' && o.tableMode {
-				// snmptable's w, c, f and r take the next word.
+			if c == 'C' && o.nextWord != "" {
+				// snmptable's w, c, f and r and snmpwalk's E take the
+				// next word.
 				for k := 0; k < len(val); k++ {
-					if strings.IndexByte("wcfr", val[k]) < 0 {
+					if strings.IndexByte(o.nextWord, val[k]) < 0 {
 						continue
 					}
 					if i+1 >= len(argv) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -138,7 +139,7 @@ func (a *app) walk(ops []string, bulk bool) int {
 	if bulk {
 		f, ok = a.parseAppOpts("ciIp", "nr", "")
 	} else {
-		f, ok = a.parseAppOpts("ciIpt", "", "E")
+		f, ok = a.parseAppOpts("ciIptE", "", "")
 	}
 	if !ok {
 		return 1
@@ -151,7 +152,7 @@ func (a *app) walk(ops []string, bulk bool) int {
 	}
 	var end snmp.OID
 	if f.set['E'] {
-		if end, ok = a.parseOID(f.str['E']); !ok {
+		if end, ok = a.parseOID(a.o.tableC['E']); !ok {
 			return 1
 		}
 	}
@@ -170,6 +171,7 @@ func (a *app) walk(ops []string, bulk bool) int {
 	}
 	defer a.sess.Close()
 	check := !f.set['c']
+	started := time.Now()
 	printed := 0
 	if f.set['i'] {
 		printed += a.getAndPrint(root)
@@ -234,6 +236,9 @@ func (a *app) walk(ops []string, bulk bool) int {
 	}
 	if f.set['p'] {
 		fmt.Fprintf(a.out, "Variables found: %d\n", printed)
+	}
+	if f.set['t'] {
+		a.errorf("Total traversal time = %f seconds\n", time.Since(started).Seconds())
 	}
 	return exit
 }

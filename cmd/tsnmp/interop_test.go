@@ -80,9 +80,16 @@ func TestInteropCommunity(t *testing.T) {
 				same(t, "snmpwalk", append(c, "sysDescr.0")...)
 				same(t, "snmpwalk", append(c, "1.3.6.1.2.1.1.99")...)
 				same(t, "snmpwalk", append(c, "-Cp", "sysORTable")...)
+				same(t, "snmpwalk", append(c, "-CE", "sysName.0", "system")...)
+				same(t, "snmpwalk", append(c, "-Ci", "-Cc", "sysORDescr")...)
+				same(t, "snmpwalk", append(c, "-CI", "sysDescr.0")...)
+				same(t, "snmpwalk", append(c, "-Ci", "sysDescr.0")...)
+				same(t, "snmpwalk", append(c, "-CE", "sysName.0")...)
 				if v != "1" {
 					same(t, "snmpbulkwalk", append(c, "system")...)
 					same(t, "snmpbulkwalk", append(c, "-Cr3", ".1.3.6.1.6.3.16")...)
+					same(t, "snmpbulkwalk", append(c, "-Cn1", "-Cr3", "-Cp", "-Ci", "sysORTable")...)
+					same(t, "snmpbulkwalk", append(c, "sysDescr.0")...)
 					same(t, "snmpbulkget", append(c, "-Cn1", "-Cr3", "sysDescr", "ifIndex", "ifDescr")...)
 				} else {
 					same(t, "snmpbulkwalk", append(c, "system")...)

@@ -117,7 +117,8 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	}
 	a := &app{tool: tool, out: bufio.NewWriter(stdout), errw: stderr, ctx: ctx}
 	defer a.out.Flush()
-	o, err := parseArgsTool(args, tool != "snmpset", tool == "snmptable")
+	nextWord := map[string]string{"snmptable": "wcfr", "snmpwalk": "E"}[tool]
+	o, err := parseArgsTool(args, tool != "snmpset", nextWord)
 	if err != nil {
 		a.errorf("%s\n", err)
 		a.usage()
