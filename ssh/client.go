@@ -126,7 +126,8 @@ func NewClient(ctx context.Context, c net.Conn, addr string, cfg *ClientConfig) 
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 
-	t := newTransport(c, &cfg.Config, true)
+	common := cfg.Config // the connection keeps its own copy
+	t := newTransport(c, &common, true)
 	for _, a := range cfg.HostKeyAlgorithms {
 		if slices.Contains(defaultHostKeyAlgos, a) {
 			t.hostKeyAlgos = append(t.hostKeyAlgos, a)
@@ -158,6 +159,11 @@ func NewClient(ctx context.Context, c net.Conn, addr string, cfg *ClientConfig) 
 	if err := cl.authenticate(ctx, cfg); err != nil {
 		_ = t.close(DisconnectAuthCancelledByUser, "")
 		return nil, err
+	}
+	if !stop() {
+		// ctx ended while we were finishing; the deadline is poisoned.
+		_ = t.close(DisconnectByApplication, "")
+		return nil, ctx.Err()
 	}
 	_ = c.SetDeadline(time.Time{})
 	cl.m = newMux(t, true)

@@ -250,3 +250,30 @@ func TestListenAndServe(t *testing.T) {
 		t.Fatal("server without host key accepted")
 	}
 }
+
+// TestDialHonoursContext connects to a peer that never speaks; Dial must
+// give up when the context ends.
+func TestDialHonoursContext(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			defer c.Close()
+			_, _ = io.Copy(io.Discard, c)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = Dial(ctx, "tcp", l.Addr().String(), clientConfig(t))
+	if err == nil {
+		t.Fatal("Dial succeeded against a silent peer")
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Fatal("Dial ignored the context deadline")
+	}
+}
