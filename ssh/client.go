@@ -491,7 +491,8 @@ func (cl *Client) SessionID() []byte { return slices.Clone(cl.t.sessionID) }
 func (cl *Client) Rekey() error { return cl.t.requestKex() }
 
 // Subsystem opens a session channel and starts the named subsystem on it
-// (RFC 4254 section 6.5), e.g. "snmp" (RFC 5592).
+// (RFC 4254 section 6.5), e.g. "snmp" (RFC 5592). The result also
+// implements Channel (CloseWrite, RemoteAddr, LocalAddr).
 func (cl *Client) Subsystem(name string) (io.ReadWriteCloser, error) {
 	ch, err := cl.m.openSession()
 	if err != nil {

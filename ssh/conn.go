@@ -549,6 +549,12 @@ func (ch *channel) Close() error {
 	return ch.m.t.writePacket(newBuilder(msgChannelClose).uint32(ch.remoteID).b)
 }
 
+// RemoteAddr returns the address of the connection's peer.
+func (ch *channel) RemoteAddr() net.Addr { return ch.m.t.conn.RemoteAddr() }
+
+// LocalAddr returns the connection's local address.
+func (ch *channel) LocalAddr() net.Addr { return ch.m.t.conn.LocalAddr() }
+
 // request sends a channel request and waits for the reply.
 func (ch *channel) request(name string, payload []byte) (bool, error) {
 	msg := newBuilder(msgChannelRequest).uint32(ch.remoteID).text(name).bool(true).raw(payload).b
@@ -563,4 +569,14 @@ func (ch *channel) request(name string, payload []byte) (bool, error) {
 	}
 }
 
-var _ net.Conn = (*net.TCPConn)(nil)
+// Channel is implemented by the io.ReadWriteCloser values that
+// (*Client).Subsystem returns and that SubsystemHandler receives.
+type Channel interface {
+	io.ReadWriteCloser
+	// CloseWrite sends EOF; the peer reads io.EOF after the data sent so far.
+	CloseWrite() error
+	RemoteAddr() net.Addr
+	LocalAddr() net.Addr
+}
+
+var _ Channel = (*channel)(nil)

@@ -22,7 +22,9 @@ import (
 )
 
 // SubsystemHandler serves one accepted subsystem channel. user is the
-// authenticated user name. The channel is closed when the handler returns.
+// authenticated user name. ch also implements Channel, which gives the
+// peer's address. When the handler returns, the server sends EOF, an
+// exit-status of 0 and closes the channel.
 type SubsystemHandler func(user string, ch io.ReadWriteCloser)
 
 // ServerConfig configures a Server.

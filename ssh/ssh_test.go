@@ -277,3 +277,24 @@ func TestDialHonoursContext(t *testing.T) {
 		t.Fatal("Dial ignored the context deadline")
 	}
 }
+
+func TestChannelAddresses(t *testing.T) {
+	got := make(chan string, 1)
+	ts := startServer(t, func(c *ServerConfig) {
+		c.Subsystems["addr"] = func(_ string, ch io.ReadWriteCloser) {
+			got <- ch.(Channel).RemoteAddr().String()
+		}
+	})
+	cl := dial(t, ts.addr, clientConfig(t))
+	ch, err := cl.Subsystem("addr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := ch.(Channel).LocalAddr().String()
+	if r := <-got; r != local {
+		t.Fatalf("server saw %s, client is %s", r, local)
+	}
+	if ch.(Channel).RemoteAddr().String() != ts.addr {
+		t.Fatalf("client remote %s, want %s", ch.(Channel).RemoteAddr(), ts.addr)
+	}
+}
