@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
 )
@@ -499,5 +500,27 @@ func FuzzParseCommunityResponse(f *testing.F) {
 		}
 		messageID(b, false)
 		messageID(b, true)
+	})
+}
+
+func FuzzV3Response(f *testing.F) {
+	cfg := Config{Version: snmp.V3, User: "u", Level: snmp.AuthPriv, AuthProtocol: usm.AuthSHA256, AuthPassword: "password1", PrivProtocol: usm.PrivAES128, PrivPassword: "password2"}
+	cfg.normalize()
+	v, err := newV3State(&cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	engine := []byte{0x80, 0, 0x1f, 0x88, 0x80, 1, 2, 3, 4}
+	probe := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: engine, PDU: snmp.PDU{Type: snmp.Report, RequestID: 1}})
+	msg, err := v.usm.GenerateRequest(nil, &snmp.V3Message{MsgID: 1, MaxSize: 1500, Flags: snmp.LevelFlags(snmp.AuthPriv)}, engine, "u", probe)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(msg)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		discoveredEngineID(b)
+		if p := v.acceptResponse(b, engine, 1); p != nil && p.Type != snmp.Report && p.Type != snmp.Response {
+			t.Fatalf("accepted %v", p.Type)
+		}
 	})
 }

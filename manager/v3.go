@@ -126,16 +126,8 @@ func (v *v3State) discover(ctx context.Context, s *Session, adaptive bool) ([]by
 		hdr := snmp.V3Message{MsgID: id, MaxSize: int32(v.cfg.MaxMsgSize), Flags: snmp.FlagReportable}
 		return v.usm.GenerateRequest(nil, &hdr, nil, "", snmp.AppendScopedPDU(nil, &probe))
 	}, func(b []byte) (bool, error) {
-		var hdr snmp.V3Message
-		if hdr.Unmarshal(b) != nil {
-			return false, nil
-		}
-		var sp usm.SecurityParameters
-		if sp.Unmarshal(hdr.SecurityParameters) != nil || len(sp.EngineID) == 0 || len(sp.EngineID) > 32 {
-			return false, nil
-		}
-		found = bytes.Clone(sp.EngineID)
-		return true, nil
+		found = discoveredEngineID(b)
+		return found != nil, nil
 	})
 	if err != nil {
 		return nil, err
@@ -144,6 +136,54 @@ func (v *v3State) discover(ctx context.Context, s *Session, adaptive bool) ([]by
 	v.engineID = found
 	v.mu.Unlock()
 	return found, nil
+}
+
+// discoveredEngineID returns the msgAuthoritativeEngineID of a received
+// SNMPv3 message (the answer to a discovery probe), or nil.
+func discoveredEngineID(b []byte) []byte {
+	var hdr snmp.V3Message
+	if hdr.Unmarshal(b) != nil {
+		return nil
+	}
+	var sp usm.SecurityParameters
+	if sp.Unmarshal(hdr.SecurityParameters) != nil || len(sp.EngineID) == 0 || len(sp.EngineID) > 32 {
+		return nil
+	}
+	return bytes.Clone(sp.EngineID)
+}
+
+// acceptResponse processes a received message through the USM and returns
+// its PDU if it answers request reqID sent to engineID: a Response at the
+// request's security level, or a Report. Anything else yields nil.
+func (v *v3State) acceptResponse(b, engineID []byte, reqID int32) *snmp.PDU {
+	var hdr snmp.V3Message
+	if hdr.Unmarshal(b) != nil || hdr.Flags&snmp.FlagReportable != 0 {
+		return nil
+	}
+	in, err := v.usm.ProcessIncoming(b, &hdr)
+	if err != nil {
+		return nil // not authentic, not timely or malformed: discard
+	}
+	if !bytes.Equal(in.EngineID, engineID) {
+		// No keys for another engine: a Report from it is dropped, so
+		// a wrong -e ends in a timeout as with Net-SNMP.
+		return nil
+	}
+	var sp snmp.ScopedPDU
+	if sp.Unmarshal(in.ScopedPDU) != nil {
+		return nil
+	}
+	switch sp.PDU.Type {
+	case snmp.Report:
+	case snmp.Response:
+		if sp.PDU.RequestID != reqID || in.Level != v.level {
+			return nil
+		}
+	default:
+		return nil
+	}
+	p := sp.PDU
+	return &p
 }
 
 func (v *v3State) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bool) (*snmp.PDU, error) {
@@ -169,36 +209,8 @@ func (v *v3State) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bo
 			hdr := snmp.V3Message{MsgID: id, MaxSize: int32(v.cfg.MaxMsgSize), Flags: snmp.LevelFlags(v.level) | snmp.FlagReportable}
 			return v.usm.GenerateRequest(nil, &hdr, engineID, v.user, scoped)
 		}, func(b []byte) (bool, error) {
-			var hdr snmp.V3Message
-			if hdr.Unmarshal(b) != nil || hdr.Flags&snmp.FlagReportable != 0 {
-				return false, nil
-			}
-			in, err := v.usm.ProcessIncoming(b, &hdr)
-			if err != nil {
-				return false, nil // not authentic, not timely or malformed: discard
-			}
-			var sp snmp.ScopedPDU
-			if sp.Unmarshal(in.ScopedPDU) != nil {
-				return false, nil
-			}
-			if !bytes.Equal(in.EngineID, engineID) {
-				// No keys for another engine: a Report from it is
-				// dropped, so a wrong -e ends in a timeout as with
-				// Net-SNMP.
-				return false, nil
-			}
-			switch sp.PDU.Type {
-			case snmp.Report:
-			case snmp.Response:
-				if sp.PDU.RequestID != req.RequestID || in.Level != v.level {
-					return false, nil
-				}
-			default:
-				return false, nil
-			}
-			p := sp.PDU
-			resp = &p
-			return true, nil
+			resp = v.acceptResponse(b, engineID, req.RequestID)
+			return resp != nil, nil
 		})
 		if err != nil {
 			return nil, err
