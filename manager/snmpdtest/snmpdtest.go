@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -137,6 +138,8 @@ func Start(t testing.TB, conf string) *Agent {
 		cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir, "SNMPCONFPATH="+dir, "SNMP_PERSISTENT_DIR="+persist)
 		var out syncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
+		// The agent dies with the test binary even if cleanups never run.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
 			cancel()
 			t.Fatal(err)
