@@ -111,6 +111,9 @@ func Dial(ctx context.Context, network, addr string, cfg *ClientConfig) (*Client
 // NewClient runs the client side of the protocol on an established
 // connection. addr names the server for host key checks.
 func NewClient(ctx context.Context, c net.Conn, addr string, cfg *ClientConfig) (*Client, error) {
+	if cfg.User == "" {
+		return nil, errors.New("ssh: ClientConfig.User is empty")
+	}
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
