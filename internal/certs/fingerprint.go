@@ -203,3 +203,6 @@ func LooksLikeFingerprint(s string) bool {
 	}
 	return false
 }
+
+// SumOf returns the hash of der with f's algorithm.
+func (f Fingerprint) SumOf(der []byte) []byte { return ComputeDER(f.Hash, der).Sum }

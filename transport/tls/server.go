@@ -1,0 +1,233 @@
+package tls
+
+import (
+	"context"
+	gotls "crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tsnmp/tsnmp/transport"
+)
+
+// ServerConfig is the part of an agent's TLS setup that a reload replaces:
+// open sessions keep what they were opened with.
+type ServerConfig struct {
+	// Certificates are the agent's own certificates (localCert); a
+	// client gets the first one its handshake supports (by server name
+	// and signature algorithms).
+	Certificates []gotls.Certificate
+	// TrustAnchors are the CAs (or self-signed client certificates)
+	// client certificates must chain to (trustCert).
+	TrustAnchors []*x509.Certificate
+	// Map names clients (certSecName).
+	Map *CertToTSN
+	// MinVersion is the lowest TLS version (tlsMinVersion); zero means
+	// TLS 1.2. TLS 1.0 and 1.1 are accepted only when set here.
+	MinVersion uint16
+	// CipherSuites restricts TLS 1.2 and earlier (tlsAlgorithms); nil
+	// means crypto/tls's defaults. TLS 1.3 suites are not configurable.
+	CipherSuites []uint16
+}
+
+// Identity returns the ClientIdentity of c.
+func (c *ServerConfig) Identity() *ClientIdentity {
+	id := &ClientIdentity{Map: c.Map}
+	if len(c.TrustAnchors) > 0 {
+		id.Roots = x509.NewCertPool()
+		for _, a := range c.TrustAnchors {
+			id.Roots.AddCert(a)
+		}
+	}
+	return id
+}
+
+// Options are a listener's fixed settings.
+type Options struct {
+	transport.ServerOptions
+	// Stats receives the snmpTlstmSession counters (may be shared with
+	// DTLS listeners); nil counts nothing.
+	Stats *Stats
+	// Tickets are the session ticket keys; nil makes keys for this
+	// listener, rotated daily. DisableTickets turns resumption off.
+	Tickets        *TicketKeys
+	DisableTickets bool
+}
+
+// Server is a TLS transport listener (RFC 6353 over TCP).
+type Server struct {
+	ss         *transport.StreamServer
+	opts       Options
+	ownTickets bool
+	state      atomic.Pointer[serverState]
+}
+
+type serverState struct {
+	cfg *gotls.Config
+	id  *ClientIdentity
+}
+
+// Listen opens a TLS listener on a ("tls:" address) serving h.
+func Listen(a transport.Address, h transport.Handler, cfg *ServerConfig, opts *Options) (*Server, error) {
+	if a.Domain != transport.TLS {
+		return nil, fmt.Errorf("tls: %s is not a tls: address", a)
+	}
+	l, err := net.Listen(a.Network, a.HostPort())
+	if err != nil {
+		return nil, err
+	}
+	s, err := NewServer(l, h, cfg, opts)
+	if err != nil {
+		l.Close()
+	}
+	return s, err
+}
+
+// NewServer serves TLS on the TCP listener l.
+func NewServer(l net.Listener, h transport.Handler, cfg *ServerConfig, opts *Options) (*Server, error) {
+	s := &Server{}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if !s.opts.DisableTickets && s.opts.Tickets == nil {
+		s.opts.Tickets = NewTicketKeys(2)
+		s.opts.Tickets.Start(24 * time.Hour)
+		s.ownTickets = true
+	}
+	if err := s.Update(cfg); err != nil {
+		return nil, err
+	}
+	s.ss = transport.NewStreamServer(&listener{Listener: l, s: s}, transport.TLS, h, &s.opts.ServerOptions)
+	s.ss.Identify = s.identify
+	return s, nil
+}
+
+// Update installs new certificates, trust anchors, rules and limits for
+// the handshakes that start from now on; open sessions are kept.
+func (s *Server) Update(cfg *ServerConfig) error {
+	if len(cfg.Certificates) == 0 {
+		return errors.New("tls: no local certificate (localCert)")
+	}
+	if cfg.Map == nil {
+		return errors.New("tls: no certToTSN rules (certSecName)")
+	}
+	min := cfg.MinVersion
+	if min == 0 {
+		min = gotls.VersionTLS12
+	}
+	c := &gotls.Config{
+		Certificates:           cfg.Certificates,
+		ClientAuth:             gotls.RequireAnyClientCert,
+		MinVersion:             min,
+		CipherSuites:           cfg.CipherSuites,
+		SessionTicketsDisabled: s.opts.DisableTickets,
+	}
+	s.state.Store(&serverState{cfg: c, id: cfg.Identity()})
+	return nil
+}
+
+// Addr returns the listening address.
+func (s *Server) Addr() net.Addr { return s.ss.Addr() }
+
+// Serve handles sessions until Close.
+func (s *Server) Serve() error { return s.ss.Serve() }
+
+// Close stops listening and closes every session.
+func (s *Server) Close() error {
+	if s.ownTickets {
+		s.opts.Tickets.Stop()
+	}
+	return s.ss.Close()
+}
+
+// Stats returns the counters.
+func (s *Server) Stats() *Stats { return s.opts.Stats }
+
+type listener struct {
+	net.Listener
+	s *Server
+}
+
+// Accept wraps each connection in TLS with a configuration of its own,
+// whose verification records the client's tmSecurityName.
+func (l *listener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	st := l.s.state.Load()
+	sc := &Conn{stats: l.s.opts.Stats}
+	cfg := st.cfg.Clone()
+	if !l.s.opts.DisableTickets {
+		cfg.SetSessionTicketKeys(l.s.opts.Tickets.Keys())
+	}
+	cfg.VerifyConnection = func(cs gotls.ConnectionState) error {
+		name, err := st.id.Verify(cs.PeerCertificates)
+		if err != nil {
+			l.s.opts.Stats.Inc(SessionInvalidClientCertificates)
+			return err
+		}
+		sc.name = name
+		return nil
+	}
+	sc.Conn = gotls.Server(c, cfg)
+	return sc, nil
+}
+
+// Conn is an agent's TLS session.
+type Conn struct {
+	*gotls.Conn
+	name  string
+	stats *Stats
+
+	mu         sync.Mutex
+	open       bool
+	peerClosed bool
+}
+
+// SecurityName returns the client's tmSecurityName.
+func (c *Conn) SecurityName() string { return c.name }
+
+// Read notes when the client closes.
+func (c *Conn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err == io.EOF {
+		c.mu.Lock()
+		c.peerClosed = true
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+// Close counts a session the agent closes (idle timeout, shutdown).
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.open && !c.peerClosed {
+		c.stats.Inc(SessionServerCloses)
+	}
+	c.open = false
+	c.mu.Unlock()
+	return c.Conn.Close()
+}
+
+func (s *Server) identify(nc net.Conn) (string, any, error) {
+	c := nc.(*Conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.HandshakeContext(ctx); err != nil {
+		return "", nil, err
+	}
+	if c.name == "" {
+		return "", nil, errors.New("tls: client not identified")
+	}
+	c.mu.Lock()
+	c.open = true
+	c.mu.Unlock()
+	s.opts.Stats.Inc(SessionAccepts)
+	return c.name, c, nil
+}

@@ -1,0 +1,56 @@
+package tls
+
+import (
+	"sync/atomic"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// Counter names an snmpTlstmSession counter by its sub-identifier.
+type Counter uint32
+
+// SNMP-TLS-TM-MIB snmpTlstmSession counters (RFC 6353 §6). TLS and DTLS
+// count into the same group, as the MIB defines one for both.
+const (
+	SessionOpens                     Counter = 1
+	SessionClientCloses              Counter = 2
+	SessionOpenErrors                Counter = 3
+	SessionAccepts                   Counter = 4
+	SessionServerCloses              Counter = 5
+	SessionNoSessions                Counter = 6
+	SessionInvalidClientCertificates Counter = 7
+	SessionUnknownServerCertificate  Counter = 8
+	SessionInvalidServerCertificates Counter = 9
+	SessionInvalidCaches             Counter = 10
+)
+
+// SessionOID is snmpTlstmSession (mib-2 198.2.1).
+var SessionOID = snmp.OID{1, 3, 6, 1, 2, 1, 198, 2, 1}
+
+// Stats are the snmpTlstmSession counters.
+type Stats struct {
+	c [11]atomic.Uint32
+}
+
+// Get returns a counter.
+func (s *Stats) Get(c Counter) uint32 { return s.c[c].Load() }
+
+// Inc adds one to a counter.
+func (s *Stats) Inc(c Counter) {
+	if s != nil {
+		s.c[c].Add(1)
+	}
+}
+
+// Register serves the counters in t.
+func (s *Stats) Register(t *mib.Tree) {
+	g := &mib.Scalars{Prefix: SessionOID}
+	for c := SessionOpens; c <= SessionInvalidCaches; c++ {
+		c := c
+		g.Objects = append(g.Objects, mib.Scalar{Sub: uint32(c), Get: func(*mib.Request) snmp.Value {
+			return snmp.Counter32Value(s.Get(c))
+		}})
+	}
+	t.Register(SessionOID, g)
+}

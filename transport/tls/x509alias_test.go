@@ -1,0 +1,5 @@
+package tls
+
+import "crypto/x509"
+
+type x509Cert = x509.Certificate
