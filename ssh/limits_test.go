@@ -291,3 +291,49 @@ func TestStrictKexRejectsEarlyMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstKexPacketFollows checks RFC 4253 section 7: after a KEXINIT with
+// first_kex_packet_follows, a wrongly guessed packet is ignored and a
+// correctly guessed one is used.
+func TestFirstKexPacketFollows(t *testing.T) {
+	ts := startServer(t, nil)
+	for _, wrongGuess := range []bool{true, false} {
+		c, err := net.Dial("tcp", ts.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		pc := newPacketConn(c, rand.Reader)
+		if _, _, err := exchangeVersions(pc, true); err != nil {
+			t.Fatal(err)
+		}
+		kex := []string{KexCurve25519}
+		if wrongGuess {
+			kex = []string{"sntrup761x25519-sha512@openssh.com", KexCurve25519}
+		}
+		m := &kexInitMsg{KexAlgos: kex, HostKeyAlgos: []string{KeyAlgoED25519}, CiphersCS: []string{CipherAES128CTR}, CiphersSC: []string{CipherAES128CTR},
+			MACsCS: []string{MACHMACSHA256}, MACsSC: []string{MACHMACSHA256}, CompCS: []string{"none"}, CompSC: []string{"none"}, FirstKexFollows: true}
+		if err := pc.writePacket(m.marshal()); err != nil {
+			t.Fatal(err)
+		}
+		priv, _ := ecdh.X25519().GenerateKey(rand.Reader)
+		init := newBuilder(msgKexECDHInit).string(priv.PublicKey().Bytes()).b
+		if wrongGuess {
+			// The guessed packet for the other method; it must be ignored.
+			if err := pc.writePacket(newBuilder(msgKexECDHInit).string([]byte("guess for another method")).b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := pc.writePacket(init); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if p, err := pc.readPacket(); err != nil || p[0] != msgKexInit {
+			t.Fatalf("server KEXINIT: %v", err)
+		}
+		p, err := pc.readPacket()
+		if err != nil || p[0] != msgKexECDHReply {
+			t.Fatalf("wrongGuess=%v: no ECDH reply: %v", wrongGuess, err)
+		}
+	}
+}
