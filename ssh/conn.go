@@ -482,10 +482,10 @@ func (ch *channel) Write(p []byte) (int, error) {
 	written := 0
 	for len(p) > 0 {
 		ch.mu.Lock()
-		for ch.remoteWin == 0 && !ch.gone && !ch.sentEOF {
+		for ch.remoteWin == 0 && !ch.gone && !ch.sentEOF && !ch.sentClose {
 			ch.cond.Wait()
 		}
-		if ch.gone || ch.sentEOF {
+		if ch.gone || ch.sentEOF || ch.sentClose {
 			err := ch.err
 			ch.mu.Unlock()
 			if err == nil {
@@ -509,7 +509,7 @@ func (ch *channel) Write(p []byte) (int, error) {
 // CloseWrite sends EOF: the peer reads io.EOF after the data sent so far.
 func (ch *channel) CloseWrite() error {
 	ch.mu.Lock()
-	if ch.sentEOF || ch.gone {
+	if ch.sentEOF || ch.gone || ch.sentClose {
 		ch.mu.Unlock()
 		return nil
 	}

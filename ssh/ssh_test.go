@@ -297,3 +297,30 @@ func TestChannelAddresses(t *testing.T) {
 		t.Fatalf("client remote %s, want %s", ch.(Channel).RemoteAddr(), ts.addr)
 	}
 }
+
+func TestChannelUseAfterClose(t *testing.T) {
+	ts := startServer(t, nil)
+	cl := dial(t, ts.addr, clientConfig(t))
+	ch, err := cl.Subsystem("snmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.Write([]byte("x")); err == nil {
+		t.Fatal("write after close succeeded")
+	}
+	if _, err := ch.Read(make([]byte, 1)); err == nil {
+		t.Fatal("read after close succeeded")
+	}
+	if err := ch.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+	// The connection is unaffected.
+	ch2, err := cl.Subsystem("snmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, ch2, []byte("fine"))
+}
