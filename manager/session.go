@@ -137,6 +137,7 @@ type Session struct {
 	conn   net.Conn
 	rto    *rtoEstimator
 	v3     *v3State
+	tsm    *tsmState // SNMPv3 over TLS or DTLS (tls.go)
 
 	wmu sync.Mutex // serialises writes
 
@@ -282,7 +283,7 @@ func (s *Session) readStream() {
 // deliver routes a received message to the request waiting for its id.
 // Messages that do not parse or that nobody waits for are dropped.
 func (s *Session) deliver(m []byte) {
-	id, ok := messageID(m, s.v3 != nil)
+	id, ok := messageID(m, s.v3 != nil || s.tsm != nil)
 	if !ok {
 		return
 	}
@@ -420,7 +421,9 @@ func (s *Session) Do(ctx context.Context, pdu *snmp.PDU) (*snmp.PDU, error) {
 func (s *Session) do(ctx context.Context, pdu *snmp.PDU, adaptive bool) (*snmp.PDU, error) {
 	var resp *snmp.PDU
 	var err error
-	if s.v3 != nil {
+	if s.tsm != nil {
+		resp, err = s.tsm.do(ctx, s, pdu, adaptive)
+	} else if s.v3 != nil {
 		resp, err = s.v3.do(ctx, s, pdu, adaptive)
 	} else {
 		resp, err = s.doCommunity(ctx, pdu, adaptive)

@@ -52,6 +52,9 @@ type Config struct {
 
 	Limits Limits `yaml:"limits,omitempty"`
 
+	// TLS configures the TLS and DTLS transports and TSM (tls.go).
+	TLS TLS `yaml:"tls,omitempty"`
+
 	// Warnings lists what a loader accepted but ignored, each with
 	// file:line.
 	Warnings []string `yaml:"-"`

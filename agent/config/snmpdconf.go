@@ -132,6 +132,14 @@ func (p *snmpdParser) parse(file string, data []byte, depth int) error {
 
 // otherSection handles a line meant for another Net-SNMP application.
 func (p *snmpdParser) otherSection(sec, tok, rest string) {
+	if sec == "snmp" {
+		if ok, err := p.tlsSetting(tok, rest); ok {
+			if err != nil {
+				p.warnf(tok, "%v", err)
+			}
+			return
+		}
+	}
 	if sec == "snmp" && strings.EqualFold(tok, "persistentDir") && rest != "" {
 		p.c.StateDir = rest
 		return
@@ -295,6 +303,9 @@ func (p *snmpdParser) directive(tok, rest string, depth int) error {
 	case "createuser":
 		return p.createUser(tok, rest)
 	default:
+		if ok, err := p.tlsSetting(tok, rest); ok {
+			return err
+		}
 		if why, ok := ignoredDirectives[d]; ok {
 			p.warnf(tok, "ignored: %s", why)
 			return nil

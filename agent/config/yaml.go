@@ -132,5 +132,5 @@ func (c *Config) check(requireSecrets bool) error {
 	if _, err := c.SysObjectID(); err != nil {
 		return err
 	}
-	return nil
+	return c.TLS.check(c)
 }

@@ -206,3 +206,24 @@ func LooksLikeFingerprint(s string) bool {
 
 // SumOf returns the hash of der with f's algorithm.
 func (f Fingerprint) SumOf(der []byte) []byte { return ComputeDER(f.Hash, der).Sum }
+
+// ParseFingerprintLoose is ParseFingerprint that also takes a bare hash
+// whose length names its algorithm unambiguously (16 octets MD5, 20 SHA-1,
+// 28 SHA-224, 32 SHA-256, 48 SHA-384, 64 SHA-512), as Net-SNMP's tools
+// accept their_identity=HEX. The hash comes from the value written, never
+// from the certificate.
+func ParseFingerprintLoose(s string) (Fingerprint, error) {
+	if f, err := ParseFingerprint(0, s); err == nil {
+		return f, nil
+	}
+	b, err := hex.DecodeString(strings.ReplaceAll(strings.TrimSpace(s), ":", ""))
+	if err != nil {
+		return Fingerprint{}, fmt.Errorf("%w: %q is not hex", ErrBadFingerprint, s)
+	}
+	for _, e := range hashes {
+		if len(b) == e.h.Size() {
+			return Fingerprint{Hash: e.h, Sum: b}, nil
+		}
+	}
+	return Fingerprint{}, fmt.Errorf("%w: %q: %d octets is no hash length", ErrBadFingerprint, s, len(b))
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/tsnmp/tsnmp/agent"
+	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/security/tsm"
+	"github.com/tsnmp/tsnmp/snmp"
+	"github.com/tsnmp/tsnmp/transport"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
+)
+
+// The TLS and DTLS transports (RFC 6353) and the Transport Security Model
+// (RFC 5591). TSM is in every policy, so that SSH sessions use it too.
+func init() {
+	listeners[transport.TLS] = openTLS
+	policyHooks = append(policyHooks, tlsPolicy)
+}
+
+// tlsState is what the TLS extension keeps in the daemon across reloads.
+type tlsState struct {
+	mu       sync.Mutex
+	cfg      config.TLS
+	server   *tlstm.ServerConfig // nil: TLS not configured
+	servers  []interface{ Update(*tlstm.ServerConfig) error }
+	stats    tlstm.Stats
+	tsmStats tsm.Stats
+	tickets  *tlstm.TicketKeys
+	prefix   bool
+}
+
+const tlsExtName = "tls"
+
+func (d *daemon) tlsState() *tlsState {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.ext[tlsExtName].(*tlsState); ok {
+		return s
+	}
+	s := &tlsState{tickets: tlstm.NewTicketKeys(2)}
+	d.ext[tlsExtName] = s
+	s.stats.Register(d.agent.Tree)
+	tsm.Register(d.agent.Tree, &s.tsmStats, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.prefix
+	})
+	return s
+}
+
+// tlsPolicy adds TSM to the policy and installs the TLS configuration of
+// a (re)load in the running listeners: new sessions use the new
+// certificates and rules, open sessions are kept.
+func tlsPolicy(d *daemon, cfg *config.Config, p *agent.Policy) error {
+	s := d.tlsState()
+	sc, err := cfg.BuildTLS()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first := s.cfg.TicketRotation == 0 && s.server == nil
+	s.cfg, s.server, s.prefix = cfg.TLS, sc, cfg.TLS.UsePrefix
+	if first {
+		period := time.Duration(cfg.TLS.TicketRotation)
+		if period <= 0 {
+			period = time.Hour
+		}
+		s.tickets.Start(period)
+	}
+	if sc != nil {
+		for _, srv := range s.servers {
+			if err := srv.Update(sc); err != nil {
+				return err
+			}
+		}
+	}
+	p.SecurityModels[snmp.SecurityModelTSM] = tsm.New(cfg.TLS.UsePrefix, &s.tsmStats)
+	return nil
+}
+
+func (s *tlsState) options(d *daemon) *tlstm.Options {
+	return &tlstm.Options{
+		ServerOptions: transport.ServerOptions{Logger: d.log, IdleTimeout: time.Duration(s.cfg.IdleTimeout), MaxConns: s.cfg.MaxSessions},
+		Stats:         &s.stats, Tickets: s.tickets, DisableTickets: s.cfg.NoResumption,
+	}
+}
+
+func openTLS(d *daemon, a transport.Address) (transport.Server, error) {
+	s := d.tlsState()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.server == nil {
+		return nil, errors.New("a tls: address needs a local certificate and certSecName rules ([snmp] localCert, certSecName)")
+	}
+	srv, err := tlstm.Listen(a, d.agent, s.server, s.options(d))
+	if err != nil {
+		return nil, err
+	}
+	s.servers = append(s.servers, srv)
+	return srv, nil
+}

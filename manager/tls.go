@@ -1,0 +1,366 @@
+package manager
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	gotls "crypto/tls"
+	"crypto/x509"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/certs"
+	"github.com/tsnmp/tsnmp/security/tsm"
+	"github.com/tsnmp/tsnmp/snmp"
+	"github.com/tsnmp/tsnmp/transport"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
+)
+
+// TransportParams are the parameters of a tls: or dtls: target, as
+// Net-SNMP's tools take them with -T KEY=VALUE[,KEY=VALUE...] (or the
+// [snmp] localCert, trustCert lines of snmp.conf).
+type TransportParams struct {
+	// OurIdentity is the manager's certificate: a file, a base name
+	// under CertDirs/tls/certs, or a fingerprint (our_identity,
+	// localCert).
+	OurIdentity string
+	// TheirIdentity pins the agent's certificate: a fingerprint
+	// ("sha256:AB:…", RFC 6353's "04:AB:…", or bare hex of a hash
+	// length) or a certificate name (their_identity).
+	TheirIdentity string
+	// TrustCert is a CA certificate the agent's must chain to
+	// (trust_cert, trustCert); several are separated by ';' or given by
+	// repeating the key.
+	TrustCert []string
+	// TheirHostname is the name the agent's certificate must carry when
+	// it is not pinned (their_hostname; default: the target host).
+	TheirHostname string
+	// MinVersion is the lowest TLS version: "1.0", "1.1", "1.2" (default)
+	// or "1.3" (tls_min_version; Net-SNMP's tlsMinVersion).
+	MinVersion string
+	// CertDirs are where certificate names and fingerprints are looked up
+	// (each with Net-SNMP's tls/certs, tls/ca-certs, tls/private below
+	// it); empty means ~/.snmp and /etc/snmp.
+	CertDirs []string
+	// CacheDir keeps session tickets so that later processes resume
+	// (default $XDG_CACHE_HOME/tsnmp); NoResume turns resumption off.
+	CacheDir string
+	NoResume bool
+}
+
+// ParseTransportParams parses Net-SNMP's -T syntax, "key=value,key=value",
+// adding to p. Keys are our_identity, their_identity, trust_cert,
+// their_hostname, tls_min_version, cert_dir, cache_dir and resume
+// (yes/no).
+func (p *TransportParams) Parse(s string) error {
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("-T %s: want KEY=VALUE", kv)
+		}
+		switch strings.ToLower(strings.ReplaceAll(k, "_", "")) {
+		case "ouridentity", "localcert":
+			p.OurIdentity = v
+		case "theiridentity", "peercert":
+			p.TheirIdentity = v
+		case "trustcert":
+			p.TrustCert = append(p.TrustCert, strings.Split(v, ";")...)
+		case "theirhostname":
+			p.TheirHostname = v
+		case "tlsminversion", "minversion":
+			p.MinVersion = v
+		case "certdir":
+			p.CertDirs = append(p.CertDirs, v)
+		case "cachedir":
+			p.CacheDir = v
+		case "resume":
+			switch strings.ToLower(v) {
+			case "no", "off", "false", "0":
+				p.NoResume = true
+			case "yes", "on", "true", "1":
+				p.NoResume = false
+			default:
+				return fmt.Errorf("-T resume=%s: want yes or no", v)
+			}
+		default:
+			return fmt.Errorf("-T: unknown transport parameter %q", k)
+		}
+	}
+	return nil
+}
+
+func (p *TransportParams) store() certs.Store {
+	dirs := p.CertDirs
+	if len(dirs) == 0 {
+		if home, err := os.UserHomeDir(); err == nil {
+			dirs = append(dirs, filepath.Join(home, ".snmp"))
+		}
+		dirs = append(dirs, "/etc/snmp")
+	}
+	return certs.Store{Dirs: dirs}
+}
+
+// ParseTLSVersion parses "1.0" … "1.3" (also "TLSv1.2", "tls1_2").
+func ParseTLSVersion(s string) (uint16, error) {
+	v := strings.ToLower(s)
+	v = strings.TrimPrefix(strings.TrimPrefix(v, "tlsv"), "tls")
+	v = strings.ReplaceAll(v, "_", ".")
+	switch v {
+	case "":
+		return 0, nil
+	case "1", "1.0":
+		return gotls.VersionTLS10, nil
+	case "1.1":
+		return gotls.VersionTLS11, nil
+	case "1.2":
+		return gotls.VersionTLS12, nil
+	case "1.3":
+		return gotls.VersionTLS13, nil
+	}
+	return 0, fmt.Errorf("unknown TLS version %q", s)
+}
+
+// ClientConfig resolves the parameters into a client configuration for
+// target. Sessions resume through a file-backed cache unless NoResume.
+func (p *TransportParams) ClientConfig(target string) (*tlstm.ClientConfig, error) {
+	st := p.store()
+	if p.OurIdentity == "" {
+		return nil, errors.New("tls: no local certificate: give -T our_identity=CERT (or localCert in snmp.conf)")
+	}
+	kp, err := st.KeyPair(p.OurIdentity)
+	if err != nil {
+		return nil, err
+	}
+	c := &tlstm.ClientConfig{Certificates: []gotls.Certificate{kp}, TheirHostname: p.TheirHostname, DisableResumption: p.NoResume}
+	if c.MinVersion, err = ParseTLSVersion(p.MinVersion); err != nil {
+		return nil, err
+	}
+	if p.TheirIdentity != "" {
+		fp, err := certs.ParseFingerprintLoose(p.TheirIdentity)
+		if err != nil {
+			_, cs, err2 := st.CertFile(p.TheirIdentity)
+			if err2 != nil {
+				return nil, fmt.Errorf("their_identity %s: neither a fingerprint (%v) nor a certificate (%v)", p.TheirIdentity, err, err2)
+			}
+			fp = certs.Compute(crypto.SHA256, cs[0])
+		}
+		c.TheirIdentity = &fp
+	}
+	for _, tc := range p.TrustCert {
+		_, cs, err := st.CertFile(tc)
+		if err != nil {
+			return nil, fmt.Errorf("trust_cert %s: %w", tc, err)
+		}
+		c.TrustAnchors = append(c.TrustAnchors, cs...)
+	}
+	if !p.NoResume {
+		dir := p.CacheDir
+		if dir == "" {
+			if dir, err = tlstm.DefaultCacheDir(); err != nil {
+				return c, nil // no cache directory: resume within the process only
+			}
+		}
+		c.SessionCache = &tlstm.FileSessionCache{Dir: dir, Scope: p.scope(target, kp.Leaf, c)}
+	}
+	return c, nil
+}
+
+// scope names what a cached session was established with, so that it is
+// resumed only for the same target, identity and agent authentication.
+func (p *TransportParams) scope(target string, leaf *x509.Certificate, c *tlstm.ClientConfig) string {
+	parts := []string{target, certs.Compute(crypto.SHA256, leaf).Hex(), p.TheirHostname, p.MinVersion}
+	if c.TheirIdentity != nil {
+		parts = append(parts, c.TheirIdentity.String())
+	}
+	var anchors []string
+	for _, a := range c.TrustAnchors {
+		anchors = append(anchors, certs.Compute(crypto.SHA256, a).Hex())
+	}
+	sort.Strings(anchors)
+	return strings.Join(append(parts, anchors...), "|")
+}
+
+// tsmState is the SNMPv3 side of a session over a secure transport: TSM
+// (RFC 5591) messages, which carry no security parameters.
+type tsmState struct {
+	cfg   *Config
+	level snmp.SecurityLevel
+}
+
+// SecureTarget parses a tls: or dtls: target ("tls:host[:port]",
+// "dtls:[::1]:10161"); the default port is 10161.
+func SecureTarget(spec string) (Target, transport.Domain, error) {
+	a, err := transport.ParseAddress(spec, 0)
+	if err != nil {
+		return Target{}, "", fmt.Errorf("%w: %v", ErrBadTarget, err)
+	}
+	if a.Domain != transport.TLS && a.Domain != transport.DTLS {
+		return Target{}, "", fmt.Errorf("%w: %q is not a tls: or dtls: target", ErrBadTarget, spec)
+	}
+	if a.Host == "" {
+		return Target{}, "", fmt.Errorf("%w: %q: empty host", ErrBadTarget, spec)
+	}
+	return Target{Network: a.Network, Host: a.Host, Port: a.Port, Spec: spec}, a.Domain, nil
+}
+
+// IsSecureTarget reports whether spec names a tls: or dtls: target.
+func IsSecureTarget(spec string) bool {
+	p, _, ok := strings.Cut(strings.ToLower(spec), ":")
+	return ok && (p == "tls" || p == "dtls" || p == "tlstcp" || p == "dtlsudp")
+}
+
+// dialers open the connection of a secure domain; dtls.go adds DTLS.
+var secureDialers = map[transport.Domain]func(ctx context.Context, t Target, c *tlstm.ClientConfig) (connState, error){
+	transport.TLS: func(ctx context.Context, t Target, c *tlstm.ClientConfig) (connState, error) {
+		conn, err := tlstm.Dial(ctx, t.Network, t.Addr(), c)
+		if err != nil {
+			return nil, err
+		}
+		return tlsConn{conn}, nil
+	},
+}
+
+// connState is a secure connection that can tell about its handshake.
+type connState interface {
+	net.Conn
+	// Resumed reports whether the handshake resumed an earlier session.
+	Resumed() bool
+}
+
+type tlsConn struct{ *gotls.Conn }
+
+func (c tlsConn) Resumed() bool { return c.ConnectionState().DidResume }
+
+// DialSecure opens an SNMPv3 session with the Transport Security Model
+// over a tls: or dtls: target. cfg.Level defaults to authPriv, which
+// both transports provide; User and the USM fields are not used (the
+// agent names the manager from its certificate).
+func DialSecure(ctx context.Context, target string, cfg Config, c *tlstm.ClientConfig) (*Session, error) {
+	t, d, err := SecureTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Level == 0 {
+		cfg.Level = snmp.AuthPriv
+	}
+	cfg.Version = snmp.V3
+	cfg.normalize()
+	dial := secureDialers[d]
+	if dial == nil {
+		return nil, fmt.Errorf("manager: %s transport not available", d)
+	}
+	cctx, cancel := context.WithTimeout(ctx, cfg.Timeout*time.Duration(cfg.Retries+1))
+	defer cancel()
+	conn, err := dial(cctx, t, c)
+	if err != nil {
+		return nil, fmt.Errorf("manager: %s: %w", target, err)
+	}
+	s := &Session{
+		target:  t,
+		cfg:     cfg,
+		rto:     newRTOEstimator(cfg.Timeout, cfg.MinRTO, cfg.MaxRTO),
+		pending: map[int32]chan []byte{},
+		done:    make(chan struct{}),
+		conn:    conn,
+	}
+	var seed [4]byte
+	_, _ = rand.Read(seed[:])
+	s.nextID.Store(binary.BigEndian.Uint32(seed[:]) & 0x3fffffff)
+	s.tsm = &tsmState{cfg: &s.cfg, level: cfg.Level}
+	if t.Stream() {
+		go s.readStream()
+	} else {
+		go s.readPackets()
+	}
+	return s, nil
+}
+
+// Resumed reports whether the session's secure transport resumed an
+// earlier session (a TLS ticket or a DTLS resumption ticket) instead of a
+// full handshake; false for other transports.
+func (s *Session) Resumed() bool {
+	c, ok := s.conn.(connState)
+	return ok && c.Resumed()
+}
+
+// GetSecure is Get for tls: and dtls: targets: one session per target,
+// parameters and configuration in the process.
+func (p *Pool) GetSecure(ctx context.Context, target string, cfg Config, params *TransportParams) (*Session, error) {
+	cfg.normalize()
+	t, _, err := SecureTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprintf("secure|%s|%+v|%s", t.String(), *params, poolKey(t, &cfg))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.sessions[key]; s != nil {
+		if s.Err() == nil {
+			return s, nil
+		}
+		delete(p.sessions, key)
+	}
+	c, err := params.ClientConfig(t.String())
+	if err != nil {
+		return nil, err
+	}
+	s, err := DialSecure(ctx, target, cfg, c)
+	if err != nil {
+		return nil, err
+	}
+	if p.sessions == nil {
+		p.sessions = map[string]*Session{}
+	}
+	p.sessions[key] = s
+	return s, nil
+}
+
+func (v *tsmState) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bool) (*snmp.PDU, error) {
+	req := *pdu
+	req.RequestID = s.newID()
+	scoped := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: v.cfg.ContextEngineID, ContextName: []byte(v.cfg.ContextName), PDU: req})
+	var resp *snmp.PDU
+	err := s.exchange(ctx, adaptive, true, func(id int32) ([]byte, error) {
+		return tsm.AppendMessage(nil, id, int32(v.cfg.MaxMsgSize), snmp.LevelFlags(v.level)|snmp.FlagReportable, scoped), nil
+	}, func(b []byte) (bool, error) {
+		var hdr snmp.V3Message
+		if hdr.Unmarshal(b) != nil || hdr.SecurityModel != snmp.SecurityModelTSM || len(hdr.SecurityParameters) != 0 ||
+			hdr.Flags&snmp.FlagReportable != 0 {
+			return false, nil
+		}
+		var sp snmp.ScopedPDU
+		if sp.Unmarshal(hdr.Data) != nil {
+			return false, nil
+		}
+		switch sp.PDU.Type {
+		case snmp.Report:
+		case snmp.Response:
+			if sp.PDU.RequestID != req.RequestID {
+				return false, nil
+			}
+		default:
+			return false, nil
+		}
+		p := sp.PDU
+		resp = &p
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Type == snmp.Report {
+		return nil, &ReportError{Report: resp}
+	}
+	return resp, nil
+}
