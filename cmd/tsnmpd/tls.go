@@ -22,10 +22,12 @@ func init() {
 
 // tlsState is what the TLS extension keeps in the daemon across reloads.
 type tlsState struct {
-	mu       sync.Mutex
-	cfg      config.TLS
-	server   *tlstm.ServerConfig // nil: TLS not configured
-	servers  []interface{ Update(*tlstm.ServerConfig) error }
+	mu      sync.Mutex
+	cfg     config.TLS
+	server  *tlstm.ServerConfig // nil: TLS not configured
+	servers []interface {
+		Update(*tlstm.ServerConfig) error
+	}
 	stats    tlstm.Stats
 	tsmStats tsm.Stats
 	tickets  *tlstm.TicketKeys
