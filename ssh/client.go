@@ -299,7 +299,13 @@ func (cfg *ClientConfig) hostKeyPolicy() (HostKeyCallback, error) {
 // authenticate runs the client side of RFC 4252.
 func (cl *Client) authenticate(ctx context.Context, cfg *ClientConfig) error {
 	t := cl.t
+	// The "none" request is pipelined behind the service request, saving a
+	// round trip; it succeeds at once for a resumed session.
+	none := &userAuthRequestMsg{User: cfg.User, Service: "ssh-connection", Method: "none"}
 	if err := t.writePacket(newBuilder(msgServiceRequest).text("ssh-userauth").b); err != nil {
+		return err
+	}
+	if err := t.writePacket(none.marshal()); err != nil {
 		return err
 	}
 	var serverSigAlgs []string
@@ -326,13 +332,9 @@ func (cl *Client) authenticate(ctx context.Context, cfg *ClientConfig) error {
 	}
 
 	var tried, remaining []string
-	// try sends one request and reports success; a failure records the
-	// server's remaining methods.
-	try := func(method string, payload []byte, onPKOK func() ([]byte, error)) (bool, error) {
-		req := &userAuthRequestMsg{User: cfg.User, Service: "ssh-connection", Method: method, Payload: payload}
-		if err := t.writePacket(req.marshal()); err != nil {
-			return false, err
-		}
+	// await reads the answer to req and reports success; a failure records
+	// the server's remaining methods.
+	await := func(req *userAuthRequestMsg, onPKOK func() ([]byte, error)) (bool, error) {
 		for {
 			p, err := t.readPacket()
 			if err != nil {
@@ -367,7 +369,15 @@ func (cl *Client) authenticate(ctx context.Context, cfg *ClientConfig) error {
 			}
 		}
 	}
-	ok, err := try("none", nil, nil)
+	// try sends one request and waits for its answer.
+	try := func(method string, payload []byte, onPKOK func() ([]byte, error)) (bool, error) {
+		req := &userAuthRequestMsg{User: cfg.User, Service: "ssh-connection", Method: method, Payload: payload}
+		if err := t.writePacket(req.marshal()); err != nil {
+			return false, err
+		}
+		return await(req, onPKOK)
+	}
+	ok, err := await(none, nil)
 	if err != nil || ok {
 		return err
 	}
