@@ -302,6 +302,10 @@ func (ch *channel) handle(msgType byte, r *reader) error {
 			ch.mu.Unlock()
 			return errors.New("ssh: duplicate channel open confirmation")
 		}
+		if max == 0 {
+			ch.mu.Unlock()
+			return errors.New("ssh: channel maximum packet size is zero")
+		}
 		ch.opened, ch.remoteID, ch.remoteWin, ch.remoteMax = true, remoteID, win, max
 		ch.mu.Unlock()
 		ch.openResult <- nil // buffered; sent once per channel
