@@ -250,7 +250,7 @@ func decodeXMLObject(e *element) (snmp.VarBind, error) {
 	if err != nil {
 		return snmp.VarBind{}, malformed("object with bad oid %q", os)
 	}
-	n, _ := smi.Lookup(oid)
+	n := ObjectNode(oid)
 	v, err := xmlValue(n, e)
 	if err != nil {
 		return snmp.VarBind{}, fmt.Errorf("%s: %w", os, err)
@@ -365,7 +365,7 @@ func jsonObject(m map[string]any) (snmp.VarBind, error) {
 	if err != nil {
 		return snmp.VarBind{}, malformed("object with bad oid %q", os)
 	}
-	n, _ := smi.Lookup(oid)
+	n := ObjectNode(oid)
 	var t snmp.Type
 	if ts, ok := m["type"].(string); ok {
 		if t, ok = typeFromName(ts); !ok {

@@ -68,6 +68,20 @@ func (o *Object) name() (string, snmp.OID) {
 	return o.Node.Name, o.OID[len(o.Node.OID):]
 }
 
+// ObjectNode returns the MIB definition an instance oid belongs to: the
+// scalar or column above it (sysUpTime for sysUpTime.0, even though
+// SNMPv2-MIB also names that instance sysUpTimeInstance), else the
+// longest known prefix.
+func ObjectNode(oid snmp.OID) *smi.Node {
+	n, _ := smi.Lookup(oid)
+	for p := n; p != nil; p = p.Parent() {
+		if p.Kind == smi.KindScalar || p.Kind == smi.KindColumn {
+			return p
+		}
+	}
+	return n
+}
+
 // Result is what a read returned: the instances of a resource in OID
 // order (for tables: column by column, as a walk returns them).
 type Result struct {
@@ -299,8 +313,7 @@ func appendJSONString(b []byte, s string) []byte {
 func appendXML(b []byte, res *Result, soap bool, rootAttrs string) []byte {
 	r := res.Resource
 	if r.Kind == KindObject && len(res.Objects) == 1 {
-		b = appendXMLObject(b, &res.Objects[0], soap, rootAttrs)
-		return append(b, '\n')
+		return appendXMLObject(b, &res.Objects[0], soap, rootAttrs)
 	}
 	var trunc []byte
 	if res.Truncated {
@@ -348,7 +361,6 @@ func appendXML(b []byte, res *Result, soap bool, rootAttrs string) []byte {
 	b = append(b, ">\n"...)
 	for i := range res.Objects {
 		b = appendXMLObject(b, &res.Objects[i], soap, "")
-		b = append(b, '\n')
 	}
 	return append(b, "</objects>\n"...)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/tsnmp/tsnmp/mib/smi"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
 
 // Defaults of Config limits.
@@ -482,7 +483,7 @@ func Collect(s *agent.Session, res *Resource, max int) (*Result, *httpError) {
 		if v.Type.IsException() {
 			return nil, errorf(http.StatusNotFound, "%s: %v", res.Path, v.Type)
 		}
-		n, _ := smi.Lookup(res.OID)
+		n := ObjectNode(res.OID)
 		result.Objects = append(result.Objects, Object{OID: res.OID, Value: v, Node: n})
 		return result, nil
 	case KindRow:
@@ -512,7 +513,7 @@ func Collect(s *agent.Session, res *Resource, max int) (*Result, *httpError) {
 			result.Truncated, result.Next = true, cur
 			break
 		}
-		n, _ := smi.Lookup(vb.Name)
+		n := ObjectNode(vb.Name)
 		result.Objects = append(result.Objects, Object{OID: vb.Name, Value: vb.Value, Node: n})
 		cur = vb.Name
 	}
@@ -594,7 +595,7 @@ func (h *Handler) set(w http.ResponseWriter, r *http.Request, f Format, s *agent
 	}
 	result := &Result{Resource: res}
 	for _, vb := range vbs {
-		n, _ := smi.Lookup(vb.Name)
+		n := ObjectNode(vb.Name)
 		result.Objects = append(result.Objects, Object{OID: vb.Name, Value: vb.Value, Node: n})
 	}
 	if res.Kind != KindRow {
@@ -760,4 +761,13 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, f Format, e *http
 	if e.status >= 500 {
 		h.cfg.Log.Warn("http request failed", "path", r.URL.Path, "status", e.status, "err", e.msg)
 	}
+}
+
+// TSMCertMapper names TLS clients with the TLS transport model's client
+// identity: the certificate must chain to a trust anchor or be pinned by
+// fingerprint, and the certToTSN rules give its securityName.
+func TSMCertMapper(id *tlstm.ClientIdentity) CertMapper {
+	return CertMapperFunc(func(cs *tls.ConnectionState) (string, error) {
+		return id.Verify(cs.PeerCertificates)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -142,7 +143,7 @@ func (h *Handler) soap(w http.ResponseWriter, r *http.Request, q query) *httpErr
 func setTarget(res *Resource) (snmp.OID, *smi.Node, error) {
 	switch {
 	case res.Kind == KindObject:
-		n, _ := smi.Lookup(res.OID)
+		n := ObjectNode(res.OID)
 		return res.OID, n, nil
 	case res.Kind == KindSubtree && res.Node != nil && res.Node.Kind == smi.KindScalar && len(res.OID) == len(res.Node.OID):
 		return append(res.OID.Clone(), 0), res.Node, nil
@@ -152,7 +153,9 @@ func setTarget(res *Resource) (snmp.OID, *smi.Node, error) {
 
 // ParseSetJSON parses a PUT body in JSON for res: for one object
 // {"value": V} (optionally with "type" and "encoding": "hex") or a bare
-// JSON string or number; for a row {"column": V, ...}.
+// JSON string or number; for a row {"column": V, ...}; for a subtree
+// {"instance": V, ...} with instances named as in /mib/ paths
+// ("sysContact.0").
 func ParseSetJSON(res *Resource, body []byte) ([]snmp.VarBind, error) {
 	if err := checkJSONDepth(body); err != nil {
 		return nil, err
@@ -196,6 +199,11 @@ func ParseSetJSON(res *Resource, body []byte) ([]snmp.VarBind, error) {
 		}
 		return vbs, nil
 	}
+	if m, ok := doc.(map[string]any); ok && res.Kind == KindSubtree {
+		if _, one := m["value"]; !one || res.Node == nil || res.Node.Kind != smi.KindScalar {
+			return setObjects(res, m)
+		}
+	}
 	oid, n, err := setTarget(res)
 	if err != nil {
 		return nil, err
@@ -222,6 +230,33 @@ func ParseSetJSON(res *Resource, body []byte) ([]snmp.VarBind, error) {
 		return nil, err
 	}
 	return []snmp.VarBind{{Name: oid, Value: v}}, nil
+}
+
+// setObjects parses the JSON object of a subtree PUT: instance names
+// (sysContact.0, or OIDs) under the subtree and their values, written
+// together, all or nothing.
+func setObjects(res *Resource, m map[string]any) ([]snmp.VarBind, error) {
+	if len(m) == 0 {
+		return nil, malformed("a subtree PUT takes a JSON object of instance names and values")
+	}
+	vbs := make([]snmp.VarBind, 0, len(m))
+	for k, v := range m {
+		oid, err := smi.Resolve(k)
+		if err != nil || len(oid) > 128 {
+			return nil, malformed("%q is not an object name", k)
+		}
+		if !snmp.OID(oid).HasPrefix(res.OID) {
+			return nil, malformed("%s is not under %s", k, res.Path)
+		}
+		n := ObjectNode(oid)
+		val, err := jsonValue(n, 0, v, false)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		vbs = append(vbs, snmp.VarBind{Name: oid, Value: val})
+	}
+	slices.SortFunc(vbs, func(a, b snmp.VarBind) int { return a.Name.Compare(b.Name) })
+	return vbs, nil
 }
 
 // ParseSetXML parses a PUT body in XML for res: for one object
