@@ -73,7 +73,7 @@ func TestNetSNMPv3(t *testing.T) {
 		{[]string{"-u", "nobody", "-l", "noAuthNoPriv"}, "Unknown user name"},
 		{[]string{"-u", "u-SHA", "-l", "authNoPriv", "-a", "SHA", "-A", "wrongpassword"}, "Authentication failure"},
 		{[]string{"-u", "u-SHA", "-l", "authPriv", "-a", "SHA", "-A", "authpass-SHA", "-x", "AES", "-X", "privpass-x"}, "Unsupported security level"},
-		{[]string{"-u", "u-SHA-AES", "-l", "authPriv", "-a", "SHA", "-A", "authpass-SHA", "-x", "AES", "-X", "wrongprivpass"}, "Decryption error"},
+		{[]string{"-u", "u-SHA-AES", "-l", "authPriv", "-a", "SHA", "-A", "authpass-SHA", "-x", "AES", "-X", "wrongprivpass"}, "Timeout"},
 	} {
 		out, err := get(c.args...)
 		if err == nil || !strings.Contains(out, c.want) {

@@ -21,6 +21,7 @@ type Proc struct {
 	Addr string // host:port of its UDP listener
 	cmd  *exec.Cmd
 	log  *strings.Builder
+	done chan struct{} // closed when the process has exited
 }
 
 // Stop terminates the process (it was started by us; we stop it by PID).
@@ -29,13 +30,11 @@ func (p *Proc) Stop() {
 		return
 	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-p.done:
 	case <-time.After(3 * time.Second):
 		p.cmd.Process.Kill()
-		<-done
+		<-p.done
 	}
 }
 
@@ -71,7 +70,7 @@ func start(name, addr string, cmd *exec.Cmd, ready func(string) bool, timeout ti
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("bench: start %s: %w", name, err)
 	}
-	p := &Proc{Name: name, Addr: addr, cmd: cmd, log: &strings.Builder{}}
+	p := &Proc{Name: name, Addr: addr, cmd: cmd, log: &strings.Builder{}, done: make(chan struct{})}
 	ok := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -90,7 +89,7 @@ func start(name, addr string, cmd *exec.Cmd, ready func(string) bool, timeout ti
 			ok <- false
 		}
 	}()
-	go func() { cmd.Wait(); pw.Close() }()
+	go func() { cmd.Wait(); pw.Close(); close(p.done) }()
 	if ready == nil {
 		return p, nil
 	}

@@ -332,6 +332,14 @@ func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, 
 		// Step 8: decrypt.
 		if level == snmp.AuthPriv {
 			pt, detail := decryptScopedPDU(user.priv, keys, sp, msg.Data)
+			if detail == notScopedPDU {
+				// CFB and CBC "decrypt" under any key; a wrong privacy
+				// key shows only as a plaintext that does not parse.
+				// Like Net-SNMP, treat it as a parse error (the message
+				// processing model counts snmpInASNParseErrs) and send
+				// no Report.
+				return nil, ErrGarbledPlaintext
+			}
 			if detail != "" {
 				return nil, u.fail(DecryptionErrors, snmp.NoAuthNoPriv, noAuthState, detail)
 			}
@@ -390,6 +398,12 @@ func aliases(whole, sub []byte) bool {
 	return len(sub) > 0 && off >= 0 && off+len(sub) <= len(whole) && &whole[off] == &sub[0]
 }
 
+const notScopedPDU = "decrypted data is not a ScopedPDU"
+
+// ErrGarbledPlaintext is returned for an authenticated message whose
+// decrypted msgData is not a ScopedPDU: almost always a wrong privacy key.
+var ErrGarbledPlaintext = errors.New("usm: " + notScopedPDU + " (wrong privacy key?)")
+
 // zeroMAC stands in for the authentication parameters while a MAC is
 // computed; it is never written.
 var zeroMAC [maxMACLen]byte
@@ -426,7 +440,7 @@ func decryptScopedPDU(p PrivProtocol, keys *LocalizedKeys, sp *SecurityParameter
 	pr := ber.Reader(pt)
 	tag, _, err := pr.ReadTLV()
 	if err != nil || tag != ber.TagSequence {
-		return nil, "decrypted data is not a ScopedPDU"
+		return nil, notScopedPDU
 	}
 	return pt[:len(pt)-len(pr)], ""
 }

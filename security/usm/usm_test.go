@@ -370,12 +370,20 @@ func TestErrorCounters(t *testing.T) {
 		expectCounter(t, p.agent, gen(p.manager, "full", snmp.AuthPriv), NotInTimeWindows, ErrNotInTimeWindow)
 		p.mclock.Advance(-151 * time.Second)
 	})
-	t.Run("decryptionError", func(t *testing.T) {
+	t.Run("wrongPrivKey", func(t *testing.T) {
+		// A wrong privacy key decrypts to garbage: a parse error, no
+		// counter and no Report, as in Net-SNMP.
 		m := newPair(t, mustUser(t, "full", AuthSHA1, PrivAES128, "auth-password", "other-priv-pw")).manager
 		b, tm, _ := p.manager.RemoteEngineTime(eid)
 		_ = m.AddRemoteEngine(eid)
 		m.remote[string(eid)].boots, m.remote[string(eid)].time = b, tm
-		expectCounter(t, p.agent, gen(m, "full", snmp.AuthPriv), DecryptionErrors, ErrDecryption)
+		before := snapshot(p.agent)
+		if _, err := p.agent.ProcessIncoming(gen(m, "full", snmp.AuthPriv), nil); !errors.Is(err, ErrGarbledPlaintext) {
+			t.Errorf("got %v", err)
+		}
+		if snapshot(p.agent) != before {
+			t.Error("a wrong privacy key changed usmStats")
+		}
 	})
 	t.Run("plainErrors", func(t *testing.T) {
 		before := snapshot(p.agent)
