@@ -90,6 +90,13 @@ func (c *Config) BuildUSMUsers(localEngineID []byte) (*usm.UserTable, error) {
 func (c *Config) ListenAddresses() ([]transport.Address, error) {
 	var out []transport.Address
 	for i, s := range c.Listen {
+		if _, _, ok, err := HTTPListen(s); ok {
+			// http: and https: are served by the web-services interface.
+			if err != nil {
+				return nil, c.errAt(fmt.Sprintf("listen[%d]", i), "%v", err)
+			}
+			continue
+		}
 		a, err := transport.ParseAddress(s, 0)
 		if err != nil {
 			return nil, c.errAt(fmt.Sprintf("listen[%d]", i), "%v", err)

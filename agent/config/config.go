@@ -55,6 +55,9 @@ type Config struct {
 	// TLS configures the TLS and DTLS transports and TSM (tls.go).
 	TLS TLS `yaml:"tls,omitempty"`
 
+	// HTTP configures the web-services interface (http.go).
+	HTTP HTTP `yaml:"http,omitempty"`
+
 	// Warnings lists what a loader accepted but ignored, each with
 	// file:line.
 	Warnings []string `yaml:"-"`

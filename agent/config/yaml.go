@@ -132,5 +132,8 @@ func (c *Config) check(requireSecrets bool) error {
 	if _, err := c.SysObjectID(); err != nil {
 		return err
 	}
+	if err := c.HTTP.check(c); err != nil {
+		return err
+	}
 	return c.TLS.check(c)
 }
