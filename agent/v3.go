@@ -118,7 +118,9 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 		a.Stats.UnknownPDUHandlers.Add(1)
 		return nil
 	}
-	if len(sc.ContextEngineID) > 0 && string(sc.ContextEngineID) != string(a.State.EngineID) {
+	// RFC 5343: the well-known localEngineID names this engine (managers
+	// over TLS and DTLS, which have no USM discovery, probe with it).
+	if len(sc.ContextEngineID) > 0 && string(sc.ContextEngineID) != string(a.State.EngineID) && string(sc.ContextEngineID) != localEngineID {
 		a.Stats.UnknownPDUHandlers.Add(1)
 		return nil
 	}
@@ -136,7 +138,15 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 	r := mib.NewRequest(context.Background(), time.Now())
 	defer r.Release()
 	r.ContextName = string(sc.ContextName)
-	if err := a.respond(r, p, int(hdr.SecurityModel), in.SecurityName, in.Level, false, req, resp, room); err == errAuthorization {
+	rp := p
+	if string(sc.ContextEngineID) == localEngineID && isEngineIDProbe(req) {
+		// RFC 5343 §3.2: the probe for snmpEngineID.0 is answered for
+		// every principal, as USM discovery is.
+		np := *p
+		np.Access = nil
+		rp = &np
+	}
+	if err := a.respond(r, rp, int(hdr.SecurityModel), in.SecurityName, in.Level, false, req, resp, room); err == errAuthorization {
 		resp.ErrorStatus, resp.ErrorIndex = snmp.AuthorizationError, 0
 		resp.VarBinds = append(resp.VarBinds[:0], req.VarBinds...)
 	}
@@ -155,6 +165,16 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 		return nil
 	}
 	return b
+}
+
+// localEngineID is RFC 5343's well-known contextEngineID 0x8000000006.
+const localEngineID = "\x80\x00\x00\x00\x06"
+
+// isEngineIDProbe reports whether req is RFC 5343's contextEngineID
+// discovery: a Get of snmpEngineID.0 alone.
+func isEngineIDProbe(req *snmp.PDU) bool {
+	return req.Type == snmp.GetRequest && len(req.VarBinds) == 1 &&
+		req.VarBinds[0].Name.Equal(snmp.OID{1, 3, 6, 1, 6, 3, 10, 2, 1, 1, 0})
 }
 
 // secOverhead bounds the bytes a v3 message adds around its ScopedPDU:

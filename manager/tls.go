@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"bytes"
 	"crypto"
 	"crypto/rand"
 	gotls "crypto/tls"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tsnmp/tsnmp/internal/certs"
@@ -196,6 +198,45 @@ func (p *TransportParams) scope(target string, leaf *x509.Certificate, c *tlstm.
 type tsmState struct {
 	cfg   *Config
 	level snmp.SecurityLevel
+
+	mu       sync.Mutex
+	engineID []byte // contextEngineID: configured (-E) or discovered
+}
+
+// localEngineID is RFC 5343's well-known contextEngineID that addresses
+// whatever engine receives it; managers over TLS and DTLS, which have no
+// USM discovery, probe with it for the agent's snmpEngineID.
+var localEngineID = []byte{0x80, 0, 0, 0, 6}
+
+var snmpEngineID0 = snmp.OID{1, 3, 6, 1, 6, 3, 10, 2, 1, 1, 0}
+
+// contextEngine returns the contextEngineID for requests: -E, else the
+// agent's snmpEngineID learned with RFC 5343's probe (a Get of
+// snmpEngineID.0 in the context engine localEngineID), once per session.
+func (v *tsmState) contextEngine(ctx context.Context, s *Session, adaptive bool) ([]byte, error) {
+	if len(v.cfg.ContextEngineID) > 0 {
+		return v.cfg.ContextEngineID, nil
+	}
+	v.mu.Lock()
+	id := v.engineID
+	v.mu.Unlock()
+	if id != nil {
+		return id, nil
+	}
+	resp, err := v.exchange(ctx, s, adaptive, localEngineID, &snmp.PDU{Type: snmp.GetRequest,
+		VarBinds: []snmp.VarBind{{Name: snmpEngineID0, Value: snmp.Value{Type: snmp.Null}}}})
+	if err != nil {
+		return nil, fmt.Errorf("manager: RFC 5343 contextEngineID discovery: %w", err)
+	}
+	if resp.Type != snmp.Response || len(resp.VarBinds) != 1 || resp.VarBinds[0].Value.Type != snmp.OctetString ||
+		len(resp.VarBinds[0].Value.Bytes) < 5 || len(resp.VarBinds[0].Value.Bytes) > 32 {
+		return nil, errors.New("manager: RFC 5343 contextEngineID discovery: no snmpEngineID in the answer")
+	}
+	id = bytes.Clone(resp.VarBinds[0].Value.Bytes)
+	v.mu.Lock()
+	v.engineID = id
+	v.mu.Unlock()
+	return id, nil
 }
 
 // SecureTarget parses a tls: or dtls: target ("tls:host[:port]",
@@ -327,9 +368,25 @@ func (p *Pool) GetSecure(ctx context.Context, target string, cfg Config, params 
 }
 
 func (v *tsmState) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bool) (*snmp.PDU, error) {
+	engine, err := v.contextEngine(ctx, s, adaptive)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := v.exchange(ctx, s, adaptive, engine, pdu)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Type == snmp.Report {
+		return nil, &ReportError{Report: resp}
+	}
+	return resp, nil
+}
+
+// exchange sends pdu in a TSM message and returns the Response or Report.
+func (v *tsmState) exchange(ctx context.Context, s *Session, adaptive bool, engine []byte, pdu *snmp.PDU) (*snmp.PDU, error) {
 	req := *pdu
 	req.RequestID = s.newID()
-	scoped := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: v.cfg.ContextEngineID, ContextName: []byte(v.cfg.ContextName), PDU: req})
+	scoped := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: engine, ContextName: []byte(v.cfg.ContextName), PDU: req})
 	var resp *snmp.PDU
 	err := s.exchange(ctx, adaptive, true, func(id int32) ([]byte, error) {
 		return tsm.AppendMessage(nil, id, int32(v.cfg.MaxMsgSize), snmp.LevelFlags(v.level)|snmp.FlagReportable, scoped), nil
@@ -358,9 +415,6 @@ func (v *tsmState) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive b
 	})
 	if err != nil {
 		return nil, err
-	}
-	if resp.Type == snmp.Report {
-		return nil, &ReportError{Report: resp}
 	}
 	return resp, nil
 }

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"crypto"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/certs"
+	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/manager"
+	"github.com/tsnmp/tsnmp/security/tsm"
+	"github.com/tsnmp/tsnmp/snmp"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
+)
+
+var sysDescr0 = snmp.OID{1, 3, 6, 1, 2, 1, 1, 1, 0}
+
+// tlsSetup writes a PKI in Net-SNMP's layout and an snmpd.conf for it.
+func tlsSetup(t *testing.T, extra string) (dir string, pki *certs.PKI, conf string) {
+	t.Helper()
+	dir = t.TempDir()
+	pki, err := certs.NewPKI("", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := func(is *certs.Issued) string { return certs.Compute(crypto.SHA256, is.Cert).String() }
+	conf = filepath.Join(dir, "snmpd.conf")
+	text := fmt.Sprintf(`[snmp] localCert server
+[snmp] trustCert ca
+certSecName 10 %s --sn alice
+certSecName 20 %s --dns
+certSecName 30 %s --cn
+rouser -s tsm alice authpriv
+rouser -s tsm bob.example.com authpriv
+rouser -s tsm carol authnopriv .1.3.6.1.2.1.1.5
+%s
+`, fp(pki.Alice), fp(pki.CA), fp(pki.CA), extra)
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, pki, conf
+}
+
+func secureGet(t *testing.T, target string, params manager.TransportParams, level snmp.SecurityLevel, oids ...snmp.OID) (*snmp.PDU, bool, error) {
+	t.Helper()
+	c, err := params.ClientConfig(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := manager.DialSecure(context.Background(), target, manager.Config{Level: level, Timeout: 5 * time.Second, Retries: -1}, c)
+	if err != nil {
+		return nil, false, err
+	}
+	defer s.Close()
+	p, err := s.Get(context.Background(), oids...)
+	return p, s.Resumed(), err
+}
+
+func TestTLSAgent(t *testing.T) {
+	bin := buildDaemon(t)
+	dir, _, conf := tlsSetup(t, "")
+	port := testenv.FreePort(t)
+	target := fmt.Sprintf("tls:127.0.0.1:%d", port)
+	p := startDaemon(t, bin, nil, "--state-dir", t.TempDir(), "--snmpd-conf", conf,
+		"--listen", target, "--listen", fmt.Sprintf("tls:[::1]:%d", port))
+	cache := t.TempDir()
+	params := func(who string) manager.TransportParams {
+		return manager.TransportParams{OurIdentity: who, TrustCert: []string{"ca"}, TheirHostname: "localhost",
+			CertDirs: []string{dir}, CacheDir: cache}
+	}
+	for _, tc := range []struct {
+		target, who string
+		level       snmp.SecurityLevel
+		oid         snmp.OID
+		want        string // "" means the request must fail
+	}{
+		{target, "alice", snmp.AuthPriv, sysDescr0, "ok"},
+		{fmt.Sprintf("tls:[::1]:%d", port), "alice", snmp.AuthPriv, sysDescr0, "ok"},
+		{target, "bob", snmp.AuthPriv, sysDescr0, "ok"},
+		// carol may read sysName only, at authNoPriv or above.
+		{target, "carol", snmp.AuthNoPriv, snmp.OID{1, 3, 6, 1, 2, 1, 1, 5, 0}, "ok"},
+		{target, "carol", snmp.AuthPriv, sysDescr0, "noSuchObject"},
+		// dave is unknown: no rule maps his self-signed certificate.
+		{target, "dave", snmp.AuthPriv, sysDescr0, ""},
+		{target, "mallory", snmp.AuthPriv, sysDescr0, ""},
+		{target, "eve", snmp.AuthPriv, sysDescr0, ""},
+	} {
+		pdu, _, err := secureGet(t, tc.target, params(tc.who), tc.level, tc.oid)
+		switch {
+		case tc.want == "" && err == nil:
+			t.Errorf("%s: answered: %v", tc.who, pdu.VarBinds)
+		case tc.want == "ok" && (err != nil || pdu.VarBinds[0].Value.Type != snmp.OctetString):
+			t.Errorf("%s %v: %v %v", tc.who, tc.oid, err, pdu)
+		case tc.want == "noSuchObject" && (err != nil || pdu.VarBinds[0].Value.Type != snmp.NoSuchObject):
+			t.Errorf("%s %v: %v %v", tc.who, tc.oid, err, pdu)
+		}
+	}
+	// Counters, read over TLS by alice.
+	pdu, _, err := secureGet(t, target, params("alice"), snmp.AuthPriv,
+		oidPlus(tlstm.SessionOID, uint32(tlstm.SessionAccepts), 0),
+		oidPlus(tlstm.SessionOID, uint32(tlstm.SessionInvalidClientCertificates), 0),
+		oidPlus(tsm.StatsOID, uint32(tsm.InadequateSecurityLevels), 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc, inv := pdu.VarBinds[0].Value.Num, pdu.VarBinds[1].Value.Num; acc < 5 || inv < 3 {
+		t.Errorf("accepts %d, invalidClientCertificates %d", acc, inv)
+	}
+	_ = p
+	// Resumption: the session just closed left a ticket in the cache; a
+	// new session resumes it and is still alice.
+	pdu, resumed, err := secureGet(t, target, params("alice"), snmp.AuthPriv, sysDescr0)
+	if err != nil || !resumed {
+		t.Errorf("second session: resumed=%v %v", resumed, err)
+	}
+	_ = pdu
+}
+
+// TestTLSReload rotates the agent certificate with SIGHUP: an open session
+// keeps working, new sessions get the new certificate.
+func TestTLSReload(t *testing.T) {
+	bin := buildDaemon(t)
+	dir, pki, conf := tlsSetup(t, "")
+	port := testenv.FreePort(t)
+	target := fmt.Sprintf("tls:127.0.0.1:%d", port)
+	p := startDaemon(t, bin, nil, "--state-dir", t.TempDir(), "--snmpd-conf", conf, "--listen", target)
+	params := manager.TransportParams{OurIdentity: "alice", TrustCert: []string{"ca"}, TheirHostname: "localhost",
+		CertDirs: []string{dir}, NoResume: true}
+	c, _ := params.ClientConfig(target)
+	s, err := manager.DialSecure(context.Background(), target, manager.Config{Timeout: 5 * time.Second}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Get(context.Background(), sysDescr0); err != nil {
+		t.Fatal(err)
+	}
+	k, _ := certs.GenerateKey("rsa2048")
+	srv2, err := certs.Issue(certs.Template{CommonName: "localhost", Server: true, DNSNames: []string{"localhost"}}, k, pki.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv2.Save(dir, "server2"); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(conf)
+	os.WriteFile(conf, []byte(strings.Replace(string(data), "localCert server", "localCert server2", 1)), 0o600)
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	for i := 0; i < 100 && !strings.Contains(p.log.String(), "configuration reloaded"); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := s.Get(context.Background(), sysDescr0); err != nil {
+		t.Errorf("open session after reload: %v", err)
+	}
+	pin := certs.Compute(crypto.SHA256, srv2.Cert)
+	params.TheirIdentity = "sha256:" + pin.Hex()
+	if _, _, err := secureGet(t, target, params, snmp.AuthPriv, sysDescr0); err != nil {
+		t.Errorf("new session does not present the new certificate: %v", err)
+	}
+}
+
+// netsnmpTLSConf writes a Net-SNMP client configuration directory for
+// who; Debian's Net-SNMP 5.9.3 speaks TLS 1.0 only and needs OpenSSL's
+// security level 0 for it.
+func netsnmpClient(t *testing.T, dir string) []string {
+	conf := filepath.Join(dir, "snmp.conf")
+	os.WriteFile(conf, []byte("tlsAlgorithms DEFAULT:@SECLEVEL=0\n"), 0o600)
+	return []string{"SNMPCONFPATH=" + dir, "SNMP_PERSISTENT_DIR=" + t.TempDir(), "MIBS=", "MIBDIRS=/dev/null"}
+}
+
+// TestNetSNMPToolsOverTLS runs Net-SNMP's snmpget against tsnmpd over
+// tls:. Debian's Net-SNMP 5.9.3 offers TLS 1.0 only (its ClientHello says
+// 3.1), so the agent allows TLS 1.0 here, explicitly (tlsMinVersion 1.0),
+// and the client needs OpenSSL's security level 0. What works: the
+// handshake with mutual certificate authentication (Net-SNMP verifies the
+// agent by trust_cert and their_hostname, tsnmpd maps Net-SNMP's
+// certificate through certSecName). What does not: with TLS 1.0 and a CBC
+// suite, crypto/tls sends each message as a 1-byte record followed by the
+// rest (the 1/n-1 split against BEAST, not configurable), and Net-SNMP's
+// tlstcp transport takes the first record alone as a whole message (and
+// its agent side does not look at OpenSSL's pending bytes until more
+// arrive). The test asserts both facts, so that it fails if either side
+// changes and the interop can be enabled.
+func TestNetSNMPToolsOverTLS(t *testing.T) {
+	snmpget := testenv.Need(t, "snmpget")
+	bin := buildDaemon(t)
+	dir, _, conf := tlsSetup(t, "[snmp] tlsMinVersion 1.0\n")
+	port := testenv.FreePort(t)
+	target := fmt.Sprintf("tls:127.0.0.1:%d", port)
+	p := startDaemon(t, bin, nil, "--state-dir", t.TempDir(), "--snmpd-conf", conf, "--listen", target)
+	env := append(os.Environ(), netsnmpClient(t, dir)...)
+	// Net-SNMP takes one KEY=VALUE per -T.
+	cmd := exec.Command(snmpget, "-Dtls_x509:verify,tlstcp", "-v3", "-On", "-r", "0", "-t", "2", "-T", "our_identity=bob",
+		"-T", "trust_cert=ca", "-T", "their_hostname=localhost", target, ".1.3.6.1.2.1.1.1.0")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	t.Logf("Net-SNMP snmpget over TLS 1.0: %v\n%s", err, out)
+	if !strings.Contains(string(out), "Successful match on a subjectAltname of dns:localhost") {
+		t.Errorf("Net-SNMP did not authenticate tsnmpd's certificate")
+	}
+	if !strings.Contains(string(out), "received 1 decoded bytes from tls") {
+		t.Errorf("the 1/n-1 record split was not observed; if Net-SNMP now reads whole messages, turn this into a get test")
+	}
+	// The agent accepted the session: it verified and mapped bob.
+	params := manager.TransportParams{OurIdentity: "alice", TrustCert: []string{"ca"}, CertDirs: []string{dir}, NoResume: true}
+	pdu, _, err := secureGet(t, target, params, snmp.AuthPriv, oidPlus(tlstm.SessionOID, uint32(tlstm.SessionAccepts), 0),
+		oidPlus(tlstm.SessionOID, uint32(tlstm.SessionInvalidClientCertificates), 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc, inv := pdu.VarBinds[0].Value.Num, pdu.VarBinds[1].Value.Num; acc != 2 || inv != 0 {
+		t.Errorf("accepts %d (want Net-SNMP's and ours), invalid client certificates %d\n%s", acc, inv, p.log)
+	}
+}
+
+func oidPlus(o snmp.OID, sub ...uint32) snmp.OID { return append(append(snmp.OID{}, o...), sub...) }
