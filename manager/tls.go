@@ -1,8 +1,8 @@
 package manager
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"crypto"
 	"crypto/rand"
 	gotls "crypto/tls"
