@@ -309,7 +309,7 @@ func (d *daemon) listen(specs []string) error {
 		return errors.New("no listen addresses configured")
 	}
 	for _, spec := range specs {
-		a, err := transport.ParseAddress(spec, 0)
+		a, err := listenAddress(spec) // http.go: http: and https:, else transport.ParseAddress
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/tsnmp/tsnmp/agent"
+	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/transport"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
+	"github.com/tsnmp/tsnmp/webmgmt"
+)
+
+// The web-services interface (package webmgmt): the MIB over HTTP for the
+// listen addresses "http:HOST:PORT" and "https:HOST:PORT", under the same
+// policy as SNMP. https takes the agent's certificates and client
+// certificate rules from the TLS configuration, read at each handshake so
+// that a reload applies to new connections.
+func init() {
+	listeners[domainHTTP] = openHTTP
+	listeners[domainHTTPS] = openHTTP
+	policyHooks = append(policyHooks, httpPolicy)
+}
+
+// Transport domains of the web-services listeners (not SNMP transport
+// domains: these names exist only in listen addresses).
+const (
+	domainHTTP  transport.Domain = "http"
+	domainHTTPS transport.Domain = "https"
+)
+
+const httpExtName = "http"
+
+// httpState is what the HTTP extension keeps in the daemon: one handler
+// (with its counters) for every listener, across reloads.
+type httpState struct {
+	mu      sync.Mutex
+	cfg     config.HTTP
+	handler *webmgmt.Handler
+
+	idMu   sync.Mutex
+	idFrom *tlstm.ServerConfig
+	id     *tlstm.ClientIdentity
+}
+
+// listenAddress parses a listen address: http: and https: here, the
+// others with transport.ParseAddress.
+func listenAddress(spec string) (transport.Address, error) {
+	secure, hostport, ok, err := config.HTTPListen(spec)
+	if !ok {
+		return transport.ParseAddress(spec, 0)
+	}
+	if err != nil {
+		return transport.Address{}, err
+	}
+	a := transport.Address{Domain: domainHTTP, Network: "tcp"}
+	if secure {
+		a.Domain = domainHTTPS
+	}
+	host, port, _ := net.SplitHostPort(hostport)
+	a.Host = host
+	a.Port, _ = strconv.Atoi(port)
+	return a, nil
+}
+
+func (d *daemon) httpState() *httpState {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.ext[httpExtName].(*httpState); ok {
+		return s
+	}
+	s := &httpState{}
+	d.ext[httpExtName] = s
+	return s
+}
+
+// httpPolicy records the HTTP settings of a (re)load; the handler is made
+// at the first load and reads the agent's current policy per request.
+func httpPolicy(d *daemon, cfg *config.Config, _ *agent.Policy) error {
+	s := d.httpState()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg = cfg.HTTP
+	if s.handler == nil {
+		s.handler = webmgmt.New(webmgmt.Config{
+			Agent:      d.agent,
+			Users:      d.usm,
+			CertNames:  webmgmt.CertMapperFunc(d.httpCertName),
+			MaxBody:    int64(cfg.HTTP.MaxBody),
+			MaxObjects: cfg.HTTP.MaxObjects,
+			Log:        d.log,
+		})
+	}
+	return nil
+}
+
+// currentTLS returns the TLS configuration of the last load, or nil.
+func (d *daemon) currentTLS() (*tlstm.ServerConfig, bool) {
+	ts := d.tlsState()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.server, ts.prefix
+}
+
+// httpCertName names an https client by its certificate with the TLS
+// transport model's rules (trust_certs, cert_to_name); with use_prefix
+// the name is "tls:NAME", as TSM names TLS principals.
+func (d *daemon) httpCertName(cs *tls.ConnectionState) (string, error) {
+	sc, prefix := d.currentTLS()
+	if sc == nil || sc.Map == nil {
+		return "", errors.New("no certificate rules configured (tls.cert_to_name)")
+	}
+	s := d.httpState()
+	s.idMu.Lock()
+	if s.idFrom != sc {
+		s.idFrom, s.id = sc, sc.Identity()
+	}
+	id := s.id
+	s.idMu.Unlock()
+	name, err := id.Verify(cs.PeerCertificates)
+	if err != nil {
+		return "", err
+	}
+	if prefix {
+		name = "tls:" + name
+	}
+	return name, nil
+}
+
+func openHTTP(d *daemon, a transport.Address) (transport.Server, error) {
+	s := d.httpState()
+	s.mu.Lock()
+	h, cfg := s.handler, s.cfg
+	s.mu.Unlock()
+	if h == nil {
+		return nil, errors.New("http: the web-services handler is not set up")
+	}
+	var tc *tls.Config
+	if a.Domain == domainHTTPS {
+		if sc, _ := d.currentTLS(); sc == nil || len(sc.Certificates) == 0 {
+			return nil, fmt.Errorf("an https: address needs the agent's certificate (tls.local_certs, or localCert in snmpd.conf)")
+		}
+		tc = &tls.Config{
+			// Certificates of the current configuration, chosen per
+			// handshake as the TLS transport does.
+			GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+				sc, _ := d.currentTLS()
+				if sc == nil || len(sc.Certificates) == 0 {
+					return nil, errors.New("no local certificate")
+				}
+				for i := range sc.Certificates {
+					if hello.SupportsCertificate(&sc.Certificates[i]) == nil {
+						return &sc.Certificates[i], nil
+					}
+				}
+				return &sc.Certificates[0], nil
+			},
+			// The certificate rules decide (webmgmt.CertMapper); the
+			// handshake proves the client holds the key.
+			ClientAuth: tls.RequestClientCert,
+		}
+	}
+	return webmgmt.Listen(webmgmt.ServerConfig{Addr: a.HostPort(), TLS: tc, AllowPlain: cfg.AllowPlain, Handler: h, Log: d.log})
+}
