@@ -11,7 +11,7 @@ import (
 	"github.com/tsnmp/tsnmp/transport"
 )
 
-func benchAgent(b *testing.B) (*Agent, *usm.USM) {
+func benchAgent(b testing.TB) (*Agent, *usm.USM) {
 	st, err := engine.Open(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
