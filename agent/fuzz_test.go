@@ -22,7 +22,9 @@ func FuzzServeSNMP(f *testing.F) {
 		PDU: snmp.PDU{Type: snmp.SetRequest, RequestID: 1, VarBinds: []snmp.VarBind{{Name: snmp.OID{1, 3, 6, 1, 2, 1, 1, 1, 0}, Value: snmp.StringValue("x")}}}}))
 	probe, _ := snmp.AppendV3(nil, &snmp.V3Message{MsgID: 1, MaxSize: 65507, Flags: snmp.FlagReportable, SecurityModel: 3,
 		SecurityParameters: []byte{0x30, 0x0e, 4, 0, 2, 1, 0, 2, 1, 0, 4, 0, 4, 0, 4, 0}},
-		func(b []byte) []byte { return snmp.AppendScopedPDU(b, &snmp.ScopedPDU{PDU: snmp.PDU{Type: snmp.GetRequest}}) })
+		func(b []byte) []byte {
+			return snmp.AppendScopedPDU(b, &snmp.ScopedPDU{PDU: snmp.PDU{Type: snmp.GetRequest}})
+		})
 	f.Add(probe)
 	f.Add([]byte{0x30, 0x03, 0x02, 0x01, 0x01})
 	a, _ := benchAgent(f)
