@@ -10,9 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tsnmp/tsnmp/internal/netns"
 )
 
 // Proc is an agent process started for an experiment.
@@ -22,6 +25,45 @@ type Proc struct {
 	cmd  *exec.Cmd
 	log  *strings.Builder
 	done chan struct{} // closed when the process has exited
+	ns   *netns.NS
+}
+
+// Port returns the port of the process's listeners.
+func (p *Proc) Port() int {
+	_, port, _ := net.SplitHostPort(p.Addr)
+	n, _ := strconv.Atoi(port)
+	return n
+}
+
+// Exited reports whether the process has ended.
+func (p *Proc) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Memory returns the process's resident and virtual sizes in KB.
+func (p *Proc) Memory() (rssKB, vszKB int, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "VmRSS:":
+			rssKB, _ = strconv.Atoi(f[1])
+		case "VmSize:":
+			vszKB, _ = strconv.Atoi(f[1])
+		}
+	}
+	return rssKB, vszKB, nil
 }
 
 // Stop terminates the process (it was started by us; we stop it by PID).
@@ -107,18 +149,31 @@ func start(name, addr string, cmd *exec.Cmd, ready func(string) bool, timeout ti
 // StartTsnmpd starts the tsnmpd binary with a Net-SNMP style configuration
 // file on 127.0.0.1:port (UDP and TCP).
 func StartTsnmpd(bin, conf, stateDir string, port int, extra ...string) (*Proc, error) {
+	return StartTsnmpdIn(nil, bin, conf, stateDir, port, extra...)
+}
+
+// StartTsnmpdIn is StartTsnmpd inside namespace ns (nil: this one).
+func StartTsnmpdIn(ns *netns.NS, bin, conf, stateDir string, port int, extra ...string) (*Proc, error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	args := append([]string{"--snmpd-conf", conf, "--state-dir", stateDir, "--quiet",
 		"--log-level", "warn", "--listen", "udp:" + addr, "--listen", "tcp:" + addr}, extra...)
 	cmd := exec.Command(bin, args...)
+	if ns != nil {
+		cmd = ns.Command(bin, args...)
+	}
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
 	p, err := start("tsnmpd", addr, cmd, nil, 0)
 	if err != nil {
 		return nil, err
 	}
+	p.ns = ns
 	// tsnmpd logs at warn level and says nothing when all is well: wait
 	// for its UDP port to answer.
-	if err := waitUDP(addr); err != nil {
+	wait := func() error { return waitUDP(addr) }
+	if ns != nil {
+		wait = func() error { return ns.Do(func() error { return waitUDP(addr) }) }
+	}
+	if err := wait(); err != nil {
 		p.Stop()
 		return nil, fmt.Errorf("bench: tsnmpd: %w\n%s", err, p.Log())
 	}
@@ -128,6 +183,11 @@ func StartTsnmpd(bin, conf, stateDir string, port int, extra ...string) (*Proc, 
 // StartSnmpd starts Net-SNMP's snmpd in the foreground with only conf
 // (-C), its persistent state in dir, on 127.0.0.1:port (UDP and TCP).
 func StartSnmpd(conf, dir string, port int) (*Proc, error) {
+	return StartSnmpdIn(nil, conf, dir, port)
+}
+
+// StartSnmpdIn is StartSnmpd inside namespace ns (nil: this one).
+func StartSnmpdIn(ns *netns.NS, conf, dir string, port int) (*Proc, error) {
 	bin, err := exec.LookPath("snmpd")
 	if err != nil {
 		bin = "/usr/sbin/snmpd"
@@ -136,10 +196,17 @@ func StartSnmpd(conf, dir string, port int) (*Proc, error) {
 		}
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "-f", "-Lo", "-C", "-c", conf, "-p", filepath.Join(dir, "snmpd.pid"),
-		"udp:"+addr, "tcp:"+addr)
+	args := []string{"-f", "-Lo", "-C", "-c", conf, "-p", filepath.Join(dir, "snmpd.pid"), "udp:" + addr, "tcp:" + addr}
+	cmd := exec.Command(bin, args...)
+	if ns != nil {
+		cmd = ns.Command(bin, args...)
+	}
 	cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+dir, "MIBS=", "MIBDIRS=/dev/null")
-	return start("snmpd", addr, cmd, func(l string) bool { return strings.Contains(l, "NET-SNMP version") }, 20*time.Second)
+	p, err := start("snmpd", addr, cmd, func(l string) bool { return strings.Contains(l, "NET-SNMP version") }, 20*time.Second)
+	if p != nil {
+		p.ns = ns
+	}
+	return p, err
 }
 
 // waitUDP waits until a v2c get to addr is answered (any answer counts).

@@ -18,9 +18,31 @@ import (
 
 // CommunityRequests returns n GetRequests for oids with request-ids 1..n.
 func CommunityRequests(v snmp.Version, community string, n int, oids ...snmp.OID) []loadgen.Request {
+	return CommunityPDUs(v, community, n, Get(), oids...)
+}
+
+// PDUShape is the type and bulk parameters of the requests to build.
+type PDUShape struct {
+	Type                         snmp.PDUType
+	NonRepeaters, MaxRepetitions int
+}
+
+// Get is a GetRequest.
+func Get() PDUShape { return PDUShape{Type: snmp.GetRequest} }
+
+// Bulk is a GetBulkRequest with the given max-repetitions.
+func Bulk(maxRep int) PDUShape { return PDUShape{Type: snmp.GetBulkRequest, MaxRepetitions: maxRep} }
+
+func (p PDUShape) pdu(id int32) snmp.PDU {
+	return snmp.PDU{Type: p.Type, RequestID: id, ErrorStatus: snmp.ErrorStatus(p.NonRepeaters), ErrorIndex: p.MaxRepetitions}
+}
+
+// CommunityPDUs returns n requests of the given shape for oids with
+// request-ids 1..n.
+func CommunityPDUs(v snmp.Version, community string, n int, shape PDUShape, oids ...snmp.OID) []loadgen.Request {
 	reqs := make([]loadgen.Request, n)
 	for i := range reqs {
-		m := snmp.Message{Version: v, Community: []byte(community), PDU: snmp.PDU{Type: snmp.GetRequest, RequestID: int32(i + 1)}}
+		m := snmp.Message{Version: v, Community: []byte(community), PDU: shape.pdu(int32(i + 1))}
 		for _, o := range oids {
 			m.PDU.VarBinds = append(m.PDU.VarBinds, snmp.VarBind{Name: o, Value: snmp.NullValue()})
 		}
@@ -44,6 +66,11 @@ type USMUser struct {
 // for oids, secured for user, with msgIDs 1..n. The messages stay within
 // the agent's time window for 150 seconds.
 func V3Requests(ctx context.Context, addr string, user USMUser, n int, oids ...snmp.OID) ([]loadgen.Request, error) {
+	return V3PDUs(ctx, addr, user, n, Get(), oids...)
+}
+
+// V3PDUs is V3Requests for requests of the given shape.
+func V3PDUs(ctx context.Context, addr string, user USMUser, n int, shape PDUShape, oids ...snmp.OID) ([]loadgen.Request, error) {
 	users := usm.NewUserTable()
 	u, err := usm.NewUser(user.Name, user.Auth, []byte(user.AuthPass), user.Priv, []byte(user.PrivPass))
 	if err != nil {
@@ -65,6 +92,9 @@ func V3Requests(ctx context.Context, addr string, user USMUser, n int, oids ...s
 	scoped := func(id int32, ctxEngine []byte) []byte {
 		s := snmp.ScopedPDU{ContextEngineID: ctxEngine, ContextName: []byte(user.ContextName),
 			PDU: snmp.PDU{Type: snmp.GetRequest, RequestID: id}}
+		if id < 1<<30 {
+			s.PDU = shape.pdu(id)
+		}
 		for _, o := range oids {
 			s.PDU.VarBinds = append(s.PDU.VarBinds, snmp.VarBind{Name: o, Value: snmp.NullValue()})
 		}

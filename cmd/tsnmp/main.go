@@ -103,6 +103,9 @@ func (a *app) errorf(format string, args ...any) {
 }
 
 func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && subcommands[args[0]] != nil { // tsnmp bench (bench.go)
+		return subcommands[args[0]](ctx, args[1:], stdout, stderr)
+	}
 	tool := argv0
 	if _, ok := usages[tool]; !ok {
 		if len(args) == 0 || commands[args[0]] == "" {

@@ -1,0 +1,348 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options select how experiments run.
+type Options struct {
+	Out    string // report directory
+	Quick  bool   // reduced set, for a smoke test (under two minutes in all)
+	Reps   int    // measured repetitions per point (0: 5, quick 2)
+	Warmup int    // unmeasured repetitions first (0: 1)
+	// Tsnmpd and Tsnmp are the binaries to run as processes; found next
+	// to the running executable or in PATH, else built from the module
+	// source if the working directory is inside it.
+	Tsnmpd, Tsnmp string
+	// Progress receives the progress bar (nil: none).
+	Progress io.Writer
+}
+
+func (o Options) mode() string {
+	if o.Quick {
+		return "quick"
+	}
+	return "full"
+}
+
+func (o Options) warmup() int {
+	if o.Warmup <= 0 {
+		return 1
+	}
+	return o.Warmup
+}
+
+// Experiment is one subcommand of tsnmp bench.
+type Experiment struct {
+	Name, Title, Paper string
+	Run                func(ctx context.Context, env *Env, s *Section) error
+}
+
+// Experiments lists every experiment in the order "all" runs them.
+func Experiments() []Experiment {
+	return []Experiment{
+		{"agent", "Agent request rate", "", runAgent},
+		{"get", "One-shot get of sysDescr.0", "ssh-session-resumption-2009, table \"More Recent Performance Results\" (and snmp-over-ssh-performance-2006 Table 2)", runGet},
+		{"walk", "ifTable walks against table size", "snmp-over-ssh-performance-2006, Fig. 3 (getnext walks of ifTable, break-even of SSH against USM at about 500 interactions)", runWalk},
+		{"loss", "Walks under packet loss", "snmp-over-ssh-performance-2006, Fig. 4 (0.1% and 0.5% loss; TCP beats Net-SNMP's fixed 1 s UDP retransmission)", runLoss},
+		{"bandwidth", "Bandwidth and packet sizes of a walk", "snmp-over-ssh-performance-2006, Table 3 and Fig. 5 (2,354 getnext operations)", runBandwidth},
+		{"memory", "Agent memory against open sessions", "snmp-over-ssh-performance-2006, Fig. 6 (about 7 KB per idle SSH session)", runMemory},
+		{"session", "Amortisation over a session and security overhead", "snmp-over-tls-tcp-2001, Tables 1 and 2", runSession},
+		{"resume", "Full against resumed handshakes", "ssh-session-resumption-2009, sorted latencies of 1,000 runs per key type", runResume},
+		{"ciphers", "Bulk throughput per cipher and MAC", "ssh-cipher-bulk-transfer-2013, transfer time per cipher and per MAC", runCiphers},
+		{"ws", "SNMP against web services", "snmp-vs-web-services-2004", runWS},
+	}
+}
+
+// Env is what an experiment gets: options, binaries, a scratch directory
+// and the progress bar.
+type Env struct {
+	Options
+	Dir  string // scratch directory, removed after the run
+	prog *progress
+
+	mu      sync.Mutex
+	cleanup []func()
+}
+
+// Reps returns the measured repetitions for a point, capped by max when
+// max > 0 (for slow points).
+func (e *Env) RepsUpTo(max int) int {
+	r := e.Reps
+	if max > 0 && r > max {
+		r = max
+	}
+	return r
+}
+
+// Step reports progress inside the running experiment.
+func (e *Env) Step(done, total int, what string) { e.prog.step(done, total, what) }
+
+// Defer registers cleanup run when the experiment ends (last first).
+func (e *Env) Defer(f func()) {
+	e.mu.Lock()
+	e.cleanup = append(e.cleanup, f)
+	e.mu.Unlock()
+}
+
+func (e *Env) runCleanup() {
+	e.mu.Lock()
+	fs := e.cleanup
+	e.cleanup = nil
+	e.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}
+
+// Run runs the named experiments ("all" for every one) and writes the
+// report into o.Out.
+func Run(ctx context.Context, names []string, o Options) (*Report, error) {
+	if o.Reps <= 0 {
+		o.Reps = 5
+		if o.Quick {
+			o.Reps = 2
+		}
+	}
+	o.Warmup = o.warmup()
+	var sel []Experiment
+	all := Experiments()
+	for _, n := range names {
+		if n == "all" {
+			sel = all
+			break
+		}
+		found := false
+		for _, x := range all {
+			if x.Name == n {
+				sel, found = append(sel, x), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown experiment %q (one of: %s, all)", n, strings.Join(ExperimentNames(), ", "))
+		}
+	}
+	if o.Out == "" {
+		return nil, errors.New("bench: no output directory")
+	}
+	raiseFileLimit()
+	dir, err := os.MkdirTemp("", "tsnmp-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if err := findBinaries(ctx, &o, dir); err != nil {
+		return nil, err
+	}
+	rep := &Report{Started: time.Now(), Machine: Describe(), Options: o}
+	var names2 []string
+	for _, x := range sel {
+		names2 = append(names2, x.Name)
+	}
+	prog := newProgress(o.Progress, names2)
+	defer prog.finish()
+	for i, x := range sel {
+		s := &Section{Name: x.Name, Title: x.Title, Paper: x.Paper}
+		rep.Sections = append(rep.Sections, s)
+		prog.begin(i, x.Name)
+		env := &Env{Options: o, Dir: filepath.Join(dir, x.Name), prog: prog}
+		os.MkdirAll(env.Dir, 0o755)
+		start := time.Now()
+		err := runOne(ctx, x, env, s)
+		env.runCleanup()
+		s.Elapsed = time.Since(start)
+		if err != nil && s.Skipped == "" {
+			s.Skipped = err.Error()
+		}
+		if s.Skipped == "" && s.Empty() {
+			s.Skipped = "the experiment produced no measurement"
+		}
+		// Write after every experiment so an interrupted run leaves a report.
+		if err := rep.Write(o.Out); err != nil {
+			return rep, err
+		}
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+	}
+	return rep, nil
+}
+
+func runOne(ctx context.Context, x Experiment, env *Env, s *Section) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("bench %s: panic: %v", x.Name, r)
+		}
+	}()
+	return x.Run(ctx, env, s)
+}
+
+// ExperimentNames lists the experiment names.
+func ExperimentNames() []string {
+	var n []string
+	for _, x := range Experiments() {
+		n = append(n, x.Name)
+	}
+	return n
+}
+
+// raiseFileLimit lifts the soft open-file limit to the hard one, for this
+// process and the agents it starts (the memory experiment holds 10,000
+// connections open).
+func raiseFileLimit() {
+	var l syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && l.Cur < l.Max {
+		l.Cur = l.Max
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
+	}
+}
+
+// findBinaries locates (or builds) tsnmpd and tsnmp.
+func findBinaries(ctx context.Context, o *Options, dir string) error {
+	self, _ := os.Executable()
+	for _, b := range []struct {
+		p    *string
+		name string
+	}{{&o.Tsnmpd, "tsnmpd"}, {&o.Tsnmp, "tsnmp"}} {
+		if *b.p != "" {
+			continue
+		}
+		if self != "" && filepath.Base(self) == b.name {
+			*b.p = self
+			continue
+		}
+		if self != "" {
+			if p := filepath.Join(filepath.Dir(self), b.name); isExec(p) {
+				*b.p = p
+				continue
+			}
+		}
+		if p, err := exec.LookPath(b.name); err == nil {
+			*b.p = p
+			continue
+		}
+		mod := moduleRoot()
+		if mod == "" {
+			return fmt.Errorf("bench: %s not found next to %s or in PATH (and not inside the tsnmp source to build it)", b.name, self)
+		}
+		out := filepath.Join(dir, b.name)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/"+b.name)
+		cmd.Dir = mod
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("bench: go build %s: %v\n%s", b.name, err, msg)
+		}
+		*b.p = out
+	}
+	return nil
+}
+
+func isExec(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// moduleRoot returns the directory of tsnmp's go.mod above the working
+// directory, or "".
+func moduleRoot() string {
+	d, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/tsnmp/tsnmp\n") {
+			return d
+		}
+		p := filepath.Dir(d)
+		if p == d {
+			return ""
+		}
+		d = p
+	}
+}
+
+// progress draws a one-line bar on a terminal or writes one line per step
+// elsewhere.
+type progress struct {
+	w          io.Writer
+	total, cur int
+	names      []string
+	name       string
+	started    time.Time
+	last       time.Time
+	mu         sync.Mutex
+}
+
+func newProgress(w io.Writer, names []string) *progress {
+	return &progress{w: w, total: len(names), names: names, started: time.Now()}
+}
+
+func (p *progress) begin(i int, name string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.cur, p.name = i, name
+	p.mu.Unlock()
+	p.step(0, 1, "starting")
+}
+
+func (p *progress) step(done, total int, what string) {
+	if p == nil || p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if now.Sub(p.last) < 100*time.Millisecond && done != 0 && done != total {
+		return
+	}
+	p.last = now
+	frac := float64(p.cur) / float64(p.total)
+	if total > 0 {
+		frac += float64(done) / float64(total) / float64(p.total)
+	}
+	const width = 30
+	n := int(frac * width)
+	bar := strings.Repeat("#", n) + strings.Repeat(".", width-n)
+	var left []string
+	if p.cur+1 < len(p.names) {
+		left = p.names[p.cur+1:]
+	}
+	line := fmt.Sprintf("[%s] %3.0f%% %d/%d %s: %s (%d/%d) %s", bar, 100*frac, p.cur+1, p.total, p.name, what, done, total,
+		time.Since(p.started).Round(time.Second))
+	if len(left) > 0 {
+		line += "; then " + strings.Join(left, " ")
+	}
+	if len(line) > 160 {
+		line = line[:160]
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s", line)
+}
+
+func (p *progress) finish() {
+	if p == nil || p.w == nil {
+		return
+	}
+	fmt.Fprintf(p.w, "\r\033[Kdone in %v\n", time.Since(p.started).Round(time.Second))
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	k := make([]string, 0, len(m))
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}

@@ -1,0 +1,42 @@
+package bench
+
+import (
+	"context"
+	"errors"
+)
+
+func runCiphers(ctx context.Context, env *Env, s *Section) error {
+	return errors.New("not implemented yet in this version of tsnmp bench")
+}
+
+func runGet(ctx context.Context, env *Env, s *Section) error {
+	return errors.New("not implemented yet in this version of tsnmp bench")
+}
+
+func runWalk(ctx context.Context, env *Env, s *Section) error {
+	return errors.New("not implemented yet in this version of tsnmp bench")
+}
+
+func runLoss(ctx context.Context, env *Env, s *Section) error {
+	return errors.New("not implemented yet in this version of tsnmp bench")
+}
+
+func runBandwidth(ctx context.Context, env *Env, s *Section) error {
+	return errors.New("not implemented yet in this version of tsnmp bench")
+}
+
+func runMemory(ctx context.Context, env *Env, s *Section) error {
+	return errors.New("not implemented yet in this version of tsnmp bench")
+}
+
+func runSession(ctx context.Context, env *Env, s *Section) error {
+	return errors.New("not implemented yet in this version of tsnmp bench")
+}
+
+func runResume(ctx context.Context, env *Env, s *Section) error {
+	return errors.New("not implemented yet in this version of tsnmp bench")
+}
+
+func runWS(ctx context.Context, env *Env, s *Section) error {
+	return errors.New("not implemented yet in this version of tsnmp bench")
+}
