@@ -1,0 +1,265 @@
+package dtls
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/pion/dtls/v3"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
+)
+
+// Ticket is what a manager keeps to resume a DTLS session: the agent's
+// opaque ticket and the PSK both ends derived from the full handshake.
+type Ticket struct {
+	Ticket  []byte
+	PSK     []byte
+	Expires time.Time
+}
+
+// TicketStore keeps one ticket per agent.
+type TicketStore interface {
+	Get(key string) (*Ticket, bool)
+	Put(key string, t *Ticket) // nil deletes
+}
+
+// MemoryTickets is a TicketStore in memory.
+type MemoryTickets struct {
+	mu sync.Mutex
+	m  map[string]*Ticket
+}
+
+// Get implements TicketStore.
+func (m *MemoryTickets) Get(key string) (*Ticket, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.m[key]
+	return t, ok
+}
+
+// Put implements TicketStore.
+func (m *MemoryTickets) Put(key string, t *Ticket) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[string]*Ticket{}
+	}
+	if t == nil {
+		delete(m.m, key)
+	} else {
+		m.m[key] = t
+	}
+}
+
+// FileTickets keeps tickets in files (mode 0600 in a 0700 directory), one
+// per agent and configuration, so that separate processes resume. A file
+// that cannot be read or parsed counts as absent.
+type FileTickets struct {
+	Dir, Scope string
+}
+
+func (f *FileTickets) path(key string) string {
+	h := sha256.Sum256([]byte(f.Scope + "\x00dtls\x00" + key))
+	return filepath.Join(f.Dir, "dtls-ticket-"+hex.EncodeToString(h[:12]))
+}
+
+const ticketFileMagic = "TSNMPDT1"
+
+// Get implements TicketStore.
+func (f *FileTickets) Get(key string) (*Ticket, bool) {
+	b, err := os.ReadFile(f.path(key))
+	if err != nil {
+		return nil, false
+	}
+	t, err := decodeTicketFile(b)
+	return t, err == nil
+}
+
+func decodeTicketFile(b []byte) (*Ticket, error) {
+	if len(b) < len(ticketFileMagic)+8+pskLen+2 || string(b[:len(ticketFileMagic)]) != ticketFileMagic {
+		return nil, errTicketFormat
+	}
+	b = b[len(ticketFileMagic):]
+	t := &Ticket{Expires: time.Unix(int64(binary.BigEndian.Uint64(b)), 0)}
+	t.PSK = append([]byte(nil), b[8:8+pskLen]...)
+	b = b[8+pskLen:]
+	n := int(binary.BigEndian.Uint16(b))
+	if n == 0 || n != len(b)-2 || n > maxTicket {
+		return nil, errTicketFormat
+	}
+	t.Ticket = append([]byte(nil), b[2:]...)
+	return t, nil
+}
+
+func encodeTicketFile(t *Ticket) []byte {
+	b := []byte(ticketFileMagic)
+	b = binary.BigEndian.AppendUint64(b, uint64(t.Expires.Unix()))
+	b = append(b, t.PSK...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(t.Ticket)))
+	return append(b, t.Ticket...)
+}
+
+// Put implements TicketStore.
+func (f *FileTickets) Put(key string, t *Ticket) {
+	p := f.path(key)
+	if t == nil {
+		os.Remove(p)
+		return
+	}
+	if len(t.PSK) != pskLen || len(t.Ticket) == 0 || len(t.Ticket) > maxTicket {
+		return
+	}
+	if os.MkdirAll(f.Dir, 0o700) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(f.Dir, ".tmp-*")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name())
+	if tmp.Chmod(0o600) != nil {
+		tmp.Close()
+		return
+	}
+	_, werr := tmp.Write(encodeTicketFile(t))
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		return
+	}
+	_ = os.Rename(tmp.Name(), p)
+}
+
+// Conn is a manager's DTLS session. Reads return SNMP messages only: a
+// resumption ticket the agent sends is stored, not returned.
+type Conn struct {
+	*dtls.Conn
+	resumed bool
+	store   TicketStore
+	key     string
+	psk     []byte
+}
+
+// Resumed reports whether the session was resumed with a ticket.
+func (c *Conn) Resumed() bool { return c.resumed }
+
+// Read implements net.Conn.
+func (c *Conn) Read(b []byte) (int, error) {
+	for {
+		n, err := c.Conn.Read(b)
+		if err != nil || n == 0 || b[0] != 0 {
+			return n, err
+		}
+		if rest, ok := bytes.CutPrefix(b[:n], ticketReply); ok && c.store != nil && c.psk != nil && len(rest) > 0 {
+			c.store.Put(c.key, &Ticket{Ticket: append([]byte(nil), rest...), PSK: c.psk, Expires: time.Now().Add(DefaultTicketLifetime)})
+		}
+	}
+}
+
+// Dial opens a DTLS session to addr on network ("udp", "udp4", "udp6").
+// With a ticket in store it first tries to resume (ECDHE-PSK); if the
+// agent refuses the ticket (rotated out, expired, unknown) it falls back to
+// a full handshake. After a full handshake it asks the agent for a ticket
+// (unless c.DisableResumption or store is nil).
+func Dial(ctx context.Context, network, addr string, c *tlstm.ClientConfig, store TicketStore) (*Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ua, err := net.ResolveUDPAddr(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	if c.DisableResumption {
+		store = nil
+	}
+	key := ua.String()
+	if store != nil {
+		if t, ok := store.Get(key); ok && time.Now().Before(t.Expires) {
+			conn, err := handshake(ctx, network, ua, resumeOptions(t), resumeTimeout)
+			if err == nil {
+				c.Stats.Inc(tlstm.SessionOpens)
+				return &Conn{Conn: conn, resumed: true}, nil
+			}
+			// Refused: forget the ticket, do a full handshake.
+			store.Put(key, nil)
+		}
+	}
+	if len(c.Certificates) == 0 {
+		return nil, errors.New("dtls: no local certificate (our_identity or localCert)")
+	}
+	id := c.ServerIdentity(host)
+	opts := []dtls.ClientOption{
+		dtls.WithCertificates(c.Certificates...),
+		dtls.WithInsecureSkipVerify(true), // verification is RFC 6353's, below
+		dtls.WithVerifyConnection(func(st *dtls.State) error {
+			chain, err := parseChain(st.PeerCertificates)
+			if err != nil {
+				return err
+			}
+			return id.Verify(chain)
+		}),
+		dtls.WithExtendedMasterSecret(dtls.RequireExtendedMasterSecret),
+		dtls.WithCipherSuites(certSuites...),
+	}
+	if net.ParseIP(id.Hostname) == nil {
+		opts = append(opts, dtls.WithServerName(id.Hostname))
+	}
+	conn, err := handshake(ctx, network, ua, opts, 10*time.Second)
+	if err != nil {
+		c.Stats.Inc(tlstm.SessionOpenErrors)
+		return nil, err
+	}
+	c.Stats.Inc(tlstm.SessionOpens)
+	dc := &Conn{Conn: conn}
+	if store != nil {
+		st, _ := conn.ConnectionState()
+		if psk, err := st.ExportKeyingMaterial(exporterLabel, nil, pskLen); err == nil {
+			dc.store, dc.key, dc.psk = store, key, psk
+			conn.Write(ticketRequest)
+		}
+	}
+	return dc, nil
+}
+
+func resumeOptions(t *Ticket) []dtls.ClientOption {
+	psk := t.PSK
+	return []dtls.ClientOption{
+		dtls.WithPSK(func([]byte) ([]byte, error) { return psk, nil }),
+		dtls.WithPSKIdentityHint(t.Ticket),
+		dtls.WithCipherSuites(pskSuites...),
+		dtls.WithExtendedMasterSecret(dtls.RequireExtendedMasterSecret),
+	}
+}
+
+// resumeTimeout bounds a resumption attempt: an agent that cannot use the
+// ticket and does not say so (a PSK mismatch shows only as a bad Finished,
+// which DTLS drops silently) costs at most this before the full handshake.
+const resumeTimeout = 2 * time.Second
+
+func handshake(ctx context.Context, network string, ua *net.UDPAddr, opts []dtls.ClientOption, timeout time.Duration) (*dtls.Conn, error) {
+	pc, err := net.ListenUDP(network, nil)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := dtls.ClientWithOptions(pc, ua, opts...)
+	if err != nil {
+		pc.Close()
+		return nil, err
+	}
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := conn.HandshakeContext(hctx); err != nil {
+		conn.Close()
+		pc.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+

@@ -1,0 +1,332 @@
+package dtls
+
+import (
+	"context"
+	"crypto"
+	gotls "crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/certs"
+	"github.com/tsnmp/tsnmp/transport"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
+)
+
+var (
+	pkiOnce sync.Once
+	pki     *certs.PKI
+)
+
+func testPKI(t testing.TB) *certs.PKI {
+	pkiOnce.Do(func() {
+		var err error
+		if pki, err = certs.NewPKI("", ""); err != nil {
+			panic(err)
+		}
+	})
+	return pki
+}
+
+func fp(is *certs.Issued) tlstm.Fingerprint { return certs.Compute(crypto.SHA256, is.Cert) }
+
+type nameHandler struct{}
+
+func (nameHandler) ServeSNMP(ref *transport.StateReference, msg, out []byte) []byte {
+	s := ref.SecurityName
+	if ref.SecurityLevel != 3 || !ref.SameSecurity || ref.Session == nil || ref.Domain != transport.DTLS {
+		s = "bad reference"
+	}
+	return append(append(out, 0x30, byte(len(s))), s...)
+}
+
+func serverConfig(t testing.TB, p *certs.PKI) *tlstm.ServerConfig {
+	m, err := tlstm.NewCertToTSN([]tlstm.Rule{
+		{Priority: 5, Fingerprint: fp(p.Alice), Map: tlstm.MapSpecified, Name: "alice-by-fingerprint"},
+		{Priority: 10, Fingerprint: fp(p.CA), Map: tlstm.MapDNS},
+		{Priority: 20, Fingerprint: fp(p.CA), Map: tlstm.MapCN},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tlstm.ServerConfig{Certificates: []gotls.Certificate{p.Server.TLS()}, TrustAnchors: []*x509.Certificate{p.CA.Cert}, Map: m}
+}
+
+func start(t testing.TB, network string, opts *Options) *Server {
+	t.Helper()
+	host := "127.0.0.1"
+	if network == "udp6" {
+		host = "::1"
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	if opts.Stats == nil {
+		opts.Stats = new(tlstm.Stats)
+	}
+	s, err := Listen(transport.Address{Domain: transport.DTLS, Network: network, Host: host, Port: 0}, nameHandler{}, serverConfig(t, testPKI(t)), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func client(p *certs.PKI, who *certs.Issued) *tlstm.ClientConfig {
+	c := &tlstm.ClientConfig{TrustAnchors: []*x509.Certificate{p.CA.Cert}, TheirHostname: "localhost", Stats: new(tlstm.Stats)}
+	if who != nil {
+		c.Certificates = []gotls.Certificate{who.TLS()}
+	}
+	return c
+}
+
+func ask(c net.Conn) (string, error) {
+	if _, err := c.Write([]byte{0x30, 0}); err != nil {
+		return "", err
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b := make([]byte, 2000)
+	n, err := c.Read(b)
+	if err != nil {
+		return "", err
+	}
+	return string(b[2:n]), nil
+}
+
+func dialAsk(t testing.TB, s *Server, c *tlstm.ClientConfig, store TicketStore) (string, bool, error) {
+	t.Helper()
+	a := s.Addr().(*net.UDPAddr)
+	network := "udp4"
+	if a.IP.To4() == nil {
+		network = "udp6"
+	}
+	conn, err := Dial(context.Background(), network, a.String(), c, store)
+	if err != nil {
+		return "", false, err
+	}
+	defer conn.Close()
+	name, err := ask(conn)
+	return name, conn.Resumed(), err
+}
+
+func TestMapping(t *testing.T) {
+	p := testPKI(t)
+	for _, network := range []string{"udp", "udp6"} {
+		s := start(t, network, nil)
+		for _, tc := range []struct {
+			who  *certs.Issued
+			want string
+		}{{p.Alice, "alice-by-fingerprint"}, {p.Bob, "bob.example.com"}, {p.Carol, "carol"}} {
+			name, _, err := dialAsk(t, s, client(p, tc.who), nil)
+			if err != nil || name != tc.want {
+				t.Errorf("%s %s: %q %v", network, tc.who.Cert.Subject.CommonName, name, err)
+			}
+		}
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	p := testPKI(t)
+	s := start(t, "udp", nil)
+	for _, who := range []*certs.Issued{p.Mallory, p.Eve, p.Dave} {
+		if name, _, err := dialAsk(t, s, client(p, who), nil); err == nil {
+			t.Errorf("%s accepted as %q", who.Cert.Subject.CommonName, name)
+		}
+	}
+	if n := s.stats().Get(tlstm.SessionInvalidClientCertificates); n != 3 {
+		t.Errorf("invalidClientCertificates = %d", n)
+	}
+	c := client(p, p.Alice)
+	c.TheirHostname = "other.example.net"
+	if _, _, err := dialAsk(t, s, c, nil); err == nil || c.Stats.Get(tlstm.SessionInvalidServerCertificates) != 1 {
+		t.Errorf("wrong agent name accepted: %v", err)
+	}
+}
+
+func TestResumption(t *testing.T) {
+	p := testPKI(t)
+	keys := tlstm.NewTicketKeys(2)
+	s := start(t, "udp", &Options{Options: tlstm.Options{Tickets: keys}})
+	store := &MemoryTickets{}
+	c := client(p, p.Bob)
+	name, resumed, err := dialAsk(t, s, c, store)
+	if err != nil || resumed || name != "bob.example.com" {
+		t.Fatalf("full: %q %v %v", name, resumed, err)
+	}
+	if _, ok := store.Get(s.Addr().String()); !ok {
+		t.Fatal("no ticket received")
+	}
+	// A resumed session is named from the certificate of the full one.
+	if name, resumed, err := dialAsk(t, s, c, store); err != nil || !resumed || name != "bob.example.com" {
+		t.Errorf("resumed: %q %v %v", name, resumed, err)
+	}
+	keys.Rotate()
+	if _, resumed, err := dialAsk(t, s, c, store); err != nil || !resumed {
+		t.Errorf("after one rotation: %v %v", resumed, err)
+	}
+	keys.Rotate()
+	keys.Rotate()
+	// The ticket's key is gone: a full handshake, no error, and a new
+	// ticket.
+	if name, resumed, err := dialAsk(t, s, c, store); err != nil || resumed || name != "bob.example.com" {
+		t.Errorf("after the key expired: %q %v %v", name, resumed, err)
+	}
+	if _, resumed, err := dialAsk(t, s, c, store); err != nil || !resumed {
+		t.Errorf("with the new ticket: %v %v", resumed, err)
+	}
+	// A forged ticket is refused; the client falls back.
+	tk, _ := store.Get(s.Addr().String())
+	bad := *tk
+	bad.Ticket = append([]byte(nil), tk.Ticket...)
+	bad.Ticket[len(bad.Ticket)-1] ^= 1
+	store.Put(s.Addr().String(), &bad)
+	if _, resumed, err := dialAsk(t, s, c, store); err != nil || resumed {
+		t.Errorf("forged ticket: %v %v", resumed, err)
+	}
+	// A ticket with the wrong PSK (stolen without the secret) fails too.
+	tk, _ = store.Get(s.Addr().String())
+	stolen := *tk
+	stolen.PSK = make([]byte, pskLen)
+	store.Put(s.Addr().String(), &stolen)
+	if _, resumed, err := dialAsk(t, s, c, store); err != nil || resumed {
+		t.Errorf("wrong PSK: %v %v", resumed, err)
+	}
+	// Resumption off.
+	c.DisableResumption = true
+	if _, resumed, err := dialAsk(t, s, c, store); err != nil || resumed {
+		t.Errorf("resumption off: %v %v", resumed, err)
+	}
+}
+
+func TestIdleTimeout(t *testing.T) {
+	p := testPKI(t)
+	s := start(t, "udp", &Options{Options: tlstm.Options{ServerOptions: transport.ServerOptions{IdleTimeout: 200 * time.Millisecond}}})
+	conn, err := Dial(context.Background(), "udp4", s.Addr().String(), client(p, p.Carol), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := ask(conn); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200 && s.stats().Get(tlstm.SessionServerCloses) == 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.stats().Get(tlstm.SessionServerCloses) != 1 {
+		t.Errorf("serverCloses = %d", s.stats().Get(tlstm.SessionServerCloses))
+	}
+}
+
+// TestResumeAcrossProcesses: separate processes share a FileTickets
+// directory; the second and third resume.
+func TestResumeAcrossProcesses(t *testing.T) {
+	p := testPKI(t)
+	s := start(t, "udp", nil)
+	dir := t.TempDir()
+	pemDir := t.TempDir()
+	kp, _ := p.Carol.KeyPEM()
+	certFile := filepath.Join(pemDir, "carol.pem")
+	os.WriteFile(certFile, append(p.Carol.CertPEM(), kp...), 0o600)
+	caFile := filepath.Join(pemDir, "ca.pem")
+	os.WriteFile(caFile, p.CA.CertPEM(), 0o600)
+	for i, want := range []bool{false, true, true} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+		cmd.Env = append(os.Environ(), "TSNMP_DTLS_HELPER=1", "HELPER_ADDR="+s.Addr().String(),
+			"HELPER_CACHE="+dir, "HELPER_CERT="+certFile, "HELPER_CA="+caFile)
+		out, err := cmd.CombinedOutput()
+		if w := fmt.Sprintf("name=carol resumed=%v", want); err != nil || !strings.Contains(string(out), w) {
+			t.Errorf("process %d: %v %s (want %s)", i, err, out, w)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Fatalf("%d files in the cache", len(ents))
+	}
+	if st, _ := ents[0].Info(); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", st.Mode())
+	}
+}
+
+func TestHelperProcess(t *testing.T) {
+	if os.Getenv("TSNMP_DTLS_HELPER") != "1" {
+		t.Skip("helper process")
+	}
+	kp, err := certs.Store{}.KeyPair(os.Getenv("HELPER_CERT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := certs.ReadCerts(os.Getenv("HELPER_CA"))
+	c := &tlstm.ClientConfig{Certificates: []gotls.Certificate{kp}, TrustAnchors: ca, TheirHostname: "localhost"}
+	conn, err := Dial(context.Background(), "udp4", os.Getenv("HELPER_ADDR"), c, &FileTickets{Dir: os.Getenv("HELPER_CACHE"), Scope: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, err := ask(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	fmt.Printf("name=%s resumed=%v\n", name, conn.Resumed())
+}
+
+func TestTicketCodec(t *testing.T) {
+	var s sealer
+	keys := tlstm.NewTicketKeys(2)
+	keys.OnRotate(s.setKeys)
+	now := time.Now()
+	ts := &ticketState{Issued: now, Expires: now.Add(time.Hour), PSK: make([]byte, pskLen), Chain: [][]byte{{1, 2, 3}}}
+	b, err := s.seal(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.open(b, now)
+	if err != nil || string(got.Chain[0]) != "\x01\x02\x03" {
+		t.Fatal(got, err)
+	}
+	if _, err := s.open(b, now.Add(2*time.Hour)); err != errTicketExpired {
+		t.Errorf("expired ticket: %v", err)
+	}
+	keys.Rotate()
+	keys.Rotate()
+	if _, err := s.open(b, now); err != errTicketKey {
+		t.Errorf("rotated-out key: %v", err)
+	}
+	f := encodeTicketFile(&Ticket{Ticket: []byte("x"), PSK: make([]byte, pskLen), Expires: now})
+	if tk, err := decodeTicketFile(f); err != nil || string(tk.Ticket) != "x" {
+		t.Error(err)
+	}
+}
+
+// FuzzTicket feeds untrusted PSK identities to the agent's ticket decoder
+// and plaintexts to the parser.
+func FuzzTicket(f *testing.F) {
+	var s sealer
+	keys := tlstm.NewTicketKeys(1)
+	keys.OnRotate(s.setKeys)
+	now := time.Now()
+	ts := &ticketState{Issued: now, Expires: now.Add(time.Hour), PSK: make([]byte, pskLen), Chain: [][]byte{{1}}}
+	b, _ := s.seal(ts)
+	f.Add(b)
+	pt, _ := ts.marshal()
+	f.Add(pt)
+	f.Add(encodeTicketFile(&Ticket{Ticket: []byte("x"), PSK: make([]byte, pskLen), Expires: now}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s.open(b, now)
+		var st ticketState
+		if st.unmarshal(b) == nil {
+			again, err := st.marshal()
+			if err != nil || string(again[17:]) != string(b[17:]) {
+				t.Fatalf("round trip: %v", err)
+			}
+		}
+		decodeTicketFile(b)
+	})
+}

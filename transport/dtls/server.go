@@ -1,0 +1,358 @@
+// Package dtls is the DTLS transport model of RFC 6353: SNMP messages in
+// DTLS 1.2 records over UDP, one session per peer on one socket, with
+// the cookie exchange against spoofed sources, the same certToTSN mapping
+// as TLS, and session resumption by agent-issued tickets and an ECDHE-PSK
+// handshake (docs/dtls-resumption.md).
+package dtls
+
+import (
+	"bytes"
+	"context"
+	gotls "crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/dtls/v3"
+	"github.com/tsnmp/tsnmp/transport"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
+)
+
+// In-band messages of tsnmp's resumption scheme. They start with 0x00,
+// which no SNMP message (a BER SEQUENCE, 0x30) does, so peers that do not
+// know them (Net-SNMP) never send one and never receive one.
+var (
+	ticketRequest = []byte("\x00tsnmp-ticket?")
+	ticketReply   = []byte("\x00tsnmp-ticket=")
+)
+
+// exporterLabel is the RFC 5705 label of the resumption PSK.
+const exporterLabel = "EXPORTER-tsnmp-dtls-resumption-psk"
+
+// The cipher suites: certificate suites for full handshakes, ECDHE-PSK for
+// resumption. ECDHE in both keeps forward secrecy.
+var (
+	certSuites = []dtls.CipherSuiteID{
+		dtls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, dtls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+		dtls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, dtls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+		dtls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, dtls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+	}
+	pskSuites = []dtls.CipherSuiteID{dtls.TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256}
+)
+
+// DefaultTicketLifetime bounds a resumption ticket (besides the rotation
+// of the keys that seal it).
+const DefaultTicketLifetime = 12 * time.Hour
+
+// Options are a DTLS listener's fixed settings.
+type Options struct {
+	tlstm.Options
+	// TicketLifetime bounds tickets (default DefaultTicketLifetime).
+	TicketLifetime time.Duration
+}
+
+// Server is a DTLS transport listener.
+type Server struct {
+	l      net.Listener
+	h      transport.Handler
+	opts   Options
+	state  atomic.Pointer[serverState]
+	sealer sealer
+	now    func() time.Time
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+	own    bool
+}
+
+type serverState struct {
+	certs []gotls.Certificate
+	id    *tlstm.ClientIdentity
+}
+
+// Listen opens a DTLS listener on a ("dtls:" address) serving h.
+func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, opts *Options) (*Server, error) {
+	if a.Domain != transport.DTLS {
+		return nil, fmt.Errorf("dtls: %s is not a dtls: address", a)
+	}
+	ua, err := net.ResolveUDPAddr(a.Network, a.HostPort())
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{h: h, conns: map[net.Conn]struct{}{}, now: time.Now}
+	if opts != nil {
+		s.opts = *opts
+	}
+	o := &s.opts
+	if o.MaxMessage == 0 {
+		o.MaxMessage = 65535
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = 1024
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = 5 * time.Minute
+	}
+	if o.TicketLifetime == 0 {
+		o.TicketLifetime = DefaultTicketLifetime
+	}
+	if !o.DisableTickets {
+		if o.Tickets == nil {
+			o.Tickets = tlstm.NewTicketKeys(2)
+			o.Tickets.Start(time.Hour)
+			s.own = true
+		}
+		o.Tickets.OnRotate(s.sealer.setKeys)
+	}
+	if err := s.Update(cfg); err != nil {
+		return nil, err
+	}
+	popts := []dtls.ServerOption{
+		dtls.WithGetCertificate(s.getCertificate),
+		dtls.WithClientAuth(dtls.RequireAnyClientCert),
+		dtls.WithInsecureSkipVerify(true), // verification is RFC 6353's, below
+		dtls.WithVerifyConnection(s.verifyConnection),
+		dtls.WithExtendedMasterSecret(dtls.RequireExtendedMasterSecret),
+		dtls.WithOnConnectionAttempt(s.admit),
+	}
+	suites := certSuites
+	if !o.DisableTickets {
+		suites = append(append([]dtls.CipherSuiteID(nil), certSuites...), pskSuites...)
+		popts = append(popts, dtls.WithPSK(s.psk))
+	}
+	popts = append(popts, dtls.WithCipherSuites(suites...))
+	l, err := dtls.ListenWithOptions(a.Network, ua, popts...)
+	if err != nil {
+		return nil, err
+	}
+	s.l = l
+	return s, nil
+}
+
+// Update installs new certificates and rules for new sessions.
+func (s *Server) Update(cfg *tlstm.ServerConfig) error {
+	if len(cfg.Certificates) == 0 {
+		return errors.New("dtls: no local certificate (localCert)")
+	}
+	if cfg.Map == nil {
+		return errors.New("dtls: no certToTSN rules (certSecName)")
+	}
+	s.state.Store(&serverState{certs: cfg.Certificates, id: cfg.Identity()})
+	return nil
+}
+
+// Addr returns the listening address.
+func (s *Server) Addr() net.Addr { return s.l.Addr() }
+
+func (s *Server) stats() *tlstm.Stats { return s.opts.Stats }
+
+func (s *Server) admit(net.Addr) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || len(s.conns) >= s.opts.MaxConns {
+		return errors.New("dtls: session limit reached")
+	}
+	return nil
+}
+
+func (s *Server) getCertificate(hello *dtls.ClientHelloInfo) (*gotls.Certificate, error) {
+	certs := s.state.Load().certs
+	for i := range certs {
+		if hello.ServerName != "" && certs[i].Leaf != nil && certs[i].Leaf.VerifyHostname(hello.ServerName) == nil {
+			return &certs[i], nil
+		}
+	}
+	return &certs[0], nil
+}
+
+// psk returns the resumption PSK a ticket (the client's PSK identity)
+// carries, if the ticket is authentic and current.
+func (s *Server) psk(identity []byte) ([]byte, error) {
+	t, err := s.sealer.open(identity, s.now())
+	if err != nil {
+		return nil, err
+	}
+	return t.PSK, nil
+}
+
+// verifyConnection runs for full and resumed handshakes: a full one must
+// bring a client certificate that maps to a name; a resumed one a ticket
+// whose certificates still do.
+func (s *Server) verifyConnection(st *dtls.State) error {
+	_, err := s.identify(st)
+	if err != nil {
+		s.stats().Inc(tlstm.SessionInvalidClientCertificates)
+	}
+	return err
+}
+
+func (s *Server) identify(st *dtls.State) (string, error) {
+	id := s.state.Load().id
+	raw := st.PeerCertificates
+	if len(raw) == 0 && len(st.IdentityHint) > 0 {
+		t, err := s.sealer.open(st.IdentityHint, s.now())
+		if err != nil {
+			return "", err
+		}
+		raw = t.Chain
+	}
+	chain, err := parseChain(raw)
+	if err != nil {
+		return "", err
+	}
+	return id.Verify(chain)
+}
+
+func parseChain(raw [][]byte) ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	for _, r := range raw {
+		c, err := x509.ParseCertificate(r)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", tlstm.ErrInvalidCertificate, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Serve accepts sessions until Close.
+func (s *Server) Serve() error {
+	for {
+		c, err := s.l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return nil
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		s.mu.Lock()
+		if s.closed || len(s.conns) >= s.opts.MaxConns {
+			s.mu.Unlock()
+			c.Close()
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(c.(*dtls.Conn))
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops listening and closes every session.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	err := s.l.Close()
+	s.wg.Wait()
+	if s.own {
+		s.opts.Tickets.Stop()
+	}
+	return err
+}
+
+func (s *Server) serveConn(c *dtls.Conn) {
+	log := s.opts.Logger
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err := c.HandshakeContext(ctx)
+	cancel()
+	if err != nil {
+		if log != nil {
+			log.Info("session refused", "domain", "dtls", "from", c.RemoteAddr(), "err", err)
+		}
+		c.Close()
+		return
+	}
+	st, _ := c.ConnectionState()
+	name, err := s.identify(&st)
+	if err != nil {
+		c.Close()
+		return
+	}
+	s.stats().Inc(tlstm.SessionAccepts)
+	ua, _ := c.RemoteAddr().(*net.UDPAddr)
+	la, _ := c.LocalAddr().(*net.UDPAddr)
+	ref := transport.StateReference{Domain: transport.DTLS, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: c}
+	if ua != nil {
+		ap := ua.AddrPort()
+		ref.Remote = netipUnmap(ap)
+	}
+	if la != nil {
+		ref.Local = netipUnmap(la.AddrPort())
+	}
+	resumed := len(st.PeerCertificates) == 0
+	in := make([]byte, 65536)
+	out := make([]byte, 0, 4096)
+	for {
+		c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
+		n, err := c.Read(in)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				s.stats().Inc(tlstm.SessionServerCloses)
+			}
+			c.Close()
+			return
+		}
+		msg := in[:n]
+		if len(msg) > 0 && msg[0] == 0 {
+			if bytes.Equal(msg, ticketRequest) && !resumed && !s.opts.DisableTickets {
+				if t := s.issue(&st); t != nil {
+					c.Write(append(append([]byte(nil), ticketReply...), t...))
+				}
+			}
+			continue
+		}
+		resp := s.h.ServeSNMP(&ref, msg, out[:0])
+		if resp == nil {
+			continue
+		}
+		out = resp
+		c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+		if _, err := c.Write(resp); err != nil {
+			c.Close()
+			return
+		}
+	}
+}
+
+// issue makes a resumption ticket for a session established by a full
+// handshake.
+func (s *Server) issue(st *dtls.State) []byte {
+	psk, err := st.ExportKeyingMaterial(exporterLabel, nil, pskLen)
+	if err != nil {
+		return nil
+	}
+	chain := st.PeerCertificates
+	if len(chain) > maxChain {
+		chain = chain[:maxChain]
+	}
+	now := s.now()
+	t, err := s.sealer.seal(&ticketState{Issued: now, Expires: now.Add(s.opts.TicketLifetime), PSK: psk, Chain: chain})
+	if err != nil {
+		return nil
+	}
+	return t
+}

@@ -1,0 +1,7 @@
+package dtls
+
+import "net/netip"
+
+func netipUnmap(ap netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}
