@@ -262,4 +262,3 @@ func handshake(ctx context.Context, network string, ua *net.UDPAddr, opts []dtls
 	}
 	return conn, nil
 }
-
