@@ -46,4 +46,3 @@ func TestCorruptState(t *testing.T) {
 		t.Fatal("corrupt state accepted")
 	}
 }
-
