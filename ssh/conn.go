@@ -42,6 +42,7 @@ type mux struct {
 	// Server side.
 	maxChannels int
 	onSubsys    func(name string, ch *channel) (start func())
+	onRefuse    func(subsystem bool) // a channel open or subsystem request refused
 
 	mu        sync.Mutex
 	channels  map[uint32]*channel
@@ -152,6 +153,9 @@ func (m *mux) handleOpen(p []byte) error {
 		return err
 	}
 	refuse := func(reason uint32, text string) error {
+		if m.onRefuse != nil {
+			m.onRefuse(false)
+		}
 		return m.t.writePacket(newBuilder(msgChannelOpenFailure).uint32(msg.SenderID).uint32(reason).text(text).text("").b)
 	}
 	if m.isClient || msg.ChanType != "session" {
@@ -399,10 +403,15 @@ func (ch *channel) handleRequest(r *reader) error {
 		if first && ch.m.onSubsys != nil {
 			start = ch.m.onSubsys(sub, ch)
 		}
-		if start == nil {
+		if start == nil && first {
 			ch.mu.Lock()
 			ch.started = false
 			ch.mu.Unlock()
+		}
+		if start == nil {
+			if ch.m.onRefuse != nil {
+				ch.m.onRefuse(true)
+			}
 		}
 		if wantReply {
 			reply := byte(msgChannelFailure)

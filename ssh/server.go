@@ -62,6 +62,46 @@ type ServerConfig struct {
 
 	// Resumption enables session resumption when non-nil.
 	Resumption *ResumptionConfig
+
+	// Events, if set, is told what happens to connections and channels
+	// (for counters such as SNMP-SSH-TM-MIB's). It must not block.
+	Events func(Event)
+}
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// Server events.
+const (
+	// EventKexFailed: the version exchange or first key exchange failed.
+	EventKexFailed EventKind = iota + 1
+	// EventAuthFailed: the connection ended without a successful user
+	// authentication after the key exchange.
+	EventAuthFailed
+	// EventAuthenticated: a user authenticated (Resumed tells whether the
+	// connection resumed an earlier session).
+	EventAuthenticated
+	// EventChannelRefused: a channel open was refused (wrong type, bad
+	// parameters or too many channels).
+	EventChannelRefused
+	// EventSubsystemRefused: a subsystem request named no configured
+	// subsystem or came on a channel that already runs one.
+	EventSubsystemRefused
+)
+
+// Event is one server event.
+type Event struct {
+	Kind    EventKind
+	User    string // after authentication
+	Remote  net.Addr
+	Resumed bool
+	Err     error // EventKexFailed, EventAuthFailed
+}
+
+func (s *Server) event(e Event) {
+	if s.cfg.Events != nil {
+		s.cfg.Events(e)
+	}
 }
 
 // Server accepts SSH connections.
@@ -199,18 +239,28 @@ func (s *Server) serveConn(c net.Conn, slot bool) error {
 	t.resumeServer = s.resume
 	if err := t.handshake(); err != nil {
 		_ = t.close(DisconnectKeyExchangeFailed, "key exchange failed")
+		s.event(Event{Kind: EventKexFailed, Remote: c.RemoteAddr(), Err: err})
 		return err
 	}
 	user, err := s.authenticate(t)
 	if err != nil {
 		_ = t.close(DisconnectNoMoreAuthMethods, "authentication failed")
+		s.event(Event{Kind: EventAuthFailed, Remote: c.RemoteAddr(), Err: err})
 		return err
 	}
 	_ = c.SetDeadline(time.Time{})
 	release()
+	s.event(Event{Kind: EventAuthenticated, User: user, Remote: c.RemoteAddr(), Resumed: t.resumed})
 
 	m := newMux(t, false)
 	m.maxChannels = s.cfg.MaxChannels
+	m.onRefuse = func(sub bool) {
+		k := EventChannelRefused
+		if sub {
+			k = EventSubsystemRefused
+		}
+		s.event(Event{Kind: k, User: user, Remote: c.RemoteAddr()})
+	}
 	m.onSubsys = func(name string, ch *channel) func() {
 		h := s.cfg.Subsystems[name]
 		if h == nil {

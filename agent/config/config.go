@@ -58,6 +58,9 @@ type Config struct {
 	// HTTP configures the web-services interface (http.go).
 	HTTP HTTP `yaml:"http,omitempty"`
 
+	// SSH configures the SSH transport (ssh.go).
+	SSH SSH `yaml:"ssh,omitempty"`
+
 	// Warnings lists what a loader accepted but ignored, each with
 	// file:line.
 	Warnings []string `yaml:"-"`

@@ -306,6 +306,9 @@ func (p *snmpdParser) directive(tok, rest string, depth int) error {
 		if ok, err := p.tlsSetting(tok, rest); ok {
 			return err
 		}
+		if ok, err := p.sshSetting(tok, rest); ok {
+			return err
+		}
 		if why, ok := ignoredDirectives[d]; ok {
 			p.warnf(tok, "ignored: %s", why)
 			return nil

@@ -25,6 +25,8 @@ type options struct {
 	version  bool
 	adaptive bool
 	level    string
+	// transportParams are -T KEY=VALUE arguments (ssh.go).
+	transportParams []string
 	// communitySet tells whether -c was given.
 	communitySet bool
 	// tableC holds the arguments snmptable's -Cw, -Cc, -Cf and -Cr take
@@ -215,6 +217,8 @@ func (o *options) set(c byte, val string) error {
 	case 'T':
 		if strings.EqualFold(val, "a") || strings.EqualFold(val, "adaptive") {
 			o.adaptive = true
+		} else if strings.Contains(val, "=") {
+			o.transportParams = append(o.transportParams, val)
 		}
 	}
 	// m, M, I, P, L, Y, Z, p, s, S: accepted; the MIB tables are built in.

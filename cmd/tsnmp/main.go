@@ -202,6 +202,9 @@ func (a *app) usage() {
 
 // open checks the security configuration and opens the session.
 func (a *app) open() bool {
+	if manager.IsSSHTarget(a.peer) {
+		return a.openSSH()
+	}
 	cfg := a.o.cfg
 	if cfg.Version == snmp.V3 {
 		if cfg.User == "" {

@@ -107,6 +107,9 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 		return nil, err
 	}
 	d.agent.SetPolicy(p)
+	if o.stdio { // ssh.go: one session on stdin/stdout, no listeners
+		return d, nil
+	}
 	if err := d.listen(cfg.Listen); err != nil {
 		d.close()
 		return nil, err
@@ -211,6 +214,9 @@ func (d *daemon) policy(cfg *config.Config) (*agent.Policy, error) {
 	users, err := cfg.BuildUSMUsers(d.state.EngineID)
 	if err != nil {
 		return nil, err
+	}
+	if err := d.mergeUSMState(users); err != nil {
+		return nil, fmt.Errorf("USM users in the state directory: %w", err)
 	}
 	d.usm.Users().Replace(users)
 	p := &agent.Policy{

@@ -33,6 +33,10 @@ type options struct {
 	quiet      bool
 	printUser  bool
 	allowNonLo bool
+	// stdio serves one SNMP-over-SSH session on standard input and
+	// output, as an OpenSSH sshd subsystem (ssh.go).
+	stdio   bool
+	hashPwd bool
 }
 
 func main() {
@@ -57,6 +61,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not print the default user's credentials at start")
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.BoolVar(&o.stdio, "stdio", false, "serve one SNMP-over-SSH session on stdin/stdout, as an sshd \"Subsystem snmp\"\n(the SSH user is the securityName; no listeners are opened)")
+	fs.BoolVar(&o.stdio, "ssh-subsystem", false, "same as --stdio")
+	fs.BoolVar(&o.hashPwd, "hash-password", false, "read a password on stdin and print its hash for the ssh passwords setting")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: tsnmpd [flags]\n\nThe tsnmp SNMP agent. Without flags it serves udp and tcp on 127.0.0.1:1161 and [::1]:1161.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -117,6 +124,9 @@ func run(args []string, stderr io.Writer) error {
 		return err
 	}
 	slog.SetDefault(log)
+	if o.hashPwd {
+		return hashPassword(os.Stdin, os.Stdout)
+	}
 	if o.stateDir == "" {
 		if o.stateDir, err = defaultStateDir(); err != nil {
 			return err
@@ -125,6 +135,10 @@ func run(args []string, stderr io.Writer) error {
 	d, err := start(o, log, stderr)
 	if err != nil {
 		return err
+	}
+	if o.stdio {
+		defer d.close()
+		return d.serveStdio(os.Stdin, os.Stdout)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tsnmp/tsnmp/agent"
+	"github.com/tsnmp/tsnmp/agent/config"
+	tssh "github.com/tsnmp/tsnmp/ssh"
+	"github.com/tsnmp/tsnmp/transport"
+	sshtm "github.com/tsnmp/tsnmp/transport/ssh"
+)
+
+// The SSH transport (RFC 5592): ssh: listeners, and stdio mode, in which
+// tsnmpd serves one SNMP-over-SSH session on its standard input and
+// output as an OpenSSH sshd subsystem. Its messages use the Transport
+// Security Model, which tls.go puts in every policy.
+func init() {
+	listeners[transport.SSH] = openSSH
+	policyHooks = append(policyHooks, sshPolicy)
+}
+
+const sshExtName = "ssh"
+
+// sshState is what the SSH extension keeps in the daemon across reloads.
+type sshState struct {
+	mu       sync.Mutex
+	cfg      config.SSH
+	hostKeys []tssh.Signer
+	stats    sshtm.Stats
+}
+
+func (d *daemon) sshState() *sshState {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.ext[sshExtName].(*sshState); ok {
+		return s
+	}
+	s := &sshState{}
+	d.ext[sshExtName] = s
+	s.stats.Register(d.agent.Tree)
+	return s
+}
+
+// sshPolicy installs the SSH configuration of a (re)load: authorized keys
+// take effect for new logins at once; host keys, passwords, algorithms
+// and limits when a listener opens (at start).
+func sshPolicy(d *daemon, cfg *config.Config, _ *agent.Policy) error {
+	if err := cfg.SSH.CheckSSH(); err != nil {
+		return err
+	}
+	s := d.sshState()
+	s.mu.Lock()
+	s.cfg = cfg.SSH
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *sshState) authorizedKeysFile(user string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.AuthorizedKeysFile(user)
+}
+
+// loadHostKeys returns the configured host keys, or the Ed25519 key in
+// the state directory, generated on first use.
+func (s *sshState) loadHostKeys(d *daemon) ([]tssh.Signer, error) {
+	if s.hostKeys != nil {
+		return s.hostKeys, nil
+	}
+	var keys []tssh.Signer
+	for _, f := range s.cfg.HostKeys {
+		k, err := tssh.LoadPrivateKeyFile(f, nil)
+		if err != nil {
+			return nil, fmt.Errorf("ssh host key: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		path := filepath.Join(d.o.stateDir, sshtm.HostKeyFile)
+		k, created, err := sshtm.LoadOrCreateHostKey(path)
+		if err != nil {
+			return nil, fmt.Errorf("ssh host key %s: %w", path, err)
+		}
+		if created {
+			d.log.Info("generated SSH host key", "file", path, "fingerprint", tssh.Fingerprint(k.PublicKey()))
+		}
+		keys = append(keys, k)
+	}
+	s.hostKeys = keys
+	return keys, nil
+}
+
+func openSSH(d *daemon, a transport.Address) (transport.Server, error) {
+	s := d.sshState()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys, err := s.loadHostKeys(d)
+	if err != nil {
+		return nil, err
+	}
+	c := s.cfg
+	if c.AuthorizedKeysDir == "" && len(c.AuthorizedKeys) == 0 && len(c.Passwords) == 0 {
+		return nil, errors.New("an ssh: address needs users: ssh authorized_keys, authorized_keys_dir or passwords (sshAuthorizedKeys, sshPassword)")
+	}
+	sc := &sshtm.ServerConfig{
+		HostKeys:           keys,
+		AuthorizedKeysFile: s.authorizedKeysFile,
+		PasswordHashes:     c.Passwords,
+		KeyExchanges:       c.KeyExchanges,
+		Ciphers:            c.Ciphers,
+		MACs:               c.MACs,
+		AllowNone:          c.AllowNone,
+		MaxChannels:        c.MaxChannels,
+		MaxUnauthenticated: c.MaxUnauthenticated,
+		KeepaliveInterval:  time.Duration(c.Keepalive),
+	}
+	if !c.NoResumption {
+		sc.Resumption = &tssh.ResumptionConfig{
+			ServerCache: true, Tickets: true,
+			Lifetime:          time.Duration(c.ResumptionLifetime),
+			TicketKeyRotation: time.Duration(c.TicketRotation),
+		}
+	}
+	srv, err := sshtm.Listen(a, d.agent, sc, &sshtm.Options{
+		ServerOptions: transport.ServerOptions{Logger: d.log, MaxConns: c.MaxSessions, IdleTimeout: time.Duration(c.IdleTimeout)},
+		Stats:         &s.stats,
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.log.Info("ssh host key", "address", srv.Addr().String(), "fingerprint", tssh.Fingerprint(keys[0].PublicKey()))
+	return srv, nil
+}
+
+// stdioUser is the tmSecurityName of a stdio session: the user sshd runs
+// the subsystem as, which is the user it authenticated. $USER and $LOGNAME
+// are what sshd sets; they are believed only when they name the process's
+// own user, so that an environment cannot claim another identity.
+func stdioUser() (string, error) {
+	u, err := user.LookupId(fmt.Sprint(os.Getuid()))
+	if err != nil {
+		for _, v := range []string{"USER", "LOGNAME"} {
+			if n := os.Getenv(v); n != "" {
+				return n, nil
+			}
+		}
+		return "", fmt.Errorf("no user name for uid %d: %w", os.Getuid(), err)
+	}
+	for _, v := range []string{"USER", "LOGNAME"} {
+		if n := os.Getenv(v); n != "" && n != u.Username {
+			if o, err := user.Lookup(n); err == nil && o.Uid == u.Uid {
+				return n, nil // an alias of the same uid
+			}
+		}
+	}
+	return u.Username, nil
+}
+
+// sshConnectionAddrs parses $SSH_CONNECTION ("client-ip client-port
+// server-ip server-port"), which sshd sets for the subsystem.
+func sshConnectionAddrs() (local, remote netip.AddrPort) {
+	f := strings.Fields(os.Getenv("SSH_CONNECTION"))
+	if len(f) != 4 {
+		return
+	}
+	remote, _ = netip.ParseAddrPort(joinHostPort(f[0], f[1]))
+	local, _ = netip.ParseAddrPort(joinHostPort(f[2], f[3]))
+	return netip.AddrPortFrom(local.Addr().Unmap(), local.Port()), netip.AddrPortFrom(remote.Addr().Unmap(), remote.Port())
+}
+
+func joinHostPort(h, p string) string {
+	if strings.Contains(h, ":") {
+		return "[" + h + "]:" + p
+	}
+	return h + ":" + p
+}
+
+// serveStdio serves one SNMP-over-SSH session on in and out (stdio mode)
+// until the input ends.
+func (d *daemon) serveStdio(in io.Reader, out io.Writer) error {
+	name, err := stdioUser()
+	if err != nil {
+		return err
+	}
+	s := d.sshState()
+	s.stats.Inc(sshtm.SessionOpens)
+	defer s.stats.Inc(sshtm.SessionCloses)
+	local, remote := sshConnectionAddrs()
+	ref := &transport.StateReference{Domain: transport.SSH, Local: local, Remote: remote, SecurityName: name,
+		SecurityLevel: 3, SameSecurity: true, Session: &sshtm.Session{User: name}}
+	d.log.Debug("stdio session", "user", name, "from", remote)
+	s.mu.Lock()
+	idle := time.Duration(s.cfg.IdleTimeout)
+	s.mu.Unlock()
+	rw := struct {
+		io.Reader
+		io.Writer
+	}{in, out}
+	var closer io.Closer
+	if c, ok := in.(io.Closer); ok && idle > 0 {
+		closer = c
+	}
+	return sshtm.ServeSession(rw, ref, d.agent, &sshtm.SessionOptions{IdleTimeout: idle, Closer: closer, Stats: &s.stats})
+}
+
+// hashPassword prints the hash of a password read from r (one line), for
+// the ssh passwords setting.
+func hashPassword(r io.Reader, w io.Writer) error {
+	b, err := io.ReadAll(io.LimitReader(r, 4096))
+	if err != nil {
+		return err
+	}
+	pw := strings.TrimRight(string(b), "\r\n")
+	if pw == "" {
+		return errors.New("--hash-password: empty password on standard input")
+	}
+	h, err := tssh.HashPassword(pw, rand.Reader)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, h)
+	return err
+}

@@ -1,0 +1,347 @@
+package manager
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tsnmp/tsnmp/snmp"
+	tssh "github.com/tsnmp/tsnmp/ssh"
+	"github.com/tsnmp/tsnmp/transport"
+	sshtm "github.com/tsnmp/tsnmp/transport/ssh"
+)
+
+// SSHParams are the parameters of an ssh: target (RFC 5592), given to the
+// tools with -T KEY=VALUE[,KEY=VALUE...].
+type SSHParams struct {
+	// User is the SSH user, which the agent takes as the securityName
+	// (default: -u, else the login name).
+	User string
+	// IdentityFiles are private key files (identity); default: the
+	// user's ~/.ssh/id_ed25519, id_ecdsa and id_rsa that exist.
+	IdentityFiles []string
+	// NoAgent stops using the keys of the ssh-agent at $SSH_AUTH_SOCK.
+	NoAgent bool
+	// Password is tried after keys (password).
+	Password string
+	// KnownHosts are OpenSSH known_hosts files (known_hosts; default
+	// ~/.ssh/known_hosts); HostKey pins the agent's host key by its
+	// "SHA256:..." fingerprint instead (host_key). An unknown host key is
+	// refused unless AcceptNew (accept_new=yes), which records it in the
+	// first known_hosts file.
+	KnownHosts []string
+	HostKey    string
+	AcceptNew  bool
+	// CacheDir keeps resumption state so that later processes resume
+	// (default $XDG_CACHE_HOME/tsnmp); NoResume (resume=no) turns
+	// resumption off.
+	CacheDir string
+	NoResume bool
+	// Ciphers and MACs restrict the SSH algorithms; AllowNone permits
+	// "none" for measurements (ciphers=none,macs=none,allow_none=yes).
+	Ciphers, MACs []string
+	AllowNone     bool
+}
+
+// Parse parses "key=value,key=value" (Net-SNMP's -T syntax), adding to p.
+// Keys: user, identity (repeatable; ';' separates several), password,
+// known_hosts, host_key, accept_new, agent (yes/no), cache_dir, resume
+// (yes/no), ciphers, macs (':'-separated), allow_none.
+func (p *SSHParams) Parse(s string) error {
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("-T %s: want KEY=VALUE", kv)
+		}
+		yes := func() (bool, error) {
+			switch strings.ToLower(v) {
+			case "no", "off", "false", "0":
+				return false, nil
+			case "yes", "on", "true", "1":
+				return true, nil
+			}
+			return false, fmt.Errorf("-T %s=%s: want yes or no", k, v)
+		}
+		var err error
+		switch strings.ToLower(strings.ReplaceAll(k, "_", "")) {
+		case "user", "sshusername":
+			p.User = v
+		case "identity", "identityfile", "sshprivkey":
+			p.IdentityFiles = append(p.IdentityFiles, strings.Split(v, ";")...)
+		case "password":
+			p.Password = v
+		case "knownhosts":
+			p.KnownHosts = append(p.KnownHosts, strings.Split(v, ";")...)
+		case "hostkey", "theiridentity":
+			p.HostKey = v
+		case "acceptnew":
+			p.AcceptNew, err = yes()
+		case "agent":
+			var on bool
+			on, err = yes()
+			p.NoAgent = !on
+		case "cachedir":
+			p.CacheDir = v
+		case "resume":
+			var on bool
+			on, err = yes()
+			p.NoResume = !on
+		case "ciphers":
+			p.Ciphers = strings.Split(v, ":")
+		case "macs":
+			p.MACs = strings.Split(v, ":")
+		case "allownone":
+			p.AllowNone, err = yes()
+		default:
+			return fmt.Errorf("-T: unknown ssh transport parameter %q", k)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ClientConfig resolves the parameters for a connection to target as
+// user (the SNMP securityName, used when User is empty).
+func (p *SSHParams) ClientConfig(target, securityName string) (*sshtm.ClientConfig, error) {
+	name := p.User
+	if name == "" {
+		name = securityName
+	}
+	if name == "" {
+		if u, err := user.Current(); err == nil {
+			name = u.Username
+		}
+	}
+	if name == "" {
+		return nil, errors.New("ssh: no user name: give -T user=NAME or -u NAME")
+	}
+	home, _ := os.UserHomeDir()
+	c := tssh.ClientConfig{
+		User:               name,
+		Password:           p.Password,
+		UseAgent:           !p.NoAgent && os.Getenv("SSH_AUTH_SOCK") != "",
+		HostKeyFingerprint: p.HostKey,
+		KnownHostsFiles:    p.KnownHosts,
+		InsecureAcceptNew:  p.AcceptNew,
+		Config:             tssh.Config{Ciphers: p.Ciphers, MACs: p.MACs, AllowNone: p.AllowNone},
+	}
+	if len(c.KnownHostsFiles) == 0 && home != "" {
+		c.KnownHostsFiles = []string{filepath.Join(home, ".ssh", "known_hosts")}
+	}
+	files := p.IdentityFiles
+	explicit := len(files) > 0
+	if !explicit && home != "" {
+		for _, n := range []string{"id_ed25519", "id_ecdsa", "id_rsa"} {
+			files = append(files, filepath.Join(home, ".ssh", n))
+		}
+	}
+	for _, f := range files {
+		s, err := tssh.LoadPrivateKeyFile(f, nil)
+		if err != nil {
+			if !explicit && errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if !explicit {
+				continue // a default key with a passphrase: the ssh-agent may hold it
+			}
+			return nil, fmt.Errorf("ssh: identity %s: %w", f, err)
+		}
+		c.Signers = append(c.Signers, s)
+	}
+	cfg := &sshtm.ClientConfig{SSH: c, NoResume: p.NoResume, Stats: &SSHStats}
+	cfg.Scope = strings.Join([]string{target, name, p.HostKey, strings.Join(c.KnownHostsFiles, ";")}, "|")
+	if !p.NoResume {
+		dir := p.CacheDir
+		if dir == "" {
+			dir, _ = sshtm.DefaultCacheDir()
+		}
+		if dir != "" {
+			cfg.Cache = &sshtm.StateCache{Dir: dir}
+		}
+	}
+	return cfg, nil
+}
+
+// SSHStats counts this process's SSH transport sessions as an SSH client
+// (SNMP-SSH-TM-MIB snmpSshtmSession).
+var SSHStats sshtm.Stats
+
+// IsSSHTarget reports whether spec names an ssh: target.
+func IsSSHTarget(spec string) bool {
+	p, _, ok := strings.Cut(strings.ToLower(spec), ":")
+	return ok && p == "ssh"
+}
+
+// SSHTarget parses "ssh:host[:port]"; the default port is 5161.
+func SSHTarget(spec string) (Target, error) {
+	a, err := transport.ParseAddress(spec, 0)
+	if err != nil {
+		return Target{}, fmt.Errorf("%w: %v", ErrBadTarget, err)
+	}
+	if a.Domain != transport.SSH {
+		return Target{}, fmt.Errorf("%w: %q is not an ssh: target", ErrBadTarget, spec)
+	}
+	if a.Host == "" {
+		return Target{}, fmt.Errorf("%w: %q: empty host", ErrBadTarget, spec)
+	}
+	return Target{Network: a.Network, Host: a.Host, Port: a.Port, Spec: spec}, nil
+}
+
+// sshConns holds the process's SSH connections, one per agent and
+// client configuration; sessions are channels on them.
+var sshConns = struct {
+	sync.Mutex
+	m map[string]*sshConn
+}{m: map[string]*sshConn{}}
+
+type sshConn struct {
+	key  string
+	c    *sshtm.Client
+	refs int
+	dead chan struct{} // closed when the connection ends
+}
+
+func acquireSSH(ctx context.Context, t Target, c *sshtm.ClientConfig) (*sshConn, error) {
+	key := fmt.Sprintf("%s|%s|%v|%v|%s", t.String(), c.Scope, c.NoResume, c.SSH.Ciphers, c.SSH.MACs)
+	sshConns.Lock()
+	defer sshConns.Unlock()
+	if sc := sshConns.m[key]; sc != nil {
+		select {
+		case <-sc.dead:
+			delete(sshConns.m, key)
+		default:
+			sc.refs++
+			return sc, nil
+		}
+	}
+	cl, err := sshtm.Dial(ctx, t.Network, t.Addr(), c)
+	if err != nil {
+		return nil, err
+	}
+	sc := &sshConn{key: key, c: cl, refs: 1, dead: make(chan struct{})}
+	go func() { _ = cl.Wait(); close(sc.dead) }()
+	sshConns.m[key] = sc
+	return sc, nil
+}
+
+func (sc *sshConn) release() {
+	sshConns.Lock()
+	defer sshConns.Unlock()
+	sc.refs--
+	if sc.refs > 0 {
+		return
+	}
+	if sshConns.m[sc.key] == sc {
+		delete(sshConns.m, sc.key)
+	}
+	_ = sc.c.Close()
+}
+
+// sshChannel is an snmp channel as the session's connection.
+type sshChannel struct {
+	tssh.Channel
+	sc   *sshConn
+	once sync.Once
+}
+
+func (c *sshChannel) Close() error {
+	err := c.Channel.Close()
+	c.once.Do(c.sc.release)
+	return err
+}
+
+func (c *sshChannel) Resumed() bool                    { return c.sc.c.Resumed() }
+func (c *sshChannel) SetDeadline(time.Time) error      { return nil }
+func (c *sshChannel) SetReadDeadline(time.Time) error  { return nil }
+func (c *sshChannel) SetWriteDeadline(time.Time) error { return nil }
+
+var _ net.Conn = (*sshChannel)(nil)
+
+// DialSSH opens an SNMPv3 session with the Transport Security Model over
+// an ssh: target: an snmp channel on the process's SSH connection to the
+// agent, which is dialled (and resumed when state is cached) if there is
+// none. cfg.Level defaults to authPriv. The SSH connection closes with its
+// last session.
+func DialSSH(ctx context.Context, target string, cfg Config, c *sshtm.ClientConfig) (*Session, error) {
+	t, err := SSHTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Level == 0 {
+		cfg.Level = snmp.AuthPriv
+	}
+	cfg.Version = snmp.V3
+	cfg.normalize()
+	cctx, cancel := context.WithTimeout(ctx, cfg.Timeout*time.Duration(cfg.Retries+1))
+	defer cancel()
+	sc, err := acquireSSH(cctx, t, c)
+	if err != nil {
+		return nil, fmt.Errorf("manager: %s: %w", target, err)
+	}
+	ch, err := sc.c.OpenSession()
+	if err != nil {
+		sc.release()
+		return nil, fmt.Errorf("manager: %s: %w", target, err)
+	}
+	s := &Session{
+		target:  t,
+		cfg:     cfg,
+		rto:     newRTOEstimator(cfg.Timeout, cfg.MinRTO, cfg.MaxRTO),
+		pending: map[int32]chan []byte{},
+		done:    make(chan struct{}),
+		conn:    &sshChannel{Channel: ch, sc: sc},
+	}
+	var seed [4]byte
+	_, _ = rand.Read(seed[:])
+	s.nextID.Store(binary.BigEndian.Uint32(seed[:]) & 0x3fffffff)
+	s.tsm = &tsmState{cfg: &s.cfg, level: cfg.Level}
+	go s.readStream()
+	return s, nil
+}
+
+// GetSSH is Get for ssh: targets: one session per target, parameters and
+// configuration in the process.
+func (p *Pool) GetSSH(ctx context.Context, target string, cfg Config, params *SSHParams) (*Session, error) {
+	cfg.normalize()
+	t, err := SSHTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprintf("ssh|%s|%+v|%s", t.String(), *params, poolKey(t, &cfg))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.sessions[key]; s != nil {
+		if s.Err() == nil {
+			return s, nil
+		}
+		delete(p.sessions, key)
+	}
+	c, err := params.ClientConfig(t.String(), cfg.User)
+	if err != nil {
+		return nil, err
+	}
+	s, err := DialSSH(ctx, target, cfg, c)
+	if err != nil {
+		return nil, err
+	}
+	if p.sessions == nil {
+		p.sessions = map[string]*Session{}
+	}
+	p.sessions[key] = s
+	return s, nil
+}

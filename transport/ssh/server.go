@@ -1,0 +1,269 @@
+// Package ssh is the SSH Transport Model for SNMP (RFC 5592) over tsnmp's
+// own SSH implementation (package github.com/tsnmp/tsnmp/ssh).
+//
+// An agent runs an SSH server (Listen, default port 5161) whose "snmp"
+// subsystem channels carry SNMP messages back to back, each delimited by
+// its own BER length (RFC 5592 §4.2, the framing of RFC 3430). Every
+// channel is an SNMP session: its messages reach the engine with
+// tmSecurityName set to the authenticated SSH user, tmTransportSecurityLevel
+// authPriv and tmSameSecurity, and the responses go back on the same
+// channel. ServeSession serves one such session on any byte stream, which
+// is how tsnmpd runs as an OpenSSH "Subsystem snmp" (stdio mode).
+//
+// A manager dials with Dial: one SSH connection per agent, snmp channels
+// opened on it (OpenSession), resumption state kept across processes in a
+// StateCache.
+package ssh
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tssh "github.com/tsnmp/tsnmp/ssh"
+	"github.com/tsnmp/tsnmp/transport"
+)
+
+// DefaultPort is the snmpssh port (RFC 5592 §8).
+const DefaultPort = 5161
+
+// Subsystem is the SSH subsystem name of SNMP (RFC 5592 §5.1.3).
+const Subsystem = "snmp"
+
+// ServerConfig is an agent's SSH setup.
+type ServerConfig struct {
+	// HostKeys are the agent's host keys (at least one).
+	HostKeys []tssh.Signer
+	// AuthorizedKeysFile returns the OpenSSH authorized_keys file of a
+	// user, or "" if the user may not log in with a key. It is called at
+	// every authentication, so edited files take effect at once.
+	AuthorizedKeysFile func(user string) string
+	// PasswordHashes maps users to bcrypt or argon2id password hashes
+	// (ssh.HashPassword); passwords are never configured in clear.
+	PasswordHashes map[string]string
+	// KeyExchanges, Ciphers and MACs override the SSH algorithm lists.
+	KeyExchanges, Ciphers, MACs []string
+	// AllowNone permits the "none" cipher and MAC when they are listed in
+	// Ciphers and MACs. Only for measurements of the cost of security.
+	AllowNone bool
+	// Resumption configures session resumption; nil turns it off.
+	Resumption *tssh.ResumptionConfig
+	// MaxChannels bounds channels per SSH connection (default 8);
+	// MaxUnauthenticated bounds connections still authenticating (default
+	// 32); KeepaliveInterval, if set, probes idle clients.
+	MaxChannels        int
+	MaxUnauthenticated int
+	KeepaliveInterval  time.Duration
+}
+
+// Options are a listener's settings outside the SSH protocol.
+type Options struct {
+	transport.ServerOptions
+	// Stats receives the snmpSshtmSession counters; nil counts nothing.
+	Stats *Stats
+}
+
+// Server is an SSH transport listener.
+type Server struct {
+	l     net.Listener
+	srv   *tssh.Server
+	h     transport.Handler
+	opts  Options
+	open  atomic.Int64
+	close sync.Once
+}
+
+// Listen opens an SSH listener on a ("ssh:" address) serving h.
+func Listen(a transport.Address, h transport.Handler, cfg *ServerConfig, opts *Options) (*Server, error) {
+	if a.Domain != transport.SSH {
+		return nil, fmt.Errorf("ssh: %s is not an ssh: address", a)
+	}
+	l, err := net.Listen(a.Network, a.HostPort())
+	if err != nil {
+		return nil, err
+	}
+	s, err := NewServer(l, h, cfg, opts)
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// NewServer serves SNMP over SSH on l.
+func NewServer(l net.Listener, h transport.Handler, cfg *ServerConfig, opts *Options) (*Server, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	s := &Server{l: l, h: h, opts: *opts}
+	o := &s.opts.ServerOptions
+	if o.MaxMessage == 0 {
+		o.MaxMessage = 65535
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = 1024
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = 5 * time.Minute
+	}
+	sc := &tssh.ServerConfig{
+		Config: tssh.Config{
+			KeyExchanges: cfg.KeyExchanges, Ciphers: cfg.Ciphers, MACs: cfg.MACs, AllowNone: cfg.AllowNone,
+		},
+		HostKeys:           cfg.HostKeys,
+		AuthorizedKeysFile: cfg.AuthorizedKeysFile,
+		PasswordHashes:     cfg.PasswordHashes,
+		Subsystems:         map[string]tssh.SubsystemHandler{Subsystem: s.serveChannel},
+		MaxChannels:        cfg.MaxChannels,
+		MaxUnauthenticated: cfg.MaxUnauthenticated,
+		KeepaliveInterval:  cfg.KeepaliveInterval,
+		Resumption:         cfg.Resumption,
+		Events:             s.event,
+	}
+	srv, err := tssh.NewServer(sc)
+	if err != nil {
+		return nil, err
+	}
+	s.srv = srv
+	return s, nil
+}
+
+func (s *Server) log() *slog.Logger {
+	if s.opts.Logger != nil {
+		return s.opts.Logger
+	}
+	return slog.Default()
+}
+
+func (s *Server) event(e tssh.Event) {
+	st := s.opts.Stats
+	switch e.Kind {
+	case tssh.EventKexFailed:
+		st.Inc(SessionOpenErrors)
+		s.log().Debug("ssh key exchange failed", "from", e.Remote, "err", e.Err)
+	case tssh.EventAuthFailed:
+		st.Inc(SessionUserAuthFailures)
+		s.log().Info("ssh authentication failed", "from", e.Remote, "err", e.Err)
+	case tssh.EventAuthenticated:
+		s.log().Debug("ssh user authenticated", "from", e.Remote, "user", e.User, "resumed", e.Resumed)
+	case tssh.EventChannelRefused:
+		st.Inc(SessionNoChannels)
+	case tssh.EventSubsystemRefused:
+		st.Inc(SessionNoSubsystems)
+	}
+}
+
+// Addr returns the listening address.
+func (s *Server) Addr() net.Addr { return s.l.Addr() }
+
+// Serve accepts connections until Close; it returns nil after Close.
+func (s *Server) Serve() error {
+	err := s.srv.Serve(s.l)
+	if errors.Is(err, tssh.ErrClosed) || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close stops listening and closes every connection.
+func (s *Server) Close() error {
+	s.close.Do(func() { s.l.Close() })
+	return s.srv.Close()
+}
+
+// Session is the tmSessionID of an SSH transport session: one snmp
+// channel. It is what StateReference.Session holds.
+type Session struct {
+	User    string
+	Channel io.ReadWriteCloser
+}
+
+func (s *Server) serveChannel(user string, ch io.ReadWriteCloser) {
+	st := s.opts.Stats
+	if s.open.Add(1) > int64(s.opts.MaxConns) {
+		s.open.Add(-1)
+		st.Inc(SessionNoChannels)
+		s.log().Warn("ssh session refused: limit reached", "user", user, "max", s.opts.MaxConns)
+		return
+	}
+	defer s.open.Add(-1)
+	st.Inc(SessionOpens)
+	defer st.Inc(SessionCloses)
+	ref := transport.StateReference{Domain: transport.SSH, SecurityName: user, SecurityLevel: 3, SameSecurity: true,
+		Session: &Session{User: user, Channel: ch}}
+	if c, ok := ch.(tssh.Channel); ok {
+		ref.Local, ref.Remote = addrPort(c.LocalAddr()), addrPort(c.RemoteAddr())
+	}
+	err := ServeSession(ch, &ref, s.h, &SessionOptions{MaxMessage: s.opts.MaxMessage, IdleTimeout: s.opts.IdleTimeout, Stats: st, Closer: ch})
+	if err != nil {
+		s.log().Debug("ssh session ended", "user", user, "from", ref.Remote, "err", err)
+	}
+}
+
+func addrPort(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		ap := t.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	ap, _ := netip.ParseAddrPort(fmt.Sprint(a))
+	return ap
+}
+
+// SessionOptions configure ServeSession.
+type SessionOptions struct {
+	// MaxMessage is the largest message accepted (default 65535).
+	MaxMessage int
+	// IdleTimeout, if set, ends the session after that long without a
+	// message by closing Closer.
+	IdleTimeout time.Duration
+	Closer      io.Closer
+	// Stats counts responses dropped because the session went away.
+	Stats *Stats
+}
+
+// ServeSession serves one SNMP-over-SSH session on rw: it reads
+// BER-framed messages, passes each to h with ref, and writes the responses
+// back. It returns nil at the end of the input.
+func ServeSession(rw io.ReadWriter, ref *transport.StateReference, h transport.Handler, o *SessionOptions) error {
+	max := o.MaxMessage
+	if max == 0 {
+		max = 65535
+	}
+	var idle *time.Timer
+	if o.IdleTimeout > 0 && o.Closer != nil {
+		idle = time.AfterFunc(o.IdleTimeout, func() { o.Closer.Close() })
+		defer idle.Stop()
+	}
+	r := bufio.NewReaderSize(rw, 4096)
+	var in []byte
+	out := make([]byte, 0, 4096)
+	for {
+		msg, err := transport.ReadStreamMessage(r, in, max)
+		if err != nil {
+			if err == io.EOF || errors.Is(err, tssh.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		if idle != nil {
+			idle.Reset(o.IdleTimeout)
+		}
+		in = msg
+		resp := h.ServeSNMP(ref, msg, out[:0])
+		if resp == nil {
+			continue
+		}
+		out = resp
+		if _, err := rw.Write(resp); err != nil {
+			o.Stats.Inc(SessionNoSessions)
+			return err
+		}
+	}
+}
