@@ -181,3 +181,33 @@ func TestZeroConfig(t *testing.T) {
 		t.Errorf("after SIGHUP: %q", out)
 	}
 }
+
+// TestUSMUsersPersist creates a user from a createUser line, then restarts
+// the agent with the line removed: the user's localized keys in the state
+// directory keep it working, as Net-SNMP's persistent usmUser lines do.
+func TestUSMUsersPersist(t *testing.T) {
+	bin := buildDaemon(t)
+	dir := t.TempDir()
+	port := testenv.FreePort(t)
+	listen := fmt.Sprintf("udp:127.0.0.1:%d", port)
+	cfg := filepath.Join(t.TempDir(), "snmpd.conf")
+	os.WriteFile(cfg, []byte("createUser ops SHA-256 opspassword AES opsprivpass\nrouser ops priv\n"), 0o600)
+	p := startDaemon(t, bin, nil, "--state-dir", dir, "--listen", listen, "--snmpd-conf", cfg)
+	get := []string{"-v3", "-l", "authPriv", "-u", "ops", "-a", "SHA-256", "-A", "opspassword", "-x", "AES", "-X", "opsprivpass", listen, ".1.3.6.1.2.1.1.3.0"}
+	netsnmp(t, "snmpget", get...)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.cmd.Wait()
+	fi, err := os.Stat(filepath.Join(dir, "usm-users.conf"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("usm-users.conf: %v %v", err, fi)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "usm-users.conf"))
+	if strings.Contains(string(data), "opspassword") {
+		t.Fatal("password stored in the state directory")
+	}
+	os.WriteFile(cfg, []byte("rouser ops priv\n"), 0o600)
+	startDaemon(t, bin, nil, "--state-dir", dir, "--listen", listen, "--snmpd-conf", cfg)
+	if out := netsnmp(t, "snmpget", get...); !strings.HasPrefix(out, ".1.3.6.1.2.1.1.3.0 = Timeticks:") {
+		t.Errorf("after restart without createUser: %q", out)
+	}
+}

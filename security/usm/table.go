@@ -83,3 +83,13 @@ func (t *UserTable) Replace(src *UserTable) {
 	t.m = m
 	t.mu.Unlock()
 }
+
+// Each calls fn for every entry, in no particular order. fn must not
+// modify the table.
+func (t *UserTable) Each(fn func(engineID []byte, u *User)) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for k, u := range t.m {
+		fn([]byte(k.engineID), u)
+	}
+}

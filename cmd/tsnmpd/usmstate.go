@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/tsnmp/tsnmp/security/usm"
+)
+
+// usmFile keeps the USM users' keys localized to this engine, as Net-SNMP
+// keeps usmUser lines in its persistent state: once a user has been
+// created, its createUser line (and password) may leave the configuration,
+// and the user stays.
+const usmFile = "usm-users.conf"
+
+// mergeUSMState adds to users the persisted users that the configuration
+// does not define, then persists every local user's keys.
+func (d *daemon) mergeUSMState(users *usm.UserTable) error {
+	local := d.state.EngineID
+	data, err := d.state.ReadFile(usmFile)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for n, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		u, err := parseUSMLine(f, local)
+		if err != nil {
+			d.log.Warn("ignoring a damaged line in the state directory", "file", usmFile, "line", n+1, "err", err)
+			continue
+		}
+		if _, ok := users.Lookup(local, []byte(u.Name())); !ok {
+			users.Add(local, u)
+		}
+	}
+	var lines []string
+	var ferr error
+	users.Each(func(engineID []byte, u *usm.User) {
+		if !bytes.Equal(engineID, local) || ferr != nil {
+			return
+		}
+		k, err := u.Keys(local)
+		if err != nil {
+			ferr = err
+			return
+		}
+		lines = append(lines, fmt.Sprintf("usmUser %s %s %s %s %s", hex.EncodeToString([]byte(u.Name())),
+			u.AuthProtocol(), u.PrivProtocol(), hexOrDash(k.Auth), hexOrDash(k.Priv)))
+	})
+	if ferr != nil {
+		return ferr
+	}
+	sort.Strings(lines)
+	content := "# USM users with keys localized to this engine; written by tsnmpd\n# usmUser NAME(hex) AUTH PRIV AUTHKEY PRIVKEY\n" + strings.Join(lines, "\n") + "\n"
+	return d.state.WriteFile(usmFile, []byte(content), 0o600)
+}
+
+func hexOrDash(b []byte) string {
+	if len(b) == 0 {
+		return "-"
+	}
+	return hex.EncodeToString(b)
+}
+
+func parseUSMLine(f []string, engineID []byte) (*usm.User, error) {
+	if len(f) != 6 || f[0] != "usmUser" {
+		return nil, errors.New("want: usmUser NAME AUTH PRIV AUTHKEY PRIVKEY")
+	}
+	name, err := hex.DecodeString(f[1])
+	if err != nil {
+		return nil, err
+	}
+	auth, priv := usm.AuthNone, usm.PrivNone
+	if f[2] != usm.AuthNone.String() {
+		if auth, err = usm.ParseAuthProtocol(f[2]); err != nil {
+			return nil, err
+		}
+	}
+	if f[3] != usm.PrivNone.String() {
+		if priv, err = usm.ParsePrivProtocol(f[3]); err != nil {
+			return nil, err
+		}
+	}
+	key := func(s string) ([]byte, error) {
+		if s == "-" {
+			return nil, nil
+		}
+		return hex.DecodeString(s)
+	}
+	ak, err := key(f[4])
+	if err != nil {
+		return nil, err
+	}
+	pk, err := key(f[5])
+	if err != nil {
+		return nil, err
+	}
+	return usm.NewLocalizedUser(string(name), engineID, auth, ak, priv, pk)
+}
