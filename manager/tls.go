@@ -338,6 +338,10 @@ func (s *Session) Resumed() bool {
 // GetSecure is Get for tls: and dtls: targets: one session per target,
 // parameters and configuration in the process.
 func (p *Pool) GetSecure(ctx context.Context, target string, cfg Config, params *TransportParams) (*Session, error) {
+	if cfg.Level == 0 {
+		cfg.Level = snmp.AuthPriv
+	}
+	cfg.Version = snmp.V3
 	cfg.normalize()
 	t, _, err := SecureTarget(target)
 	if err != nil {

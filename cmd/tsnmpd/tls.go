@@ -10,6 +10,7 @@ import (
 	"github.com/tsnmp/tsnmp/security/tsm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
+	"github.com/tsnmp/tsnmp/transport/dtls"
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
 
@@ -17,6 +18,7 @@ import (
 // (RFC 5591). TSM is in every policy, so that SSH sessions use it too.
 func init() {
 	listeners[transport.TLS] = openTLS
+	listeners[transport.DTLS] = openDTLS
 	policyHooks = append(policyHooks, tlsPolicy)
 }
 
@@ -99,6 +101,21 @@ func openTLS(d *daemon, a transport.Address) (transport.Server, error) {
 		return nil, errors.New("a tls: address needs a local certificate and certSecName rules ([snmp] localCert, certSecName)")
 	}
 	srv, err := tlstm.Listen(a, d.agent, s.server, s.options(d))
+	if err != nil {
+		return nil, err
+	}
+	s.servers = append(s.servers, srv)
+	return srv, nil
+}
+
+func openDTLS(d *daemon, a transport.Address) (transport.Server, error) {
+	s := d.tlsState()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.server == nil {
+		return nil, errors.New("a dtls: address needs a local certificate and certSecName rules ([snmp] localCert, certSecName)")
+	}
+	srv, err := dtls.Listen(a, d.agent, s.server, &dtls.Options{Options: *s.options(d)})
 	if err != nil {
 		return nil, err
 	}

@@ -221,3 +221,93 @@ func TestNetSNMPToolsOverTLS(t *testing.T) {
 }
 
 func oidPlus(o snmp.OID, sub ...uint32) snmp.OID { return append(append(snmp.OID{}, o...), sub...) }
+
+// TestDTLSAgent: get and walk over dtls: (IPv4 and IPv6), identity
+// mapping and refusals, as over tls:.
+func TestDTLSAgent(t *testing.T) {
+	bin := buildDaemon(t)
+	dir, _, conf := tlsSetup(t, "")
+	port := testenv.FreePort(t)
+	target := fmt.Sprintf("dtls:127.0.0.1:%d", port)
+	startDaemon(t, bin, nil, "--state-dir", t.TempDir(), "--snmpd-conf", conf,
+		"--listen", target, "--listen", fmt.Sprintf("dtls:[::1]:%d", port), "--listen", fmt.Sprintf("tls:127.0.0.1:%d", port))
+	params := func(who string) manager.TransportParams {
+		return manager.TransportParams{OurIdentity: who, TrustCert: []string{"ca"}, TheirHostname: "localhost",
+			CertDirs: []string{dir}, CacheDir: t.TempDir()}
+	}
+	for _, tg := range []string{target, fmt.Sprintf("dtls:[::1]:%d", port)} {
+		pdu, _, err := secureGet(t, tg, params("alice"), snmp.AuthPriv, sysDescr0)
+		if err != nil || pdu.VarBinds[0].Value.Type != snmp.OctetString {
+			t.Errorf("%s: %v %v", tg, err, pdu)
+		}
+	}
+	for _, who := range []string{"dave", "mallory", "eve"} {
+		if _, _, err := secureGet(t, target, params(who), snmp.AuthPriv, sysDescr0); err == nil {
+			t.Errorf("%s answered over DTLS", who)
+		}
+	}
+	// Walk the system group as bob.
+	c, err := (&manager.TransportParams{OurIdentity: "bob", TrustCert: []string{"ca"}, TheirHostname: "localhost", CertDirs: []string{dir}, NoResume: true}).ClientConfig(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := manager.DialSecure(context.Background(), target, manager.Config{Timeout: 5 * time.Second}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n := 0
+	if err := s.BulkWalk(context.Background(), snmp.OID{1, 3, 6, 1, 2, 1, 1}, 10, func(snmp.VarBind) error { n++; return nil }); err != nil || n < 7 {
+		t.Errorf("bulkwalk: %d varbinds, %v", n, err)
+	}
+}
+
+// TestResumeAcrossManagerProcesses: separate manager processes (this test
+// binary run again) get over tls: and dtls: with one cache directory; the
+// second and third resume and are still mapped to alice.
+func TestResumeAcrossManagerProcesses(t *testing.T) {
+	bin := buildDaemon(t)
+	dir, _, conf := tlsSetup(t, "")
+	port := testenv.FreePort(t)
+	startDaemon(t, bin, nil, "--state-dir", t.TempDir(), "--snmpd-conf", conf,
+		"--listen", fmt.Sprintf("tls:127.0.0.1:%d", port), "--listen", fmt.Sprintf("dtls:127.0.0.1:%d", port))
+	cache := t.TempDir()
+	for _, domain := range []string{"tls", "dtls"} {
+		target := fmt.Sprintf("%s:127.0.0.1:%d", domain, port)
+		for i, want := range []bool{false, true, true} {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestManagerHelper$")
+			cmd.Env = append(os.Environ(), "TSNMP_MANAGER_HELPER=1", "HELPER_TARGET="+target, "HELPER_DIR="+dir, "XDG_CACHE_HOME="+cache)
+			out, err := cmd.CombinedOutput()
+			// alice may read snmpTlstmSession; the name the agent used is
+			// checked by VACM: only alice's rule grants sysDescr here.
+			if w := fmt.Sprintf("resumed=%v sysDescr=ok", want); err != nil || !strings.Contains(string(out), w) {
+				t.Errorf("%s process %d: %v\n%s(want %s)", domain, i, err, out, w)
+			}
+		}
+	}
+	ents, err := os.ReadDir(filepath.Join(cache, "tsnmp"))
+	if err != nil || len(ents) != 2 {
+		t.Errorf("cache: %v %d files", err, len(ents))
+	}
+	for _, e := range ents {
+		if st, _ := e.Info(); st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v", e.Name(), st.Mode())
+		}
+	}
+}
+
+func TestManagerHelper(t *testing.T) {
+	if os.Getenv("TSNMP_MANAGER_HELPER") != "1" {
+		t.Skip("helper process for TestResumeAcrossManagerProcesses")
+	}
+	params := &manager.TransportParams{OurIdentity: "alice", TrustCert: []string{"ca"}, TheirHostname: "localhost",
+		CertDirs: []string{os.Getenv("HELPER_DIR")}}
+	s, err := manager.DefaultPool.GetSecure(context.Background(), os.Getenv("HELPER_TARGET"), manager.Config{Timeout: 5 * time.Second}, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdu, err := s.Get(context.Background(), sysDescr0)
+	ok := err == nil && pdu.VarBinds[0].Value.Type == snmp.OctetString
+	fmt.Printf("resumed=%v sysDescr=%s\n", s.Resumed(), map[bool]string{true: "ok", false: fmt.Sprint(err)}[ok])
+	manager.DefaultPool.Close()
+}
