@@ -5,19 +5,14 @@ import (
 	"os"
 	"strings"
 	"testing"
-)
 
-const mibDir = "../../../shared/mibs"
+	"github.com/tsnmp/tsnmp/internal/testenv"
+)
 
 // TestTablesUpToDate regenerates the tables and compares them with the
 // checked-in file, which also shows that generation is deterministic.
 func TestTablesUpToDate(t *testing.T) {
-	if _, err := os.Stat(mibDir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	mibDir := testenv.MIBDir(t)
 	var outs [][]byte
 	for range 2 {
 		mods, skipped, err := loadDir(mibDir)

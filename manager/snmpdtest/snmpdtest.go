@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
 )
 
 // Agent is a running snmpd.
@@ -53,22 +55,7 @@ func Require(t testing.TB, prog string) string {
 // repository), skipping or failing like Require when it is missing.
 func MIBDir(t testing.TB) string {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for i := 0; i < 10 && dir != "/"; i++ {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			m := filepath.Join(filepath.Dir(dir), "shared", "mibs")
-			if _, err := os.Stat(m); err == nil {
-				return m
-			}
-			break
-		}
-		dir = filepath.Dir(dir)
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("shared/mibs not found beside the repository")
-	}
-	t.Skip("shared/mibs not found beside the repository")
-	return ""
+	return testenv.MIBDir(t)
 }
 
 // freePort finds a port free for UDP and TCP on 127.0.0.1 and ::1.

@@ -7,27 +7,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-// mibDir is where the MIB modules the tables come from are kept, relative
-// to this package.
-const mibDir = "../../../shared/mibs"
+	"github.com/tsnmp/tsnmp/internal/testenv"
+)
 
 // snmptranslate runs Net-SNMP's snmptranslate over the standard modules.
 // It skips the test when the tool or modules are missing, except under CI.
 func snmptranslate(t *testing.T) func(args ...string) string {
 	t.Helper()
-	bin, err := exec.LookPath("snmptranslate")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(mibDir, "SNMPv2-MIB.txt"))
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("snmptranslate comparison needs snmptranslate (Debian package snmp) and %s: %v", mibDir, err)
-		}
-		t.Skipf("snmptranslate comparison skipped: %v", err)
-	}
-	dir, err := filepath.Abs(mibDir)
+	bin := testenv.Need(t, "snmptranslate")
+	dir, err := filepath.Abs(testenv.MIBDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
