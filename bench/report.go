@@ -138,7 +138,11 @@ func (r *Report) Markdown() string {
 				b.WriteString("(no rows)\n\n")
 				continue
 			}
-			b.WriteString("| " + strings.Join(t.Columns, " | ") + " |\n|")
+			cols := make([]string, len(t.Columns))
+			for i, c := range t.Columns {
+				cols[i] = mdCell(c)
+			}
+			b.WriteString("| " + strings.Join(cols, " | ") + " |\n|")
 			for range t.Columns {
 				b.WriteString(" --- |")
 			}

@@ -1,0 +1,258 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/netns"
+	"github.com/tsnmp/tsnmp/manager"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// walkNS is a namespace whose interface count can grow.
+type walkNS struct {
+	*netns.NS
+	pairs int
+}
+
+// newWalkNS creates a namespace deleted when the experiment ends.
+func newWalkNS(env *Env) (*walkNS, error) {
+	ns, err := netns.New("tsnmp-bench")
+	if err != nil {
+		return nil, err
+	}
+	env.Defer(func() { ns.Delete() })
+	return &walkNS{NS: ns}, nil
+}
+
+// grow adds veth pairs until the namespace has at least n interfaces
+// (lo included) and returns the interface count.
+func (w *walkNS) grow(n int) (int, error) {
+	want := (n - 1 + 1) / 2
+	if want > w.pairs {
+		if err := w.AddVeths("v", w.pairs, want); err != nil {
+			return 0, err
+		}
+		w.pairs = want
+	}
+	return 1 + 2*w.pairs, nil
+}
+
+// walkKind is one line of the walk experiments.
+type walkKind struct {
+	Transport string // v2c/UDP ...
+	Bulk      bool
+	cfg       manager.Config
+	tcp       bool
+}
+
+func (k walkKind) op() string {
+	if k.Bulk {
+		return "getbulk"
+	}
+	return "getnext"
+}
+
+func walkKinds(quick bool) []walkKind {
+	var ks []walkKind
+	ap := usmConfig(snmp.AuthPriv)
+	for _, bulk := range []bool{false, true} {
+		for _, t := range []struct {
+			n   string
+			cfg manager.Config
+			tcp bool
+		}{
+			{"v2c/UDP", manager.Config{Version: snmp.V2c, Community: "public"}, false},
+			{"v2c/TCP", manager.Config{Version: snmp.V2c, Community: "public"}, true},
+			{"v3/USM/UDP/ap", ap, false},
+			{"v3/USM/TCP/ap", ap, true},
+		} {
+			if quick && t.tcp && bulk {
+				continue
+			}
+			ks = append(ks, walkKind{Transport: t.n, Bulk: bulk, cfg: t.cfg, tcp: t.tcp})
+		}
+	}
+	return ks
+}
+
+// walkOnce opens a session, walks ifTable and closes the session, as
+// snmpwalk does; it returns the number of requests.
+func walkOnce(ctx context.Context, target string, k walkKind, retransmit manager.Retransmit) (int, error) {
+	cfg := k.cfg
+	cfg.Retransmit = retransmit
+	s, err := manager.Dial(ctx, target, cfg)
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
+	n := 0
+	st, err := s.WalkWith(ctx, ifTableOID, manager.WalkOptions{Bulk: k.Bulk, MaxRepetitions: 10, Retransmit: retransmit},
+		func(snmp.VarBind) error { n++; return nil })
+	if err != nil {
+		return st.Requests, err
+	}
+	if n == 0 {
+		return st.Requests, errors.New("bench: empty ifTable walk")
+	}
+	return st.Requests, nil
+}
+
+func runWalk(ctx context.Context, env *Env, s *Section) error {
+	if why := needRoot(); why != "" {
+		s.Skipped = why
+		return nil
+	}
+	w, err := newWalkNS(env)
+	if err != nil {
+		return err
+	}
+	a, err := startAgents(env, w.NS)
+	if err != nil {
+		return err
+	}
+	if a.Missing != "" {
+		s.Note("%s", a.Missing)
+	}
+	sizes := []int{1, 10, 100, 500, 1000, 2000}
+	limit := 60 * time.Second
+	if env.Quick {
+		sizes, limit = []int{1, 10, 40}, 10*time.Second
+	}
+	kinds := walkKinds(env.Quick)
+	s.Method = append(s.Method,
+		fmt.Sprintf("ifTable is walked with N interfaces (lo and veth pairs) in a network namespace created for the run, where tsnmpd and snmpd run and the manager (tsnmp's manager package, in-process) joins. Each walk opens a session (USM discovery included), walks the 22 columns of ifTable and closes it, as snmpwalk and snmpbulkwalk do. Getbulk uses max-repetitions 10. %d repetitions per point after %d warm-up (at most 3 from 500 interfaces), agents and kinds alternated; the median is shown. A walk longer than %v is stopped and its series not continued to larger tables.", env.Reps, env.Warmup, limit),
+		"The paper's Fig. 3 plots latency against the number of SNMP interactions: the \"requests\" column gives that count for each walk.")
+	t := &Table{Columns: []string{"interfaces", "transport", "operation", "agent", "requests", "median ms", "spread ms", "ms per request", "tsnmpd / snmpd"}}
+	s.Tables = append(s.Tables, t)
+	plot := &Plot{Title: "getnext walks of ifTable (median)", XLabel: "SNMP interactions (requests)", YLabel: "ms", LogX: true, LogY: true}
+	series := map[string]*Series{}
+	var order []string
+	dead := map[string]bool{}
+	steps, step := len(sizes)*len(kinds), 0
+	for _, size := range sizes {
+		env.Step(step, steps, fmt.Sprintf("creating interfaces for N=%d", size))
+		n, err := w.grow(size)
+		if err != nil {
+			return err
+		}
+		// Both agents cache the interface list (tsnmpd for 1 s, snmpd
+		// longer): wait until each serves all n rows.
+		for _, p := range a.list() {
+			if err := w.Do(func() error { return waitRows(ctx, p, n) }); err != nil {
+				return err
+			}
+		}
+		reps := env.Reps
+		if n >= 500 {
+			reps = env.RepsUpTo(3)
+		}
+		for _, k := range kinds {
+			env.Step(step, steps, fmt.Sprintf("N=%d %s %s", n, k.Transport, k.op()))
+			step++
+			agentsHere := []*Proc{}
+			for _, p := range a.list() {
+				if !dead[p.Name+k.Transport+k.op()] {
+					agentsHere = append(agentsHere, p)
+				}
+			}
+			lat := map[*Proc][]float64{}
+			reqs := map[*Proc]int{}
+			for r := 0; r < reps+env.Warmup; r++ {
+				for j := range agentsHere {
+					p := agentsHere[(j+r)%len(agentsHere)]
+					if dead[p.Name+k.Transport+k.op()] {
+						continue
+					}
+					var d time.Duration
+					var nreq int
+					err := w.Do(func() error {
+						wctx, cancel := context.WithTimeout(ctx, limit)
+						defer cancel()
+						var err error
+						d, err = timed(func() error {
+							var e error
+							nreq, e = walkOnce(wctx, target(p, k.tcp), k, manager.RetransmitAuto)
+							return e
+						})
+						return err
+					})
+					if err != nil {
+						if ctx.Err() != nil {
+							return ctx.Err()
+						}
+						dead[p.Name+k.Transport+k.op()] = true
+						s.Note("%s %s %s with %d interfaces did not finish within %v (%v); larger tables not measured for it.", p.Name, k.Transport, k.op(), n, limit, err)
+						continue
+					}
+					if r >= env.Warmup {
+						lat[p] = append(lat[p], float64(d)/1e6)
+						reqs[p] = nreq
+					}
+				}
+			}
+			med := map[*Proc]float64{}
+			for _, p := range a.list() {
+				med[p] = math.NaN()
+				if len(lat[p]) > 0 {
+					med[p] = Summarize(lat[p]).Median
+				}
+			}
+			for _, p := range a.list() {
+				if len(lat[p]) == 0 {
+					continue
+				}
+				sm := Summarize(lat[p])
+				ratio := "-"
+				if p == a.tsnmpd && a.snmpd != nil {
+					ratio = Ratio(med[a.tsnmpd], med[a.snmpd])
+				}
+				t.Add(fmt.Sprint(n), k.Transport, k.op(), p.Name, fmt.Sprint(reqs[p]), Num(sm.Median), sm.Spread(), Num(sm.Median/float64(reqs[p])), ratio)
+				if !k.Bulk {
+					key := p.Name + " " + k.Transport
+					if series[key] == nil {
+						series[key] = &Series{Name: key}
+						order = append(order, key)
+					}
+					series[key].X = append(series[key].X, float64(reqs[p]))
+					series[key].Y = append(series[key].Y, sm.Median)
+				}
+			}
+		}
+	}
+	for _, k := range order {
+		plot.Series = append(plot.Series, *series[k])
+	}
+	s.Plot = plot
+	s.Note("SNMP over SSH and TLS are not yet in this experiment, so the paper's break-even point (SSH overtaking USM at about 500 interactions) cannot be computed yet.")
+	return nil
+}
+
+var ifIndexOID = snmp.OID{1, 3, 6, 1, 2, 1, 2, 2, 1, 1}
+
+// waitRows waits (at most 60 s) until p's ifTable has n rows.
+func waitRows(ctx context.Context, p *Proc, n int) error {
+	deadline := time.Now().Add(60 * time.Second)
+	got := 0
+	for time.Now().Before(deadline) {
+		s, err := manager.Dial(ctx, target(p, false), manager.Config{Version: snmp.V2c, Community: "public"})
+		if err != nil {
+			return err
+		}
+		got = 0
+		err = s.BulkWalk(ctx, ifIndexOID, 50, func(snmp.VarBind) error { got++; return nil })
+		s.Close()
+		if err == nil && got == n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("bench: %s serves %d ifTable rows, not %d, after 60 s", p.Name, got, n)
+}

@@ -1,0 +1,91 @@
+package bench
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSummarize(t *testing.T) {
+	s := Summarize([]float64{5, 1, 4, 2, 3})
+	if s.N != 5 || s.Min != 1 || s.Max != 5 || s.Median != 3 || s.P25 != 2 || s.P75 != 4 || s.Mean != 3 {
+		t.Errorf("Summarize = %+v", s)
+	}
+	if s := Summarize([]float64{7}); s.Median != 7 || s.P25 != 7 || s.P75 != 7 {
+		t.Errorf("one value: %+v", s)
+	}
+	if s := Summarize(nil); s.N != 0 || s.Spread() != "-" {
+		t.Errorf("no value: %+v", s)
+	}
+	if got := Summarize([]float64{1, 2}).Median; got != 1.5 {
+		t.Errorf("median of 1,2 = %v", got)
+	}
+}
+
+func TestReportWrite(t *testing.T) {
+	dir := t.TempDir()
+	r := &Report{Machine: Machine{CPU: "test cpu"}, Options: Options{Reps: 3}}
+	s := &Section{Name: "x", Title: "X <&>"}
+	tb := &Table{Columns: []string{"a", "b|c"}}
+	tb.Add("1", "2")
+	s.Tables = []*Table{tb}
+	s.Plot = &Plot{Title: "p", Series: []Series{{Name: "s", X: []float64{1, 10, 100}, Y: []float64{1, math.NaN(), 3}}}, LogX: true}
+	skipped := &Section{Name: "y", Title: "Y", Skipped: "needs root"}
+	bars := &Section{Name: "z", Title: "Z", Tables: []*Table{tb}, Plot: &Plot{Categories: []string{"a", "b"}, Series: []Series{{Name: "s", Y: []float64{1, 2}}}}}
+	r.Sections = []*Section{s, skipped, bars}
+	if err := r.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"report.md", "report.html", "x.csv", "x.svg", "z.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "y.csv")); err == nil {
+		t.Error("skipped section wrote a CSV")
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{"## X <&> (`tsnmp bench x`)", "| a | b|c |", "**Not run: needs root**", "![X <&>](x.svg)", "| CPU | test cpu |"} {
+		if want == "| a | b|c |" {
+			want = `| a | b\|c |`
+		}
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if !bytes.Contains(html, []byte("X &lt;&amp;&gt;")) || !bytes.Contains(html, []byte("<svg")) {
+		t.Errorf("report.html does not escape or lacks the plot")
+	}
+	csv, _ := os.ReadFile(filepath.Join(dir, "x.csv"))
+	if string(csv) != "a,b|c\n1,2\n" {
+		t.Errorf("x.csv = %q", csv)
+	}
+}
+
+func TestReadPcap(t *testing.T) {
+	// One UDP frame 127.0.0.1:1000 -> :161 with 5 bytes of payload.
+	var b bytes.Buffer
+	b.Write([]byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1, 0, 0, 0})
+	frame := make([]byte, 14+20+8+5)
+	frame[12], frame[13] = 0x08, 0x00
+	ip := frame[14:]
+	ip[0] = 0x45
+	ip[2], ip[3] = 0, 33
+	ip[9] = 17
+	udp := ip[20:]
+	udp[0], udp[1], udp[2], udp[3] = 0x03, 0xe8, 0, 161
+	rec := []byte{0, 0, 0, 0, 0, 0, 0, 0, byte(len(frame)), 0, 0, 0, byte(len(frame)), 0, 0, 0}
+	b.Write(rec)
+	b.Write(frame)
+	ps, err := ReadPcap(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 1 || ps[0] != (Packet{Len: 47, Proto: 17, SrcPort: 1000, DstPort: 161, Payload: 5}) {
+		t.Errorf("ReadPcap = %+v", ps)
+	}
+}
