@@ -534,3 +534,15 @@ func TestPlainHTTPOnlyOnLoopback(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestH2C serves HTTP/2 without TLS to clients with prior knowledge.
+func TestH2C(t *testing.T) {
+	a := startAgent(t, webmgmttest.Options{NoTLS: true})
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Protocols: &p}}
+	r := do(t, c, "GET", a.HTTPURL+"/mib/sysDescr.0", map[string]string{"Authorization": "SNMP-Community public"}, "")
+	if r.status != 200 || r.proto != 2 {
+		t.Errorf("h2c: status %d HTTP/%d", r.status, r.proto)
+	}
+}
