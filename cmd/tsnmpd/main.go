@@ -24,15 +24,13 @@ import (
 var version = "dev"
 
 type options struct {
-	config     string
-	snmpdConf  string
-	stateDir   string
-	listen     []string
-	logLevel   string
-	logFormat  string
-	quiet      bool
-	printUser  bool
-	allowNonLo bool
+	config    string
+	snmpdConf string
+	stateDir  string
+	listen    []string
+	logLevel  string
+	logFormat string
+	quiet     bool
 	// stdio serves one SNMP-over-SSH session on standard input and
 	// output, as an OpenSSH sshd subsystem (ssh.go).
 	stdio   bool
