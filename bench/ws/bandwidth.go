@@ -402,7 +402,7 @@ type rttTarget struct {
 	close func()
 }
 
-func snmpTarget(name, addr string, n0 int) (*rttTarget, error) {
+func snmpTarget(name, addr string) (*rttTarget, error) {
 	ua, err := net.ResolveUDPAddr("udp4", addr)
 	if err != nil {
 		return nil, err
@@ -430,15 +430,45 @@ func snmpTarget(name, addr string, n0 int) (*rttTarget, error) {
 			var m snmp.Message
 			if m.Unmarshal(buf[:k]) == nil && m.PDU.RequestID == id {
 				d := time.Since(start)
-				if len(m.PDU.VarBinds) != n {
+				if len(m.PDU.VarBinds) != n || m.PDU.VarBinds[n-1].Value.Type.IsException() {
 					return 0, fmt.Errorf("%s: %d varbinds for %d repetitions", name, len(m.PDU.VarBinds), n)
 				}
 				return d, nil
 			}
 		}
 	}
-	_ = n0
+	// The objects from ifTable to the end of the agent's MIB bound n.
+	t.max = available(c, buf)
 	return t, nil
+}
+
+// available counts the objects a GetBulk from ifTable can return before
+// the end of the MIB view.
+func available(c *net.UDPConn, buf []byte) int {
+	req := snmpRequest(SNMPGetBulk, 0, 2000, 1<<30)
+	if _, err := c.Write(req); err != nil {
+		return 0
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	k, err := c.Read(buf)
+	if err != nil {
+		return 0
+	}
+	var m snmp.Message
+	if m.Unmarshal(buf[:k]) != nil {
+		return 0
+	}
+	n := 0
+	for _, vb := range m.PDU.VarBinds {
+		if vb.Value.Type.IsException() {
+			break
+		}
+		n++
+	}
+	if n == 2000 || m.PDU.ErrorStatus == snmp.TooBig {
+		return 0 // at least that many: no bound
+	}
+	return n
 }
 
 func httpTarget(name, addr, method, resource string, max int) (*rttTarget, error) {
@@ -485,7 +515,7 @@ func runRTT(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Report) 
 		return nil
 	}
 	max := o.Rows * 22
-	if err := add(snmpTarget("tsnmp SNMP GetBulk", a.SNMPAddr, 0)); err != nil {
+	if err := add(snmpTarget("tsnmp SNMP GetBulk", a.SNMPAddr)); err != nil {
 		return err
 	}
 	for _, m := range []string{SOAP, SOAPGzip, JSON, JSONGzip} {
@@ -504,7 +534,7 @@ func runRTT(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Report) 
 			return err
 		}
 		defer ka.Close()
-		if err := add(snmpTarget("tsnmp SNMP GetBulk ("+k.name+")", ka.SNMPAddr, 0)); err != nil {
+		if err := add(snmpTarget("tsnmp SNMP GetBulk ("+k.name+")", ka.SNMPAddr)); err != nil {
 			return err
 		}
 		rows := 0
@@ -520,13 +550,16 @@ func runRTT(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Report) 
 			rep.Notes = append(rep.Notes, "Net-SNMP snmpd not measured: "+err.Error())
 		} else {
 			defer p.Stop()
-			if err := add(snmpTarget("Net-SNMP snmpd GetBulk (kernel ifTable)", p.Addr, 0)); err != nil {
+			if err := add(snmpTarget("Net-SNMP snmpd GetBulk (kernel ifTable)", p.Addr)); err != nil {
 				return err
 			}
 		}
 	}
 	for _, t := range targets {
 		rep.RTTMethods = append(rep.RTTMethods, t.name)
+		if t.max > 0 && t.max < o.RTTCounts[len(o.RTTCounts)-1] {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s returns at most %d objects to one request from ifTable on (the end of its MIB view, or its GetBulk limit)", t.name, t.max))
+		}
 	}
 	for _, n := range o.RTTCounts {
 		p := RTTPoint{Objects: n, Delay: map[string]time.Duration{}}

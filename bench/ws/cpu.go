@@ -403,7 +403,7 @@ func measureRSS(o *Options, rep *Report) {
 	conf := filepath.Join(dir, "snmpd.conf")
 	os.WriteFile(conf, []byte("rocommunity public 127.0.0.1\n"), 0o600)
 	walk := func(addr string) {
-		if t, err := snmpTarget("walk", addr, 0); err == nil {
+		if t, err := snmpTarget("walk", addr); err == nil {
 			t.do(50)
 			t.close()
 		}
