@@ -130,6 +130,9 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 	// Room for varbinds: the smallest of what the requester accepts, the
 	// local cap and the transport, less the ScopedPDU envelope.
 	rs := snmp.ScopedPDU{ContextEngineID: a.State.EngineID, ContextName: sc.ContextName}
+	if string(sc.ContextEngineID) == localEngineID {
+		rs.ContextEngineID = sc.ContextEngineID // a response names the context engine as its request did
+	}
 	envelope := len(snmp.AppendScopedPDU(w.buf[:0], &rs)) + 12
 	room := min(in.MaxScopedPDU, p.MaxResponse-secOverhead) - envelope
 	if ref.Domain == transport.UDP {

@@ -311,3 +311,60 @@ func TestManagerHelper(t *testing.T) {
 	fmt.Printf("resumed=%v sysDescr=%s\n", s.Resumed(), map[bool]string{true: "ok", false: fmt.Sprint(err)}[ok])
 	manager.DefaultPool.Close()
 }
+
+// TestNetSNMPToolsOverDTLS: Net-SNMP's snmpget and snmpbulkwalk against
+// tsnmpd over dtls: (DTLS 1.2, which Debian's Net-SNMP 5.9.3 negotiates),
+// with certificates from tsnmp's generator mapped by --sn and by --dns, and
+// a self-signed certificate made by openssl mapped by --cn.
+func TestNetSNMPToolsOverDTLS(t *testing.T) {
+	snmpget := testenv.Need(t, "snmpget")
+	snmpbulkwalk := testenv.Need(t, "snmpbulkwalk")
+	openssl := testenv.Need(t, "openssl")
+	bin := buildDaemon(t)
+	dir, _, conf := tlsSetup(t, "rouser -s tsm oscar authpriv\n")
+	// oscar: an openssl-made, self-signed client certificate, pinned.
+	out, err := exec.Command(openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+		"-subj", "/CN=oscar", "-days", "2", "-keyout", filepath.Join(dir, "tls/private/oscar.key"),
+		"-out", filepath.Join(dir, "tls/certs/oscar.crt")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("openssl: %v\n%s", err, out)
+	}
+	fpOut, err := exec.Command(openssl, "x509", "-noout", "-fingerprint", "-sha256", "-in", filepath.Join(dir, "tls/certs/oscar.crt")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, oscarFP, _ := strings.Cut(strings.TrimSpace(string(fpOut)), "=")
+	f, _ := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintf(f, "certSecName 40 --sha256 %s --cn\n", oscarFP)
+	f.Close()
+	port := testenv.FreePort(t)
+	target := fmt.Sprintf("dtls:127.0.0.1:%d", port)
+	p := startDaemon(t, bin, nil, "--state-dir", t.TempDir(), "--snmpd-conf", conf, "--listen", target)
+	env := append(os.Environ(), netsnmpClient(t, dir)...)
+	run := func(prog string, who string, oid string) (string, error) {
+		cmd := exec.Command(prog, "-v3", "-On", "-r", "1", "-t", "3", "-T", "our_identity="+who,
+			"-T", "trust_cert=ca", "-T", "their_hostname=localhost", target, oid)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	for _, who := range []string{"alice", "bob", "oscar"} {
+		out, err := run(snmpget, who, ".1.3.6.1.2.1.1.1.0")
+		if err != nil || !strings.Contains(out, ".1.3.6.1.2.1.1.1.0 = STRING:") {
+			t.Errorf("snmpget as %s: %v\n%s\n%s", who, err, out, p.log)
+		}
+	}
+	out2, err := run(snmpbulkwalk, "bob", ".1.3.6.1.2.1.1")
+	if err != nil || strings.Count(out2, "\n") < 7 || !strings.Contains(out2, ".1.3.6.1.2.1.1.5.0 = STRING:") {
+		t.Errorf("snmpbulkwalk: %v\n%s", err, out2)
+	}
+	// An unknown certificate is refused and counted.
+	if out, err := run(snmpget, "mallory", ".1.3.6.1.2.1.1.1.0"); err == nil {
+		t.Errorf("mallory answered:\n%s", out)
+	}
+	params := manager.TransportParams{OurIdentity: "alice", TrustCert: []string{"ca"}, CertDirs: []string{dir}, NoResume: true}
+	pdu, _, err := secureGet(t, target, params, snmp.AuthPriv, oidPlus(tlstm.SessionOID, uint32(tlstm.SessionInvalidClientCertificates), 0))
+	if err != nil || pdu.VarBinds[0].Value.Num < 1 {
+		t.Errorf("invalidClientCertificates: %v %v", err, pdu)
+	}
+}
