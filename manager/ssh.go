@@ -3,7 +3,9 @@ package manager
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -164,7 +166,17 @@ func (p *SSHParams) ClientConfig(target, securityName string) (*sshtm.ClientConf
 		c.Signers = append(c.Signers, s)
 	}
 	cfg := &sshtm.ClientConfig{SSH: c, NoResume: p.NoResume, Stats: &SSHStats}
-	cfg.Scope = strings.Join([]string{target, name, p.HostKey, strings.Join(c.KnownHostsFiles, ";")}, "|")
+	// The scope names the connection and its resumption state: the same
+	// agent, user, credentials and host key policy.
+	parts := []string{target, name, p.HostKey, strings.Join(c.KnownHostsFiles, ";"), fmt.Sprint(c.UseAgent, p.AcceptNew)}
+	for _, s := range c.Signers {
+		parts = append(parts, tssh.Fingerprint(s.PublicKey()))
+	}
+	if p.Password != "" {
+		h := sha256.Sum256([]byte(p.Password))
+		parts = append(parts, hex.EncodeToString(h[:8]))
+	}
+	cfg.Scope = strings.Join(parts, "|")
 	if !p.NoResume {
 		dir := p.CacheDir
 		if dir == "" {
