@@ -1,0 +1,115 @@
+package ssh
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"testing"
+
+	tssh "github.com/tsnmp/tsnmp/ssh"
+	"github.com/tsnmp/tsnmp/transport"
+)
+
+type echo struct{}
+
+func (echo) ServeSNMP(_ *transport.StateReference, msg, out []byte) []byte { return append(out, msg...) }
+
+// BenchmarkOneShot measures what a one-shot manager process pays over SSH:
+// connect, key exchange (full or resumed), authentication, open the snmp
+// channel, one request and its response, close.
+func BenchmarkOneShot(b *testing.B) {
+	req := msg(60, 'q')
+	for _, mode := range []struct {
+		name string
+		res  *tssh.ResumptionConfig
+	}{
+		{"full", nil},
+		{"resumed-ticket", &tssh.ResumptionConfig{Tickets: true}},
+		{"resumed-cache", &tssh.ResumptionConfig{ServerCache: true}},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			f := start(b, echo{}, func(c *ServerConfig) { c.Resumption = mode.res })
+			cfg := f.client()
+			cfg.NoResume = mode.res == nil
+			var state []byte
+			resumed := 0
+			for b.Loop() {
+				cfg.SSH.ResumptionState = state
+				c, err := Dial(context.Background(), "tcp", f.addr, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if c.Resumed() {
+					resumed++
+				}
+				ch, err := c.OpenSession()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := ch.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := transport.ReadStreamMessage(bufio.NewReader(ch), nil, 65535); err != nil {
+					b.Fatal(err)
+				}
+				state = c.ResumptionState()
+				c.Close()
+			}
+			b.ReportMetric(float64(resumed)/float64(b.N), "resumed/op")
+		})
+	}
+}
+
+// BenchmarkMessages measures request-response round trips over one SNMP
+// session: an snmp channel on one SSH connection, beside one plain TCP
+// connection (RFC 3430) to the same kind of stream server.
+func BenchmarkMessages(b *testing.B) {
+	req := msg(100, 'm')
+	run := func(b *testing.B, rw interface {
+		Write([]byte) (int, error)
+		Read([]byte) (int, error)
+	}) {
+		r := bufio.NewReader(rw)
+		var buf []byte
+		b.SetBytes(int64(len(req)))
+		for b.Loop() {
+			if _, err := rw.Write(req); err != nil {
+				b.Fatal(err)
+			}
+			var err error
+			if buf, err = transport.ReadStreamMessage(r, buf, 65535); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	}
+	b.Run("ssh", func(b *testing.B) {
+		f := start(b, echo{}, nil)
+		c, err := Dial(context.Background(), "tcp", f.addr, f.client())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		ch, err := c.OpenSession()
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, ch)
+	})
+	b.Run("tcp", func(b *testing.B) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := transport.NewStreamServer(l, transport.TCP, echo{}, &transport.ServerOptions{})
+		go srv.Serve()
+		defer srv.Close()
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		transport.SetNoDelay(c)
+		run(b, c)
+	})
+}

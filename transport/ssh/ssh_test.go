@@ -1,0 +1,367 @@
+package ssh
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	tssh "github.com/tsnmp/tsnmp/ssh"
+	"github.com/tsnmp/tsnmp/transport"
+)
+
+// echoHandler answers every message with itself and records the
+// StateReference it was given.
+type echoHandler struct {
+	mu   sync.Mutex
+	refs []transport.StateReference
+}
+
+func (h *echoHandler) ServeSNMP(ref *transport.StateReference, msg, out []byte) []byte {
+	h.mu.Lock()
+	h.refs = append(h.refs, *ref)
+	h.mu.Unlock()
+	return append(out, msg...)
+}
+
+func (h *echoHandler) last() transport.StateReference {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.refs[len(h.refs)-1]
+}
+
+func newKey(t testing.TB) tssh.Signer {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := tssh.NewSigner(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+type fixture struct {
+	srv   *Server
+	addr  string
+	host  tssh.Signer
+	user  tssh.Signer
+	stats *Stats
+	h     transport.Handler
+}
+
+func start(t testing.TB, h transport.Handler, mod func(*ServerConfig)) *fixture {
+	t.Helper()
+	f := &fixture{host: newKey(t), user: newKey(t), stats: &Stats{}, h: h}
+	dir := t.TempDir()
+	line, err := AuthorizedKeyLine(f.user.PublicKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ak := filepath.Join(dir, "alice")
+	if err := os.WriteFile(ak, []byte(line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &ServerConfig{
+		HostKeys: []tssh.Signer{f.host},
+		AuthorizedKeysFile: func(u string) string {
+			if u == "alice" {
+				return ak
+			}
+			return ""
+		},
+		Resumption: &tssh.ResumptionConfig{Tickets: true, ServerCache: true},
+	}
+	if mod != nil {
+		mod(cfg)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	f.srv, err = NewServer(l, h, cfg, &Options{Stats: f.stats, ServerOptions: transport.ServerOptions{Logger: quiet}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.addr = f.srv.Addr().String()
+	go f.srv.Serve()
+	t.Cleanup(func() { f.srv.Close() })
+	return f
+}
+
+func (f *fixture) client() *ClientConfig {
+	return &ClientConfig{SSH: tssh.ClientConfig{User: "alice", Signers: []tssh.Signer{f.user}, HostKeyFingerprint: tssh.Fingerprint(f.host.PublicKey())}}
+}
+
+// msg returns a BER SEQUENCE of n content bytes.
+func msg(n int, fill byte) []byte {
+	var b []byte
+	switch {
+	case n < 0x80:
+		b = []byte{0x30, byte(n)}
+	case n < 0x100:
+		b = []byte{0x30, 0x81, byte(n)}
+	default:
+		b = []byte{0x30, 0x82, byte(n >> 8), byte(n)}
+	}
+	return append(b, bytes.Repeat([]byte{fill}, n)...)
+}
+
+func TestSessionFramingAndStateReference(t *testing.T) {
+	h := &echoHandler{}
+	f := start(t, h, nil)
+	c, err := Dial(context.Background(), "tcp", f.addr, f.client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ch, err := c.OpenSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three messages in one write, one split across writes, one larger
+	// than an SSH packet.
+	a, b, d, big := msg(10, 'a'), msg(200, 'b'), msg(1, 'd'), msg(40000, 'x')
+	if _, err := ch.Write(append(append(append([]byte{}, a...), b...), d...)); err != nil {
+		t.Fatal(err)
+	}
+	e := msg(300, 'e')
+	go func() {
+		ch.Write(e[:5])
+		time.Sleep(20 * time.Millisecond)
+		ch.Write(e[5:])
+		ch.Write(big)
+	}()
+	r := bufio.NewReader(ch)
+	for _, want := range [][]byte{a, b, d, e, big} {
+		got, err := transport.ReadStreamMessage(r, nil, 65535)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("got %d bytes, want %d", len(got), len(want))
+		}
+	}
+	ref := h.last()
+	if ref.Domain != transport.SSH || ref.SecurityName != "alice" || ref.SecurityLevel != 3 || !ref.SameSecurity {
+		t.Fatalf("state reference %+v", ref)
+	}
+	if sess, ok := ref.Session.(*Session); !ok || sess.User != "alice" {
+		t.Fatalf("session handle %#v", ref.Session)
+	}
+	if !ref.Remote.Addr().IsLoopback() || ref.Local.Port() == 0 {
+		t.Fatalf("addresses %v %v", ref.Local, ref.Remote)
+	}
+	// A message over the size limit ends the session.
+	// The agent may close before the client has written it all.
+	if _, err := ch.Write(msg(70000, 'z')); err != nil && !errors.Is(err, tssh.ErrClosed) {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(ch); err != nil && !errors.Is(err, tssh.ErrClosed) {
+		t.Fatalf("after an oversized message: %v", err)
+	}
+	if n := f.stats.Get(SessionOpens); n != 1 {
+		t.Fatalf("opens %d", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for f.stats.Get(SessionCloses) != 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := f.stats.Get(SessionCloses); n != 1 {
+		t.Fatalf("closes %d", n)
+	}
+}
+
+func waitCounter(t *testing.T, s *Stats, c Counter, want uint32) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Get(c) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("counter %d = %d, want %d", c, s.Get(c), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestServerCounters(t *testing.T) {
+	f := start(t, &echoHandler{}, func(c *ServerConfig) { c.MaxChannels = 1 })
+	// Not SSH at all: an open error.
+	conn, err := net.Dial("tcp", f.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+	io.Copy(io.Discard, conn)
+	conn.Close()
+	waitCounter(t, f.stats, SessionOpenErrors, 1)
+
+	// A wrong key: a user authentication failure at both ends.
+	var cs Stats
+	cfg := f.client()
+	cfg.SSH.Signers = []tssh.Signer{newKey(t)}
+	cfg.Stats = &cs
+	if _, err := Dial(context.Background(), "tcp", f.addr, cfg); err == nil {
+		t.Fatal("wrong key accepted")
+	}
+	waitCounter(t, f.stats, SessionUserAuthFailures, 1)
+	if cs.Get(SessionUserAuthFailures) != 1 || cs.Get(SessionOpens) != 1 {
+		t.Fatalf("client counters: auth failures %d, opens %d", cs.Get(SessionUserAuthFailures), cs.Get(SessionOpens))
+	}
+
+	c, err := Dial(context.Background(), "tcp", f.addr, f.client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Another subsystem: refused.
+	if _, err := c.Subsystem("sftp"); err == nil {
+		t.Fatal("sftp subsystem accepted")
+	}
+	waitCounter(t, f.stats, SessionNoSubsystems, 1)
+	// One channel allowed: the second is refused.
+	ch, err := c.OpenSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	if _, err := c.OpenSession(); err == nil {
+		t.Fatal("second channel accepted")
+	}
+	waitCounter(t, f.stats, SessionNoChannels, 1)
+}
+
+func TestNoneCipherOnlyWhenAllowed(t *testing.T) {
+	none := func(c *tssh.Config) {
+		c.Ciphers, c.MACs, c.AllowNone = []string{"none"}, []string{"none"}, true
+	}
+	f := start(t, &echoHandler{}, nil)
+	cfg := f.client()
+	none(&cfg.SSH.Config)
+	if _, err := Dial(context.Background(), "tcp", f.addr, cfg); err == nil {
+		t.Fatal("agent without allow_none negotiated none")
+	}
+	g := start(t, &echoHandler{}, func(c *ServerConfig) {
+		c.Ciphers, c.MACs, c.AllowNone = []string{"none"}, []string{"none"}, true
+	})
+	cfg = g.client()
+	none(&cfg.SSH.Config)
+	c, err := Dial(context.Background(), "tcp", g.addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if a := c.Algorithms(); a.CipherCS != "none" {
+		t.Fatalf("negotiated %+v", a)
+	}
+}
+
+func TestResumptionWithStateCache(t *testing.T) {
+	f := start(t, &echoHandler{}, nil)
+	cache := &StateCache{Dir: filepath.Join(t.TempDir(), "tsnmp")}
+	cfg := f.client()
+	cfg.Cache = cache
+	for i, want := range []bool{false, true, true} {
+		c, err := Dial(context.Background(), "tcp", f.addr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Resumed() != want {
+			t.Fatalf("connection %d: resumed %v", i, c.Resumed())
+		}
+		c.Close()
+		fi, err := os.Stat(cache.Path("tcp|" + f.addr + "|alice"))
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("state file: %v %v", fi, err)
+		}
+	}
+	// NoResume: neither uses nor replaces the state.
+	before, _ := os.ReadFile(cache.Path("tcp|" + f.addr + "|alice"))
+	cfg.NoResume = true
+	c, err := Dial(context.Background(), "tcp", f.addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Resumed() {
+		t.Fatal("resumed with NoResume")
+	}
+	c.Close()
+	after, _ := os.ReadFile(cache.Path("tcp|" + f.addr + "|alice"))
+	if !bytes.Equal(before, after) {
+		t.Fatal("NoResume replaced the state")
+	}
+	// A new agent with the same host key but no ticket keys: full
+	// exchange.
+	g := start(t, &echoHandler{}, func(c *ServerConfig) { c.HostKeys = []tssh.Signer{f.host} })
+	cfg.NoResume = false
+	cfg.Scope = "tcp|" + f.addr + "|alice"
+	cfg.SSH.Signers = []tssh.Signer{g.user}
+	c, err = Dial(context.Background(), "tcp", g.addr, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Resumed() {
+		t.Fatal("resumed against an agent that never saw the session")
+	}
+	c.Close()
+}
+
+func TestStateCacheTakeIsSingleUse(t *testing.T) {
+	c := &StateCache{Dir: filepath.Join(t.TempDir(), "x")}
+	if c.Take("a") != nil {
+		t.Fatal("state from nowhere")
+	}
+	if err := c.Put("a", []byte("state")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(c.Dir)
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("cache dir %v %v", fi, err)
+	}
+	if got := c.Take("a"); string(got) != "state" {
+		t.Fatalf("Take = %q", got)
+	}
+	if c.Take("a") != nil {
+		t.Fatal("state taken twice")
+	}
+	if c.Path("a") == c.Path("b") {
+		t.Fatal("scopes share a file")
+	}
+}
+
+func TestLoadOrCreateHostKey(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "state", HostKeyFile)
+	k1, created, err := LoadOrCreateHostKey(p)
+	if err != nil || !created {
+		t.Fatalf("create: %v %v", created, err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file %v %v", fi, err)
+	}
+	k2, created, err := LoadOrCreateHostKey(p)
+	if err != nil || created {
+		t.Fatalf("load: %v %v", created, err)
+	}
+	if !bytes.Equal(k1.PublicKey(), k2.PublicKey()) {
+		t.Fatal("host key changed")
+	}
+	if err := os.WriteFile(p, []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LoadOrCreateHostKey(p); err == nil || errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("damaged key: %v", err)
+	}
+}
