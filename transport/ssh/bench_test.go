@@ -12,7 +12,9 @@ import (
 
 type echo struct{}
 
-func (echo) ServeSNMP(_ *transport.StateReference, msg, out []byte) []byte { return append(out, msg...) }
+func (echo) ServeSNMP(_ *transport.StateReference, msg, out []byte) []byte {
+	return append(out, msg...)
+}
 
 // BenchmarkOneShot measures what a one-shot manager process pays over SSH:
 // connect, key exchange (full or resumed), authentication, open the snmp
