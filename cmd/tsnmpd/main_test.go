@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,7 +31,25 @@ func buildDaemon(t *testing.T) string {
 
 type proc struct {
 	cmd *exec.Cmd
-	log *strings.Builder
+	log *syncLog
+}
+
+// syncLog collects a process's output while tests read it.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) WriteString(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // startDaemon runs tsnmpd and waits until every listener is up.
@@ -43,7 +62,7 @@ func startDaemon(t *testing.T, bin string, env []string, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, log: &strings.Builder{}}
+	p := &proc{cmd: cmd, log: &syncLog{}}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	ready := make(chan bool, 1)
 	go func() {
