@@ -101,7 +101,8 @@ func (c *Config) ListenAddresses() ([]transport.Address, error) {
 		if err != nil {
 			return nil, c.errAt(fmt.Sprintf("listen[%d]", i), "%v", err)
 		}
-		secure := (a.Domain == transport.TLS || a.Domain == transport.DTLS) && c.TLS.Enabled()
+		secure := (a.Domain == transport.TLS || a.Domain == transport.DTLS) && c.TLS.Enabled() ||
+			a.Domain == transport.SSH && c.SSH.Enabled()
 		if a.Domain != transport.UDP && a.Domain != transport.TCP && !secure {
 			return nil, c.errAt(fmt.Sprintf("listen[%d]", i), "transport %s is not configured here", a.Domain)
 		}

@@ -59,6 +59,12 @@ type SSH struct {
 	Keepalive   Duration `yaml:"keepalive,omitempty"`
 }
 
+// Enabled reports whether the configuration names SSH users, which an
+// ssh: listen address needs.
+func (s *SSH) Enabled() bool {
+	return len(s.AuthorizedKeys) > 0 || s.AuthorizedKeysDir != "" || len(s.Passwords) > 0
+}
+
 // AuthorizedKeysFile returns the authorized_keys file of user, or "".
 func (s *SSH) AuthorizedKeysFile(user string) string {
 	if f, ok := s.AuthorizedKeys[user]; ok {

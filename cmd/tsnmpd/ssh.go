@@ -109,7 +109,7 @@ func openSSH(d *daemon, a transport.Address) (transport.Server, error) {
 		return nil, err
 	}
 	c := s.cfg
-	if c.AuthorizedKeysDir == "" && len(c.AuthorizedKeys) == 0 && len(c.Passwords) == 0 {
+	if !c.Enabled() {
 		return nil, errors.New("an ssh: address needs users: ssh authorized_keys, authorized_keys_dir or passwords (sshAuthorizedKeys, sshPassword)")
 	}
 	sc := &sshtm.ServerConfig{
