@@ -107,6 +107,9 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		return subcommands[args[0]](ctx, args[1:], stdout, stderr)
 	}
 	tool := argv0
+	if _, ok := usages[tool]; !ok && len(args) > 0 && args[0] == "cert" {
+		return certMain(args[1:], stdout, stderr)
+	}
 	if _, ok := usages[tool]; !ok {
 		if len(args) == 0 || commands[args[0]] == "" {
 			fmt.Fprintf(stderr, "usage: tsnmp get|getnext|bulkget|walk|bulkwalk|set|table [OPTIONS] AGENT ...\n")
@@ -204,6 +207,9 @@ func (a *app) usage() {
 func (a *app) open() bool {
 	if manager.IsSSHTarget(a.peer) {
 		return a.openSSH()
+	}
+	if manager.IsSecureTarget(a.peer) {
+		return a.openSecure()
 	}
 	cfg := a.o.cfg
 	if cfg.Version == snmp.V3 {

@@ -368,3 +368,56 @@ func TestNetSNMPToolsOverDTLS(t *testing.T) {
 		t.Errorf("invalidClientCertificates: %v %v", err, pdu)
 	}
 }
+
+// TestCLIResumption is the shell-loop case: certificates made with `tsnmp
+// cert`, then separate `tsnmp get` processes over tls: and dtls:. The
+// agent's connection state (logged at debug level) shows the first session
+// full and the next ones resumed, all mapped to the same securityName.
+func TestCLIResumption(t *testing.T) {
+	bin := buildDaemon(t)
+	cli := filepath.Join(t.TempDir(), "tsnmp")
+	if out, err := exec.Command("go", "build", "-o", cli, "../tsnmp").CombinedOutput(); err != nil {
+		t.Fatalf("go build tsnmp: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"cert", "ca", "-dir", dir, "-name", "ca"},
+		{"cert", "server", "-dir", dir, "-name", "agent", "-ca", "ca", "-dns", "localhost", "-ip", "127.0.0.1"},
+		{"cert", "client", "-dir", dir, "-name", "ops", "-ca", "ca", "-cn", "ops"},
+	} {
+		if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+			t.Fatalf("tsnmp %v: %v\n%s", args, err, out)
+		}
+	}
+	conf := filepath.Join(dir, "snmpd.conf")
+	os.WriteFile(conf, []byte("[snmp] localCert agent\n[snmp] trustCert ca\ncertSecName 10 ca --cn\nrouser -s tsm ops authpriv\n"), 0o600)
+	port := testenv.FreePort(t)
+	p := startDaemon(t, bin, nil, "--log-level", "debug", "--state-dir", t.TempDir(), "--snmpd-conf", conf,
+		"--listen", fmt.Sprintf("tls:127.0.0.1:%d", port), "--listen", fmt.Sprintf("dtls:127.0.0.1:%d", port))
+	cache := t.TempDir()
+	for _, domain := range []string{"tls", "dtls"} {
+		for i := 0; i < 3; i++ {
+			cmd := exec.Command(cli, "get", "-On", "-T", "our_identity=ops", "-T", "trust_cert=ca", "-T", "their_hostname=localhost",
+				"-T", "cert_dir="+dir, fmt.Sprintf("%s:127.0.0.1:%d", domain, port), ".1.3.6.1.2.1.1.5.0")
+			cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.HasPrefix(string(out), ".1.3.6.1.2.1.1.5.0 = STRING:") {
+				t.Fatalf("%s get %d: %v\n%s", domain, i, err, out)
+			}
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	var got []string
+	for _, line := range strings.Split(p.log.String(), "\n") {
+		if strings.Contains(line, "session accepted") {
+			if !strings.Contains(line, "securityName=ops") {
+				t.Errorf("wrong name: %s", line)
+			}
+			_, r, _ := strings.Cut(line, "resumed=")
+			got = append(got, r)
+		}
+	}
+	if strings.Join(got, ",") != "false,true,true,false,true,true" {
+		t.Errorf("resumed flags %v\n%s", got, p.log)
+	}
+}

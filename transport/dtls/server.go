@@ -292,6 +292,10 @@ func (s *Server) serveConn(c *dtls.Conn) {
 		return
 	}
 	s.stats().Inc(tlstm.SessionAccepts)
+	if log != nil {
+		log.Debug("session accepted", "domain", "dtls", "from", c.RemoteAddr(), "securityName", name,
+			"resumed", len(st.PeerCertificates) == 0)
+	}
 	ua, _ := c.RemoteAddr().(*net.UDPAddr)
 	la, _ := c.LocalAddr().(*net.UDPAddr)
 	ref := transport.StateReference{Domain: transport.DTLS, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: c}

@@ -229,5 +229,10 @@ func (s *Server) identify(nc net.Conn) (string, any, error) {
 	c.open = true
 	c.mu.Unlock()
 	s.opts.Stats.Inc(SessionAccepts)
+	if log := s.opts.Logger; log != nil {
+		cs := c.ConnectionState()
+		log.Debug("session accepted", "domain", "tls", "from", c.RemoteAddr(), "securityName", c.name,
+			"version", gotls.VersionName(cs.Version), "resumed", cs.DidResume)
+	}
 	return c.name, c, nil
 }
