@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,9 +82,10 @@ type Config struct {
 // Handler serves the agent's MIB tree over HTTP under the agent's access
 // control. See the package documentation for the resources.
 type Handler struct {
-	cfg   Config
-	keys  *usm.KeyCache
-	Stats Stats
+	cfg    Config
+	keys   *usm.KeyCache
+	derive chan struct{} // bounds concurrent password-to-key derivations
+	Stats  Stats
 }
 
 // New returns a Handler.
@@ -100,7 +102,7 @@ func New(cfg Config) *Handler {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Handler{cfg: cfg, keys: usm.NewKeyCache(256)}
+	return &Handler{cfg: cfg, keys: usm.NewKeyCache(256), derive: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 }
 
 // httpError is a failed request: the status and what went wrong.
@@ -410,7 +412,16 @@ func (h *Handler) basic(r *http.Request, q query, cred string) (agent.Principal,
 	if err != nil {
 		return fail("unknown user or wrong password")
 	}
+	// A password is turned into a key with a megabyte of hashing: bound
+	// how many run at once, so that guessing costs the guesser time and
+	// not the agent all its CPUs.
+	select {
+	case h.derive <- struct{}{}:
+	case <-r.Context().Done():
+		return fail("request cancelled")
+	}
 	k, err := h.keys.LocalizedAuthKey(u.AuthProtocol(), []byte(pw), engineID)
+	<-h.derive
 	if err != nil || subtle.ConstantTimeCompare(k, keys.Auth) != 1 {
 		return fail("unknown user or wrong password")
 	}

@@ -409,6 +409,13 @@ func TestSet(t *testing.T) {
 			t.Errorf("after PUT %s %s: sysLocation %q, want %q", tc.path, tc.body, got, tc.want)
 		}
 	}
+	// A row of a table the agent serves read-only.
+	if r := do(t, c, "PUT", a.HTTPURL+"/mib/ifTable/1", priv, `{"ifAdminStatus":"down"}`); r.status != 405 || !strings.Contains(string(r.body), "notWritable") {
+		t.Errorf("PUT on an ifTable row: %d %s", r.status, r.body)
+	}
+	if r := do(t, c, "PUT", a.HTTPURL+"/mib/ifTable/1", priv, `{"ifAdminStatus":"sideways"}`); r.status != 400 || !strings.Contains(string(r.body), "up, down") {
+		t.Errorf("PUT of an unknown enumeration label: %d %s", r.status, r.body)
+	}
 	if got := get(sysContact); got != "noc" {
 		t.Errorf("sysContact %q", got)
 	}
