@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
@@ -132,6 +133,7 @@ type exchange struct {
 	tA, tZ  time.Time // connection setup to release (TCP)
 	app     int
 	segs    int // TCP segments both ways (TCP_INFO), or datagrams
+	zlib    int // SNMP: request and response each compressed with zlib
 }
 
 type countingReader struct {
@@ -246,6 +248,16 @@ func httpExchange(addr string, method string, n int, req []byte) (ex exchange, e
 	return ex, nil
 }
 
+// zlibLen is the size of b compressed with zlib at the default level, as
+// the paper compressed SNMP messages to compare them fairly.
+func zlibLen(b []byte) int {
+	var buf bytes.Buffer
+	w := zlib.NewWriter(&buf)
+	w.Write(b)
+	w.Close()
+	return buf.Len()
+}
+
 // countVarBinds checks an SNMP response.
 func countVarBinds(resp []byte, n int) error {
 	var m snmp.Message
@@ -287,6 +299,7 @@ func udpExchange(addr, method string, rows, n int) (exchange, error) {
 		return ex, fmt.Errorf("%s of %d: %w", method, n, err)
 	}
 	ex.app, ex.segs = len(req)+k, 2
+	ex.zlib = zlibLen(req) + zlibLen(buf[:k])
 	return ex, nil
 }
 
@@ -351,7 +364,7 @@ func runBandwidth(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Re
 			points[ex.objects] = p
 			rep.Bandwidth = append(rep.Bandwidth, BandwidthPoint{})
 		}
-		b := Bytes{App: ex.app}
+		b := Bytes{App: ex.app, Zlib: ex.zlib}
 		if capture != nil {
 			app := 0
 			for _, pk := range byPort[ex.port] {
