@@ -329,6 +329,9 @@ func DialSSH(ctx context.Context, target string, cfg Config, c *sshtm.ClientConf
 // GetSSH is Get for ssh: targets: one session per target, parameters and
 // configuration in the process.
 func (p *Pool) GetSSH(ctx context.Context, target string, cfg Config, params *SSHParams) (*Session, error) {
+	if cfg.Level == 0 {
+		cfg.Level = snmp.AuthPriv // what SSH provides; normalize would pick noAuthNoPriv
+	}
 	cfg.normalize()
 	t, err := SSHTarget(target)
 	if err != nil {
