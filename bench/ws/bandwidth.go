@@ -310,7 +310,14 @@ func runBandwidth(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Re
 	var capture *Capture
 	if !o.NoCapture {
 		var err error
-		if capture, err = StartCapture(hport, a.Port()); err != nil {
+		if capture, err = StartCapture(hport, a.Port()); err == nil {
+			err = capture.WaitActive(func() { udpExchange(a.SNMPAddr, SNMPGet, o.Rows, 1) })
+			if err != nil {
+				capture.Stop()
+				capture = nil
+			}
+		}
+		if err != nil {
 			rep.Notes = append(rep.Notes, "no capture ("+err.Error()+"): IP-level bytes computed from segment counts")
 		}
 	}

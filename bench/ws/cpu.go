@@ -197,11 +197,31 @@ func median(ds []time.Duration) time.Duration {
 	return ds[len(ds)/2]
 }
 
-func runRetrieval(ctx context.Context, o *Options) ([]RetrievalPoint, error) {
-	fresh := newKernelTable(time.Nanosecond)
+func runRetrieval(ctx context.Context, o *Options, rep *Report) ([]RetrievalPoint, error) {
+	var fresh, cached *kernelTable
+	open := func() {
+		fresh = newKernelTable(time.Nanosecond)
+		cached = newKernelTable(time.Hour)
+	}
+	rep.RetrievalSource = "this machine's interfaces"
+	if o.Interfaces > 0 {
+		ns, remove, err := dummyNetns(o.Interfaces)
+		if err == nil {
+			defer remove()
+			err = inNetns(ns, open)
+		}
+		if err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("retrieval from this machine's interfaces: no namespace with %d veth interfaces (%v)", o.Interfaces, err))
+		} else {
+			rep.RetrievalSource = fmt.Sprintf("a network namespace with lo and %d veth interfaces", o.Interfaces)
+		}
+	}
+	if fresh == nil {
+		open()
+	}
 	defer fresh.m.Close()
-	cached := newKernelTable(time.Hour)
 	defer cached.m.Close()
+	rep.RetrievalObjects = len(fresh.oids)
 	if len(fresh.oids) == 0 {
 		return nil, fmt.Errorf("the kernel reports no interfaces")
 	}

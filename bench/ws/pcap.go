@@ -103,6 +103,20 @@ func StartCapture(ports ...int) (*Capture, error) {
 	return c, nil
 }
 
+// WaitActive calls probe (which should send a packet the capture
+// matches) until a packet reaches the capture file: "listening on" is
+// printed slightly before the kernel delivers packets.
+func (c *Capture) WaitActive(probe func()) error {
+	for i := 0; i < 100; i++ {
+		probe()
+		time.Sleep(20 * time.Millisecond)
+		if st, err := os.Stat(c.file); err == nil && st.Size() > 24 {
+			return nil
+		}
+	}
+	return errors.New("tcpdump captures nothing")
+}
+
 // Stop ends the capture and returns its packets.
 func (c *Capture) Stop() ([]Packet, error) {
 	defer os.RemoveAll(c.dir)
