@@ -170,7 +170,7 @@ func (p *snmpdParser) tlsSetting(tok, rest string) (bool, error) {
 		t.Algorithms = strings.TrimSpace(rest)
 	case "certsecname":
 		return true, p.certSecName(tok, rest)
-	case "tsmuseprefix":
+	case "tsmuseprefix", "tsmusetransportprefix":
 		b, err := parseBool(rest)
 		if err != nil {
 			return true, p.errorf(tok, "%v", err)
