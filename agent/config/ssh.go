@@ -40,6 +40,9 @@ type SSH struct {
 	// NoResumption turns SSH session resumption off (both designs,
 	// resume-ticket@tsnmp.dev and resume-server@tsnmp.dev).
 	NoResumption bool `yaml:"no_resumption,omitempty"`
+	// ResumptionMethods limits the designs offered: "ticket" and/or
+	// "cache" (default both; a client that can use both gets a ticket).
+	ResumptionMethods StringList `yaml:"resumption_methods,omitempty"`
 	// ResumptionLifetime bounds how long a session can be resumed
 	// (default 1h); TicketRotation is how often ticket keys rotate
 	// (default: the lifetime). Ticket keys live in memory only: a restart
@@ -76,8 +79,14 @@ func (s *SSH) AuthorizedKeysFile(user string) string {
 	return filepath.Join(s.AuthorizedKeysDir, user)
 }
 
-// CheckSSH validates the password hashes: each must be argon2id or bcrypt.
+// CheckSSH validates the password hashes (each must be argon2id or
+// bcrypt) and the resumption methods.
 func (s *SSH) CheckSSH() error {
+	for _, m := range s.ResumptionMethods {
+		if m != "ticket" && m != "cache" {
+			return fmt.Errorf("ssh: resumption method %q: want ticket or cache", m)
+		}
+	}
 	for u, h := range s.Passwords {
 		if !strings.HasPrefix(h, "$argon2id$") && !strings.HasPrefix(h, "$2a$") && !strings.HasPrefix(h, "$2b$") && !strings.HasPrefix(h, "$2y$") {
 			return fmt.Errorf("ssh: password of %q is not an argon2id or bcrypt hash (clear-text passwords are not accepted)", u)
@@ -95,7 +104,7 @@ func (s *SSH) CheckSSH() error {
 //	sshPassword USER HASH
 //	sshAllowNone yes|no
 //	sshKex|sshCiphers|sshMACs NAME[,NAME]...
-//	sshResumption yes|no
+//	sshResumption yes|no|ticket|cache
 //	sshResumptionLifetime SECONDS
 //	sshMaxSessions N
 //
@@ -162,11 +171,16 @@ func (p *snmpdParser) sshSetting(tok, rest string) (bool, error) {
 			s.MACs = list
 		}
 	case "sshresumption":
-		b, err := parseBool(rest)
-		if err != nil {
-			return true, p.errorf(tok, "%v", err)
+		switch v := strings.ToLower(strings.TrimSpace(rest)); v {
+		case "ticket", "cache":
+			s.NoResumption, s.ResumptionMethods = false, StringList{v}
+		default:
+			b, err := parseBool(rest)
+			if err != nil {
+				return true, p.errorf(tok, "%v (or ticket, cache)", err)
+			}
+			s.NoResumption = !b
 		}
-		s.NoResumption = !b
 	case "sshresumptionlifetime":
 		v, err := one()
 		if err != nil {

@@ -83,6 +83,13 @@ rouser -s tsm alice authpriv
 	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "sshtosnmpSocket") {
 		t.Fatalf("warnings %v", c.Warnings)
 	}
+	c, err = ParseSnmpdConf("snmpd.conf", []byte("sshResumption cache\n"))
+	if err != nil || c.SSH.NoResumption || strings.Join(c.SSH.ResumptionMethods, ",") != "cache" {
+		t.Fatalf("sshResumption cache: %+v %v", c.SSH, err)
+	}
+	if err := (&SSH{ResumptionMethods: StringList{"psychic"}}).CheckSSH(); err == nil {
+		t.Fatal("unknown resumption method accepted")
+	}
 	for _, bad := range []string{"sshPassword bob secret", "sshAuthorizedKeys alice", "sshMaxSessions -1", "sshAllowNone maybe", "sshResumptionLifetime x"} {
 		if _, err := ParseSnmpdConf("snmpd.conf", []byte(bad+"\n")); err == nil {
 			t.Errorf("%q accepted", bad)

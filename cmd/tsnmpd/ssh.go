@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -125,8 +126,10 @@ func openSSH(d *daemon, a transport.Address) (transport.Server, error) {
 		KeepaliveInterval:  time.Duration(c.Keepalive),
 	}
 	if !c.NoResumption {
+		both := len(c.ResumptionMethods) == 0
 		sc.Resumption = &tssh.ResumptionConfig{
-			ServerCache: true, Tickets: true,
+			ServerCache:       both || slices.Contains(c.ResumptionMethods, "cache"),
+			Tickets:           both || slices.Contains(c.ResumptionMethods, "ticket"),
 			Lifetime:          time.Duration(c.ResumptionLifetime),
 			TicketKeyRotation: time.Duration(c.TicketRotation),
 		}

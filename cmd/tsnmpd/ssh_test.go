@@ -28,7 +28,7 @@ import (
 )
 
 // sshKey writes an Ed25519 key pair in OpenSSH format (path, path.pub).
-func sshKey(t *testing.T, path string) tssh.Signer {
+func sshKey(t testing.TB, path string) tssh.Signer {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -63,7 +63,7 @@ type sshFixture struct {
 
 // sshSetup writes keys and an snmpd.conf: alice (key) may read and write
 // everything, bob (password) may read sysName only.
-func sshSetup(t *testing.T, extra string) *sshFixture {
+func sshSetup(t testing.TB, extra string) *sshFixture {
 	t.Helper()
 	f := &sshFixture{dir: t.TempDir(), bobPassword: "bob's secret"}
 	f.state = filepath.Join(f.dir, "state")
@@ -94,7 +94,7 @@ type logProc struct {
 	log string
 }
 
-func (p *logProc) text(t *testing.T) string {
+func (p *logProc) text(t testing.TB) string {
 	b, err := os.ReadFile(p.log)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func (p *logProc) stop() {
 }
 
 // startLogged runs tsnmpd with its log in a file and waits for it.
-func startLogged(t *testing.T, bin string, args ...string) *logProc {
+func startLogged(t testing.TB, bin string, args ...string) *logProc {
 	t.Helper()
 	lf, err := os.CreateTemp(t.TempDir(), "log")
 	if err != nil {
@@ -139,7 +139,7 @@ func startLogged(t *testing.T, bin string, args ...string) *logProc {
 	return p
 }
 
-func hostFingerprint(t *testing.T, state string) string {
+func hostFingerprint(t testing.TB, state string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(state, sshtm.HostKeyFile+".pub"))
 	if err != nil {
