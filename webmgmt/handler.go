@@ -184,6 +184,7 @@ type query struct {
 	context   string
 	hasCtx    bool
 	max       int
+	after     snmp.OID
 	wsdl      bool
 }
 
@@ -231,10 +232,16 @@ func parseQuery(raw string) (query, *httpError) {
 				return q, errorf(http.StatusBadRequest, "max=%q: a positive number of objects", v)
 			}
 			q.max = n
+		case "after":
+			o, err := snmp.ParseOID(v)
+			if err != nil {
+				return q, errorf(http.StatusBadRequest, "after=%q: a numeric OID (the \"next\" of a truncated response)", v)
+			}
+			q.after = o
 		case "wsdl":
 			q.wsdl = true
 		default:
-			return q, errorf(http.StatusBadRequest, "unknown query parameter %q (known: format, community, context, max, wsdl)", k)
+			return q, errorf(http.StatusBadRequest, "unknown query parameter %q (known: format, community, context, max, after, wsdl)", k)
 		}
 	}
 	return q, nil
@@ -454,16 +461,25 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request, f Format, q query
 		return herr
 	}
 	defer s.Close()
-	return h.respond(w, r, f, s, res, q.max, "")
+	return h.respond(w, r, f, s, res, q, "")
 }
 
 // respond collects and writes the result of a read; wrapper names the
 // SOAP response element.
-func (h *Handler) respond(w http.ResponseWriter, r *http.Request, f Format, s *agent.Session, res *Resource, max int, wrapper string) *httpError {
+func (h *Handler) respond(w http.ResponseWriter, r *http.Request, f Format, s *agent.Session, res *Resource, q query, wrapper string) *httpError {
+	max := q.max
 	if max <= 0 || max > h.cfg.MaxObjects {
 		max = h.cfg.MaxObjects
 	}
-	result, herr := Collect(s, res, max)
+	if q.after != nil {
+		if res.Kind == KindObject || res.Kind == KindRow {
+			return errorf(http.StatusBadRequest, "after= continues walks of tables, columns and subtrees, not a %v", res.Kind)
+		}
+		if !q.after.HasPrefix(res.OID) {
+			return errorf(http.StatusBadRequest, "after=%s is not under %s (%s)", q.after, res.Path, res.OID)
+		}
+	}
+	result, herr := CollectAfter(s, res, max, q.after)
 	if herr != nil {
 		return herr
 	}
@@ -487,6 +503,12 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b 
 // session's view) for columns, tables and subtrees, stopping after max
 // objects. The result's OIDs and values are valid until s is closed.
 func Collect(s *agent.Session, res *Resource, max int) (*Result, *httpError) {
+	return CollectAfter(s, res, max, nil)
+}
+
+// CollectAfter is Collect continuing a walk after the OID after (nil:
+// from the start), as a truncated result's Next says.
+func CollectAfter(s *agent.Session, res *Resource, max int, after snmp.OID) (*Result, *httpError) {
 	result := &Result{Resource: res}
 	switch res.Kind {
 	case KindObject:
@@ -515,6 +537,9 @@ func Collect(s *agent.Session, res *Resource, max int) (*Result, *httpError) {
 		return result, nil
 	}
 	cur := res.OID
+	if after != nil {
+		cur = after
+	}
 	for {
 		vb, ok := s.Next(cur)
 		if !ok || !vb.Name.HasPrefix(res.OID) {
@@ -528,7 +553,7 @@ func Collect(s *agent.Session, res *Resource, max int) (*Result, *httpError) {
 		result.Objects = append(result.Objects, Object{OID: vb.Name, Value: vb.Value, Node: n})
 		cur = vb.Name
 	}
-	if len(result.Objects) == 0 && res.Kind == KindSubtree {
+	if len(result.Objects) == 0 && res.Kind == KindSubtree && after == nil {
 		return nil, errorf(http.StatusNotFound, "%s: no such object (nothing you may read under %s)", res.Path, res.OID)
 	}
 	return result, nil

@@ -528,6 +528,36 @@ func TestTruncation(t *testing.T) {
 	if err != nil || len(vbs) != 10 || !bytes.Contains(r.body, []byte(`"truncated":true,"next":"1.3.6.1.2.1.2.2.1.2.10"`)) {
 		t.Errorf("truncated column: %v %v\n%s", len(vbs), err, r.body)
 	}
+	// Page through the column; the pages make up the whole column.
+	var all []snmp.VarBind
+	for after := ""; ; {
+		url := a.HTTPURL + "/mib/ifTable/ifDescr?max=7&format=xml"
+		if after != "" {
+			url += "&after=" + after
+		}
+		r := do(t, c, "GET", url, auth, "")
+		page, err := webmgmt.Decode(webmgmt.XML, r.body)
+		if r.status != 200 || err != nil {
+			t.Fatalf("%s: %d %v %s", url, r.status, err, r.body)
+		}
+		all = append(all, page...)
+		i := bytes.Index(r.body, []byte(`next="`))
+		if i < 0 {
+			break
+		}
+		after = string(r.body[i+6 : i+6+bytes.IndexByte(r.body[i+6:], '"')])
+	}
+	whole := do(t, c, "GET", a.HTTPURL+"/mib/ifTable/ifDescr", auth, "")
+	want, _ := webmgmt.Decode(webmgmt.JSON, whole.body)
+	if len(all) != 30 || len(want) != 30 {
+		t.Fatalf("paged %d objects, whole %d", len(all), len(want))
+	}
+	equalVarBinds(t, "paged column", all, want)
+	for _, bad := range []string{"/mib/ifTable/ifDescr?after=1.3.6.1.2.1.1", "/mib/sysDescr.0?after=1.3.6.1.2.1.1.1.0", "/mib/system?after=x"} {
+		if r := do(t, c, "GET", a.HTTPURL+bad, auth, ""); r.status != 400 {
+			t.Errorf("%s: %d", bad, r.status)
+		}
+	}
 }
 
 // TestPlainHTTPOnlyOnLoopback refuses plain HTTP elsewhere unless allowed.

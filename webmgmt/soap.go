@@ -135,7 +135,7 @@ func (h *Handler) soap(w http.ResponseWriter, r *http.Request, q query) *httpErr
 	if req.Op == "Set" {
 		return h.set(w, r, SOAP, s, res, vbs, "SetResponse")
 	}
-	return h.respond(w, r, SOAP, s, res, q.max, "GetResponse")
+	return h.respond(w, r, SOAP, s, res, q, "GetResponse")
 }
 
 // setTarget returns the instance a single-object set writes: the object
