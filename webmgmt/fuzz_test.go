@@ -49,7 +49,7 @@ func FuzzParsePath(f *testing.F) {
 
 func FuzzParseQuery(f *testing.F) {
 	for _, s := range []string{"", "format=json", "community=public&context=x", "max=10", "wsdl",
-		"format=json&format=xml", "a=%zz", "community=%70ublic", "max=-1", "context=" + strings.Repeat("c", 40), "&&&", "+=+"} {
+		"format=json&format=xml", "after=1.3.6.1.2.1.2.2.1.2.10", "after=x", "a=%zz", "community=%70ublic", "max=-1", "context=" + strings.Repeat("c", 40), "&&&", "+=+"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -60,7 +60,7 @@ func FuzzParseQuery(f *testing.F) {
 			}
 			return
 		}
-		if len(q.context) > maxContextName || len(q.community) > 255 || q.max < 0 {
+		if len(q.context) > maxContextName || len(q.community) > 255 || q.max < 0 || len(q.after) > 128 {
 			t.Fatalf("%q: limits not enforced: %+v", raw, q)
 		}
 	})
