@@ -18,11 +18,16 @@ import (
 	"github.com/tsnmp/tsnmp/internal/testenv"
 )
 
-// buildDaemon compiles tsnmpd once per test binary run.
-func buildDaemon(t *testing.T) string {
+// buildDaemon compiles tsnmpd for a test, with the race detector, or
+// without it for a benchmark.
+func buildDaemon(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "tsnmpd")
-	out, err := exec.Command("go", "build", "-race", "-o", bin, ".").CombinedOutput()
+	args := []string{"build", "-race", "-o", bin, "."}
+	if _, bench := t.(*testing.B); bench {
+		args = []string{"build", "-o", bin, "."}
+	}
+	out, err := exec.Command("go", args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/netns"
+	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/manager"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// BenchmarkBulkwalkIfTable1000 times a GetBulk walk of the whole ifTable
+// with 1,001 interfaces (500 veth pairs and lo in a namespace), served by
+// tsnmpd and by Net-SNMP's snmpd in the same namespace, walked by the same
+// manager, alternating between them.
+//
+//	go test -run '^$' -bench BulkwalkIfTable1000 -benchtime 1x ./cmd/tsnmpd
+func BenchmarkBulkwalkIfTable1000(b *testing.B) {
+	testenv.Need(b, "snmpd")
+	if err := netns.Available(); err != nil {
+		if testenv.InCI() {
+			b.Fatal(err)
+		}
+		b.Skip(err)
+	}
+	ns, err := netns.New("tsnmp-walk")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ns.Delete()
+	if err := ns.AddVeths("v", 0, 500); err != nil {
+		b.Fatal(err)
+	}
+	bin := buildDaemon(b)
+	dir := b.TempDir()
+	conf := filepath.Join(dir, "snmpd.conf")
+	os.WriteFile(conf, []byte("rocommunity public 127.0.0.1\n"), 0o600)
+	os.MkdirAll(filepath.Join(dir, "snmpd"), 0o700)
+	agents := []struct {
+		name string
+		port int
+		cmd  *exec.Cmd
+	}{
+		{"tsnmpd", 16161, ns.Command(bin, "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "tsnmpd"), "--listen", "udp:127.0.0.1:16161", "--log-level", "warn")},
+		{"snmpd", 16162, ns.Command(testenv.Need(b, "snmpd"), "-f", "-Lo", "-C", "-c", conf, "-p", filepath.Join(dir, "snmpd", "pid"), "udp:127.0.0.1:16162")},
+	}
+	agents[1].cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+filepath.Join(dir, "snmpd"), "MIBS=", "MIBDIRS=/dev/null")
+	for _, a := range agents {
+		if err := a.cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { a.cmd.Process.Kill(); a.cmd.Wait() }()
+	}
+	ifTable := snmp.OID{1, 3, 6, 1, 2, 1, 2, 2}
+	walk := func(port int) (int, time.Duration, error) {
+		var n int
+		var d time.Duration
+		err := ns.Do(func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			s, err := manager.Dial(ctx, fmt.Sprintf("udp:127.0.0.1:%d", port), manager.Config{Version: snmp.V2c, Community: "public", Timeout: 5 * time.Second, Retries: 2})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			start := time.Now()
+			err = s.BulkWalk(ctx, ifTable, 25, func(snmp.VarBind) error { n++; return nil })
+			d = time.Since(start)
+			return err
+		})
+		return n, d, err
+	}
+	// Wait for both agents, then warm up (one walk each, dropped).
+	for _, a := range agents {
+		var err error
+		for i := 0; i < 100; i++ {
+			if _, _, err = walk(a.port); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			b.Fatalf("%s: %v", a.name, err)
+		}
+	}
+	const reps = 5
+	times := map[string][]time.Duration{}
+	counts := map[string]int{}
+	for i := 0; i < b.N; i++ {
+		for r := 0; r < reps; r++ {
+			for k := range agents {
+				a := agents[(k+r)%2]
+				n, d, err := walk(a.port)
+				if err != nil {
+					b.Fatalf("%s: %v", a.name, err)
+				}
+				times[a.name] = append(times[a.name], d)
+				counts[a.name] = n
+			}
+		}
+	}
+	med := func(ds []time.Duration) time.Duration {
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		return ds[len(ds)/2]
+	}
+	t, s := med(times["tsnmpd"]), med(times["snmpd"])
+	b.ReportMetric(float64(t.Microseconds())/1000, "tsnmpd-ms")
+	b.ReportMetric(float64(s.Microseconds())/1000, "snmpd-ms")
+	b.ReportMetric(s.Seconds()/t.Seconds(), "speedup")
+	b.ReportMetric(float64(counts["tsnmpd"]), "tsnmpd-varbinds")
+	b.ReportMetric(float64(counts["snmpd"]), "snmpd-varbinds")
+}
