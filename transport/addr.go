@@ -3,6 +3,7 @@ package transport
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -86,6 +87,9 @@ func ParseAddress(spec string, defaultPort int) (Address, error) {
 		six = true
 	case strings.Count(rest, ":") > 1:
 		// A bare IPv6 address without brackets: no port.
+		if _, err := netip.ParseAddr(rest); err != nil {
+			return a, fmt.Errorf("transport: %q is neither host:port nor an IPv6 address", spec)
+		}
 		a.Host, six = rest, true
 	default:
 		a.Host = rest

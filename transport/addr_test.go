@@ -26,7 +26,7 @@ func TestParseAddress(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", spec, got, want)
 		}
 	}
-	for _, bad := range []string{"", "udp:", "udp:1.2.3.4:x", "udp:[::1", "udp:1.2.3.4:70000"} {
+	for _, bad := range []string{"", "udp:", "udp:1.2.3.4:x", "udp:[::1", "udp:1.2.3.4:70000", "bogus:addr:x"} {
 		if _, err := ParseAddress(bad, 0); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
