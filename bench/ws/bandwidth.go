@@ -6,12 +6,10 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +17,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sys/unix"
 
-	"github.com/tsnmp/tsnmp/bench"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/webmgmt"
@@ -623,28 +620,4 @@ func countKernelRows(a *webmgmttest.Agent) int {
 		return 0
 	}
 	return int(vbs[0].Value.Num)
-}
-
-// startNetSNMP starts Net-SNMP's snmpd with community public on loopback.
-func startNetSNMP() (*bench.Proc, error) {
-	dir, err := os.MkdirTemp("", "ws-snmpd")
-	if err != nil {
-		return nil, err
-	}
-	conf := dir + "/snmpd.conf"
-	if err := os.WriteFile(conf, []byte("rocommunity public 127.0.0.1\n"), 0o600); err != nil {
-		return nil, err
-	}
-	port, err := bench.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	p, err := bench.StartSnmpd(conf, dir, port)
-	if err != nil {
-		return nil, err
-	}
-	if p == nil {
-		return nil, errors.New("snmpd did not start")
-	}
-	return p, nil
 }

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/tsnmp/tsnmp/agent"
-	"github.com/tsnmp/tsnmp/bench"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -428,12 +427,12 @@ func measureRSS(o *Options, rep *Report) {
 			t.close()
 		}
 	}
-	if port, err := bench.FreePort(); err == nil {
-		if p, err := bench.StartTsnmpd(o.TsnmpdBinary, conf, filepath.Join(dir, "state"), port); err == nil {
-			walk(p.Addr)
-			setRSS(rep, o.TsnmpdBinary, rss(p.Pid()))
-			p.Stop()
-		}
+	if p, err := startTsnmpd(o.TsnmpdBinary, conf, filepath.Join(dir, "state")); err == nil {
+		walk(p.Addr)
+		setRSS(rep, o.TsnmpdBinary, rss(p.Pid()))
+		p.Stop()
+	} else {
+		rep.Notes = append(rep.Notes, "tsnmpd's resident size not measured: "+err.Error())
 	}
 	if !o.NoNetSNMP {
 		if p, err := startNetSNMP(); err == nil {

@@ -93,6 +93,17 @@ func TestRunQuick(t *testing.T) {
 	if _, err := rep.JSON(); err != nil {
 		t.Fatal(err)
 	}
+	tables := rep.Tables()
+	if len(tables) != 7 || len(rep.Method()) == 0 {
+		t.Errorf("%d tables", len(tables))
+	}
+	for _, tb := range tables[:6] {
+		for _, row := range tb.Rows {
+			if len(row) != len(tb.Columns) {
+				t.Errorf("%s: row %v for columns %v", tb.Title, row, tb.Columns)
+			}
+		}
+	}
 	t.Logf("\n%s", text.String())
 }
 

@@ -1,0 +1,144 @@
+package ws
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// proc is an agent process started for the experiment; it is stopped by
+// its PID.
+type proc struct {
+	cmd  *exec.Cmd
+	Addr string // host:port of its UDP listener
+	log  strings.Builder
+	dir  string // removed by Stop when set
+}
+
+// Pid returns the process ID.
+func (p *proc) Pid() int { return p.cmd.Process.Pid }
+
+// Stop terminates the process.
+func (p *proc) Stop() {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+	}
+	if p.dir != "" {
+		os.RemoveAll(p.dir)
+	}
+}
+
+// freePort returns a port free for UDP and TCP on 127.0.0.1.
+func freePort() (int, error) {
+	for i := 0; i < 50; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenPacket("udp", l.Addr().String())
+		l.Close()
+		if err == nil {
+			u.Close()
+			return port, nil
+		}
+	}
+	return 0, errors.New("no free port")
+}
+
+// startAgent runs an agent and waits until it answers SNMP at addr.
+func startAgent(addr string, cmd *exec.Cmd) (*proc, error) {
+	p := &proc{cmd: cmd, Addr: addr}
+	cmd.Stdout, cmd.Stderr = &p.log, &p.log
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	if err := waitSNMP(addr); err != nil {
+		p.Stop()
+		return nil, fmt.Errorf("%s: %w\n%s", filepath.Base(cmd.Path), err, p.log.String())
+	}
+	return p, nil
+}
+
+// waitSNMP waits until a v2c get of sysUpTime.0 to addr is answered.
+func waitSNMP(addr string) error {
+	m := snmp.Message{Version: snmp.V2c, Community: []byte("public"), PDU: snmp.PDU{Type: snmp.GetRequest, RequestID: 1,
+		VarBinds: []snmp.VarBind{{Name: snmp.OID{1, 3, 6, 1, 2, 1, 1, 3, 0}, Value: snmp.NullValue()}}}}
+	req := snmp.AppendMessage(nil, &m)
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	buf := make([]byte, 4096)
+	for i := 0; i < 200; i++ {
+		c.Write(req)
+		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, err := c.Read(buf); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("no answer on " + addr)
+}
+
+// startNetSNMP starts Net-SNMP's snmpd with community public on loopback.
+func startNetSNMP() (*proc, error) {
+	bin, err := exec.LookPath("snmpd")
+	if err != nil {
+		bin = "/usr/sbin/snmpd"
+		if _, err := os.Stat(bin); err != nil {
+			return nil, errors.New("Net-SNMP's snmpd is not installed (apt-get install snmpd)")
+		}
+	}
+	dir, err := os.MkdirTemp("", "ws-snmpd")
+	if err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(dir, "snmpd.conf")
+	if err := os.WriteFile(conf, []byte("rocommunity public 127.0.0.1\n"), 0o600); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(bin, "-f", "-Lo", "-C", "-c", conf, "-p", filepath.Join(dir, "snmpd.pid"), "udp:"+addr, "tcp:"+addr)
+	cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+dir, "MIBS=", "MIBDIRS=/dev/null")
+	p, err := startAgent(addr, cmd)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	p.dir = dir
+	return p, nil
+}
+
+// startTsnmpd starts a tsnmpd binary with an snmpd.conf on loopback.
+func startTsnmpd(bin, conf, stateDir string) (*proc, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(bin, "--snmpd-conf", conf, "--state-dir", stateDir, "--quiet", "--log-level", "warn",
+		"--listen", "udp:"+addr, "--listen", "tcp:"+addr)
+	return startAgent(addr, cmd)
+}
