@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/dtls/v3"
@@ -144,6 +145,27 @@ type Conn struct {
 	store   TicketStore
 	key     string
 	psk     []byte
+	// asked counts ticket requests; got is set when a ticket arrived.
+	asked atomic.Int32
+	got   atomic.Bool
+}
+
+// maxTicketRequests bounds the ticket requests of a session. The first
+// goes right after the handshake and may arrive before the agent has
+// finished its side of it, when pion/dtls drops early application data;
+// the second goes with the first message.
+const maxTicketRequests = 2
+
+func (c *Conn) askTicket() {
+	if c.store != nil && !c.got.Load() && c.asked.Add(1) <= maxTicketRequests {
+		c.Conn.Write(ticketRequest)
+	}
+}
+
+// Write implements net.Conn.
+func (c *Conn) Write(b []byte) (int, error) {
+	c.askTicket()
+	return c.Conn.Write(b)
 }
 
 // Resumed reports whether the session was resumed with a ticket.
@@ -158,6 +180,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 		}
 		if rest, ok := bytes.CutPrefix(b[:n], ticketReply); ok && c.store != nil && c.psk != nil && len(rest) > 0 {
 			c.store.Put(c.key, &Ticket{Ticket: append([]byte(nil), rest...), PSK: c.psk, Expires: time.Now().Add(DefaultTicketLifetime)})
+			c.got.Store(true)
 		}
 	}
 }
@@ -222,7 +245,7 @@ func Dial(ctx context.Context, network, addr string, c *tlstm.ClientConfig, stor
 		st, _ := conn.ConnectionState()
 		if psk, err := st.ExportKeyingMaterial(exporterLabel, nil, pskLen); err == nil {
 			dc.store, dc.key, dc.psk = store, key, psk
-			conn.Write(ticketRequest)
+			dc.askTicket()
 		}
 	}
 	return dc, nil
