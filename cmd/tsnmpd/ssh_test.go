@@ -289,6 +289,59 @@ func TestSSHAgent(t *testing.T) {
 			t.Fatalf("wrong pinned fingerprint: %v", err)
 		}
 	})
+	t.Run("openssh client", func(t *testing.T) {
+		sshBin := testenv.Need(t, "ssh")
+		kh := filepath.Join(t.TempDir(), "known_hosts")
+		pub, _ := os.ReadFile(filepath.Join(f.state, sshtm.HostKeyFile+".pub"))
+		if err := os.WriteFile(kh, []byte(fmt.Sprintf("[127.0.0.1]:%d %s", port, pub)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got := opensshExchange(t, sshBin, f.alice, kh, port, "alice", func() string { return "" })
+		if len(got) != 2 || got[0].Value.Type != snmp.OctetString || got[1].Value.Type != snmp.OctetString {
+			t.Fatalf("answers: %v", got)
+		}
+	})
+	t.Run("ssh-agent keys", func(t *testing.T) {
+		agentBin := testenv.Need(t, "ssh-agent")
+		addBin := testenv.Need(t, "ssh-add")
+		sock := filepath.Join(t.TempDir(), "agent.sock")
+		ag := exec.Command(agentBin, "-D", "-a", sock)
+		if err := ag.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { ag.Process.Kill(); ag.Wait() }()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(sock); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("ssh-agent did not start")
+			}
+		}
+		add := exec.Command(addBin, f.alice)
+		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		if out, err := add.CombinedOutput(); err != nil {
+			t.Fatalf("ssh-add: %v\n%s", err, out)
+		}
+		t.Setenv("SSH_AUTH_SOCK", sock)
+		p := manager.SSHParams{HostKey: fp, NoResume: true, IdentityFiles: nil}
+		c, err := p.ClientConfig(target, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SSH.Signers = nil // only the agent's key
+		if !c.SSH.UseAgent {
+			t.Fatal("ssh-agent not used")
+		}
+		as, err := manager.DialSSH(ctx, target, manager.Config{User: "alice", Timeout: 5 * time.Second, Retries: -1}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer as.Close()
+		if _, err := as.Get(ctx, sysDescr0); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("one connection per target", func(t *testing.T) {
 		before := getCounter(t, s, sshtm.SessionOpens)
 		s2, err := sshDial(t, target, alice, "alice")
@@ -524,51 +577,58 @@ Subsystem snmp %s --stdio --snmpd-conf %s --state-dir %s --quiet --log-level war
 		if err := os.WriteFile(kh, []byte(fmt.Sprintf("[127.0.0.1]:%d %s\n", port, line)), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		// Two TSM messages back to back: RFC 5343 contextEngineID
-		// discovery, then sysDescr.0 with the localEngineID.
-		var in []byte
-		for i, oid := range []snmp.OID{{1, 3, 6, 1, 6, 3, 10, 2, 1, 1, 0}, sysDescr0} {
-			scoped := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: []byte{0x80, 0, 0, 0, 6},
-				PDU: snmp.PDU{Type: snmp.GetRequest, RequestID: int32(100 + i), VarBinds: []snmp.VarBind{{Name: oid, Value: snmp.Value{Type: snmp.Null}}}}})
-			in = tsm.AppendMessage(in, int32(7+i), 65507, snmp.LevelFlags(snmp.AuthPriv)|snmp.FlagReportable, scoped)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c := exec.CommandContext(ctx, sshBin, "-F", "/dev/null", "-s", "-p", strconv.Itoa(port),
-			"-i", id, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
-			"-o", "UserKnownHostsFile="+kh, "-o", "StrictHostKeyChecking=yes",
-			u.Username+"@127.0.0.1", "snmp")
-		c.Stdin = bytes.NewReader(in)
-		var out, stderr bytes.Buffer
-		c.Stdout, c.Stderr = &out, &stderr
-		if err := c.Run(); err != nil {
-			t.Fatalf("ssh -s: %v\n%s\n%s", err, stderr.String(), sshdErr.String())
-		}
-		rest := out.Bytes()
-		var got []snmp.VarBind
-		for len(rest) > 0 {
-			var m snmp.V3Message
-			if err := m.Unmarshal(rest); err != nil {
-				t.Fatalf("response: %v (%x)", err, out.Bytes())
-			}
-			if m.SecurityModel != snmp.SecurityModelTSM {
-				t.Fatalf("security model %d", m.SecurityModel)
-			}
-			var sp snmp.ScopedPDU
-			if err := sp.Unmarshal(m.Data); err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, sp.PDU.VarBinds...)
-			n, err := berLen(rest)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rest = rest[n:]
-		}
+		got := opensshExchange(t, sshBin, id, kh, port, u.Username, sshdErr.String)
 		if len(got) != 2 || got[0].Value.Type != snmp.OctetString || got[1].Value.Type != snmp.OctetString || len(got[1].Value.Bytes) == 0 {
 			t.Fatalf("answers: %v", got)
 		}
 	})
+}
+
+// opensshExchange sends two TSM Get messages back to back through
+// OpenSSH's ssh -s (RFC 5343 contextEngineID discovery, then sysDescr.0
+// in the localEngineID context) and returns the varbinds of the answers.
+func opensshExchange(t *testing.T, sshBin, id, knownHosts string, port int, user string, serverLog func() string) []snmp.VarBind {
+	t.Helper()
+	var in []byte
+	for i, oid := range []snmp.OID{{1, 3, 6, 1, 6, 3, 10, 2, 1, 1, 0}, sysDescr0} {
+		scoped := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: []byte{0x80, 0, 0, 0, 6},
+			PDU: snmp.PDU{Type: snmp.GetRequest, RequestID: int32(100 + i), VarBinds: []snmp.VarBind{{Name: oid, Value: snmp.Value{Type: snmp.Null}}}}})
+		in = tsm.AppendMessage(in, int32(7+i), 65507, snmp.LevelFlags(snmp.AuthPriv)|snmp.FlagReportable, scoped)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, sshBin, "-F", "/dev/null", "-s", "-p", strconv.Itoa(port),
+		"-i", id, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+		"-o", "UserKnownHostsFile="+knownHosts, "-o", "StrictHostKeyChecking=yes",
+		user+"@127.0.0.1", "snmp")
+	c.Stdin = bytes.NewReader(in)
+	var out, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &out, &stderr
+	if err := c.Run(); err != nil {
+		t.Fatalf("ssh -s: %v\n%s\n%s", err, stderr.String(), serverLog())
+	}
+	rest := out.Bytes()
+	var got []snmp.VarBind
+	for len(rest) > 0 {
+		var m snmp.V3Message
+		if err := m.Unmarshal(rest); err != nil {
+			t.Fatalf("response: %v (%x)", err, out.Bytes())
+		}
+		if m.SecurityModel != snmp.SecurityModelTSM {
+			t.Fatalf("security model %d", m.SecurityModel)
+		}
+		var sp snmp.ScopedPDU
+		if err := sp.Unmarshal(m.Data); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, sp.PDU.VarBinds...)
+		n, err := berLen(rest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rest = rest[n:]
+	}
+	return got
 }
 
 // berLen returns the length of the BER TLV at the start of b.
