@@ -336,6 +336,7 @@ func (s *Server) serveConn(c *dtls.Conn) {
 		out = resp
 		c.SetWriteDeadline(time.Now().Add(30 * time.Second))
 		if _, err := c.Write(resp); err != nil {
+			s.stats().Inc(tlstm.SessionNoSessions)
 			c.Close()
 			return
 		}

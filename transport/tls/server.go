@@ -204,6 +204,16 @@ func (c *Conn) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// Write counts a response dropped because its session is gone
+// (snmpTlstmSessionNoSessions).
+func (c *Conn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil {
+		c.stats.Inc(SessionNoSessions)
+	}
+	return n, err
+}
+
 // Close counts a session the agent closes (idle timeout, shutdown).
 func (c *Conn) Close() error {
 	c.mu.Lock()
