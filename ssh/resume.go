@@ -104,6 +104,13 @@ type ResumptionConfig struct {
 	// MaxEntries bounds the session cache and the used-ticket list
 	// (default 10000).
 	MaxEntries int
+	// TicketKeys, if set, keeps the ticket keys outside the process, so
+	// that tickets stay valid across a restart: keys are loaded when the
+	// server is created and saved whenever a new key is made. Without it
+	// ticket keys live in memory only. The list of used tickets is not
+	// kept: after a restart a ticket used before it can be presented once
+	// more, still only with its resumption secret.
+	TicketKeys TicketKeyStore
 
 	now func() time.Time // for tests
 }
@@ -116,8 +123,31 @@ type cachedSession struct {
 
 type ticketKey struct {
 	id      [8]byte
+	raw     [32]byte
 	aead    cipher.AEAD
 	created time.Time
+}
+
+// TicketKey is a ticket key as a TicketKeyStore keeps it. Key is secret.
+type TicketKey struct {
+	ID      [8]byte
+	Key     [32]byte
+	Created time.Time
+}
+
+// TicketKeyStore keeps a server's ticket keys (ResumptionConfig.TicketKeys).
+type TicketKeyStore interface {
+	// LoadTicketKeys returns the stored keys, newest first; none (and no
+	// error) when nothing is stored yet.
+	LoadTicketKeys() ([]TicketKey, error)
+	// SaveTicketKeys replaces the stored keys.
+	SaveTicketKeys([]TicketKey) error
+}
+
+func newTicketKey(id [8]byte, raw [32]byte, created time.Time) *ticketKey {
+	block, _ := aes.NewCipher(raw[:])
+	aead, _ := cipher.NewGCM(block)
+	return &ticketKey{id: id, raw: raw, aead: aead, created: created}
 }
 
 // resumption is a server's resumption engine, shared by its connections.
@@ -144,7 +174,20 @@ func newResumption(cfg ResumptionConfig, rand io.Reader) *resumption {
 	if cfg.now == nil {
 		cfg.now = time.Now
 	}
-	return &resumption{cfg: cfg, rand: rand, cache: map[string]*cachedSession{}, used: map[[16]byte]time.Time{}}
+	r := &resumption{cfg: cfg, rand: rand, cache: map[string]*cachedSession{}, used: map[[16]byte]time.Time{}}
+	if cfg.TicketKeys != nil {
+		// Keys that cannot be loaded are replaced by new ones at the
+		// first ticket; clients then fall back to full exchanges.
+		if keys, err := cfg.TicketKeys.LoadTicketKeys(); err == nil {
+			now := cfg.now()
+			for _, k := range keys {
+				if age := now.Sub(k.Created); age >= 0 && age < 2*cfg.TicketKeyRotation && len(r.keys) < 2 {
+					r.keys = append(r.keys, newTicketKey(k.ID, k.Key, k.Created))
+				}
+			}
+		}
+	}
+	return r
 }
 
 func (r *resumption) methods() []string {
@@ -193,19 +236,30 @@ func (r *resumption) currentKeyLocked(now time.Time) (*ticketKey, error) {
 		return r.keys[0], nil
 	}
 	var raw [32]byte
+	var id [8]byte
 	defer clear(raw[:])
-	k := &ticketKey{created: now}
-	if _, err := io.ReadFull(r.rand, k.id[:]); err != nil {
+	if _, err := io.ReadFull(r.rand, id[:]); err != nil {
 		return nil, err
 	}
 	if _, err := io.ReadFull(r.rand, raw[:]); err != nil {
 		return nil, err
 	}
-	block, _ := aes.NewCipher(raw[:])
-	k.aead, _ = cipher.NewGCM(block)
+	k := newTicketKey(id, raw, now)
 	r.keys = append([]*ticketKey{k}, r.keys...)
 	if len(r.keys) > 2 {
+		clear(r.keys[2].raw[:])
 		r.keys = r.keys[:2]
+	}
+	if r.cfg.TicketKeys != nil {
+		stored := make([]TicketKey, len(r.keys))
+		for i, k := range r.keys {
+			stored[i] = TicketKey{ID: k.id, Key: k.raw, Created: k.created}
+		}
+		// A key that cannot be stored still serves this process.
+		_ = r.cfg.TicketKeys.SaveTicketKeys(stored)
+		for i := range stored {
+			clear(stored[i].Key[:])
+		}
 	}
 	return k, nil
 }

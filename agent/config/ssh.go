@@ -46,9 +46,14 @@ type SSH struct {
 	// ResumptionLifetime bounds how long a session can be resumed
 	// (default 1h); TicketRotation is how often ticket keys rotate
 	// (default: the lifetime). Ticket keys live in memory only: a restart
-	// makes clients run a full key exchange once.
+	// makes clients run a full key exchange once, unless PersistTicketKeys.
 	ResumptionLifetime Duration `yaml:"resumption_lifetime,omitempty"`
 	TicketRotation     Duration `yaml:"ticket_rotation,omitempty"`
+	// PersistTicketKeys keeps the ticket keys in the state directory
+	// (ssh_ticket_keys, mode 0600), so that tickets stay valid across a
+	// restart. Off by default: a restart then costs every client one full
+	// key exchange, and no key material is written to disk.
+	PersistTicketKeys bool `yaml:"persist_ticket_keys,omitempty"`
 	// MaxSessions caps open SNMP sessions (snmp channels) per listener
 	// (default 1024); MaxChannels caps channels per SSH connection
 	// (default 8); MaxUnauthenticated caps connections still
@@ -106,6 +111,7 @@ func (s *SSH) CheckSSH() error {
 //	sshKex|sshCiphers|sshMACs NAME[,NAME]...
 //	sshResumption yes|no|ticket|cache
 //	sshResumptionLifetime SECONDS
+//	sshPersistTicketKeys yes|no
 //	sshMaxSessions N
 //
 // Net-SNMP's sshtosnmpSocket and sshtosnmpSocketPerms (its relay) are
@@ -191,6 +197,12 @@ func (p *snmpdParser) sshSetting(tok, rest string) (bool, error) {
 			return true, p.errorf(tok, "want a number of seconds")
 		}
 		s.ResumptionLifetime = Duration(n) * Duration(1e9)
+	case "sshpersistticketkeys":
+		b, err := parseBool(rest)
+		if err != nil {
+			return true, p.errorf(tok, "%v", err)
+		}
+		s.PersistTicketKeys = b
 	case "sshmaxsessions":
 		v, err := one()
 		if err != nil {

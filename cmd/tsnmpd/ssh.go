@@ -133,6 +133,9 @@ func openSSH(d *daemon, a transport.Address) (transport.Server, error) {
 			Lifetime:          time.Duration(c.ResumptionLifetime),
 			TicketKeyRotation: time.Duration(c.TicketRotation),
 		}
+		if c.PersistTicketKeys {
+			sc.Resumption.TicketKeys = &sshtm.FileTicketKeys{Path: filepath.Join(d.o.stateDir, sshtm.TicketKeysFile)}
+		}
 	}
 	srv, err := sshtm.Listen(a, d.agent, sc, &sshtm.Options{
 		ServerOptions: transport.ServerOptions{Logger: d.log, MaxConns: c.MaxSessions, IdleTimeout: time.Duration(c.IdleTimeout)},

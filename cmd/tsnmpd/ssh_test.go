@@ -477,6 +477,28 @@ func TestSSHResumeAcrossProcesses(t *testing.T) {
 	if fis := stateFiles(); len(fis) != 1 || fis[0].Mode().Perm() != 0o600 {
 		t.Fatalf("state files: %v", fis)
 	}
+
+	// With persisted ticket keys a ticket survives the restart.
+	d2.stop()
+	conf, _ := os.ReadFile(f.conf)
+	if err := os.WriteFile(f.conf, append(conf, "sshPersistTicketKeys yes\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d3 := startLogged(t, bin, args...)
+	get() // d2's ticket: unknown key, full exchange; d3 stores its key
+	if full, res := resumedLog(d3); full != 1 || res != 0 {
+		t.Fatalf("first agent with persisted keys: %d full, %d resumed", full, res)
+	}
+	fi, err := os.Stat(filepath.Join(f.state, sshtm.TicketKeysFile))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("ticket key file: %v %v", fi, err)
+	}
+	d3.stop()
+	d4 := startLogged(t, bin, args...)
+	get()
+	if full, res := resumedLog(d4); full != 0 || res != 1 {
+		t.Fatalf("after a restart with persisted ticket keys: %d full, %d resumed:\n%s", full, res, d4.text(t))
+	}
 }
 
 // TestSSHStdioUnderOpenSSH runs OpenSSH's sshd with tsnmpd --stdio as its

@@ -365,3 +365,26 @@ func TestLoadOrCreateHostKey(t *testing.T) {
 		t.Fatalf("damaged key: %v", err)
 	}
 }
+
+func TestFileTicketKeys(t *testing.T) {
+	f := &FileTicketKeys{Path: filepath.Join(t.TempDir(), TicketKeysFile)}
+	if keys, err := f.LoadTicketKeys(); err != nil || keys != nil {
+		t.Fatalf("no file: %v %v", keys, err)
+	}
+	want := []tssh.TicketKey{{ID: [8]byte{1, 2}, Key: [32]byte{3, 4}, Created: time.Unix(1700000000, 0)}, {ID: [8]byte{9}, Created: time.Unix(1600000000, 0)}}
+	if err := f.SaveTicketKeys(want); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(f.Path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%v %v", fi, err)
+	}
+	got, err := f.LoadTicketKeys()
+	if err != nil || len(got) != 2 || got[0].ID != want[0].ID || got[0].Key != want[0].Key || !got[0].Created.Equal(want[0].Created) || got[1].ID != want[1].ID {
+		t.Fatalf("%+v %v", got, err)
+	}
+	os.WriteFile(f.Path, []byte("zz 00 1\n"), 0o600)
+	if _, err := f.LoadTicketKeys(); err == nil {
+		t.Fatal("malformed file accepted")
+	}
+}
