@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 )
 
 // FileSessionCache is a tls.ClientSessionCache kept in files, one per
@@ -22,7 +23,17 @@ type FileSessionCache struct {
 	// how it authenticates the agent), so that a session is resumed only
 	// by the same configuration that established it.
 	Scope string
+
+	// keep is set when a session resumed with the stored ticket: the new
+	// ticket a TLS 1.3 agent sends after every resumption is then not
+	// written, as the stored one still works; writing a file on every
+	// one-shot get would cost more than the resumption saves.
+	keep atomic.Bool
 }
+
+// Resumed tells the cache that a session resumed from it (Dial calls it);
+// the ticket that follows is not stored.
+func (c *FileSessionCache) Resumed() { c.keep.Store(true) }
 
 // DefaultCacheDir returns $XDG_CACHE_HOME/tsnmp, else ~/.cache/tsnmp.
 func DefaultCacheDir() (string, error) {
@@ -43,6 +54,7 @@ func (c *FileSessionCache) path(key string) string {
 
 // Get implements tls.ClientSessionCache.
 func (c *FileSessionCache) Get(key string) (*gotls.ClientSessionState, bool) {
+	c.keep.Store(false) // a new handshake starts
 	data, err := os.ReadFile(c.path(key))
 	if err != nil {
 		return nil, false
@@ -67,6 +79,9 @@ func (c *FileSessionCache) Put(key string, cs *gotls.ClientSessionState) {
 	p := c.path(key)
 	if cs == nil {
 		os.Remove(p)
+		return
+	}
+	if c.keep.Swap(false) {
 		return
 	}
 	ticket, ss, err := cs.ResumptionState()

@@ -118,5 +118,8 @@ func Dial(ctx context.Context, network, addr string, c *ClientConfig) (*gotls.Co
 		return nil, err
 	}
 	c.Stats.Inc(SessionOpens)
+	if r, ok := cfg.ClientSessionCache.(interface{ Resumed() }); ok && conn.ConnectionState().DidResume {
+		r.Resumed()
+	}
 	return conn, nil
 }
