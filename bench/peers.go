@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -23,8 +24,9 @@ type Proc struct {
 	Name string
 	Addr string // host:port of its UDP listener
 	cmd  *exec.Cmd
-	log  *strings.Builder
-	done chan struct{} // closed when the process has exited
+	logMu sync.Mutex
+	log   *strings.Builder
+	done  chan struct{} // closed when the process has exited
 	ns   *netns.NS
 }
 
@@ -84,7 +86,11 @@ func (p *Proc) Stop() {
 func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 
 // Log returns what the process printed.
-func (p *Proc) Log() string { return p.log.String() }
+func (p *Proc) Log() string {
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	return p.log.String()
+}
 
 // FreePort returns a port free for UDP and TCP on 127.0.0.1.
 func FreePort() (int, error) {
@@ -119,10 +125,12 @@ func start(name, addr string, cmd *exec.Cmd, ready func(string) bool, timeout ti
 		sent := false
 		for sc.Scan() {
 			line := sc.Text()
+			p.logMu.Lock()
 			if p.log.Len() < 1<<16 {
 				p.log.WriteString(line + "\n")
 			}
-			if !sent && ready(line) {
+			p.logMu.Unlock()
+			if !sent && ready != nil && ready(line) {
 				sent = true
 				ok <- true
 			}
@@ -143,7 +151,7 @@ func start(name, addr string, cmd *exec.Cmd, ready func(string) bool, timeout ti
 	case <-time.After(timeout):
 	}
 	p.Stop()
-	return nil, fmt.Errorf("bench: %s did not start:\n%s", name, p.log.String())
+	return nil, fmt.Errorf("bench: %s did not start:\n%s", name, p.Log())
 }
 
 // StartTsnmpd starts the tsnmpd binary with a Net-SNMP style configuration

@@ -9,10 +9,6 @@ func runCiphers(ctx context.Context, env *Env, s *Section) error {
 	return errors.New("not implemented yet in this version of tsnmp bench")
 }
 
-func runMemory(ctx context.Context, env *Env, s *Section) error {
-	return errors.New("not implemented yet in this version of tsnmp bench")
-}
-
 func runSession(ctx context.Context, env *Env, s *Section) error {
 	return errors.New("not implemented yet in this version of tsnmp bench")
 }
