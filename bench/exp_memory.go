@@ -64,7 +64,7 @@ func runMemory(ctx context.Context, env *Env, s *Section) error {
 	if env.Quick {
 		steps, stepLimit = []int{0, 50, 200}, 10*time.Second
 	}
-	s.Method = append(s.Method, "Idle TCP sessions (connected, never used, as in the paper) are opened to each agent step by step; after each step and a 500 ms pause the agent's resident (VmRSS) and virtual (VmSize) memory are read from /proc, and the sockets it holds are counted to see how many sessions it kept. KB per session is the least-squares slope of RSS over the number of sessions the agent holds. The agents are filled alternately, step by step; an agent that does not take the sessions of a step within " + stepLimit.String() + " is not filled further.")
+	s.Method = append(s.Method, "Idle TCP sessions (connected, never used, as in the paper) are opened to each agent step by step; after each step and a 500 ms pause the agent's resident (VmRSS) and virtual (VmSize) memory are read from /proc, and the sockets it holds are counted to see how many sessions it kept. KB per session is the least-squares slope of RSS over the number of sessions the agent holds. The agents are filled alternately, step by step; an agent that does not take the sessions of a step within "+stepLimit.String()+" is not filled further.")
 	t := &Table{Columns: []string{"transport", "agent", "sessions opened", "sessions held", "RSS KB", "VSZ KB"}}
 	s.Tables = append(s.Tables, t)
 	plot := &Plot{Title: "Agent memory against open idle TCP sessions", XLabel: "sessions held by the agent", YLabel: "RSS (KB)"}

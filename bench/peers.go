@@ -21,13 +21,13 @@ import (
 
 // Proc is an agent process started for an experiment.
 type Proc struct {
-	Name string
-	Addr string // host:port of its UDP listener
-	cmd  *exec.Cmd
+	Name  string
+	Addr  string // host:port of its UDP listener
+	cmd   *exec.Cmd
 	logMu sync.Mutex
 	log   *strings.Builder
 	done  chan struct{} // closed when the process has exited
-	ns   *netns.NS
+	ns    *netns.NS
 }
 
 // Port returns the port of the process's listeners.
