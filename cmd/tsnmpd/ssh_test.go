@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -674,4 +675,40 @@ func berLen(b []byte) (int, error) {
 		return 0, errors.New("short")
 	}
 	return h + n, nil
+}
+
+// TestSSHReload: users added to the configuration can log in after
+// SIGHUP, without a restart.
+func TestSSHReload(t *testing.T) {
+	bin := buildDaemon(t)
+	f := sshSetup(t, "")
+	carol := filepath.Join(f.dir, "carol")
+	sshKey(t, carol)
+	port := testenv.FreePort(t)
+	target := fmt.Sprintf("ssh:127.0.0.1:%d", port)
+	d := startLogged(t, bin, "--state-dir", f.state, "--snmpd-conf", f.conf, "--listen", target)
+	p := manager.SSHParams{IdentityFiles: []string{carol}, HostKey: hostFingerprint(t, f.state), NoAgent: true, NoResume: true}
+	var ae *tssh.AuthError
+	if _, err := sshDial(t, target, p, "carol"); !errors.As(err, &ae) {
+		t.Fatalf("carol before reload: %v", err)
+	}
+	conf, _ := os.ReadFile(f.conf)
+	conf = append(conf, fmt.Sprintf("sshAuthorizedKeys carol %s.pub\nrouser -s tsm carol authpriv\n", carol)...)
+	if err := os.WriteFile(f.conf, conf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.cmd.Process.Signal(syscall.SIGHUP)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(d.text(t), "configuration reloaded"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload:\n%s", d.text(t))
+		}
+	}
+	s, err := sshDial(t, target, p, "carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Get(context.Background(), sysDescr0); err != nil {
+		t.Fatal(err)
+	}
 }

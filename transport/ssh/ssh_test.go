@@ -388,3 +388,61 @@ func TestFileTicketKeys(t *testing.T) {
 		t.Fatal("malformed file accepted")
 	}
 }
+
+// TestSessionLimits: sessions beyond MaxConns are refused and counted;
+// an idle session is closed after IdleTimeout.
+func TestSessionLimits(t *testing.T) {
+	h := &echoHandler{}
+	host, user := newKey(t), newKey(t)
+	dir := t.TempDir()
+	line, _ := AuthorizedKeyLine(user.PublicKey())
+	ak := filepath.Join(dir, "alice")
+	os.WriteFile(ak, []byte(line+"\n"), 0o600)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stats Stats
+	srv, err := NewServer(l, h, &ServerConfig{HostKeys: []tssh.Signer{host}, AuthorizedKeysFile: func(string) string { return ak }},
+		&Options{Stats: &stats, ServerOptions: transport.ServerOptions{MaxConns: 1, IdleTimeout: 300 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	defer srv.Close()
+	cfg := &ClientConfig{SSH: tssh.ClientConfig{User: "alice", Signers: []tssh.Signer{user}, HostKeyFingerprint: tssh.Fingerprint(host.PublicKey())}}
+	c, err := Dial(context.Background(), "tcp", l.Addr().String(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	first, err := c.OpenSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Write(msg(3, 'a')); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transport.ReadStreamMessage(bufio.NewReader(first), nil, 100); err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.OpenSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The agent ends the second session at once.
+	if b, err := io.ReadAll(second); len(b) != 0 || err != nil && !errors.Is(err, tssh.ErrClosed) {
+		t.Fatalf("second session: %q %v", b, err)
+	}
+	waitCounter(t, &stats, SessionNoChannels, 1)
+	// The first, idle, is closed by the agent.
+	start := time.Now()
+	if _, err := io.ReadAll(first); err != nil && !errors.Is(err, tssh.ErrClosed) {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatal("idle session not closed")
+	}
+	waitCounter(t, &stats, SessionCloses, 1)
+}
