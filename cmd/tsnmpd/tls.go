@@ -33,6 +33,7 @@ type tlsState struct {
 	stats    tlstm.Stats
 	tsmStats tsm.Stats
 	tickets  *tlstm.TicketKeys
+	rotating bool
 	prefix   bool
 }
 
@@ -66,9 +67,10 @@ func tlsPolicy(d *daemon, cfg *config.Config, p *agent.Policy) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	first := s.cfg.TicketRotation == 0 && s.server == nil
 	s.cfg, s.server, s.prefix = cfg.TLS, sc, cfg.TLS.UsePrefix
-	if first {
+	if !s.rotating {
+		// The rotation period is read at start; a reload keeps it.
+		s.rotating = true
 		period := time.Duration(cfg.TLS.TicketRotation)
 		if period <= 0 {
 			period = time.Hour
