@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/webmgmt"
@@ -540,34 +541,54 @@ func runRTT(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Report) 
 			return err
 		}
 	}
-	// The same agent code over the kernel's interfaces, with the 1 s
-	// cache and with a cache too short to ever hit.
+	// The same agent code over the kernel's interfaces (of the
+	// namespace, when there is one), with the 1 s cache and with a cache
+	// too short to ever hit, and Net-SNMP over the same interfaces.
+	kernel := "kernel ifTable"
 	for _, k := range []struct {
 		name string
 		ttl  time.Duration
-	}{{"kernel ifTable, 1 s cache", time.Second}, {"kernel ifTable, no cache", time.Nanosecond}} {
+	}{{"1 s cache", time.Second}, {"no cache", time.Nanosecond}} {
 		ka, err := webmgmttest.Start(webmgmttest.Options{NoTLS: true, IfCacheTTL: k.ttl})
 		if err != nil {
 			return err
 		}
 		defer ka.Close()
-		if err := add(snmpTarget("tsnmp SNMP GetBulk ("+k.name+")", ka.SNMPAddr)); err != nil {
+		if o.ns != "" {
+			// The first dump opens the netlink socket, in the namespace.
+			if err := inNetns(o.ns, func() {
+				r := mib.NewRequest(ctx, time.Now())
+				ka.Agent.Tree.Get(r, append(ifmib.IfNumber.Clone(), 0))
+				r.Release()
+			}); err != nil {
+				return err
+			}
+		}
+		rows := countKernelRows(ka)
+		kernel = fmt.Sprintf("kernel ifTable of %d interfaces", rows)
+		if err := add(snmpTarget(fmt.Sprintf("tsnmp SNMP GetBulk (%s, %s)", kernel, k.name), ka.SNMPAddr)); err != nil {
 			return err
 		}
-		rows := 0
-		if ka.IfMIB != nil {
-			rows = countKernelRows(ka)
-		}
-		if err := add(httpTarget("tsnmp JSON ("+k.name+")", strings.TrimPrefix(ka.HTTPURL, "http://"), JSON, "ifTable", rows*22)); err != nil {
+		if err := add(httpTarget(fmt.Sprintf("tsnmp JSON (%s, %s)", kernel, k.name), strings.TrimPrefix(ka.HTTPURL, "http://"), JSON, "ifTable", rows*22)); err != nil {
 			return err
 		}
 	}
 	if !o.NoNetSNMP {
-		if p, err := startNetSNMP(); err != nil {
+		if p, err := startNetSNMP(o.ns); err != nil {
 			rep.Notes = append(rep.Notes, "Net-SNMP snmpd not measured: "+err.Error())
 		} else {
 			defer p.Stop()
-			if err := add(snmpTarget("Net-SNMP snmpd GetBulk (kernel ifTable)", p.Addr)); err != nil {
+			var t *rttTarget
+			name := "Net-SNMP snmpd GetBulk (" + kernel + ")"
+			if o.ns != "" {
+				var terr error
+				if err = inNetns(o.ns, func() { t, terr = snmpTarget(name, p.Addr) }); err == nil {
+					err = terr
+				}
+			} else {
+				t, err = snmpTarget(name, p.Addr)
+			}
+			if err := add(t, err); err != nil {
 				return err
 			}
 		}

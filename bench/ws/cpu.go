@@ -203,17 +203,11 @@ func runRetrieval(ctx context.Context, o *Options, rep *Report) ([]RetrievalPoin
 		cached = newKernelTable(time.Hour)
 	}
 	rep.RetrievalSource = "this machine's interfaces"
-	if o.Interfaces > 0 {
-		ns, remove, err := dummyNetns(o.Interfaces)
-		if err == nil {
-			defer remove()
-			err = inNetns(ns, open)
+	if o.ns != "" {
+		if err := inNetns(o.ns, open); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("retrieval from this machine's interfaces: no namespace with %d veth interfaces (%v)", o.Interfaces, err))
-		} else {
-			rep.RetrievalSource = fmt.Sprintf("a network namespace with lo and %d veth interfaces", o.Interfaces)
-		}
+		rep.RetrievalSource = fmt.Sprintf("a network namespace with lo and %d veth interfaces", o.Interfaces)
 	}
 	if fresh == nil {
 		open()
@@ -435,7 +429,7 @@ func measureRSS(o *Options, rep *Report) {
 		rep.Notes = append(rep.Notes, "tsnmpd's resident size not measured: "+err.Error())
 	}
 	if !o.NoNetSNMP {
-		if p, err := startNetSNMP(); err == nil {
+		if p, err := startNetSNMP(""); err == nil {
 			walk(p.Addr)
 			for _, b := range rep.Static.Binaries {
 				if strings.HasSuffix(b.Path, "/snmpd") {

@@ -60,14 +60,25 @@ func freePort() (int, error) {
 	return 0, errors.New("no free port")
 }
 
-// startAgent runs an agent and waits until it answers SNMP at addr.
-func startAgent(addr string, cmd *exec.Cmd) (*proc, error) {
+// startAgent runs an agent and waits until it answers SNMP at addr (in
+// network namespace ns when not empty).
+func startAgent(addr, ns string, cmd *exec.Cmd) (*proc, error) {
 	p := &proc{cmd: cmd, Addr: addr}
 	cmd.Stdout, cmd.Stderr = &p.log, &p.log
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	if err := waitSNMP(addr); err != nil {
+	wait := func() error { return waitSNMP(addr) }
+	if ns != "" {
+		wait = func() error {
+			var werr error
+			if err := inNetns(ns, func() { werr = waitSNMP(addr) }); err != nil {
+				return err
+			}
+			return werr
+		}
+	}
+	if err := wait(); err != nil {
 		p.Stop()
 		return nil, fmt.Errorf("%s: %w\n%s", filepath.Base(cmd.Path), err, p.log.String())
 	}
@@ -96,8 +107,9 @@ func waitSNMP(addr string) error {
 	return errors.New("no answer on " + addr)
 }
 
-// startNetSNMP starts Net-SNMP's snmpd with community public on loopback.
-func startNetSNMP() (*proc, error) {
+// startNetSNMP starts Net-SNMP's snmpd with community public on loopback
+// (of network namespace ns when not empty).
+func startNetSNMP(ns string) (*proc, error) {
 	bin, err := exec.LookPath("snmpd")
 	if err != nil {
 		bin = "/usr/sbin/snmpd"
@@ -120,9 +132,13 @@ func startNetSNMP() (*proc, error) {
 		return nil, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "-f", "-Lo", "-C", "-c", conf, "-p", filepath.Join(dir, "snmpd.pid"), "udp:"+addr, "tcp:"+addr)
+	args := []string{bin, "-f", "-Lo", "-C", "-c", conf, "-p", filepath.Join(dir, "snmpd.pid"), "udp:" + addr, "tcp:" + addr}
+	if ns != "" {
+		args = append([]string{"ip", "netns", "exec", ns}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+dir, "MIBS=", "MIBDIRS=/dev/null")
-	p, err := startAgent(addr, cmd)
+	p, err := startAgent(addr, ns, cmd)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -140,5 +156,5 @@ func startTsnmpd(bin, conf, stateDir string) (*proc, error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "--snmpd-conf", conf, "--state-dir", stateDir, "--quiet", "--log-level", "warn",
 		"--listen", "udp:"+addr, "--listen", "tcp:"+addr)
-	return startAgent(addr, cmd)
+	return startAgent(addr, "", cmd)
 }

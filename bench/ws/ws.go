@@ -65,6 +65,8 @@ type Options struct {
 	TsnmpdBinary string
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+
+	ns string // the namespace of Interfaces, while Run runs
 }
 
 func (o *Options) defaults() {
@@ -211,6 +213,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer a.Close()
 	if max := o.Rows * 22; o.Counts[len(o.Counts)-1] > max {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("counts above %d objects are capped to the table's %d", max, max))
+	}
+	if o.Interfaces > 0 {
+		ns, remove, err := dummyNetns(o.Interfaces)
+		if err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("kernel experiments read this machine's interfaces: no namespace with %d veth interfaces (%v)", o.Interfaces, err))
+		} else {
+			defer remove()
+			o.ns = ns
+		}
 	}
 	fmt.Fprintln(o.Log, "bandwidth...")
 	if err := runBandwidth(ctx, a, &o, rep); err != nil {
