@@ -13,10 +13,6 @@ func runSession(ctx context.Context, env *Env, s *Section) error {
 	return errors.New("not implemented yet in this version of tsnmp bench")
 }
 
-func runResume(ctx context.Context, env *Env, s *Section) error {
-	return errors.New("not implemented yet in this version of tsnmp bench")
-}
-
 func runWS(ctx context.Context, env *Env, s *Section) error {
 	return errors.New("not implemented yet in this version of tsnmp bench")
 }
