@@ -131,13 +131,15 @@ func TestTLSAgent(t *testing.T) {
 }
 
 // TestTLSReload rotates the agent certificate with SIGHUP: an open session
-// keeps working, new sessions get the new certificate.
+// keeps working, new TLS and DTLS sessions get the new certificate.
 func TestTLSReload(t *testing.T) {
 	bin := buildDaemon(t)
 	dir, pki, conf := tlsSetup(t, "")
 	port := testenv.FreePort(t)
 	target := fmt.Sprintf("tls:127.0.0.1:%d", port)
-	p := startDaemon(t, bin, nil, "--state-dir", t.TempDir(), "--snmpd-conf", conf, "--listen", target)
+	dport := testenv.FreePort(t)
+	dtarget := fmt.Sprintf("dtls:127.0.0.1:%d", dport)
+	p := startDaemon(t, bin, nil, "--state-dir", t.TempDir(), "--snmpd-conf", conf, "--listen", target, "--listen", dtarget)
 	params := manager.TransportParams{OurIdentity: "alice", TrustCert: []string{"ca"}, TheirHostname: "localhost",
 		CertDirs: []string{dir}, NoResume: true}
 	c, _ := params.ClientConfig(target)
@@ -170,6 +172,9 @@ func TestTLSReload(t *testing.T) {
 	params.TheirIdentity = "sha256:" + pin.Hex()
 	if _, _, err := secureGet(t, target, params, snmp.AuthPriv, sysDescr0); err != nil {
 		t.Errorf("new session does not present the new certificate: %v", err)
+	}
+	if _, _, err := secureGet(t, dtarget, params, snmp.AuthPriv, sysDescr0); err != nil {
+		t.Errorf("new DTLS session does not present the new certificate: %v", err)
 	}
 }
 
