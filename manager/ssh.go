@@ -222,33 +222,64 @@ var sshConns = struct {
 }{m: map[string]*sshConn{}}
 
 type sshConn struct {
-	key  string
-	c    *sshtm.Client
-	refs int
-	dead chan struct{} // closed when the connection ends
+	key   string
+	c     *sshtm.Client
+	err   error
+	refs  int
+	ready chan struct{} // closed when the dial is done
+	dead  chan struct{} // closed when the connection ends (or the dial failed)
 }
 
 func acquireSSH(ctx context.Context, t Target, c *sshtm.ClientConfig) (*sshConn, error) {
 	key := fmt.Sprintf("%s|%s|%v|%v|%s", t.String(), c.Scope, c.NoResume, c.SSH.Ciphers, c.SSH.MACs)
-	sshConns.Lock()
-	defer sshConns.Unlock()
-	if sc := sshConns.m[key]; sc != nil {
-		select {
-		case <-sc.dead:
-			delete(sshConns.m, key)
-		default:
-			sc.refs++
+	for {
+		sshConns.Lock()
+		sc := sshConns.m[key]
+		if sc == nil {
+			// Dial without holding the lock, so that other agents are
+			// not held up; later callers for this key wait for it.
+			sc = &sshConn{key: key, refs: 1, ready: make(chan struct{}), dead: make(chan struct{})}
+			sshConns.m[key] = sc
+			sshConns.Unlock()
+			cl, err := sshtm.Dial(ctx, t.Network, t.Addr(), c)
+			sshConns.Lock()
+			sc.c, sc.err = cl, err
+			if err != nil {
+				delete(sshConns.m, key)
+				close(sc.dead)
+			} else {
+				go func() { _ = cl.Wait(); close(sc.dead) }()
+			}
+			close(sc.ready)
+			sshConns.Unlock()
+			if err != nil {
+				return nil, err
+			}
 			return sc, nil
 		}
+		sshConns.Unlock()
+		select {
+		case <-sc.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if sc.err != nil {
+			return nil, sc.err
+		}
+		sshConns.Lock()
+		select {
+		case <-sc.dead:
+			if sshConns.m[key] == sc {
+				delete(sshConns.m, key)
+			}
+			sshConns.Unlock()
+			continue // gone: dial anew
+		default:
+		}
+		sc.refs++
+		sshConns.Unlock()
+		return sc, nil
 	}
-	cl, err := sshtm.Dial(ctx, t.Network, t.Addr(), c)
-	if err != nil {
-		return nil, err
-	}
-	sc := &sshConn{key: key, c: cl, refs: 1, dead: make(chan struct{})}
-	go func() { _ = cl.Wait(); close(sc.dead) }()
-	sshConns.m[key] = sc
-	return sc, nil
 }
 
 func (sc *sshConn) release() {

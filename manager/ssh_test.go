@@ -216,3 +216,43 @@ func mustSSHConfig(t *testing.T, p *SSHParams, target string) *sshtm.ClientConfi
 	}
 	return c
 }
+
+// TestSSHConcurrentDials: sessions dialled at once to one agent share one
+// SSH connection.
+func TestSSHConcurrentDials(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("SSH_AUTH_SOCK", "")
+	id := writeKey(t, dir, "alice")
+	addr, fp, stats := sshAgent(t, "rouser -s tsm alice authpriv\n", map[string]string{"alice": id + ".pub"})
+	target := "ssh:" + addr
+	p := &SSHParams{IdentityFiles: []string{id}, HostKey: fp, NoResume: true}
+	opens := SSHStats.Get(sshtm.SessionOpens)
+	const n = 8
+	errs := make(chan error, n)
+	sessions := make(chan *Session, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			s, err := DialSSH(context.Background(), target, Config{User: "alice", Timeout: 5 * time.Second, Retries: -1}, mustSSHConfig(t, p, target))
+			if err == nil {
+				_, err = s.Get(context.Background(), snmp.OID{1, 3, 6, 1, 2, 1, 1, 1, 0})
+				sessions <- s
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(sessions)
+	for s := range sessions {
+		s.Close()
+	}
+	if got := SSHStats.Get(sshtm.SessionOpens) - opens; got != 1 {
+		t.Fatalf("%d SSH connections for %d concurrent sessions", got, n)
+	}
+	if got := stats.Get(sshtm.SessionOpens); got != n {
+		t.Fatalf("agent saw %d channels", got)
+	}
+}
