@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,11 +38,12 @@ func tlsSetup(t *testing.T, extra string) (dir string, pki *certs.PKI, conf stri
 certSecName 10 %s --sn alice
 certSecName 20 %s --dns
 certSecName 30 %s --cn
+certSecName 40 %s --cn
 rouser -s tsm alice authpriv
 rouser -s tsm bob.example.com authpriv
 rouser -s tsm carol authnopriv .1.3.6.1.2.1.1.5
 %s
-`, fp(pki.Alice), fp(pki.CA), fp(pki.CA), extra)
+`, fp(pki.Alice), fp(pki.CA), fp(pki.CA), fp(pki.Dave), extra)
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +96,9 @@ func TestTLSAgent(t *testing.T) {
 		// carol may read sysName only, at authNoPriv or above.
 		{target, "carol", snmp.AuthNoPriv, snmp.OID{1, 3, 6, 1, 2, 1, 1, 5, 0}, "ok"},
 		{target, "carol", snmp.AuthPriv, sysDescr0, "noSuchObject"},
-		// dave is unknown: no rule maps his self-signed certificate.
-		{target, "dave", snmp.AuthPriv, sysDescr0, ""},
+		// dave's self-signed certificate is pinned and maps to "dave",
+		// whom VACM grants nothing.
+		{target, "dave", snmp.AuthPriv, sysDescr0, "authorizationError"},
 		{target, "mallory", snmp.AuthPriv, sysDescr0, ""},
 		{target, "eve", snmp.AuthPriv, sysDescr0, ""},
 	} {
@@ -107,6 +110,11 @@ func TestTLSAgent(t *testing.T) {
 			t.Errorf("%s %v: %v %v", tc.who, tc.oid, err, pdu)
 		case tc.want == "noSuchObject" && (err != nil || pdu.VarBinds[0].Value.Type != snmp.NoSuchObject):
 			t.Errorf("%s %v: %v %v", tc.who, tc.oid, err, pdu)
+		case tc.want == "authorizationError":
+			var se *manager.StatusError
+			if !errors.As(err, &se) || se.Status != snmp.AuthorizationError {
+				t.Errorf("%s: want authorizationError, got %v", tc.who, err)
+			}
 		}
 	}
 	// Counters, read over TLS by alice.
@@ -117,7 +125,7 @@ func TestTLSAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if acc, inv := pdu.VarBinds[0].Value.Num, pdu.VarBinds[1].Value.Num; acc < 5 || inv < 3 {
+	if acc, inv := pdu.VarBinds[0].Value.Num, pdu.VarBinds[1].Value.Num; acc < 6 || inv < 2 {
 		t.Errorf("accepts %d, invalidClientCertificates %d", acc, inv)
 	}
 	_ = p
