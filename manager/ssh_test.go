@@ -227,12 +227,13 @@ func TestSSHConcurrentDials(t *testing.T) {
 	target := "ssh:" + addr
 	p := &SSHParams{IdentityFiles: []string{id}, HostKey: fp, NoResume: true}
 	opens := SSHStats.Get(sshtm.SessionOpens)
+	c := mustSSHConfig(t, p, target)
 	const n = 8
 	errs := make(chan error, n)
 	sessions := make(chan *Session, n)
 	for i := 0; i < n; i++ {
 		go func() {
-			s, err := DialSSH(context.Background(), target, Config{User: "alice", Timeout: 5 * time.Second, Retries: -1}, mustSSHConfig(t, p, target))
+			s, err := DialSSH(context.Background(), target, Config{User: "alice", Timeout: 5 * time.Second, Retries: -1}, c)
 			if err == nil {
 				_, err = s.Get(context.Background(), snmp.OID{1, 3, 6, 1, 2, 1, 1, 1, 0})
 				sessions <- s
