@@ -169,7 +169,7 @@ func startSshd(env *Env, dir string, host crypto.Signer, extra ...string) (*sshd
 		fmt.Sprintf("Port %d", port), "ListenAddress 127.0.0.1", "HostKey " + hostKey,
 		"AuthorizedKeysFile " + ak, "PasswordAuthentication no", "KbdInteractiveAuthentication no",
 		"PermitRootLogin prohibit-password", "UsePAM no", "StrictModes no", "PidFile " + filepath.Join(dir, "sshd.pid"),
-		"MaxStartups 100", "LogLevel ERROR", "Compression no",
+		"MaxStartups 100", "LogLevel ERROR", "Compression no", "UseDNS no", "GSSAPIAuthentication no",
 	}
 	cfg = append(cfg, extra...)
 	if err := os.WriteFile(conf, []byte(strings.Join(cfg, "\n")+"\n"), 0o600); err != nil {
@@ -201,7 +201,7 @@ func startSshd(env *Env, dir string, host crypto.Signer, extra ...string) (*sshd
 func (s *sshdPeer) sshArgs(opts []string, cmd string) []string {
 	args := []string{"-F", "/dev/null", "-i", s.clientKey, "-p", fmt.Sprint(s.port),
 		"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
-		"-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes", "-o", "Compression=no"}
+		"-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes", "-o", "Compression=no", "-o", "GSSAPIAuthentication=no"}
 	args = append(args, opts...)
 	return append(args, "root@127.0.0.1", cmd)
 }

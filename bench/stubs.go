@@ -5,9 +5,6 @@ import (
 	"errors"
 )
 
-func runCiphers(ctx context.Context, env *Env, s *Section) error {
-	return errors.New("not implemented yet in this version of tsnmp bench")
-}
 
 func runSession(ctx context.Context, env *Env, s *Section) error {
 	return errors.New("not implemented yet in this version of tsnmp bench")
