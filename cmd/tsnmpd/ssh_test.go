@@ -712,3 +712,31 @@ func TestSSHReload(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSSHCommandLine: --hash-password prints a hash the agent accepts,
+// and an ssh: address without users is refused at start.
+func TestSSHCommandLine(t *testing.T) {
+	bin := buildDaemon(t)
+	cmd := exec.Command(bin, "--hash-password")
+	cmd.Stdin = strings.NewReader("correct horse\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(hash, "$argon2id$") || !tssh.CheckPassword(hash, "correct horse") || tssh.CheckPassword(hash, "correct horse\n") {
+		t.Fatalf("hash %q", hash)
+	}
+	conf := filepath.Join(t.TempDir(), "snmpd.conf")
+	os.WriteFile(conf, []byte("rouser -s tsm alice\n"), 0o600)
+	cmd = exec.Command(bin, "--state-dir", t.TempDir(), "--snmpd-conf", conf, "--listen", fmt.Sprintf("ssh:127.0.0.1:%d", testenv.FreePort(t)))
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "needs users") {
+		t.Fatalf("ssh: without users: %v\n%s", err, out)
+	}
+	os.WriteFile(conf, []byte("sshPassword bob cleartext\n"), 0o600)
+	out, err = exec.Command(bin, "--state-dir", t.TempDir(), "--snmpd-conf", conf).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "clear-text") {
+		t.Fatalf("clear-text password: %v\n%s", err, out)
+	}
+}
