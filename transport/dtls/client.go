@@ -229,7 +229,7 @@ func Dial(ctx context.Context, network, addr string, c *tlstm.ClientConfig, stor
 			return id.Verify(chain)
 		}),
 		dtls.WithExtendedMasterSecret(dtls.RequireExtendedMasterSecret),
-		dtls.WithCipherSuites(certSuites...),
+		dtls.WithCipherSuites(clientSuites(c.CipherSuites)...),
 	}
 	if net.ParseIP(id.Hostname) == nil {
 		opts = append(opts, dtls.WithServerName(id.Hostname))
@@ -284,4 +284,21 @@ func handshake(ctx context.Context, network string, ua *net.UDPAddr, opts []dtls
 		return nil, err
 	}
 	return conn, nil
+}
+
+// clientSuites restricts the certificate suites to those configured (IANA
+// numbers, as crypto/tls's); none configured, or none in common, means all.
+func clientSuites(want []uint16) []dtls.CipherSuiteID {
+	var out []dtls.CipherSuiteID
+	for _, cs := range certSuites {
+		for _, w := range want {
+			if uint16(cs) == w {
+				out = append(out, cs)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return certSuites
+	}
+	return out
 }

@@ -336,3 +336,36 @@ func FuzzTicket(f *testing.F) {
 		decodeTicketFile(b)
 	})
 }
+
+// TestSeveralCertificates: an agent with an RSA and an ECDSA certificate
+// gives each client one its cipher suites can use.
+func TestSeveralCertificates(t *testing.T) {
+	p := testPKI(t)
+	k, _ := certs.GenerateKey("rsa2048")
+	rsaCert, err := certs.Issue(certs.Template{CommonName: "localhost", Server: true, DNSNames: []string{"localhost"}}, k, p.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, "udp", nil)
+	cfg := serverConfig(t, p)
+	cfg.Certificates = []gotls.Certificate{rsaCert.TLS(), p.Server.TLS()}
+	if err := s.Update(cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		suite string
+		want  *certs.Issued
+	}{{"rsa", rsaCert}, {"ecdsa", p.Server}} {
+		c := client(p, p.Carol)
+		pin := fp(tc.want)
+		c.TheirIdentity = &pin
+		if tc.suite == "ecdsa" {
+			// An ECDSA-only client cannot use the RSA certificate
+			// listed first.
+			c.CipherSuites = []uint16{gotls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}
+		}
+		if n, _, err := dialAsk(t, s, c, nil); err != nil || n != "carol" {
+			t.Errorf("%s: %q %v", tc.suite, n, err)
+		}
+	}
+}

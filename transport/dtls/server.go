@@ -8,11 +8,13 @@ package dtls
 import (
 	"bytes"
 	"context"
+	"crypto/rsa"
 	gotls "crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,12 +163,39 @@ func (s *Server) admit(net.Addr) error {
 	return nil
 }
 
+// getCertificate picks, among the local certificates, the first whose key
+// suits a cipher suite the client offers (ECDSA or Ed25519 for
+// ECDHE_ECDSA, RSA for ECDHE_RSA), preferring one valid for the server
+// name the client asked for.
 func (s *Server) getCertificate(hello *dtls.ClientHelloInfo) (*gotls.Certificate, error) {
 	certs := s.state.Load().certs
-	for i := range certs {
-		if hello.ServerName != "" && certs[i].Leaf != nil && certs[i].Leaf.VerifyHostname(hello.ServerName) == nil {
-			return &certs[i], nil
+	var rsaOK, ecOK bool
+	for _, cs := range hello.CipherSuites {
+		name := dtls.CipherSuiteName(cs)
+		rsaOK = rsaOK || strings.Contains(name, "_RSA_")
+		ecOK = ecOK || strings.Contains(name, "_ECDSA_")
+	}
+	suits := func(c *gotls.Certificate) bool {
+		if _, ok := c.PrivateKey.(*rsa.PrivateKey); ok {
+			return rsaOK
 		}
+		return ecOK
+	}
+	var first *gotls.Certificate
+	for i := range certs {
+		c := &certs[i]
+		if !suits(c) {
+			continue
+		}
+		if hello.ServerName == "" || (c.Leaf != nil && c.Leaf.VerifyHostname(hello.ServerName) == nil) {
+			return c, nil
+		}
+		if first == nil {
+			first = c
+		}
+	}
+	if first != nil {
+		return first, nil
 	}
 	return &certs[0], nil
 }
