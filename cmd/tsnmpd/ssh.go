@@ -16,6 +16,8 @@ import (
 
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/security/tsm"
+	"github.com/tsnmp/tsnmp/snmp"
 	tssh "github.com/tsnmp/tsnmp/ssh"
 	"github.com/tsnmp/tsnmp/transport"
 	sshtm "github.com/tsnmp/tsnmp/transport/ssh"
@@ -55,7 +57,7 @@ func (d *daemon) sshState() *sshState {
 // sshPolicy installs the SSH configuration of a (re)load: authorized keys
 // take effect for new logins at once; host keys, passwords, algorithms
 // and limits when a listener opens (at start).
-func sshPolicy(d *daemon, cfg *config.Config, _ *agent.Policy) error {
+func sshPolicy(d *daemon, cfg *config.Config, p *agent.Policy) error {
 	if err := cfg.SSH.CheckSSH(); err != nil {
 		return err
 	}
@@ -63,6 +65,11 @@ func sshPolicy(d *daemon, cfg *config.Config, _ *agent.Policy) error {
 	s.mu.Lock()
 	s.cfg = cfg.SSH
 	s.mu.Unlock()
+	// tls.go's hook, which runs after this one, installs TSM with its
+	// counters registered; this is the fallback should it not.
+	if p.SecurityModels[snmp.SecurityModelTSM] == nil {
+		p.SecurityModels[snmp.SecurityModelTSM] = tsm.New(cfg.TLS.UsePrefix, nil)
+	}
 	return nil
 }
 

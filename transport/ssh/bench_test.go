@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net"
+	"sync/atomic"
 	"testing"
 
 	tssh "github.com/tsnmp/tsnmp/ssh"
@@ -31,16 +32,22 @@ func BenchmarkOneShot(b *testing.B) {
 	} {
 		b.Run(mode.name, func(b *testing.B) {
 			f := start(b, echo{}, func(c *ServerConfig) { c.Resumption = mode.res })
+			var wire countingDialer
 			cfg := f.client()
-			cfg.NoResume = mode.res == nil
+			cfg.SSH.Resumption = mode.res != nil
 			var state []byte
 			resumed := 0
 			for b.Loop() {
 				cfg.SSH.ResumptionState = state
-				c, err := Dial(context.Background(), "tcp", f.addr, cfg)
+				conn, err := wire.dial(f.addr)
 				if err != nil {
 					b.Fatal(err)
 				}
+				sc, err := tssh.NewClient(context.Background(), conn, f.addr, &cfg.SSH)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c := &Client{Client: sc}
 				if c.Resumed() {
 					resumed++
 				}
@@ -58,6 +65,7 @@ func BenchmarkOneShot(b *testing.B) {
 				c.Close()
 			}
 			b.ReportMetric(float64(resumed)/float64(b.N), "resumed/op")
+			b.ReportMetric(float64(wire.bytes.Load())/float64(b.N), "wire-bytes/op")
 		})
 	}
 }
@@ -114,4 +122,34 @@ func BenchmarkMessages(b *testing.B) {
 		transport.SetNoDelay(c)
 		run(b, c)
 	})
+}
+
+// countingDialer counts the TCP payload bytes of the connections it
+// dials, both directions.
+type countingDialer struct{ bytes atomic.Int64 }
+
+func (d *countingDialer) dial(addr string) (net.Conn, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	transport.SetNoDelay(c)
+	return &countingConn{Conn: c, n: &d.bytes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.n.Add(int64(n))
+	return n, err
 }
