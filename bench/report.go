@@ -125,7 +125,7 @@ func (r *Report) Markdown() string {
 			fmt.Fprintf(&b, "Reproduces: %s\n\n", s.Paper)
 		}
 		if s.Skipped != "" {
-			fmt.Fprintf(&b, "**Not run: %s**\n\n", s.Skipped)
+			fmt.Fprintf(&b, "**Not run: %s**\n\n", oneLine(s.Skipped))
 		}
 		for _, m := range s.Method {
 			b.WriteString(m + "\n\n")
@@ -234,4 +234,14 @@ th{background:#f3f3f3}td:first-child{text-align:left}.skip{color:#a00;font-weigh
 	}
 	b.WriteString("</body></html>\n")
 	return b.String()
+}
+
+// oneLine folds a message (an error with a process log) onto one line of
+// at most 800 characters.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "*", "")), " ")
+	if len(s) > 800 {
+		s = s[:800] + " …"
+	}
+	return s
 }

@@ -5,11 +5,6 @@ import (
 	"errors"
 )
 
-
-func runSession(ctx context.Context, env *Env, s *Section) error {
-	return errors.New("not implemented yet in this version of tsnmp bench")
-}
-
 func runWS(ctx context.Context, env *Env, s *Section) error {
 	return errors.New("not implemented yet in this version of tsnmp bench")
 }
