@@ -133,6 +133,7 @@ func StartCapture(ns *netns.NS, dir, filter string) (*Capture, error) {
 	if ns != nil {
 		cmd = ns.Command(bin, args...)
 	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

@@ -115,6 +115,8 @@ func FreePort() (int, error) {
 func start(name, addr string, cmd *exec.Cmd, ready func(string) bool, timeout time.Duration) (*Proc, error) {
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
+	// The process dies with us even if we crash.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("bench: start %s: %w", name, err)
 	}
