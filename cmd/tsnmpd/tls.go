@@ -35,6 +35,7 @@ type tlsState struct {
 	tickets  *tlstm.TicketKeys
 	rotating bool
 	prefix   bool
+	changed  uint32 // sysUpTime of the last load of the certToTSN rules
 }
 
 const tlsExtName = "tls"
@@ -48,6 +49,18 @@ func (d *daemon) tlsState() *tlsState {
 	s := &tlsState{tickets: tlstm.NewTicketKeys(2)}
 	d.ext[tlsExtName] = s
 	s.stats.Register(d.agent.Tree)
+	tlstm.RegisterMIB(d.agent.Tree, func() *tlstm.CertToTSN {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.server == nil {
+			return nil
+		}
+		return s.server.Map
+	}, func() uint32 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.changed
+	})
 	tsm.Register(d.agent.Tree, &s.tsmStats, func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -68,6 +81,7 @@ func tlsPolicy(d *daemon, cfg *config.Config, p *agent.Policy) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg, s.server, s.prefix = cfg.TLS, sc, cfg.TLS.UsePrefix
+	s.changed = d.state.Uptime()
 	if !s.rotating {
 		// The rotation period is read at start; a reload keeps it.
 		s.rotating = true

@@ -129,6 +129,34 @@ func TestTLSAgent(t *testing.T) {
 		t.Errorf("accepts %d, invalidClientCertificates %d", acc, inv)
 	}
 	_ = p
+	// The certToTSN table as SNMP-TLS-TM-MIB shows it: three rules, the
+	// first mapping alice's fingerprint to the name "alice".
+	pdu, _, err = secureGet(t, target, params("alice"), snmp.AuthPriv,
+		oidPlus(tlstm.CertificateMappingOID, 1, 0),
+		oidPlus(tlstm.CertificateMappingOID, 3, 1, 3, 10),
+		oidPlus(tlstm.CertificateMappingOID, 3, 1, 4, 10),
+		oidPlus(tlstm.CertificateMappingOID, 3, 1, 2, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vb := pdu.VarBinds; vb[0].Value.Num != 4 || vb[1].Value.OID.String() != oidPlus(tlstm.MapTypeOID, 1).String() ||
+		string(vb[2].Value.Bytes) != "alice" || len(vb[3].Value.Bytes) != 33 || vb[3].Value.Bytes[0] != 4 {
+		t.Errorf("certToTSN table: %v", vb)
+	}
+	{
+		pa := params("alice")
+		c, _ := pa.ClientConfig(target)
+		s, err := manager.DialSecure(context.Background(), target, manager.Config{Timeout: 5 * time.Second}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		err = s.Walk(context.Background(), tlstm.CertificateMappingOID, func(snmp.VarBind) error { n++; return nil })
+		s.Close()
+		if err != nil || n != 2+5*4 {
+			t.Errorf("walk of snmpTlstmCertificateMapping: %d objects, %v", n, err)
+		}
+	}
 	// Resumption: the session just closed left a ticket in the cache; a
 	// new session resumes it and is still alice.
 	pdu, resumed, err := secureGet(t, target, params("alice"), snmp.AuthPriv, sysDescr0)
