@@ -50,6 +50,9 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14" font-weight="bold">%s</text>`+"\n", padL, html.EscapeString(p.Title))
 	x0, x1 := float64(padL), float64(svgW-padR-legend)
 	y0, y1 := float64(svgH-padB), float64(padT)
+	if len(p.Categories) > 0 {
+		y0 -= 90 // room for the slanted category names
+	}
 	// Y range.
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	xmin, xmax := math.Inf(1), math.Inf(-1)
@@ -87,14 +90,14 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", x0-6, y+4, tick(t))
 	}
 	fmt.Fprintf(&b, `<text transform="translate(16,%.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", (y0+y1)/2, html.EscapeString(p.YLabel))
-	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", (x0+x1)/2, svgH-10, html.EscapeString(p.XLabel))
+	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", (x0+x1)/2, svgH-6, html.EscapeString(p.XLabel))
 	if len(p.Categories) > 0 {
 		nc, ns := len(p.Categories), max(len(p.Series), 1)
 		cw := (x1 - x0) / float64(nc)
 		bw := cw * 0.8 / float64(ns)
 		for c, name := range p.Categories {
 			cx := x0 + cw*float64(c)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10">%s</text>`+"\n", cx+cw/2, y0+14, html.EscapeString(name))
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end" font-size="10" transform="rotate(-30 %.1f %.1f)">%s</text>`+"\n", cx+cw/2, y0+12, cx+cw/2, y0+12, html.EscapeString(name))
 			for si, s := range p.Series {
 				if c >= len(s.Y) || math.IsNaN(s.Y[c]) || (p.LogY && s.Y[c] <= 0) {
 					continue
