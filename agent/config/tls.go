@@ -295,17 +295,17 @@ func (c *Config) BuildTLS() (*tlstm.ServerConfig, error) {
 	return sc, nil
 }
 
-// ParseCipherSuites parses a tlsAlgorithms value: IANA cipher suite names
-// (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256) separated by ':', ',' or
-// spaces. OpenSSL's keywords (DEFAULT, ALL, HIGH, @SECLEVEL=n, !…) leave
+// ParseCipherSuites parses a tlsAlgorithms value: cipher suite names,
+// IANA's (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256) or OpenSSL's
+// (ECDHE-ECDSA-AES128-GCM-SHA256), separated by ':', ',' or spaces. OpenSSL's keywords (DEFAULT, ALL, HIGH, @SECLEVEL=n, !…) leave
 // the default list; nil means the default.
 func ParseCipherSuites(s string) ([]uint16, error) {
 	byName := map[string]uint16{}
-	for _, cs := range gotls.CipherSuites() {
+	for _, cs := range append(gotls.CipherSuites(), gotls.InsecureCipherSuites()...) {
 		byName[cs.Name] = cs.ID
-	}
-	for _, cs := range gotls.InsecureCipherSuites() {
-		byName[cs.Name] = cs.ID
+		if o := openSSLName(cs.Name); o != "" {
+			byName[o] = cs.ID
+		}
 	}
 	var out []uint16
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ':' || r == ',' || r == ' ' }) {
@@ -320,4 +320,28 @@ func ParseCipherSuites(s string) ([]uint16, error) {
 		return nil, fmt.Errorf("unknown cipher suite %q (use IANA names such as TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256)", f)
 	}
 	return out, nil
+}
+
+// openSSLName returns OpenSSL's name of an IANA cipher suite name
+// (TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA is ECDHE-RSA-AES256-SHA), or "".
+func openSSLName(iana string) string {
+	kx, rest, ok := strings.Cut(strings.TrimPrefix(iana, "TLS_"), "_WITH_")
+	if !ok {
+		return ""
+	}
+	var parts []string
+	if kx != "RSA" {
+		parts = append(parts, strings.ReplaceAll(kx, "_", "-"))
+	}
+	for _, c := range []struct{ iana, ossl string }{
+		{"AES_128_GCM_", "AES128-GCM-"}, {"AES_256_GCM_", "AES256-GCM-"},
+		{"AES_128_CBC_", "AES128-"}, {"AES_256_CBC_", "AES256-"},
+		{"CHACHA20_POLY1305_SHA256", "CHACHA20-POLY1305"}, {"3DES_EDE_CBC_", "DES-CBC3-"}, {"RC4_128_", "RC4-"},
+	} {
+		if strings.HasPrefix(rest, c.iana) {
+			parts = append(parts, c.ossl+strings.TrimPrefix(rest, c.iana))
+			return strings.TrimSuffix(strings.Join(parts, "-"), "-")
+		}
+	}
+	return ""
 }

@@ -143,3 +143,23 @@ func FuzzCertSecName(f *testing.F) {
 		}
 	})
 }
+
+func TestCipherSuiteNames(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []uint16
+	}{
+		{"ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-SHA", []uint16{0xc02b, 0xc014}},
+		{"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,ECDHE-ECDSA-CHACHA20-POLY1305", []uint16{0xcca8, 0xcca9}},
+		{"DEFAULT:@SECLEVEL=0", nil},
+		{"AES128-GCM-SHA256", []uint16{0x009c}},
+	} {
+		got, err := ParseCipherSuites(tc.in)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: %x %v", tc.in, got, err)
+		}
+	}
+	if _, err := ParseCipherSuites("ECDHE-ECDSA-CAMELLIA128-SHA256"); err == nil {
+		t.Error("an unknown suite was accepted")
+	}
+}
