@@ -153,7 +153,10 @@ func ParseTLSVersion(s string) (uint16, error) {
 // agent's certificates; it reports whether it took the line.
 func (p *snmpdParser) tlsSetting(tok, rest string) (bool, error) {
 	t := &p.c.TLS
-	p.addCertDir()
+	switch strings.ToLower(tok) {
+	case "localcert", "trustcert", "peercert", "certsecname":
+		p.addCertDir()
+	}
 	switch strings.ToLower(tok) {
 	case "localcert":
 		t.LocalCerts = append(t.LocalCerts, strings.TrimSpace(rest))
