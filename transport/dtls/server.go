@@ -123,9 +123,11 @@ func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, o
 		dtls.WithExtendedMasterSecret(dtls.RequireExtendedMasterSecret),
 		dtls.WithOnConnectionAttempt(s.admit),
 	}
-	suites := certSuites
+	// tlsAlgorithms restricts the certificate suites; the set is fixed
+	// when the listener opens.
+	suites := clientSuites(cfg.CipherSuites)
 	if !o.DisableTickets {
-		suites = append(append([]dtls.CipherSuiteID(nil), certSuites...), pskSuites...)
+		suites = append(append([]dtls.CipherSuiteID(nil), suites...), pskSuites...)
 		popts = append(popts, dtls.WithPSK(s.psk))
 	}
 	popts = append(popts, dtls.WithCipherSuites(suites...))
