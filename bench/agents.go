@@ -71,6 +71,8 @@ var ifTableOID = snmp.OID{1, 3, 6, 1, 2, 1, 2, 2}
 type agents struct {
 	tsnmpd, snmpd *Proc
 	Missing       string
+	// ssh is tsnmpd's SSH side when started with startAgentsSSH.
+	ssh *sshAgent
 }
 
 // list returns the running agents, tsnmpd first.
@@ -87,6 +89,15 @@ var agentSeq atomic.Int32
 // startAgents starts both agents (in ns when not nil), stopped when the
 // experiment ends. Extra arguments go to tsnmpd.
 func startAgents(env *Env, ns *netns.NS, extra ...string) (*agents, error) {
+	return startAgentsWith(env, ns, false, extra...)
+}
+
+// startAgentsSSH is startAgents with tsnmpd also serving SNMP over SSH.
+func startAgentsSSH(env *Env, ns *netns.NS) (*agents, error) {
+	return startAgentsWith(env, ns, true)
+}
+
+func startAgentsWith(env *Env, ns *netns.NS, withSSH bool, extra ...string) (*agents, error) {
 	dir := filepath.Join(env.Dir, fmt.Sprintf("agents%d", agentSeq.Add(1)))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -100,10 +111,27 @@ func startAgents(env *Env, ns *netns.NS, extra ...string) (*agents, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.tsnmpd, err = StartTsnmpdIn(ns, env.Tsnmpd, conf, filepath.Join(dir, "tsnmpd-state"), port, extra...); err != nil {
+	tconf := conf
+	if withSSH {
+		if a.ssh, err = prepareSSH(dir); err != nil {
+			return nil, err
+		}
+		tconf = filepath.Join(dir, "tsnmpd.conf")
+		if err := os.WriteFile(tconf, []byte(agentConf+a.ssh.conf), 0o600); err != nil {
+			return nil, err
+		}
+		extra = append(extra, "--listen", "ssh:"+a.ssh.sshAddr)
+	}
+	if a.tsnmpd, err = StartTsnmpdIn(ns, env.Tsnmpd, tconf, filepath.Join(dir, "tsnmpd-state"), port, extra...); err != nil {
 		return nil, err
 	}
 	env.Defer(a.tsnmpd.Stop)
+	if withSSH {
+		a.ssh.proc = a.tsnmpd
+		if err := do(ns, a.ssh.waitListener); err != nil {
+			return nil, err
+		}
+	}
 	if peerPath("snmpd") == "" {
 		a.Missing = "Net-SNMP's snmpd is not installed (apt-get install snmpd snmp): its column is empty"
 		return &a, nil

@@ -47,6 +47,9 @@ type walkKind struct {
 	Bulk      bool
 	cfg       manager.Config
 	tcp       bool
+	// open, if set, opens the session (SSH) instead of manager.Dial; the
+	// kind then runs against tsnmpd only.
+	open func(ctx context.Context) (*manager.Session, error)
 }
 
 func (k walkKind) op() string {
@@ -84,7 +87,13 @@ func walkKinds(quick bool) []walkKind {
 func walkOnce(ctx context.Context, target string, k walkKind, retransmit manager.Retransmit) (int, error) {
 	cfg := k.cfg
 	cfg.Retransmit = retransmit
-	s, err := manager.Dial(ctx, target, cfg)
+	var s *manager.Session
+	var err error
+	if k.open != nil {
+		s, err = k.open(ctx)
+	} else {
+		s, err = manager.Dial(ctx, target, cfg)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -110,7 +119,7 @@ func runWalk(ctx context.Context, env *Env, s *Section) error {
 	if err != nil {
 		return err
 	}
-	a, err := startAgents(env, w.NS)
+	a, err := startAgentsSSH(env, w.NS)
 	if err != nil {
 		return err
 	}
@@ -123,6 +132,14 @@ func runWalk(ctx context.Context, env *Env, s *Section) error {
 		sizes, limit = []int{1, 10, 40}, 10*time.Second
 	}
 	kinds := walkKinds(env.Quick)
+	sshCfg, err := a.ssh.clientConfig(false, "", "")
+	if err != nil {
+		return err
+	}
+	for _, bulk := range []bool{false, true} {
+		kinds = append(kinds, walkKind{Transport: "v3/TSM/SSH/ap", Bulk: bulk,
+			open: func(ctx context.Context) (*manager.Session, error) { return a.ssh.dial(ctx, sshCfg) }})
+	}
 	s.Method = append(s.Method,
 		fmt.Sprintf("ifTable is walked with N interfaces (lo and veth pairs) in a network namespace created for the run, where tsnmpd and snmpd run and the manager (tsnmp's manager package, in-process) joins. Each walk opens a session (USM discovery included), walks the 22 columns of ifTable and closes it, as snmpwalk and snmpbulkwalk do. Getbulk uses max-repetitions 10. %d repetitions per point after %d warm-up (at most 3 from 500 interfaces), agents and kinds alternated; the median is shown. A walk longer than %v is stopped and its series not continued to larger tables.", env.Reps, env.Warmup, limit),
 		"The paper's Fig. 3 plots latency against the number of SNMP interactions: the \"requests\" column gives that count for each walk.")
@@ -155,6 +172,9 @@ func runWalk(ctx context.Context, env *Env, s *Section) error {
 			step++
 			agentsHere := []*Proc{}
 			for _, p := range a.list() {
+				if k.open != nil && p != a.tsnmpd {
+					continue
+				}
 				if !dead[p.Name+k.Transport+k.op()] {
 					agentsHere = append(agentsHere, p)
 				}
@@ -227,7 +247,8 @@ func runWalk(ctx context.Context, env *Env, s *Section) error {
 		plot.Series = append(plot.Series, *series[k])
 	}
 	s.Plot = plot
-	s.Note("SNMP over SSH and TLS are not yet in this experiment, so the paper's break-even point (SSH overtaking USM at about 500 interactions) cannot be computed yet.")
+	s.Tables = append(s.Tables, breakEven(series))
+	s.Note("The SSH rows use tsnmpd's ssh: listener (RFC 5592, TSM, Ed25519 host and user keys, tsnmp's default algorithms), a full key exchange per walk, against tsnmpd only (Net-SNMP serves SSH only through sshd and its relay). TLS is not yet in this experiment.")
 	return nil
 }
 
@@ -235,8 +256,9 @@ var ifIndexOID = snmp.OID{1, 3, 6, 1, 2, 1, 2, 2, 1, 1}
 
 // waitRows waits (at most 60 s) until p's ifTable has n rows.
 func waitRows(ctx context.Context, p *Proc, n int) error {
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(time.Duration(waitRowsSeconds) * time.Second)
 	got := 0
+	var last error
 	for time.Now().Before(deadline) {
 		s, err := manager.Dial(ctx, target(p, false), manager.Config{Version: snmp.V2c, Community: "public"})
 		if err != nil {
@@ -248,11 +270,60 @@ func waitRows(ctx context.Context, p *Proc, n int) error {
 		if err == nil && got == n {
 			return nil
 		}
+		last = err
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("bench: %s serves %d ifTable rows, not %d, after 60 s", p.Name, got, n)
+	return fmt.Errorf("bench: %s serves %d ifTable rows, not %d, after 60 s (%v; exited %v)\n%s", p.Name, got, n, last, p.Exited(), p.Log())
 }
+
+// breakEven compares the getnext walks over SSH with those over USM: the
+// first measured size at which SSH is as fast, and the crossing of the
+// straight lines fitted through each (setup + per-request cost).
+func breakEven(series map[string]*Series) *Table {
+	t := &Table{Title: "Break-even of SSH against USM (getnext, tsnmpd; the paper: about 500 interactions)",
+		Columns: []string{"against", "first measured point where SSH is not slower (requests)", "fitted SSH setup ms", "fitted per-request ms SSH / USM", "fitted break-even (requests)"}}
+	ssh := series["tsnmpd v3/TSM/SSH/ap"]
+	if ssh == nil {
+		return t
+	}
+	fit := func(x, y []float64) (a, b float64) {
+		b = slope(x, y)
+		var mx, my float64
+		for i := range x {
+			mx += x[i]
+			my += y[i]
+		}
+		return my/float64(len(x)) - b*mx/float64(len(x)), b
+	}
+	sa, sb := fit(ssh.X, ssh.Y)
+	for _, other := range []string{"tsnmpd v3/USM/UDP/ap", "tsnmpd v3/USM/TCP/ap", "snmpd v3/USM/UDP/ap"} {
+		u := series[other]
+		if u == nil {
+			continue
+		}
+		first := "not within the sizes measured"
+		for i := range ssh.X {
+			for j := range u.X {
+				if u.X[j] == ssh.X[i] && ssh.Y[i] <= u.Y[j] {
+					first = Num(ssh.X[i])
+					break
+				}
+			}
+			if first != "not within the sizes measured" {
+				break
+			}
+		}
+		ua, ub := fit(u.X, u.Y)
+		be := "never (SSH costs more per request)"
+		if ub > sb {
+			be = Num(math.Max(0, (sa-ua)/(ub-sb)))
+		}
+		t.Add(other, first, Num(sa), Num(sb)+" / "+Num(ub), be)
+	}
+	return t
+}
+var waitRowsSeconds = 60

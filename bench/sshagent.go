@@ -25,56 +25,69 @@ type sshAgent struct {
 	sshAddr string
 	key     ed25519.PrivateKey
 	cache   string
+	conf    string // snmpd.conf lines for tsnmpd
 }
 
-func startSSHAgent(env *Env) (*sshAgent, error) {
-	dir := filepath.Join(env.Dir, fmt.Sprintf("sshagent%d", agentSeq.Add(1)))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
+// prepareSSH makes the user key and the configuration lines for an SSH
+// listener on a free port.
+func prepareSSH(dir string) (*sshAgent, error) {
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	ak := filepath.Join(dir, "benchssh.pub")
 	if _, err := writeOpenSSHKey(filepath.Join(dir, "benchssh"), key); err != nil {
-		return nil, err
-	}
-	conf := filepath.Join(dir, "tsnmpd.conf")
-	text := agentConf + "sshAuthorizedKeys benchssh " + ak + "\n" +
-		"sshAllowNone yes\nsshCiphers aes128-ctr,none,chacha20-poly1305@openssh.com,aes128-gcm@openssh.com\n" +
-		"sshMACs hmac-sha2-256,none,hmac-sha2-256-etm@openssh.com\nsshMaxSessions 20000\n" +
-		"rouser -s tsm benchssh authpriv\n"
-	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		return nil, err
 	}
 	sp, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
+	return &sshAgent{sshAddr: fmt.Sprintf("127.0.0.1:%d", sp), key: key, cache: filepath.Join(dir, "cache"),
+		conf: "sshAuthorizedKeys benchssh " + ak + "\n" +
+			"sshAllowNone yes\nsshCiphers aes128-ctr,none,chacha20-poly1305@openssh.com,aes128-gcm@openssh.com\n" +
+			"sshMACs hmac-sha2-256,none,hmac-sha2-256-etm@openssh.com\nsshMaxSessions 20000\n" +
+			"rouser -s tsm benchssh authpriv\n"}, nil
+}
+
+// waitListener waits until the SSH listener accepts connections.
+func (a *sshAgent) waitListener() error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", a.sshAddr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("tsnmpd's ssh listener did not come up: %v\n%s", err, a.proc.Log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startSSHAgent starts a tsnmpd serving UDP, TCP and SSH.
+func startSSHAgent(env *Env) (*sshAgent, error) {
+	dir := filepath.Join(env.Dir, fmt.Sprintf("sshagent%d", agentSeq.Add(1)))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	a, err := prepareSSH(dir)
+	if err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(dir, "tsnmpd.conf")
+	if err := os.WriteFile(conf, []byte(agentConf+a.conf), 0o600); err != nil {
+		return nil, err
+	}
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	sshAddr := fmt.Sprintf("127.0.0.1:%d", sp)
-	p, err := StartTsnmpd(env.Tsnmpd, conf, filepath.Join(dir, "state"), port, "--listen", "ssh:"+sshAddr)
+	p, err := StartTsnmpd(env.Tsnmpd, conf, filepath.Join(dir, "state"), port, "--listen", "ssh:"+a.sshAddr)
 	if err != nil {
 		return nil, err
 	}
 	env.Defer(p.Stop)
-	p.Name = "tsnmpd"
-	a := &sshAgent{proc: p, sshAddr: sshAddr, key: key, cache: filepath.Join(dir, "cache")}
-	// Wait for the SSH listener.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", sshAddr, time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("tsnmpd's ssh listener did not come up: %v\n%s", err, p.Log())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return a, nil
+	a.proc = p
+	return a, a.waitListener()
 }
 
 // clientConfig returns the SSH transport configuration; resume keeps

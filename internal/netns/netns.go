@@ -99,24 +99,38 @@ func (ns *NS) Command(name string, args ...string) *exec.Cmd {
 	return exec.Command("ip", append([]string{"netns", "exec", ns.Name, name}, args...)...)
 }
 
-// Do runs fn on an OS thread that has joined the namespace. The thread
-// stays locked and is discarded when fn returns, so no other goroutine
-// ever runs in the namespace; sockets fn opens stay in it.
+// Do runs fn on an OS thread that has joined the namespace; sockets fn
+// opens stay in it. The thread is locked to fn's goroutine and returns to
+// its own namespace afterwards; if it cannot, it is discarded, so no other
+// goroutine ever runs in the namespace. (Keeping the thread matters to
+// processes started with Pdeathsig from it, which a thread's exit kills.)
 func (ns *NS) Do(fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		runtime.LockOSThread()
+		self, err := unix.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			errc <- fmt.Errorf("netns: %w", err)
+			return // the thread exits with the goroutine
+		}
+		defer unix.Close(self)
 		fd, err := unix.Open(filepath.Join("/run/netns", ns.Name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
+			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("netns: %w", err)
 			return
 		}
 		defer unix.Close(fd)
 		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("netns: setns %s: %w", ns.Name, err)
 			return
 		}
-		errc <- fn()
+		err = fn()
+		if unix.Setns(self, unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		} // else the thread stays locked and exits with the goroutine
+		errc <- err
 	}()
 	return <-errc
 }
