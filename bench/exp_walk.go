@@ -326,4 +326,5 @@ func breakEven(series map[string]*Series) *Table {
 	}
 	return t
 }
+
 var waitRowsSeconds = 60
