@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/tsnmp/tsnmp/manager"
@@ -25,7 +26,26 @@ type sshAgent struct {
 	sshAddr string
 	key     ed25519.PrivateKey
 	cache   string
+	keyFile string // the user's private key, OpenSSH format
 	conf    string // snmpd.conf lines for tsnmpd
+}
+
+// port returns the SSH listener's port.
+func (a *sshAgent) port() int {
+	_, p, _ := net.SplitHostPort(a.sshAddr)
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// cliArgs returns tsnmp's command-line options for the SSH target.
+func (a *sshAgent) cliArgs(resume bool) []string {
+	t := "user=benchssh,identity=" + a.keyFile + ",known_hosts=" + a.keyFile + ".known_hosts,accept_new=yes,agent=no"
+	if resume {
+		t += ",resume=yes,cache_dir=" + a.cache + "-cli"
+	} else {
+		t += ",resume=no"
+	}
+	return []string{"-v3", "-l", "authPriv", "-T", t}
 }
 
 // prepareSSH makes the user key and the configuration lines for an SSH
@@ -40,7 +60,7 @@ func prepareSSH(dir string) (*sshAgent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sshAgent{sshAddr: fmt.Sprintf("127.0.0.1:%d", sp), key: key, cache: filepath.Join(dir, "cache"),
+	return &sshAgent{sshAddr: fmt.Sprintf("127.0.0.1:%d", sp), key: key, cache: filepath.Join(dir, "cache"), keyFile: filepath.Join(dir, "benchssh"),
 		conf: "sshAuthorizedKeys benchssh " + ak + "\n" +
 			"sshAllowNone yes\nsshCiphers aes128-ctr,none,chacha20-poly1305@openssh.com,aes128-gcm@openssh.com\n" +
 			"sshMACs hmac-sha2-256,none,hmac-sha2-256-etm@openssh.com\nsshMaxSessions 20000\n" +
