@@ -42,7 +42,7 @@ func runAgent(ctx context.Context, env *Env, s *Section) error {
 	if a.Missing != "" {
 		s.Note("%s", a.Missing)
 	}
-	dur, warm := time.Second, 200*time.Millisecond
+	dur, warm := 500*time.Millisecond, 100*time.Millisecond
 	conc := []int{1, 4, 16}
 	if env.Quick {
 		dur, warm, conc = 200*time.Millisecond, 50*time.Millisecond, []int{1, 16}

@@ -60,7 +60,7 @@ func runMemory(ctx context.Context, env *Env, s *Section) error {
 		s.Note("%s", a.Missing)
 	}
 	steps := []int{0, 100, 500, 1000, 2000, 5000, 10000}
-	stepLimit := 30 * time.Second
+	stepLimit := 15 * time.Second
 	if env.Quick {
 		steps, stepLimit = []int{0, 50, 200}, 10*time.Second
 	}

@@ -101,7 +101,7 @@ func sshOnce(ctx context.Context, addr string, cfg *tssh.ClientConfig) ([]byte, 
 }
 
 func runResume(ctx context.Context, env *Env, s *Section) error {
-	runs, osshRuns := 1000, 100
+	runs, osshRuns := 1000, 30
 	kts := keyTypes
 	if env.Quick {
 		runs, osshRuns = 20, 3
