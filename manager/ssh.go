@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/xdg"
 	"github.com/tsnmp/tsnmp/snmp"
 	tssh "github.com/tsnmp/tsnmp/ssh"
 	"github.com/tsnmp/tsnmp/transport"
@@ -180,7 +181,7 @@ func (p *SSHParams) ClientConfig(target, securityName string) (*sshtm.ClientConf
 	if !p.NoResume {
 		dir := p.CacheDir
 		if dir == "" {
-			dir, _ = sshtm.DefaultCacheDir()
+			dir, _ = xdg.CacheDir()
 		}
 		if dir != "" {
 			cfg.Cache = &sshtm.StateCache{Dir: dir}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tsnmp/tsnmp/internal/certs"
+	"github.com/tsnmp/tsnmp/internal/xdg"
 	"github.com/tsnmp/tsnmp/security/tsm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
@@ -169,7 +170,7 @@ func (p *TransportParams) ClientConfig(target string) (*tlstm.ClientConfig, erro
 	if !p.NoResume {
 		dir := p.CacheDir
 		if dir == "" {
-			if dir, err = tlstm.DefaultCacheDir(); err != nil {
+			if dir, err = xdg.CacheDir(); err != nil {
 				return c, nil // no cache directory: resume within the process only
 			}
 		}

@@ -15,9 +15,10 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/tsnmp/tsnmp/internal/xdg"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -97,18 +98,6 @@ func newLogger(o *options, w io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", o.logFormat)
 }
 
-// defaultStateDir follows the XDG base directory specification.
-func defaultStateDir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "tsnmp"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("no state directory: set --state-dir or $XDG_STATE_HOME (%v)", err)
-	}
-	return filepath.Join(home, ".local", "state", "tsnmp"), nil
-}
-
 func run(args []string, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
@@ -126,7 +115,7 @@ func run(args []string, stderr io.Writer) error {
 		return hashPassword(os.Stdin, os.Stdout)
 	}
 	if o.stateDir == "" {
-		if o.stateDir, err = defaultStateDir(); err != nil {
+		if o.stateDir, err = xdg.StateDir(); err != nil {
 			return err
 		}
 	}

@@ -104,18 +104,6 @@ type StateCache struct {
 	Dir string
 }
 
-// DefaultCacheDir is $XDG_CACHE_HOME/tsnmp, else ~/.cache/tsnmp.
-func DefaultCacheDir() (string, error) {
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "tsnmp"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, ".cache", "tsnmp"), nil
-}
-
 // Path is the file holding the state of scope.
 func (c *StateCache) Path(scope string) string {
 	h := sha256.Sum256([]byte(scope))

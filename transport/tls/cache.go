@@ -35,18 +35,6 @@ type FileSessionCache struct {
 // the ticket that follows is not stored.
 func (c *FileSessionCache) Resumed() { c.keep.Store(true) }
 
-// DefaultCacheDir returns $XDG_CACHE_HOME/tsnmp, else ~/.cache/tsnmp.
-func DefaultCacheDir() (string, error) {
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "tsnmp"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, ".cache", "tsnmp"), nil
-}
-
 func (c *FileSessionCache) path(key string) string {
 	h := sha256.Sum256([]byte(c.Scope + "\x00" + key))
 	return filepath.Join(c.Dir, "tls-session-"+hex.EncodeToString(h[:12]))
