@@ -60,26 +60,9 @@ type SSHParams struct {
 // known_hosts, host_key, accept_new, agent (yes/no), cache_dir, resume
 // (yes/no), ciphers, macs (':'-separated), allow_none.
 func (p *SSHParams) Parse(s string) error {
-	for _, kv := range strings.Split(s, ",") {
-		kv = strings.TrimSpace(kv)
-		if kv == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return fmt.Errorf("-T %s: want KEY=VALUE", kv)
-		}
-		yes := func() (bool, error) {
-			switch strings.ToLower(v) {
-			case "no", "off", "false", "0":
-				return false, nil
-			case "yes", "on", "true", "1":
-				return true, nil
-			}
-			return false, fmt.Errorf("-T %s=%s: want yes or no", k, v)
-		}
+	return eachParam(s, func(k, v string) error {
 		var err error
-		switch strings.ToLower(strings.ReplaceAll(k, "_", "")) {
+		switch k {
 		case "user", "sshusername":
 			p.User = v
 		case "identity", "identityfile", "sshprivkey":
@@ -91,31 +74,28 @@ func (p *SSHParams) Parse(s string) error {
 		case "hostkey", "theiridentity":
 			p.HostKey = v
 		case "acceptnew":
-			p.AcceptNew, err = yes()
+			p.AcceptNew, err = yesNo(k, v)
 		case "agent":
 			var on bool
-			on, err = yes()
+			on, err = yesNo(k, v)
 			p.NoAgent = !on
 		case "cachedir":
 			p.CacheDir = v
 		case "resume":
 			var on bool
-			on, err = yes()
+			on, err = yesNo(k, v)
 			p.NoResume = !on
 		case "ciphers":
 			p.Ciphers = strings.Split(v, ":")
 		case "macs":
 			p.MACs = strings.Split(v, ":")
 		case "allownone":
-			p.AllowNone, err = yes()
+			p.AllowNone, err = yesNo(k, v)
 		default:
 			return fmt.Errorf("-T: unknown ssh transport parameter %q", k)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
 }
 
 // ClientConfig resolves the parameters for a connection to target as

@@ -63,16 +63,8 @@ type TransportParams struct {
 // their_hostname, tls_min_version, cert_dir, cache_dir and resume
 // (yes/no).
 func (p *TransportParams) Parse(s string) error {
-	for _, kv := range strings.Split(s, ",") {
-		kv = strings.TrimSpace(kv)
-		if kv == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return fmt.Errorf("-T %s: want KEY=VALUE", kv)
-		}
-		switch strings.ToLower(strings.ReplaceAll(k, "_", "")) {
+	return eachParam(s, func(k, v string) error {
+		switch k {
 		case "ouridentity", "localcert":
 			p.OurIdentity = v
 		case "theiridentity", "peercert":
@@ -88,19 +80,14 @@ func (p *TransportParams) Parse(s string) error {
 		case "cachedir":
 			p.CacheDir = v
 		case "resume":
-			switch strings.ToLower(v) {
-			case "no", "off", "false", "0":
-				p.NoResume = true
-			case "yes", "on", "true", "1":
-				p.NoResume = false
-			default:
-				return fmt.Errorf("-T resume=%s: want yes or no", v)
-			}
+			on, err := yesNo(k, v)
+			p.NoResume = !on
+			return err
 		default:
 			return fmt.Errorf("-T: unknown transport parameter %q", k)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (p *TransportParams) store() certs.Store {
