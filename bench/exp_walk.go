@@ -285,19 +285,21 @@ func waitRows(ctx context.Context, p *Proc, n int) error {
 // straight lines fitted through each (setup + per-request cost).
 func breakEven(series map[string]*Series) *Table {
 	t := &Table{Title: "Break-even of SSH against USM (getnext, tsnmpd; the paper: about 500 interactions)",
-		Columns: []string{"against", "first measured point where SSH is not slower (requests)", "fitted SSH setup ms", "fitted per-request ms SSH / USM", "fitted break-even (requests)"}}
+		Columns: []string{"against", "first measured point where SSH is not slower (requests)", "SSH setup ms (smallest/largest-table line)", "per-request ms SSH / USM", "break-even of the lines (requests)"}}
 	ssh := series["tsnmpd v3/TSM/SSH/ap"]
 	if ssh == nil {
 		return t
 	}
+	// Setup and per-request cost from the smallest and the largest table:
+	// a least-squares line through all sizes is pulled about by the large
+	// walks' noise and gives meaningless (negative) setups.
 	fit := func(x, y []float64) (a, b float64) {
-		b = slope(x, y)
-		var mx, my float64
-		for i := range x {
-			mx += x[i]
-			my += y[i]
+		n := len(x)
+		if n < 2 || x[n-1] == x[0] {
+			return math.NaN(), math.NaN()
 		}
-		return my/float64(len(x)) - b*mx/float64(len(x)), b
+		b = (y[n-1] - y[0]) / (x[n-1] - x[0])
+		return y[0] - b*x[0], b
 	}
 	sa, sb := fit(ssh.X, ssh.Y)
 	for _, other := range []string{"tsnmpd v3/USM/UDP/ap", "tsnmpd v3/USM/TCP/ap", "snmpd v3/USM/UDP/ap"} {
