@@ -2,20 +2,22 @@ module github.com/tsnmp/tsnmp
 
 go 1.26.0
 
-require golang.org/x/crypto v0.58.0
+require (
+	github.com/jsimonetti/rtnetlink/v2 v2.0.2
+	github.com/klauspost/compress v1.20.3
+	github.com/pion/dtls/v3 v3.1.15
+	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/crypto v0.58.0
+	golang.org/x/net v0.60.0
+	golang.org/x/sys v0.49.0
+)
 
 require (
 	github.com/google/go-cmp v0.6.0 // indirect
 	github.com/josharian/native v1.1.0 // indirect
-	github.com/jsimonetti/rtnetlink/v2 v2.0.2 // indirect
-	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/mdlayher/netlink v1.7.2 // indirect
 	github.com/mdlayher/socket v0.4.1 // indirect
-	github.com/pion/dtls/v3 v3.1.15 // indirect
 	github.com/pion/logging v0.2.4 // indirect
 	github.com/pion/transport/v5 v5.0.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.6 // indirect
-	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.1.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 )

@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"golang.org/x/net/ipv4"
 )
 
 // Handler processes one incoming message. It appends the response, if any,
@@ -99,12 +101,27 @@ func (s *udpServer) Serve() error {
 	return first
 }
 
+// udpBatch is how many datagrams one system call reads or writes. Under
+// load a reader takes every queued request in one recvmmsg(2) and sends
+// the answers in one sendmmsg(2); with one request outstanding it reads
+// just that one, without waiting for more.
+const udpBatch = 8
+
 func (s *udpServer) loop(local netip.AddrPort) error {
-	in := make([]byte, 65536)
-	out := make([]byte, 0, 65536)
+	pc := ipv4.NewPacketConn(s.conn)
+	in := make([]ipv4.Message, udpBatch)
+	out := make([]ipv4.Message, udpBatch)
+	for i := range in {
+		in[i].Buffers = [][]byte{make([]byte, 65536)}
+		out[i].Buffers = [][]byte{make([]byte, 0, 65536)}
+	}
+	bufs := make([][]byte, udpBatch) // out's buffers, kept for reuse
+	for i := range bufs {
+		bufs[i] = out[i].Buffers[0]
+	}
 	ref := StateReference{Domain: UDP, Local: local, SecurityLevel: 1}
 	for {
-		n, from, err := s.conn.ReadFromUDPAddrPort(in)
+		n, err := pc.ReadBatch(in, 0)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return nil
@@ -115,17 +132,33 @@ func (s *udpServer) loop(local netip.AddrPort) error {
 			}
 			return err
 		}
-		ref.Remote = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-		resp := s.h.ServeSNMP(&ref, in[:n], out[:0])
-		if resp == nil {
-			continue
+		k := 0
+		for i := 0; i < n; i++ {
+			from, ok := in[i].Addr.(*net.UDPAddr)
+			if !ok {
+				continue
+			}
+			ap := from.AddrPort()
+			ref.Remote = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+			resp := s.h.ServeSNMP(&ref, in[i].Buffers[0][:in[i].N], bufs[k][:0])
+			if resp == nil {
+				continue
+			}
+			if len(resp) > MaxUDPMessage {
+				s.log.Warn("response too large for UDP, dropped", "to", ref.Remote, "size", len(resp))
+				continue
+			}
+			bufs[k] = resp[:0]
+			out[k].Buffers[0], out[k].Addr = resp, in[i].Addr
+			k++
 		}
-		if len(resp) > MaxUDPMessage {
-			s.log.Warn("response too large for UDP, dropped", "to", from, "size", len(resp))
-			continue
-		}
-		if _, err := s.conn.WriteToUDPAddrPort(resp, from); err != nil {
-			s.log.Debug("udp send failed", "to", from, "err", err)
+		for sent := 0; sent < k; {
+			m, err := pc.WriteBatch(out[sent:k], 0)
+			if err != nil {
+				s.log.Debug("udp send failed", "err", err)
+				break
+			}
+			sent += m
 		}
 	}
 }
