@@ -118,6 +118,13 @@ func runMemory(ctx context.Context, env *Env, s *Section) error {
 			x.ser.X, x.ser.Y = append(x.ser.X, float64(held)), append(x.ser.Y, float64(rss))
 		}
 	}
+	// Free this process's descriptors for the SSH sessions.
+	for _, x := range st {
+		for _, c := range x.conns {
+			c.Close()
+		}
+		x.conns = nil
+	}
 	sum := &Table{Title: "KB per idle session", Columns: []string{"transport", "agent", "RSS at 0 sessions KB", "KB per session (RSS slope)", "paper KB per session (SSH, VSZ)"}}
 	for _, p := range a.list() {
 		x := st[p]
