@@ -71,8 +71,10 @@ var ifTableOID = snmp.OID{1, 3, 6, 1, 2, 1, 2, 2}
 type agents struct {
 	tsnmpd, snmpd *Proc
 	Missing       string
-	// ssh is tsnmpd's SSH side when started with startAgentsSSH.
+	// ssh and tls are tsnmpd's SSH, TLS and DTLS sides when started with
+	// startAgentsSSH.
 	ssh *sshAgent
+	tls *tlsAgent
 }
 
 // list returns the running agents, tsnmpd first.
@@ -116,11 +118,15 @@ func startAgentsWith(env *Env, ns *netns.NS, withSSH bool, extra ...string) (*ag
 		if a.ssh, err = prepareSSH(dir); err != nil {
 			return nil, err
 		}
+		if a.tls, err = prepareTLS(dir); err != nil {
+			return nil, err
+		}
 		tconf = filepath.Join(dir, "tsnmpd.conf")
-		if err := os.WriteFile(tconf, []byte(agentConf+a.ssh.conf), 0o600); err != nil {
+		if err := os.WriteFile(tconf, []byte(agentConf+a.ssh.conf+a.tls.conf), 0o600); err != nil {
 			return nil, err
 		}
 		extra = append(extra, "--listen", "ssh:"+a.ssh.sshAddr)
+		extra = append(extra, a.tls.listenArgs()...)
 	}
 	if a.tsnmpd, err = StartTsnmpdIn(ns, env.Tsnmpd, tconf, filepath.Join(dir, "tsnmpd-state"), port, extra...); err != nil {
 		return nil, err
@@ -130,6 +136,9 @@ func startAgentsWith(env *Env, ns *netns.NS, withSSH bool, extra ...string) (*ag
 		a.ssh.proc = a.tsnmpd
 		if err := do(ns, a.ssh.waitListener); err != nil {
 			return nil, err
+		}
+		if err := do(ns, a.tls.waitListener); err != nil {
+			return nil, fmt.Errorf("%w\n%s", err, a.tsnmpd.Log())
 		}
 	}
 	if peerPath("snmpd") == "" {

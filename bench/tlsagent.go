@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/certs"
+	"github.com/tsnmp/tsnmp/manager"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// tlsAgent is tsnmpd's TLS and DTLS side (RFC 6353, TSM): a CA, the
+// agent's certificate for 127.0.0.1 and a client certificate mapped to
+// the securityName "benchtls", in Net-SNMP's layout beside tsnmpd's
+// configuration.
+type tlsAgent struct {
+	dir            string
+	addr, dtlsAddr string
+	conf           string
+}
+
+// prepareTLS makes the certificates in dir and returns the configuration
+// lines and free ports.
+func prepareTLS(dir string) (*tlsAgent, error) {
+	if _, err := certs.NewPKI("", dir); err != nil {
+		return nil, err
+	}
+	p1, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	p2, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	return &tlsAgent{dir: dir, addr: fmt.Sprintf("127.0.0.1:%d", p1), dtlsAddr: fmt.Sprintf("127.0.0.1:%d", p2),
+		conf: "[snmp] localCert server\n[snmp] trustCert ca\ncertSecName 10 alice --sn benchtls\nrouser -s tsm benchtls authpriv\n"}, nil
+}
+
+func (a *tlsAgent) listenArgs() []string {
+	return []string{"--listen", "tls:" + a.addr, "--listen", "dtls:" + a.dtlsAddr}
+}
+
+// waitListener waits for the TLS listener.
+func (a *tlsAgent) waitListener() error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", a.addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("tsnmpd's tls listener did not come up: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (a *tlsAgent) port(dtls bool) int {
+	addr := a.addr
+	if dtls {
+		addr = a.dtlsAddr
+	}
+	_, p, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+func (a *tlsAgent) target(dtls bool) string {
+	if dtls {
+		return "dtls:" + a.dtlsAddr
+	}
+	return "tls:" + a.addr
+}
+
+// params returns the manager's transport parameters; resume keeps
+// tickets in cache (empty: no resumption).
+func (a *tlsAgent) params(cache string) *manager.TransportParams {
+	return &manager.TransportParams{OurIdentity: "alice", TrustCert: []string{"ca"}, CertDirs: []string{a.dir},
+		CacheDir: cache, NoResume: cache == ""}
+}
+
+// cliArgs returns tsnmp's options for the target.
+func (a *tlsAgent) cliArgs(cache string) []string {
+	t := "our_identity=alice,trust_cert=ca,cert_dir=" + a.dir
+	if cache == "" {
+		t += ",resume=no"
+	} else {
+		t += ",resume=yes,cache_dir=" + cache
+	}
+	return []string{"-v3", "-l", "authPriv", "-T", t}
+}
+
+// getTLS opens a session over TLS or DTLS, gets sysDescr.0 and closes it;
+// it reports whether the session was resumed.
+func (a *tlsAgent) getTLS(ctx context.Context, dtls bool, cache string) (bool, error) {
+	tgt := a.target(dtls)
+	c, err := a.params(cache).ClientConfig(tgt)
+	if err != nil {
+		return false, err
+	}
+	s, err := manager.DialSecure(ctx, tgt, manager.Config{Version: snmp.V3, Level: snmp.AuthPriv}, c)
+	if err != nil {
+		return false, err
+	}
+	defer s.Close()
+	p, err := s.Get(ctx, sysDescr0)
+	if err != nil {
+		return false, err
+	}
+	if len(p.VarBinds) != 1 || p.VarBinds[0].Value.Type != snmp.OctetString {
+		return false, fmt.Errorf("bench: unexpected answer over %s: %v", tgt, p.VarBinds)
+	}
+	return s.Resumed(), nil
+}
+
