@@ -138,7 +138,9 @@ func runWalk(ctx context.Context, env *Env, s *Section) error {
 	}
 	for _, bulk := range []bool{false, true} {
 		kinds = append(kinds, walkKind{Transport: "v3/TSM/SSH/ap", Bulk: bulk,
-			open: func(ctx context.Context) (*manager.Session, error) { return a.ssh.dial(ctx, sshCfg) }})
+			open: func(ctx context.Context) (*manager.Session, error) { return a.ssh.dial(ctx, sshCfg) }},
+			walkKind{Transport: "v3/TSM/TLS/ap", Bulk: bulk,
+				open: func(ctx context.Context) (*manager.Session, error) { return a.tls.dial(ctx, false) }})
 	}
 	s.Method = append(s.Method,
 		fmt.Sprintf("ifTable is walked with N interfaces (lo and veth pairs) in a network namespace created for the run, where tsnmpd and snmpd run and the manager (tsnmp's manager package, in-process) joins. Each walk opens a session (USM discovery included), walks the 22 columns of ifTable and closes it, as snmpwalk and snmpbulkwalk do. Getbulk uses max-repetitions 10. %d repetitions per point after %d warm-up (at most 3 from 500 interfaces), agents and kinds alternated; the median is shown. A walk longer than %v is stopped and its series not continued to larger tables.", env.Reps, env.Warmup, limit),
@@ -248,7 +250,7 @@ func runWalk(ctx context.Context, env *Env, s *Section) error {
 	}
 	s.Plot = plot
 	s.Tables = append(s.Tables, breakEven(series))
-	s.Note("The SSH rows use tsnmpd's ssh: listener (RFC 5592, TSM, Ed25519 host and user keys, tsnmp's default algorithms), a full key exchange per walk, against tsnmpd only (Net-SNMP serves SSH only through sshd and its relay). TLS is not yet in this experiment.")
+	s.Note("The SSH rows use tsnmpd's ssh: listener (RFC 5592, TSM, Ed25519 host and user keys, tsnmp's default algorithms), a full key exchange per walk, against tsnmpd only (Net-SNMP serves SSH only through sshd and its relay). The TLS rows use tsnmpd's tls: listener with certificates made for the run, a full handshake per walk.")
 	return nil
 }
 
@@ -284,11 +286,18 @@ func waitRows(ctx context.Context, p *Proc, n int) error {
 // first measured size at which SSH is as fast, and the crossing of the
 // straight lines fitted through each (setup + per-request cost).
 func breakEven(series map[string]*Series) *Table {
-	t := &Table{Title: "Break-even of SSH against USM (getnext, tsnmpd; the paper: about 500 interactions)",
-		Columns: []string{"against", "first measured point where SSH is not slower (requests)", "SSH setup ms (smallest/largest-table line)", "per-request ms SSH / USM", "break-even of the lines (requests)"}}
-	ssh := series["tsnmpd v3/TSM/SSH/ap"]
+	t := &Table{Title: "Break-even of SSH and TLS against USM (getnext over tsnmpd; the paper: SSH after about 500 interactions)",
+		Columns: []string{"against", "first measured point where it is not slower (requests)", "setup ms (smallest/largest-table line)", "per-request ms secure / USM", "break-even of the lines (requests)"}}
+	for _, secure := range []string{"SSH", "TLS"} {
+		breakEvenOf(t, series, secure)
+	}
+	return t
+}
+
+func breakEvenOf(t *Table, series map[string]*Series, secure string) {
+	ssh := series["tsnmpd v3/TSM/"+secure+"/ap"]
 	if ssh == nil {
-		return t
+		return
 	}
 	// Setup and per-request cost from the smallest and the largest table:
 	// a least-squares line through all sizes is pulled about by the large
@@ -320,13 +329,12 @@ func breakEven(series map[string]*Series) *Table {
 			}
 		}
 		ua, ub := fit(u.X, u.Y)
-		be := "never (SSH costs more per request)"
+		be := "never (" + secure + " costs more per request)"
 		if ub > sb {
 			be = Num(math.Max(0, (sa-ua)/(ub-sb)))
 		}
-		t.Add(other, first, Num(sa), Num(sb)+" / "+Num(ub), be)
+		t.Add(secure+" against "+other, first, Num(sa), Num(sb)+" / "+Num(ub), be)
 	}
-	return t
 }
 
 var waitRowsSeconds = 60

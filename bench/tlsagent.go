@@ -118,3 +118,12 @@ func (a *tlsAgent) getTLS(ctx context.Context, dtls bool, cache string) (bool, e
 	return s.Resumed(), nil
 }
 
+// dial opens an SNMP session over TLS or DTLS without resumption.
+func (a *tlsAgent) dial(ctx context.Context, dtls bool) (*manager.Session, error) {
+	tgt := a.target(dtls)
+	c, err := a.params("").ClientConfig(tgt)
+	if err != nil {
+		return nil, err
+	}
+	return manager.DialSecure(ctx, tgt, manager.Config{Version: snmp.V3, Level: snmp.AuthPriv}, c)
+}
