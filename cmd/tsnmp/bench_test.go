@@ -26,7 +26,7 @@ func TestBenchQuick(t *testing.T) {
 	testenv.Need(t, "snmpd")
 	testenv.Need(t, "tcpdump")
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/tsnmp", "./cmd/tsnmpd")
+	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/tsnmp", "./cmd/tsnmpd", "./cmd/tsnmp-bench")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
