@@ -60,7 +60,8 @@ func Listen(a Address, h Handler, opts *ServerOptions) (Server, error) {
 type ServerOptions struct {
 	// MaxMessage is the largest message accepted on a stream (default 65535).
 	MaxMessage int
-	// MaxConns caps concurrent connections (default 1024).
+	// MaxConns caps concurrent connections (default 16384; each one costs
+	// a file descriptor and about 10 KB).
 	MaxConns int
 	// IdleTimeout closes connections without traffic (default 5 minutes).
 	IdleTimeout time.Duration
@@ -188,7 +189,7 @@ func NewStreamServer(l net.Listener, d Domain, h Handler, opts *ServerOptions) *
 		o.MaxMessage = 65535
 	}
 	if o.MaxConns == 0 {
-		o.MaxConns = 1024
+		o.MaxConns = 16384
 	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = 5 * time.Minute
