@@ -117,7 +117,8 @@ func sshClientConfig(user crypto.Signer) (*tssh.ClientConfig, error) {
 		return nil, err
 	}
 	return &tssh.ClientConfig{User: "bench", Signers: []tssh.Signer{us},
-		HostKeyCallback: func(string, net.Addr, []byte) error { return nil }, Timeout: 20 * time.Second}, nil
+		HostKeyCallback: func(string, net.Addr, []byte) error { return nil }, Timeout: 20 * time.Second,
+		InsecureRSA1024: true}, nil // the key-length experiment includes RSA-1024
 }
 
 // sshdPeer is OpenSSH's sshd started for an experiment, and what its

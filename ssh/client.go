@@ -46,6 +46,9 @@ type ClientConfig struct {
 	InsecureAcceptNew  bool
 	// HostKeyAlgorithms overrides the accepted host key algorithms.
 	HostKeyAlgorithms []string
+	// InsecureRSA1024 accepts RSA host keys of 1,024 to 2,047 bits, which
+	// are otherwise refused. It exists for key-length measurements only.
+	InsecureRSA1024 bool
 
 	// Resumption offers session resumption: the client advertises the
 	// resumption methods so the server hands out resumption state.
@@ -144,6 +147,9 @@ func NewClient(ctx context.Context, c net.Conn, addr string, cfg *ClientConfig) 
 		return nil, err
 	}
 	t.checkHostKey = func(_ string, key []byte) error { return check(addr, c.RemoteAddr(), key) }
+	if cfg.InsecureRSA1024 {
+		t.minRSABits = 1024
+	}
 	t.resumeWanted = cfg.Resumption
 	if len(cfg.ResumptionState) > 0 {
 		st, err := parseClientResumeState(cfg.ResumptionState)

@@ -82,7 +82,7 @@ func (k *kexRun) hostSigner() (Signer, error) {
 // exchange, asks the client's host key policy; later exchanges must present
 // the same host key.
 func (k *kexRun) verifyServer(hostKey, sig, h []byte) error {
-	if err := verifySignature(hostKey, k.hostKeyAlgo, h, sig); err != nil {
+	if err := verifySignatureMin(hostKey, k.hostKeyAlgo, h, sig, k.t.minRSABits); err != nil {
 		return err
 	}
 	t := k.t

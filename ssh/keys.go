@@ -152,7 +152,19 @@ func keyTypeForAlgo(algo string) string {
 
 // verifySignature checks an SSH signature blob over data made with the given
 // wire-format public key. The signature's algorithm must equal algo.
+// minRSABits is the smallest RSA key verifySignature accepts.
+const minRSABits = 2048
+
 func verifySignature(pubKey []byte, algo string, data, sigBlob []byte) error {
+	return verifySignatureMin(pubKey, algo, data, sigBlob, minRSABits)
+}
+
+// verifySignatureMin is verifySignature accepting RSA keys of minRSA bits
+// and more (minRSABits when minRSA is 0).
+func verifySignatureMin(pubKey []byte, algo string, data, sigBlob []byte, minRSA int) error {
+	if minRSA == 0 {
+		minRSA = minRSABits
+	}
 	sr := reader{b: sigBlob}
 	sigAlgo := sr.text()
 	sig := sr.string()
@@ -210,7 +222,7 @@ func verifySignature(pubKey []byte, algo string, data, sigBlob []byte) error {
 		if err := kr.done(); err != nil {
 			return err
 		}
-		if e.BitLen() > 31 || e.Int64() < 3 || n.BitLen() < 2048 || n.BitLen() > 16384 {
+		if e.BitLen() > 31 || e.Int64() < 3 || n.BitLen() < minRSA || n.BitLen() > 16384 {
 			return errors.New("ssh: unsupported RSA key size or exponent")
 		}
 		pk := &rsa.PublicKey{N: n, E: int(e.Int64())}

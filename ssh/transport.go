@@ -128,6 +128,7 @@ type transport struct {
 	hostKeys     []Signer                            // server
 	hostKeyAlgos []string                            // client preference
 	checkHostKey func(algo string, key []byte) error // client
+	minRSABits   int                                 // client: smallest RSA host key accepted (0: minRSABits)
 	resumeClient *clientResumeState                  // client: state offered for resumption
 	resumeServer *resumption                         // server: resumption engine
 	resumeWanted bool                                // client: resumption enabled
