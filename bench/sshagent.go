@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -81,33 +80,6 @@ func (a *sshAgent) waitListener() error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// startSSHAgent starts a tsnmpd serving UDP, TCP and SSH.
-func startSSHAgent(env *Env) (*sshAgent, error) {
-	dir := filepath.Join(env.Dir, fmt.Sprintf("sshagent%d", agentSeq.Add(1)))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	a, err := prepareSSH(dir)
-	if err != nil {
-		return nil, err
-	}
-	conf := filepath.Join(dir, "tsnmpd.conf")
-	if err := os.WriteFile(conf, []byte(agentConf+a.conf), 0o600); err != nil {
-		return nil, err
-	}
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
-	}
-	p, err := StartTsnmpd(env.Tsnmpd, conf, filepath.Join(dir, "state"), port, "--listen", "ssh:"+a.sshAddr)
-	if err != nil {
-		return nil, err
-	}
-	env.Defer(p.Stop)
-	a.proc = p
-	return a, a.waitListener()
 }
 
 // clientConfig returns the SSH transport configuration; resume keeps
