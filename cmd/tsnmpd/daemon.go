@@ -251,7 +251,7 @@ func (d *daemon) fillDefaultUser(cfg *config.Config) error {
 		if u.Name != config.DefaultUser || u.AuthPassword != "" || u.AuthKey != "" {
 			continue
 		}
-		auth, priv, err := d.defaultPasswords()
+		auth, priv, err := d.defaultPasswords(cfg.Listen)
 		if err != nil {
 			return err
 		}
@@ -260,7 +260,7 @@ func (d *daemon) fillDefaultUser(cfg *config.Config) error {
 	return nil
 }
 
-func (d *daemon) defaultPasswords() (auth, priv string, err error) {
+func (d *daemon) defaultPasswords(listen []string) (auth, priv string, err error) {
 	data, err := d.state.ReadFile(defaultUserFile)
 	if err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
@@ -288,7 +288,7 @@ func (d *daemon) defaultPasswords() (auth, priv string, err error) {
 		return "", "", err
 	}
 	if !d.o.quiet {
-		d.printDefaultUser(auth, priv)
+		d.printDefaultUser(auth, priv, listen)
 	}
 	return auth, priv, nil
 }
@@ -299,15 +299,40 @@ func randomPassword() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (d *daemon) printDefaultUser(auth, priv string) {
-	port := "1161"
+func (d *daemon) printDefaultUser(auth, priv string, listen []string) {
 	fmt.Fprintf(d.out, `
 tsnmpd: created the SNMPv3 user %q (SHA-256, AES-128); passwords are in %s.
 Walk this agent with:
 
-  tsnmp walk -v3 -l authPriv -u %s -a SHA-256 -A %s -x AES -X %s udp:127.0.0.1:%s system
+  tsnmp walk -v3 -l authPriv -u %s -a SHA-256 -A %s -x AES -X %s %s system
 
-`, config.DefaultUser, quoteArg(d.o.stateDir+"/"+defaultUserFile), config.DefaultUser, quoteArg(auth), quoteArg(priv), port)
+`, config.DefaultUser, quoteArg(d.o.stateDir+"/"+defaultUserFile), config.DefaultUser, quoteArg(auth), quoteArg(priv), quoteArg(walkTarget(listen)))
+}
+
+// walkTarget is the address a manager on this host reaches the agent at:
+// the first UDP listener (else the first listener), with a wildcard host
+// replaced by loopback.
+func walkTarget(listen []string) string {
+	var first *transport.Address
+	for _, spec := range listen {
+		a, err := transport.ParseAddress(spec, 0)
+		if err != nil {
+			continue
+		}
+		if first == nil || (first.Domain != transport.UDP && a.Domain == transport.UDP) {
+			first = &a
+		}
+	}
+	if first == nil {
+		return "udp:127.0.0.1:1161"
+	}
+	a := *first
+	if a.Host == "" || a.Host == "0.0.0.0" {
+		a.Host = "127.0.0.1"
+	} else if a.Host == "::" {
+		a.Host = "::1"
+	}
+	return a.String()
 }
 
 func (d *daemon) listen(specs []string) error {

@@ -235,3 +235,19 @@ func TestUSMUsersPersist(t *testing.T) {
 		t.Errorf("after restart without createUser: %q", out)
 	}
 }
+
+func TestWalkTarget(t *testing.T) {
+	for _, c := range []struct {
+		listen []string
+		want   string
+	}{
+		{[]string{"udp:127.0.0.1:1161", "tcp:127.0.0.1:1161", "udp:[::1]:1161"}, "udp:127.0.0.1:1161"},
+		{[]string{"tcp:[::1]:2000", "udp:0.0.0.0:161"}, "udp:127.0.0.1:161"},
+		{[]string{"tcp:[::1]:2000"}, "tcp6:[::1]:2000"},
+		{nil, "udp:127.0.0.1:1161"},
+	} {
+		if got := walkTarget(c.listen); got != c.want {
+			t.Errorf("walkTarget(%q) = %q, want %q", c.listen, got, c.want)
+		}
+	}
+}
