@@ -20,6 +20,8 @@ import (
 	"github.com/tsnmp/tsnmp/access/vacm"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/snmp"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
 )
 
 // TestNetSNMPCrossCheck runs Net-SNMP's snmpd with a configuration that
@@ -30,17 +32,8 @@ func TestNetSNMPCrossCheck(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	snmpd, err := exec.LookPath("snmpd")
-	if err != nil {
-		if _, err2 := os.Stat("/usr/sbin/snmpd"); err2 == nil {
-			snmpd = "/usr/sbin/snmpd"
-		} else {
-			t.Skip("snmpd not installed")
-		}
-	}
-	if _, err := exec.LookPath("snmpwalk"); err != nil {
-		t.Skip("snmpwalk not installed")
-	}
+	snmpd := testenv.Need(t, "snmpd")
+	testenv.Need(t, "snmpwalk")
 	dir := t.TempDir()
 	port := freeUDPPort(t)
 	six := ipv6Loopback()
@@ -105,7 +98,7 @@ access lg "" any noauth exact tree none none
 		"-p", filepath.Join(dir, "pid"), "--persistentDir="+filepath.Join(dir, "state"), "-I", "-smux")
 	cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir)
 	if err := cmd.Start(); err != nil {
-		t.Skip("cannot start snmpd:", err)
+		t.Fatal("cannot start snmpd:", err)
 	}
 	defer func() {
 		cancel()
