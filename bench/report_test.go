@@ -85,7 +85,7 @@ func TestReadPcap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ps) != 1 || ps[0] != (Packet{Len: 47, Proto: 17, SrcPort: 1000, DstPort: 161, Payload: 5}) {
+	if len(ps) != 1 || ps[0].Len != 47 || ps[0].Proto != 17 || ps[0].SrcPort != 1000 || ps[0].DstPort != 161 || ps[0].Payload != 5 {
 		t.Errorf("ReadPcap = %+v", ps)
 	}
 }

@@ -2,7 +2,6 @@ package ws
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,23 +11,16 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tsnmp/tsnmp/internal/pcap"
 )
 
-// Packet is one captured IPv4 packet on the loopback interface.
-type Packet struct {
-	Time    time.Time
-	IPLen   int // IPv4 total length: what the packet costs at the IP level
-	Proto   uint8
-	SrcPort uint16
-	DstPort uint16
-	Payload int // TCP or UDP payload bytes
-	Flags   uint8
-}
+// Packet is one captured packet.
+type Packet = pcap.Packet
 
-// TCP flags.
 const (
-	flagFIN = 0x01
-	flagSYN = 0x02
+	flagFIN = pcap.FlagFIN
+	flagSYN = pcap.FlagSYN
 )
 
 // Capture is a running tcpdump on lo.
@@ -140,94 +132,14 @@ func (c *Capture) Stop() ([]Packet, error) {
 	return ReadPcap(f)
 }
 
-// ReadPcap parses a pcap file of Ethernet (lo) or raw IPv4 frames and
-// returns its IPv4 TCP and UDP packets.
+// ReadPcap parses a pcap file and returns its IPv4 TCP and UDP packets.
 func ReadPcap(r io.Reader) ([]Packet, error) {
-	br := bufio.NewReader(r)
-	var gh [24]byte
-	if _, err := io.ReadFull(br, gh[:]); err != nil {
-		return nil, fmt.Errorf("pcap: %w", err)
-	}
-	var bo binary.ByteOrder
-	nano := false
-	switch binary.LittleEndian.Uint32(gh[:4]) {
-	case 0xa1b2c3d4:
-		bo = binary.LittleEndian
-	case 0xa1b23c4d:
-		bo, nano = binary.LittleEndian, true
-	default:
-		switch binary.BigEndian.Uint32(gh[:4]) {
-		case 0xa1b2c3d4:
-			bo = binary.BigEndian
-		case 0xa1b23c4d:
-			bo, nano = binary.BigEndian, true
-		default:
-			return nil, errors.New("pcap: not a pcap file")
+	all, err := pcap.Read(r)
+	out := all[:0]
+	for _, p := range all {
+		if p.Version == 4 && (p.Proto == 6 || p.Proto == 17) {
+			out = append(out, p)
 		}
 	}
-	link := bo.Uint32(gh[20:24])
-	var skip int
-	switch link {
-	case 1: // Ethernet
-		skip = 14
-	case 101, 228: // raw IPv4
-		skip = 0
-	case 113: // Linux cooked
-		skip = 16
-	default:
-		return nil, fmt.Errorf("pcap: link type %d not supported", link)
-	}
-	var pkts []Packet
-	var rh [16]byte
-	buf := make([]byte, 0, 256)
-	for {
-		if _, err := io.ReadFull(br, rh[:]); err == io.EOF {
-			return pkts, nil
-		} else if err != nil {
-			return pkts, fmt.Errorf("pcap: truncated record header: %w", err)
-		}
-		sec, frac := int64(bo.Uint32(rh[0:4])), int64(bo.Uint32(rh[4:8]))
-		incl := int(bo.Uint32(rh[8:12]))
-		if incl > 1<<18 {
-			return pkts, errors.New("pcap: record too large")
-		}
-		if cap(buf) < incl {
-			buf = make([]byte, incl)
-		}
-		data := buf[:incl]
-		if _, err := io.ReadFull(br, data); err != nil {
-			return pkts, fmt.Errorf("pcap: truncated record: %w", err)
-		}
-		if !nano {
-			frac *= 1000
-		}
-		if len(data) < skip+20 {
-			continue
-		}
-		ip := data[skip:]
-		if ip[0]>>4 != 4 {
-			continue
-		}
-		ihl := int(ip[0]&15) * 4
-		p := Packet{Time: time.Unix(sec, frac), IPLen: int(binary.BigEndian.Uint16(ip[2:4])), Proto: ip[9]}
-		if len(ip) < ihl+8 {
-			continue
-		}
-		l4 := ip[ihl:]
-		p.SrcPort, p.DstPort = binary.BigEndian.Uint16(l4[0:2]), binary.BigEndian.Uint16(l4[2:4])
-		switch p.Proto {
-		case 6:
-			if len(l4) < 14 {
-				continue
-			}
-			doff := int(l4[12]>>4) * 4
-			p.Flags = l4[13]
-			p.Payload = p.IPLen - ihl - doff
-		case 17:
-			p.Payload = p.IPLen - ihl - 8
-		default:
-			continue
-		}
-		pkts = append(pkts, p)
-	}
+	return out, err
 }
