@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/localhost"
 	"github.com/tsnmp/tsnmp/internal/netns"
 )
 
@@ -93,22 +94,7 @@ func (p *Proc) Log() string {
 }
 
 // FreePort returns a port free for UDP and TCP on 127.0.0.1.
-func FreePort() (int, error) {
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", l.Addr().String())
-		l.Close()
-		if err == nil {
-			u.Close()
-			return port, nil
-		}
-	}
-	return 0, errors.New("bench: no free port")
-}
+func FreePort() (int, error) { return localhost.FreePort() }
 
 // start runs cmd and waits until ready(line) is true for a line of its
 // output, or the timeout passes. A nil ready returns at once.
@@ -179,9 +165,9 @@ func StartTsnmpdIn(ns *netns.NS, bin, conf, stateDir string, port int, extra ...
 	p.ns = ns
 	// tsnmpd logs at warn level and says nothing when all is well: wait
 	// for its UDP port to answer.
-	wait := func() error { return waitUDP(addr) }
+	wait := func() error { return localhost.WaitSNMP(addr, 100) }
 	if ns != nil {
-		wait = func() error { return ns.Do(func() error { return waitUDP(addr) }) }
+		wait = func() error { return ns.Do(func() error { return localhost.WaitSNMP(addr, 100) }) }
 	}
 	if err := wait(); err != nil {
 		p.Stop()
@@ -217,27 +203,6 @@ func StartSnmpdIn(ns *netns.NS, conf, dir string, port int) (*Proc, error) {
 		p.ns = ns
 	}
 	return p, err
-}
-
-// waitUDP waits until a v2c get to addr is answered (any answer counts).
-func waitUDP(addr string) error {
-	req := CommunityRequests(1, "public", 1, []uint32{1, 3, 6, 1, 2, 1, 1, 3, 0})[0].Msg
-	c, err := net.Dial("udp", addr)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	buf := make([]byte, 4096)
-	for i := 0; i < 100; i++ {
-		c.Write(req)
-		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-		if _, err := c.Read(buf); err == nil {
-			return nil
-		}
-		// Until the agent binds, the kernel refuses at once.
-		time.Sleep(50 * time.Millisecond)
-	}
-	return errors.New("no answer on " + addr)
 }
 
 // BuildTsnmpd compiles tsnmpd from the module containing dir into out.

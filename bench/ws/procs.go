@@ -3,7 +3,6 @@ package ws
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tsnmp/tsnmp/snmp"
+	"github.com/tsnmp/tsnmp/internal/localhost"
 )
 
 // proc is an agent process started for the experiment; it is stopped by
@@ -42,24 +41,6 @@ func (p *proc) Stop() {
 	}
 }
 
-// freePort returns a port free for UDP and TCP on 127.0.0.1.
-func freePort() (int, error) {
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", l.Addr().String())
-		l.Close()
-		if err == nil {
-			u.Close()
-			return port, nil
-		}
-	}
-	return 0, errors.New("no free port")
-}
-
 // startAgent runs an agent and waits until it answers SNMP at addr (in
 // network namespace ns when not empty).
 func startAgent(addr, ns string, cmd *exec.Cmd) (*proc, error) {
@@ -68,11 +49,11 @@ func startAgent(addr, ns string, cmd *exec.Cmd) (*proc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	wait := func() error { return waitSNMP(addr) }
+	wait := func() error { return localhost.WaitSNMP(addr, 200) }
 	if ns != "" {
 		wait = func() error {
 			var werr error
-			if err := inNetns(ns, func() { werr = waitSNMP(addr) }); err != nil {
+			if err := inNetns(ns, func() { werr = localhost.WaitSNMP(addr, 200) }); err != nil {
 				return err
 			}
 			return werr
@@ -83,28 +64,6 @@ func startAgent(addr, ns string, cmd *exec.Cmd) (*proc, error) {
 		return nil, fmt.Errorf("%s: %w\n%s", filepath.Base(cmd.Path), err, p.log.String())
 	}
 	return p, nil
-}
-
-// waitSNMP waits until a v2c get of sysUpTime.0 to addr is answered.
-func waitSNMP(addr string) error {
-	m := snmp.Message{Version: snmp.V2c, Community: []byte("public"), PDU: snmp.PDU{Type: snmp.GetRequest, RequestID: 1,
-		VarBinds: []snmp.VarBind{{Name: snmp.OID{1, 3, 6, 1, 2, 1, 1, 3, 0}, Value: snmp.NullValue()}}}}
-	req := snmp.AppendMessage(nil, &m)
-	c, err := net.Dial("udp", addr)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	buf := make([]byte, 4096)
-	for i := 0; i < 200; i++ {
-		c.Write(req)
-		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-		if _, err := c.Read(buf); err == nil {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return errors.New("no answer on " + addr)
 }
 
 // startNetSNMP starts Net-SNMP's snmpd with community public on loopback
@@ -126,7 +85,7 @@ func startNetSNMP(ns string) (*proc, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := localhost.FreePort()
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -149,7 +108,7 @@ func startNetSNMP(ns string) (*proc, error) {
 
 // startTsnmpd starts a tsnmpd binary with an snmpd.conf on loopback.
 func startTsnmpd(bin, conf, stateDir string) (*proc, error) {
-	port, err := freePort()
+	port, err := localhost.FreePort()
 	if err != nil {
 		return nil, err
 	}

@@ -3,11 +3,12 @@
 package testenv
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/tsnmp/tsnmp/internal/localhost"
 )
 
 // InCI reports whether tests run under CI (CI=true), where a missing peer
@@ -38,21 +39,11 @@ func Need(t testing.TB, prog string) string {
 // a moment ago.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", l.Addr().String())
-		l.Close()
-		if err == nil {
-			u.Close()
-			return port
-		}
+	port, err := localhost.FreePort()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free port")
-	return 0
+	return port
 }
 
 // MIBDir returns the directory of the standard MIB modules: $TSNMP_MIBDIR,
