@@ -5,7 +5,7 @@
 // prefixed with the transport's name ("tls:alice"), and the message's
 // securityLevel may not exceed what the transport provides.
 //
-// A *Model implements agent.SecurityModel. Its counters are SNMP-TSM-MIB's
+// A *Model is the agent's securityModel 4 (through agent.TSMModel). Its counters are SNMP-TSM-MIB's
 // snmpTsmStats; Register serves them and snmpTsmConfigurationUsePrefix.
 package tsm
 
@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
@@ -110,8 +109,32 @@ var (
 	ErrSecurityParams = errors.New("tsm: msgSecurityParameters must be empty")
 )
 
-// ProcessIncoming implements agent.SecurityModel (RFC 5591 §5.2).
-func (m *Model) ProcessIncoming(hdr *snmp.V3Message, _ []byte, ref *transport.StateReference) (*agent.Incoming, error) {
+// Incoming is what TSM learned about a request (the outputs of RFC 5591
+// §5.2 processIncomingMsg).
+type Incoming struct {
+	SecurityName string
+	Level        snmp.SecurityLevel
+	ScopedPDU    []byte
+	// MaxScopedPDU is the largest ScopedPDU a response may carry.
+	MaxScopedPDU int
+	// State is the securityStateReference for the response.
+	State any
+}
+
+// ReportError is an error indication that calls for a Report PDU holding
+// VarBind, sent at Level with State.
+type ReportError struct {
+	VarBind snmp.VarBind
+	Level   snmp.SecurityLevel
+	State   any
+	Err     error
+}
+
+func (e *ReportError) Error() string { return e.Err.Error() }
+func (e *ReportError) Unwrap() error { return e.Err }
+
+// ProcessIncoming checks and unwraps a request (RFC 5591 §5.2).
+func (m *Model) ProcessIncoming(hdr *snmp.V3Message, _ []byte, ref *transport.StateReference) (*Incoming, error) {
 	if len(hdr.SecurityParameters) != 0 {
 		// §5.2 step 1: a TSM message carries a zero-length
 		// msgSecurityParameters; anything else does not parse.
@@ -140,7 +163,7 @@ func (m *Model) ProcessIncoming(hdr *snmp.V3Message, _ []byte, ref *transport.St
 		n := m.Stats.inc(InadequateSecurityLevels)
 		// RFC 3412 §7.1 step 3: a report for unsupportedSecurityLevel
 		// goes out at noAuthNoPriv, on the same session.
-		return nil, &agent.ReportError{
+		return nil, &ReportError{
 			VarBind: snmp.VarBind{Name: append(append(snmp.OID{}, StatsOID...), uint32(InadequateSecurityLevels), 0), Value: snmp.Counter32Value(n)},
 			Level:   snmp.NoAuthNoPriv,
 			State:   st,
@@ -151,14 +174,14 @@ func (m *Model) ProcessIncoming(hdr *snmp.V3Message, _ []byte, ref *transport.St
 		return nil, errors.New("tsm: msgData is not a plaintext ScopedPDU")
 	}
 	max := int(hdr.MaxSize) - overhead
-	return &agent.Incoming{SecurityName: name, Level: level, ScopedPDU: hdr.Data, MaxScopedPDU: max, State: st}, nil
+	return &Incoming{SecurityName: name, Level: level, ScopedPDU: hdr.Data, MaxScopedPDU: max, State: st}, nil
 }
 
 // overhead bounds the bytes of a TSM message around its ScopedPDU: the
 // message header and an empty msgSecurityParameters.
 const overhead = 32
 
-// GenerateResponse implements agent.SecurityModel (RFC 5591 §4.2): the
+// GenerateResponse appends the response (RFC 5591 §4.2): the
 // message with an empty msgSecurityParameters. The transport sends it on
 // the session of the request, as tmSameSecurity requires.
 func (m *Model) GenerateResponse(out []byte, hdr *snmp.V3Message, st any, scoped []byte) ([]byte, error) {

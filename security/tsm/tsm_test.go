@@ -1,7 +1,9 @@
-package tsm
+package tsm_test
 
 import (
 	"testing"
+
+	"github.com/tsnmp/tsnmp/security/tsm"
 
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/agent/config"
@@ -13,7 +15,7 @@ import (
 
 var sysDescr = snmp.OID{1, 3, 6, 1, 2, 1, 1, 1, 0}
 
-func newAgent(t *testing.T, conf string, m *Model) *agent.Agent {
+func newAgent(t *testing.T, conf string, m *tsm.Model) *agent.Agent {
 	t.Helper()
 	st, err := engine.Open(t.TempDir(), nil)
 	if err != nil {
@@ -22,7 +24,7 @@ func newAgent(t *testing.T, conf string, m *Model) *agent.Agent {
 	var tree mib.Tree
 	tree.Register(snmp.OID{1, 3, 6, 1, 2, 1, 1}, &mib.Scalars{Prefix: snmp.OID{1, 3, 6, 1, 2, 1, 1},
 		Objects: []mib.Scalar{{Sub: 1, Get: func(*mib.Request) snmp.Value { return snmp.StringValue("tsm test") }}}})
-	Register(&tree, m.Stats, func() bool { return m.UsePrefix })
+	tsm.Register(&tree, m.Stats, func() bool { return m.UsePrefix })
 	cfg, err := config.ParseSnmpdConf("test.conf", []byte(conf))
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +36,7 @@ func newAgent(t *testing.T, conf string, m *Model) *agent.Agent {
 	a := &agent.Agent{Tree: &tree, State: st}
 	a.Stats.Register(&tree)
 	a.SetPolicy(&agent.Policy{Access: agent.VACMAccess{VACM: acm},
-		SecurityModels: map[int32]agent.SecurityModel{snmp.SecurityModelTSM: m}})
+		SecurityModels: map[int32]agent.SecurityModel{snmp.SecurityModelTSM: agent.TSMModel{TSM: m}}})
 	return a
 }
 
@@ -82,7 +84,7 @@ func TestNamesAndPrefix(t *testing.T) {
 		{true, transport.DTLS, "bob", false},
 		{true, transport.SSH, "carol", true},
 	} {
-		m := New(tc.prefix, nil)
+		m := tsm.New(tc.prefix, nil)
 		a := newAgent(t, conf, m)
 		ref := &transport.StateReference{Domain: tc.domain, SecurityName: tc.name, SecurityLevel: 3, Session: "s"}
 		out := a.ServeSNMP(ref, request(snmp.AuthPriv, sysDescr, nil), nil)
@@ -104,7 +106,7 @@ func TestNamesAndPrefix(t *testing.T) {
 }
 
 func TestInadequateLevelAndCaches(t *testing.T) {
-	m := New(false, nil)
+	m := tsm.New(false, nil)
 	a := newAgent(t, conf, m)
 	// A transport that only authenticates (level 2) cannot carry authPriv.
 	ref := &transport.StateReference{Domain: transport.SSH, SecurityName: "alice", SecurityLevel: 2}
@@ -113,9 +115,9 @@ func TestInadequateLevelAndCaches(t *testing.T) {
 	if p.Type != snmp.Report || h.Flags&3 != 0 || len(p.VarBinds) != 1 {
 		t.Fatalf("report: %+v %+v", h, p)
 	}
-	want := append(append(snmp.OID{}, StatsOID...), 2, 0)
-	if p.VarBinds[0].Name.String() != want.String() || p.VarBinds[0].Value.Num != 1 || m.Stats.Get(InadequateSecurityLevels) != 1 {
-		t.Errorf("report varbind %v, counter %d", p.VarBinds[0], m.Stats.Get(InadequateSecurityLevels))
+	want := append(append(snmp.OID{}, tsm.StatsOID...), 2, 0)
+	if p.VarBinds[0].Name.String() != want.String() || p.VarBinds[0].Value.Num != 1 || m.Stats.Get(tsm.InadequateSecurityLevels) != 1 {
+		t.Errorf("report varbind %v, counter %d", p.VarBinds[0], m.Stats.Get(tsm.InadequateSecurityLevels))
 	}
 	// The counter is served.
 	ref.SecurityLevel = 3
@@ -129,8 +131,8 @@ func TestInadequateLevelAndCaches(t *testing.T) {
 	if out := a.ServeSNMP(&transport.StateReference{Domain: transport.UDP, SecurityLevel: 1}, request(snmp.NoAuthNoPriv, sysDescr, nil), nil); out != nil {
 		t.Errorf("answered over UDP")
 	}
-	if m.Stats.Get(InvalidCaches) != 1 {
-		t.Errorf("invalidCaches = %d", m.Stats.Get(InvalidCaches))
+	if m.Stats.Get(tsm.InvalidCaches) != 1 {
+		t.Errorf("invalidCaches = %d", m.Stats.Get(tsm.InvalidCaches))
 	}
 	// Non-empty msgSecurityParameters do not parse.
 	if out := a.ServeSNMP(ref, request(snmp.AuthPriv, sysDescr, []byte{1}), nil); out != nil {
@@ -139,10 +141,10 @@ func TestInadequateLevelAndCaches(t *testing.T) {
 }
 
 func TestStripPrefix(t *testing.T) {
-	if n, err := StripPrefix("tls:bob", transport.TLS); err != nil || n != "bob" {
+	if n, err := tsm.StripPrefix("tls:bob", transport.TLS); err != nil || n != "bob" {
 		t.Errorf("%q %v", n, err)
 	}
-	if _, err := StripPrefix("dtls:bob", transport.TLS); err == nil {
+	if _, err := tsm.StripPrefix("dtls:bob", transport.TLS); err == nil {
 		t.Error("wrong prefix accepted")
 	}
 }
