@@ -40,7 +40,7 @@ func Resolve(name string) ([]uint32, error) {
 		if !t.modules[mod] || len(comps) == 0 {
 			return nil, &ResolveError{Input: name}
 		}
-		n := t.byQual[mod+"::"+comps[0]]
+		n := t.byQual[qualName{mod, comps[0]}]
 		if n == nil {
 			return nil, &ResolveError{Input: name}
 		}

@@ -197,7 +197,7 @@ type tables struct {
 	nodes   []*Node // canonical first for each OID, sorted by OID
 	roots   []*Node
 	byName  map[string][]*Node // descriptor -> nodes, preferred first
-	byQual  map[string]*Node   // "Module::name" -> node
+	byQual  map[qualName]*Node // Module, name -> node
 	modules map[string]bool
 	tcs     map[string]*TC // name and "Module::name"
 }
@@ -207,7 +207,7 @@ var load = sync.OnceValue(build)
 func build() *tables {
 	t := &tables{
 		byName:  make(map[string][]*Node, len(nodeDefs)+3),
-		byQual:  make(map[string]*Node, len(nodeDefs)+3),
+		byQual:  make(map[qualName]*Node, len(nodeDefs)+3),
 		modules: make(map[string]bool, len(moduleNames)),
 		tcs:     make(map[string]*TC, 2*len(tcDefs)),
 	}
@@ -230,11 +230,19 @@ func build() *tables {
 			Objects: fields(d.objects, true), fixed: d.fixed,
 		}
 	}
+	// Most names have one node: their entries are one-element windows on
+	// ptrs (capped, so appending a second node copies), not allocations.
+	ptrs := make([]*Node, len(nodes))
 	for i := range nodes {
 		n := &nodes[i]
-		t.byName[n.Name] = append(t.byName[n.Name], n)
+		ptrs[i] = n
+		if ns, ok := t.byName[n.Name]; ok {
+			t.byName[n.Name] = append(ns, n)
+		} else {
+			t.byName[n.Name] = ptrs[i : i+1 : i+1]
+		}
 		if n.Module != "" {
-			t.byQual[n.Module+"::"+n.Name] = n
+			t.byQual[qualName{n.Module, n.Name}] = n
 		}
 	}
 	// Build the tree from nodeDefs, which are sorted by OID. The first
@@ -313,7 +321,7 @@ func build() *tables {
 		}
 		n.implied = d.implied
 		for _, q := range fields(d.index, false) {
-			in := t.byQual[q]
+			in := t.byQual[qual(q)]
 			if in == nil {
 				n.index = nil // e.g. an SMIv1 INDEX naming a type
 				break
@@ -330,6 +338,15 @@ func build() *tables {
 		}
 	}
 	return t
+}
+
+// qualName is a qualified name, "Module::name", as a map key that costs
+// no string concatenation.
+type qualName struct{ module, name string }
+
+func qual(s string) qualName {
+	m, n, _ := strings.Cut(s, "::")
+	return qualName{m, n}
 }
 
 func hasPrefix(oid, prefix []uint32) bool {
@@ -412,8 +429,8 @@ func Modules() []string { return append([]string(nil), moduleNames...) }
 // takes it to mean.
 func FindNode(name string) *Node {
 	t := load()
-	if i := strings.Index(name, "::"); i >= 0 {
-		return t.byQual[name]
+	if strings.Contains(name, "::") {
+		return t.byQual[qual(name)]
 	}
 	if ns := t.byName[name]; len(ns) > 0 {
 		return ns[0]
