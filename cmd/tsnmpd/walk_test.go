@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -22,7 +23,13 @@ import (
 // manager, alternating between them.
 //
 //	go test -run '^$' -bench BulkwalkIfTable1000 -benchtime 1x ./cmd/tsnmpd
+//
+// TSNMP_WALK_REPS sets max-repetitions (default 25).
 func BenchmarkBulkwalkIfTable1000(b *testing.B) {
+	reps := 25
+	if v, err := strconv.Atoi(os.Getenv("TSNMP_WALK_REPS")); err == nil && v > 0 {
+		reps = v
+	}
 	testenv.Need(b, "snmpd")
 	if err := netns.Available(); err != nil {
 		if testenv.InCI() {
@@ -71,7 +78,7 @@ func BenchmarkBulkwalkIfTable1000(b *testing.B) {
 			}
 			defer s.Close()
 			start := time.Now()
-			err = s.BulkWalk(ctx, ifTable, 25, func(snmp.VarBind) error { n++; return nil })
+			err = s.BulkWalk(ctx, ifTable, reps, func(snmp.VarBind) error { n++; return nil })
 			d = time.Since(start)
 			return err
 		})
@@ -90,11 +97,11 @@ func BenchmarkBulkwalkIfTable1000(b *testing.B) {
 			b.Fatalf("%s: %v", a.name, err)
 		}
 	}
-	const reps = 5
+	const rounds = 5
 	times := map[string][]time.Duration{}
 	counts := map[string]int{}
 	for i := 0; i < b.N; i++ {
-		for r := 0; r < reps; r++ {
+		for r := 0; r < rounds; r++ {
 			for k := range agents {
 				a := agents[(k+r)%2]
 				n, d, err := walk(a.port)
