@@ -139,8 +139,7 @@ func runWalk(ctx context.Context, env *Env, s *Section) error {
 	for _, bulk := range []bool{false, true} {
 		kinds = append(kinds, walkKind{Transport: "v3/TSM/SSH/ap", Bulk: bulk,
 			open: func(ctx context.Context) (*manager.Session, error) { return a.ssh.dial(ctx, sshCfg) }},
-			walkKind{Transport: "v3/TSM/TLS/ap", Bulk: bulk,
-				open: func(ctx context.Context) (*manager.Session, error) { return a.tls.dial(ctx, false) }})
+			a.tls.walkKind(false, bulk, manager.Config{}))
 	}
 	s.Method = append(s.Method,
 		fmt.Sprintf("ifTable is walked with N interfaces (lo and veth pairs) in a network namespace created for the run, where tsnmpd and snmpd run and the manager (tsnmp's manager package, in-process) joins. Each walk opens a session (USM discovery included), walks the 22 columns of ifTable and closes it, as snmpwalk and snmpbulkwalk do. Getbulk uses max-repetitions 10. %d repetitions per point after %d warm-up (at most 3 from 500 interfaces), agents and kinds alternated; the median is shown. A walk longer than %v is stopped and its series not continued to larger tables.", env.Reps, env.Warmup, limit),

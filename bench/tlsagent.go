@@ -120,10 +120,28 @@ func (a *tlsAgent) getTLS(ctx context.Context, dtls bool, cache string) (bool, e
 
 // dial opens an SNMP session over TLS or DTLS without resumption.
 func (a *tlsAgent) dial(ctx context.Context, dtls bool) (*manager.Session, error) {
+	return a.dialWith(ctx, dtls, manager.Config{})
+}
+
+// dialWith is dial with the manager's timeout, retries and retransmission
+// taken from cfg (version and level are always SNMPv3 authPriv).
+func (a *tlsAgent) dialWith(ctx context.Context, dtls bool, cfg manager.Config) (*manager.Session, error) {
 	tgt := a.target(dtls)
 	c, err := a.params("").ClientConfig(tgt)
 	if err != nil {
 		return nil, err
 	}
-	return manager.DialSecure(ctx, tgt, manager.Config{Version: snmp.V3, Level: snmp.AuthPriv}, c)
+	cfg.Version, cfg.Level = snmp.V3, snmp.AuthPriv
+	return manager.DialSecure(ctx, tgt, cfg, c)
+}
+
+// walkKind returns the walk kind opening sessions over TLS or DTLS with
+// cfg's timers; Transport names it as the walk experiments do.
+func (a *tlsAgent) walkKind(dtls, bulk bool, cfg manager.Config) walkKind {
+	name := "v3/TSM/TLS/ap"
+	if dtls {
+		name = "v3/TSM/DTLS/ap"
+	}
+	return walkKind{Transport: name, Bulk: bulk,
+		open: func(ctx context.Context) (*manager.Session, error) { return a.dialWith(ctx, dtls, cfg) }}
 }
