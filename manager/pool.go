@@ -32,6 +32,15 @@ func (p *Pool) Get(ctx context.Context, target string, cfg Config) (*Session, er
 	}
 	cfg.normalize()
 	key := poolKey(t, &cfg)
+	return p.session(key, func() (*Session, error) {
+		return DialTarget(ctx, t, cfg)
+	})
+}
+
+// session returns the live session under key, or dials and keeps a new
+// one. Dialling holds the pool's lock, so concurrent callers for one
+// target share a single dial.
+func (p *Pool) session(key string, dial func() (*Session, error)) (*Session, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s := p.sessions[key]; s != nil {
@@ -40,7 +49,7 @@ func (p *Pool) Get(ctx context.Context, target string, cfg Config) (*Session, er
 		}
 		delete(p.sessions, key)
 	}
-	s, err := DialTarget(ctx, t, cfg)
+	s, err := dial()
 	if err != nil {
 		return nil, err
 	}

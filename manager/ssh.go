@@ -350,25 +350,11 @@ func (p *Pool) GetSSH(ctx context.Context, target string, cfg Config, params *SS
 		return nil, err
 	}
 	key := fmt.Sprintf("ssh|%s|%+v|%s", t.String(), *params, poolKey(t, &cfg))
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if s := p.sessions[key]; s != nil {
-		if s.Err() == nil {
-			return s, nil
+	return p.session(key, func() (*Session, error) {
+		c, err := params.ClientConfig(t.String(), cfg.User)
+		if err != nil {
+			return nil, err
 		}
-		delete(p.sessions, key)
-	}
-	c, err := params.ClientConfig(t.String(), cfg.User)
-	if err != nil {
-		return nil, err
-	}
-	s, err := DialSSH(ctx, target, cfg, c)
-	if err != nil {
-		return nil, err
-	}
-	if p.sessions == nil {
-		p.sessions = map[string]*Session{}
-	}
-	p.sessions[key] = s
-	return s, nil
+		return DialSSH(ctx, target, cfg, c)
+	})
 }

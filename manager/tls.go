@@ -336,27 +336,13 @@ func (p *Pool) GetSecure(ctx context.Context, target string, cfg Config, params 
 		return nil, err
 	}
 	key := fmt.Sprintf("secure|%s|%+v|%s", t.String(), *params, poolKey(t, &cfg))
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if s := p.sessions[key]; s != nil {
-		if s.Err() == nil {
-			return s, nil
+	return p.session(key, func() (*Session, error) {
+		c, err := params.ClientConfig(t.String())
+		if err != nil {
+			return nil, err
 		}
-		delete(p.sessions, key)
-	}
-	c, err := params.ClientConfig(t.String())
-	if err != nil {
-		return nil, err
-	}
-	s, err := DialSecure(ctx, target, cfg, c)
-	if err != nil {
-		return nil, err
-	}
-	if p.sessions == nil {
-		p.sessions = map[string]*Session{}
-	}
-	p.sessions[key] = s
-	return s, nil
+		return DialSecure(ctx, target, cfg, c)
+	})
 }
 
 func (v *tsmState) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bool) (*snmp.PDU, error) {
