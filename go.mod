@@ -3,8 +3,8 @@ module github.com/tsnmp/tsnmp
 go 1.26.0
 
 require (
-	github.com/jsimonetti/rtnetlink/v2 v2.0.2
 	github.com/klauspost/compress v1.20.3
+	github.com/mdlayher/netlink v1.7.2
 	github.com/pion/dtls/v3 v3.1.15
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/crypto v0.58.0
@@ -15,7 +15,6 @@ require (
 require (
 	github.com/google/go-cmp v0.6.0 // indirect
 	github.com/josharian/native v1.1.0 // indirect
-	github.com/mdlayher/netlink v1.7.2 // indirect
 	github.com/mdlayher/socket v0.4.1 // indirect
 	github.com/pion/logging v0.2.4 // indirect
 	github.com/pion/transport/v5 v5.0.0 // indirect

@@ -135,21 +135,33 @@ func BenchmarkBuildSnapshot1000(b *testing.B) {
 	}
 }
 
-// BenchmarkNetlinkDump1000 measures one RTM_GETLINK dump of 1,001 real
-// interfaces (lo and 500 veth pairs in a network namespace). The socket is
-// opened inside the namespace and then used from an ordinary goroutine, as
-// the agent does.
+// BenchmarkNetlinkDump1000 measures reading 1,001 real interfaces (lo and
+// 500 veth pairs in a network namespace): a full RTM_GETLINK dump, taken
+// after an interface changed, and the RTM_GETSTATS dump of counters that
+// serves while none did. The sockets are opened inside the namespace and
+// then used from an ordinary goroutine, as the agent does.
 func BenchmarkNetlinkDump1000(b *testing.B) {
 	ns := thousandVeths(b)
-	k := kernel{fd: -1}
+	k := newKernel()
 	defer k.close()
 	inNetns(b, ns, func() { k.links() })
-	b.ReportAllocs()
-	for b.Loop() {
-		links, err := k.links()
-		if err != nil || len(links) != 1001 {
-			b.Fatalf("dump: %d links, %v", len(links), err)
+	for _, full := range []bool{true, false} {
+		name := "stats"
+		if full {
+			name = "links"
 		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if full {
+					k.watch.changed.Store(true)
+				}
+				links, err := k.links()
+				if err != nil || len(links) != 1001 {
+					b.Fatalf("dump: %d links, %v", len(links), err)
+				}
+			}
+		})
 	}
 }
 

@@ -2,10 +2,12 @@
 // Linux: ifNumber, ifTable, ifXTable and ifTableLastChange.
 //
 // Every value comes from one snapshot of the kernel's interfaces, taken
-// with a single rtnetlink RTM_GETLINK dump (flags, operstate, MTU, address,
-// alias and IFLA_STATS64 counters of every interface at once). A request
-// takes the snapshot once (mib.Request.Memo) and snapshots are shared by
-// all requests for CacheTTL. Link speeds need one ethtool ioctl per
+// with a single rtnetlink dump for all of them: an RTM_GETSTATS dump of the
+// 64-bit counters, joined with the flags, operstate, MTU, address and
+// alias of the last RTM_GETLINK dump, which is taken again whenever the
+// kernel announces a link change. A request takes the snapshot once
+// (mib.Request.Memo) and snapshots are shared by all requests for
+// CacheTTL. Link speeds need one ethtool ioctl per
 // interface, so they are kept longer: an interface's speed is read again
 // only when its name, flags or operstate change, or after SpeedTTL.
 //
@@ -114,7 +116,7 @@ func New(cfg Config) *MIB {
 		speedTTL: cfg.SpeedTTL,
 		start:    cfg.Start,
 		track:    make(map[uint32]*ifState),
-		k:        kernel{fd: -1},
+		k:        newKernel(),
 	}
 	if m.ttl <= 0 {
 		m.ttl = time.Second
