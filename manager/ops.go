@@ -156,7 +156,7 @@ func (s *Session) WalkWith(ctx context.Context, root snmp.OID, o WalkOptions, fn
 				}
 				return st, err
 			}
-			name = vb.Name.Clone()
+			name = vb.Name // resp is not reused: its names stay valid
 		}
 	}
 	return st, errors.New("manager: walk request limit reached")

@@ -309,11 +309,8 @@ func messageID(m []byte, v3 bool) (int32, bool) {
 		}
 		return h.MsgID, true
 	}
-	var msg snmp.Message
-	if msg.Unmarshal(m) != nil {
-		return 0, false
-	}
-	return msg.PDU.RequestID, true
+	id, err := snmp.PeekRequestID(m)
+	return id, err == nil
 }
 
 func (s *Session) newID() int32 {

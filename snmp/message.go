@@ -110,6 +110,36 @@ func PeekVersion(b []byte) (Version, error) {
 	return Version(v), nil
 }
 
+// PeekRequestID returns the request-id of an encoded community-based
+// message without decoding its varbinds.
+func PeekRequestID(b []byte) (int32, error) {
+	r := ber.Reader(b)
+	c, err := r.Read(ber.TagSequence)
+	if err != nil {
+		return 0, err
+	}
+	cr := ber.Reader(c)
+	if _, err := cr.ReadInt(ber.TagInteger); err != nil {
+		return 0, err
+	}
+	if _, err := cr.Read(ber.TagOctetString); err != nil {
+		return 0, err
+	}
+	_, pc, err := cr.ReadTLV()
+	if err != nil {
+		return 0, err
+	}
+	pr := ber.Reader(pc)
+	id, err := pr.ReadInt(ber.TagInteger)
+	if err != nil {
+		return 0, err
+	}
+	if id < -1<<31 || id > 1<<31-1 {
+		return 0, &ber.Error{Msg: "request-id out of range"}
+	}
+	return int32(id), nil
+}
+
 // Message is a community-based (SNMPv1 or SNMPv2c) message.
 type Message struct {
 	Version   Version

@@ -2,6 +2,7 @@ package snmp
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tsnmp/tsnmp/ber"
 )
@@ -142,6 +143,30 @@ func (p *PDU) Unmarshal(b []byte) error {
 	return p.unmarshalContents(tag, c)
 }
 
+// sizeVarBinds returns how many varbinds list holds and how many
+// sub-identifiers their names take, so that decoding allocates once. It
+// stops at the first malformed varbind, which the decoder then reports.
+func sizeVarBinds(list []byte) (n, subids int) {
+	r := ber.Reader(list)
+	for !r.Empty() {
+		vbc, err := r.Read(ber.TagSequence)
+		if err != nil {
+			break
+		}
+		n++
+		vr := ber.Reader(vbc)
+		if name, err := vr.Read(ber.TagOID); err == nil {
+			subids++ // the first octet holds two arcs
+			for _, c := range name {
+				if c&0x80 == 0 {
+					subids++
+				}
+			}
+		}
+	}
+	return n, subids
+}
+
 func (p *PDU) unmarshalContents(tag byte, c []byte) error {
 	t := PDUType(tag)
 	if t < GetRequest || t > Report {
@@ -209,6 +234,11 @@ func (p *PDU) unmarshalContents(tag byte, c []byte) error {
 	if !r.Empty() {
 		return &ber.Error{Msg: "trailing data in PDU"}
 	}
+	n, subids := sizeVarBinds(list)
+	if cap(vbs) < n {
+		vbs = make([]VarBind, 0, n)
+	}
+	arena = slices.Grow(arena, subids)
 	lr := ber.Reader(list)
 	for !lr.Empty() {
 		vbc, err := lr.Read(ber.TagSequence)
