@@ -152,30 +152,42 @@ func (t *Table) hasColumn(c uint32) bool {
 
 // Next implements Handler.
 func (t *Table) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
+	if r != nil && r.cur.t == t && oid.Equal(r.cur.name) {
+		// The instance after the last answer: continue from there.
+		return t.scan(r, r.cur.rows, r.cur.col, r.cur.row+1)
+	}
 	rest, before, after := NextAfter(oid, t.Entry)
 	if after {
 		return snmp.VarBind{}, false
 	}
 	rows := t.rows(r)
-	n := rows.Len()
-	if n == 0 {
-		return snmp.VarBind{}, false
-	}
-	for _, c := range t.Columns {
-		start := 0
-		if !before && len(rest) > 0 {
-			if c < rest[0] {
-				continue
-			}
-			if c == rest[0] {
-				start = search(rows, rest[1:], 1)
-			}
+	for ci, c := range t.Columns {
+		if before || len(rest) == 0 || c > rest[0] {
+			return t.scan(r, rows, ci, 0)
 		}
+		if c == rest[0] {
+			return t.scan(r, rows, ci, search(rows, rest[1:], 1))
+		}
+	}
+	return snmp.VarBind{}, false
+}
+
+// scan returns the first instance at or after row start of column
+// t.Columns[ci], going on through the following columns.
+func (t *Table) scan(r *Request, rows Rows, ci, start int) (snmp.VarBind, bool) {
+	n := rows.Len()
+	for ; ci < len(t.Columns); ci++ {
+		c := t.Columns[ci]
 		for i := start; i < n; i++ {
 			if v, ok := rows.Value(r, i, c); ok {
-				return snmp.VarBind{Name: r.Join(t.Entry, c, rows.Index(i)), Value: v}, true
+				name := r.Join(t.Entry, c, rows.Index(i))
+				if r != nil {
+					r.cur = cursor{t: t, rows: rows, col: ci, row: i, name: name}
+				}
+				return snmp.VarBind{Name: name, Value: v}, true
 			}
 		}
+		start = 0
 	}
 	return snmp.VarBind{}, false
 }

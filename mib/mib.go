@@ -27,6 +27,21 @@ type Request struct {
 
 	memo  map[any]any
 	arena []uint32
+
+	// Where the last Next answer came from: a GetBulk asks for the
+	// instance after the one it just got, and continues there without
+	// searching the tree or the table again.
+	lastTree  *Tree
+	lastEntry int
+	cur       cursor
+}
+
+// cursor is the position of a Table.Next answer.
+type cursor struct {
+	t        *Table
+	rows     Rows
+	col, row int      // index into t.Columns, row number
+	name     snmp.OID // the instance returned, in request memory
 }
 
 var requestPool = sync.Pool{New: func() any { return &Request{memo: make(map[any]any)} }}
@@ -43,6 +58,7 @@ func (r *Request) Release() {
 	clear(r.memo)
 	r.arena = r.arena[:0]
 	r.Ctx, r.ContextName = nil, ""
+	r.lastTree, r.cur = nil, cursor{}
 	requestPool.Put(r)
 }
 
@@ -153,19 +169,33 @@ func (t *Tree) Get(r *Request, oid snmp.OID) snmp.Value {
 // Next returns the first instance after oid in the whole tree, and false at
 // the end of the MIB view.
 func (t *Tree) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
-	h, n := t.find(oid)
+	var h, n int
+	if r != nil && r.lastTree == t && oid.HasPrefix(t.entries[r.lastEntry].prefix) {
+		h, n = r.lastEntry, r.lastEntry+1
+	} else {
+		h, n = t.find(oid)
+	}
 	if h >= 0 {
 		if vb, ok := t.entries[h].h.Next(r, oid); ok {
+			t.remember(r, h)
 			return vb, true
 		}
 	}
 	for ; n < len(t.entries); n++ {
 		// oid sorts before this whole subtree, so its first instance is next.
 		if vb, ok := t.entries[n].h.Next(r, t.entries[n].prefix); ok {
+			t.remember(r, n)
 			return vb, true
 		}
 	}
 	return snmp.VarBind{}, false
+}
+
+// remember notes that entry i gave r's last Next answer.
+func (t *Tree) remember(r *Request, i int) {
+	if r != nil {
+		r.lastTree, r.lastEntry = t, i
+	}
 }
 
 // Setter returns the Setter for the subtree holding oid, if any.
