@@ -99,7 +99,7 @@ func walkOnce(ctx context.Context, target string, k walkKind, retransmit manager
 	}
 	defer s.Close()
 	n := 0
-	st, err := s.WalkWith(ctx, ifTableOID, manager.WalkOptions{Bulk: k.Bulk, MaxRepetitions: 10, Retransmit: retransmit},
+	st, err := s.WalkWith(ctx, ifTableOID, manager.WalkOptions{Bulk: k.Bulk, MaxRepetitions: 10, Retransmit: retransmit, Reuse: true},
 		func(snmp.VarBind) error { n++; return nil })
 	if err != nil {
 		return st.Requests, err

@@ -283,30 +283,34 @@ func TestWalks(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		v    snmp.Version
-		bulk bool
-		big  int
+		bulk  bool
+		big   int
+		reuse bool
 	}{
-		{"v1 getnext", snmp.V1, false, 0},
-		{"v2c getnext", snmp.V2c, false, 0},
-		{"v2c bulk", snmp.V2c, true, 0},
-		{"v2c bulk tooBig", snmp.V2c, true, 3},
+		{"v1 getnext", snmp.V1, false, 0, false},
+		{"v2c getnext", snmp.V2c, false, 0, false},
+		{"v2c bulk", snmp.V2c, true, 0, false},
+		{"v2c bulk tooBig", snmp.V2c, true, 3, false},
+		{"v2c getnext reuse", snmp.V2c, false, 0, true},
+		{"v2c bulk reuse", snmp.V2c, true, 0, true},
+		{"v2c bulk tooBig reuse", snmp.V2c, true, 3, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := startFake(t, tableHandler(names, tc.big, tc.v == snmp.V1))
 			s := dial(t, f.addr(), Config{Version: tc.v, Community: "c", Timeout: time.Second})
 			var got []snmp.OID
-			fn := func(vb snmp.VarBind) error { got = append(got, vb.Name); return nil }
-			var err error
-			if tc.bulk {
-				err = s.BulkWalk(context.Background(), root, 10, fn)
-			} else {
-				err = s.Walk(context.Background(), root, fn)
-			}
+			fn := func(vb snmp.VarBind) error { got = append(got, vb.Name.Clone()); return nil }
+			_, err := s.WalkWith(context.Background(), root, WalkOptions{Bulk: tc.bulk, MaxRepetitions: 10, Reuse: tc.reuse}, fn)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != 25 || !got[24].Equal(root.Append(25)) {
+			if len(got) != 25 {
 				t.Fatalf("walked %d: %v", len(got), got)
+			}
+			for i, o := range got {
+				if !o.Equal(root.Append(uint32(i + 1))) {
+					t.Fatalf("varbind %d is %v", i, o)
+				}
 			}
 		})
 	}
@@ -495,7 +499,7 @@ func FuzzParseCommunityResponse(f *testing.F) {
 	f.Add(snmp.AppendMessage(nil, m))
 	f.Add([]byte{0x30, 0x03, 0x02, 0x01, 0x03})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if p := parseCommunityResponse(b, snmp.V2c, 7); p != nil && (p.Type != snmp.Response || p.RequestID != 7) {
+		if p := parseCommunityResponse(b, snmp.V2c, 7, nil); p != nil && (p.Type != snmp.Response || p.RequestID != 7) {
 			t.Fatalf("accepted %v", p)
 		}
 		messageID(b, false)
@@ -519,7 +523,7 @@ func FuzzV3Response(f *testing.F) {
 	f.Add(msg)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		discoveredEngineID(b)
-		if p := v.acceptResponse(b, engine, 1); p != nil && p.Type != snmp.Report && p.Type != snmp.Response {
+		if p := v.acceptResponse(b, engine, 1, nil); p != nil && p.Type != snmp.Report && p.Type != snmp.Response {
 			t.Fatalf("accepted %v", p.Type)
 		}
 	})

@@ -65,6 +65,12 @@ type WalkOptions struct {
 	// Retransmit overrides the session's choice; RetransmitAuto (the zero
 	// value) means adaptive unless the session is set to fixed.
 	Retransmit Retransmit
+	// Reuse decodes every response into the same storage, so that a walk
+	// allocates nothing per response. The VarBind passed to the callback,
+	// its name and its value's bytes, are then valid only until the
+	// callback returns: copy what you keep (vb.Name.Clone(),
+	// bytes.Clone(vb.Value.Bytes)).
+	Reuse bool
 }
 
 // WalkStats describes how a walk ended.
@@ -106,6 +112,10 @@ func (s *Session) WalkWith(ctx context.Context, root snmp.OID, o WalkOptions, fn
 		o.MaxRepetitions = 10
 	}
 	name := root.Clone()
+	var scratch, into *snmp.PDU
+	if o.Reuse {
+		scratch = new(snmp.PDU)
+	}
 	const maxRequests = 1 << 24 // a bound far above any real table
 	for st.Requests < maxRequests {
 		var pdu *snmp.PDU
@@ -115,7 +125,11 @@ func (s *Session) WalkWith(ctx context.Context, root snmp.OID, o WalkOptions, fn
 			pdu = &snmp.PDU{Type: snmp.GetNextRequest, VarBinds: nullBinds([]snmp.OID{name})}
 		}
 		st.Requests++
-		resp, err := s.do(ctx, pdu, adaptive)
+		if into = scratch; into != nil {
+			// The next response overwrites the last one, where name is.
+			name = append(name[:0:0], name...)
+		}
+		resp, err := s.do(ctx, pdu, adaptive, into)
 		if err != nil {
 			var se *StatusError
 			if errors.As(err, &se) {
@@ -156,7 +170,7 @@ func (s *Session) WalkWith(ctx context.Context, root snmp.OID, o WalkOptions, fn
 				}
 				return st, err
 			}
-			name = vb.Name // resp is not reused: its names stay valid
+			name = vb.Name // valid until the next response
 		}
 	}
 	return st, errors.New("manager: walk request limit reached")

@@ -412,18 +412,20 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 // response PDU. A response with a non-zero error-status is returned along
 // with a *StatusError.
 func (s *Session) Do(ctx context.Context, pdu *snmp.PDU) (*snmp.PDU, error) {
-	return s.do(ctx, pdu, s.cfg.Retransmit == RetransmitAdaptive)
+	return s.do(ctx, pdu, s.cfg.Retransmit == RetransmitAdaptive, nil)
 }
 
-func (s *Session) do(ctx context.Context, pdu *snmp.PDU, adaptive bool) (*snmp.PDU, error) {
+// do is Do with the retransmission mode chosen. A non-nil into receives
+// the response, reusing its storage (see WalkOptions.Reuse).
+func (s *Session) do(ctx context.Context, pdu *snmp.PDU, adaptive bool, into *snmp.PDU) (*snmp.PDU, error) {
 	var resp *snmp.PDU
 	var err error
 	if s.tsm != nil {
-		resp, err = s.tsm.do(ctx, s, pdu, adaptive)
+		resp, err = s.tsm.do(ctx, s, pdu, adaptive, into)
 	} else if s.v3 != nil {
-		resp, err = s.v3.do(ctx, s, pdu, adaptive)
+		resp, err = s.v3.do(ctx, s, pdu, adaptive, into)
 	} else {
-		resp, err = s.doCommunity(ctx, pdu, adaptive)
+		resp, err = s.doCommunity(ctx, pdu, adaptive, into)
 	}
 	if err != nil {
 		return nil, err
@@ -434,7 +436,7 @@ func (s *Session) do(ctx context.Context, pdu *snmp.PDU, adaptive bool) (*snmp.P
 	return resp, nil
 }
 
-func (s *Session) doCommunity(ctx context.Context, pdu *snmp.PDU, adaptive bool) (*snmp.PDU, error) {
+func (s *Session) doCommunity(ctx context.Context, pdu *snmp.PDU, adaptive bool, into *snmp.PDU) (*snmp.PDU, error) {
 	if s.cfg.Version == snmp.V1 && pdu.Type == snmp.GetBulkRequest {
 		return nil, errors.New("manager: GetBulk is not part of SNMPv1")
 	}
@@ -445,7 +447,7 @@ func (s *Session) doCommunity(ctx context.Context, pdu *snmp.PDU, adaptive bool)
 		m := snmp.Message{Version: s.cfg.Version, Community: []byte(s.cfg.Community), PDU: req}
 		return snmp.AppendMessage(nil, &m), nil
 	}, func(b []byte) (bool, error) {
-		resp = parseCommunityResponse(b, s.cfg.Version, req.RequestID)
+		resp = parseCommunityResponse(b, s.cfg.Version, req.RequestID, into)
 		return resp != nil, nil
 	})
 	return resp, err
@@ -453,11 +455,29 @@ func (s *Session) doCommunity(ctx context.Context, pdu *snmp.PDU, adaptive bool)
 
 // parseCommunityResponse decodes a received community message and returns
 // its PDU if it is the Response to request id of the given version; any
-// other message yields nil.
-func parseCommunityResponse(b []byte, v snmp.Version, id int32) *snmp.PDU {
+// other message yields nil. The PDU is decoded into into's storage when
+// into is set.
+func parseCommunityResponse(b []byte, v snmp.Version, id int32, into *snmp.PDU) *snmp.PDU {
 	var m snmp.Message
+	reuse(&m.PDU, into)
 	if m.Unmarshal(b) != nil || m.Version != v || m.PDU.Type != snmp.Response || m.PDU.RequestID != id {
 		return nil
 	}
-	return &m.PDU
+	return keep(&m.PDU, into)
+}
+
+// reuse prepares a decoding target p to use into's storage, if any.
+func reuse(p, into *snmp.PDU) {
+	if into != nil {
+		*p = *into
+	}
+}
+
+// keep returns the decoded p, moved into into when it is set.
+func keep(p, into *snmp.PDU) *snmp.PDU {
+	if into == nil {
+		return p
+	}
+	*into = *p
+	return into
 }

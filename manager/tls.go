@@ -212,7 +212,7 @@ func (v *tsmState) contextEngine(ctx context.Context, s *Session, adaptive bool)
 		return id, nil
 	}
 	resp, err := v.exchange(ctx, s, adaptive, localEngineID, &snmp.PDU{Type: snmp.GetRequest,
-		VarBinds: []snmp.VarBind{{Name: snmpEngineID0, Value: snmp.Value{Type: snmp.Null}}}})
+		VarBinds: []snmp.VarBind{{Name: snmpEngineID0, Value: snmp.Value{Type: snmp.Null}}}}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("manager: RFC 5343 contextEngineID discovery: %w", err)
 	}
@@ -345,12 +345,12 @@ func (p *Pool) GetSecure(ctx context.Context, target string, cfg Config, params 
 	})
 }
 
-func (v *tsmState) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bool) (*snmp.PDU, error) {
+func (v *tsmState) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bool, into *snmp.PDU) (*snmp.PDU, error) {
 	engine, err := v.contextEngine(ctx, s, adaptive)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := v.exchange(ctx, s, adaptive, engine, pdu)
+	resp, err := v.exchange(ctx, s, adaptive, engine, pdu, into)
 	if err != nil {
 		return nil, err
 	}
@@ -360,8 +360,9 @@ func (v *tsmState) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive b
 	return resp, nil
 }
 
-// exchange sends pdu in a TSM message and returns the Response or Report.
-func (v *tsmState) exchange(ctx context.Context, s *Session, adaptive bool, engine []byte, pdu *snmp.PDU) (*snmp.PDU, error) {
+// exchange sends pdu in a TSM message and returns the Response or Report,
+// decoded into into's storage when into is set.
+func (v *tsmState) exchange(ctx context.Context, s *Session, adaptive bool, engine []byte, pdu, into *snmp.PDU) (*snmp.PDU, error) {
 	req := *pdu
 	req.RequestID = s.newID()
 	scoped := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: engine, ContextName: []byte(v.cfg.ContextName), PDU: req})
@@ -375,6 +376,7 @@ func (v *tsmState) exchange(ctx context.Context, s *Session, adaptive bool, engi
 			return false, nil
 		}
 		var sp snmp.ScopedPDU
+		reuse(&sp.PDU, into)
 		if sp.Unmarshal(hdr.Data) != nil {
 			return false, nil
 		}
@@ -387,8 +389,7 @@ func (v *tsmState) exchange(ctx context.Context, s *Session, adaptive bool, engi
 		default:
 			return false, nil
 		}
-		p := sp.PDU
-		resp = &p
+		resp = keep(&sp.PDU, into)
 		return true, nil
 	})
 	if err != nil {

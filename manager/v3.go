@@ -155,7 +155,7 @@ func discoveredEngineID(b []byte) []byte {
 // acceptResponse processes a received message through the USM and returns
 // its PDU if it answers request reqID sent to engineID: a Response at the
 // request's security level, or a Report. Anything else yields nil.
-func (v *v3State) acceptResponse(b, engineID []byte, reqID int32) *snmp.PDU {
+func (v *v3State) acceptResponse(b, engineID []byte, reqID int32, into *snmp.PDU) *snmp.PDU {
 	var hdr snmp.V3Message
 	if hdr.Unmarshal(b) != nil || hdr.Flags&snmp.FlagReportable != 0 {
 		return nil
@@ -170,6 +170,7 @@ func (v *v3State) acceptResponse(b, engineID []byte, reqID int32) *snmp.PDU {
 		return nil
 	}
 	var sp snmp.ScopedPDU
+	reuse(&sp.PDU, into)
 	if sp.Unmarshal(in.ScopedPDU) != nil {
 		return nil
 	}
@@ -182,11 +183,10 @@ func (v *v3State) acceptResponse(b, engineID []byte, reqID int32) *snmp.PDU {
 	default:
 		return nil
 	}
-	p := sp.PDU
-	return &p
+	return keep(&sp.PDU, into)
 }
 
-func (v *v3State) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bool) (*snmp.PDU, error) {
+func (v *v3State) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bool, into *snmp.PDU) (*snmp.PDU, error) {
 	engineID := v.engine()
 	var err error
 	if engineID == nil {
@@ -209,7 +209,7 @@ func (v *v3State) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bo
 			hdr := snmp.V3Message{MsgID: id, MaxSize: int32(v.cfg.MaxMsgSize), Flags: snmp.LevelFlags(v.level) | snmp.FlagReportable}
 			return v.usm.GenerateRequest(nil, &hdr, engineID, v.user, scoped)
 		}, func(b []byte) (bool, error) {
-			resp = v.acceptResponse(b, engineID, req.RequestID)
+			resp = v.acceptResponse(b, engineID, req.RequestID, into)
 			return resp != nil, nil
 		})
 		if err != nil {

@@ -152,7 +152,7 @@ func (t *Table) hasColumn(c uint32) bool {
 
 // Next implements Handler.
 func (t *Table) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
-	if r != nil && r.cur.t == t && oid.Equal(r.cur.name) {
+	if r != nil && r.cur.t == t && same(oid, r.cur.name) {
 		// The instance after the last answer: continue from there.
 		return t.scan(r, r.cur.rows, r.cur.col, r.cur.row+1)
 	}

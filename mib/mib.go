@@ -33,6 +33,7 @@ type Request struct {
 	// searching the tree or the table again.
 	lastTree  *Tree
 	lastEntry int
+	lastName  snmp.OID
 	cur       cursor
 }
 
@@ -58,7 +59,7 @@ func (r *Request) Release() {
 	clear(r.memo)
 	r.arena = r.arena[:0]
 	r.Ctx, r.ContextName = nil, ""
-	r.lastTree, r.cur = nil, cursor{}
+	r.lastTree, r.lastName, r.cur = nil, nil, cursor{}
 	requestPool.Put(r)
 }
 
@@ -170,31 +171,41 @@ func (t *Tree) Get(r *Request, oid snmp.OID) snmp.Value {
 // the end of the MIB view.
 func (t *Tree) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
 	var h, n int
-	if r != nil && r.lastTree == t && oid.HasPrefix(t.entries[r.lastEntry].prefix) {
+	if r != nil && r.lastTree == t && (same(oid, r.lastName) || oid.HasPrefix(t.entries[r.lastEntry].prefix)) {
 		h, n = r.lastEntry, r.lastEntry+1
 	} else {
 		h, n = t.find(oid)
 	}
 	if h >= 0 {
 		if vb, ok := t.entries[h].h.Next(r, oid); ok {
-			t.remember(r, h)
+			t.remember(r, h, vb.Name)
 			return vb, true
 		}
 	}
 	for ; n < len(t.entries); n++ {
 		// oid sorts before this whole subtree, so its first instance is next.
 		if vb, ok := t.entries[n].h.Next(r, t.entries[n].prefix); ok {
-			t.remember(r, n)
+			t.remember(r, n, vb.Name)
 			return vb, true
 		}
 	}
 	return snmp.VarBind{}, false
 }
 
-// remember notes that entry i gave r's last Next answer.
-func (t *Tree) remember(r *Request, i int) {
+// same reports whether a and b are the same OID, comparing the elements
+// only when the slices differ: a GetBulk asks for the instance after the
+// very slice the last answer returned.
+func same(a, b snmp.OID) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0] || a.Equal(b)
+}
+
+// remember notes that entry i gave r's last Next answer, name.
+func (t *Tree) remember(r *Request, i int, name snmp.OID) {
 	if r != nil {
-		r.lastTree, r.lastEntry = t, i
+		r.lastTree, r.lastEntry, r.lastName = t, i, name
 	}
 }
 

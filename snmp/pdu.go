@@ -234,11 +234,12 @@ func (p *PDU) unmarshalContents(tag byte, c []byte) error {
 	if !r.Empty() {
 		return &ber.Error{Msg: "trailing data in PDU"}
 	}
-	n, subids := sizeVarBinds(list)
-	if cap(vbs) < n {
+	if cap(vbs) == 0 {
+		// A fresh PDU: allocate once. A reused one grows while it needs to.
+		n, subids := sizeVarBinds(list)
 		vbs = make([]VarBind, 0, n)
+		arena = slices.Grow(arena, subids)
 	}
-	arena = slices.Grow(arena, subids)
 	lr := ber.Reader(list)
 	for !lr.Empty() {
 		vbc, err := lr.Read(ber.TagSequence)
