@@ -281,8 +281,8 @@ func TestWalks(t *testing.T) {
 	}
 	names = append(names, snmp.OID{1, 3, 6, 1, 4, 1, 100, 1})
 	for _, tc := range []struct {
-		name string
-		v    snmp.Version
+		name  string
+		v     snmp.Version
 		bulk  bool
 		big   int
 		reuse bool
