@@ -2,8 +2,11 @@ package bench
 
 import (
 	"context"
+	"crypto"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -28,6 +31,40 @@ func prepareTLS(dir string) (*tlsAgent, error) {
 	if _, err := certs.NewPKI("", dir); err != nil {
 		return nil, err
 	}
+	return newTLSAgent(dir)
+}
+
+// prepareTLSKey is prepareTLS with only the CA, the agent's certificate
+// and alice's, each with a key made by gen.
+func prepareTLSKey(dir string, gen func() (crypto.Signer, error)) (*tlsAgent, error) {
+	mk := func(name string, t certs.Template, parent *certs.Issued) (*certs.Issued, error) {
+		k, err := gen()
+		if err != nil {
+			return nil, err
+		}
+		is, err := certs.Issue(t, k, parent)
+		if err != nil {
+			return nil, err
+		}
+		_, err = is.Save(dir, name)
+		return is, err
+	}
+	ca, err := mk("ca", certs.Template{CommonName: "tsnmp bench CA", CA: true}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := mk("server", certs.Template{CommonName: "localhost", Server: true, DNSNames: []string{"localhost"},
+		IPs: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}}, ca); err != nil {
+		return nil, err
+	}
+	if _, err := mk("alice", certs.Template{CommonName: "Alice", Client: true, Emails: []string{"alice@example.com"}}, ca); err != nil {
+		return nil, err
+	}
+	return newTLSAgent(dir)
+}
+
+// newTLSAgent picks the ports of an agent whose certificates are in dir.
+func newTLSAgent(dir string) (*tlsAgent, error) {
 	p1, err := FreePort()
 	if err != nil {
 		return nil, err
@@ -38,6 +75,37 @@ func prepareTLS(dir string) (*tlsAgent, error) {
 	}
 	return &tlsAgent{dir: dir, addr: fmt.Sprintf("127.0.0.1:%d", p1), dtlsAddr: fmt.Sprintf("127.0.0.1:%d", p2),
 		conf: "[snmp] localCert server\n[snmp] trustCert ca\ncertSecName 10 alice --sn benchtls\nrouser -s tsm benchtls authpriv\n"}, nil
+}
+
+// startTLSAgent starts a tsnmpd serving SNMP over TLS and DTLS (besides
+// UDP and TCP) with a CA, agent and manager certificate whose keys are of
+// type kt; it is stopped when the experiment ends, if not before.
+func startTLSAgent(env *Env, kt keyType) (*tlsAgent, *Proc, error) {
+	dir := filepath.Join(env.Dir, fmt.Sprintf("agents%d", agentSeq.Add(1)))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	a, err := prepareTLSKey(dir, kt.gen)
+	if err != nil {
+		return nil, nil, err
+	}
+	conf := filepath.Join(dir, "tsnmpd.conf")
+	if err := os.WriteFile(conf, []byte(agentConf+a.conf), 0o600); err != nil {
+		return nil, nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := StartTsnmpdIn(nil, env.Tsnmpd, conf, filepath.Join(dir, "tsnmpd-state"), port, a.listenArgs()...)
+	if err != nil {
+		return nil, nil, err
+	}
+	env.Defer(p.Stop)
+	if err := a.waitListener(); err != nil {
+		return nil, nil, fmt.Errorf("%w\n%s", err, p.Log())
+	}
+	return a, p, nil
 }
 
 func (a *tlsAgent) listenArgs() []string {

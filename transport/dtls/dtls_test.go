@@ -369,3 +369,60 @@ func TestSeveralCertificates(t *testing.T) {
 		}
 	}
 }
+
+// keyTypePKI makes a CA, the agent's certificate (localhost, 127.0.0.1)
+// and carol's client certificate, all with keys of type kt.
+func keyTypePKI(t testing.TB, kt string) *certs.PKI {
+	t.Helper()
+	mk := func(tm certs.Template, parent *certs.Issued) *certs.Issued {
+		k, err := certs.GenerateKey(kt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		is, err := certs.Issue(tm, k, parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return is
+	}
+	p := &certs.PKI{CA: mk(certs.Template{CommonName: "tsnmp test CA " + kt, CA: true}, nil)}
+	p.Server = mk(certs.Template{CommonName: "localhost", Server: true, DNSNames: []string{"localhost"},
+		IPs: []net.IP{net.ParseIP("127.0.0.1")}}, p.CA)
+	p.Carol = mk(certs.Template{CommonName: "carol", Client: true}, p.CA)
+	return p
+}
+
+// TestKeyTypes: agent and manager with RSA (ECDHE_RSA suites), ECDSA
+// P-256 and Ed25519 (ECDHE_ECDSA suites) certificates complete a full
+// handshake, and the next session resumes with the ticket of the first.
+func TestKeyTypes(t *testing.T) {
+	for _, kt := range []string{"rsa1024", "rsa2048", "rsa4096", "p256", "ed25519"} {
+		t.Run(kt, func(t *testing.T) {
+			p := keyTypePKI(t, kt)
+			m, err := tlstm.NewCertToTSN([]tlstm.Rule{{Priority: 1, Fingerprint: fp(p.CA), Map: tlstm.MapCN}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := &tlstm.ServerConfig{Certificates: []gotls.Certificate{p.Server.TLS()}, TrustAnchors: []*x509.Certificate{p.CA.Cert}, Map: m}
+			stats := new(tlstm.Stats)
+			s, err := Listen(transport.Address{Domain: transport.DTLS, Network: "udp", Host: "127.0.0.1"}, nameHandler{}, cfg,
+				&Options{Options: tlstm.Options{Stats: stats}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			go s.Serve()
+			defer s.Close()
+			store := &MemoryTickets{}
+			c := client(p, p.Carol)
+			for i, want := range []bool{false, true, true} {
+				name, resumed, err := dialAsk(t, s, c, store)
+				if err != nil || name != "carol" || resumed != want {
+					t.Errorf("session %d: %q resumed=%v (want %v) %v", i, name, resumed, want, err)
+				}
+			}
+			if n := stats.Get(tlstm.SessionAccepts); n != 3 {
+				t.Errorf("accepts = %d", n)
+			}
+		})
+	}
+}

@@ -482,3 +482,41 @@ func FuzzSAN(f *testing.F) {
 		}
 	})
 }
+
+// TestKeyTypes: agent and manager with RSA, ECDSA P-256 and Ed25519
+// certificates complete full handshakes over TLS 1.2 and 1.3, and the
+// next session resumes.
+func TestKeyTypes(t *testing.T) {
+	for _, kt := range []string{"rsa1024", "rsa2048", "rsa4096", "p256", "ed25519"} {
+		t.Run(kt, func(t *testing.T) {
+			mk := func(tm certs.Template, parent *certs.Issued) *certs.Issued {
+				k, err := certs.GenerateKey(kt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				is, err := certs.Issue(tm, k, parent)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return is
+			}
+			ca := mk(certs.Template{CommonName: "tsnmp test CA " + kt, CA: true}, nil)
+			srv := mk(certs.Template{CommonName: "localhost", Server: true, IPs: []net.IP{net.ParseIP("127.0.0.1")}}, ca)
+			carol := mk(certs.Template{CommonName: "carol", Client: true}, ca)
+			m, err := NewCertToTSN([]Rule{{Priority: 1, Fingerprint: fp(ca), Map: MapCN}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := startServer(t, "tcp", &ServerConfig{Certificates: []gotls.Certificate{srv.TLS()}, TrustAnchors: []*x509Cert{ca.Cert}, Map: m}, nil)
+			for _, v := range []uint16{gotls.VersionTLS12, gotls.VersionTLS13} {
+				c := &ClientConfig{Certificates: []gotls.Certificate{carol.TLS()}, TrustAnchors: []*x509Cert{ca.Cert}, MaxVersion: v, Stats: new(Stats)}
+				for i, want := range []bool{false, true} {
+					name, cs, err := dialAsk(t, s, c)
+					if err != nil || name != "carol" || cs.Version != v || cs.DidResume != want {
+						t.Errorf("%x session %d: %q version %x resumed=%v (want %v) %v", v, i, name, cs.Version, cs.DidResume, want, err)
+					}
+				}
+			}
+		})
+	}
+}
