@@ -45,7 +45,7 @@ func Listen(a Address, h Handler, opts *ServerOptions) (Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &udpServer{conn: c.(*net.UDPConn), h: h, log: opts.logger()}, nil
+		return &udpServer{conn: c.(*net.UDPConn), h: h, log: opts.logger(), closed: make(chan struct{})}, nil
 	case TCP:
 		l, err := net.Listen(a.Network, a.HostPort())
 		if err != nil {
@@ -76,22 +76,35 @@ func (o *ServerOptions) logger() *slog.Logger {
 }
 
 type udpServer struct {
-	conn *net.UDPConn
-	h    Handler
-	log  *slog.Logger
+	conn      *net.UDPConn
+	h         Handler
+	log       *slog.Logger
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 func (s *udpServer) Addr() net.Addr { return s.conn.LocalAddr() }
-func (s *udpServer) Close() error   { return s.conn.Close() }
 
-// Serve runs one reader per CPU on the socket; each reads, processes and
-// replies in turn, so a request never changes goroutine.
+func (s *udpServer) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	return s.conn.Close()
+}
+
+// Serve runs up to one reader per CPU on the socket; each reads, processes
+// and replies in turn, so a request never changes goroutine.
+//
+// One reader always waits on the socket. The others join only while
+// requests queue up (a read returned more than one), and leave when their
+// read finds at most one: readers of one socket take turns at its read
+// lock, and with a single request outstanding, as in a walk, a second
+// reader would only add a wake-up per request on another CPU.
 func (s *udpServer) Serve() error {
 	local := s.conn.LocalAddr().(*net.UDPAddr).AddrPort()
 	n := runtime.GOMAXPROCS(0)
 	errc := make(chan error, n)
+	queued := make(chan struct{}, n-1)
 	for i := 0; i < n; i++ {
-		go func() { errc <- s.loop(local) }()
+		go func() { errc <- s.loop(local, i == 0, queued) }()
 	}
 	var first error
 	for i := 0; i < n; i++ {
@@ -108,7 +121,10 @@ func (s *udpServer) Serve() error {
 // just that one, without waiting for more.
 const udpBatch = 8
 
-func (s *udpServer) loop(local netip.AddrPort) error {
+// loop reads, answers and replies. The primary reader reads all the time;
+// the others wait for queued, which a read of more than one request
+// signals.
+func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{}) error {
 	pc := ipv4.NewPacketConn(s.conn)
 	in := make([]ipv4.Message, udpBatch)
 	out := make([]ipv4.Message, udpBatch)
@@ -121,7 +137,16 @@ func (s *udpServer) loop(local netip.AddrPort) error {
 		bufs[i] = out[i].Buffers[0]
 	}
 	ref := StateReference{Domain: UDP, Local: local, SecurityLevel: 1}
+	joined := primary
 	for {
+		if !joined {
+			select {
+			case <-queued:
+				joined = true
+			case <-s.closed:
+				return nil
+			}
+		}
 		n, err := pc.ReadBatch(in, 0)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
@@ -132,6 +157,14 @@ func (s *udpServer) loop(local netip.AddrPort) error {
 				continue
 			}
 			return err
+		}
+		if n > 1 {
+			select {
+			case queued <- struct{}{}: // another reader may help
+			default:
+			}
+		} else {
+			joined = primary
 		}
 		k := 0
 		for i := 0; i < n; i++ {
