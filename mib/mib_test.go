@@ -128,3 +128,43 @@ func TestSet(t *testing.T) {
 		t.Errorf("after set: %q", v.Bytes)
 	}
 }
+
+// TestNextResumes checks that Next answers the same whether or not it can
+// continue from its last answer: two walks interleaved in one request, as
+// a GetBulk with two repeaters makes them, once with the very slices the
+// last answers returned and once with copies of them.
+func TestNextResumes(t *testing.T) {
+	tr, _ := testTree()
+	want := func(oid snmp.OID) (snmp.VarBind, bool) {
+		r := NewRequest(context.Background(), time.Now())
+		defer r.Release()
+		vb, ok := tr.Next(r, oid)
+		vb.Name = vb.Name.Clone()
+		return vb, ok
+	}
+	for _, copied := range []bool{false, true} {
+		r := NewRequest(context.Background(), time.Now())
+		cur := []snmp.OID{{1, 3}, snmp.MustParseOID("1.3.6.1.2.1.2.2.1.1.2")}
+		for steps := 0; steps < 20; steps++ {
+			for j, oid := range cur {
+				if oid == nil {
+					continue
+				}
+				vb, ok := tr.Next(r, oid)
+				wvb, wok := want(oid)
+				if ok != wok || !vb.Name.Equal(wvb.Name) || vb.Value.Int() != wvb.Value.Int() {
+					t.Fatalf("copied=%v: Next(%v) = %v %v, want %v %v", copied, oid, vb, ok, wvb, wok)
+				}
+				if !ok {
+					cur[j] = nil
+					continue
+				}
+				if copied {
+					vb.Name = vb.Name.Clone()
+				}
+				cur[j] = vb.Name
+			}
+		}
+		r.Release()
+	}
+}

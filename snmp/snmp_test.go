@@ -206,6 +206,17 @@ func FuzzMessage(f *testing.F) {
 		if m.Unmarshal(b) != nil {
 			return
 		}
+		if m.PDU.Type != Trap {
+			if id, err := PeekRequestID(b); err != nil || id != m.PDU.RequestID {
+				t.Fatalf("PeekRequestID = %d, %v; the message has %d", id, err, m.PDU.RequestID)
+			}
+		}
+		// Reused storage decodes the same.
+		var again Message
+		again.PDU.VarBinds = make([]VarBind, 0, 1)
+		if err := again.Unmarshal(b); err != nil || !reflect.DeepEqual(again.PDU.VarBinds, m.PDU.VarBinds) {
+			t.Fatalf("decoding into used storage: %v", err)
+		}
 		// Whatever decodes must re-encode and decode to the same message.
 		out := AppendMessage(nil, &m)
 		var m2 Message
