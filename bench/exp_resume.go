@@ -144,7 +144,6 @@ func runResume(ctx context.Context, env *Env, s *Section) error {
 
 // resumeKey measures every mode with one host key type.
 func resumeKey(ctx context.Context, env *Env, s *Section, t *Table, plot *Plot, plotKey *string, ki, nkeys int, kt keyType, runs, osshRuns int, ak string, userKey ed25519.PrivateKey) error {
-	kts := make([]keyType, nkeys)
 	{
 		key, err := kt.gen()
 		if err != nil {
@@ -217,7 +216,7 @@ func resumeKey(ctx context.Context, env *Env, s *Section, t *Table, plot *Plot, 
 		// Warm-up doubles as the first connection that hands out state.
 		for r := 0; r < runs+env.Warmup; r++ {
 			if r%50 == 0 {
-				env.Step(ki*runs+r, len(kts)*runs, fmt.Sprintf("%s run %d/%d", kt.Name, r, runs))
+				env.Step(ki*runs+r, nkeys*runs, fmt.Sprintf("%s run %d/%d", kt.Name, r, runs))
 			}
 			for j := range modes {
 				m := modes[(j+r)%len(modes)]
@@ -243,7 +242,7 @@ func resumeKey(ctx context.Context, env *Env, s *Section, t *Table, plot *Plot, 
 			s.Note("OpenSSH with %s: %v", kt.Name, err)
 		} else {
 			for r := 0; r < osshRuns+env.Warmup; r++ {
-				env.Step(ki*runs+runs-1, len(kts)*runs, fmt.Sprintf("%s OpenSSH run %d/%d", kt.Name, r, osshRuns))
+				env.Step(ki*runs+runs-1, nkeys*runs, fmt.Sprintf("%s OpenSSH run %d/%d", kt.Name, r, osshRuns))
 				d, err := timed(func() error { return sshd.run(ctx, nil, "true") })
 				if err != nil {
 					return fmt.Errorf("%s OpenSSH: %w", kt.Name, err)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"html"
 	"os"
@@ -60,16 +61,25 @@ type Report struct {
 
 // writeFiles writes the section's CSV and SVG into dir.
 func (s *Section) writeFiles(dir string) error {
-	if len(s.Tables) > 0 && len(s.Tables[0].Rows) > 0 {
+	n := 0
+	for _, t := range s.Tables {
+		if len(t.Rows) == 0 {
+			continue
+		}
+		// NAME.csv holds the first table, NAME-2.csv the second...
+		n++
 		name := s.Name + ".csv"
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d.csv", s.Name, n)
+		}
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			return err
 		}
 		w := csv.NewWriter(f)
-		w.Write(s.Tables[0].Columns)
-		w.WriteAll(s.Tables[0].Rows)
-		if err := f.Close(); err != nil {
+		w.Write(t.Columns)
+		w.WriteAll(t.Rows)
+		if err := errors.Join(w.Error(), f.Close()); err != nil {
 			return err
 		}
 		s.Files = append(s.Files, name)

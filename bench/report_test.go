@@ -34,7 +34,9 @@ func TestReportWrite(t *testing.T) {
 	s.Tables = []*Table{tb}
 	s.Plot = &Plot{Title: "p", Series: []Series{{Name: "s", X: []float64{1, 10, 100}, Y: []float64{1, math.NaN(), 3}}}, LogX: true}
 	skipped := &Section{Name: "y", Title: "Y", Skipped: "needs root"}
-	bars := &Section{Name: "z", Title: "Z", Tables: []*Table{tb}, Plot: &Plot{Categories: []string{"a", "b"}, Series: []Series{{Name: "s", Y: []float64{1, 2}}}}}
+	tb2 := &Table{Columns: []string{"d"}}
+	tb2.Add("4")
+	bars := &Section{Name: "z", Title: "Z", Tables: []*Table{tb, {Columns: []string{"empty"}}, tb2}, Plot: &Plot{Categories: []string{"a", "b"}, Series: []Series{{Name: "s", Y: []float64{1, 2}}}}}
 	r.Sections = []*Section{s, skipped, bars}
 	if err := r.Write(dir); err != nil {
 		t.Fatal(err)
@@ -63,6 +65,10 @@ func TestReportWrite(t *testing.T) {
 	csv, _ := os.ReadFile(filepath.Join(dir, "x.csv"))
 	if string(csv) != "a,b|c\n1,2\n" {
 		t.Errorf("x.csv = %q", csv)
+	}
+	// Every table with rows has its CSV: z.csv and z-2.csv.
+	if csv, _ := os.ReadFile(filepath.Join(dir, "z-2.csv")); string(csv) != "d\n4\n" {
+		t.Errorf("z-2.csv = %q", csv)
 	}
 }
 
