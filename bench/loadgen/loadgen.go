@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tsnmp/tsnmp/ber"
+	"github.com/tsnmp/tsnmp/snmp"
 )
 
 // Request is one prepared request message and the identifier its response
@@ -182,25 +183,8 @@ func Run(ctx context.Context, addr string, reqs []Request, id IDFunc, o Options)
 // CommunityID reads the request-id of an SNMPv1/v2c message without
 // decoding its varbinds.
 func CommunityID(b []byte) (int32, bool) {
-	r := ber.Reader(b)
-	c, err := r.Read(ber.TagSequence)
-	if err != nil {
-		return 0, false
-	}
-	cr := ber.Reader(c)
-	if _, err := cr.Read(ber.TagInteger); err != nil {
-		return 0, false
-	}
-	if _, err := cr.Read(ber.TagOctetString); err != nil {
-		return 0, false
-	}
-	_, pdu, err := cr.ReadTLV()
-	if err != nil {
-		return 0, false
-	}
-	pr := ber.Reader(pdu)
-	id, err := pr.ReadInt(ber.TagInteger)
-	return int32(id), err == nil
+	id, err := snmp.PeekRequestID(b)
+	return id, err == nil
 }
 
 // V3ID reads the msgID of an SNMPv3 message.

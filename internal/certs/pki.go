@@ -22,6 +22,27 @@ type PKI struct {
 // when dir is not empty it also saves every certificate and key there in
 // Net-SNMP's layout, under its lower-case name ("ca", "server", ...).
 func NewPKI(kt, dir string) (*PKI, error) {
+	p, err := newPKI(kt, true)
+	if err != nil {
+		return nil, err
+	}
+	if dir != "" {
+		for name, is := range map[string]*Issued{"ca": p.CA, "otherca": p.OtherCA, "server": p.Server, "alice": p.Alice,
+			"bob": p.Bob, "carol": p.Carol, "dave": p.Dave, "eve": p.Eve, "mallory": p.Mallory} {
+			if _, err := is.Save(dir, name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}
+
+// NewSmallPKI generates only the CA, the agent's certificate and carol's,
+// with keys of type kt: enough for a handshake, and quick to make even
+// with RSA-4096 keys.
+func NewSmallPKI(kt string) (*PKI, error) { return newPKI(kt, false) }
+
+func newPKI(kt string, all bool) (*PKI, error) {
 	p := &PKI{}
 	var err error
 	mk := func(t Template, parent *Issued) *Issued {
@@ -38,27 +59,18 @@ func NewPKI(kt, dir string) (*PKI, error) {
 		return is
 	}
 	p.CA = mk(Template{CommonName: "tsnmp test CA", CA: true}, nil)
-	p.OtherCA = mk(Template{CommonName: "untrusted CA", CA: true}, nil)
 	p.Server = mk(Template{CommonName: "localhost", Server: true, DNSNames: []string{"localhost"},
 		IPs: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}}, p.CA)
-	p.Alice = mk(Template{CommonName: "Alice", Client: true, Emails: []string{"alice@Example.COM"}}, p.CA)
-	p.Bob = mk(Template{CommonName: "Bob", Client: true, DNSNames: []string{"Bob.Example.com"}, IPs: []net.IP{net.ParseIP("192.0.2.7")}}, p.CA)
 	p.Carol = mk(Template{CommonName: "carol", Client: true}, p.CA)
-	p.Dave = mk(Template{CommonName: "dave", Client: true}, nil)
-	p.Eve = mk(Template{CommonName: "eve", Client: true, NotBefore: time.Now().Add(-48 * time.Hour), Validity: 24 * time.Hour}, p.CA)
-	p.Mallory = mk(Template{CommonName: "mallory", Client: true, Emails: []string{"mallory@example.com"}}, p.OtherCA)
-	if err != nil {
-		return nil, err
+	if all {
+		p.OtherCA = mk(Template{CommonName: "untrusted CA", CA: true}, nil)
+		p.Alice = mk(Template{CommonName: "Alice", Client: true, Emails: []string{"alice@Example.COM"}}, p.CA)
+		p.Bob = mk(Template{CommonName: "Bob", Client: true, DNSNames: []string{"Bob.Example.com"}, IPs: []net.IP{net.ParseIP("192.0.2.7")}}, p.CA)
+		p.Dave = mk(Template{CommonName: "dave", Client: true}, nil)
+		p.Eve = mk(Template{CommonName: "eve", Client: true, NotBefore: time.Now().Add(-48 * time.Hour), Validity: 24 * time.Hour}, p.CA)
+		p.Mallory = mk(Template{CommonName: "mallory", Client: true, Emails: []string{"mallory@example.com"}}, p.OtherCA)
 	}
-	if dir != "" {
-		for name, is := range map[string]*Issued{"ca": p.CA, "otherca": p.OtherCA, "server": p.Server, "alice": p.Alice,
-			"bob": p.Bob, "carol": p.Carol, "dave": p.Dave, "eve": p.Eve, "mallory": p.Mallory} {
-			if _, err := is.Save(dir, name); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return p, nil
+	return p, err
 }
 
 // TLS returns is as a tls.Certificate with the chain up to (not

@@ -374,21 +374,10 @@ func TestSeveralCertificates(t *testing.T) {
 // and carol's client certificate, all with keys of type kt.
 func keyTypePKI(t testing.TB, kt string) *certs.PKI {
 	t.Helper()
-	mk := func(tm certs.Template, parent *certs.Issued) *certs.Issued {
-		k, err := certs.GenerateKey(kt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		is, err := certs.Issue(tm, k, parent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return is
+	p, err := certs.NewSmallPKI(kt)
+	if err != nil {
+		t.Fatal(err)
 	}
-	p := &certs.PKI{CA: mk(certs.Template{CommonName: "tsnmp test CA " + kt, CA: true}, nil)}
-	p.Server = mk(certs.Template{CommonName: "localhost", Server: true, DNSNames: []string{"localhost"},
-		IPs: []net.IP{net.ParseIP("127.0.0.1")}}, p.CA)
-	p.Carol = mk(certs.Template{CommonName: "carol", Client: true}, p.CA)
 	return p
 }
 

@@ -489,20 +489,11 @@ func FuzzSAN(f *testing.F) {
 func TestKeyTypes(t *testing.T) {
 	for _, kt := range []string{"rsa1024", "rsa2048", "rsa4096", "p256", "ed25519"} {
 		t.Run(kt, func(t *testing.T) {
-			mk := func(tm certs.Template, parent *certs.Issued) *certs.Issued {
-				k, err := certs.GenerateKey(kt)
-				if err != nil {
-					t.Fatal(err)
-				}
-				is, err := certs.Issue(tm, k, parent)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return is
+			p, err := certs.NewSmallPKI(kt)
+			if err != nil {
+				t.Fatal(err)
 			}
-			ca := mk(certs.Template{CommonName: "tsnmp test CA " + kt, CA: true}, nil)
-			srv := mk(certs.Template{CommonName: "localhost", Server: true, IPs: []net.IP{net.ParseIP("127.0.0.1")}}, ca)
-			carol := mk(certs.Template{CommonName: "carol", Client: true}, ca)
+			ca, srv, carol := p.CA, p.Server, p.Carol
 			m, err := NewCertToTSN([]Rule{{Priority: 1, Fingerprint: fp(ca), Map: MapCN}})
 			if err != nil {
 				t.Fatal(err)
