@@ -6,7 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
+	"slices"
 	"testing"
 	"time"
 
@@ -93,8 +93,10 @@ func startPeers(b *testing.B) *peerSet {
 
 // measure runs each server in turn, alternating the order over rounds, and
 // returns the median rate per server.
-func measure(b *testing.B, procs []*Proc, reqs map[*Proc][]loadgen.Request, id loadgen.IDFunc, outstanding int) map[*Proc]float64 {
-	const rounds = 3
+// measure returns each process's rate in every round; the processes take
+// turns within a round, in an order that rotates from round to round.
+func measure(b *testing.B, procs []*Proc, reqs map[*Proc][]loadgen.Request, id loadgen.IDFunc, outstanding int) map[*Proc][]float64 {
+	const rounds = 5
 	rates := map[*Proc][]float64{}
 	for r := 0; r < rounds; r++ {
 		for k := range procs {
@@ -110,12 +112,23 @@ func measure(b *testing.B, procs []*Proc, reqs map[*Proc][]loadgen.Request, id l
 			rates[p] = append(rates[p], res.Rate())
 		}
 	}
-	med := map[*Proc]float64{}
-	for p, rs := range rates {
-		sort.Float64s(rs)
-		med[p] = rs[len(rs)/2]
+	return rates
+}
+
+func median(xs []float64) float64 {
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
+// ratio returns the median over rounds of a's rate divided by b's: the
+// two ran in the same round, so drifts of the machine's speed cancel.
+func ratio(a, b []float64) float64 {
+	rs := make([]float64, len(a))
+	for i := range a {
+		rs[i] = a[i] / b[i]
 	}
-	return med
+	return median(rs)
 }
 
 // BenchmarkAgentRate measures GET requests answered per second by tsnmpd,
@@ -153,10 +166,10 @@ func BenchmarkAgentRate(b *testing.B) {
 	}
 }
 
-func report(b *testing.B, r map[*Proc]float64, ps *peerSet) {
-	b.ReportMetric(r[ps.echo], "echo-req/s")
-	b.ReportMetric(r[ps.tsnmpd], "tsnmpd-req/s")
-	b.ReportMetric(r[ps.snmpd], "snmpd-req/s")
-	b.ReportMetric(100*r[ps.tsnmpd]/r[ps.echo], "tsnmpd-%echo")
-	b.ReportMetric(r[ps.tsnmpd]/r[ps.snmpd], "tsnmpd/snmpd")
+func report(b *testing.B, r map[*Proc][]float64, ps *peerSet) {
+	b.ReportMetric(median(r[ps.echo]), "echo-req/s")
+	b.ReportMetric(median(r[ps.tsnmpd]), "tsnmpd-req/s")
+	b.ReportMetric(median(r[ps.snmpd]), "snmpd-req/s")
+	b.ReportMetric(100*ratio(r[ps.tsnmpd], r[ps.echo]), "tsnmpd-%echo")
+	b.ReportMetric(ratio(r[ps.tsnmpd], r[ps.snmpd]), "tsnmpd/snmpd")
 }
