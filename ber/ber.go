@@ -334,39 +334,60 @@ func ParseOID(dst []uint32, v []byte) ([]uint32, error) {
 		return dst, errOIDEmpty
 	}
 	start := len(dst)
+	// The first sub-identifier holds the first two arcs.
 	var x uint64
-	first := true
-	for i, c := range v {
+	i := 0
+	for {
 		if x > 1<<33 {
 			return dst[:start], errOIDSubid
 		}
+		c := v[i]
+		i++
 		x = x<<7 | uint64(c&0x7f)
-		if c&0x80 != 0 {
-			if i == len(v)-1 {
-				return dst[:start], errOIDTrunc
-			}
-			continue
+		if c&0x80 == 0 {
+			break
 		}
-		if first {
-			first = false
-			switch {
-			case x < 40:
-				dst = append(dst, 0, uint32(x))
-			case x < 80:
-				dst = append(dst, 1, uint32(x-40))
-			default:
-				if x-80 > 1<<32-1 {
+		if i == len(v) {
+			return dst[:start], errOIDTrunc
+		}
+	}
+	switch {
+	case x < 40:
+		dst = append(dst, 0, uint32(x))
+	case x < 80:
+		dst = append(dst, 1, uint32(x-40))
+	default:
+		if x-80 > 1<<32-1 {
+			return dst[:start], errOIDSubid
+		}
+		dst = append(dst, 2, uint32(x-80))
+	}
+	for i < len(v) {
+		c := v[i]
+		i++
+		if c < 0x80 { // most sub-identifiers are below 128: one octet
+			dst = append(dst, uint32(c))
+		} else {
+			x = uint64(c & 0x7f)
+			for {
+				if i == len(v) {
+					return dst[:start], errOIDTrunc
+				}
+				if x > 1<<33 {
 					return dst[:start], errOIDSubid
 				}
-				dst = append(dst, 2, uint32(x-80))
+				c = v[i]
+				i++
+				x = x<<7 | uint64(c&0x7f)
+				if c&0x80 == 0 {
+					break
+				}
 			}
-		} else {
 			if x > 1<<32-1 {
 				return dst[:start], errOIDSubid
 			}
 			dst = append(dst, uint32(x))
 		}
-		x = 0
 		if len(dst)-start > MaxOIDLen {
 			return dst[:start], errOIDTooLong
 		}

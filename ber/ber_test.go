@@ -3,6 +3,7 @@ package ber
 import (
 	"bytes"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -138,6 +139,74 @@ func FuzzReader(f *testing.F) {
 					}
 				}
 			}
+		}
+	})
+}
+
+// parseOIDRef is the straightforward decoder ParseOID must agree with; it decodes OBJECT IDENTIFIER contents, appending the sub-identifiers
+// to dst (which may be nil) and returning the extended slice.
+func parseOIDRef(dst []uint32, v []byte) ([]uint32, error) {
+	if len(v) == 0 {
+		return dst, errOIDEmpty
+	}
+	start := len(dst)
+	var x uint64
+	first := true
+	for i, c := range v {
+		if x > 1<<33 {
+			return dst[:start], errOIDSubid
+		}
+		x = x<<7 | uint64(c&0x7f)
+		if c&0x80 != 0 {
+			if i == len(v)-1 {
+				return dst[:start], errOIDTrunc
+			}
+			continue
+		}
+		if first {
+			first = false
+			switch {
+			case x < 40:
+				dst = append(dst, 0, uint32(x))
+			case x < 80:
+				dst = append(dst, 1, uint32(x-40))
+			default:
+				if x-80 > 1<<32-1 {
+					return dst[:start], errOIDSubid
+				}
+				dst = append(dst, 2, uint32(x-80))
+			}
+		} else {
+			if x > 1<<32-1 {
+				return dst[:start], errOIDSubid
+			}
+			dst = append(dst, uint32(x))
+		}
+		x = 0
+		if len(dst)-start > MaxOIDLen {
+			return dst[:start], errOIDTooLong
+		}
+	}
+	return dst, nil
+}
+
+// FuzzParseOID checks ParseOID against parseOIDRef: the same
+// sub-identifiers or the same error for any contents.
+func FuzzParseOID(f *testing.F) {
+	for _, seed := range [][]byte{
+		{0x2b, 6, 1, 2, 1, 2, 2, 1, 10, 0x87, 0x68},
+		{0x81, 0x34, 0x8f, 0xff, 0xff, 0xff, 0x7f},
+		{0x2b, 0x90, 0x80, 0x80, 0x80, 0x00},
+		{0x2b, 0x80},
+		{0x88, 0x37},
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		want, werr := parseOIDRef([]uint32{7}, v)
+		got, gerr := ParseOID([]uint32{7}, v)
+		if werr != gerr || !slices.Equal(got, want) {
+			t.Fatalf("ParseOID(% x) = %v, %v; want %v, %v", v, got, gerr, want, werr)
 		}
 	})
 }

@@ -147,14 +147,15 @@ func (s *Session) WalkWith(ctx context.Context, root snmp.OID, o WalkOptions, fn
 		if len(resp.VarBinds) == 0 {
 			return st, nil
 		}
-		for _, vb := range resp.VarBinds {
+		for i := range resp.VarBinds {
+			vb := &resp.VarBinds[i]
 			if !vb.Name.HasPrefix(root) {
 				return st, nil
 			}
 			if vb.Value.Type.IsException() {
 				if o.Exceptions {
 					st.VarBinds++
-					if err := fn(vb); err != nil && err != ErrStopWalk {
+					if err := fn(*vb); err != nil && err != ErrStopWalk {
 						return st, err
 					}
 				}
@@ -164,7 +165,7 @@ func (s *Session) WalkWith(ctx context.Context, root snmp.OID, o WalkOptions, fn
 				return st, &NotIncreasingError{Prev: name.Clone(), Next: vb.Name.Clone()}
 			}
 			st.VarBinds++
-			if err := fn(vb); err != nil {
+			if err := fn(*vb); err != nil {
 				if err == ErrStopWalk {
 					return st, nil
 				}
