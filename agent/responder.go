@@ -134,7 +134,11 @@ func (q *request) getBulk(req *snmp.PDU, maxReps int) {
 		}
 	}
 	repeaters := req.VarBinds[nonRep:]
-	if len(repeaters) == 0 {
+	switch len(repeaters) {
+	case 0:
+		return
+	case 1:
+		q.bulkOne(repeaters[0].Name, reps, size)
 		return
 	}
 	base := len(q.resp.VarBinds)
@@ -167,6 +171,63 @@ func (q *request) getBulk(req *snmp.PDU, maxReps int) {
 		if allEnd {
 			return
 		}
+	}
+}
+
+// bulkOne answers the repetitions of a GetBulk's only repeating varbind,
+// which is how walks ask: it takes the instances from the tree in runs
+// (mib.Tree.List) and then checks each against the view and the size
+// limit, stepping with next only over instances the view excludes. size
+// is what the response's varbinds take so far.
+func (q *request) bulkOne(from snmp.OID, reps, size int) {
+	for reps > 0 {
+		base := len(q.resp.VarBinds)
+		q.resp.VarBinds = q.tree.List(q.r, from, q.resp.VarBinds, reps)
+		vbs := q.resp.VarBinds
+		if len(vbs) == base {
+			q.bulkEnd(from, size)
+			return
+		}
+		i := base
+		for ; i < len(vbs) && q.view.Contains(vbs[i].Name); i++ {
+			l := snmp.VarBindLen(&vbs[i])
+			if size+l > q.maxSize {
+				q.resp.VarBinds = vbs[:i]
+				return
+			}
+			size += l
+		}
+		reps -= i - base
+		if i > base {
+			from = vbs[i-1].Name
+		}
+		if i == len(vbs) {
+			continue
+		}
+		// vbs[i] is out of view: next steps over what the view excludes.
+		q.resp.VarBinds = vbs[:i]
+		nvb, ok := q.next(from)
+		if !ok {
+			q.bulkEnd(from, size)
+			return
+		}
+		l := snmp.VarBindLen(&nvb)
+		if size+l > q.maxSize {
+			return
+		}
+		size += l
+		q.resp.VarBinds = append(q.resp.VarBinds, nvb)
+		reps--
+		from = nvb.Name
+	}
+}
+
+// bulkEnd adds the endOfMibView that ends a repetition after from, if it
+// fits.
+func (q *request) bulkEnd(from snmp.OID, size int) {
+	vb := snmp.VarBind{Name: from, Value: snmp.ExceptionValue(snmp.EndOfMibView)}
+	if size+snmp.VarBindLen(&vb) <= q.maxSize {
+		q.resp.VarBinds = append(q.resp.VarBinds, vb)
 	}
 }
 

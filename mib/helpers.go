@@ -152,24 +152,61 @@ func (t *Table) hasColumn(c uint32) bool {
 
 // Next implements Handler.
 func (t *Table) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
+	rows, ci, start, ok := t.locate(r, oid)
+	if !ok {
+		return snmp.VarBind{}, false
+	}
+	return t.scan(r, rows, ci, start)
+}
+
+// List implements Lister.
+func (t *Table) List(r *Request, oid snmp.OID, dst []snmp.VarBind, max int) []snmp.VarBind {
+	rows, ci, start, ok := t.locate(r, oid)
+	if !ok || max <= 0 {
+		return dst
+	}
+	n := rows.Len()
+	for ; ci < len(t.Columns); ci++ {
+		c := t.Columns[ci]
+		for i := start; i < n; i++ {
+			if v, ok := rows.Value(r, i, c); ok {
+				name := r.Join(t.Entry, c, rows.Index(i))
+				dst = append(dst, snmp.VarBind{Name: name, Value: v})
+				if max--; max == 0 {
+					if r != nil {
+						r.cur = cursor{t: t, rows: rows, col: ci, row: i, name: name}
+					}
+					return dst
+				}
+			}
+		}
+		start = 0
+	}
+	return dst
+}
+
+// locate returns where the first instance after oid may be: column index
+// ci and row start, in the request's rows. ok is false when oid sorts
+// after the table.
+func (t *Table) locate(r *Request, oid snmp.OID) (rows Rows, ci, start int, ok bool) {
 	if r != nil && r.cur.t == t && same(oid, r.cur.name) {
 		// The instance after the last answer: continue from there.
-		return t.scan(r, r.cur.rows, r.cur.col, r.cur.row+1)
+		return r.cur.rows, r.cur.col, r.cur.row + 1, true
 	}
 	rest, before, after := NextAfter(oid, t.Entry)
 	if after {
-		return snmp.VarBind{}, false
+		return nil, 0, 0, false
 	}
-	rows := t.rows(r)
+	rows = t.rows(r)
 	for ci, c := range t.Columns {
 		if before || len(rest) == 0 || c > rest[0] {
-			return t.scan(r, rows, ci, 0)
+			return rows, ci, 0, true
 		}
 		if c == rest[0] {
-			return t.scan(r, rows, ci, search(rows, rest[1:], 1))
+			return rows, ci, search(rows, rest[1:], 1), true
 		}
 	}
-	return snmp.VarBind{}, false
+	return nil, 0, 0, false
 }
 
 // scan returns the first instance at or after row start of column

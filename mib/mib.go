@@ -109,6 +109,15 @@ type Handler interface {
 	Next(r *Request, oid snmp.OID) (snmp.VarBind, bool)
 }
 
+// Lister is implemented by handlers that answer several Next steps in
+// one call, as a GetBulk asks for them.
+type Lister interface {
+	// List appends to dst, in order, up to max instances that follow oid
+	// within the handler's subtree, the ones repeated Next calls would
+	// return, and returns dst.
+	List(r *Request, oid snmp.OID, dst []snmp.VarBind, max int) []snmp.VarBind
+}
+
 // Setter is implemented by handlers that have writable objects. The command
 // responder tests every varbind of a SetRequest before it commits any, so a
 // set applies all varbinds or none (RFC 3416 §4.2.5).
@@ -200,6 +209,27 @@ func same(a, b snmp.OID) bool {
 		return false
 	}
 	return len(a) == 0 || &a[0] == &b[0] || a.Equal(b)
+}
+
+// List appends to dst up to max instances that follow oid in the whole
+// tree, in order, the ones repeated Next calls would return, and returns
+// dst. Handlers that implement Lister give theirs in one call.
+func (t *Tree) List(r *Request, oid snmp.OID, dst []snmp.VarBind, max int) []snmp.VarBind {
+	for want := len(dst) + max; len(dst) < want; {
+		vb, ok := t.Next(r, oid)
+		if !ok {
+			break
+		}
+		dst = append(dst, vb)
+		if r != nil {
+			if l, ok := t.entries[r.lastEntry].h.(Lister); ok {
+				dst = l.List(r, vb.Name, dst, want-len(dst))
+				t.remember(r, r.lastEntry, dst[len(dst)-1].Name)
+			}
+		}
+		oid = dst[len(dst)-1].Name
+	}
+	return dst
 }
 
 // remember notes that entry i gave r's last Next answer, name.

@@ -2,6 +2,7 @@ package mib
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,5 +167,53 @@ func TestNextResumes(t *testing.T) {
 			}
 		}
 		r.Release()
+	}
+}
+
+// TestList checks that Tree.List returns what repeated Next calls return,
+// across handlers and to the end of the MIB, from every starting point.
+func TestList(t *testing.T) {
+	tr, _ := testTree()
+	var all []snmp.OID
+	r := NewRequest(context.Background(), time.Now())
+	for oid := (snmp.OID{1, 3}); ; {
+		vb, ok := tr.Next(r, oid)
+		if !ok {
+			break
+		}
+		all = append(all, vb.Name.Clone())
+		oid = vb.Name
+	}
+	r.Release()
+	starts := append([]snmp.OID{{1, 3}, snmp.MustParseOID("1.3.6.1.2.1.2.2.1.1.3")}, all...)
+	for _, from := range starts {
+		for max := 0; max <= len(all)+1; max++ {
+			r := NewRequest(context.Background(), time.Now())
+			got := tr.List(r, from, []snmp.VarBind{{}}, max)[1:]
+			var want []snmp.OID
+			for _, o := range all {
+				if o.Compare(from) > 0 && len(want) < max {
+					want = append(want, o)
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("List(%v, %d): %d varbinds, want %d", from, max, len(got), len(want))
+			}
+			for i := range got {
+				if !got[i].Name.Equal(want[i]) {
+					t.Fatalf("List(%v, %d)[%d] = %v, want %v", from, max, i, got[i].Name, want[i])
+				}
+			}
+			// Next goes on from where List stopped.
+			if len(got) > 0 {
+				last := got[len(got)-1].Name
+				vb, ok := tr.Next(r, last)
+				k := slices.IndexFunc(all, last.Equal)
+				if ok != (k+1 < len(all)) || (ok && !vb.Name.Equal(all[k+1])) {
+					t.Fatalf("Next after List(%v, %d) = %v, %v", from, max, vb.Name, ok)
+				}
+			}
+			r.Release()
+		}
 	}
 }
