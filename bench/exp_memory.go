@@ -32,6 +32,32 @@ func openSockets(pid int) int {
 	return n
 }
 
+// baseSockets returns the socket descriptors an agent holds before the
+// sessions of a series are opened, once the count has stopped changing:
+// the connections that probed its listeners at start-up, or those of an
+// earlier series, may still be closing.
+func baseSockets(pid int) (int, error) {
+	n := openSockets(pid)
+	for i := 0; i < 40; i++ {
+		time.Sleep(100 * time.Millisecond)
+		m := openSockets(pid)
+		if m == n && n >= 0 {
+			return n, nil
+		}
+		n = m
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("cannot count the sockets of process %d", pid)
+	}
+	return n, nil
+}
+
+// heldSessions returns the sessions an agent holds: its socket
+// descriptors beyond base, never negative.
+func heldSessions(pid, base int) int {
+	return max(openSockets(pid)-base, 0)
+}
+
 // slope fits y = a + b x by least squares and returns b.
 func slope(xs, ys []float64) float64 {
 	if len(xs) < 2 {
@@ -82,8 +108,11 @@ func runMemory(ctx context.Context, env *Env, s *Section) error {
 	}
 	st := map[*Proc]*state{}
 	for _, p := range a.list() {
-		st[p] = &state{ser: Series{Name: p.Name + " TCP"}, full: true}
-		st[p].base = openSockets(p.Pid())
+		base, err := baseSockets(p.Pid())
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.Name, err)
+		}
+		st[p] = &state{ser: Series{Name: p.Name + " TCP"}, full: true, base: base}
 	}
 	defer func() {
 		for _, x := range st {
@@ -110,7 +139,7 @@ func runMemory(ctx context.Context, env *Env, s *Section) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w (did it exit?)\n%s", p.Name, err, p.Log())
 			}
-			held := openSockets(p.Pid()) - x.base
+			held := heldSessions(p.Pid(), x.base)
 			t.Add("TCP", p.Name, fmt.Sprint(len(x.conns)), fmt.Sprint(held), fmt.Sprint(rss), fmt.Sprint(vsz))
 			if held < len(x.conns) && x.full {
 				x.full = false
@@ -120,12 +149,17 @@ func runMemory(ctx context.Context, env *Env, s *Section) error {
 			x.ser.X, x.ser.Y = append(x.ser.X, float64(held)), append(x.ser.Y, float64(rss))
 		}
 	}
-	// Free this process's descriptors for the SSH sessions.
+	// Free this process's descriptors and the agents' memory for the
+	// secure sessions.
 	for _, x := range st {
 		for _, c := range x.conns {
 			c.Close()
 		}
 		x.conns = nil
+	}
+	a.tsnmpd.Stop()
+	if a.snmpd != nil {
+		a.snmpd.Stop()
 	}
 	sum := &Table{Title: "KB per idle session", Columns: []string{"transport", "agent", "RSS at 0 sessions KB", "KB per session (RSS slope)", "paper KB per session (SSH, VSZ)"}}
 	for _, p := range a.list() {
@@ -138,18 +172,19 @@ func runMemory(ctx context.Context, env *Env, s *Section) error {
 		sum.Add("TCP", p.Name, base, Num(slope(x.xs, x.ys)), "≈7 (SSH, 2006)")
 	}
 	// SSH sessions (connection, key exchange, authentication and an snmp
-	// channel each) to tsnmpd.
-	if err := memorySSH(ctx, env, s, a, steps, stepLimit, t, sum, plot); err != nil {
-		return err
-	}
-	// TLS and DTLS sessions, each to a tsnmpd of its own so that its
-	// memory does not hold what earlier sessions left.
-	for _, dtls := range []bool{false, true} {
+	// channel each), then TLS and DTLS sessions, each series to a tsnmpd
+	// of its own so that its memory and descriptors do not hold what
+	// earlier sessions left.
+	for _, fill := range []func(*agents) error{
+		func(b *agents) error { return memorySSH(ctx, env, s, b, steps, stepLimit, t, sum, plot) },
+		func(b *agents) error { return memoryTLS(ctx, env, s, b, false, steps, stepLimit, t, sum, plot) },
+		func(b *agents) error { return memoryTLS(ctx, env, s, b, true, steps, stepLimit, t, sum, plot) },
+	} {
 		b, err := startAgentsSSH(env, nil)
 		if err != nil {
 			return err
 		}
-		err = memoryTLS(ctx, env, s, b, dtls, steps, stepLimit, t, sum, plot)
+		err = fill(b)
 		b.tsnmpd.Stop()
 		if b.snmpd != nil {
 			b.snmpd.Stop()
@@ -160,7 +195,7 @@ func runMemory(ctx context.Context, env *Env, s *Section) error {
 	}
 	s.Tables = append(s.Tables, sum)
 	s.Plot = plot
-	s.Note("The TLS and DTLS sessions are SNMPv3/TSM sessions to tsnmpd's tls: and dtls: listeners (certificates made for the run, a full handshake each, no message); tsnmpd's dtls: listener takes at most 1,024 sessions (its default limit). Each of TLS and DTLS is measured against a tsnmpd started for it. The paper's 7 KB figure is for its SSH prototype and virtual memory (VSZ). A Go process reserves a large virtual address space up front, so tsnmpd's VSZ says little; RSS is compared.")
+	s.Note("The TLS and DTLS sessions are SNMPv3/TSM sessions to tsnmpd's tls: and dtls: listeners (certificates made for the run, a full handshake each, no message); tsnmpd's dtls: listener takes at most 1,024 sessions (its default limit). Each of SSH, TLS and DTLS is measured against a tsnmpd started for it once the agents of the TCP series have been stopped; the sessions an agent holds are its socket descriptors beyond those it held, once settled, before the series. The paper's 7 KB figure is for its SSH prototype and virtual memory (VSZ). A Go process reserves a large virtual address space up front, so tsnmpd's VSZ says little; RSS is compared.")
 	return nil
 }
 
@@ -210,7 +245,10 @@ func memorySecure(ctx context.Context, env *Env, s *Section, p *Proc, name strin
 			c.Close()
 		}
 	}()
-	base := openSockets(p.Pid())
+	base, err := baseSockets(p.Pid())
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.Name, err)
+	}
 	ser := Series{Name: "tsnmpd " + name}
 	for i, k := range steps {
 		env.Step(i, len(steps), fmt.Sprintf("tsnmpd %d %s sessions", k, name))
@@ -253,7 +291,7 @@ func memorySecure(ctx context.Context, env *Env, s *Section, p *Proc, name strin
 		}
 		held := len(clients)
 		if sockets {
-			held = openSockets(p.Pid()) - base
+			held = heldSessions(p.Pid(), base)
 		}
 		t.Add(name, p.Name, fmt.Sprint(len(clients)), fmt.Sprint(held), fmt.Sprint(rss), fmt.Sprint(vsz))
 		xs, ys = append(xs, float64(held)), append(ys, float64(rss))
