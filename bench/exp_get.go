@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tsnmp/tsnmp/manager"
@@ -38,7 +40,11 @@ type getRow struct {
 	ssh    bool // over tsnmpd's ssh: listener
 	tls    bool // over tsnmpd's tls: (or, with dtls, dtls:) listener
 	dtls   bool
-	resume bool // with SSH session resumption
+	resume bool // with SSH or TLS session resumption
+	tmpfs  bool // resumption state kept on tmpfs rather than in env.Dir
+	// group names the rows measured together, their runs interleaved
+	// (default: the row alone).
+	group  string
 	name   string
 	cfg    manager.Config
 	tcp    bool
@@ -106,7 +112,7 @@ func runGet(ctx context.Context, env *Env, s *Section) error {
 	}
 	snmpget := peerPath("snmpget")
 	s.Method = append(s.Method,
-		fmt.Sprintf("Each row gets sysDescr.0 once per session, %d times after %d unmeasured warm-up runs, the measurements of the row alternating between kinds. \"in-process\" is tsnmp's manager package from session open (including USM discovery) to close, as the paper instrumented snmpget; \"process\" is the whole `tsnmp get` or Net-SNMP `snmpget` command (fork, exec, MIB set-up included) with a numeric OID. Times are min / avg / max in ms.", reps, env.Warmup),
+		fmt.Sprintf("Each row gets sysDescr.0 once per session, %d times after %d unmeasured warm-up runs, the measurements of the row alternating between kinds; the SSH rows, and the TLS and DTLS rows, are measured together, their runs interleaved, so that a full and a resumed session meet the same state of the machine. \"in-process\" is tsnmp's manager package from session open (including USM discovery) to close, as the paper instrumented snmpget; \"process\" is the whole `tsnmp get` or Net-SNMP `snmpget` command (fork, exec, MIB set-up included) with a numeric OID. Times are min / avg / max in ms.", reps, env.Warmup),
 		"Bytes and packets are counted from a tcpdump capture on lo of one operation per row and pair (Ethernet frame sizes, as the paper's \"Data\" column), including connection set-up and tear-down for TCP. USM uses HMAC-MD5 and AES-128 as in the paper.")
 	t := &Table{Columns: []string{"row", "tsnmp→tsnmpd in-process ms", "tsnmp→snmpd in-process ms", "tsnmp get process ms", "snmpget→snmpd process ms",
 		"tsnmp bytes/packets", "snmpget→snmpd bytes/packets", "paper avg ms", "ratio in-process/paper", "paper bytes/packets", "ratio bytes/paper"}}
@@ -114,27 +120,40 @@ func runGet(ctx context.Context, env *Env, s *Section) error {
 	plot := &Plot{Title: "One-shot get of sysDescr.0 (avg ms)", YLabel: "ms", XLabel: "protocol/security model/transport/level", LogY: true}
 	ser := []Series{{Name: "tsnmp→tsnmpd in-process"}, {Name: "tsnmp get process"}, {Name: "snmpget→snmpd process"}, {Name: "paper (2009, meat)"}}
 	sshRuns := map[string]int{}
-	rows := append(getRows(env.Quick), getRow{name: "v3/TSM/SSH/ap", ssh: true}, getRow{name: "v3/TSM/SSHsr/ap", ssh: true, resume: true},
-		getRow{name: "v3/TSM/TLS/ap", tls: true}, getRow{name: "v3/TSM/DTLS/ap", tls: true, dtls: true},
-		getRow{name: "v3/TSM/TLSsr/ap", tls: true, resume: true})
-	for i, row := range rows {
-		env.Step(i, len(rows), row.name)
-		type kind struct {
-			name string
-			run  func() error
-		}
-		kinds := []kind{
-			{"in-tsnmpd", func() error { return oneGet(ctx, target(a.tsnmpd, row.tcp), row.cfg) }},
-			{"proc-tsnmp", func() error { return runQuiet(ctx, env.Tsnmp, cliGet(row, a.tsnmpd)...) }},
-		}
-		port := a.tsnmpd.Port()
+	rows := append(getRows(env.Quick), getRow{name: "v3/TSM/SSH/ap", ssh: true, group: "ssh"},
+		getRow{name: "v3/TSM/SSHsr/ap", ssh: true, resume: true, group: "ssh"})
+	shm, err := tmpfsDir()
+	if err != nil {
+		s.Note("v3/TSM/SSHsr/ap with its state on tmpfs is not measured: %v", err)
+	} else {
+		env.Defer(func() { os.RemoveAll(shm) })
+		rows = append(rows, getRow{name: "v3/TSM/SSHsr/ap tmpfs", ssh: true, resume: true, tmpfs: true, group: "ssh"})
+	}
+	rows = append(rows, getRow{name: "v3/TSM/TLS/ap", tls: true, group: "tls"}, getRow{name: "v3/TSM/DTLS/ap", tls: true, dtls: true, group: "tls"},
+		getRow{name: "v3/TSM/TLSsr/ap", tls: true, resume: true, group: "tls"})
+	type kind struct {
+		name string
+		run  func() error
+	}
+	// rowKinds returns what is measured for a row and the port its
+	// capture watches.
+	rowKinds := func(row getRow) ([]kind, int, error) {
 		if row.ssh {
 			cfg, err := a.ssh.clientConfig(row.resume, "", "")
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
-			args := append(append([]string{"get"}, a.ssh.cliArgs(row.resume)...), "ssh:"+a.ssh.sshAddr, ".1.3.6.1.2.1.1.1.0")
-			kinds = []kind{
+			cli := ""
+			if row.resume {
+				dir := env.Dir
+				if row.tmpfs {
+					dir = shm
+				}
+				cfg.Cache = &sshtm.StateCache{Dir: filepath.Join(dir, "ssh-cache-in")}
+				cli = filepath.Join(dir, "ssh-cache-cli")
+			}
+			args := append(append([]string{"get"}, a.ssh.cliArgs(cli)...), "ssh:"+a.ssh.sshAddr, ".1.3.6.1.2.1.1.1.0")
+			return []kind{
 				{"in-tsnmpd", func() error {
 					resumed, err := oneGetSSH(ctx, a.ssh, cfg)
 					if err == nil && row.resume && !resumed && sshRuns[row.name] > 0 {
@@ -144,15 +163,15 @@ func runGet(ctx context.Context, env *Env, s *Section) error {
 					return err
 				}},
 				{"proc-tsnmp", func() error { return runQuiet(ctx, env.Tsnmp, args...) }},
-			}
-			port = a.ssh.port()
-		} else if row.tls {
+			}, a.ssh.port(), nil
+		}
+		if row.tls {
 			inCache, cliCache := "", ""
 			if row.resume {
 				inCache, cliCache = filepath.Join(env.Dir, "tls-cache-in"), filepath.Join(env.Dir, "tls-cache-cli")
 			}
 			args := append(append([]string{"get"}, a.tls.cliArgs(cliCache)...), a.tls.target(row.dtls), ".1.3.6.1.2.1.1.1.0")
-			kinds = []kind{
+			return []kind{
 				{"in-tsnmpd", func() error {
 					resumed, err := a.tls.getTLS(ctx, row.dtls, inCache)
 					if err == nil && row.resume && !resumed && sshRuns[row.name] > 0 {
@@ -162,80 +181,142 @@ func runGet(ctx context.Context, env *Env, s *Section) error {
 					return err
 				}},
 				{"proc-tsnmp", func() error { return runQuiet(ctx, env.Tsnmp, args...) }},
-			}
-			port = a.tls.port(row.dtls)
-		} else if a.snmpd != nil {
+			}, a.tls.port(row.dtls), nil
+		}
+		kinds := []kind{
+			{"in-tsnmpd", func() error { return oneGet(ctx, target(a.tsnmpd, row.tcp), row.cfg) }},
+			{"proc-tsnmp", func() error { return runQuiet(ctx, env.Tsnmp, cliGet(row, a.tsnmpd)...) }},
+		}
+		if a.snmpd != nil {
 			kinds = append(kinds, kind{"in-snmpd", func() error { return oneGet(ctx, target(a.snmpd, row.tcp), row.cfg) }})
 			if snmpget != "" {
 				kinds = append(kinds, kind{"proc-snmpget", func() error { return runQuiet(ctx, snmpget, cliGet(row, a.snmpd)...) }})
 			}
 		}
-		lat := map[string][]time.Duration{}
+		return kinds, a.tsnmpd.Port(), nil
+	}
+	for i := 0; i < len(rows); {
+		// The rows of a group are measured together: every repetition
+		// runs each kind of each row once, in an order rotating from one
+		// repetition to the next, so that a slow spell of the machine
+		// falls on all of them alike.
+		j := i + 1
+		for j < len(rows) && rows[i].group != "" && rows[j].group == rows[i].group {
+			j++
+		}
+		group := rows[i:j]
+		env.Step(i, len(rows), group[0].name)
+		type run struct {
+			row int // in group
+			kind
+		}
+		var runs []run
+		ports := make([]int, len(group))
+		firsts := make([]func() error, len(group))
+		for g, row := range group {
+			kinds, port, err := rowKinds(row)
+			if err != nil {
+				return err
+			}
+			ports[g], firsts[g] = port, kinds[0].run
+			for _, kd := range kinds {
+				runs = append(runs, run{g, kd})
+			}
+		}
+		lat := make([]map[string][]time.Duration, len(group))
+		for g := range lat {
+			lat[g] = map[string][]time.Duration{}
+		}
 		for r := 0; r < reps+env.Warmup; r++ {
-			for k := range kinds {
-				kd := kinds[(k+r)%len(kinds)]
-				d, err := timed(kd.run)
+			for k := range runs {
+				ru := runs[(k+r)%len(runs)]
+				d, err := timed(ru.run)
 				if err != nil {
-					return fmt.Errorf("%s %s: %w", row.name, kd.name, err)
+					return fmt.Errorf("%s %s: %w", group[ru.row].name, ru.name, err)
 				}
 				if r >= env.Warmup {
-					lat[kd.name] = append(lat[kd.name], d)
+					lat[ru.row][ru.name] = append(lat[ru.row][ru.name], d)
 				}
 			}
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 		}
-		// One captured operation per pair.
-		wire := func(port int, run func() error) (string, float64, error) {
-			c, err := StartCapture(nil, env.Dir, fmt.Sprintf("port %d", port))
-			if err != nil {
-				return "", 0, err
-			}
-			rerr := run()
-			pk, err := c.Stop()
-			if rerr != nil {
-				return "", 0, rerr
-			}
-			if err != nil {
-				return "", 0, err
-			}
-			b, n := Totals(pk)
-			return fmt.Sprintf("%d / %d", b, n), float64(b), nil
-		}
-		wt, tb, err := wire(port, kinds[0].run)
-		if err != nil {
-			return fmt.Errorf("%s capture: %w", row.name, err)
-		}
-		var ws string = "-"
-		if a.snmpd != nil && snmpget != "" && !row.ssh && !row.tls {
-			if ws, _, err = wire(a.snmpd.Port(), func() error { return runQuiet(ctx, snmpget, cliGet(row, a.snmpd)...) }); err != nil {
-				return fmt.Errorf("%s capture: %w", row.name, err)
+		for g, row := range group {
+			if err := getRowResult(ctx, env, a, row, snmpget, ports[g], firsts[g], lat[g], t, plot, ser); err != nil {
+				return err
 			}
 		}
-		inT, inTavg := msStats(lat["in-tsnmpd"])
-		inS, _ := msStats(lat["in-snmpd"])
-		prT, prTavg := msStats(lat["proc-tsnmp"])
-		prS, prSavg := msStats(lat["proc-snmpget"])
-		pp, ok := paperGet[row.name]
-		paperMs, paperBP, rMs, rB := "-", "-", "-", "-"
-		pavg := math.NaN()
-		if ok {
-			pavg = pp[0]
-			paperMs, paperBP = Num(pp[0]), fmt.Sprintf("%.0f / %.0f", pp[1], pp[2])
-			rMs, rB = Ratio(inTavg, pp[0]), Ratio(tb, pp[1])
-		}
-		t.Add(row.name, inT, inS, prT, prS, wt, ws, paperMs, rMs, paperBP, rB)
-		plot.Categories = append(plot.Categories, row.name)
-		for j, y := range []float64{inTavg, prTavg, prSavg, pavg} {
-			ser[j].Y = append(ser[j].Y, y)
-		}
+		i = j
 	}
 	plot.Series = ser
 	s.Plot = plot
-	s.Note("v3/TSM/SSH/ap is tsnmp's manager over tsnmpd's ssh: listener with a full key exchange (curve25519-sha256, Ed25519 host and user keys, tsnmp's default cipher); v3/TSM/SSHsr/ap resumes the SSH session with a ticket kept in a cache directory (in-process and across `tsnmp get` processes), the SSH counterpart of the paper's TLSsr row. Net-SNMP serves SSH only behind sshd, so its columns are empty there.")
+	s.Note("v3/TSM/SSH/ap is tsnmp's manager over tsnmpd's ssh: listener with a full key exchange (curve25519-sha256, Ed25519 host and user keys, tsnmp's default cipher); v3/TSM/SSHsr/ap resumes the SSH session with a ticket kept in a cache directory (in-process and across `tsnmp get` processes), the SSH counterpart of the paper's TLSsr row. The state is single-use: every session takes it from its file and stores the next one in a new file, as tsnmp's manager and command do in their cache directory (~/.cache by default); the cache directory is on the file system of the run's scratch directory, while v3/TSM/SSHsr/ap tmpfs keeps it on /dev/shm, so that the difference between the two rows is what storing the state costs on that disk. A one-shot session also opens the snmp channel, gets and closes, which resumption does not shorten: its gain here is smaller than the handshake's alone in the resume experiment. Net-SNMP serves SSH only behind sshd, so its columns are empty there.")
 	s.Note("v3/TSM/TLS/ap and v3/TSM/DTLS/ap use tsnmpd's tls: and dtls: listeners with an ECDSA P-256 CA, agent and client certificate (certSecName maps the client's to the securityName), full handshakes; v3/TSM/TLSsr/ap resumes TLS sessions from tickets kept in a cache directory, as the paper's TLSsr row. Net-SNMP's snmpd is not set up for TLS here, so its columns are empty for these rows.")
 	return nil
+}
+
+// getRowResult captures one operation of a row (run) and adds the row to
+// the table and the plot.
+func getRowResult(ctx context.Context, env *Env, a *agents, row getRow, snmpget string, port int, run func() error, lat map[string][]time.Duration, t *Table, plot *Plot, ser []Series) error {
+	// One captured operation per pair.
+	wire := func(port int, run func() error) (string, float64, error) {
+		c, err := StartCapture(nil, env.Dir, fmt.Sprintf("port %d", port))
+		if err != nil {
+			return "", 0, err
+		}
+		rerr := run()
+		pk, err := c.Stop()
+		if rerr != nil {
+			return "", 0, rerr
+		}
+		if err != nil {
+			return "", 0, err
+		}
+		b, n := Totals(pk)
+		return fmt.Sprintf("%d / %d", b, n), float64(b), nil
+	}
+	wt, tb, err := wire(port, run)
+	if err != nil {
+		return fmt.Errorf("%s capture: %w", row.name, err)
+	}
+	ws := "-"
+	if a.snmpd != nil && snmpget != "" && !row.ssh && !row.tls {
+		if ws, _, err = wire(a.snmpd.Port(), func() error { return runQuiet(ctx, snmpget, cliGet(row, a.snmpd)...) }); err != nil {
+			return fmt.Errorf("%s capture: %w", row.name, err)
+		}
+	}
+	inT, inTavg := msStats(lat["in-tsnmpd"])
+	inS, _ := msStats(lat["in-snmpd"])
+	prT, prTavg := msStats(lat["proc-tsnmp"])
+	prS, prSavg := msStats(lat["proc-snmpget"])
+	pp, ok := paperGet[row.name]
+	paperMs, paperBP, rMs, rB := "-", "-", "-", "-"
+	pavg := math.NaN()
+	if ok {
+		pavg = pp[0]
+		paperMs, paperBP = Num(pp[0]), fmt.Sprintf("%.0f / %.0f", pp[1], pp[2])
+		rMs, rB = Ratio(inTavg, pp[0]), Ratio(tb, pp[1])
+	}
+	t.Add(row.name, inT, inS, prT, prS, wt, ws, paperMs, rMs, paperBP, rB)
+	plot.Categories = append(plot.Categories, row.name)
+	for j, y := range []float64{inTavg, prTavg, prSavg, pavg} {
+		ser[j].Y = append(ser[j].Y, y)
+	}
+	return nil
+}
+
+// tmpfsDir makes a directory on a memory file system (/dev/shm), where
+// files cost no journal or disk write.
+func tmpfsDir() (string, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs("/dev/shm", &st); err != nil {
+		return "", err
+	}
+	if st.Type != 0x01021994 { // TMPFS_MAGIC
+		return "", errors.New("/dev/shm is not a tmpfs")
+	}
+	return os.MkdirTemp("/dev/shm", "tsnmp-bench-")
 }
 
 // cliGet returns the arguments of tsnmp get or snmpget for row against p.

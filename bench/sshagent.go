@@ -36,11 +36,13 @@ func (a *sshAgent) port() int {
 	return n
 }
 
-// cliArgs returns tsnmp's command-line options for the SSH target.
-func (a *sshAgent) cliArgs(resume bool) []string {
+// cliArgs returns tsnmp's command-line options for the SSH target,
+// resuming sessions with the state kept in the cache directory ("": no
+// resumption).
+func (a *sshAgent) cliArgs(cache string) []string {
 	t := "user=benchssh,identity=" + a.keyFile + ",known_hosts=" + a.keyFile + ".known_hosts,accept_new=yes,agent=no"
-	if resume {
-		t += ",resume=yes,cache_dir=" + a.cache + "-cli"
+	if cache != "" {
+		t += ",resume=yes,cache_dir=" + cache
 	} else {
 		t += ",resume=no"
 	}
