@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/tsnmp/tsnmp/bench/loadgen"
@@ -42,12 +43,16 @@ func runAgent(ctx context.Context, env *Env, s *Section) error {
 	if a.Missing != "" {
 		s.Note("%s", a.Missing)
 	}
-	dur, warm := 500*time.Millisecond, 100*time.Millisecond
+	// Twice the repetitions, each half as long as a repetition would be:
+	// the rate of one run varies far more from run to run than within a
+	// run, so more rounds make the medians steadier in the same time.
+	rounds := 2 * env.Reps
+	dur, warm := 250*time.Millisecond, 50*time.Millisecond
 	conc := []int{1, 4, 16}
 	if env.Quick {
-		dur, warm, conc = 200*time.Millisecond, 50*time.Millisecond, []int{1, 16}
+		dur, warm, conc = 100*time.Millisecond, 25*time.Millisecond, []int{1, 16}
 	}
-	s.Method = append(s.Method, fmt.Sprintf("A load generator keeps N requests outstanding over UDP on loopback and counts answers for %v after %v of unmeasured warm-up; each point is measured %d times with the order of echo, tsnmpd and snmpd rotated between repetitions, and the median rate is shown. The echo server (its own process, `tsnmp bench echo-server`) sends every datagram back unchanged: the floor of what a UDP request/response costs on this machine. Agents run with GOMAXPROCS=2 (tsnmpd) and as shipped (snmpd).", dur, warm, env.Reps),
+	s.Method = append(s.Method, fmt.Sprintf("A load generator keeps N requests outstanding over UDP on loopback and counts answers for %v after %v of unmeasured warm-up. Each point is measured in %d rounds; in a round echo, tsnmpd and snmpd run one after the other, in an order rotated from one round to the next. Rates are the medians over the rounds; \"tsnmpd %% of echo\" and \"tsnmpd / snmpd\" are the medians over the rounds of the ratio of the two rates measured in the same round, so that a drift of the machine's speed cancels. A ratio is marked † when the ratios of its rounds spread widely (interquartile range above a third of their median): one of the peers' rates varied from run to run more than the ratio can be trusted. The echo server (its own process, `tsnmp bench echo-server`) sends every datagram back unchanged: the floor of what a UDP request/response costs on this machine. Agents run with GOMAXPROCS=2 (tsnmpd) and as shipped (snmpd).", dur, warm, rounds),
 		"GET is sysDescr.0; GETBULK is max-repetitions 10 from system (10 varbinds per answer). v3 is authPriv with SHA-256 and AES-128, requests built once after engine discovery.")
 	user := USMUser{Name: "bench", Auth: usm.AuthSHA256, AuthPass: "benchauthpass", Priv: usm.PrivAES128, PrivPass: "benchprivpass", Level: snmp.AuthPriv}
 	type variant struct {
@@ -61,7 +66,7 @@ func runAgent(ctx context.Context, env *Env, s *Section) error {
 	if env.Quick {
 		vars = []variant{vars[0], vars[1], vars[2]}
 	}
-	t := &Table{Columns: []string{"transport and operation", "outstanding", "echo req/s", "tsnmpd req/s", "snmpd req/s", "tsnmpd % of echo", "tsnmpd / snmpd", "tsnmpd spread req/s", "snmpd spread req/s", "tsnmpd p50 latency µs"}}
+	t := &Table{Columns: []string{"transport and operation", "outstanding", "echo req/s", "tsnmpd req/s", "snmpd req/s", "tsnmpd % of echo", "tsnmpd / snmpd", "echo spread req/s", "tsnmpd spread req/s", "snmpd spread req/s", "tsnmpd p50 latency µs"}}
 	s.Tables = append(s.Tables, t)
 	plot := &Plot{Title: "Requests per second (median)", YLabel: "requests/s", XLabel: "transport, operation, outstanding requests"}
 	peers := append([]*Proc{echo}, a.list()...)
@@ -94,7 +99,7 @@ func runAgent(ctx context.Context, env *Env, s *Section) error {
 			done++
 			rates := map[*Proc][]float64{}
 			lat := map[*Proc][]time.Duration{}
-			for r := 0; r < env.Reps; r++ {
+			for r := 0; r < rounds; r++ {
 				for k := range peers {
 					p := peers[(k+r)%len(peers)]
 					res, err := loadgen.Run(ctx, p.Addr, reqs[p], id, loadgen.Options{Outstanding: c, Duration: dur, Warmup: warm})
@@ -114,14 +119,34 @@ func runAgent(ctx context.Context, env *Env, s *Section) error {
 				}
 				return Summarize(rates[p]).Median
 			}
+			point := fmt.Sprintf("%s, %d outstanding", v.name, c)
+			// ratio renders the median of the paired ratios of a to b,
+			// marked and explained in a note when they spread widely.
+			ratio := func(a, b *Proc, pct bool) string {
+				if a == nil || b == nil {
+					return "-"
+				}
+				rs := pairedRatios(rates[a], rates[b])
+				m := Summarize(rs)
+				cell := fmt.Sprintf("%.2f", m.Median)
+				if pct {
+					cell = fmt.Sprintf("%.0f%%", 100*m.Median)
+				}
+				if !wide(rs) {
+					return cell
+				}
+				s.Note("† %s, %s / %s: the ratios of the rounds run from %.2f to %.2f (quartiles %.2f and %.2f); interquartile range of the rates: %s of their median.", point, a.Name, b.Name,
+					m.Min, m.Max, m.P25, m.P75, spreadOf(rates, a, b))
+				return cell + " †"
+			}
 			snmpdRate, snmpdSpread := math.NaN(), "-"
 			if a.snmpd != nil {
 				snmpdRate, snmpdSpread = med(a.snmpd), Summarize(rates[a.snmpd]).Spread()
 			}
 			latMed := Summarize(Millis(lat[a.tsnmpd])).Median * 1000
 			t.Add(v.name, fmt.Sprint(c), Num(med(echo)), Num(med(a.tsnmpd)), Num(snmpdRate),
-				fmt.Sprintf("%.0f%%", 100*med(a.tsnmpd)/med(echo)), Ratio(med(a.tsnmpd), snmpdRate),
-				Summarize(rates[a.tsnmpd]).Spread(), snmpdSpread, Num(latMed))
+				ratio(a.tsnmpd, echo, true), ratio(a.tsnmpd, a.snmpd, false),
+				Summarize(rates[echo]).Spread(), Summarize(rates[a.tsnmpd]).Spread(), snmpdSpread, Num(latMed))
 			plot.Categories = append(plot.Categories, fmt.Sprintf("%s c%d", v.name, c))
 			for i, p := range peers {
 				ser[i].Y = append(ser[i].Y, med(p))
@@ -131,4 +156,38 @@ func runAgent(ctx context.Context, env *Env, s *Section) error {
 	plot.Series = ser
 	s.Plot = plot
 	return nil
+}
+
+// wideSpread is the interquartile range, relative to the median, beyond
+// which the median of a set of ratios is not to be trusted: with 10
+// rounds, its standard error is then about 10%.
+const wideSpread = 1.0 / 3
+
+// wide reports whether xs spread beyond wideSpread.
+func wide(xs []float64) bool {
+	m := Summarize(xs)
+	return m.N > 0 && m.P75-m.P25 > wideSpread*m.Median
+}
+
+// pairedRatios returns a[i]/b[i] for the rounds both were measured in.
+func pairedRatios(a, b []float64) []float64 {
+	rs := make([]float64, 0, min(len(a), len(b)))
+	for i := range min(len(a), len(b)) {
+		if b[i] > 0 {
+			rs = append(rs, a[i]/b[i])
+		}
+	}
+	return rs
+}
+
+// spreadOf gives the interquartile range of a's and b's rates relative to
+// their medians, to show which of the two varied.
+func spreadOf(rates map[*Proc][]float64, a, b *Proc) string {
+	var parts []string
+	for _, p := range []*Proc{a, b} {
+		if m := Summarize(rates[p]); m.Median > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f%%", p.Name, 100*(m.P75-m.P25)/m.Median))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
