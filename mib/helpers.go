@@ -152,11 +152,11 @@ func (t *Table) hasColumn(c uint32) bool {
 
 // Next implements Handler.
 func (t *Table) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
-	rows, ci, start, ok := t.locate(r, oid)
-	if !ok {
-		return snmp.VarBind{}, false
+	var one [1]snmp.VarBind
+	if vbs := t.List(r, oid, one[:0], 1); len(vbs) == 1 {
+		return vbs[0], true
 	}
-	return t.scan(r, rows, ci, start)
+	return snmp.VarBind{}, false
 }
 
 // List implements Lister.
@@ -207,24 +207,4 @@ func (t *Table) locate(r *Request, oid snmp.OID) (rows Rows, ci, start int, ok b
 		}
 	}
 	return nil, 0, 0, false
-}
-
-// scan returns the first instance at or after row start of column
-// t.Columns[ci], going on through the following columns.
-func (t *Table) scan(r *Request, rows Rows, ci, start int) (snmp.VarBind, bool) {
-	n := rows.Len()
-	for ; ci < len(t.Columns); ci++ {
-		c := t.Columns[ci]
-		for i := start; i < n; i++ {
-			if v, ok := rows.Value(r, i, c); ok {
-				name := r.Join(t.Entry, c, rows.Index(i))
-				if r != nil {
-					r.cur = cursor{t: t, rows: rows, col: ci, row: i, name: name}
-				}
-				return snmp.VarBind{Name: name, Value: v}, true
-			}
-		}
-		start = 0
-	}
-	return snmp.VarBind{}, false
 }
