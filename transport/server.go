@@ -109,7 +109,10 @@ func (s *udpServer) Serve() error {
 	var first error
 	for i := 0; i < n; i++ {
 		if err := <-errc; err != nil && first == nil {
+			// A reader failed: stop the others too, some of which may
+			// be waiting for queued requests that will never come.
 			first = err
+			s.Close()
 		}
 	}
 	return first

@@ -1,0 +1,95 @@
+package transport
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
+)
+
+// echoHandler answers every message with itself.
+type echoHandler struct{}
+
+func (echoHandler) ServeSNMP(_ *StateReference, msg, out []byte) []byte { return append(out, msg...) }
+
+// TestUDPServe sends bursts from several sockets, so that reads return
+// several requests and the extra readers join, checks that every request
+// is answered, and that Serve returns nil after Close while readers wait
+// for queued requests.
+func TestUDPServe(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	addr, err := ParseAddress(fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t)), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Listen(addr, echoHandler{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve() }()
+	var wg sync.WaitGroup
+	for c := 0; c < 4; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := net.Dial("udp", s.Addr().String())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close()
+			conn.SetDeadline(time.Now().Add(10 * time.Second))
+			const burst = 32
+			for round := 0; round < 20; round++ {
+				for i := 0; i < burst; i++ {
+					conn.Write([]byte{byte(c), byte(round), byte(i)})
+				}
+				seen := map[byte]bool{}
+				buf := make([]byte, 16)
+				for len(seen) < burst {
+					n, err := conn.Read(buf)
+					if err != nil {
+						t.Errorf("client %d round %d: %d of %d answers: %v", c, round, len(seen), burst, err)
+						return
+					}
+					if n != 3 || !bytes.Equal(buf[:2], []byte{byte(c), byte(round)}) {
+						t.Errorf("client %d: unexpected answer % x", c, buf[:n])
+						return
+					}
+					seen[buf[2]] = true
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// One request at a time: readers that joined for the bursts leave,
+	// and wait for queued requests when Close comes.
+	conn, err := net.Dial("udp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 16)
+	for i := 0; i < 50; i++ {
+		conn.Write([]byte{byte(i)})
+		if n, err := conn.Read(buf); err != nil || n != 1 || buf[0] != byte(i) {
+			t.Fatalf("request %d: % x, %v", i, buf[:n], err)
+		}
+	}
+	s.Close()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve after Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after Close")
+	}
+}
