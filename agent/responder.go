@@ -176,39 +176,47 @@ func (q *request) getBulk(req *snmp.PDU, maxReps int) {
 
 // bulkOne answers the repetitions of a GetBulk's only repeating varbind,
 // which is how walks ask: it takes the instances from the tree in runs
-// (mib.Tree.List) and then checks each against the view and the size
-// limit, stepping with next only over instances the view excludes. size
-// is what the response's varbinds take so far.
+// (mib.Tree.List), no longer than what could still fit, and keeps those in
+// the view while they fit. A run entirely out of view hands over to next,
+// which can jump over what the view excludes. size is what the
+// response's varbinds take so far.
 func (q *request) bulkOne(from snmp.OID, reps, size int) {
+	last := from // the last name answered: an endOfMibView repeats it
 	for reps > 0 {
+		// The smallest varbind takes 7 octets: never list more than fit.
+		run := min(reps, (q.maxSize-size)/7+1)
 		base := len(q.resp.VarBinds)
-		q.resp.VarBinds = q.tree.List(q.r, from, q.resp.VarBinds, reps)
-		vbs := q.resp.VarBinds
+		vbs := q.tree.List(q.r, from, q.resp.VarBinds, run)
 		if len(vbs) == base {
-			q.bulkEnd(from, size)
+			q.resp.VarBinds = vbs
+			q.bulkEnd(last, size)
 			return
 		}
-		i := base
-		for ; i < len(vbs) && q.view.Contains(vbs[i].Name); i++ {
+		from = vbs[len(vbs)-1].Name
+		k := base
+		for i := base; i < len(vbs); i++ {
+			if !q.view.Contains(vbs[i].Name) {
+				continue
+			}
 			l := snmp.VarBindLen(&vbs[i])
 			if size+l > q.maxSize {
-				q.resp.VarBinds = vbs[:i]
+				q.resp.VarBinds = vbs[:k]
 				return
 			}
 			size += l
+			vbs[k] = vbs[i]
+			k++
 		}
-		reps -= i - base
-		if i > base {
-			from = vbs[i-1].Name
-		}
-		if i == len(vbs) {
+		q.resp.VarBinds = vbs[:k]
+		reps -= k - base
+		if k > base {
+			last = vbs[k-1].Name
 			continue
 		}
-		// vbs[i] is out of view: next steps over what the view excludes.
-		q.resp.VarBinds = vbs[:i]
+		// The whole run was out of view: next skips what the view excludes.
 		nvb, ok := q.next(from)
 		if !ok {
-			q.bulkEnd(from, size)
+			q.bulkEnd(last, size)
 			return
 		}
 		l := snmp.VarBindLen(&nvb)
@@ -218,14 +226,14 @@ func (q *request) bulkOne(from snmp.OID, reps, size int) {
 		size += l
 		q.resp.VarBinds = append(q.resp.VarBinds, nvb)
 		reps--
-		from = nvb.Name
+		from, last = nvb.Name, nvb.Name
 	}
 }
 
-// bulkEnd adds the endOfMibView that ends a repetition after from, if it
-// fits.
-func (q *request) bulkEnd(from snmp.OID, size int) {
-	vb := snmp.VarBind{Name: from, Value: snmp.ExceptionValue(snmp.EndOfMibView)}
+// bulkEnd adds the endOfMibView that ends the repetitions after name, if
+// it fits.
+func (q *request) bulkEnd(name snmp.OID, size int) {
+	vb := snmp.VarBind{Name: name, Value: snmp.ExceptionValue(snmp.EndOfMibView)}
 	if size+snmp.VarBindLen(&vb) <= q.maxSize {
 		q.resp.VarBinds = append(q.resp.VarBinds, vb)
 	}

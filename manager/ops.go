@@ -66,9 +66,9 @@ type WalkOptions struct {
 	// value) means adaptive unless the session is set to fixed.
 	Retransmit Retransmit
 	// Reuse decodes every response into the same storage, so that a walk
-	// allocates nothing per response. The VarBind passed to the callback,
-	// its name and its value's bytes, are then valid only until the
-	// callback returns: copy what you keep (vb.Name.Clone(),
+	// allocates no varbinds or names per response. The VarBind passed to
+	// the callback, its name and its value's bytes, are then valid only
+	// until the callback returns: copy what you keep (vb.Name.Clone(),
 	// bytes.Clone(vb.Value.Bytes)).
 	Reuse bool
 }
@@ -111,24 +111,26 @@ func (s *Session) WalkWith(ctx context.Context, root snmp.OID, o WalkOptions, fn
 	if o.Bulk && o.MaxRepetitions <= 0 {
 		o.MaxRepetitions = 10
 	}
-	name := root.Clone()
-	var scratch, into *snmp.PDU
+	// name is the last name walked, in the last response; the request
+	// asks for what follows a copy of it, which neither a response decoded
+	// into reused storage nor the callback can change.
+	name := root
+	var from snmp.OID
+	var into *snmp.PDU
 	if o.Reuse {
-		scratch = new(snmp.PDU)
+		into = new(snmp.PDU)
 	}
 	const maxRequests = 1 << 24 // a bound far above any real table
 	for st.Requests < maxRequests {
+		from = append(from[:0], name...)
+		name = from
 		var pdu *snmp.PDU
 		if o.Bulk {
-			pdu = bulkPDU(0, o.MaxRepetitions, []snmp.OID{name})
+			pdu = bulkPDU(0, o.MaxRepetitions, []snmp.OID{from})
 		} else {
-			pdu = &snmp.PDU{Type: snmp.GetNextRequest, VarBinds: nullBinds([]snmp.OID{name})}
+			pdu = &snmp.PDU{Type: snmp.GetNextRequest, VarBinds: nullBinds([]snmp.OID{from})}
 		}
 		st.Requests++
-		if into = scratch; into != nil {
-			// The next response overwrites the last one, where name is.
-			name = append(name[:0:0], name...)
-		}
 		resp, err := s.do(ctx, pdu, adaptive, into)
 		if err != nil {
 			var se *StatusError

@@ -161,8 +161,11 @@ func (t *Table) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
 
 // List implements Lister.
 func (t *Table) List(r *Request, oid snmp.OID, dst []snmp.VarBind, max int) []snmp.VarBind {
+	if max <= 0 {
+		return dst
+	}
 	rows, ci, start, ok := t.locate(r, oid)
-	if !ok || max <= 0 {
+	if !ok {
 		return dst
 	}
 	n := rows.Len()

@@ -221,7 +221,7 @@ func (t *Tree) List(r *Request, oid snmp.OID, dst []snmp.VarBind, max int) []snm
 			break
 		}
 		dst = append(dst, vb)
-		if r != nil {
+		if r != nil && len(dst) < want {
 			if l, ok := t.entries[r.lastEntry].h.(Lister); ok {
 				dst = l.List(r, vb.Name, dst, want-len(dst))
 				t.remember(r, r.lastEntry, dst[len(dst)-1].Name)

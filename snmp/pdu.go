@@ -145,22 +145,29 @@ func (p *PDU) Unmarshal(b []byte) error {
 
 // sizeVarBinds returns how many varbinds list holds and how many
 // sub-identifiers their names take, so that decoding allocates once. It
-// stops at the first malformed varbind, which the decoder then reports.
+// counts only well-formed varbinds (a name and one value) and stops at the
+// first other one, which the decoder then reports: a message can make it
+// allocate no more than its valid varbinds need.
 func sizeVarBinds(list []byte) (n, subids int) {
 	r := ber.Reader(list)
 	for !r.Empty() {
 		vbc, err := r.Read(ber.TagSequence)
 		if err != nil {
-			break
+			return n, subids
+		}
+		vr := ber.Reader(vbc)
+		name, err := vr.Read(ber.TagOID)
+		if err != nil || len(name) == 0 {
+			return n, subids
+		}
+		if _, _, err := vr.ReadTLV(); err != nil || !vr.Empty() {
+			return n, subids
 		}
 		n++
-		vr := ber.Reader(vbc)
-		if name, err := vr.Read(ber.TagOID); err == nil {
-			subids++ // the first octet holds two arcs
-			for _, c := range name {
-				if c&0x80 == 0 {
-					subids++
-				}
+		subids++ // the first octet holds two arcs
+		for _, c := range name {
+			if c&0x80 == 0 {
+				subids++
 			}
 		}
 	}

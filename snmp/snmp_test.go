@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"reflect"
 	"testing"
+
+	"github.com/tsnmp/tsnmp/ber"
 )
 
 func allTypesPDU() PDU {
@@ -259,5 +261,32 @@ func BenchmarkDecodeBulkResponse(b *testing.B) {
 		if err := got.Unmarshal(buf); err != nil || len(got.PDU.VarBinds) != 1000 {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDecodeAllocatesForValidVarBinds checks that a list of malformed
+// varbinds does not make the decoder allocate for them.
+func TestDecodeAllocatesForValidVarBinds(t *testing.T) {
+	list := bytes.Repeat([]byte{0x30, 0x00}, 30000) // 30,000 empty varbinds
+	b, msg := ber.Begin(nil, ber.TagSequence)
+	b = ber.AppendInt(b, ber.TagInteger, int64(V2c))
+	b = ber.AppendBytes(b, ber.TagOctetString, []byte("public"))
+	b, pdu := ber.Begin(b, byte(GetRequest))
+	for range 3 { // request-id, error-status, error-index
+		b = ber.AppendInt(b, ber.TagInteger, 0)
+	}
+	b, vbl := ber.Begin(b, ber.TagSequence)
+	b = append(b, list...)
+	b = ber.End(ber.End(ber.End(b, vbl), pdu), msg)
+	var m Message
+	if err := m.Unmarshal(b); err == nil {
+		t.Fatal("empty varbinds decoded")
+	}
+	if n, _ := sizeVarBinds(list); n != 0 {
+		t.Errorf("sizeVarBinds counted %d malformed varbinds", n)
+	}
+	allocs := testing.AllocsPerRun(10, func() { var m Message; m.Unmarshal(b) })
+	if allocs > 0 {
+		t.Errorf("decoding malformed varbinds allocated %v times", allocs)
 	}
 }

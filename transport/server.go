@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/ipv4"
@@ -81,6 +82,7 @@ type udpServer struct {
 	log       *slog.Logger
 	closed    chan struct{}
 	closeOnce sync.Once
+	slow      atomic.Int32 // readers past slowBatch in their requests
 }
 
 func (s *udpServer) Addr() net.Addr { return s.conn.LocalAddr() }
@@ -94,10 +96,13 @@ func (s *udpServer) Close() error {
 // and replies in turn, so a request never changes goroutine.
 //
 // One reader always waits on the socket. The others join only while
-// requests queue up (a read returned more than one), and leave when their
-// read finds at most one: readers of one socket take turns at its read
-// lock, and with a single request outstanding, as in a walk, a second
-// reader would only add a wake-up per request on another CPU.
+// requests queue up (a read returned more than one) or while a reader
+// spends longer than slowBatch on its requests (a refresh of kernel data,
+// say), and leave when their read finds at most one: readers of one socket
+// take turns at its read lock, and with a single request outstanding, as
+// in a walk, a second reader would only add a wake-up per request on
+// another CPU. If a reader fails, Serve closes the server and returns the
+// error.
 func (s *udpServer) Serve() error {
 	local := s.conn.LocalAddr().(*net.UDPAddr).AddrPort()
 	n := runtime.GOMAXPROCS(0)
@@ -124,6 +129,10 @@ func (s *udpServer) Serve() error {
 // just that one, without waiting for more.
 const udpBatch = 8
 
+// slowBatch is how long a reader may take over its requests before
+// another reader joins to read meanwhile.
+const slowBatch = time.Millisecond
+
 // loop reads, answers and replies. The primary reader reads all the time;
 // the others wait for queued, which a read of more than one request
 // signals.
@@ -140,6 +149,24 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 		bufs[i] = out[i].Buffers[0]
 	}
 	ref := StateReference{Domain: UDP, Local: local, SecurityLevel: 1}
+	join := func() {
+		select {
+		case queued <- struct{}{}: // another reader may help
+		default:
+		}
+	}
+	// While this reader serves a batch (state 1) for longer than
+	// slowBatch, it counts as slow (state 2): another reader joins and
+	// stays until no reader is slow.
+	var state atomic.Int32
+	timer := time.AfterFunc(time.Hour, func() {
+		if state.CompareAndSwap(1, 2) {
+			s.slow.Add(1)
+			join()
+		}
+	})
+	timer.Stop()
+	defer timer.Stop()
 	joined := primary
 	for {
 		if !joined {
@@ -162,13 +189,12 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 			return err
 		}
 		if n > 1 {
-			select {
-			case queued <- struct{}{}: // another reader may help
-			default:
-			}
+			join()
 		} else {
-			joined = primary
+			joined = primary || s.slow.Load() > 0
 		}
+		state.Store(1)
+		timer.Reset(slowBatch)
 		k := 0
 		for i := 0; i < n; i++ {
 			from, ok := in[i].Addr.(*net.UDPAddr)
@@ -196,6 +222,10 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 				break
 			}
 			sent += m
+		}
+		timer.Stop()
+		if state.Swap(0) == 2 {
+			s.slow.Add(-1)
 		}
 	}
 }

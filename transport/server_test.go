@@ -93,3 +93,63 @@ func TestUDPServe(t *testing.T) {
 		t.Fatal("Serve did not return after Close")
 	}
 }
+
+// slowHandler answers "slow" after a pause, and everything else at once.
+type slowHandler struct{ pause time.Duration }
+
+func (h slowHandler) ServeSNMP(_ *StateReference, msg, out []byte) []byte {
+	if string(msg) == "slow" {
+		time.Sleep(h.pause)
+	}
+	return append(out, msg...)
+}
+
+// TestUDPSlowRequest checks that a request that takes long does not hold
+// up the others: another reader joins while it is served.
+func TestUDPSlowRequest(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	addr, err := ParseAddress(fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t)), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Listen(addr, slowHandler{pause: time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	go s.Serve()
+	dial := func() net.Conn {
+		c, err := net.Dial("udp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	slow, fast := dial(), dial()
+	// Make sure the server answers before the test starts.
+	fast.Write([]byte("ping"))
+	buf := make([]byte, 16)
+	if _, err := fast.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan time.Time, 1)
+	go func() {
+		slow.Write([]byte("slow"))
+		slow.Read(make([]byte, 16))
+		answered <- time.Now()
+	}()
+	time.Sleep(50 * time.Millisecond) // the slow request is being served
+	for i := 0; i < 10; i++ {
+		fast.Write([]byte{byte(i)})
+		if n, err := fast.Read(buf); err != nil || n != 1 || buf[0] != byte(i) {
+			t.Fatalf("fast request %d: % x, %v", i, buf[:n], err)
+		}
+		select {
+		case <-answered:
+			t.Fatalf("fast request %d waited for the slow one", i)
+		default:
+		}
+	}
+}

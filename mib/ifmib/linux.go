@@ -55,7 +55,7 @@ func (s *stats) rxUcast() uint64 {
 // time). A lost announcement (ENOBUFS), an interrupted dump, a stats dump
 // that names other interfaces than the links, or a failed watch all fall
 // back to full dumps, so no attribute is served stale for longer than one
-// refresh.
+// refresh. A failed watch is dialled again at the next refresh.
 //
 // Dumps are read with a 64 KB buffer, which lets the kernel fill 32 KB
 // per read (it sizes dump messages by the reader's largest buffer); a
@@ -136,13 +136,16 @@ func (k *kernel) dial() error {
 // attributes and an RTM_GETSTATS dump. The sockets are kept for the next
 // call and re-dialled after an error.
 func (k *kernel) links() ([]link, error) {
+	if k.nl >= 0 && k.watch.dead.Load() {
+		k.closeNetlink() // the watch failed: start afresh
+	}
 	if k.nl < 0 {
 		if err := k.dial(); err != nil {
 			return nil, err
 		}
 	}
 	var err error
-	if k.info == nil || k.noStats || k.watch.dead.Load() || k.watch.changed.Swap(false) {
+	if k.info == nil || k.noStats || k.watch.changed.Swap(false) {
 		err = k.dumpLinks()
 	} else if err = k.dumpStats(); errors.Is(err, errStale) {
 		err = k.dumpLinks()
@@ -225,9 +228,11 @@ func (k *kernel) dumpStats() error {
 const sizeofIfStatsMsg = 12
 
 // dump sends an rtnetlink dump request of type typ and calls fn with the
-// type and payload of every message of the answer. An error from fn stops
-// the dump; the socket is then closed, so no rest of it is read later.
+// type and payload of every message of the answer. After an error from fn
+// the rest of the answer is read and dropped, so that the socket is ready
+// for the next request, and the error is returned.
 func (k *kernel) dump(typ uint16, body []byte, fn func(typ uint16, b []byte) error) error {
+	var fnErr error
 	k.seq++
 	req := make([]byte, unix.NLMSG_HDRLEN+len(body))
 	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
@@ -273,11 +278,11 @@ func (k *kernel) dump(typ uint16, body []byte, fn func(typ uint16, b []byte) err
 					}
 				}
 				if mtyp == unix.NLMSG_DONE {
-					return nil
+					return fnErr
 				}
 			default:
-				if err := fn(mtyp, data); err != nil {
-					return err
+				if fnErr == nil {
+					fnErr = fn(mtyp, data)
 				}
 			}
 		}

@@ -1,6 +1,8 @@
 package ifmib
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,6 +112,36 @@ func sendFrames(t testing.TB, ifindex uint32, n int) {
 	for i := 0; i < n; i++ {
 		if err := unix.Sendto(fd, frame, 0, to); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestKernelStaleStats checks the fall-back from a stats dump that names
+// an interface the cached links lack (one the watch has not reported yet):
+// the rest of that dump is read and dropped, and the link dump that
+// follows on the same socket succeeds. The namespace has enough
+// interfaces for the stats dump to take several reads.
+func TestKernelStaleStats(t *testing.T) {
+	needPeers(t, "ip")
+	ns := newNetns(t)
+	var script strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&script, "link add a%d type veth peer name b%d\n", i, i)
+	}
+	ipBatch(t, ns, script.String())
+	k := newKernel()
+	t.Cleanup(func() { k.close() })
+	inNetns(t, ns, func() { mustLinks(t, &k) })
+	for i := 0; i < 3; i++ {
+		k.watch.changed.Store(false)
+		k.pos = map[uint32]int{} // as if every interface were new
+		before := k.linkDumps.Load()
+		links, err := k.links()
+		if err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+		if len(links) != 401 || k.linkDumps.Load() != before+1 {
+			t.Fatalf("read %d: %d links, %d link dumps; want 401 from one more dump", i, len(links), k.linkDumps.Load()-before)
 		}
 	}
 }
