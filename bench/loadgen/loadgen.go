@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tsnmp/tsnmp/ber"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -189,22 +188,11 @@ func CommunityID(b []byte) (int32, bool) {
 
 // V3ID reads the msgID of an SNMPv3 message.
 func V3ID(b []byte) (int32, bool) {
-	r := ber.Reader(b)
-	c, err := r.Read(ber.TagSequence)
-	if err != nil {
+	var h snmp.V3Message
+	if h.Unmarshal(b) != nil {
 		return 0, false
 	}
-	cr := ber.Reader(c)
-	if _, err := cr.Read(ber.TagInteger); err != nil {
-		return 0, false
-	}
-	g, err := cr.Read(ber.TagSequence)
-	if err != nil {
-		return 0, false
-	}
-	gr := ber.Reader(g)
-	id, err := gr.ReadInt(ber.TagInteger)
-	return int32(id), err == nil
+	return h.MsgID, true
 }
 
 // EchoServer is a bare UDP echo server: the floor of what a UDP request
