@@ -4,21 +4,34 @@ package localhost
 
 import (
 	"errors"
+	"math/rand/v2"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
 // FreePort returns a port that was free on 127.0.0.1 for both UDP and TCP
-// a moment ago.
+// a moment ago. It is taken below the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range), from which every client socket and
+// every bind to port 0 draw theirs: a port from that range can be taken
+// by any connection between this call and the caller's bind, a port below
+// it only by another explicit bind.
 func FreePort() (int, error) {
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
+	lo, hi := 10000, ephemeralLow()
+	for i := 0; i < 200; i++ {
+		port := 0 // no room below the ephemeral range: let the kernel choose
+		if hi-lo >= 1000 {
+			port = lo + rand.IntN(hi-lo)
 		}
-		port := l.Addr().(*net.TCPAddr).Port
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		port = l.Addr().(*net.TCPAddr).Port
 		u, err := net.ListenPacket("udp", l.Addr().String())
 		l.Close()
 		if err == nil {
@@ -27,6 +40,24 @@ func FreePort() (int, error) {
 		}
 	}
 	return 0, errors.New("no free port on 127.0.0.1")
+}
+
+// ephemeralLow returns the first port of the kernel's ephemeral range, or
+// 32768 (Linux's default) when it cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 32768
+	}
+	return n
 }
 
 // WaitSNMP waits up to tries × 150 ms until an SNMPv2c get of
