@@ -4,7 +4,7 @@ BIN     := bin
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build demo test lint unit fuzz-smoke bench clean
+.PHONY: all build demo test deps lint unit fuzz-smoke bench clean
 
 all: build
 
@@ -16,13 +16,17 @@ build:
 demo: build
 	./scripts/demo.sh
 
-# Everything CI checks.
-test: lint unit
+# Everything CI checks. deps installs the linters and (as root) the
+# interoperability peers; it says what to run when it cannot.
+test: deps lint unit
+
+deps:
+	@./scripts/test-deps.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	staticcheck ./...
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
 
 unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
