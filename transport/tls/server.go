@@ -59,6 +59,15 @@ type Options struct {
 	DisableTickets bool
 }
 
+// DefaultMaxSessions caps a listener's sessions (max_sessions), handshakes
+// in progress included; DefaultMaxHandshakes caps the handshakes in
+// progress, beyond which one source's handshakes make room for another's
+// (see internal/connset).
+const (
+	DefaultMaxSessions   = 1024
+	DefaultMaxHandshakes = 128
+)
+
 // Server is a TLS transport listener (RFC 6353 over TCP).
 type Server struct {
 	ss         *transport.StreamServer
@@ -101,6 +110,12 @@ func NewServer(l net.Listener, h transport.Handler, cfg *ServerConfig, opts *Opt
 	}
 	if err := s.Update(cfg); err != nil {
 		return nil, err
+	}
+	if o := &s.opts.ServerOptions; o.MaxConns == 0 {
+		o.MaxConns = DefaultMaxSessions
+	}
+	if o := &s.opts.ServerOptions; o.MaxStartups == 0 {
+		o.MaxStartups = DefaultMaxHandshakes
 	}
 	s.ss = transport.NewStreamServer(&listener{Listener: l, s: s}, transport.TLS, h, &s.opts.ServerOptions)
 	s.ss.Identify = s.identify
