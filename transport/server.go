@@ -289,6 +289,9 @@ func (s *StreamServer) Addr() net.Addr { return s.l.Addr() }
 // connections.
 func (s *StreamServer) ConnStats() connset.Stats { return s.set.Stats() }
 
+// Limits returns the connection limits in force, defaults filled in.
+func (s *StreamServer) Limits() connset.Limits { return s.set.Limits() }
+
 // Close stops accepting and closes every open connection.
 func (s *StreamServer) Close() error {
 	err := s.l.Close()

@@ -105,6 +105,7 @@ func (l *Limits) defaults() {
 	if l.MaxConns <= 0 {
 		l.MaxConns = 1024
 	}
+	l.StartupsFull = min(l.StartupsFull, l.MaxConns)
 	if f := l.StartupsFull; f > 0 {
 		// Budgets too small to share keep only the eviction at Full.
 		small := f < 8

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/connset"
 	"github.com/tsnmp/tsnmp/transport"
 )
 
@@ -162,6 +163,13 @@ func (s *Server) Close() error {
 
 // Stats returns the counters.
 func (s *Server) Stats() *Stats { return s.opts.Stats }
+
+// ConnStats returns the counters of admitted, refused and evicted
+// connections.
+func (s *Server) ConnStats() connset.Stats { return s.ss.ConnStats() }
+
+// Limits returns the connection limits in force, defaults filled in.
+func (s *Server) Limits() connset.Limits { return s.ss.Limits() }
 
 type listener struct {
 	net.Listener
