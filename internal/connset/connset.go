@@ -201,11 +201,20 @@ type Set struct {
 	n         int // open connections
 	startups  int
 	sources   map[netip.Addr]*source
-	penalty   map[netip.Addr]time.Time // end of each source's penalty
+	penalty   map[netip.Addr]penalty
 	listeners map[net.Listener]struct{}
 	wg        sync.WaitGroup
 	lastLog   [numReasons]time.Time
 	quiet     [numReasons]uint64 // refusals not logged since lastLog
+}
+
+// penalty is a source's accumulated penalty: it ends at end, and
+// refuses the source's connections once the penalties added since it
+// began (sum) reach Penalties.Min.
+type penalty struct {
+	end    time.Time
+	sum    time.Duration
+	active bool
 }
 
 type source struct {
@@ -222,7 +231,7 @@ func New(name string, lim Limits, log *slog.Logger) *Set {
 		log = slog.Default()
 	}
 	return &Set{name: name, lim: lim, log: log, sources: map[netip.Addr]*source{},
-		penalty: map[netip.Addr]time.Time{}, listeners: map[net.Listener]struct{}{}}
+		penalty: map[netip.Addr]penalty{}, listeners: map[net.Listener]struct{}{}}
 }
 
 // Limits returns the limits in force, defaults filled in.
@@ -487,30 +496,29 @@ func (s *Set) penalizedLocked(key netip.Addr, now time.Time) bool {
 	if s.lim.Penalties.Min < 0 {
 		return false
 	}
-	end, ok := s.penalty[key]
+	p, ok := s.penalty[key]
 	if !ok {
 		return false
 	}
-	left := end.Sub(now)
-	if left <= 0 {
+	if !p.end.After(now) {
 		delete(s.penalty, key)
 		return false
 	}
-	return left >= s.lim.Penalties.Min
+	return p.active
 }
 
-func (s *Set) penalize(key netip.Addr, p Penalty) {
+func (s *Set) penalize(key netip.Addr, kind Penalty) {
 	pl := &s.lim.Penalties
 	if pl.Min < 0 {
 		return
 	}
-	d := [...]time.Duration{AuthFail: pl.AuthFail, NoAuth: pl.NoAuth, Grace: pl.Grace, Protocol: pl.Protocol}[p]
+	d := [...]time.Duration{AuthFail: pl.AuthFail, NoAuth: pl.NoAuth, Grace: pl.Grace, Protocol: pl.Protocol}[kind]
 	now := time.Now()
-	end, ok := s.penalty[key]
-	if !ok || end.Before(now) {
+	p, ok := s.penalty[key]
+	if !ok || !p.end.After(now) {
 		if !ok && len(s.penalty) >= pl.MaxSources {
 			for k, e := range s.penalty {
-				if e.Before(now) {
+				if !e.end.After(now) {
 					delete(s.penalty, k)
 				}
 			}
@@ -518,13 +526,14 @@ func (s *Set) penalize(key netip.Addr, p Penalty) {
 				return
 			}
 		}
-		end = now
+		p = penalty{end: now}
 	}
-	end = end.Add(d)
-	if end.Sub(now) > pl.Max {
-		end = now.Add(pl.Max)
+	p.end, p.sum = p.end.Add(d), p.sum+d
+	if p.end.Sub(now) > pl.Max {
+		p.end = now.Add(pl.Max)
 	}
-	s.penalty[key] = end
+	p.active = p.active || p.sum >= pl.Min
+	s.penalty[key] = p
 	s.penalties.Add(1)
 }
 
