@@ -22,6 +22,9 @@ import (
 const (
 	DefaultMaxBody    = 64 << 10
 	DefaultMaxObjects = 100000
+	// DefaultHSTSMaxAge is two years, as Mozilla's server-side TLS
+	// guidelines recommend.
+	DefaultHSTSMaxAge = 2 * 365 * 24 * time.Hour
 	// MaxURL bounds the request target (path and query).
 	MaxURL = 4096
 	// maxContextName is SnmpAdminString (SIZE(0..32)).
@@ -41,6 +44,11 @@ type Config struct {
 	// MaxObjects bounds the objects of one response (default 100000);
 	// a longer walk is truncated and says where to continue.
 	MaxObjects int
+	// HSTSMaxAge is the max-age of the Strict-Transport-Security header
+	// sent on every https response (RFC 6797): how long a browser that
+	// has reached the agent over https refuses plain http to it. Zero
+	// means DefaultHSTSMaxAge; negative sends no header.
+	HSTSMaxAge time.Duration
 	Log        *slog.Logger
 	// Now is the clock of request snapshots (default time.Now).
 	Now func() time.Time
@@ -53,6 +61,7 @@ type Handler struct {
 	keys   *usm.KeyCache
 	derive chan struct{} // bounds concurrent password-to-key derivations
 	mux    *http.ServeMux
+	hsts   string // Strict-Transport-Security value; "" sends none
 	Stats  Stats
 }
 
@@ -67,11 +76,18 @@ func New(cfg Config) *Handler {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if cfg.HSTSMaxAge == 0 {
+		cfg.HSTSMaxAge = DefaultHSTSMaxAge
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	h := &Handler{cfg: cfg, keys: usm.NewKeyCache(256), derive: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 	h.mux = h.newMux()
+	if cfg.HSTSMaxAge > 0 {
+		// No includeSubDomains: an agent speaks for its own name only.
+		h.hsts = "max-age=" + strconv.FormatInt(int64(cfg.HSTSMaxAge/time.Second), 10)
+	}
 	return h
 }
 

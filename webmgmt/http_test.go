@@ -629,3 +629,46 @@ func TestRouting(t *testing.T) {
 		}
 	}
 }
+
+// TestHSTS sends Strict-Transport-Security on every https response, and
+// never over plain http (RFC 6797 §7.2).
+func TestHSTS(t *testing.T) {
+	a := startAgent(t, webmgmttest.Options{})
+	want := "max-age=63072000"
+	for _, h2 := range []bool{false, true} {
+		c := client(a.ClientTLS(nil), h2)
+		for _, tc := range []struct {
+			path, auth string
+			status     int
+		}{
+			{"/mib/sysDescr.0", "SNMP-Community public", 200},
+			{"/mib/sysDescr.0", "", 401},
+			{"/nothing", "SNMP-Community public", 404},
+			{"/wsdl", "", 200},
+		} {
+			hdr := map[string]string{}
+			if tc.auth != "" {
+				hdr["Authorization"] = tc.auth
+			}
+			r := do(t, c, "GET", a.HTTPSURL+tc.path, hdr, "")
+			if r.status != tc.status || r.header.Get("Strict-Transport-Security") != want {
+				t.Errorf("https (h2 %v) %s: %d Strict-Transport-Security %q; want %d %q", h2, tc.path, r.status, r.header.Get("Strict-Transport-Security"), tc.status, want)
+			}
+		}
+	}
+	r := do(t, client(nil, false), "GET", a.HTTPURL+"/mib/sysDescr.0", map[string]string{"Authorization": "SNMP-Community public"}, "")
+	if r.status != 200 || r.header.Get("Strict-Transport-Security") != "" {
+		t.Errorf("plain http: %d Strict-Transport-Security %q", r.status, r.header.Get("Strict-Transport-Security"))
+	}
+	// A configured max-age, and none.
+	for _, tc := range []struct {
+		age  time.Duration
+		want string
+	}{{24 * time.Hour, "max-age=86400"}, {-1, ""}} {
+		b := startAgent(t, webmgmttest.Options{Handler: webmgmt.Config{HSTSMaxAge: tc.age}})
+		r := do(t, client(b.ClientTLS(nil), false), "GET", b.HTTPSURL+"/mib/sysDescr.0", map[string]string{"Authorization": "SNMP-Community public"}, "")
+		if got := r.header.Get("Strict-Transport-Security"); r.status != 200 || got != tc.want {
+			t.Errorf("HSTSMaxAge %v: %d %q, want %q", tc.age, r.status, got, tc.want)
+		}
+	}
+}

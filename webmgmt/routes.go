@@ -119,6 +119,10 @@ func isClean(p string) bool {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Stats.Requests.Add(1)
+	if r.TLS != nil && h.hsts != "" {
+		// Only over TLS: RFC 6797 §7.2 forbids it on plain http.
+		w.Header().Set("Strict-Transport-Security", h.hsts)
+	}
 	h.routeFor(r).ServeHTTP(w, r)
 }
 
