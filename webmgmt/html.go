@@ -231,7 +231,7 @@ func qualified(n *smi.Node) string {
 }
 
 func who(pr agent.Principal) string {
-	model := "security model " + strconv.Itoa(pr.SecurityModel)
+	model := "security model " + strconv.Itoa(int(pr.SecurityModel))
 	switch pr.SecurityModel {
 	case snmp.SecurityModelV1:
 		model = "SNMPv1 community"
