@@ -15,10 +15,8 @@ import (
 	"time"
 
 	"github.com/tsnmp/tsnmp/internal/connset"
-
-	"golang.org/x/net/ipv4"
-
 	"github.com/tsnmp/tsnmp/snmp"
+	"golang.org/x/net/ipv4"
 )
 
 // Handler processes one incoming message. It appends the response, if any,
