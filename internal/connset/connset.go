@@ -411,13 +411,16 @@ func (c *Conn) Fail(p Penalty) {
 }
 
 // FailErr records the failure of a startup from its error: a timeout
-// costs Grace, a client that went away NoAuth, anything else AuthFail.
+// costs Grace; a client that went away, or that refused the agent (a TLS
+// alert from the client: it did not trust the agent's certificate), costs
+// NoAuth; anything else AuthFail.
 func (c *Conn) FailErr(err error) {
 	var ne net.Error
+	var op *net.OpError
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
 		c.Fail(Grace)
-	case isGone(err):
+	case isGone(err), errors.As(err, &op) && op.Op == "remote error":
 		c.Fail(NoAuth)
 	default:
 		c.Fail(AuthFail)
