@@ -371,8 +371,9 @@ func (v *tsmState) exchange(ctx context.Context, s *Session, adaptive bool, engi
 		return tsm.AppendMessage(nil, id, int32(v.cfg.MaxMsgSize), snmp.LevelFlags(v.level)|snmp.FlagReportable, scoped), nil
 	}, func(b []byte) (bool, error) {
 		var hdr snmp.V3Message
-		if hdr.Unmarshal(b) != nil || hdr.SecurityModel != snmp.SecurityModelTSM || len(hdr.SecurityParameters) != 0 ||
-			hdr.Flags&snmp.FlagReportable != 0 {
+		// The reportable flag is not looked at (RFC 3412 section 6.4;
+		// see v3State.acceptResponse).
+		if hdr.Unmarshal(b) != nil || hdr.SecurityModel != snmp.SecurityModelTSM || len(hdr.SecurityParameters) != 0 {
 			return false, nil
 		}
 		var sp snmp.ScopedPDU
