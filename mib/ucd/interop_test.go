@@ -2,7 +2,6 @@ package ucd
 
 import (
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,64 +14,6 @@ import (
 	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 )
-
-// rule says how one column compares between tsnmp and Net-SNMP.
-type rule struct {
-	tol, frac float64 // numeric tolerance (absolute, relative); both 0: equal
-	skip      string  // why the column is not compared
-}
-
-// compare checks that both walks have the same instances under each
-// prefix and that values agree by the prefix's rule. prefixes end in '.'.
-func compare(t *testing.T, ours, theirs map[string]string, rules map[string]rule) int {
-	t.Helper()
-	keys := map[string]bool{}
-	for k := range ours {
-		keys[k] = true
-	}
-	for k := range theirs {
-		keys[k] = true
-	}
-	var sorted []string
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	slices.Sort(sorted)
-	compared := 0
-	for _, k := range sorted {
-		var rl rule
-		var col string
-		for p, r := range rules {
-			if strings.HasPrefix(k, p) && len(p) > len(col) {
-				col, rl = p, r
-			}
-		}
-		if col == "" {
-			continue
-		}
-		o, okO := ours[k]
-		th, okT := theirs[k]
-		switch {
-		case !okO:
-			t.Errorf("%s: Net-SNMP serves %s, tsnmp nothing", k, th)
-			continue
-		case !okT:
-			t.Errorf("%s: tsnmp serves %s, Net-SNMP nothing", k, o)
-			continue
-		case rl.skip != "":
-			continue
-		}
-		compared++
-		if rl.tol == 0 && rl.frac == 0 {
-			if o != th {
-				t.Errorf("%s: tsnmp %q, Net-SNMP %q", k, o, th)
-			}
-		} else if !mibtest.Within(o, th, rl.tol, rl.frac) {
-			t.Errorf("%s: tsnmp %s, Net-SNMP %s (tolerance %g or %g%%)", k, o, th, rl.tol, rl.frac*100)
-		}
-	}
-	return compared
-}
 
 // startNamed starts n processes whose task name is name (a copy of
 // sleep), stopped when the test ends.
@@ -154,27 +95,27 @@ func TestInteropNetSNMP(t *testing.T) {
 		pr  = "1.3.6.1.4.1.2021.2.1."
 		dio = "1.3.6.1.4.1.2021.13.15.1.1."
 	)
-	memTol := rule{tol: 4096, frac: 0.05} // kB that move between two readings
-	rules := map[string]rule{
-		mem: {}, mem + "6.": {skip: "memAvailReal: MemAvailable, checked below"}, mem + "11.": {skip: "memTotalFree, checked below"},
-		mem + "21.": {skip: "memAvailRealX, checked below"}, mem + "22.": {skip: "memTotalFreeX, checked below"},
+	memTol := mibtest.Rule{Tol: 4096, Frac: 0.05} // kB that move between two readings
+	rules := map[string]mibtest.Rule{
+		mem: {}, mem + "6.": {Skip: "memAvailReal: MemAvailable, checked below"}, mem + "11.": {Skip: "memTotalFree, checked below"},
+		mem + "21.": {Skip: "memAvailRealX, checked below"}, mem + "22.": {Skip: "memTotalFreeX, checked below"},
 		mem + "13.": memTol, mem + "14.": memTol, mem + "15.": memTol, mem + "24.": memTol, mem + "25.": memTol, mem + "26.": memTol, mem + "27.": memTol,
-		la: {}, la + "3.": {skip: "load moves"}, la + "5.": {tol: 50}, la + "6.": {skip: "load moves"},
-		la + "101.": {skip: "message carries the load"},
+		la: {}, la + "3.": {Skip: "load moves"}, la + "5.": {Tol: 50}, la + "6.": {Skip: "load moves"},
+		la + "101.": {Skip: "message carries the load"},
 		ss:          {},
-		dsk:         {}, dsk + "7.": {tol: 262144}, dsk + "8.": {tol: 262144}, dsk + "9.": {tol: 1}, dsk + "10.": {tol: 1},
-		dsk + "13.": {tol: 262144}, dsk + "15.": {tol: 262144}, dsk + "101.": {skip: "message carries free space"},
+		dsk:         {}, dsk + "7.": {Tol: 262144}, dsk + "8.": {Tol: 262144}, dsk + "9.": {Tol: 1}, dsk + "10.": {Tol: 1},
+		dsk + "13.": {Tol: 262144}, dsk + "15.": {Tol: 262144}, dsk + "101.": {Skip: "message carries free space"},
 		pr:  {},
-		dio: {}, dio + "3.": {frac: 0.05, tol: 1 << 20}, dio + "4.": {frac: 0.05, tol: 1 << 20}, dio + "5.": {frac: 0.05, tol: 100}, dio + "6.": {frac: 0.05, tol: 100},
-		dio + "9.": {skip: "Net-SNMP's damped averages start at its first sample"}, dio + "10.": {skip: "as diskIOLA1"}, dio + "11.": {skip: "as diskIOLA1"},
-		dio + "12.": {frac: 0.05, tol: 1 << 20}, dio + "13.": {frac: 0.05, tol: 1 << 20}, dio + "14.": {frac: 0.05, tol: 1e6},
+		dio: {}, dio + "3.": {Frac: 0.05, Tol: 1 << 20}, dio + "4.": {Frac: 0.05, Tol: 1 << 20}, dio + "5.": {Frac: 0.05, Tol: 100}, dio + "6.": {Frac: 0.05, Tol: 100},
+		dio + "9.": {Skip: "Net-SNMP's damped averages start at its first sample"}, dio + "10.": {Skip: "as diskIOLA1"}, dio + "11.": {Skip: "as diskIOLA1"},
+		dio + "12.": {Frac: 0.05, Tol: 1 << 20}, dio + "13.": {Frac: 0.05, Tol: 1 << 20}, dio + "14.": {Frac: 0.05, Tol: 1e6},
 	}
 	for sub := 50; sub <= 66; sub++ {
-		rules[fmt.Sprintf("%s%d.", ss, sub)] = rule{tol: 1000, frac: 0.01}
+		rules[fmt.Sprintf("%s%d.", ss, sub)] = mibtest.Rule{Tol: 1000, Frac: 0.01}
 	}
 	for _, sub := range []int{3, 4, 5, 6, 7, 8, 9, 10, 11} {
 		// Averages over a minute: Net-SNMP has none until a minute passed.
-		rules[fmt.Sprintf("%s%d.", ss, sub)] = rule{skip: "average over a minute"}
+		rules[fmt.Sprintf("%s%d.", ss, sub)] = mibtest.Rule{Skip: "average over a minute"}
 		delete(ours, fmt.Sprintf("%s%d.0", ss, sub))
 	}
 	if os.Getenv("UCD_DEBUG") != "" {
@@ -185,9 +126,9 @@ func TestInteropNetSNMP(t *testing.T) {
 	// internal container, leaving holes for file systems it does not
 	// serve; tsnmp numbers them after the disk directives' rows in mount
 	// order. So rows compare by dskPath.
-	rekey(ours, dsk)
-	rekey(theirs, dsk)
-	n := compare(t, ours, theirs, rules)
+	mibtest.Rekey(ours, dsk)
+	mibtest.Rekey(theirs, dsk)
+	n := mibtest.Compare(t, ours, theirs, rules)
 	if n < 150 {
 		t.Errorf("compared %d values, want at least 150", n)
 	}
@@ -250,28 +191,4 @@ func dumpPaths(t *testing.T, who string, m map[string]string, prefix string) {
 	}
 	slices.Sort(ks)
 	t.Logf("%s: %v", who, ks)
-}
-
-// rekey replaces the index of the table rows under prefix (an entry OID
-// followed by '.') with their column 2 value, so that rows compare by it.
-func rekey(m map[string]string, prefix string) {
-	name := map[string]string{}
-	for k, v := range m {
-		if idx, ok := strings.CutPrefix(k, prefix+"2."); ok {
-			name[idx] = mibtest.Text(v)
-		}
-	}
-	moved := map[string]string{}
-	for k, v := range m {
-		rest, ok := strings.CutPrefix(k, prefix)
-		if !ok {
-			continue
-		}
-		col, idx, _ := strings.Cut(rest, ".")
-		delete(m, k)
-		if col != "1" { // the index column itself
-			moved[prefix+col+"."+name[idx]] = v
-		}
-	}
-	maps.Copy(m, moved)
 }

@@ -7,10 +7,12 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,7 +133,7 @@ func StartSnmpd(t testing.TB, netns, conf string) *Snmpd {
 		addr = "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 	}
 	s := &Snmpd{Addr: addr, Log: new(bytes.Buffer), ns: prefix}
-	args := append(append([]string{}, prefix...), bin, "-f", "-Le", "-C", "-c", file,
+	args := append(append([]string{}, prefix...), bin, "-f", "-Le", "-I", "-smux", "-C", "-c", file,
 		"-p", filepath.Join(dir, "snmpd.pid"), "udp:"+addr)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = s.Log, s.Log
@@ -274,4 +276,86 @@ func Text(s string) string {
 		return fmt.Sprintf("(%s)", s)
 	}
 	return string(b)
+}
+
+// Rule says how one column compares between tsnmp and Net-SNMP.
+type Rule struct {
+	Tol, Frac float64 // numeric tolerance (absolute, relative); both 0: equal
+	Skip      string  // why the column is not compared
+}
+
+// Compare checks that both walks have the same instances under each
+// prefix and that values agree by the prefix's rule. prefixes end in '.'.
+func Compare(t *testing.T, ours, theirs map[string]string, rules map[string]Rule) int {
+	t.Helper()
+	keys := map[string]bool{}
+	for k := range ours {
+		keys[k] = true
+	}
+	for k := range theirs {
+		keys[k] = true
+	}
+	var sorted []string
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	slices.Sort(sorted)
+	compared := 0
+	for _, k := range sorted {
+		var rl Rule
+		var col string
+		for p, r := range rules {
+			if strings.HasPrefix(k, p) && len(p) > len(col) {
+				col, rl = p, r
+			}
+		}
+		if col == "" {
+			continue
+		}
+		o, okO := ours[k]
+		th, okT := theirs[k]
+		switch {
+		case !okO:
+			t.Errorf("%s: Net-SNMP serves %s, tsnmp nothing", k, th)
+			continue
+		case !okT:
+			t.Errorf("%s: tsnmp serves %s, Net-SNMP nothing", k, o)
+			continue
+		case rl.Skip != "":
+			continue
+		}
+		compared++
+		if rl.Tol == 0 && rl.Frac == 0 {
+			if o != th {
+				t.Errorf("%s: tsnmp %q, Net-SNMP %q", k, o, th)
+			}
+		} else if !Within(o, th, rl.Tol, rl.Frac) {
+			t.Errorf("%s: tsnmp %s, Net-SNMP %s (tolerance %g or %g%%)", k, o, th, rl.Tol, rl.Frac*100)
+		}
+	}
+	return compared
+}
+
+// Rekey replaces the index of the table rows under prefix (an entry OID
+// followed by '.') with their column 2 value, so that rows compare by it.
+func Rekey(m map[string]string, prefix string) {
+	name := map[string]string{}
+	for k, v := range m {
+		if idx, ok := strings.CutPrefix(k, prefix+"2."); ok {
+			name[idx] = Text(v)
+		}
+	}
+	moved := map[string]string{}
+	for k, v := range m {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			continue
+		}
+		col, idx, _ := strings.Cut(rest, ".")
+		delete(m, k)
+		if col != "1" { // the index column itself
+			moved[prefix+col+"."+name[idx]] = v
+		}
+	}
+	maps.Copy(m, moved)
 }
