@@ -71,6 +71,8 @@ type Options struct {
 	// Rows, when positive, serves a synthetic ifTable of Rows rows
 	// (ifTable and ifNumber only) instead of the kernel's interfaces.
 	Rows int
+	// Descr is sysDescr.0 (default "tsnmp webmgmt test agent").
+	Descr string
 	// NoTLS skips the https listener.
 	NoTLS bool
 	// Handler is passed to webmgmt.New (Agent, Users and CertNames are
@@ -122,8 +124,11 @@ func Start(o Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Descr == "" {
+		o.Descr = "tsnmp webmgmt test agent"
+	}
 	var tree mib.Tree
-	system.New(system.Config{Descr: "tsnmp webmgmt test agent", Start: st.Start(),
+	system.New(system.Config{Descr: o.Descr, Start: st.Start(),
 		Contact: system.Setting{Value: "ops@example.com"}, Location: system.Setting{Value: "lab"},
 		Name: system.Setting{Value: "agent"}}).Register(&tree)
 	if o.Rows > 0 {
