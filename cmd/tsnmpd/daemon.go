@@ -20,6 +20,7 @@ import (
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/mib/system"
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
@@ -249,7 +250,7 @@ func (d *daemon) policy(cfg *config.Config) (*agent.Policy, error) {
 		Access:         agent.VACMAccess{VACM: acm},
 		MaxResponse:    cfg.Limits.MaxResponseSize,
 		MaxRepetitions: cfg.Limits.MaxRepetitions,
-		SecurityModels: map[int32]agent.SecurityModel{snmp.SecurityModelUSM: agent.USMModel{USM: d.usm}},
+		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: d.usm},
 	}
 	for _, add := range policyHooks {
 		if err := add(d, cfg, p); err != nil {

@@ -69,7 +69,7 @@ func sshPolicy(d *daemon, cfg *config.Config, p *agent.Policy) error {
 	// tls.go's hook, which runs after this one, installs TSM with its
 	// counters registered; this is the fallback should it not.
 	if p.SecurityModels[snmp.SecurityModelTSM] == nil {
-		p.SecurityModels[snmp.SecurityModelTSM] = agent.TSMModel{TSM: tsm.New(cfg.TLS.UsePrefix, nil)}
+		p.SecurityModels[snmp.SecurityModelTSM] = tsm.New(cfg.TLS.UsePrefix, nil)
 	}
 	return nil
 }

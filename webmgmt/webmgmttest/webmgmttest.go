@@ -20,6 +20,7 @@ import (
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/mib/system"
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
@@ -155,7 +156,7 @@ func Start(o Options) (*Agent, error) {
 	a.Agent.SetPolicy(&agent.Policy{
 		Communities:    comms,
 		Access:         agent.VACMAccess{VACM: acm},
-		SecurityModels: map[int32]agent.SecurityModel{snmp.SecurityModelUSM: agent.USMModel{USM: a.USM}},
+		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: a.USM},
 	})
 
 	// SNMP over UDP and TCP on one port.
