@@ -35,7 +35,8 @@ func (v prefixView) Contains(o snmp.OID) bool {
 
 type testAccess struct{}
 
-func (testAccess) View(model int, name string, _ snmp.SecurityLevel, _ string, write bool) (View, error) {
+func (testAccess) View(pr Principal, write bool) (View, error) {
+	name := pr.SecurityName
 	switch {
 	case name == "rw":
 		return allView{}, nil

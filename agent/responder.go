@@ -1,7 +1,3 @@
-// Package agent is tsnmp's command responder (RFC 3413 §3.2): it takes
-// decoded requests from the dispatcher, checks each varbind against the VACM
-// view of the requester, asks the MIB tree and builds the response within
-// the size the requester and the local limits allow.
 package agent
 
 import (

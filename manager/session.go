@@ -22,7 +22,7 @@ import (
 const (
 	DefaultTimeout    = time.Second
 	DefaultRetries    = 5
-	DefaultMaxMsgSize = 65507
+	DefaultMaxMsgSize = snmp.MaxMessageSize
 	DefaultMinRTO     = 20 * time.Millisecond
 	DefaultMaxRTO     = 10 * time.Second
 )

@@ -191,13 +191,6 @@ type tsmState struct {
 	engineID []byte // contextEngineID: configured (-E) or discovered
 }
 
-// localEngineID is RFC 5343's well-known contextEngineID that addresses
-// whatever engine receives it; managers over TLS and DTLS, which have no
-// USM discovery, probe with it for the agent's snmpEngineID.
-var localEngineID = []byte{0x80, 0, 0, 0, 6}
-
-var snmpEngineID0 = snmp.OID{1, 3, 6, 1, 6, 3, 10, 2, 1, 1, 0}
-
 // contextEngine returns the contextEngineID for requests: -E, else the
 // agent's snmpEngineID learned with RFC 5343's probe (a Get of
 // snmpEngineID.0 in the context engine localEngineID), once per session.
@@ -211,8 +204,8 @@ func (v *tsmState) contextEngine(ctx context.Context, s *Session, adaptive bool)
 	if id != nil {
 		return id, nil
 	}
-	resp, err := v.exchange(ctx, s, adaptive, localEngineID, &snmp.PDU{Type: snmp.GetRequest,
-		VarBinds: []snmp.VarBind{{Name: snmpEngineID0, Value: snmp.Value{Type: snmp.Null}}}}, nil)
+	resp, err := v.exchange(ctx, s, adaptive, []byte(snmp.LocalEngineID), &snmp.PDU{Type: snmp.GetRequest,
+		VarBinds: []snmp.VarBind{{Name: snmp.SnmpEngineID0, Value: snmp.Value{Type: snmp.Null}}}}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("manager: RFC 5343 contextEngineID discovery: %w", err)
 	}
