@@ -339,7 +339,11 @@ func (h *Handler) readHTML(w http.ResponseWriter, r *http.Request, q query) *htt
 	p := resultPage(result, l)
 	p.Who = who(pr)
 	if result.Truncated {
-		p.Next = l.mib(res.Path, "after", result.Next.String())
+		extra := []string{"after", result.Next.String()}
+		if q.max > 0 {
+			extra = append(extra, "max", strconv.Itoa(q.max))
+		}
+		p.Next = l.mib(res.Path, extra...)
 	}
 	h.writeHTML(w, r, http.StatusOK, p)
 	return nil
@@ -354,11 +358,12 @@ func resultPage(result *Result, l linker) *page {
 	if res.Table != nil && res.Kind != KindTable {
 		p.Crumbs = append(p.Crumbs, link{Text: res.Table.Name, Href: l.mib(nodeRef(res.Table))})
 	}
+	defer func() { p.Crumbs = append(p.Crumbs, link{Text: p.Title}) }()
 	switch res.Kind {
 	case KindObject:
 		o := result.Objects[0]
 		name := smi.Format(o.OID, false)
-		p.Heading, p.Subtitle = name, "One object."
+		p.Heading, p.Subtitle, p.Title = name, "One object.", objectRef(o.OID, o.Node)
 		ov := &objectView{Name: name, OID: o.OID.String(), Value: formatValue(o.OID, o.Value)}
 		if n := o.Node; n != nil {
 			ov.Syntax = n.Base.String()
@@ -370,7 +375,7 @@ func resultPage(result *Result, l linker) *page {
 		p.Object = ov
 	case KindRow:
 		idx := indexText(res.Entry, res.Index)
-		p.Heading = "Row " + idx + " of " + qualified(res.Table)
+		p.Heading, p.Title = "Row "+idx+" of "+qualified(res.Table), "row "+idx
 		p.Subtitle = "INDEX " + idx + "; the columns you may read."
 		p.ScalarsCaption = "Columns of row " + idx
 		for _, o := range result.Objects {
@@ -383,7 +388,10 @@ func resultPage(result *Result, l linker) *page {
 		if res.Node != nil {
 			name = qualified(res.Node)
 		}
-		p.Heading = name
+		p.Heading, p.Title = name, res.Path
+		if res.Node != nil && len(res.OID) == len(res.Node.OID) {
+			p.Title = res.Node.Name
+		}
 		p.Subtitle = res.Kind.String() + " " + res.OID.String() + ", " + strconv.Itoa(len(result.Objects)) + " objects"
 		p.ScalarsCaption = "Objects under " + name
 		tables := map[*smi.Node]*htmlTable{}
@@ -439,7 +447,11 @@ func newHTMLTable(table, entry *smi.Node, l linker) *htmlTable {
 		rowIdx: map[string]int{}, colIdx: map[uint32]int{}}
 	t.indexes = entry.IndexNodes()
 	for _, in := range t.indexes {
-		t.Cols = append(t.Cols, htmlCol{Name: in.Name, Index: true})
+		c := htmlCol{Name: in.Name, Index: true}
+		if in.Kind == smi.KindColumn && in.Access != smi.AccessNotAccessible {
+			c.Href = l.mib(nodeRef(in))
+		}
+		t.Cols = append(t.Cols, c)
 	}
 	if len(t.indexes) == 0 {
 		t.Cols = append(t.Cols, htmlCol{Name: "index", Index: true})

@@ -1,11 +1,15 @@
 package webmgmt_test
 
 import (
+	"bytes"
 	"encoding/base64"
 	"net/http"
 	"strings"
 	"testing"
 
+	"golang.org/x/net/html"
+
+	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/webmgmt/webmgmttest"
 )
 
@@ -158,4 +162,97 @@ func TestHTMLNegotiationAndLogin(t *testing.T) {
 			t.Errorf("%s: %d\n%s", tc.name, r.status, body)
 		}
 	}
+}
+
+// TestHTMLTablesMatchWalk parses the drawn tables (ifTable, and ifXTable,
+// whose INDEX object is ifTable's) and compares every cell with a walk,
+// as TestBrowser does in chromium; it runs where no browser is installed.
+func TestHTMLTablesMatchWalk(t *testing.T) {
+	a := startAgent(t, webmgmttest.Options{NoTLS: true})
+	c := client(nil, false)
+	s := snmpSession(t, a, "public")
+	for _, tc := range []struct {
+		table string
+		oid   snmp.OID
+	}{{"ifTable", ifTable}, {"ifXTable", ifXTable}} {
+		r := do(t, c, "GET", a.HTTPURL+"/mib/"+tc.table+"?community=public", map[string]string{"Accept": browserAccept}, "")
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", tc.table, r.status, r.body)
+		}
+		doc, err := html.Parse(bytes.NewReader(r.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tbl := findElement(doc, func(n *html.Node) bool { return n.Data == "table" && attr(n, "id") == "t-"+tc.table })
+		if tbl == nil {
+			t.Fatalf("%s: no table drawn:\n%s", tc.table, r.body)
+		}
+		var drawn [][]string
+		walkElements(tbl, func(tr *html.Node) {
+			if tr.Data != "tr" {
+				return
+			}
+			var row []string
+			link := ""
+			for cell := tr.FirstChild; cell != nil; cell = cell.NextSibling {
+				if cell.Type != html.ElementNode {
+					continue
+				}
+				row = append(row, textOf(cell))
+				if cell.Data == "th" && attr(cell, "scope") == "row" {
+					if a := findElement(cell, func(n *html.Node) bool { return n.Data == "a" }); a != nil {
+						link = attr(a, "href")
+					}
+				}
+			}
+			if link != "" {
+				row = append(row, link)
+			}
+			drawn = append(drawn, row)
+		})
+		checkDrawnTable(t, tc.table, drawn, snmpWalk(t, s, tc.oid))
+	}
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func walkElements(n *html.Node, f func(*html.Node)) {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			f(c)
+			walkElements(c, f)
+		}
+	}
+}
+
+func findElement(n *html.Node, match func(*html.Node) bool) *html.Node {
+	var found *html.Node
+	walkElements(n, func(c *html.Node) {
+		if found == nil && match(c) {
+			found = c
+		}
+	})
+	return found
+}
+
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	var rec func(*html.Node)
+	rec = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			rec(c)
+		}
+	}
+	rec(n)
+	return b.String()
 }
