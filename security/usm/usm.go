@@ -36,6 +36,10 @@ type Config struct {
 	Discovery bool
 	// Now is the clock; nil means time.Now. It must be monotonic.
 	Now func() time.Time
+	// Salts generates msgPrivacyParameters; nil means NewSaltSource().
+	// Tests that replay recorded exchanges set a zero SaltSource, whose
+	// salts are the same on every run.
+	Salts *SaltSource
 }
 
 // USM is the User-based Security Model of one SNMP engine: it processes
@@ -79,12 +83,15 @@ func New(cfg Config) (*USM, error) {
 		users:     cfg.Users,
 		discovery: cfg.Discovery,
 		now:       cfg.Now,
-		salts:     NewSaltSource(),
+		salts:     cfg.Salts,
 		boots:     cfg.EngineBoots,
 		remote:    make(map[string]*remoteTime),
 	}
 	if u.users == nil {
 		u.users = NewUserTable()
+	}
+	if u.salts == nil {
+		u.salts = NewSaltSource()
 	}
 	if u.now == nil {
 		u.now = time.Now
