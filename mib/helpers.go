@@ -66,14 +66,16 @@ func (s *Scalars) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
 	return snmp.VarBind{}, false
 }
 
-// TestSet implements Setter.
+// TestSet implements Setter. An object that is not here, or not writable,
+// is notWritable; another instance of a writable object is noCreation
+// (RFC 3416 §4.2.5 steps 3, 5 and 7).
 func (s *Scalars) TestSet(r *Request, vb snmp.VarBind) snmp.ErrorStatus {
 	o, exact := s.lookup(vb.Name)
 	switch {
-	case o == nil || !exact:
-		return snmp.NoCreation
-	case o.Test == nil || s.Commit == nil:
+	case o == nil || o.Test == nil || s.Commit == nil:
 		return snmp.NotWritable
+	case !exact:
+		return snmp.NoCreation
 	}
 	return o.Test(vb.Value)
 }
