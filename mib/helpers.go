@@ -56,7 +56,11 @@ func (s *Scalars) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
 		// The instance prefix.Sub.0 is after oid when oid's suffix sorts
 		// before (Sub, 0).
 		if before || len(rest) == 0 || rest[0] < o.Sub || (rest[0] == o.Sub && len(rest) == 1) {
-			return snmp.VarBind{Name: r.OID(s.Prefix, o.Sub, 0), Value: o.Get(r)}, true
+			// An object with no value now (its Get gives an exception)
+			// is skipped: a GetNext answers with the next instance.
+			if v := o.Get(r); !v.Type.IsException() {
+				return snmp.VarBind{Name: r.OID(s.Prefix, o.Sub, 0), Value: v}, true
+			}
 		}
 	}
 	return snmp.VarBind{}, false

@@ -36,6 +36,7 @@ type daemon struct {
 	agent *agent.Agent
 	usm   *usm.USM
 	ifmib *ifmib.MIB
+	host  hostMIBs
 
 	mu      sync.Mutex
 	servers []transport.Server
@@ -162,6 +163,7 @@ func (d *daemon) buildTree(cfg *config.Config) (*mib.Tree, error) {
 	system.New(sc).Register(&tree)
 	d.ifmib = ifmib.New(ifmib.Config{CacheTTL: time.Duration(cfg.Limits.IfCacheTTL), Start: d.state.Start()})
 	d.ifmib.Register(&tree)
+	d.registerHostMIBs(cfg, &tree)
 	return &tree, nil
 }
 
@@ -173,6 +175,7 @@ var sysORs = []system.OR{
 	{ID: snmp.OID{1, 3, 6, 1, 6, 3, 11, 3, 1, 1}, Descr: "The MIB for Message Processing and Dispatching."},
 	{ID: snmp.OID{1, 3, 6, 1, 6, 3, 15, 2, 1, 1}, Descr: "The management information definitions for the SNMP User-based Security Model."},
 	{ID: snmp.OID{1, 3, 6, 1, 6, 3, 16, 2, 2, 1}, Descr: "View-based Access Control Model for SNMP."},
+	{ID: snmp.OID{1, 3, 6, 1, 4, 1, 2021}, Descr: "The UCD-SNMP-MIB: memory, load, CPU, disk and process statistics."},
 }
 
 // loadSystem reads the values of sysContact, sysName and sysLocation that
@@ -418,5 +421,6 @@ func (d *daemon) close() {
 	if d.ifmib != nil {
 		d.ifmib.Close()
 	}
+	d.closeHostMIBs()
 	d.state.Close()
 }

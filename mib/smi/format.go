@@ -29,6 +29,13 @@ func Format(oid []uint32, numeric bool) string {
 		b = append(b, "::"...)
 	}
 	b = append(b, n.Name...)
+	if n.Kind == KindRow && len(rest) > 0 {
+		// A column the MIB does not define: its number, then the
+		// instance decoded by the row's INDEX clause, as for any column.
+		b = append(b, '.')
+		b = strconv.AppendUint(b, uint64(rest[0]), 10)
+		rest = rest[1:]
+	}
 	return string(appendIndex(b, n, rest))
 }
 
