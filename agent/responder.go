@@ -288,11 +288,9 @@ func (q *request) set(req *snmp.PDU, writeView View) {
 		}
 		s, ok := q.tree.Setter(vb.Name)
 		if !ok {
-			st := snmp.NoCreation
-			if v := q.tree.Get(q.r, vb.Name); !v.Type.IsException() {
-				st = snmp.NotWritable
-			}
-			q.fail(req, st, i)
+			// No object under this name can be created or modified
+			// (RFC 3416 §4.2.5 step 3), whether or not it exists.
+			q.fail(req, snmp.NotWritable, i)
 			return
 		}
 		if st := s.TestSet(q.r, vb); st != snmp.NoError {
