@@ -35,13 +35,14 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 	in, err := sm.ProcessIncoming(hdr, msg, ref)
 	if err != nil {
 		var re *security.ReportError
-		if errors.As(err, &re) && hdr.Flags&snmp.FlagReportable != 0 && re.State != nil {
-			return a.securityReport(sm, hdr, re, out)
-		}
 		if !errors.As(err, &re) {
 			a.Stats.InASNParseErrs.Add(1)
+			return nil
 		}
-		return nil
+		if re.State == nil {
+			return nil
+		}
+		return a.securityReport(sm, hdr, re, out)
 	}
 	sc := &w.scoped
 	if err := sc.Unmarshal(in.ScopedPDU); err != nil {
@@ -120,11 +121,17 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 const secOverhead = 200
 
 // securityReport answers a message that the security model refused with
-// the Report PDU the model asks for (RFC 3412 §7.1 step 3).
+// the Report PDU the model asks for (RFC 3412 §7.1 step 3), if the message
+// may be answered with one (RFC 3412 §6.4): when its ScopedPDU is
+// plaintext and decodes, only a Confirmed Class PDU is; otherwise the
+// reportableFlag decides.
 func (a *Agent) securityReport(sm security.Model, hdr *snmp.V3Message, re *security.ReportError, out []byte) []byte {
 	var sc snmp.ScopedPDU
-	// The request-id is readable only from a plaintext ScopedPDU.
-	if len(hdr.Data) == 0 || hdr.Data[0] != ber.TagSequence || sc.Unmarshal(hdr.Data) != nil {
+	decoded := len(hdr.Data) > 0 && hdr.Data[0] == ber.TagSequence && sc.Unmarshal(hdr.Data) == nil
+	if !snmp.ReportAllowed(hdr.Flags, sc.PDU.Type, decoded) {
+		return nil
+	}
+	if !decoded {
 		sc = snmp.ScopedPDU{}
 	}
 	// The Report names this engine's default context.
