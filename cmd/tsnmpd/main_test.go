@@ -139,8 +139,10 @@ func TestKill9(t *testing.T) {
 	netsnmp(t, "snmpset", "-v2c", "-c", "private", listen, ".1.3.6.1.2.1.1.6.0", "s", "rack 7")
 	engineID := readEngineID(t, dir)
 	// A second agent on the directory is refused, naming the holder.
-	out, err := exec.Command(bin, "--state-dir", dir, "--listen", fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t))).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), dir) || !strings.Contains(string(out), fmt.Sprintf("PID %d", p.cmd.Process.Pid)) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	out, err := exec.CommandContext(ctx, bin, "--state-dir", dir, "--listen", fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t))).CombinedOutput()
+	cancel()
+	if ctx.Err() != nil || err == nil || !strings.Contains(string(out), dir) || !strings.Contains(string(out), fmt.Sprintf("PID %d", p.cmd.Process.Pid)) {
 		t.Fatalf("second agent on one state directory: %v\n%s", err, out)
 	}
 	p.cmd.Process.Signal(syscall.SIGKILL)
