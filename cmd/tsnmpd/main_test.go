@@ -19,6 +19,7 @@ import (
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/snmp"
+	"github.com/tsnmp/tsnmp/transport"
 )
 
 // buildDaemon compiles tsnmpd for a test, with the race detector, or
@@ -313,9 +314,18 @@ func TestWalkTarget(t *testing.T) {
 		{[]string{"udp:127.0.0.1:1161", "tcp:127.0.0.1:1161", "udp:[::1]:1161"}, "udp:127.0.0.1:1161"},
 		{[]string{"tcp:[::1]:2000", "udp:0.0.0.0:161"}, "udp:127.0.0.1:161"},
 		{[]string{"tcp:[::1]:2000"}, "tcp6:[::1]:2000"},
-		{nil, "udp:127.0.0.1:1161"},
+		{[]string{"https:127.0.0.1:8443", "ssh:127.0.0.1:5161"}, ""},
+		{nil, ""},
 	} {
-		if got := walkTarget(c.listen); got != c.want {
+		var bound []transport.Address
+		for _, l := range c.listen {
+			a, err := listenAddress(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bound = append(bound, a)
+		}
+		if got := walkTarget(bound); got != c.want {
 			t.Errorf("walkTarget(%q) = %q, want %q", c.listen, got, c.want)
 		}
 	}
