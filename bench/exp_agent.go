@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsnmp/tsnmp/bench/harness"
 	"github.com/tsnmp/tsnmp/bench/loadgen"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -23,7 +24,7 @@ func startEcho(env *Env) (*Proc, error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := execCommand(env.Tsnmp, "bench", "echo-server", addr)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
-	p, err := start("echo", addr, cmd, func(l string) bool { return l == "echo ready "+addr }, 10*time.Second)
+	p, err := harness.Start("echo", addr, cmd, func(l string) bool { return l == "echo ready "+addr }, 10*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -147,9 +148,14 @@ func runAgent(ctx context.Context, env *Env, s *Section) error {
 			t.Add(v.name, fmt.Sprint(c), Num(med(echo)), Num(med(a.tsnmpd)), Num(snmpdRate),
 				ratio(a.tsnmpd, echo, true), ratio(a.tsnmpd, a.snmpd, false),
 				Summarize(rates[echo]).Spread(), Summarize(rates[a.tsnmpd]).Spread(), snmpdSpread, Num(latMed))
+			if v.name == vars[0].name && a.snmpd != nil {
+				// The last (most outstanding) point of the first variant.
+				s.Headline = fmt.Sprintf("%s with %d outstanding: tsnmpd %s req/s, snmpd %s req/s (paired ratio %s), echo floor %s req/s.",
+					v.name, c, Num(med(a.tsnmpd)), Num(snmpdRate), ratio(a.tsnmpd, a.snmpd, false), Num(med(echo)))
+			}
 			plot.Categories = append(plot.Categories, fmt.Sprintf("%s c%d", v.name, c))
 			for i, p := range peers {
-				ser[i].Y = append(ser[i].Y, med(p))
+				ser[i].AddBar(Summarize(rates[p]))
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -16,13 +17,14 @@ import (
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
 
 // Defaults, as Net-SNMP's tools use them.
 const (
 	DefaultTimeout    = time.Second
 	DefaultRetries    = 5
-	DefaultMaxMsgSize = 65507
+	DefaultMaxMsgSize = snmp.MaxMessageSize
 	DefaultMinRTO     = 20 * time.Millisecond
 	DefaultMaxRTO     = 10 * time.Second
 )
@@ -70,6 +72,11 @@ type Config struct {
 	MinRTO, MaxRTO time.Duration
 	// MaxMsgSize is the largest message accepted (default 65507).
 	MaxMsgSize int
+
+	// Logger receives debug messages about what the session did on its
+	// own (a refused resumption retried with a full handshake); nil logs
+	// nothing.
+	Logger *slog.Logger
 }
 
 func (c *Config) normalize() {
@@ -97,6 +104,14 @@ func (c *Config) normalize() {
 	if c.Level == 0 {
 		c.Level = snmp.NoAuthNoPriv
 	}
+}
+
+// logger returns l, or a logger that discards everything when l is nil.
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
 }
 
 // Errors.
@@ -138,6 +153,9 @@ type Session struct {
 	rto    *rtoEstimator
 	v3     *v3State
 	tsm    *tsmState // SNMPv3 over TLS or DTLS (tls.go)
+	// secure is the configuration of a TLS or DTLS session, which
+	// explains certificate errors.
+	secure *tlstm.ClientConfig
 
 	wmu sync.Mutex // serialises writes
 
@@ -271,7 +289,13 @@ func (s *Session) readStream() {
 	for {
 		m, err := transport.ReadStreamMessage(r, nil, s.cfg.MaxMsgSize)
 		if err != nil {
-			if s.fail(fmt.Errorf("manager: connection to %s: %w", s.target.Spec, err)) {
+			// Over TLS 1.3 an agent refuses the manager's certificate
+			// after the handshake, with an alert read here.
+			var ce *CertificateError
+			if err = explainSecure(s.target.Spec, s.secure, err, false); !errors.As(err, &ce) {
+				err = fmt.Errorf("manager: connection to %s: %w", s.target.Spec, err)
+			}
+			if s.fail(err) {
 				s.conn.Close()
 			}
 			return
@@ -377,6 +401,9 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 			}
 		}
 		if err := s.write(msg); err != nil {
+			if serr := s.Err(); serr != nil {
+				return serr // the connection ended, and this is why
+			}
 			return err
 		}
 		sent := time.Now()

@@ -17,6 +17,8 @@ import (
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/system"
+	"github.com/tsnmp/tsnmp/mib/transportmib"
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/tsm"
 	"github.com/tsnmp/tsnmp/snmp"
 	tssh "github.com/tsnmp/tsnmp/ssh"
@@ -114,11 +116,11 @@ func sshAgent(t *testing.T, conf string, users map[string]string) (addr, fingerp
 	var tree mib.Tree
 	system.New(system.Config{Descr: "ssh test agent", Start: st.Start()}).Register(&tree)
 	stats = &sshtm.Stats{}
-	stats.Register(&tree)
+	transportmib.RegisterSSH(&tree, stats)
 	a := &agent.Agent{Tree: &tree, State: st}
 	a.RegisterEngine(&tree)
 	a.SetPolicy(&agent.Policy{Access: agent.VACMAccess{VACM: acm},
-		SecurityModels: map[int32]agent.SecurityModel{snmp.SecurityModelTSM: agent.TSMModel{TSM: tsm.New(false, nil)}}})
+		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelTSM: tsm.New(false, nil)}})
 	_, hostPriv, _ := ed25519.GenerateKey(rand.Reader)
 	host, _ := tssh.NewSigner(hostPriv)
 	l, err := net.Listen("tcp", "127.0.0.1:0")

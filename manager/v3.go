@@ -165,11 +165,11 @@ func (v *v3State) acceptResponse(b, engineID []byte, reqID int32, into *snmp.PDU
 	if hdr.Unmarshal(b) != nil {
 		return nil
 	}
-	in, err := v.usm.ProcessIncoming(b, &hdr)
+	in, err := v.usm.ProcessIncoming(&hdr, b, nil)
 	if err != nil {
 		return nil // not authentic, not timely or malformed: discard
 	}
-	if !bytes.Equal(in.EngineID, engineID) {
+	if !bytes.Equal(in.SecurityEngineID, engineID) {
 		// No keys for another engine: a Report from it is dropped, so
 		// a wrong -e ends in a timeout as with Net-SNMP.
 		return nil

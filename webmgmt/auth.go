@@ -168,16 +168,22 @@ func (h *Handler) basic(r *http.Request, q query, cred string) (agent.Principal,
 
 // open authenticates the request and opens an agent session.
 func (h *Handler) open(r *http.Request, q query, bodyCommunity string) (*agent.Session, *httpError) {
+	s, _, herr := h.openAs(r, q, bodyCommunity)
+	return s, herr
+}
+
+// openAs is open also returning the principal.
+func (h *Handler) openAs(r *http.Request, q query, bodyCommunity string) (*agent.Session, agent.Principal, *httpError) {
 	pr, herr := h.principal(r, q, bodyCommunity)
 	if herr != nil {
-		return nil, herr
+		return nil, pr, herr
 	}
 	s, err := h.cfg.Agent.OpenSession(r.Context(), pr, h.cfg.Now())
 	if err != nil {
 		h.Stats.Forbidden.Add(1)
-		return nil, errorf(http.StatusForbidden, "%s (security model %d) has no access: %v", pr.SecurityName, pr.SecurityModel, err)
+		return nil, pr, errorf(http.StatusForbidden, "%s (security model %d) has no access: %v", pr.SecurityName, pr.SecurityModel, err)
 	}
-	return s, nil
+	return s, pr, nil
 }
 
 // TSMCertMapper names TLS clients with the TLS transport model's client

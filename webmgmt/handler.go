@@ -140,7 +140,7 @@ func parseQuery(raw string) (query, *httpError) {
 		case "format":
 			f, ok := ParseFormat(v)
 			if !ok {
-				return q, errorf(http.StatusBadRequest, "format=%q: use json, xml or soap", v)
+				return q, errorf(http.StatusBadRequest, "format=%q: use json, xml, soap or html", v)
 			}
 			q.format = f
 		case "community":
@@ -227,6 +227,8 @@ func negotiate(r *http.Request, forced Format) (Format, *httpError) {
 				f = XML
 			case "application/soap+xml":
 				f = SOAP
+			case "text/html", "application/xhtml+xml":
+				f = HTML
 			}
 			if f != 0 && qv > bestQ {
 				best, bestQ = f, qv
@@ -234,12 +236,15 @@ func negotiate(r *http.Request, forced Format) (Format, *httpError) {
 		}
 	}
 	if best == 0 {
-		return 0, errorf(http.StatusNotAcceptable, "no acceptable representation: this server offers application/json, application/xml and SOAP (application/soap+xml, or ?format=soap)")
+		return 0, errorf(http.StatusNotAcceptable, "no acceptable representation: this server offers application/json, application/xml, SOAP (application/soap+xml, or ?format=soap) and text/html")
 	}
 	return best, nil
 }
 
 func (h *Handler) read(w http.ResponseWriter, r *http.Request, f Format, q query) *httpError {
+	if f == HTML {
+		return h.readHTML(w, r, q)
+	}
 	res, err := ParsePath(strings.TrimPrefix(r.URL.Path, "/mib/"))
 	if err != nil {
 		return pathHTTPError(err)
@@ -428,6 +433,12 @@ func (h *Handler) set(w http.ResponseWriter, r *http.Request, f Format, s *agent
 			result.Resource.Kind = KindSubtree
 		}
 	}
+	if f == HTML {
+		p := resultPage(result, newLinker(query{}))
+		p.Heading, p.Subtitle = "Written", "The objects written, as sent."
+		h.writeHTML(w, r, http.StatusOK, p)
+		return nil
+	}
 	var b []byte
 	if wrapper != "" {
 		b = encodeSOAPWrapped(nil, wrapper, result)
@@ -477,6 +488,13 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, f Format, e *http
 		for _, v := range vs {
 			hd.Add(k, v)
 		}
+	}
+	if f == HTML {
+		h.failHTML(w, r, e)
+		if e.status >= 500 {
+			h.cfg.Log.Warn("http request failed", "path", r.URL.Path, "status", e.status, "err", e.msg)
+		}
+		return
 	}
 	var b []byte
 	switch f {

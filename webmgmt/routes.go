@@ -74,7 +74,10 @@ func (h *Handler) newMux() *http.ServeMux {
 		return nil
 	})
 	handle("GET /metrics", (*Handler).metrics)
-	// "/mib" is not redirected to "/mib/": it names no resource.
+	// "/mib" and "/" are not redirected to "/mib/" (they name no
+	// resource), except for browsers, whose index is /mib/.
+	handle("GET /mib", browserIndex)
+	handle("GET /{$}", browserIndex)
 	handle("/mib", notFound)
 	handle("/", notFound)
 	return mux
@@ -136,6 +139,23 @@ func notAllowed(allow, hint string) routeFunc {
 
 func notFound(_ *Handler, _ http.ResponseWriter, r *http.Request, _ Format, _ query) *httpError {
 	return errorf(http.StatusNotFound, "no resource %s: MIB data is under /mib/ (e.g. /mib/system, /mib/ifTable), SOAP at /soap, the WSDL at /soap?wsdl", r.URL.Path)
+}
+
+// browserIndex sends browsers to the index page, keeping the query
+// (credentials in it included); other clients get 404.
+func browserIndex(h *Handler, w http.ResponseWriter, r *http.Request, f Format, q query) *httpError {
+	if f != HTML {
+		return notFound(h, w, r, f, q)
+	}
+	u := "/mib/"
+	if r.URL.RawQuery != "" {
+		u += "?" + r.URL.RawQuery
+	}
+	w.Header().Set("Location", u)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusSeeOther)
+	h.Stats.count(http.StatusSeeOther)
+	return nil
 }
 
 // metrics serves the counters to any authenticated identity.

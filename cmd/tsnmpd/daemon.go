@@ -22,6 +22,7 @@ import (
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/mib/system"
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
@@ -37,6 +38,7 @@ type daemon struct {
 	agent *agent.Agent
 	usm   *usm.USM
 	ifmib *ifmib.MIB
+	host  hostMIBs
 
 	mu sync.Mutex
 	// servers are the open listeners, by their listen address (spec).
@@ -174,6 +176,7 @@ func (d *daemon) buildTree(cfg *config.Config) (*mib.Tree, error) {
 	system.New(sc).Register(&tree)
 	d.ifmib = ifmib.New(ifmib.Config{CacheTTL: time.Duration(cfg.Limits.IfCacheTTL), Start: d.state.Start()})
 	d.ifmib.Register(&tree)
+	d.registerHostMIBs(cfg, &tree)
 	return &tree, nil
 }
 
@@ -185,6 +188,8 @@ var sysORs = []system.OR{
 	{ID: snmp.OID{1, 3, 6, 1, 6, 3, 11, 3, 1, 1}, Descr: "The MIB for Message Processing and Dispatching."},
 	{ID: snmp.OID{1, 3, 6, 1, 6, 3, 15, 2, 1, 1}, Descr: "The management information definitions for the SNMP User-based Security Model."},
 	{ID: snmp.OID{1, 3, 6, 1, 6, 3, 16, 2, 2, 1}, Descr: "View-based Access Control Model for SNMP."},
+	{ID: snmp.OID{1, 3, 6, 1, 4, 1, 2021}, Descr: "The UCD-SNMP-MIB: memory, load, CPU, disk and process statistics."},
+	{ID: snmp.OID{1, 3, 6, 1, 2, 1, 25, 7, 4}, Descr: "The MIB module for managing host systems."},
 }
 
 // loadSystem reads the values of sysContact, sysName and sysLocation that
@@ -259,7 +264,7 @@ func (d *daemon) policy(cfg *config.Config) (*agent.Policy, error) {
 		Access:         agent.VACMAccess{VACM: acm},
 		MaxResponse:    cfg.Limits.MaxResponseSize,
 		MaxRepetitions: cfg.Limits.MaxRepetitions,
-		SecurityModels: map[int32]agent.SecurityModel{snmp.SecurityModelUSM: agent.USMModel{USM: d.usm}},
+		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: d.usm},
 	}
 	for _, add := range policyHooks {
 		if err := add(d, cfg, p); err != nil {
@@ -530,5 +535,6 @@ func (d *daemon) close() {
 	if d.ifmib != nil {
 		d.ifmib.Close()
 	}
+	d.closeHostMIBs()
 	d.state.Close()
 }

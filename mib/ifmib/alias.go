@@ -26,7 +26,10 @@ func (x *xTable) TestSet(r *mib.Request, vb snmp.VarBind) snmp.ErrorStatus {
 	case !vb.Name.HasPrefix(IfXEntry) || len(rest) == 0:
 		return snmp.NoCreation
 	case rest[0] != colAlias:
-		if x.hasColumn(rest[0]) && x.Get(r, vb.Name).Type != snmp.NoSuchInstance {
+		// A column that does not exist is notWritable (RFC 3416 §4.2.5
+		// step 3), as is an existing instance of a read-only one; a
+		// missing row is noCreation, as snmpd answers.
+		if !x.hasColumn(rest[0]) || x.Get(r, vb.Name).Type != snmp.NoSuchInstance {
 			return snmp.NotWritable
 		}
 		return snmp.NoCreation

@@ -91,7 +91,7 @@ func TestSetAlias(t *testing.T) {
 		{oid("1.3.6.1.2.1.31.1.1.1.18"), str("x"), snmp.NoCreation},
 		{oid("1.3.6.1.2.1.31.1.1.1.1.3"), str("x"), snmp.NotWritable}, // ifName
 		{oid("1.3.6.1.2.1.31.1.1.1.1.99"), str("x"), snmp.NoCreation},
-		{oid("1.3.6.1.2.1.31.1.1.1.30.3"), str("x"), snmp.NoCreation},
+		{oid("1.3.6.1.2.1.31.1.1.1.30.3"), str("x"), snmp.NotWritable}, // no such column (RFC 3416 §4.2.5 step 3; snmpd agrees)
 	} {
 		r := req(t, now)
 		s, ok := tr.Setter(c.name)
