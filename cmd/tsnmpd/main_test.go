@@ -142,9 +142,10 @@ func TestKill9(t *testing.T) {
 	// A second agent on the directory is refused, naming the holder.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	out, err := exec.CommandContext(ctx, bin, "--state-dir", dir, "--listen", fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t))).CombinedOutput()
+	timedOut := ctx.Err() != nil
 	cancel()
-	if ctx.Err() != nil || err == nil || !strings.Contains(string(out), dir) || !strings.Contains(string(out), fmt.Sprintf("PID %d", p.cmd.Process.Pid)) {
-		t.Fatalf("second agent on one state directory: %v\n%s", err, out)
+	if timedOut || err == nil || !strings.Contains(string(out), dir) || !strings.Contains(string(out), fmt.Sprintf("PID %d", p.cmd.Process.Pid)) {
+		t.Fatalf("second agent on one state directory (first is PID %d): %v\n%s", p.cmd.Process.Pid, err, out)
 	}
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.cmd.Wait()
