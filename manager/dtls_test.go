@@ -19,6 +19,10 @@ import (
 
 // startSecureSnmpd runs Net-SNMP's snmpd with a PKI in its configuration
 // directory and one listening address; it returns the PKI's directory.
+// tsnmp sends alice's chain (her certificate and the CA), and Net-SNMP
+// then tries the rules of the chain's certificates in the order of their
+// fingerprints rather than by priority, so alice is named by rule 10
+// ("alice") or rule 20 (her common name, "Alice"): both get access.
 func startSecureSnmpd(t *testing.T, listen string, conf string) string {
 	t.Helper()
 	snmpd := testenv.Need(t, "snmpd")
@@ -38,6 +42,7 @@ func startSecureSnmpd(t *testing.T, listen string, conf string) string {
 certSecName 10 %s --sn alice
 certSecName 20 %s --cn
 rouser -s tsm alice authpriv
+rouser -s tsm Alice authpriv
 %s
 `, persist, alice, ca, conf)
 	confPath := filepath.Join(dir, "snmpd.conf")

@@ -27,6 +27,9 @@ type ClientConfig struct {
 	// MaxVersion caps the version (0: TLS 1.3); used to test TLS 1.2.
 	MaxVersion   uint16
 	CipherSuites []uint16
+	// AnyPurpose accepts agent certificates whose extended key usage does
+	// not allow serverAuth (-T any_purpose=yes); see CheckPurpose.
+	AnyPurpose bool
 	// SessionCache keeps session tickets for resumption; nil means an
 	// in-memory cache. DisableResumption turns resumption off.
 	SessionCache      gotls.ClientSessionCache
@@ -37,9 +40,17 @@ type ClientConfig struct {
 	cache gotls.ClientSessionCache
 }
 
+// LocalCertificates returns the manager's certificates, each with the
+// chain it presents: the certificates of its file, then their issuers
+// found among the trust anchors, up to the root (see
+// ServerConfig.LocalCertificates).
+func (c *ClientConfig) LocalCertificates() []gotls.Certificate {
+	return WithChains(c.Certificates, c.TrustAnchors)
+}
+
 // ServerIdentity returns how c authenticates an agent at host.
 func (c *ClientConfig) ServerIdentity(host string) *ServerIdentity {
-	id := &ServerIdentity{Fingerprint: c.TheirIdentity, Hostname: c.TheirHostname, Stats: c.Stats}
+	id := &ServerIdentity{Fingerprint: c.TheirIdentity, Hostname: c.TheirHostname, AnyPurpose: c.AnyPurpose, Stats: c.Stats}
 	if id.Hostname == "" {
 		id.Hostname = host
 	}
@@ -63,7 +74,7 @@ func (c *ClientConfig) Config(host string) (*gotls.Config, error) {
 		min = gotls.VersionTLS12
 	}
 	cfg := &gotls.Config{
-		Certificates: c.Certificates,
+		Certificates: c.LocalCertificates(),
 		MinVersion:   min,
 		MaxVersion:   c.MaxVersion,
 		CipherSuites: c.CipherSuites,

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/certs"
 	"github.com/tsnmp/tsnmp/transport"
 )
 
@@ -33,11 +34,34 @@ type ServerConfig struct {
 	// CipherSuites restricts TLS 1.2 and earlier (tlsAlgorithms); nil
 	// means crypto/tls's defaults. TLS 1.3 suites are not configurable.
 	CipherSuites []uint16
+	// AnyPurpose accepts client certificates whose extended key usage
+	// does not allow clientAuth (tls.any_purpose); see CheckPurpose.
+	AnyPurpose bool
+}
+
+// LocalCertificates returns the agent's certificates, each with the chain
+// it presents: the certificates of its file, then their issuers found
+// among the trust anchors, up to the root (certs.CompleteChain). Peers
+// such as Net-SNMP map a manager or agent by a CA's fingerprint only when
+// that CA is in the chain sent.
+func (c *ServerConfig) LocalCertificates() []gotls.Certificate {
+	return WithChains(c.Certificates, c.TrustAnchors)
+}
+
+// WithChains returns copies of cs whose chains are completed from pool
+// (certs.CompleteChain).
+func WithChains(cs []gotls.Certificate, pool []*x509.Certificate) []gotls.Certificate {
+	out := make([]gotls.Certificate, len(cs))
+	for i, c := range cs {
+		out[i] = c
+		out[i].Certificate = certs.CompleteChain(c.Certificate, pool)
+	}
+	return out
 }
 
 // Identity returns the ClientIdentity of c.
 func (c *ServerConfig) Identity() *ClientIdentity {
-	id := &ClientIdentity{Map: c.Map}
+	id := &ClientIdentity{Map: c.Map, AnyPurpose: c.AnyPurpose}
 	if len(c.TrustAnchors) > 0 {
 		id.Roots = x509.NewCertPool()
 		for _, a := range c.TrustAnchors {
@@ -121,7 +145,7 @@ func (s *Server) Update(cfg *ServerConfig) error {
 		min = gotls.VersionTLS12
 	}
 	c := &gotls.Config{
-		Certificates:           cfg.Certificates,
+		Certificates:           cfg.LocalCertificates(),
 		ClientAuth:             gotls.RequireAnyClientCert,
 		MinVersion:             min,
 		CipherSuites:           cfg.CipherSuites,
