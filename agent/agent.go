@@ -12,6 +12,7 @@ import (
 	"github.com/tsnmp/tsnmp/ber"
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
 )
@@ -27,7 +28,18 @@ type Communities interface {
 type Access interface {
 	// View returns the read view (write=false) or write view of the
 	// principal, or an error when it has no access at all.
-	View(securityModel int, securityName string, level snmp.SecurityLevel, contextName string, write bool) (View, error)
+	View(pr Principal, write bool) (View, error)
+}
+
+// Principal is the requester as VACM sees it (RFC 3415 §3.2
+// isAccessAllowed): the securityModel, securityName, securityLevel and
+// contextName of an SNMP request, or of an HTTP request authenticated
+// outside SNMP's message processing (webmgmt).
+type Principal struct {
+	SecurityModel snmp.SecurityModel
+	SecurityName  string
+	Level         snmp.SecurityLevel
+	ContextName   string
 }
 
 // Policy is the part of the agent that configuration reloads replace as a
@@ -40,14 +52,24 @@ type Policy struct {
 	MaxResponse int
 	// MaxRepetitions caps a GetBulkRequest's max-repetitions.
 	MaxRepetitions int
-	// SecurityModels are the v3 security models by number (USM is 3,
-	// TSM is 4).
-	SecurityModels map[int32]SecurityModel
+	// SecurityModels are the v3 security models by msgSecurityModel
+	// (*usm.USM for snmp.SecurityModelUSM, *tsm.Model for
+	// snmp.SecurityModelTSM).
+	SecurityModels map[snmp.SecurityModel]security.Model
+}
+
+// view returns the principal's read view (write=false) or write view under
+// p: the one view lookup of SNMP requests and of Sessions.
+func (p *Policy) view(pr Principal, write bool) (View, error) {
+	if p.Access == nil {
+		return allView{}, nil
+	}
+	return p.Access.View(pr, write)
 }
 
 // Defaults for Policy limits.
 const (
-	DefaultMaxResponse    = 65507
+	DefaultMaxResponse    = snmp.MaxMessageSize
 	DefaultMaxRepetitions = 1000
 )
 
@@ -144,13 +166,13 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 		a.Stats.UnknownPDUHandlers.Add(1)
 		return nil
 	}
-	model := snmp.SecurityModelV1
+	pr := Principal{SecurityModel: snmp.SecurityModelV1, SecurityName: secName, Level: snmp.NoAuthNoPriv, ContextName: ctxName}
 	if m.Version == snmp.V2c {
-		model = snmp.SecurityModelV2c
+		pr.SecurityModel = snmp.SecurityModelV2c
 	}
 	maxMsg := p.MaxResponse
-	if ref.Domain == transport.UDP && maxMsg > transport.MaxUDPMessage {
-		maxMsg = transport.MaxUDPMessage
+	if ref.Domain == transport.UDP {
+		maxMsg = min(maxMsg, snmp.MaxMessageSize)
 	}
 	resp := &w.resp
 	resp.Version, resp.Community = m.Version, m.Community
@@ -162,8 +184,7 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 	overhead := len(snmp.AppendMessage(out[:0], resp)) + 12
 	r := mib.NewRequest(context.Background(), time.Now())
 	defer r.Release()
-	r.ContextName = ctxName
-	if st := a.respond(r, p, model, secName, snmp.NoAuthNoPriv, m.Version == snmp.V1, &m.PDU, &resp.PDU, maxMsg-overhead); st == errAuthorization {
+	if st := a.respond(r, p, pr, &m.PDU, &resp.PDU, maxMsg-overhead); st == errAuthorization {
 		a.Stats.InBadCommunityUses.Add(1)
 		return nil
 	}
@@ -182,22 +203,21 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 
 var errAuthorization = errors.New("agent: no access")
 
-// respond runs the command responder for req into resp. It returns
-// errAuthorization when the principal has no access at all, which community
-// messages treat as a bad community use (RFC 3584 §5.2.1) and v3 answers
-// with authorizationError.
+// respond runs the command responder for req, from principal pr, into
+// resp, whose varbinds may take room bytes. It returns errAuthorization
+// when the principal has no access at all, which community messages treat
+// as a bad community use (RFC 3584 §5.2.1) and v3 answers with
+// authorizationError. An SNMPv1 principal gets SNMPv1 semantics (no
+// Counter64, noSuchName).
 // The response's names may point into r's memory: encode it before
 // releasing r.
-func (a *Agent) respond(r *mib.Request, p *Policy, model int, secName string, level snmp.SecurityLevel, v1 bool, req, resp *snmp.PDU, room int) error {
-	var view View = allView{}
-	var err error
-	ctxName := r.ContextName
-	if p.Access != nil {
-		if view, err = p.Access.View(model, secName, level, ctxName, false); err != nil && req.Type != snmp.SetRequest {
-			return errAuthorization
-		}
+func (a *Agent) respond(r *mib.Request, p *Policy, pr Principal, req, resp *snmp.PDU, room int) error {
+	r.ContextName = pr.ContextName
+	view, err := p.view(pr, false)
+	if err != nil && req.Type != snmp.SetRequest {
+		return errAuthorization
 	}
-	q := request{r: r, tree: a.Tree, view: view, v1: v1, resp: resp, maxSize: room}
+	q := request{r: r, tree: a.Tree, view: view, v1: pr.SecurityModel == snmp.SecurityModelV1, resp: resp, maxSize: room}
 	switch req.Type {
 	case snmp.GetRequest:
 		q.get(req)
@@ -206,11 +226,9 @@ func (a *Agent) respond(r *mib.Request, p *Policy, model int, secName string, le
 	case snmp.GetBulkRequest:
 		q.getBulk(req, p.MaxRepetitions)
 	case snmp.SetRequest:
-		var wv View = allView{}
-		if p.Access != nil {
-			if wv, err = p.Access.View(model, secName, level, ctxName, true); err != nil {
-				wv = nil
-			}
+		wv, err := p.view(pr, true)
+		if err != nil {
+			wv = nil
 		}
 		q.set(req, wv)
 	}

@@ -35,7 +35,8 @@ func (v prefixView) Contains(o snmp.OID) bool {
 
 type testAccess struct{}
 
-func (testAccess) View(model int, name string, _ snmp.SecurityLevel, _ string, write bool) (View, error) {
+func (testAccess) View(pr Principal, write bool) (View, error) {
+	name := pr.SecurityName
 	switch {
 	case name == "rw":
 		return allView{}, nil
@@ -82,31 +83,7 @@ func startAgent(t *testing.T, p *Policy) (port int, a *Agent) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tree mib.Tree
-	contact := "admin"
-	table := rows(300)
-	tree.Register(snmp.OID{1, 3, 6, 1, 2, 1, 1}, &mib.Scalars{
-		Prefix: snmp.OID{1, 3, 6, 1, 2, 1, 1},
-		Objects: []mib.Scalar{
-			{Sub: 1, Get: func(*mib.Request) snmp.Value { return snmp.StringValue("tsnmp test agent") }},
-			{Sub: 4, Get: func(*mib.Request) snmp.Value { return snmp.StringValue(contact) },
-				Test: func(v snmp.Value) snmp.ErrorStatus {
-					if v.Type != snmp.OctetString {
-						return snmp.WrongType
-					}
-					return snmp.NoError
-				}},
-		},
-		Commit: func(v map[uint32]snmp.Value) error { contact = string(v[4].Bytes); return nil },
-	})
-	tree.Register(snmp.OID{1, 3, 6, 1, 2, 1, 2, 2, 1}, &mib.Table{
-		Entry: snmp.OID{1, 3, 6, 1, 2, 1, 2, 2, 1}, Columns: []uint32{1, 2, 6},
-		Rows: func(*mib.Request) mib.Rows { return table },
-	})
-	a = &Agent{Tree: &tree, State: st}
-	a.Stats.Register(&tree)
-	a.RegisterEngine(&tree)
-	a.SetPolicy(p)
+	a = newTestAgent(t, st, p)
 	port = testenv.FreePort(t)
 	for _, spec := range []string{"udp:127.0.0.1:%d", "tcp:127.0.0.1:%d"} {
 		addr, _ := transport.ParseAddress(fmt.Sprintf(spec, port), 0)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
@@ -32,7 +33,7 @@ func benchAgent(b testing.TB) (*Agent, *usm.USM) {
 	m, _ := usm.New(usm.Config{EngineID: st.EngineID, EngineBoots: st.Boots, Users: users})
 	a := &Agent{Tree: &tree, State: st}
 	a.SetPolicy(&Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{},
-		SecurityModels: map[int32]SecurityModel{snmp.SecurityModelUSM: USMModel{m}}})
+		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: m}})
 	return a, m
 }
 
@@ -80,7 +81,7 @@ func BenchmarkServeV3AuthPriv(b *testing.B) {
 	hdr := snmp.V3Message{MsgID: 1, MaxSize: 65507, Flags: snmp.FlagAuth | snmp.FlagReportable}
 	sync, _ := mgr.GenerateRequest(nil, &hdr, a.State.EngineID, "bench", scoped)
 	rep := a.ServeSNMP(benchRef, sync, nil)
-	mgr.ProcessIncoming(rep, nil)
+	mgr.ProcessIncoming(nil, rep, nil)
 	hdr.Flags = snmp.FlagAuth | snmp.FlagPriv | snmp.FlagReportable
 	req, err := mgr.GenerateRequest(nil, &hdr, a.State.EngineID, "bench", scoped)
 	if err != nil {

@@ -42,7 +42,8 @@ func (c countingRows) Value(r *mib.Request, i int, col uint32) (snmp.Value, bool
 
 type holeAccess struct{}
 
-func (holeAccess) View(_ int, name string, _ snmp.SecurityLevel, _ string, write bool) (View, error) {
+func (holeAccess) View(pr Principal, write bool) (View, error) {
+	name := pr.SecurityName
 	if write {
 		return nil, errAuthorization
 	}

@@ -5,10 +5,6 @@ import (
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
-// MaxMessageSize is snmpEngineMaxMessageSize: the largest message the
-// engine accepts and sends over any transport it serves.
-const MaxMessageSize = 65507
-
 // RegisterEngine serves SNMP-FRAMEWORK-MIB's snmpEngine group
 // (1.3.6.1.6.3.10.2.1).
 func (a *Agent) RegisterEngine(t *mib.Tree) {
@@ -19,7 +15,7 @@ func (a *Agent) RegisterEngine(t *mib.Tree) {
 			{Sub: 1, Get: func(*mib.Request) snmp.Value { return snmp.BytesValue(a.State.EngineID) }},
 			{Sub: 2, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(int64(a.State.Boots)) }},
 			{Sub: 3, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(int64(a.State.Time())) }},
-			{Sub: 4, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(MaxMessageSize) }},
+			{Sub: 4, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(snmp.MaxMessageSize) }},
 		},
 	})
 }

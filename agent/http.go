@@ -8,17 +8,6 @@ import (
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
-// Principal is the requester of a Session, as an authentication step
-// outside the SNMP message processing (an HTTP request, say) established
-// it: the securityModel, securityName, securityLevel and contextName that
-// VACM decides on.
-type Principal struct {
-	SecurityModel int
-	SecurityName  string
-	Level         snmp.SecurityLevel
-	ContextName   string
-}
-
 // Session answers the reads and writes of one principal from one snapshot
 // of the MIB: every Get, Next and Set of a Session shares one mib.Request,
 // so a table read through many calls sees one instant, exactly as the
@@ -43,13 +32,9 @@ type Session struct {
 // the principal may read nothing.
 func (a *Agent) OpenSession(ctx context.Context, pr Principal, now time.Time) (*Session, error) {
 	p := a.policy.Load()
-	var view View = allView{}
-	if p.Access != nil {
-		v, err := p.Access.View(pr.SecurityModel, pr.SecurityName, pr.Level, pr.ContextName, false)
-		if err != nil {
-			return nil, err
-		}
-		view = v
+	view, err := p.view(pr, false)
+	if err != nil {
+		return nil, err
 	}
 	r := mib.NewRequest(ctx, now)
 	r.ContextName = pr.ContextName
@@ -90,14 +75,9 @@ func (s *Session) Next(oid snmp.OID) (snmp.VarBind, bool) {
 // status and the 1-based index of the varbind it concerns; on error
 // nothing was written.
 func (s *Session) Set(vbs []snmp.VarBind) (snmp.ErrorStatus, int) {
-	var wv View = allView{}
-	if s.p.Access != nil {
-		v, err := s.p.Access.View(s.pr.SecurityModel, s.pr.SecurityName, s.pr.Level, s.pr.ContextName, true)
-		if err != nil {
-			wv = nil
-		} else {
-			wv = v
-		}
+	wv, err := s.p.view(s.pr, true)
+	if err != nil {
+		wv = nil
 	}
 	s.resp = snmp.PDU{}
 	s.q.set(&snmp.PDU{Type: snmp.SetRequest, VarBinds: vbs}, wv)

@@ -1,7 +1,3 @@
-// Package agent is tsnmp's command responder (RFC 3413 §3.2): it takes
-// decoded requests from the dispatcher, checks each varbind against the VACM
-// view of the requester, asks the MIB tree and builds the response within
-// the size the requester and the local limits allow.
 package agent
 
 import (
@@ -292,11 +288,9 @@ func (q *request) set(req *snmp.PDU, writeView View) {
 		}
 		s, ok := q.tree.Setter(vb.Name)
 		if !ok {
-			st := snmp.NoCreation
-			if v := q.tree.Get(q.r, vb.Name); !v.Type.IsException() {
-				st = snmp.NotWritable
-			}
-			q.fail(req, st, i)
+			// No object under this name can be created or modified
+			// (RFC 3416 §4.2.5 step 3), whether or not it exists.
+			q.fail(req, snmp.NotWritable, i)
 			return
 		}
 		if st := s.TestSet(q.r, vb); st != snmp.NoError {

@@ -13,8 +13,8 @@ func (a *Agent) RegisterUSMStats(t *mib.Tree) {
 	get := func(c usm.Counter) func(*mib.Request) snmp.Value {
 		return func(*mib.Request) snmp.Value {
 			var n uint32
-			if m, ok := a.Policy().SecurityModels[snmp.SecurityModelUSM].(USMModel); ok {
-				n = m.USM.Stats().Get(c)
+			if m, ok := a.Policy().SecurityModels[snmp.SecurityModelUSM].(*usm.USM); ok {
+				n = m.Stats().Get(c)
 			}
 			return snmp.Counter32Value(n)
 		}

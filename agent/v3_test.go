@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
 func TestNetSNMPv3(t *testing.T) {
 	users := usm.NewUserTable()
-	p := &Policy{Access: testAccess{}, SecurityModels: map[int32]SecurityModel{}}
+	p := &Policy{Access: testAccess{}, SecurityModels: map[snmp.SecurityModel]security.Model{}}
 	port, a := startAgent(t, p)
 	auths := []string{"MD5", "SHA", "SHA-224", "SHA-256", "SHA-384", "SHA-512"}
 	privs := []string{"DES", "AES", "AES192", "AES256", "AES192C", "AES256C"}
@@ -44,7 +45,7 @@ func TestNetSNMPv3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.SecurityModels[snmp.SecurityModelUSM] = USMModel{m}
+	p.SecurityModels[snmp.SecurityModelUSM] = m
 	a.SetPolicy(p)
 	target := fmt.Sprintf("udp:127.0.0.1:%d", port)
 	want := `.1.3.6.1.2.1.1.1.0 = STRING: "tsnmp test agent"`

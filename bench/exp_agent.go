@@ -147,9 +147,14 @@ func runAgent(ctx context.Context, env *Env, s *Section) error {
 			t.Add(v.name, fmt.Sprint(c), Num(med(echo)), Num(med(a.tsnmpd)), Num(snmpdRate),
 				ratio(a.tsnmpd, echo, true), ratio(a.tsnmpd, a.snmpd, false),
 				Summarize(rates[echo]).Spread(), Summarize(rates[a.tsnmpd]).Spread(), snmpdSpread, Num(latMed))
+			if v.name == vars[0].name && a.snmpd != nil {
+				// The last (most outstanding) point of the first variant.
+				s.Headline = fmt.Sprintf("%s with %d outstanding: tsnmpd %s req/s, snmpd %s req/s (paired ratio %s), echo floor %s req/s.",
+					v.name, c, Num(med(a.tsnmpd)), Num(snmpdRate), ratio(a.tsnmpd, a.snmpd, false), Num(med(echo)))
+			}
 			plot.Categories = append(plot.Categories, fmt.Sprintf("%s c%d", v.name, c))
 			for i, p := range peers {
-				ser[i].Y = append(ser[i].Y, med(p))
+				ser[i].AddBar(Summarize(rates[p]))
 			}
 		}
 	}

@@ -89,13 +89,14 @@ func target(p *Proc, tcp bool) string {
 	return "udp:" + p.Addr
 }
 
-// msStats is min/avg/max in milliseconds.
-func msStats(ds []time.Duration) (string, float64) {
+// msStats is min/avg/max in milliseconds, as text and as a Summary
+// (whose Mean is NaN when there is no value).
+func msStats(ds []time.Duration) (string, Summary) {
 	if len(ds) == 0 {
-		return "-", math.NaN()
+		return "-", Summary{Mean: math.NaN()}
 	}
 	s := Summarize(Millis(ds))
-	return fmt.Sprintf("%s / %s / %s", Num(s.Min), Num(s.Mean), Num(s.Max)), s.Mean
+	return fmt.Sprintf("%s / %s / %s", Num(s.Min), Num(s.Mean), Num(s.Max)), s
 }
 
 func runGet(ctx context.Context, env *Env, s *Section) error {
@@ -243,7 +244,7 @@ func runGet(ctx context.Context, env *Env, s *Section) error {
 			}
 		}
 		for g, row := range group {
-			if err := getRowResult(ctx, env, a, row, snmpget, ports[g], firsts[g], lat[g], t, plot, ser); err != nil {
+			if err := getRowResult(ctx, env, a, row, snmpget, ports[g], firsts[g], lat[g], t, plot, ser, &s.Headline); err != nil {
 				return err
 			}
 		}
@@ -258,7 +259,7 @@ func runGet(ctx context.Context, env *Env, s *Section) error {
 
 // getRowResult captures one operation of a row (run) and adds the row to
 // the table and the plot.
-func getRowResult(ctx context.Context, env *Env, a *agents, row getRow, snmpget string, port int, run func() error, lat map[string][]time.Duration, t *Table, plot *Plot, ser []Series) error {
+func getRowResult(ctx context.Context, env *Env, a *agents, row getRow, snmpget string, port int, run func() error, lat map[string][]time.Duration, t *Table, plot *Plot, ser []Series, headline *string) error {
 	// One captured operation per pair.
 	wire := func(port int, run func() error) (string, float64, error) {
 		c, err := StartCapture(nil, env.Dir, fmt.Sprintf("port %d", port))
@@ -286,10 +287,11 @@ func getRowResult(ctx context.Context, env *Env, a *agents, row getRow, snmpget 
 			return fmt.Errorf("%s capture: %w", row.name, err)
 		}
 	}
-	inT, inTavg := msStats(lat["in-tsnmpd"])
+	inT, inTsum := msStats(lat["in-tsnmpd"])
 	inS, _ := msStats(lat["in-snmpd"])
-	prT, prTavg := msStats(lat["proc-tsnmp"])
-	prS, prSavg := msStats(lat["proc-snmpget"])
+	prT, prTsum := msStats(lat["proc-tsnmp"])
+	prS, prSsum := msStats(lat["proc-snmpget"])
+	inTavg := inTsum.Mean
 	pp, ok := paperGet[row.name]
 	paperMs, paperBP, rMs, rB := "-", "-", "-", "-"
 	pavg := math.NaN()
@@ -299,10 +301,18 @@ func getRowResult(ctx context.Context, env *Env, a *agents, row getRow, snmpget 
 		rMs, rB = Ratio(inTavg, pp[0]), Ratio(tb, pp[1])
 	}
 	t.Add(row.name, inT, inS, prT, prS, wt, ws, paperMs, rMs, paperBP, rB)
-	plot.Categories = append(plot.Categories, row.name)
-	for j, y := range []float64{inTavg, prTavg, prSavg, pavg} {
-		ser[j].Y = append(ser[j].Y, y)
+	if len(plot.Categories) == 0 {
+		*headline = fmt.Sprintf("%s: tsnmp in-process %s ms, tsnmp get %s ms and snmpget %s ms as processes (averages).",
+			row.name, Num(inTavg), Num(prTsum.Mean), Num(prSsum.Mean))
 	}
+	plot.Categories = append(plot.Categories, row.name)
+	for j, m := range []Summary{inTsum, prTsum, prSsum} {
+		ser[j].AddBar(m)
+		if m.N > 0 {
+			ser[j].Y[len(ser[j].Y)-1] = m.Mean // the paper gives averages
+		}
+	}
+	ser[3].AddValue(pavg)
 	return nil
 }
 

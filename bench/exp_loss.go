@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"math"
 	"os/exec"
 	"strings"
 	"time"
@@ -174,17 +173,26 @@ func runLoss(ctx context.Context, env *Env, s *Section) error {
 			sm := Summarize(lat[k.name])
 			if sm.N == 0 {
 				t.Add(fmt.Sprintf("%.1f", float64(loss)/100), k.name, "failed", "-", "-")
-				ser[j].X, ser[j].Y = append(ser[j].X, float64(loss)/100), append(ser[j].Y, math.NaN())
+				ser[j].Add(float64(loss)/100, sm)
 				continue
 			}
 			if loss == 0 {
 				base[k.name] = sm.Median
 			}
 			t.Add(fmt.Sprintf("%.1f", float64(loss)/100), k.name, Num(sm.Median), sm.Spread(), Ratio(sm.Median, base[k.name]))
-			ser[j].X, ser[j].Y = append(ser[j].X, float64(loss)/100), append(ser[j].Y, sm.Median)
+			if li == len(losses)-1 {
+				if j == 0 {
+					s.Headline = fmt.Sprintf("At %.1f%% loss (median walk ms):", float64(loss)/100)
+				}
+				s.Headline += fmt.Sprintf(" %s %s;", k.name, Num(sm.Median))
+			}
+			ser[j].Add(float64(loss)/100, sm)
 		}
 	}
 	setLoss(w.NS, 0)
+	if s.Headline != "" {
+		s.Headline = strings.TrimSuffix(s.Headline, ";") + "."
+	}
 	plot.Series = ser
 	s.Plot = plot
 	s.Note("The TLS and DTLS rows use tsnmpd's tls: and dtls: listeners with certificates made for the run, a full handshake per walk (under loss the handshake is retransmitted by TCP for TLS and by DTLS's own timer for DTLS). Over DTLS the manager retransmits lost requests as over UDP, with the fixed or adaptive timer; over TLS, as over TCP, it leaves that to TCP. The SSH row uses tsnmpd's ssh: listener (Ed25519 keys, tsnmp's default algorithms), a full key exchange per walk.")

@@ -117,8 +117,9 @@ func runSession(ctx context.Context, env *Env, s *Section) error {
 				p1, p2 = fmt.Sprintf("%.3f", p[0]), fmt.Sprintf("%.3f", p[1])
 			}
 			t.Add(fmt.Sprint(m), k.name, Num(med), Num(Summarize(set[k.name]).Median), Num(med/float64(m)), Ratio(med, udp), p1, p2)
-			ser[i].X = append(ser[i].X, float64(m))
-			ser[i].Y = append(ser[i].Y, med/float64(m))
+			per := Summarize(tot[k.name])
+			per.Min, per.P25, per.Median, per.P75, per.Max = per.Min/float64(m), per.P25/float64(m), per.Median/float64(m), per.P75/float64(m), per.Max/float64(m)
+			ser[i].Add(float64(m), per)
 		}
 	}
 	plot.Series = ser

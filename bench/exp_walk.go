@@ -232,14 +232,17 @@ func runWalk(ctx context.Context, env *Env, s *Section) error {
 					ratio = Ratio(med[a.tsnmpd], med[a.snmpd])
 				}
 				t.Add(fmt.Sprint(n), k.Transport, k.op(), p.Name, fmt.Sprint(reqs[p]), Num(sm.Median), sm.Spread(), Num(sm.Median/float64(reqs[p])), ratio)
+				if p == a.tsnmpd && a.snmpd != nil && len(lat[a.snmpd]) > 0 && k.Transport == kinds[0].Transport && k.Bulk == kinds[0].Bulk {
+					s.Headline = fmt.Sprintf("%s %s walk of %d interfaces (%d requests): tsnmpd %s ms, snmpd %s ms (medians).",
+						k.Transport, k.op(), n, reqs[p], Num(sm.Median), Num(med[a.snmpd]))
+				}
 				if !k.Bulk {
 					key := p.Name + " " + k.Transport
 					if series[key] == nil {
 						series[key] = &Series{Name: key}
 						order = append(order, key)
 					}
-					series[key].X = append(series[key].X, float64(reqs[p]))
-					series[key].Y = append(series[key].Y, sm.Median)
+					series[key].Add(float64(reqs[p]), sm)
 				}
 			}
 		}

@@ -9,14 +9,18 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 )
 
-// Table is a table of the report. The first table of a section is also
-// written as the section's CSV file.
+// Table is a table of the report, also written as a CSV file: the first
+// table of a section as NAME.csv, the others as NAME-TITLE.csv, TITLE
+// being the table's title (or its first column) in lower case with
+// dashes, so that the file's name says what it holds.
 type Table struct {
 	Title   string
 	Columns []string
 	Rows    [][]string
+	File    string // the CSV file's name, set when the report is written
 }
 
 // Add appends a row.
@@ -24,16 +28,19 @@ func (t *Table) Add(cells ...string) { t.Rows = append(t.Rows, cells) }
 
 // Section is the result of one experiment.
 type Section struct {
-	Name    string // experiment name, file stem
-	Title   string
-	Paper   string   // the paper and figure/table it reproduces
-	Method  []string // how it was measured, one paragraph each
-	Tables  []*Table
-	Plot    *Plot
-	Notes   []string // findings, caveats, what could not run and why
-	Skipped string   // non-empty when the experiment could not run at all
-	Elapsed time.Duration
-	Files   []string // files written for the section, relative to the report
+	Name   string // experiment name, file stem
+	Title  string
+	Paper  string   // the paper and figure/table it reproduces
+	Method []string // how it was measured, one paragraph each
+	Tables []*Table
+	Plot   *Plot
+	Notes  []string // findings, caveats, what could not run and why
+	// Headline is the finding the report's summary gives for the
+	// section, in one sentence.
+	Headline string
+	Skipped  string // non-empty when the experiment could not run at all
+	Elapsed  time.Duration
+	Files    []string // files written for the section, relative to the report
 }
 
 // Note appends a note.
@@ -61,17 +68,26 @@ type Report struct {
 
 // writeFiles writes the section's CSV and SVG into dir.
 func (s *Section) writeFiles(dir string) error {
-	n := 0
+	used := map[string]bool{}
 	for _, t := range s.Tables {
+		t.File = ""
 		if len(t.Rows) == 0 {
 			continue
 		}
-		// NAME.csv holds the first table, NAME-2.csv the second...
-		n++
 		name := s.Name + ".csv"
-		if n > 1 {
-			name = fmt.Sprintf("%s-%d.csv", s.Name, n)
+		if len(used) > 0 {
+			label := t.Title
+			if label == "" && len(t.Columns) > 0 {
+				label = t.Columns[0]
+			}
+			stem := s.Name + "-" + slug(label)
+			name = stem + ".csv"
+			for i := 2; used[name]; i++ {
+				name = fmt.Sprintf("%s-%d.csv", stem, i)
+			}
 		}
+		used[name] = true
+		t.File = name
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			return err
@@ -116,6 +132,47 @@ func (r *Report) Write(dir string) error {
 	return os.WriteFile(filepath.Join(dir, "report.html"), []byte(r.HTML()), 0o644)
 }
 
+// slug makes a file name part of a table title: lower-case letters and
+// digits, words joined by dashes, cut after about 48 characters at a word
+// boundary.
+func slug(title string) string {
+	var words []string
+	n := 0
+	for _, w := range strings.FieldsFunc(strings.ToLower(strings.ReplaceAll(title, "µ", "u")), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	}) {
+		if n > 0 && n+len(w) > 48 {
+			break
+		}
+		words = append(words, w)
+		n += len(w) + 1
+	}
+	if len(words) == 0 {
+		return "table"
+	}
+	return strings.Join(words, "-")
+}
+
+// summary returns, per section, its status and headline for the
+// report's summary.
+func (s *Section) summary() (status, headline string) {
+	switch {
+	case s.Skipped != "":
+		why := oneLine(s.Skipped)
+		if len(why) > 200 {
+			why = why[:200] + " …"
+		}
+		return "not run", why
+	case s.Headline != "":
+		return "ran", s.Headline
+	}
+	rows := 0
+	for _, t := range s.Tables {
+		rows += len(t.Rows)
+	}
+	return "ran", fmt.Sprintf("%d rows measured; see the section.", rows)
+}
+
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // Markdown renders the report.
@@ -124,7 +181,12 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "# tsnmp bench report\n\n")
 	fmt.Fprintf(&b, "Run %s, %s mode, %d measured repetitions (after %d warm-up) unless a section says otherwise.\n\n",
 		r.Started.UTC().Format(time.RFC3339), r.Options.mode(), r.Options.Reps, r.Options.warmup())
-	b.WriteString("## Machine\n\n| | |\n| --- | --- |\n")
+	b.WriteString("## Summary\n\n| experiment | status | finding |\n| --- | --- | --- |\n")
+	for _, s := range r.Sections {
+		status, headline := s.summary()
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", s.Name, mdAnchor(s), status, mdCell(headline))
+	}
+	b.WriteString("\n## Machine\n\n| | |\n| --- | --- |\n")
 	for _, kv := range r.Machine.Rows() {
 		fmt.Fprintf(&b, "| %s | %s |\n", kv[0], mdCell(kv[1]))
 	}
@@ -165,6 +227,9 @@ func (r *Report) Markdown() string {
 				b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 			}
 			b.WriteString("\n")
+			if t.File != "" {
+				fmt.Fprintf(&b, "CSV: [%s](%s)\n\n", t.File, t.File)
+			}
 		}
 		for _, f := range s.Files {
 			if strings.HasSuffix(f, ".svg") {
@@ -195,6 +260,12 @@ th{background:#f3f3f3}td:first-child{text-align:left}.skip{color:#a00;font-weigh
 <h1>tsnmp bench report</h1>`)
 	fmt.Fprintf(&b, "<p>Run %s, %s mode, %d measured repetitions (after %d warm-up) unless a section says otherwise.</p>",
 		e(r.Started.UTC().Format(time.RFC3339)), r.Options.mode(), r.Options.Reps, r.Options.warmup())
+	b.WriteString(`<h2 id="summary">Summary</h2><table><tr><th>experiment</th><th>status</th><th>finding</th></tr>`)
+	for _, s := range r.Sections {
+		status, headline := s.summary()
+		fmt.Fprintf(&b, `<tr><td><a href="#%s">%s</a></td><td>%s</td><td style="text-align:left">%s</td></tr>`, e(s.Name), e(s.Name), status, e(headline))
+	}
+	b.WriteString("</table>")
 	b.WriteString("<h2>Machine</h2><table>")
 	for _, kv := range r.Machine.Rows() {
 		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td></tr>", e(kv[0]), e(kv[1]))
@@ -228,6 +299,9 @@ th{background:#f3f3f3}td:first-child{text-align:left}.skip{color:#a00;font-weigh
 				b.WriteString("</tr>")
 			}
 			b.WriteString("</table>")
+			if t.File != "" {
+				fmt.Fprintf(&b, `<p>CSV: <a href="%s">%s</a></p>`, e(t.File), e(t.File))
+			}
 		}
 		if s.Plot != nil && !s.Plot.Empty() {
 			var sb strings.Builder
@@ -243,6 +317,22 @@ th{background:#f3f3f3}td:first-child{text-align:left}.skip{color:#a00;font-weigh
 		}
 	}
 	b.WriteString("</body></html>\n")
+	return b.String()
+}
+
+// mdAnchor is the anchor GitHub and most Markdown renderers give the
+// section's heading.
+func mdAnchor(s *Section) string {
+	h := strings.ToLower(fmt.Sprintf("%s (tsnmp bench %s)", s.Title, s.Name))
+	var b strings.Builder
+	for _, r := range h {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
 	return b.String()
 }
 

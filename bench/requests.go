@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tsnmp/tsnmp/bench/loadgen"
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -100,7 +101,7 @@ func V3PDUs(ctx context.Context, addr string, user USMUser, n int, shape PDUShap
 		}
 		return snmp.AppendScopedPDU(nil, &s)
 	}
-	exchange := func(msg []byte) (*usm.Incoming, error) {
+	exchange := func(msg []byte) (*security.Incoming, error) {
 		buf := make([]byte, 65536)
 		for try := 0; try < 5; try++ {
 			conn.Write(msg)
@@ -113,7 +114,7 @@ func V3PDUs(ctx context.Context, addr string, user USMUser, n int, shape PDUShap
 				}
 				return nil, err
 			}
-			in, err := m.ProcessIncoming(buf[:k], nil)
+			in, err := m.ProcessIncoming(nil, buf[:k], nil)
 			if err != nil {
 				return nil, err
 			}
@@ -131,7 +132,7 @@ func V3PDUs(ctx context.Context, addr string, user USMUser, n int, shape PDUShap
 	if err != nil {
 		return nil, fmt.Errorf("bench: engine ID discovery: %w", err)
 	}
-	engineID := append([]byte(nil), in.EngineID...)
+	engineID := append([]byte(nil), in.SecurityEngineID...)
 	// Time synchronisation: an authenticated request with time zero gets
 	// an authenticated notInTimeWindows report carrying boots and time.
 	if user.Level >= snmp.AuthNoPriv {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Options select how experiments run.
@@ -270,20 +272,34 @@ func moduleRoot() string {
 	}
 }
 
-// progress draws a one-line bar on a terminal or writes one line per step
-// elsewhere.
+// progress draws a one-line bar on a terminal, redrawn in place, and
+// writes plain lines elsewhere (a file, a pipe, a CI log), where cursor
+// control codes would only be noise.
 type progress struct {
 	w          io.Writer
+	tty        bool
 	total, cur int
 	names      []string
 	name       string
 	started    time.Time
 	last       time.Time
+	lastWhat   string
 	mu         sync.Mutex
 }
 
 func newProgress(w io.Writer, names []string) *progress {
-	return &progress{w: w, total: len(names), names: names, started: time.Now()}
+	return &progress{w: w, tty: isTerminal(w), total: len(names), names: names, started: time.Now()}
+}
+
+// isTerminal reports whether w is a terminal (what golang.org/x/term's
+// IsTerminal asks the kernel on Linux).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 func (p *progress) begin(i int, name string) {
@@ -291,7 +307,7 @@ func (p *progress) begin(i int, name string) {
 		return
 	}
 	p.mu.Lock()
-	p.cur, p.name = i, name
+	p.cur, p.name, p.lastWhat = i, name, ""
 	p.mu.Unlock()
 	p.step(0, 1, "starting")
 }
@@ -303,14 +319,24 @@ func (p *progress) step(done, total int, what string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
-	if now.Sub(p.last) < 100*time.Millisecond && done != 0 && done != total {
-		return
-	}
-	p.last = now
 	frac := float64(p.cur) / float64(p.total)
 	if total > 0 {
 		frac += float64(done) / float64(total) / float64(p.total)
 	}
+	elapsed := time.Since(p.started).Round(time.Second)
+	if !p.tty {
+		// A line when the experiment starts, then at most one every 5 s.
+		if what == p.lastWhat || (now.Sub(p.last) < 5*time.Second && !(done == 0 && what == "starting")) {
+			return
+		}
+		p.last, p.lastWhat = now, what
+		fmt.Fprintf(p.w, "bench: %3.0f%% %d/%d %s: %s (%d/%d) %v\n", 100*frac, p.cur+1, p.total, p.name, what, done, total, elapsed)
+		return
+	}
+	if now.Sub(p.last) < 100*time.Millisecond && done != 0 && done != total {
+		return
+	}
+	p.last = now
 	const width = 30
 	n := int(frac * width)
 	bar := strings.Repeat("#", n) + strings.Repeat(".", width-n)
@@ -318,13 +344,12 @@ func (p *progress) step(done, total int, what string) {
 	if p.cur+1 < len(p.names) {
 		left = p.names[p.cur+1:]
 	}
-	line := fmt.Sprintf("[%s] %3.0f%% %d/%d %s: %s (%d/%d) %s", bar, 100*frac, p.cur+1, p.total, p.name, what, done, total,
-		time.Since(p.started).Round(time.Second))
+	line := fmt.Sprintf("[%s] %3.0f%% %d/%d %s: %s (%d/%d) %v", bar, 100*frac, p.cur+1, p.total, p.name, what, done, total, elapsed)
 	if len(left) > 0 {
 		line += "; then " + strings.Join(left, " ")
 	}
-	if len(line) > 160 {
-		line = line[:160]
+	if r := []rune(line); len(r) > 160 {
+		line = string(r[:160])
 	}
 	fmt.Fprintf(p.w, "\r\033[K%s", line)
 }
@@ -333,5 +358,8 @@ func (p *progress) finish() {
 	if p == nil || p.w == nil {
 		return
 	}
-	fmt.Fprintf(p.w, "\r\033[Kdone in %v\n", time.Since(p.started).Round(time.Second))
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintf(p.w, "bench: done in %v\n", time.Since(p.started).Round(time.Second))
 }

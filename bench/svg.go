@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 // Plot is a line plot (series of X,Y points) or, when Categories is set, a
@@ -15,12 +16,64 @@ type Plot struct {
 	LogX, LogY            bool
 	Categories            []string
 	Series                []Series
+	// Spread says what the error bars span, under the legend; empty
+	// means min to max of the measured repetitions.
+	Spread string
 }
 
-// Series is one line or one bar group member.
+// Series is one line or one bar group member. Lo and Hi, when set, hold
+// the ends of each point's error bar (NaN: none).
 type Series struct {
-	Name string
-	X, Y []float64
+	Name   string
+	X, Y   []float64
+	Lo, Hi []float64
+}
+
+// Add appends a point at x with the median of m, its error bar from m's
+// minimum to its maximum; a Summary of no value adds a gap.
+func (s *Series) Add(x float64, m Summary) {
+	s.X = append(s.X, x)
+	s.AddBar(m)
+}
+
+// AddBar appends a bar (or a point without X) as Add does.
+func (s *Series) AddBar(m Summary) {
+	for len(s.Lo) < len(s.Y) {
+		s.Lo, s.Hi = append(s.Lo, math.NaN()), append(s.Hi, math.NaN())
+	}
+	if m.N == 0 {
+		s.Y, s.Lo, s.Hi = append(s.Y, math.NaN()), append(s.Lo, math.NaN()), append(s.Hi, math.NaN())
+		return
+	}
+	s.Y, s.Lo, s.Hi = append(s.Y, m.Median), append(s.Lo, m.Min), append(s.Hi, m.Max)
+}
+
+// AddValue appends a bar (or a point without X) with no error bar.
+func (s *Series) AddValue(y float64) {
+	for len(s.Lo) < len(s.Y) {
+		s.Lo, s.Hi = append(s.Lo, math.NaN()), append(s.Hi, math.NaN())
+	}
+	s.Y, s.Lo, s.Hi = append(s.Y, y), append(s.Lo, math.NaN()), append(s.Hi, math.NaN())
+}
+
+// bar returns the error bar of point i, and false when it has none.
+func (s *Series) bar(i int) (lo, hi float64, ok bool) {
+	if i >= len(s.Lo) || i >= len(s.Hi) || math.IsNaN(s.Lo[i]) || math.IsNaN(s.Hi[i]) || s.Lo[i] == s.Hi[i] {
+		return 0, 0, false
+	}
+	return s.Lo[i], s.Hi[i], true
+}
+
+// HasSpread reports whether any point of the plot has an error bar.
+func (p *Plot) HasSpread() bool {
+	for _, s := range p.Series {
+		for i := range s.Y {
+			if _, _, ok := s.bar(i); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Empty reports whether the plot has no point to draw.
@@ -37,23 +90,82 @@ func (p *Plot) Empty() bool {
 
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939"}
 
+// Layout, in pixels. Text is 12 px sans-serif (10 px for category names);
+// textWidth overestimates its width so that nothing is laid out too
+// tight.
 const (
-	svgW, svgH                     = 760, 440
-	padL, padR, padT, padB, legend = 70, 20, 36, 50, 190
+	svgW                 = 760
+	padL, padR, padT     = 70, 20, 36
+	plotH                = 300
+	legendRow, legendGap = 18, 16
 )
 
-// WriteSVG draws the plot.
+// textWidth is an upper estimate of the width of s in a sans-serif font
+// of size px: 0.62 em a character, wider than the average glyph of
+// DejaVu Sans, Liberation Sans, Arial and Helvetica.
+func textWidth(s string, px float64) float64 {
+	return float64(utf8.RuneCountInString(s)) * 0.62 * px
+}
+
+// legendItem is one legend entry's place.
+type legendItem struct{ x, y float64 }
+
+// layoutLegend flows the legend entries in rows from left to right
+// between x0 and x1, starting at y, and returns their places and the
+// height used.
+func layoutLegend(series []Series, x0, x1, y float64) ([]legendItem, float64) {
+	items := make([]legendItem, len(series))
+	x, rows := x0, 1
+	for i, s := range series {
+		w := 18 + textWidth(s.Name, 12)
+		if x > x0 && x+w > x1 {
+			x, rows = x0, rows+1
+		}
+		items[i] = legendItem{x, y + float64(rows-1)*legendRow}
+		x += w + legendGap
+	}
+	if len(series) == 0 {
+		return nil, 0
+	}
+	return items, float64(rows) * legendRow
+}
+
+// WriteSVG draws the plot: title, plot area, axis labels, then the legend
+// and what the error bars span, each below the one before, in an image as
+// tall as they need.
 func (p *Plot) WriteSVG(w io.Writer) error {
 	var b strings.Builder
+	x0, x1 := float64(padL), float64(svgW-padR)
+	y1 := float64(padT)
+	y0 := y1 + plotH
+	// Below the plot: tick labels or slanted category names, then the X
+	// label, the legend and the spread note.
+	below := 24.0
+	if len(p.Categories) > 0 {
+		longest := 0.0
+		for _, c := range p.Categories {
+			longest = math.Max(longest, textWidth(c, 10))
+		}
+		below = 16 + longest*0.5 // sin(30°) of the name, and its height
+	}
+	xlabelY := y0 + below + 12
+	legendY := xlabelY + 22
+	if p.XLabel == "" {
+		legendY = xlabelY
+	}
+	items, legendH := layoutLegend(p.Series, x0, x1, legendY)
+	noteY := legendY + legendH + 4
+	spread := p.HasSpread()
+	height := noteY
+	if spread {
+		height += legendRow
+	}
+	svgH := int(math.Ceil(height + 4))
+
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", svgW, svgH, svgW, svgH)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14" font-weight="bold">%s</text>`+"\n", padL, html.EscapeString(p.Title))
-	x0, x1 := float64(padL), float64(svgW-padR-legend)
-	y0, y1 := float64(svgH-padB), float64(padT)
-	if len(p.Categories) > 0 {
-		y0 -= 90 // room for the slanted category names
-	}
-	// Y range.
+	// Y range, error bars included.
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	for _, s := range p.Series {
@@ -62,6 +174,12 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 				continue
 			}
 			ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
+			if lo, hi, ok := s.bar(i); ok {
+				if !p.LogY || lo > 0 {
+					ymin = math.Min(ymin, lo)
+				}
+				ymax = math.Max(ymax, hi)
+			}
 			if i < len(s.X) && !(p.LogX && s.X[i] <= 0) {
 				xmin, xmax = math.Min(xmin, s.X[i]), math.Max(xmax, s.X[i])
 			}
@@ -80,6 +198,9 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 	ymin, ymax = ty[0], ty[len(ty)-1]
 	ymap := func(y float64) float64 {
 		if p.LogY {
+			if y <= 0 {
+				return y0
+			}
 			return y0 - (math.Log10(y)-math.Log10(ymin))/(math.Log10(ymax)-math.Log10(ymin))*(y0-y1)
 		}
 		return y0 - (y-ymin)/(ymax-ymin)*(y0-y1)
@@ -90,7 +211,18 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", x0-6, y+4, tick(t))
 	}
 	fmt.Fprintf(&b, `<text transform="translate(16,%.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", (y0+y1)/2, html.EscapeString(p.YLabel))
-	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", (x0+x1)/2, svgH-6, html.EscapeString(p.XLabel))
+	if p.XLabel != "" {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", (x0+x1)/2, xlabelY, html.EscapeString(p.XLabel))
+	}
+	// errorBar draws a whisker with caps from lo to hi at x.
+	errorBar := func(x, lo, hi float64, name string) {
+		if p.LogY && lo <= 0 {
+			lo = ymin
+		}
+		a, c := ymap(lo), ymap(hi)
+		fmt.Fprintf(&b, `<path class="errorbar" d="M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f" stroke="#222" stroke-width="1" fill="none"><title>%s: %s to %s</title></path>`+"\n",
+			x, a, c, x-3, a, x+3, x-3, c, x+3, html.EscapeString(name), Num(lo), Num(hi))
+	}
 	if len(p.Categories) > 0 {
 		nc, ns := len(p.Categories), max(len(p.Series), 1)
 		cw := (x1 - x0) / float64(nc)
@@ -103,10 +235,13 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 					continue
 				}
 				top := ymap(s.Y[c])
-				base := y0
+				bx := cx + cw*0.1 + bw*float64(si)
 				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %s</title></rect>`+"\n",
-					cx+cw*0.1+bw*float64(si), top, bw, math.Max(base-top, 0.5), palette[si%len(palette)],
+					bx, top, bw, math.Max(y0-top, 0.5), palette[si%len(palette)],
 					html.EscapeString(s.Name), html.EscapeString(name), Num(s.Y[c]))
+				if lo, hi, ok := s.bar(c); ok {
+					errorBar(bx+bw/2, lo, hi, s.Name+" "+name)
+				}
 			}
 		}
 	} else {
@@ -138,6 +273,9 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 				}
 				px, py := xmap(s.X[i]), ymap(s.Y[i])
 				pts = append(pts, fmt.Sprintf("%.1f,%.1f", px, py))
+				if lo, hi, ok := s.bar(i); ok {
+					errorBar(px, lo, hi, s.Name)
+				}
 				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s (%s, %s)</title></circle>`+"\n", px, py, col, html.EscapeString(s.Name), Num(s.X[i]), Num(s.Y[i]))
 			}
 			if len(pts) > 1 {
@@ -147,9 +285,16 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#444"/>`+"\n", x0, y1, x1-x0, y0-y1)
 	for si, s := range p.Series {
-		ly := float64(padT + 10 + 18*si)
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/>`, x1+12, ly-10, palette[si%len(palette)])
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", x1+30, ly, html.EscapeString(s.Name))
+		it := items[si]
+		fmt.Fprintf(&b, `<g class="legend"><rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/>`, it.x, it.y, palette[si%len(palette)])
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text></g>`+"\n", it.x+18, it.y+11, html.EscapeString(s.Name))
+	}
+	if spread {
+		note := p.Spread
+		if note == "" {
+			note = "Error bars span the minimum to the maximum of the measured repetitions."
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" fill="#444">%s</text>`+"\n", x0, noteY+12, html.EscapeString(note))
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())

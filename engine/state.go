@@ -1,6 +1,12 @@
 // Package engine holds the SNMP engine's identity and persistent state
 // (RFC 3411 §3.1.1): snmpEngineID, generated once and kept; snmpEngineBoots,
 // incremented at every start and never going backwards; snmpEngineTime.
+//
+// The state directory belongs to one engine: Open takes an exclusive lock
+// on it (released by the kernel when the process ends, even by kill -9),
+// so that two agents never share one engine ID. Sessions of an engine that
+// runs as one short process per session (tsnmpd --stdio under sshd) share
+// the directory instead (Options.Shared).
 package engine
 
 import (
@@ -9,12 +15,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // EnterpriseNumber is the IANA private enterprise number in generated
@@ -25,8 +35,14 @@ const EnterpriseNumber = 8072
 // MaxBoots is the largest snmpEngineBoots value (RFC 3414 §2.2.2).
 const MaxBoots = 2147483647
 
-// stateFile holds the engine ID and boot counter.
-const stateFile = "engine.conf"
+// StateFile holds the engine ID and boot counter.
+const StateFile = "engine.conf"
+
+// LockFile is the lock on the state directory; it holds the PID of the
+// agent that has the directory to itself.
+const LockFile = "tsnmpd.lock"
+
+const stateFile = StateFile
 
 // State is the engine's identity and boot counter, persisted in a state
 // directory.
@@ -34,9 +50,50 @@ type State struct {
 	Dir      string
 	EngineID []byte
 	Boots    int32
-	start    time.Time
+	// Regenerated tells that the engine ID was made anew because the
+	// stored state had lost it (Options.Regenerate).
+	Regenerated bool
+	start       time.Time
 
-	mu sync.Mutex // serialises writes to Dir
+	mu   sync.Mutex // serialises writes to Dir
+	lock *os.File   // holds the flock on LockFile
+}
+
+// Options tune OpenOptions.
+type Options struct {
+	// EngineID, when not nil, overrides the stored engine ID; when it
+	// differs, the boot counter restarts at 1 (RFC 3414 §2.2.2).
+	EngineID []byte
+	// Regenerate lets a state file that has lost its engine ID or its
+	// boot counter be replaced by a new engine ID (logged as an error):
+	// the only safe way on without the old values, since boots must never
+	// go back under one engine ID.
+	Regenerate bool
+	// Shared opens the state for one session of an engine whose sessions
+	// are separate processes (tsnmpd --stdio): the lock is shared with the
+	// other sessions (and refused while an agent holds the directory), and
+	// a session is a new boot only when the host has booted since the
+	// engine's last boot. Engine time then counts from that boot, on the
+	// host's boot clock, for every session alike.
+	Shared bool
+	// Log receives the warnings about files removed or refused; nil is
+	// slog.Default().
+	Log *slog.Logger
+}
+
+// LockedError is returned when another process holds the state directory.
+type LockedError struct {
+	Dir string
+	PID int // 0 when unknown
+}
+
+func (e *LockedError) Error() string {
+	who := "another tsnmpd"
+	if e.PID > 0 {
+		who = fmt.Sprintf("another tsnmpd (PID %d)", e.PID)
+	}
+	return fmt.Sprintf("engine: state directory %s is in use by %s, which holds %s; stop it, or give this agent a state directory of its own (--state-dir): two agents must not share one engine ID",
+		e.Dir, who, filepath.Join(e.Dir, LockFile))
 }
 
 // NewEngineID returns an RFC 3411 engine ID of format 5 (administratively
@@ -58,64 +115,318 @@ func enterprisePrefix(format byte) []byte {
 // disk before Open returns, so a crash at any moment never lets
 // snmpEngineBoots go backwards. A non-nil engineID overrides the stored one;
 // when it differs, the boot counter restarts at 1 (RFC 3414 §2.2.2).
+// The directory stays locked until Close.
 func Open(dir string, engineID []byte) (*State, error) {
+	return OpenOptions(dir, Options{EngineID: engineID})
+}
+
+// OpenOptions is Open with options.
+func OpenOptions(dir string, o Options) (*State, error) {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("engine: state directory: %w", err)
 	}
 	s := &State{Dir: dir, start: time.Now()}
-	id, boots, err := s.load()
+	alone, err := s.takeLock(o.Shared)
 	if err != nil {
 		return nil, err
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	if alone {
+		removeTemporaries(dir, o.Log)
+	}
+	if o.Shared {
+		// Sessions starting together agree on one boot.
+		unlock, err := lockDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
+	if err := s.boot(o); err != nil {
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+// boot loads the state, decides this start's boots and writes it.
+func (s *State) boot(o Options) error {
+	path := filepath.Join(s.Dir, stateFile)
+	st, err := s.load()
+	if err != nil {
+		return err
+	}
+	id, boots := st.id, st.boots
+	var lost string
 	switch {
-	case engineID != nil && !bytes.Equal(engineID, id):
-		id, boots = engineID, 0
+	case !st.exists:
+	case st.id == nil:
+		lost = "holds no engineID"
+	case !st.hasBoots:
+		lost = "holds no engineBoots"
+	}
+	switch {
+	case lost != "" && o.Regenerate && o.EngineID != nil:
+		return fmt.Errorf("engine: %s %s; a configured engine ID cannot be regenerated: add the line \"engineBoots N\" with N above any value managers have seen from this engine", path, lost)
+	case lost != "" && o.Regenerate:
+		id, boots = nil, 0
+		s.Regenerated = true
+		o.Log.Error("engine state lost: starting a new engine ID as --regenerate-engine-id asks; keys localized to the old engine ID (managers', usm-users.conf) no longer match",
+			"file", path, "problem", lost)
+	case lost == "holds no engineID":
+		return fmt.Errorf("engine: %s exists but %s: the engine's identity is lost, and with a new one every manager's localized keys and the keys in usm-users.conf would stop matching. Restore the file from a backup, or start once with --regenerate-engine-id to make a new engine ID", path, lost)
+	case lost != "":
+		return fmt.Errorf("engine: %s %s: restarting the counter under engine ID %x would let old messages be replayed (RFC 3414 §2.2.3). Add the line \"engineBoots N\" with N above any value managers have seen from this engine (snmpEngineBoots), or start once with --regenerate-engine-id to make a new engine ID", path, lost, st.id)
+	}
+	switch {
+	case o.EngineID != nil && !bytes.Equal(o.EngineID, id):
+		if id != nil {
+			o.Log.Warn("configured engine ID differs from the stored one; engineBoots restarts at 1", "file", path, "stored", hex.EncodeToString(id), "configured", hex.EncodeToString(o.EngineID))
+		}
+		id, boots = o.EngineID, 0
+		st.bootID = ""
 	case id == nil:
 		id, boots = NewEngineID(), 0
+		st.bootID = ""
+	}
+	data := fmt.Sprintf("# tsnmp engine state; written at every start\nengineID %x\nengineBoots %%d\n", id)
+	if o.Shared {
+		bootID, now, err := hostBoot()
+		if err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		if st.bootID == bootID && st.bootID != "" && st.engineStart <= now && boots > 0 {
+			// The engine has run since the host booted: this session
+			// is part of that run.
+			s.EngineID, s.Boots = id, boots
+			s.start = time.Now().Add(-(now - st.engineStart))
+			return nil
+		}
+		data += fmt.Sprintf("# the engine's last boot, for sessions of tsnmpd --stdio: host boot ID, time on the host's boot clock (ns)\nhostBootID %s\nengineStart %d\n", bootID, now)
+		s.start = time.Now()
 	}
 	if boots < MaxBoots {
 		boots++
 	}
 	s.EngineID, s.Boots = id, boots
-	data := fmt.Sprintf("# tsnmp engine state; written at every start\nengineID %x\nengineBoots %d\n", id, boots)
-	if err := s.WriteFile(stateFile, []byte(data), 0o600); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s.WriteFile(stateFile, fmt.Appendf(nil, data, boots), 0o600)
 }
 
-func (s *State) load() ([]byte, int32, error) {
-	data, err := os.ReadFile(filepath.Join(s.Dir, stateFile))
+// stored is what engine.conf holds.
+type stored struct {
+	exists      bool
+	id          []byte
+	boots       int32
+	hasBoots    bool
+	bootID      string
+	engineStart time.Duration
+}
+
+func (s *State) load() (stored, error) {
+	var st stored
+	path := filepath.Join(s.Dir, stateFile)
+	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, 0, nil
+		return st, nil
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("engine: %w", err)
+		return st, fmt.Errorf("engine: %w", err)
 	}
-	var id []byte
-	var boots int32
+	st.exists = true
+	bad := func(n int, what string) error {
+		return fmt.Errorf("engine: %s:%d: %s; the file is damaged: restore it from a backup, or start once with --regenerate-engine-id to make a new engine ID", path, n, what)
+	}
 	for n, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
 		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
 			continue
 		}
 		if len(f) != 2 {
-			return nil, 0, fmt.Errorf("engine: %s:%d: malformed line", stateFile, n+1)
+			return st, bad(n+1, "malformed line")
 		}
 		switch f[0] {
 		case "engineID":
-			if id, err = hex.DecodeString(f[1]); err != nil || len(id) < 5 {
-				return nil, 0, fmt.Errorf("engine: %s:%d: bad engineID", stateFile, n+1)
+			if st.id, err = hex.DecodeString(f[1]); err != nil || len(st.id) < 5 || len(st.id) > 32 {
+				return st, bad(n+1, "bad engineID")
 			}
 		case "engineBoots":
 			b, err := strconv.ParseInt(f[1], 10, 32)
 			if err != nil || b < 0 {
-				return nil, 0, fmt.Errorf("engine: %s:%d: bad engineBoots", stateFile, n+1)
+				return st, bad(n+1, "bad engineBoots")
 			}
-			boots = int32(b)
+			st.boots, st.hasBoots = int32(b), true
+		case "hostBootID":
+			st.bootID = f[1]
+		case "engineStart":
+			v, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil || v < 0 {
+				st.bootID = "" // no usable start: the next session boots
+				continue
+			}
+			st.engineStart = time.Duration(v)
 		}
 	}
-	return id, boots, nil
+	return st, nil
+}
+
+// hostBoot returns the host's boot ID and the time on its boot clock
+// (CLOCK_BOOTTIME: monotonic, counting suspend).
+func hostBoot() (string, time.Duration, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", 0, fmt.Errorf("host boot ID: %w", err)
+	}
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return "", 0, fmt.Errorf("boot clock: %w", err)
+	}
+	return strings.TrimSpace(string(b)), time.Duration(ts.Nano()), nil
+}
+
+// takeLock locks the state directory: exclusively, or shared with the
+// other sessions of a shared engine. alone tells that no other process
+// uses the directory.
+func (s *State) takeLock(shared bool) (alone bool, err error) {
+	path := filepath.Join(s.Dir, LockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("engine: lock file: %w", err)
+	}
+	flock := func(how int) error {
+		for {
+			err := unix.Flock(int(f.Fd()), how)
+			if err != unix.EINTR {
+				return err
+			}
+		}
+	}
+	locked := func() error {
+		f.Close()
+		return &LockedError{Dir: s.Dir, PID: lockHolder(path)}
+	}
+	if err := flock(unix.LOCK_EX | unix.LOCK_NB); err == nil {
+		alone = true
+		if shared {
+			if err := flock(unix.LOCK_SH | unix.LOCK_NB); err != nil {
+				return false, locked()
+			}
+		} else {
+			f.Truncate(0)
+			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		}
+	} else if !errors.Is(err, unix.EWOULDBLOCK) {
+		f.Close()
+		return false, fmt.Errorf("engine: lock %s: %w", path, err)
+	} else if !shared || flock(unix.LOCK_SH|unix.LOCK_NB) != nil {
+		return false, locked()
+	}
+	s.lock = f
+	return alone, nil
+}
+
+// lockHolder returns the PID of the process holding an exclusive lock on
+// path, from /proc/locks, else from the PID the holder wrote in it.
+func lockHolder(path string) int {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err == nil {
+		if data, err := os.ReadFile("/proc/locks"); err == nil {
+			want := fmt.Sprintf(":%d", st.Ino)
+			for _, line := range strings.Split(string(data), "\n") {
+				f := strings.Fields(line)
+				// 1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF
+				if len(f) >= 6 && f[1] == "FLOCK" && f[3] == "WRITE" && strings.HasSuffix(f[5], want) {
+					if pid, err := strconv.Atoi(f[4]); err == nil {
+						return pid
+					}
+				}
+			}
+		}
+	}
+	data, _ := os.ReadFile(path)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return pid
+}
+
+// lockDir holds an exclusive lock on the directory itself until unlock.
+func lockDir(dir string) (unlock func(), err error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	for {
+		err = unix.Flock(int(d.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("engine: lock %s: %w", dir, err)
+	}
+	return func() { d.Close() }, nil
+}
+
+// removeTemporaries removes the temporary files of writes a crash
+// interrupted (".NAME.tmp123", ".NAME.123"), which no one else can be
+// writing while this process has the directory to itself.
+func removeTemporaries(dir string, log *slog.Logger) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !isTemporary(e.Name()) || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if err := os.Remove(p); err != nil {
+			log.Warn("cannot remove a temporary file left by an interrupted write", "file", p, "err", err)
+			continue
+		}
+		log.Warn("removed a temporary file left by an interrupted write (the state file it was replacing is intact)", "file", p)
+	}
+}
+
+// isTemporary tells whether name is a temporary file of WriteFileAtomic
+// (".NAME.tmpDIGITS") or of the SSH key writers (".NAME.DIGITS").
+func isTemporary(name string) bool {
+	if !strings.HasPrefix(name, ".") {
+		return false
+	}
+	i := strings.LastIndexByte(name, '.')
+	if i <= 1 {
+		return false
+	}
+	suffix := strings.TrimPrefix(name[i+1:], "tmp")
+	if suffix == "" {
+		return false
+	}
+	for _, c := range suffix {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Close releases the state directory's lock.
+func (s *State) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lock == nil {
+		return nil
+	}
+	err := s.lock.Close()
+	s.lock = nil
+	return err
 }
 
 // Time returns snmpEngineTime: seconds since this start.

@@ -2,61 +2,25 @@ package manager
 
 import (
 	"context"
-	"crypto"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tsnmp/tsnmp/internal/certs"
 	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/manager/snmpdtest"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
-// startSecureSnmpd runs Net-SNMP's snmpd with a PKI in its configuration
-// directory and one listening address; it returns the PKI's directory.
-// tsnmp sends alice's chain (her certificate and the CA), and Net-SNMP
-// then tries the rules of the chain's certificates in the order of their
-// fingerprints rather than by priority, so alice is named by rule 10
-// ("alice") or rule 20 (her common name, "Alice"): both get access.
+// startSecureSnmpd runs Debian's snmpd with a new PKI on one secure
+// address; it returns the PKI's directory.
 func startSecureSnmpd(t *testing.T, listen string, conf string) string {
 	t.Helper()
-	snmpd := testenv.Need(t, "snmpd")
 	dir := t.TempDir()
-	p, err := certs.NewPKI("", dir)
-	if err != nil {
+	if _, err := certs.NewPKI("", dir); err != nil {
 		t.Fatal(err)
 	}
-	persist := filepath.Join(dir, "persist")
-	os.MkdirAll(persist, 0o700)
-	alice := certs.Compute(crypto.SHA256, p.Alice.Cert)
-	ca := certs.Compute(crypto.SHA256, p.CA.Cert)
-	full := fmt.Sprintf(`[snmp] persistentDir %s
-[snmp] localCert server
-[snmp] trustCert ca
-[snmp] tlsAlgorithms DEFAULT:@SECLEVEL=0
-certSecName 10 %s --sn alice
-certSecName 20 %s --cn
-rouser -s tsm alice authpriv
-rouser -s tsm Alice authpriv
-%s
-`, persist, alice, ca, conf)
-	confPath := filepath.Join(dir, "snmpd.conf")
-	os.WriteFile(confPath, []byte(full), 0o600)
-	cmd := exec.Command(snmpd, "-f", "-Lo", "-C", "-c", confPath, "-p", filepath.Join(dir, "pid"), listen)
-	cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir, "SNMPCONFPATH="+dir, "SNMP_PERSISTENT_DIR="+persist)
-	out := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() }) // our child, by its PID
-	time.Sleep(500 * time.Millisecond)
+	snmpdtest.StartSecure(t, snmpdtest.Secure{Dir: dir, Listen: listen, Conf: conf})
 	return dir
 }
 

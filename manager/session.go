@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -22,7 +23,7 @@ import (
 const (
 	DefaultTimeout    = time.Second
 	DefaultRetries    = 5
-	DefaultMaxMsgSize = 65507
+	DefaultMaxMsgSize = snmp.MaxMessageSize
 	DefaultMinRTO     = 20 * time.Millisecond
 	DefaultMaxRTO     = 10 * time.Second
 )
@@ -70,6 +71,11 @@ type Config struct {
 	MinRTO, MaxRTO time.Duration
 	// MaxMsgSize is the largest message accepted (default 65507).
 	MaxMsgSize int
+
+	// Logger receives debug messages about what the session did on its
+	// own (a refused resumption retried with a full handshake); nil logs
+	// nothing.
+	Logger *slog.Logger
 }
 
 func (c *Config) normalize() {
@@ -97,6 +103,14 @@ func (c *Config) normalize() {
 	if c.Level == 0 {
 		c.Level = snmp.NoAuthNoPriv
 	}
+}
+
+// logger returns l, or a logger that discards everything when l is nil.
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
 }
 
 // Errors.

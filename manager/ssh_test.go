@@ -17,6 +17,7 @@ import (
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/system"
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/tsm"
 	"github.com/tsnmp/tsnmp/snmp"
 	tssh "github.com/tsnmp/tsnmp/ssh"
@@ -118,7 +119,7 @@ func sshAgent(t *testing.T, conf string, users map[string]string) (addr, fingerp
 	a := &agent.Agent{Tree: &tree, State: st}
 	a.RegisterEngine(&tree)
 	a.SetPolicy(&agent.Policy{Access: agent.VACMAccess{VACM: acm},
-		SecurityModels: map[int32]agent.SecurityModel{snmp.SecurityModelTSM: agent.TSMModel{TSM: tsm.New(false, nil)}}})
+		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelTSM: tsm.New(false, nil)}})
 	_, hostPriv, _ := ed25519.GenerateKey(rand.Reader)
 	host, _ := tssh.NewSigner(hostPriv)
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -5,11 +5,14 @@ import (
 	"context"
 	"crypto"
 	"crypto/rand"
+	"crypto/sha256"
 	gotls "crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -169,7 +172,12 @@ func (p *TransportParams) ClientConfig(target string) (*tlstm.ClientConfig, erro
 				return c, nil // no cache directory: resume within the process only
 			}
 		}
-		c.SessionCache = &tlstm.FileSessionCache{Dir: dir, Scope: p.scope(target, kp.Leaf, c)}
+		fc := &tlstm.FileSessionCache{Dir: dir, Scope: p.scope(target, kp.Leaf, c)}
+		if resumptionRefused(fc) {
+			c.DisableResumption = true // the agent refuses: go straight to a full handshake
+		} else {
+			c.SessionCache = fc
+		}
 	}
 	return c, nil
 }
@@ -199,13 +207,6 @@ type tsmState struct {
 	engineID []byte // contextEngineID: configured (-E) or discovered
 }
 
-// localEngineID is RFC 5343's well-known contextEngineID that addresses
-// whatever engine receives it; managers over TLS and DTLS, which have no
-// USM discovery, probe with it for the agent's snmpEngineID.
-var localEngineID = []byte{0x80, 0, 0, 0, 6}
-
-var snmpEngineID0 = snmp.OID{1, 3, 6, 1, 6, 3, 10, 2, 1, 1, 0}
-
 // contextEngine returns the contextEngineID for requests: -E, else the
 // agent's snmpEngineID learned with RFC 5343's probe (a Get of
 // snmpEngineID.0 in the context engine localEngineID), once per session.
@@ -219,8 +220,8 @@ func (v *tsmState) contextEngine(ctx context.Context, s *Session, adaptive bool)
 	if id != nil {
 		return id, nil
 	}
-	resp, err := v.exchange(ctx, s, adaptive, localEngineID, &snmp.PDU{Type: snmp.GetRequest,
-		VarBinds: []snmp.VarBind{{Name: snmpEngineID0, Value: snmp.Value{Type: snmp.Null}}}}, nil)
+	resp, err := v.exchange(ctx, s, adaptive, []byte(snmp.LocalEngineID), &snmp.PDU{Type: snmp.GetRequest,
+		VarBinds: []snmp.VarBind{{Name: snmp.SnmpEngineID0, Value: snmp.Value{Type: snmp.Null}}}}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("manager: RFC 5343 contextEngineID discovery: %w", err)
 	}
@@ -258,14 +259,63 @@ func IsSecureTarget(spec string) bool {
 }
 
 // dialers open the connection of a secure domain; dtls.go adds DTLS.
-var secureDialers = map[transport.Domain]func(ctx context.Context, t Target, c *tlstm.ClientConfig) (connState, error){
-	transport.TLS: func(ctx context.Context, t Target, c *tlstm.ClientConfig) (connState, error) {
-		conn, err := tlstm.Dial(ctx, t.Network, t.Addr(), c)
-		if err != nil {
-			return nil, err
+var secureDialers = map[transport.Domain]func(ctx context.Context, t Target, c *tlstm.ClientConfig, log *slog.Logger) (connState, error){
+	transport.TLS: dialTLS,
+}
+
+// dialTLS opens a TLS connection. An agent that refuses to resume the
+// session offered (Net-SNMP 5.9.4 and later answer any resumption with an
+// internal_error alert: "session id context uninitialized") fails the
+// handshake; crypto/tls then drops the session from the cache, and the
+// connection is tried once more, which is a full handshake. When that
+// succeeds, later processes stop offering sessions to the agent for
+// refusedResumptionFor (see TransportParams.ClientConfig).
+func dialTLS(ctx context.Context, t Target, c *tlstm.ClientConfig, log *slog.Logger) (connState, error) {
+	conn, err := tlstm.Dial(ctx, t.Network, t.Addr(), c)
+	if err != nil && !c.DisableResumption && alertFromPeer(err) {
+		log.Debug("tls: handshake refused; retrying with a full handshake", "target", t.Spec, "error", err)
+		conn, err = tlstm.Dial(ctx, t.Network, t.Addr(), c)
+		if err == nil {
+			if fc, ok := c.SessionCache.(*tlstm.FileSessionCache); ok {
+				noteRefusedResumption(fc)
+			}
 		}
-		return tlsConn{conn}, nil
-	},
+	}
+	if err != nil {
+		return nil, err
+	}
+	return tlsConn{conn}, nil
+}
+
+// alertFromPeer reports whether a handshake failed on an alert the peer
+// sent (rather than on a local verification or network error).
+func alertFromPeer(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "remote error"
+}
+
+// refusedResumptionFor is how long the manager stops offering sessions to
+// an agent that refused to resume one, after which it tries again.
+const refusedResumptionFor = 24 * time.Hour
+
+// refusedMarker is the file whose presence in the session cache directory
+// says that the agent of fc's scope refused to resume.
+func refusedMarker(fc *tlstm.FileSessionCache) string {
+	h := sha256.Sum256([]byte("tsnmp-tls-no-resume\x00" + fc.Scope))
+	return filepath.Join(fc.Dir, "tls-no-resume-"+hex.EncodeToString(h[:12]))
+}
+
+func noteRefusedResumption(fc *tlstm.FileSessionCache) {
+	if os.MkdirAll(fc.Dir, 0o700) == nil {
+		_ = os.WriteFile(refusedMarker(fc), nil, 0o600)
+	}
+}
+
+// resumptionRefused reports whether the agent of fc's scope refused to
+// resume a session less than refusedResumptionFor ago.
+func resumptionRefused(fc *tlstm.FileSessionCache) bool {
+	fi, err := os.Stat(refusedMarker(fc))
+	return err == nil && time.Since(fi.ModTime()) < refusedResumptionFor
 }
 
 // connState is a secure connection that can tell about its handshake.
@@ -299,7 +349,7 @@ func DialSecure(ctx context.Context, target string, cfg Config, c *tlstm.ClientC
 	}
 	cctx, cancel := context.WithTimeout(ctx, cfg.Timeout*time.Duration(cfg.Retries+1))
 	defer cancel()
-	conn, err := dial(cctx, t, c)
+	conn, err := dial(cctx, t, c, logger(cfg.Logger))
 	if err != nil {
 		return nil, fmt.Errorf("manager: %s: %w", target, err)
 	}
@@ -379,8 +429,9 @@ func (v *tsmState) exchange(ctx context.Context, s *Session, adaptive bool, engi
 		return tsm.AppendMessage(nil, id, int32(v.cfg.MaxMsgSize), snmp.LevelFlags(v.level)|snmp.FlagReportable, scoped), nil
 	}, func(b []byte) (bool, error) {
 		var hdr snmp.V3Message
-		if hdr.Unmarshal(b) != nil || hdr.SecurityModel != snmp.SecurityModelTSM || len(hdr.SecurityParameters) != 0 ||
-			hdr.Flags&snmp.FlagReportable != 0 {
+		// The reportable flag is not looked at (RFC 3412 section 6.4;
+		// see v3State.acceptResponse).
+		if hdr.Unmarshal(b) != nil || hdr.SecurityModel != snmp.SecurityModelTSM || len(hdr.SecurityParameters) != 0 {
 			return false, nil
 		}
 		var sp snmp.ScopedPDU

@@ -155,16 +155,21 @@ func discoveredEngineID(b []byte) []byte {
 // acceptResponse processes a received message through the USM and returns
 // its PDU if it answers request reqID sent to engineID: a Response at the
 // request's security level, or a Report. Anything else yields nil.
+//
+// The reportable flag is not looked at: Responses and Reports belong to
+// the Unconfirmed Class, and RFC 3412 section 6.4 has the receiver of one
+// with the flag set (pysnmp sets it on its Reports) process it as though
+// the flag were clear.
 func (v *v3State) acceptResponse(b, engineID []byte, reqID int32, into *snmp.PDU) *snmp.PDU {
 	var hdr snmp.V3Message
-	if hdr.Unmarshal(b) != nil || hdr.Flags&snmp.FlagReportable != 0 {
+	if hdr.Unmarshal(b) != nil {
 		return nil
 	}
-	in, err := v.usm.ProcessIncoming(b, &hdr)
+	in, err := v.usm.ProcessIncoming(&hdr, b, nil)
 	if err != nil {
 		return nil // not authentic, not timely or malformed: discard
 	}
-	if !bytes.Equal(in.EngineID, engineID) {
+	if !bytes.Equal(in.SecurityEngineID, engineID) {
 		// No keys for another engine: a Report from it is dropped, so
 		// a wrong -e ends in a timeout as with Net-SNMP.
 		return nil

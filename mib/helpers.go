@@ -56,20 +56,26 @@ func (s *Scalars) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
 		// The instance prefix.Sub.0 is after oid when oid's suffix sorts
 		// before (Sub, 0).
 		if before || len(rest) == 0 || rest[0] < o.Sub || (rest[0] == o.Sub && len(rest) == 1) {
-			return snmp.VarBind{Name: r.OID(s.Prefix, o.Sub, 0), Value: o.Get(r)}, true
+			// An object with no value now (its Get gives an exception)
+			// is skipped: a GetNext answers with the next instance.
+			if v := o.Get(r); !v.Type.IsException() {
+				return snmp.VarBind{Name: r.OID(s.Prefix, o.Sub, 0), Value: v}, true
+			}
 		}
 	}
 	return snmp.VarBind{}, false
 }
 
-// TestSet implements Setter.
+// TestSet implements Setter. An object that is not here, or not writable,
+// is notWritable; another instance of a writable object is noCreation
+// (RFC 3416 §4.2.5 steps 3, 5 and 7).
 func (s *Scalars) TestSet(r *Request, vb snmp.VarBind) snmp.ErrorStatus {
 	o, exact := s.lookup(vb.Name)
 	switch {
-	case o == nil || !exact:
-		return snmp.NoCreation
-	case o.Test == nil || s.Commit == nil:
+	case o == nil || o.Test == nil || s.Commit == nil:
 		return snmp.NotWritable
+	case !exact:
+		return snmp.NoCreation
 	}
 	return o.Test(vb.Value)
 }

@@ -217,3 +217,21 @@ func TestList(t *testing.T) {
 		}
 	}
 }
+
+// TestScalarsNextSkipsAbsent: a scalar whose value is an exception now
+// (no data yet) is not an answer to GetNext; the walk moves on.
+func TestScalarsNextSkipsAbsent(t *testing.T) {
+	var tr Tree
+	prefix := snmp.MustParseOID("1.3.6.1.4.1.2021.11")
+	tr.Register(prefix, &Scalars{Prefix: prefix, Objects: []Scalar{
+		{Sub: 1, Get: func(*Request) snmp.Value { return snmp.IntegerValue(1) }},
+		{Sub: 9, Get: func(*Request) snmp.Value { return snmp.ExceptionValue(snmp.NoSuchInstance) }},
+		{Sub: 50, Get: func(*Request) snmp.Value { return snmp.Counter32Value(7) }},
+	}})
+	r := NewRequest(context.Background(), time.Now())
+	defer r.Release()
+	vb, ok := tr.Next(r, snmp.MustParseOID("1.3.6.1.4.1.2021.11.1.0"))
+	if !ok || !vb.Name.Equal(snmp.MustParseOID("1.3.6.1.4.1.2021.11.50.0")) {
+		t.Errorf("Next after .1.0 = %v %v, want .50.0", vb.Name, ok)
+	}
+}

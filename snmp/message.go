@@ -28,14 +28,34 @@ func (v Version) String() string {
 	return fmt.Sprintf("Version(%d)", int(v))
 }
 
+// SecurityModel is RFC 3411's SnmpSecurityModel: the msgSecurityModel of
+// an SNMPv3 message, and the securityModel VACM decides on.
+type SecurityModel int32
+
 // Security models (RFC 3411 SnmpSecurityModel).
 const (
-	SecurityModelAny = 0
-	SecurityModelV1  = 1
-	SecurityModelV2c = 2
-	SecurityModelUSM = 3
-	SecurityModelTSM = 4
+	SecurityModelAny SecurityModel = 0
+	SecurityModelV1  SecurityModel = 1
+	SecurityModelV2c SecurityModel = 2
+	SecurityModelUSM SecurityModel = 3
+	SecurityModelTSM SecurityModel = 4
 )
+
+func (m SecurityModel) String() string {
+	switch m {
+	case SecurityModelAny:
+		return "any"
+	case SecurityModelV1:
+		return "v1"
+	case SecurityModelV2c:
+		return "v2c"
+	case SecurityModelUSM:
+		return "usm"
+	case SecurityModelTSM:
+		return "tsm"
+	}
+	return fmt.Sprintf("SecurityModel(%d)", int32(m))
+}
 
 // SecurityLevel is RFC 3411's SnmpSecurityLevel.
 type SecurityLevel int
@@ -191,7 +211,7 @@ type V3Message struct {
 	MsgID         int32
 	MaxSize       int32
 	Flags         byte
-	SecurityModel int32
+	SecurityModel SecurityModel
 	// SecurityParameters is the contents of msgSecurityParameters.
 	SecurityParameters []byte
 	// Data is the complete msgData TLV: a plaintext ScopedPDU (a SEQUENCE)
@@ -257,7 +277,7 @@ func (m *V3Message) Unmarshal(b []byte) error {
 	if model < 1 || model > 1<<31-1 {
 		return &ber.Error{Msg: "msgSecurityModel out of range"}
 	}
-	m.MsgID, m.MaxSize, m.Flags, m.SecurityModel = int32(id), int32(maxSize), flags[0], int32(model)
+	m.MsgID, m.MaxSize, m.Flags, m.SecurityModel = int32(id), int32(maxSize), flags[0], SecurityModel(model)
 	if m.SecurityParameters, err = cr.Read(ber.TagOctetString); err != nil {
 		return err
 	}

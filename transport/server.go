@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/net/ipv4"
+
+	"github.com/tsnmp/tsnmp/snmp"
 )
 
 // Handler processes one incoming message. It appends the response, if any,
@@ -22,9 +24,6 @@ import (
 type Handler interface {
 	ServeSNMP(ref *StateReference, msg, out []byte) []byte
 }
-
-// MaxUDPMessage is the largest SNMP message a UDP datagram carries.
-const MaxUDPMessage = 65507
 
 // Server is a listening transport endpoint.
 type Server interface {
@@ -207,7 +206,7 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 			if resp == nil {
 				continue
 			}
-			if len(resp) > MaxUDPMessage {
+			if len(resp) > snmp.MaxMessageSize {
 				s.log.Warn("response too large for UDP, dropped", "to", ref.Remote, "size", len(resp))
 				continue
 			}

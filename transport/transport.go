@@ -5,6 +5,8 @@ package transport
 
 import (
 	"net/netip"
+
+	"github.com/tsnmp/tsnmp/snmp"
 )
 
 // Domain names a transport domain as SNMP-TM and RFC 5590 do.
@@ -30,9 +32,9 @@ type StateReference struct {
 	Remote netip.AddrPort
 	// SecurityName is the tmSecurityName of a secure transport.
 	SecurityName string
-	// SecurityLevel is the tmTransportSecurityLevel: 1 noAuthNoPriv for
-	// UDP/TCP, 3 authPriv for TLS, DTLS and SSH.
-	SecurityLevel int
+	// SecurityLevel is the tmTransportSecurityLevel: noAuthNoPriv for
+	// UDP and TCP, authPriv for TLS, DTLS and SSH.
+	SecurityLevel snmp.SecurityLevel
 	// SameSecurity is tmSameSecurity: the reply must use the session the
 	// request came on.
 	SameSecurity bool

@@ -21,9 +21,11 @@
 // syntax. A whole read comes from one snapshot of the MIB (one
 // mib.Request), as one SNMP PDU does.
 //
-// Representations are chosen by ?format=json|xml|soap or the Accept
+// Representations are chosen by ?format=json|xml|soap|html or the Accept
 // header (application/json, application/xml or text/xml,
-// application/soap+xml); the default is JSON. Responses are compressed
+// application/soap+xml, text/html); the default is JSON. Browsers get
+// HTML pages (html.go): an index of the caller's view at /mib/, tables
+// drawn with their INDEX columns, values printed as tsnmp prints them. Responses are compressed
 // with zstd or gzip when Accept-Encoding allows.
 //
 // Identities:

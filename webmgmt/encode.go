@@ -11,14 +11,17 @@ import (
 // Format is a representation of resources.
 type Format uint8
 
-// Formats.
+// Formats. HTML pages are for browsers: the Handler renders them (they
+// need the request's session for names, links and the identity), so
+// Encode and Decode do not take HTML.
 const (
 	JSON Format = iota + 1
 	XML
 	SOAP
+	HTML
 )
 
-var formatNames = [...]string{"", "json", "xml", "soap"}
+var formatNames = [...]string{"", "json", "xml", "soap", "html"}
 
 func (f Format) String() string {
 	if int(f) < len(formatNames) {
@@ -34,6 +37,8 @@ func (f Format) ContentType() string {
 		return "application/xml; charset=utf-8"
 	case SOAP:
 		return "text/xml; charset=utf-8"
+	case HTML:
+		return "text/html; charset=utf-8"
 	}
 	return "application/json"
 }
@@ -47,6 +52,8 @@ func ParseFormat(s string) (Format, bool) {
 		return XML, true
 	case "soap":
 		return SOAP, true
+	case "html":
+		return HTML, true
 	}
 	return 0, false
 }

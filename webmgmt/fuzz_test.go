@@ -236,6 +236,11 @@ func FuzzHandler(f *testing.F) {
 	}
 	f.Add("POST", "/soap", "", `<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><Get><resource>system</resource></Get></S:Body></S:Envelope>`)
 	f.Add("GET", "/metrics", "max=5", "")
+	f.Add("GET", "/mib/", "format=html", "")
+	f.Add("GET", "/mib/system", "format=html&max=3", "")
+	f.Add("GET", "/mib/sysDescr.0", "format=html", "")
+	f.Add("GET", "/", "format=html", "")
+	f.Add("GET", "/mib/nothing", "format=html", "")
 	f.Fuzz(func(t *testing.T, method, path, query, body string) {
 		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path+query, " \r\n\t#?") || !utf8.ValidString(path) {
 			return

@@ -1,65 +1,35 @@
 package webmgmt
 
 import (
-	"bytes"
-	"compress/gzip"
-	"crypto/subtle"
-	"crypto/tls"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/mib/smi"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
-	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
 
 // Defaults of Config limits.
 const (
 	DefaultMaxBody    = 64 << 10
 	DefaultMaxObjects = 100000
+	// DefaultHSTSMaxAge is two years, as Mozilla's server-side TLS
+	// guidelines recommend.
+	DefaultHSTSMaxAge = 2 * 365 * 24 * time.Hour
 	// MaxURL bounds the request target (path and query).
 	MaxURL = 4096
 	// maxContextName is SnmpAdminString (SIZE(0..32)).
 	maxContextName = 32
 )
-
-// CertMapper maps the TLS client certificate of a connection to a
-// securityName, as the TLS transport model's certificate-to-name rules
-// (RFC 6353 §4.1.1, snmpTlstmCertToTSNTable) do. The handshake has proved
-// that the client holds the certificate's private key; the mapper decides
-// whether the certificate is trusted (by fingerprint or chain) and which
-// name it stands for. It returns an error when the certificate maps to no
-// name.
-type CertMapper interface {
-	SecurityName(cs *tls.ConnectionState) (string, error)
-}
-
-// CertMapperFunc adapts a function to CertMapper.
-type CertMapperFunc func(cs *tls.ConnectionState) (string, error)
-
-// SecurityName implements CertMapper.
-func (f CertMapperFunc) SecurityName(cs *tls.ConnectionState) (string, error) { return f(cs) }
-
-// UserStore gives the USM users whose passwords HTTP Basic authentication
-// checks; *usm.USM implements it.
-type UserStore interface {
-	Users() *usm.UserTable
-	EngineID() []byte
-}
 
 // Config configures a Handler.
 type Config struct {
@@ -74,6 +44,11 @@ type Config struct {
 	// MaxObjects bounds the objects of one response (default 100000);
 	// a longer walk is truncated and says where to continue.
 	MaxObjects int
+	// HSTSMaxAge is the max-age of the Strict-Transport-Security header
+	// sent on every https response (RFC 6797): how long a browser that
+	// has reached the agent over https refuses plain http to it. Zero
+	// means DefaultHSTSMaxAge; negative sends no header.
+	HSTSMaxAge time.Duration
 	Log        *slog.Logger
 	// Now is the clock of request snapshots (default time.Now).
 	Now func() time.Time
@@ -85,6 +60,8 @@ type Handler struct {
 	cfg    Config
 	keys   *usm.KeyCache
 	derive chan struct{} // bounds concurrent password-to-key derivations
+	mux    *http.ServeMux
+	hsts   string // Strict-Transport-Security value; "" sends none
 	Stats  Stats
 }
 
@@ -99,10 +76,19 @@ func New(cfg Config) *Handler {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if cfg.HSTSMaxAge == 0 {
+		cfg.HSTSMaxAge = DefaultHSTSMaxAge
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Handler{cfg: cfg, keys: usm.NewKeyCache(256), derive: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
+	h := &Handler{cfg: cfg, keys: usm.NewKeyCache(256), derive: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
+	h.mux = h.newMux()
+	if cfg.HSTSMaxAge > 0 {
+		// No includeSubDomains: an agent speaks for its own name only.
+		h.hsts = "max-age=" + strconv.FormatInt(int64(cfg.HSTSMaxAge/time.Second), 10)
+	}
+	return h
 }
 
 // httpError is a failed request: the status and what went wrong.
@@ -116,65 +102,6 @@ func (e *httpError) Error() string { return e.msg }
 
 func errorf(status int, format string, args ...any) *httpError {
 	return &httpError{status: status, msg: fmt.Sprintf(format, args...)}
-}
-
-// ServeHTTP implements http.Handler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.Stats.Requests.Add(1)
-	f := JSON
-	if strings.HasPrefix(r.URL.Path, "/soap") {
-		f = SOAP
-	}
-	if len(r.RequestURI) > MaxURL {
-		h.fail(w, r, f, errorf(http.StatusRequestURITooLong, "request target longer than %d bytes", MaxURL))
-		return
-	}
-	q, err := parseQuery(r.URL.RawQuery)
-	if err != nil {
-		h.fail(w, r, f, err)
-		return
-	}
-	if r.URL.Path != "/soap" {
-		var herr *httpError
-		if f, herr = negotiate(r, q.format); herr != nil {
-			h.fail(w, r, JSON, herr)
-			return
-		}
-	}
-	var herr *httpError
-	switch {
-	case strings.HasPrefix(r.URL.Path, "/mib/"):
-		switch r.Method {
-		case http.MethodGet, http.MethodHead:
-			herr = h.read(w, r, f, q)
-		case http.MethodPut:
-			herr = h.put(w, r, f, q)
-		default:
-			herr = errorf(http.StatusMethodNotAllowed, "method %s not allowed on %s; use GET, HEAD or PUT", r.Method, r.URL.Path)
-			herr.header = http.Header{"Allow": {"GET, HEAD, PUT"}}
-		}
-	case r.URL.Path == "/soap":
-		switch {
-		case r.Method == http.MethodPost:
-			herr = h.soap(w, r, q)
-		case (r.Method == http.MethodGet || r.Method == http.MethodHead) && q.wsdl:
-			h.write(w, r, "text/xml; charset=utf-8", []byte(wsdl))
-		default:
-			herr = errorf(http.StatusMethodNotAllowed, "method %s not allowed on /soap; POST a SOAP 1.1 envelope, or GET /soap?wsdl", r.Method)
-			herr.header = http.Header{"Allow": {"GET, HEAD, POST"}}
-		}
-	case r.URL.Path == "/wsdl" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
-		h.write(w, r, "text/xml; charset=utf-8", []byte(wsdl))
-	case r.URL.Path == "/metrics" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
-		if _, herr = h.principal(r, q, ""); herr == nil {
-			h.write(w, r, "text/plain; version=0.0.4; charset=utf-8", h.Stats.appendMetrics(nil))
-		}
-	default:
-		herr = errorf(http.StatusNotFound, "no resource %s: MIB data is under /mib/ (e.g. /mib/system, /mib/ifTable), SOAP at /soap, the WSDL at /soap?wsdl", r.URL.Path)
-	}
-	if herr != nil {
-		h.fail(w, r, f, herr)
-	}
 }
 
 // query is a parsed query string.
@@ -213,7 +140,7 @@ func parseQuery(raw string) (query, *httpError) {
 		case "format":
 			f, ok := ParseFormat(v)
 			if !ok {
-				return q, errorf(http.StatusBadRequest, "format=%q: use json, xml or soap", v)
+				return q, errorf(http.StatusBadRequest, "format=%q: use json, xml, soap or html", v)
 			}
 			q.format = f
 		case "community":
@@ -300,6 +227,8 @@ func negotiate(r *http.Request, forced Format) (Format, *httpError) {
 				f = XML
 			case "application/soap+xml":
 				f = SOAP
+			case "text/html", "application/xhtml+xml":
+				f = HTML
 			}
 			if f != 0 && qv > bestQ {
 				best, bestQ = f, qv
@@ -307,151 +236,15 @@ func negotiate(r *http.Request, forced Format) (Format, *httpError) {
 		}
 	}
 	if best == 0 {
-		return 0, errorf(http.StatusNotAcceptable, "no acceptable representation: this server offers application/json, application/xml and SOAP (application/soap+xml, or ?format=soap)")
+		return 0, errorf(http.StatusNotAcceptable, "no acceptable representation: this server offers application/json, application/xml, SOAP (application/soap+xml, or ?format=soap) and text/html")
 	}
 	return best, nil
 }
 
-// principal authenticates the request. Precedence: an Authorization
-// header (Basic for USM users over TLS, SNMP-Community), then a TLS
-// client certificate mapped to a name, then ?community=, then a
-// community in the SOAP body.
-func (h *Handler) principal(r *http.Request, q query, bodyCommunity string) (agent.Principal, *httpError) {
-	if az := r.Header.Get("Authorization"); az != "" {
-		scheme, cred, _ := strings.Cut(az, " ")
-		cred = strings.TrimSpace(cred)
-		switch {
-		case strings.EqualFold(scheme, "Basic"):
-			return h.basic(r, q, cred)
-		case strings.EqualFold(scheme, "SNMP-Community"):
-			return h.community(r, cred)
-		}
-		h.Stats.Unauthorized.Add(1)
-		e := errorf(http.StatusUnauthorized, "authorization scheme %q not supported: use Basic (USM user and password, https only) or SNMP-Community", scheme)
-		e.header = challenge(r)
-		return agent.Principal{}, e
-	}
-	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 && h.cfg.CertNames != nil {
-		name, err := h.cfg.CertNames.SecurityName(r.TLS)
-		if err == nil {
-			return agent.Principal{SecurityModel: snmp.SecurityModelTSM, SecurityName: name,
-				Level: snmp.AuthPriv, ContextName: q.context}, nil
-		}
-		if q.community == "" && bodyCommunity == "" {
-			h.Stats.Unauthorized.Add(1)
-			e := errorf(http.StatusUnauthorized, "client certificate not accepted: %v", err)
-			e.header = challenge(r)
-			return agent.Principal{}, e
-		}
-	}
-	if q.community != "" {
-		return h.community(r, q.community)
-	}
-	if bodyCommunity != "" {
-		return h.community(r, bodyCommunity)
-	}
-	h.Stats.Unauthorized.Add(1)
-	e := errorf(http.StatusUnauthorized, "credentials required: a community (Authorization: SNMP-Community NAME, or ?community=NAME), a USM user (HTTP Basic, https only) or a TLS client certificate")
-	e.header = challenge(r)
-	return agent.Principal{}, e
-}
-
-func challenge(r *http.Request) http.Header {
-	hd := http.Header{}
-	if r.TLS != nil {
-		hd.Add("WWW-Authenticate", `Basic realm="tsnmp", charset="UTF-8"`)
-	}
-	hd.Add("WWW-Authenticate", `SNMP-Community realm="tsnmp"`)
-	return hd
-}
-
-func remoteAddr(r *http.Request) netip.Addr {
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return ap.Addr().Unmap()
-}
-
-func (h *Handler) community(r *http.Request, c string) (agent.Principal, *httpError) {
-	p := h.cfg.Agent.Policy()
-	if c == "" || len(c) > 255 || p.Communities == nil {
-		h.Stats.Unauthorized.Add(1)
-		return agent.Principal{}, &httpError{status: http.StatusUnauthorized, msg: "unknown community", header: challenge(r)}
-	}
-	name, ctx, ok := p.Communities.Lookup([]byte(c), remoteAddr(r))
-	if !ok {
-		h.Stats.Unauthorized.Add(1)
-		return agent.Principal{}, &httpError{status: http.StatusUnauthorized, msg: "unknown community, or not allowed from this address", header: challenge(r)}
-	}
-	return agent.Principal{SecurityModel: snmp.SecurityModelV2c, SecurityName: name, Level: snmp.NoAuthNoPriv, ContextName: ctx}, nil
-}
-
-// basic checks a USM user's authentication password. The password is
-// turned into the localized key exactly as an SNMP manager does
-// (RFC 3414 §A.2) and compared with the user's key, so the agent never
-// stores it.
-func (h *Handler) basic(r *http.Request, q query, cred string) (agent.Principal, *httpError) {
-	fail := func(msg string) (agent.Principal, *httpError) {
-		h.Stats.Unauthorized.Add(1)
-		return agent.Principal{}, &httpError{status: http.StatusUnauthorized, msg: msg, header: challenge(r)}
-	}
-	if r.TLS == nil {
-		return fail("HTTP Basic authentication is accepted over https only; over http use a community")
-	}
-	if h.cfg.Users == nil {
-		return fail("USM users are not enabled for HTTP")
-	}
-	raw, err := base64.StdEncoding.DecodeString(cred)
-	if err != nil || len(raw) > 1024 {
-		return fail("malformed Basic credentials")
-	}
-	name, pw, ok := strings.Cut(string(raw), ":")
-	if !ok || name == "" || len(name) > usm.MaxUserNameLen {
-		return fail("malformed Basic credentials")
-	}
-	engineID := h.cfg.Users.EngineID()
-	u, ok := h.cfg.Users.Users().Lookup(engineID, []byte(name))
-	if !ok || u.AuthProtocol() == usm.AuthNone {
-		return fail("unknown user or wrong password")
-	}
-	keys, err := u.Keys(engineID)
-	if err != nil {
-		return fail("unknown user or wrong password")
-	}
-	// A password is turned into a key with a megabyte of hashing: bound
-	// how many run at once, so that guessing costs the guesser time and
-	// not the agent all its CPUs.
-	select {
-	case h.derive <- struct{}{}:
-	case <-r.Context().Done():
-		return fail("request cancelled")
-	}
-	k, err := h.keys.LocalizedAuthKey(u.AuthProtocol(), []byte(pw), engineID)
-	<-h.derive
-	if err != nil || subtle.ConstantTimeCompare(k, keys.Auth) != 1 {
-		return fail("unknown user or wrong password")
-	}
-	// TLS provides privacy, so the request is at authPriv.
-	return agent.Principal{SecurityModel: snmp.SecurityModelUSM, SecurityName: name,
-		Level: snmp.AuthPriv, ContextName: q.context}, nil
-}
-
-// open authenticates the request and opens an agent session.
-func (h *Handler) open(r *http.Request, q query, bodyCommunity string) (*agent.Session, *httpError) {
-	pr, herr := h.principal(r, q, bodyCommunity)
-	if herr != nil {
-		return nil, herr
-	}
-	s, err := h.cfg.Agent.OpenSession(r.Context(), pr, h.cfg.Now())
-	if err != nil {
-		h.Stats.Forbidden.Add(1)
-		return nil, errorf(http.StatusForbidden, "%s (security model %d) has no access: %v", pr.SecurityName, pr.SecurityModel, err)
-	}
-	return s, nil
-}
-
 func (h *Handler) read(w http.ResponseWriter, r *http.Request, f Format, q query) *httpError {
+	if f == HTML {
+		return h.readHTML(w, r, q)
+	}
 	res, err := ParsePath(strings.TrimPrefix(r.URL.Path, "/mib/"))
 	if err != nil {
 		return pathHTTPError(err)
@@ -640,6 +433,12 @@ func (h *Handler) set(w http.ResponseWriter, r *http.Request, f Format, s *agent
 			result.Resource.Kind = KindSubtree
 		}
 	}
+	if f == HTML {
+		p := resultPage(result, newLinker(query{}))
+		p.Heading, p.Subtitle = "Written", "The objects written, as sent."
+		h.writeHTML(w, r, http.StatusOK, p)
+		return nil
+	}
 	var b []byte
 	if wrapper != "" {
 		b = encodeSOAPWrapped(nil, wrapper, result)
@@ -674,83 +473,6 @@ func setError(st snmp.ErrorStatus, name string) *httpError {
 	return e
 }
 
-// Compression encoders: one zstd encoder serves concurrent EncodeAll
-// calls; gzip writers are pooled.
-var (
-	zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
-	gzipPool   = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression); return w }}
-)
-
-// contentCoding picks zstd or gzip from Accept-Encoding, or "".
-func contentCoding(r *http.Request) string {
-	best, bestQ := "", 0.0
-	for _, hv := range r.Header.Values("Accept-Encoding") {
-		for _, part := range strings.Split(hv, ",") {
-			name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-			qv := 1.0
-			if k, v, ok := strings.Cut(strings.TrimSpace(params), "="); ok && strings.EqualFold(strings.TrimSpace(k), "q") {
-				if x, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-					qv = x
-				}
-			}
-			name = strings.ToLower(strings.TrimSpace(name))
-			if name != "zstd" && name != "gzip" || qv <= 0 {
-				continue
-			}
-			if qv > bestQ || qv == bestQ && name == "zstd" {
-				best, bestQ = name, qv
-			}
-		}
-	}
-	return best
-}
-
-// Compress compresses body with a content coding ("gzip" or "zstd").
-func Compress(dst []byte, coding string, body []byte) []byte {
-	switch coding {
-	case "zstd":
-		return zstdEnc.EncodeAll(body, dst)
-	case "gzip":
-		buf := bytes.NewBuffer(dst)
-		zw := gzipPool.Get().(*gzip.Writer)
-		zw.Reset(buf)
-		zw.Write(body)
-		zw.Close()
-		gzipPool.Put(zw)
-		return buf.Bytes()
-	}
-	return append(dst, body...)
-}
-
-// write sends a complete response body, compressed when the client
-// accepts it.
-func (h *Handler) write(w http.ResponseWriter, r *http.Request, contentType string, body []byte) {
-	hd := w.Header()
-	hd.Set("Content-Type", contentType)
-	hd.Set("Vary", "Accept, Accept-Encoding")
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Cache-Control", "no-store")
-	if coding := contentCoding(r); coding != "" {
-		zbuf := bufPool.Get().(*[]byte)
-		defer bufPool.Put(zbuf)
-		*zbuf = Compress((*zbuf)[:0], coding, body)
-		body = *zbuf
-		hd.Set("Content-Encoding", coding)
-		if coding == "gzip" {
-			h.Stats.Gzip.Add(1)
-		} else {
-			h.Stats.Zstd.Add(1)
-		}
-	}
-	hd.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	h.Stats.count(http.StatusOK)
-	h.Stats.BytesOut.Add(uint64(len(body)))
-	if r.Method != http.MethodHead {
-		w.Write(body)
-	}
-}
-
 // fail writes an error response in format f: a JSON {"error": ...}, an
 // XML <error>, or a SOAP Fault.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, f Format, e *httpError) {
@@ -766,6 +488,13 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, f Format, e *http
 		for _, v := range vs {
 			hd.Add(k, v)
 		}
+	}
+	if f == HTML {
+		h.failHTML(w, r, e)
+		if e.status >= 500 {
+			h.cfg.Log.Warn("http request failed", "path", r.URL.Path, "status", e.status, "err", e.msg)
+		}
+		return
 	}
 	var b []byte
 	switch f {
@@ -797,13 +526,4 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, f Format, e *http
 	if e.status >= 500 {
 		h.cfg.Log.Warn("http request failed", "path", r.URL.Path, "status", e.status, "err", e.msg)
 	}
-}
-
-// TSMCertMapper names TLS clients with the TLS transport model's client
-// identity: the certificate must chain to a trust anchor or be pinned by
-// fingerprint, and the certToTSN rules give its securityName.
-func TSMCertMapper(id *tlstm.ClientIdentity) CertMapper {
-	return CertMapperFunc(func(cs *tls.ConnectionState) (string, error) {
-		return id.Verify(cs.PeerCertificates)
-	})
 }

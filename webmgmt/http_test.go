@@ -583,3 +583,92 @@ func TestH2C(t *testing.T) {
 		t.Errorf("h2c: status %d HTTP/%d", r.status, r.proto)
 	}
 }
+
+// TestRouting pins what each path and method gets: the routing table's
+// answers, including the paths a ServeMux would redirect (none is
+// redirected) and the methods a resource does not allow (405 with Allow,
+// in the negotiated format).
+func TestRouting(t *testing.T) {
+	a := startAgent(t, webmgmttest.Options{NoTLS: true})
+	c := client(nil, false)
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	auth := map[string]string{"Authorization": "SNMP-Community public"}
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		allow        string
+		contains     string
+	}{
+		{"GET", "/mib/sysDescr.0", 200, "", "sysDescr"},
+		{"HEAD", "/mib/sysDescr.0", 200, "", ""},
+		{"GET", "/mib", 404, "", "no resource /mib"},
+		{"GET", "/mib/", 400, "", "empty resource path"},
+		{"GET", "/mib/system//sysDescr", 400, "", "empty segment"},
+		{"GET", "/mib/./system", 404, "", ""},
+		{"GET", "/mib/system/..", 404, "", ""},
+		{"GET", "/soap/../mib/system", 404, "", "no resource"},
+		{"GET", "/mib%2Fsystem", 200, "", `"resource":"system"`},
+		{"GET", "/mib/%73ystem", 200, "", `"resource":"system"`},
+		{"POST", "/mib/system", 405, "GET, HEAD, PUT", "use GET, HEAD or PUT"},
+		{"DELETE", "/mib/system", 405, "GET, HEAD, PUT", "not allowed"},
+		{"GET", "/soap", 405, "GET, HEAD, POST", "soap?wsdl"},
+		{"PUT", "/soap", 405, "GET, HEAD, POST", "POST a SOAP"},
+		{"GET", "/soap?wsdl", 200, "", "<definitions"},
+		{"HEAD", "/wsdl", 200, "", ""},
+		{"GET", "/wsdl", 200, "", "<definitions"},
+		{"POST", "/wsdl", 404, "", "no resource"},
+		{"GET", "/metrics", 200, "", "tsnmp_http_requests_total"},
+		{"PUT", "/metrics", 404, "", "no resource"},
+		{"GET", "/soap/x", 404, "", "no resource /soap/x"},
+		{"GET", "/", 404, "", "no resource /"},
+		{"GET", "/nothing/", 404, "", "no resource"},
+	} {
+		r := do(t, c, tc.method, a.HTTPURL+tc.path, auth, "")
+		if r.status != tc.status || r.header.Get("Allow") != tc.allow || !strings.Contains(string(r.body), tc.contains) {
+			t.Errorf("%s %s: %d Allow %q %s; want %d Allow %q containing %q", tc.method, tc.path, r.status, r.header.Get("Allow"), r.body, tc.status, tc.allow, tc.contains)
+		}
+	}
+}
+
+// TestHSTS sends Strict-Transport-Security on every https response, and
+// never over plain http (RFC 6797 §7.2).
+func TestHSTS(t *testing.T) {
+	a := startAgent(t, webmgmttest.Options{})
+	want := "max-age=63072000"
+	for _, h2 := range []bool{false, true} {
+		c := client(a.ClientTLS(nil), h2)
+		for _, tc := range []struct {
+			path, auth string
+			status     int
+		}{
+			{"/mib/sysDescr.0", "SNMP-Community public", 200},
+			{"/mib/sysDescr.0", "", 401},
+			{"/nothing", "SNMP-Community public", 404},
+			{"/wsdl", "", 200},
+		} {
+			hdr := map[string]string{}
+			if tc.auth != "" {
+				hdr["Authorization"] = tc.auth
+			}
+			r := do(t, c, "GET", a.HTTPSURL+tc.path, hdr, "")
+			if r.status != tc.status || r.header.Get("Strict-Transport-Security") != want {
+				t.Errorf("https (h2 %v) %s: %d Strict-Transport-Security %q; want %d %q", h2, tc.path, r.status, r.header.Get("Strict-Transport-Security"), tc.status, want)
+			}
+		}
+	}
+	r := do(t, client(nil, false), "GET", a.HTTPURL+"/mib/sysDescr.0", map[string]string{"Authorization": "SNMP-Community public"}, "")
+	if r.status != 200 || r.header.Get("Strict-Transport-Security") != "" {
+		t.Errorf("plain http: %d Strict-Transport-Security %q", r.status, r.header.Get("Strict-Transport-Security"))
+	}
+	// A configured max-age, and none.
+	for _, tc := range []struct {
+		age  time.Duration
+		want string
+	}{{24 * time.Hour, "max-age=86400"}, {-1, ""}} {
+		b := startAgent(t, webmgmttest.Options{Handler: webmgmt.Config{HSTSMaxAge: tc.age}})
+		r := do(t, client(b.ClientTLS(nil), false), "GET", b.HTTPSURL+"/mib/sysDescr.0", map[string]string{"Authorization": "SNMP-Community public"}, "")
+		if got := r.header.Get("Strict-Transport-Security"); r.status != 200 || got != tc.want {
+			t.Errorf("HSTSMaxAge %v: %d %q, want %q", tc.age, r.status, got, tc.want)
+		}
+	}
+}

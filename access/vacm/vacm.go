@@ -104,7 +104,7 @@ func (m ContextMatch) String() string {
 
 // Group is a vacmSecurityToGroupTable row.
 type Group struct {
-	SecurityModel int // 1 v1, 2 v2c, 3 USM, 4 TSM
+	SecurityModel snmp.SecurityModel // 1 v1, 2 v2c, 3 USM, 4 TSM
 	SecurityName  string
 	GroupName     string
 }
@@ -125,8 +125,8 @@ type Family struct {
 type Access struct {
 	GroupName     string
 	ContextPrefix string
-	ContextMatch  ContextMatch // zero means Exact
-	SecurityModel int          // 0 is any
+	ContextMatch  ContextMatch       // zero means Exact
+	SecurityModel snmp.SecurityModel // 0 is any
 	SecurityLevel snmp.SecurityLevel
 	ReadView      string
 	WriteView     string
@@ -147,7 +147,7 @@ type Config struct {
 }
 
 type groupKey struct {
-	model int
+	model snmp.SecurityModel
 	name  string
 }
 
@@ -242,7 +242,7 @@ func New(c *Config) (*VACM, error) {
 
 	type accKey struct {
 		group, prefix string
-		model         int
+		model         snmp.SecurityModel
 		level         snmp.SecurityLevel
 	}
 	accIdx := map[accKey]int{}
@@ -321,14 +321,14 @@ func checkName(what, s string, emptyOK bool) error {
 func (a *VACM) HasContext(contextName string) bool { return a.contexts[contextName] }
 
 // GroupName returns the group of (securityModel, securityName).
-func (a *VACM) GroupName(securityModel int, securityName string) (string, bool) {
+func (a *VACM) GroupName(securityModel snmp.SecurityModel, securityName string) (string, bool) {
 	g, ok := a.groups[groupKey{securityModel, securityName}]
 	return g, ok
 }
 
 // SelectAccess returns the vacmAccessTable entry that RFC 3415 selects for
 // a request, or ErrNoSuchContext, ErrNoGroupName or ErrNoAccessEntry.
-func (a *VACM) SelectAccess(securityModel int, securityName string, level snmp.SecurityLevel, contextName string) (*Access, error) {
+func (a *VACM) SelectAccess(securityModel snmp.SecurityModel, securityName string, level snmp.SecurityLevel, contextName string) (*Access, error) {
 	e, err := a.selectAccess(securityModel, securityName, level, contextName)
 	if err != nil {
 		return nil, err
@@ -336,7 +336,7 @@ func (a *VACM) SelectAccess(securityModel int, securityName string, level snmp.S
 	return &e.Access, nil
 }
 
-func (a *VACM) selectAccess(securityModel int, securityName string, level snmp.SecurityLevel, contextName string) (*accessEntry, error) {
+func (a *VACM) selectAccess(securityModel snmp.SecurityModel, securityName string, level snmp.SecurityLevel, contextName string) (*accessEntry, error) {
 	if !a.contexts[contextName] {
 		return nil, ErrNoSuchContext
 	}
@@ -367,7 +367,7 @@ func (a *VACM) selectAccess(securityModel int, securityName string, level snmp.S
 // (RFC 3415 §3.2 steps 1 to 4). The errors are ErrNoSuchContext,
 // ErrNoGroupName, ErrNoAccessEntry and ErrNoSuchView (the access entry
 // names no view of that type, or a view with no family configured).
-func (a *VACM) View(securityModel int, securityName string, level snmp.SecurityLevel, contextName string, vt ViewType) (*View, error) {
+func (a *VACM) View(securityModel snmp.SecurityModel, securityName string, level snmp.SecurityLevel, contextName string, vt ViewType) (*View, error) {
 	e, err := a.selectAccess(securityModel, securityName, level, contextName)
 	if err != nil {
 		return nil, err
@@ -384,7 +384,7 @@ func (a *VACM) View(securityModel int, securityName string, level snmp.SecurityL
 
 // IsAccessAllowed is RFC 3415's isAccessAllowed service: nil for
 // accessAllowed, otherwise one of the Error values.
-func (a *VACM) IsAccessAllowed(securityModel int, securityName string, level snmp.SecurityLevel, vt ViewType, contextName string, variable snmp.OID) error {
+func (a *VACM) IsAccessAllowed(securityModel snmp.SecurityModel, securityName string, level snmp.SecurityLevel, vt ViewType, contextName string, variable snmp.OID) error {
 	v, err := a.View(securityModel, securityName, level, contextName, vt)
 	if err != nil {
 		return err

@@ -132,7 +132,7 @@ func TestAccessSelection(t *testing.T) {
 		},
 	})
 	cases := []struct {
-		model int
+		model snmp.SecurityModel
 		name  string
 		level snmp.SecurityLevel
 		ctx   string

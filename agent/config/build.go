@@ -207,7 +207,7 @@ func resolveOID(s string) (snmp.OID, error) {
 	return snmp.OID(o), nil
 }
 
-func parseModel(s string) (int, error) {
+func parseModel(s string) (snmp.SecurityModel, error) {
 	switch strings.ToLower(s) {
 	case "any", "":
 		return snmp.SecurityModelAny, nil

@@ -52,6 +52,9 @@ type Config struct {
 
 	Limits Limits `yaml:"limits,omitempty"`
 
+	// Host configures the host MIBs (host.go).
+	Host Host `yaml:"host,omitempty"`
+
 	// TLS configures the TLS and DTLS transports and TSM (tls.go).
 	TLS TLS `yaml:"tls,omitempty"`
 

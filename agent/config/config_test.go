@@ -25,7 +25,7 @@ func TestDefault(t *testing.T) {
 		if !ok || ctx != "" {
 			t.Fatalf("public from %s: %q %q %v", src, name, ctx, ok)
 		}
-		for _, model := range []int{snmp.SecurityModelV1, snmp.SecurityModelV2c} {
+		for _, model := range []snmp.SecurityModel{snmp.SecurityModelV1, snmp.SecurityModelV2c} {
 			v, err := a.View(model, name, snmp.NoAuthNoPriv, "", vacm.Read)
 			if err != nil || !v.Contains(snmp.MustParseOID("1.3.6.1.2.1.1.1.0")) {
 				t.Errorf("public read from %s model %d: %v", src, model, err)

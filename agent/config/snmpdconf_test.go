@@ -38,7 +38,7 @@ func buildConf(t *testing.T, conf string) built {
 
 // community returns the decision for a community request: "allowed",
 // "badCommunity" or the VACM error name.
-func (b built) community(version int, comm, src string, vt vacm.ViewType, oid string) string {
+func (b built) community(version snmp.SecurityModel, comm, src string, vt vacm.ViewType, oid string) string {
 	name, ctx, ok := b.comms.Lookup([]byte(comm), netip.MustParseAddr(src))
 	if !ok {
 		return "badCommunity"
@@ -46,7 +46,7 @@ func (b built) community(version int, comm, src string, vt vacm.ViewType, oid st
 	return decision(b.acm.IsAccessAllowed(version, name, snmp.NoAuthNoPriv, vt, ctx, snmp.MustParseOID(oid)))
 }
 
-func (b built) user(model int, name string, level snmp.SecurityLevel, ctx string, vt vacm.ViewType, oid string) string {
+func (b built) user(model snmp.SecurityModel, name string, level snmp.SecurityLevel, ctx string, vt vacm.ViewType, oid string) string {
 	return decision(b.acm.IsAccessAllowed(model, name, level, vt, ctx, snmp.MustParseOID(oid)))
 }
 
@@ -92,7 +92,7 @@ rocommunity6 public default -V systemonly
 rouser authPrivUser authpriv -V systemonly
 `)
 	for _, c := range []struct {
-		ver       int
+		ver       snmp.SecurityModel
 		comm, src string
 		vt        vacm.ViewType
 		oid, want string
@@ -146,7 +146,7 @@ view sys included .1.3.6.1.2.1.1
 view sys excluded .1.3.6.1.2.1.1.6
 `)
 	for _, c := range []struct {
-		ver       int
+		ver       snmp.SecurityModel
 		comm, src string
 		vt        vacm.ViewType
 		oid, want string
@@ -206,7 +206,7 @@ view sys included .1.3.6.1.2.1.1
 `)
 	b.acm = mustBuildWithContexts(t, b, []string{"ctx1", "ctxA", "exactctx", "other"})
 	for _, c := range []struct {
-		model     int
+		model     snmp.SecurityModel
 		name      string
 		level     snmp.SecurityLevel
 		ctx       string
@@ -265,7 +265,7 @@ setaccess g1 "" v2c noauth exact write v
 `)
 	b.acm = mustBuildWithContexts(t, b, []string{"ctxA"})
 	for _, c := range []struct {
-		ver       int
+		ver       snmp.SecurityModel
 		src       string
 		vt        vacm.ViewType
 		oid, want string

@@ -96,7 +96,7 @@ func TestYAMLExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		ver       int
+		ver       snmp.SecurityModel
 		comm, src string
 		vt        vacm.ViewType
 		oid, want string
@@ -113,7 +113,7 @@ func TestYAMLExample(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		model     int
+		model     snmp.SecurityModel
 		name      string
 		level     snmp.SecurityLevel
 		ctx       string

@@ -24,7 +24,10 @@ type options struct {
 	help     bool
 	version  bool
 	adaptive bool
-	level    string
+	// debug is -D[TOKENS]: debug messages on standard error (tokens are
+	// accepted and ignored; tsnmp logs whatever it does on its own).
+	debug bool
+	level string
 	// transportParams are -T KEY=VALUE arguments (ssh.go).
 	transportParams []string
 	// communitySet tells whether -c was given.
@@ -84,7 +87,8 @@ func parseArgsTool(argv []string, permute bool, nextWord string) (*options, erro
 		}
 		for j := 1; j < len(a); j++ {
 			c := a[j]
-			if c == 'D' { // optional argument
+			if c == 'D' { // optional argument: Net-SNMP's debug tokens
+				o.debug = true
 				break
 			}
 			if strings.IndexByte(withArg, c) < 0 {

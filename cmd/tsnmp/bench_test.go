@@ -49,6 +49,13 @@ func TestBenchQuick(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := string(md)
+	// Standard error is a buffer here, no terminal: plain progress lines.
+	if bytes.ContainsAny(stderr.Bytes(), "\x1b\r") {
+		t.Errorf("progress written to a non-terminal holds control codes:\n%q", stderr.String())
+	}
+	if i := strings.Index(report, "\n## "); i < 0 || !strings.HasPrefix(report[i:], "\n## Summary\n") {
+		t.Errorf("report.md does not open with its summary")
+	}
 	for _, h := range []string{"## Machine", "| CPU |", "| Kernel |", "| Go |", "| Net-SNMP |", "| OpenSSH |"} {
 		if !strings.Contains(report, h) {
 			t.Errorf("report.md lacks %q", h)

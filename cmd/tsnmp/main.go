@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -131,6 +132,9 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		return 1
 	}
 	a.o = o
+	if o.debug {
+		o.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	if o.version {
 		fmt.Fprintf(a.out, "tsnmp %s (Net-SNMP compatible command generator)\n", a.tool)
 		return 0

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/mib/system"
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
@@ -34,6 +36,7 @@ type daemon struct {
 	agent *agent.Agent
 	usm   *usm.USM
 	ifmib *ifmib.MIB
+	host  hostMIBs
 
 	mu      sync.Mutex
 	servers []transport.Server
@@ -85,11 +88,20 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := engine.Open(o.stateDir, engineID)
+	st, err := engine.OpenOptions(o.stateDir, engine.Options{EngineID: engineID, Regenerate: o.regenerate, Shared: o.stdio, Log: log})
 	if err != nil {
 		return nil, err
 	}
 	d := &daemon{o: o, log: log, out: out, state: st, errc: make(chan error, 16), ext: map[string]any{}}
+	ok := false
+	defer func() {
+		if !ok {
+			d.close()
+		}
+	}()
+	if st.Regenerated {
+		d.setAsideUSMState()
+	}
 	d.usm, err = usm.New(usm.Config{EngineID: st.EngineID, EngineBoots: st.Boots, Users: usm.NewUserTable(), Now: nil})
 	if err != nil {
 		return nil, err
@@ -108,12 +120,13 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	}
 	d.agent.SetPolicy(p)
 	if o.stdio { // ssh.go: one session on stdin/stdout, no listeners
+		ok = true
 		return d, nil
 	}
 	if err := d.listen(cfg.Listen); err != nil {
-		d.close()
 		return nil, err
 	}
+	ok = true
 	log.Info("tsnmpd started", "version", version, "engineID", hex.EncodeToString(st.EngineID),
 		"engineBoots", st.Boots, "stateDir", o.stateDir, "listen", strings.Join(cfg.Listen, ","))
 	return d, nil
@@ -150,6 +163,7 @@ func (d *daemon) buildTree(cfg *config.Config) (*mib.Tree, error) {
 	system.New(sc).Register(&tree)
 	d.ifmib = ifmib.New(ifmib.Config{CacheTTL: time.Duration(cfg.Limits.IfCacheTTL), Start: d.state.Start()})
 	d.ifmib.Register(&tree)
+	d.registerHostMIBs(cfg, &tree)
 	return &tree, nil
 }
 
@@ -161,33 +175,45 @@ var sysORs = []system.OR{
 	{ID: snmp.OID{1, 3, 6, 1, 6, 3, 11, 3, 1, 1}, Descr: "The MIB for Message Processing and Dispatching."},
 	{ID: snmp.OID{1, 3, 6, 1, 6, 3, 15, 2, 1, 1}, Descr: "The management information definitions for the SNMP User-based Security Model."},
 	{ID: snmp.OID{1, 3, 6, 1, 6, 3, 16, 2, 2, 1}, Descr: "View-based Access Control Model for SNMP."},
+	{ID: snmp.OID{1, 3, 6, 1, 4, 1, 2021}, Descr: "The UCD-SNMP-MIB: memory, load, CPU, disk and process statistics."},
 }
 
 // loadSystem reads the values of sysContact, sysName and sysLocation that
-// SNMP sets stored.
+// SNMP sets stored. What it cannot read is dropped with a warning naming
+// the file and line: the next SET rewrites the file.
 func (d *daemon) loadSystem() (contact, name, location string) {
+	path := filepath.Join(d.state.Dir, systemFile)
 	data, err := d.state.ReadFile(systemFile)
 	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			d.log.Warn("cannot read the values set by SNMP; sysContact, sysName and sysLocation start from the configuration", "file", path, "err", err)
+		}
 		return "", "", ""
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		k, v, ok := strings.Cut(line, " ")
-		if !ok {
+	for n, line := range strings.Split(string(data), "\n") {
+		if f := strings.TrimSpace(line); f == "" || strings.HasPrefix(f, "#") {
 			continue
 		}
+		k, v, _ := strings.Cut(line, " ")
 		s, err := strconv.Unquote(v)
-		if err != nil {
-			d.log.Warn("ignoring malformed line in state file", "file", systemFile, "line", line)
-			continue
+		if err == nil && len(s) > 255 {
+			err = errors.New("longer than 255 octets")
 		}
-		switch k {
-		case "sysContact":
+		switch {
+		case err != nil:
+		case k == "sysContact":
 			contact = s
-		case "sysName":
+			continue
+		case k == "sysName":
 			name = s
-		case "sysLocation":
+			continue
+		case k == "sysLocation":
 			location = s
+			continue
+		default:
+			err = fmt.Errorf("unknown key %q", k)
 		}
+		d.log.Warn("state file damaged: ignoring a line; the value it held is lost until set again", "file", path, "line", n+1, "err", err)
 	}
 	return
 }
@@ -224,7 +250,7 @@ func (d *daemon) policy(cfg *config.Config) (*agent.Policy, error) {
 		Access:         agent.VACMAccess{VACM: acm},
 		MaxResponse:    cfg.Limits.MaxResponseSize,
 		MaxRepetitions: cfg.Limits.MaxRepetitions,
-		SecurityModels: map[int32]agent.SecurityModel{snmp.SecurityModelUSM: agent.USMModel{USM: d.usm}},
+		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: d.usm},
 	}
 	for _, add := range policyHooks {
 		if err := add(d, cfg, p); err != nil {
@@ -395,4 +421,6 @@ func (d *daemon) close() {
 	if d.ifmib != nil {
 		d.ifmib.Close()
 	}
+	d.closeHostMIBs()
+	d.state.Close()
 }

@@ -36,6 +36,9 @@ type options struct {
 	// output, as an OpenSSH sshd subsystem (ssh.go).
 	stdio   bool
 	hashPwd bool
+	// regenerate lets a state directory whose engine.conf lost its engine
+	// ID or boot counter start a new engine ID.
+	regenerate bool
 }
 
 func main() {
@@ -62,6 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.BoolVar(&o.stdio, "stdio", false, "serve one SNMP-over-SSH session on stdin/stdout, as an sshd \"Subsystem snmp\"\n(the SSH user is the securityName; no listeners are opened)")
 	fs.BoolVar(&o.stdio, "ssh-subsystem", false, "same as --stdio")
+	fs.BoolVar(&o.regenerate, "regenerate-engine-id", false, "when engine.conf in the state directory has lost its engine ID or boot counter,\nstart a new engine ID (managers' localized keys stop matching) instead of refusing to start")
 	fs.BoolVar(&o.hashPwd, "hash-password", false, "read a password on stdin and print its hash for the ssh passwords setting")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: tsnmpd [flags]\n\nThe tsnmp SNMP agent. Without flags it serves udp and tcp on 127.0.0.1:1161 and [::1]:1161.\n\nFlags:\n")

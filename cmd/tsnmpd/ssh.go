@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/netip"
 	"os"
 	"os/user"
@@ -68,7 +69,7 @@ func sshPolicy(d *daemon, cfg *config.Config, p *agent.Policy) error {
 	// tls.go's hook, which runs after this one, installs TSM with its
 	// counters registered; this is the fallback should it not.
 	if p.SecurityModels[snmp.SecurityModelTSM] == nil {
-		p.SecurityModels[snmp.SecurityModelTSM] = agent.TSMModel{TSM: tsm.New(cfg.TLS.UsePrefix, nil)}
+		p.SecurityModels[snmp.SecurityModelTSM] = tsm.New(cfg.TLS.UsePrefix, nil)
 	}
 	return nil
 }
@@ -141,7 +142,7 @@ func openSSH(d *daemon, a transport.Address) (transport.Server, error) {
 			TicketKeyRotation: time.Duration(c.TicketRotation),
 		}
 		if c.PersistTicketKeys {
-			sc.Resumption.TicketKeys = &sshtm.FileTicketKeys{Path: filepath.Join(d.o.stateDir, sshtm.TicketKeysFile)}
+			sc.Resumption.TicketKeys = &loggedTicketKeys{FileTicketKeys: sshtm.FileTicketKeys{Path: filepath.Join(d.o.stateDir, sshtm.TicketKeysFile)}, log: d.log}
 		}
 	}
 	srv, err := sshtm.Listen(a, d.agent, sc, &sshtm.Options{
@@ -153,6 +154,31 @@ func openSSH(d *daemon, a transport.Address) (transport.Server, error) {
 	}
 	d.log.Info("ssh host key", "address", srv.Addr().String(), "fingerprint", tssh.Fingerprint(keys[0].PublicKey()))
 	return srv, nil
+}
+
+// loggedTicketKeys warns, naming the file, when persisted SSH ticket keys
+// cannot be loaded (new keys replace them: tickets issued before are
+// refused and those managers log in in full) or saved (tickets issued
+// now will not survive a restart).
+type loggedTicketKeys struct {
+	sshtm.FileTicketKeys
+	log *slog.Logger
+}
+
+func (k *loggedTicketKeys) LoadTicketKeys() ([]tssh.TicketKey, error) {
+	keys, err := k.FileTicketKeys.LoadTicketKeys()
+	if err != nil {
+		k.log.Warn("cannot load the SSH ticket keys; new keys replace them, and resumption tickets issued before are refused", "file", k.Path, "err", err)
+	}
+	return keys, err
+}
+
+func (k *loggedTicketKeys) SaveTicketKeys(keys []tssh.TicketKey) error {
+	err := k.FileTicketKeys.SaveTicketKeys(keys)
+	if err != nil {
+		k.log.Warn("cannot save the SSH ticket keys; resumption tickets issued now will not survive a restart", "file", k.Path, "err", err)
+	}
+	return err
 }
 
 // stdioUser is the tmSecurityName of a stdio session: the user sshd runs

@@ -98,7 +98,7 @@ func tlsPolicy(d *daemon, cfg *config.Config, p *agent.Policy) error {
 			}
 		}
 	}
-	p.SecurityModels[snmp.SecurityModelTSM] = agent.TSMModel{TSM: tsm.New(cfg.TLS.UsePrefix, &s.tsmStats)}
+	p.SecurityModels[snmp.SecurityModelTSM] = tsm.New(cfg.TLS.UsePrefix, &s.tsmStats)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -18,6 +19,22 @@ import (
 // and the user stays.
 const usmFile = "usm-users.conf"
 
+// setAsideUSMState moves the users' keys of an engine ID that is gone
+// (engine.Options.Regenerate) out of the way: they were localized to the
+// old ID and would not match the new one.
+func (d *daemon) setAsideUSMState() {
+	path := filepath.Join(d.state.Dir, usmFile)
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	old := path + ".old"
+	if err := os.Rename(path, old); err != nil {
+		d.log.Error("cannot set aside the USM keys of the old engine ID", "file", path, "err", err)
+		return
+	}
+	d.log.Warn("USM keys localized to the old engine ID set aside; users need their passwords in the configuration again", "file", path, "moved_to", old)
+}
+
 // mergeUSMState adds to users the persisted users that the configuration
 // does not define, then persists every local user's keys.
 func (d *daemon) mergeUSMState(users *usm.UserTable) error {
@@ -26,6 +43,7 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	path := filepath.Join(d.state.Dir, usmFile)
 	for n, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
 		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
@@ -33,7 +51,7 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 		}
 		u, err := parseUSMLine(f, local)
 		if err != nil {
-			d.log.Warn("ignoring a damaged line in the state directory", "file", usmFile, "line", n+1, "err", err)
+			d.log.Warn("state file damaged: ignoring a line; the user it held is dropped unless the configuration defines it", "file", path, "line", n+1, "err", err)
 			continue
 		}
 		if _, ok := users.Lookup(local, []byte(u.Name())); !ok {

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"net"
@@ -22,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/certs"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 )
 
@@ -249,4 +251,95 @@ func (a *Agent) Addr(transport string) string {
 // Stop ends the agent early (it is also stopped when the test ends).
 func (a *Agent) Stop() {
 	a.cmd.Process.Kill()
+}
+
+// NetSNMP595 is Net-SNMP 5.9.5's snmpd (scripts/test-deps.sh installs it
+// beside Debian's 5.9.3): TLS 1.2 and 1.3, and a TLS server that refuses
+// every session resumption.
+const NetSNMP595 = "/opt/netsnmp-src/sbin/snmpd"
+
+// Secure describes a Net-SNMP agent on a secure transport.
+type Secure struct {
+	// Snmpd is the agent program (default: Debian's snmpd).
+	Snmpd string
+	// Dir holds the PKI that certs.NewPKI writes (ca, server, alice, ...);
+	// the agent's configuration and state go there too.
+	Dir string
+	// Listen is the agent's address ("tls:127.0.0.1:10161").
+	Listen string
+	// Hash is the hash of the certSecName fingerprints (default SHA-256;
+	// Net-SNMP 5.9.5 matches SHA-1 fingerprints only).
+	Hash crypto.Hash
+	// Conf is added to the configuration; Env to the environment.
+	Conf string
+	Env  []string
+}
+
+// StartSecure runs snmpd on one secure address with the PKI in s.Dir: its
+// certificate is "server", it trusts "ca", maps alice's certificate to
+// "alice" by fingerprint and other certificates from ca by common name,
+// and gives alice read access at authPriv. tsnmp sends alice's chain (her
+// certificate and the CA), and Net-SNMP tries the rules of a chain's
+// certificates in the order of their fingerprints, not by priority, so
+// alice may be named "alice" (rule 10) or "Alice" (rule 20, her common
+// name): both get the access. It returns when snmpd has
+// started; the agent is stopped when the test ends.
+func StartSecure(t testing.TB, s Secure) {
+	t.Helper()
+	if s.Snmpd == "" {
+		s.Snmpd = Require(t, "snmpd")
+	} else {
+		s.Snmpd = testenv.Need(t, s.Snmpd)
+	}
+	if s.Hash == 0 {
+		s.Hash = crypto.SHA256
+	}
+	st := certs.Store{Dirs: []string{s.Dir}}
+	_, alice, err := st.CertFile("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ca, err := st.CertFile("ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	persist := filepath.Join(s.Dir, "persist")
+	if err := os.MkdirAll(persist, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	conf := fmt.Sprintf(`[snmp] persistentDir %s
+[snmp] localCert server
+[snmp] trustCert ca
+[snmp] tlsAlgorithms DEFAULT:@SECLEVEL=0
+certSecName 10 %s --sn alice
+certSecName 20 %s --cn
+rouser -s tsm alice authpriv
+rouser -s tsm Alice authpriv
+%s
+`, persist, certs.Compute(s.Hash, alice[0]), certs.Compute(s.Hash, ca[0]), s.Conf)
+	confPath := filepath.Join(s.Dir, "snmpd.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(s.Snmpd, "-f", "-Lo", "-C", "-c", confPath, "-p", filepath.Join(s.Dir, "pid"), s.Listen)
+	cmd.Env = append(append(os.Environ(), "MIBS=", "MIBDIRS="+s.Dir, "SNMPCONFPATH="+s.Dir, "SNMP_PERSISTENT_DIR="+persist), s.Env...)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited }) // our child, by its PID
+	deadline := time.After(15 * time.Second)
+	for !strings.Contains(out.String(), "NET-SNMP version") {
+		select {
+		case <-exited:
+			t.Fatalf("snmpd exited:\n%s", out.String())
+		case <-deadline:
+			t.Fatalf("snmpd did not start:\n%s", out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

@@ -31,9 +31,21 @@
 // ifOperStatus (0 if unchanged since the first snapshot after start).
 //
 // Differences: ifPhysAddress is the kernel's address at its real length
-// (empty when all zero) rather than always 6 octets; ifAlias is the
-// kernel's interface alias (IFLA_IFALIAS); ifInUnknownProtos is the
-// kernel's rx_nohandler counter.
+// (empty when all zero) rather than always 6 octets; ifInUnknownProtos is
+// the kernel's rx_nohandler counter.
+//
+// ifAlias is the kernel's interface alias (IFLA_IFALIAS, what `ip link set
+// DEV alias TEXT` sets and `ip link show` prints) and is writable: a set
+// stores the alias in the kernel with RTM_NEWLINK, so it lasts as long as
+// the interface does, through restarts of the agent, and every tool on the
+// host sees it. The agent keeps no copy of its own: an interface created
+// again (at boot, say) starts without an alias, and aliases meant to
+// survive that belong in the host's network configuration (systemd-networkd
+// Alias=, ifupdown's "alias"). Net-SNMP's snmpd instead keeps a set alias
+// in its own memory only, invisible to the host, and loses it when it
+// restarts. Setting an alias needs CAP_NET_ADMIN; without it a set fails
+// with commitFailed. A set must be a DisplayString of at most 64 octets
+// (wrongLength, wrongValue) for an existing interface (noCreation).
 package ifmib
 
 import (
@@ -76,17 +88,20 @@ type MIB struct {
 	start         time.Time
 
 	// Data sources; tests and benchmarks replace them.
-	list  func() ([]link, error)
-	speed func(name string) (mbps uint32, ok bool)
-	k     kernel
+	list     func() ([]link, error)
+	speed    func(name string) (mbps uint32, ok bool)
+	setAlias func(index uint32, alias []byte) error // called with mu held
+	k        kernel
 
 	mu       sync.Mutex
 	snap     *snapshot
+	stale    bool // a set changed the kernel: take a new snapshot
 	track    map[uint32]*ifState
 	dumps    atomic.Uint64 // RTM_GETLINK dumps taken
 	speedOps atomic.Uint64 // ethtool ioctls made
 
-	entry, xentry      mib.Table
+	entry              mib.Table
+	xentry             xTable
 	number, lastChange mib.Scalars
 }
 
@@ -129,6 +144,7 @@ func New(cfg Config) *MIB {
 	}
 	m.list = m.k.links
 	m.speed = m.k.speedMbps
+	m.setAlias = m.k.setAlias
 
 	rows := func(r *mib.Request) *snapshot { return m.snapshot(r) }
 	m.entry = mib.Table{
@@ -136,11 +152,11 @@ func New(cfg Config) *MIB {
 		Columns: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},
 		Rows:    func(r *mib.Request) mib.Rows { return ifRows{rows(r)} },
 	}
-	m.xentry = mib.Table{
+	m.xentry = xTable{m: m, Table: mib.Table{
 		Entry:   IfXEntry,
 		Columns: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19},
 		Rows:    func(r *mib.Request) mib.Rows { return ifXRows{rows(r)} },
-	}
+	}}
 	m.number = mib.Scalars{
 		Prefix: IfNumber[:len(IfNumber)-1],
 		Objects: []mib.Scalar{{Sub: 1, Get: func(r *mib.Request) snmp.Value {
@@ -183,7 +199,7 @@ func (m *MIB) snapshot(r *mib.Request) *snapshot {
 func (m *MIB) current(now time.Time) *snapshot {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.snap != nil && now.Sub(m.snap.taken) < m.ttl {
+	if m.snap != nil && !m.stale && now.Sub(m.snap.taken) < m.ttl {
 		return m.snap
 	}
 	links, err := m.list()
@@ -194,7 +210,7 @@ func (m *MIB) current(now time.Time) *snapshot {
 		}
 		return m.snap
 	}
-	m.snap = m.build(now, links)
+	m.snap, m.stale = m.build(now, links), false
 	return m.snap
 }
 

@@ -19,8 +19,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/agent"
+	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/internal/netns"
+	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/system"
 	"github.com/tsnmp/tsnmp/snmp"
+	"github.com/tsnmp/tsnmp/transport"
 )
 
 // needPeers skips (or, under CI=true, fails) the test when it cannot run:
@@ -323,6 +329,200 @@ link set vg mtu 68
 	}
 	if want := strings.Count(string(links), "\n") * len(columns); compared != want || want < 14*len(columns) {
 		t.Errorf("compared %d values, want %d", compared, want)
+	}
+	if t.Failed() {
+		t.Logf("snmpd log:\n%s", log.String())
+	}
+}
+
+// TestInteropSetNetSNMP sets ifAlias and snmpSetSerialNo with Net-SNMP's
+// snmpset against tsnmp and against Net-SNMP's snmpd, both in one network
+// namespace with a veth pair. tsnmp stores the alias in the kernel, where
+// `ip link show` and a walk see it. Both agents answer the same errors,
+// except where snmpd departs from RFC 2579: it answers wrongLength to
+// every set of snmpSetSerialNo (Net-SNMP 5.9.3 and 5.9.5 on 64-bit Linux),
+// where tsnmp increments the value or answers inconsistentValue.
+func TestInteropSetNetSNMP(t *testing.T) {
+	for _, p := range []string{"snmpd", "snmpset", "snmpget", "snmpwalk"} {
+		testenv.Need(t, p)
+	}
+	if err := netns.Available(); err != nil {
+		if testenv.InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ns, err := netns.New("tsnmp-ifalias")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Delete() })
+	if err := ns.AddVeths("v", 0, 1); err != nil {
+		t.Fatal(err)
+	}
+
+	// tsnmp, in process, with its sockets in the namespace.
+	var tree mib.Tree
+	system.New(system.Config{Descr: "tsnmp set test"}).Register(&tree)
+	m := New(Config{})
+	t.Cleanup(func() { m.Close() })
+	m.Register(&tree)
+	cfg, err := config.ParseSnmpdConf("test.conf", []byte("rwcommunity private 127.0.0.1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acm, err := cfg.BuildVACM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	comms, err := cfg.BuildCommunities()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &agent.Agent{Tree: &tree}
+	a.SetPolicy(&agent.Policy{Communities: comms, Access: agent.VACMAccess{VACM: acm}})
+	// The namespace is new and empty, so any port is free in it.
+	const ours, theirs = "127.0.0.1:16161", "127.0.0.1:16162"
+	addr, err := transport.ParseAddress("udp:"+ours, 161)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srv transport.Server
+	err = ns.Do(func() error {
+		r := mib.NewRequest(context.Background(), time.Now())
+		defer r.Release()
+		tree.Get(r, snmp.OID{1, 3, 6, 1, 2, 1, 2, 1, 0}) // the MIB's netlink sockets
+		srv, err = transport.Listen(addr, a, nil)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	t.Cleanup(func() { srv.Close() })
+
+	// Net-SNMP's snmpd beside it.
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "snmpd.conf")
+	if err := os.WriteFile(conf, []byte("rwcommunity private 127.0.0.1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	snmpd := ns.Command("snmpd", "-f", "-Lo", "-C", "-c", conf, "-p", filepath.Join(dir, "snmpd.pid"), "udp:"+theirs)
+	snmpd.Stdout, snmpd.Stderr = &log, &log
+	if err := snmpd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		snmpd.Process.Kill() // ip netns exec execs snmpd: this is snmpd's PID
+		snmpd.Wait()
+	})
+
+	// tool runs a Net-SNMP command in the namespace and returns its
+	// output, or the error status it reports ("wrongLength").
+	reason := regexp.MustCompile(`Reason: (?:\(([a-zA-Z]+)\)|([a-zA-Z]+))`)
+	tool := func(prog, agentAddr string, args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		args = append([]string{"netns", "exec", ns.Name, prog, "-v2c", "-c", "private", "-On", "-t", "1", "-r", "2", agentAddr}, args...)
+		out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput()
+		if m := reason.FindSubmatch(out); m != nil {
+			return string(m[1]) + string(m[2])
+		}
+		if err != nil {
+			t.Fatalf("%s %s: %v: %s", prog, strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	for i := 0; ; i++ {
+		if ns.Command("snmpget", "-v2c", "-c", "private", "-t", "0.2", "-r", "0", theirs, "1.3.6.1.2.1.1.3.0").Run() == nil {
+			break
+		}
+		if i == 50 {
+			t.Fatalf("snmpd did not answer; its log:\n%s", log.String())
+		}
+	}
+
+	out, err := exec.Command("ip", "-n", ns.Name, "-o", "link", "show", "va0").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, _, _ := strings.Cut(string(out), ":")
+	ifAlias := "1.3.6.1.2.1.31.1.1.1.18." + index
+	const serial = "1.3.6.1.6.3.1.1.6.1.0"
+
+	// The same commands against both agents.
+	for _, c := range []struct {
+		args []string
+		want string // tsnmp's answer: an error status, or a prefix of the output
+		peer string // snmpd's, when it differs
+	}{
+		{[]string{ifAlias, "s", "uplink to core-1"}, "." + ifAlias + " = STRING: \"uplink to core-1\"", ""},
+		{[]string{ifAlias, "s", strings.Repeat("x", 65)}, "wrongLength", ""},
+		{[]string{ifAlias, "i", "3"}, "wrongType", ""},
+		{[]string{"1.3.6.1.2.1.31.1.1.1.18.999", "s", "x"}, "noCreation", ""},
+		{[]string{"1.3.6.1.2.1.31.1.1.1.1." + index, "s", "x"}, "notWritable", ""},
+		{[]string{serial, "s", "x"}, "wrongType", ""},
+		{[]string{serial, "i", "-1"}, "wrongValue", "wrongLength"},
+	} {
+		got, peer := tool("snmpset", ours, c.args...), tool("snmpset", theirs, c.args...)
+		if !strings.HasPrefix(got, c.want) {
+			t.Errorf("snmpset %s: tsnmp %q, want %q", strings.Join(c.args, " "), got, c.want)
+		}
+		want := c.want
+		if c.peer != "" {
+			want = c.peer
+		}
+		if !strings.HasPrefix(peer, want) {
+			t.Errorf("snmpset %s: snmpd %q, want %q", strings.Join(c.args, " "), peer, want)
+		}
+	}
+
+	// The alias is the kernel's: ip link shows it, a walk shows it.
+	out, err = exec.Command("ip", "-n", ns.Name, "link", "show", "va0").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "alias uplink to core-1") {
+		t.Errorf("ip link show va0 after the set: %v\n%s", err, out)
+	}
+	if w := tool("snmpwalk", ours, "1.3.6.1.2.1.31.1.1.1.18"); !strings.Contains(w, "."+ifAlias+" = STRING: \"uplink to core-1\"") {
+		t.Errorf("walk of ifAlias after the set:\n%s", w)
+	}
+	// An alias set outside the agent shows too.
+	if err := ns.IPBatch("link set va0 alias set-by-ip\n"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the MIB's snapshot lives 1 s
+	if got := tool("snmpget", ours, ifAlias); got != "."+ifAlias+" = STRING: \"set-by-ip\"" {
+		t.Errorf("ifAlias after ip link set alias: %q", got)
+	}
+
+	// snmpSetSerialNo: TestAndIncr.
+	value := func(addr string) int64 {
+		t.Helper()
+		got := tool("snmpget", addr, serial)
+		_, v, ok := strings.Cut(got, "INTEGER: ")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if !ok || err != nil {
+			t.Fatalf("snmpget snmpSetSerialNo: %q", got)
+		}
+		return n
+	}
+	v := value(ours)
+	next := strconv.FormatInt((v+1)%(1<<31), 10)
+	if got := tool("snmpset", ours, serial, "i", next); got != "inconsistentValue" {
+		t.Errorf("set snmpSetSerialNo to %s (holds %d): %q, want inconsistentValue", next, v, got)
+	}
+	if got := tool("snmpset", ours, serial, "i", strconv.FormatInt(v, 10)); got != "."+serial+" = INTEGER: "+strconv.FormatInt(v, 10) {
+		t.Errorf("set snmpSetSerialNo to its value %d: %q", v, got)
+	}
+	if got := value(ours); strconv.FormatInt(got, 10) != next {
+		t.Errorf("snmpSetSerialNo after the set: %d, want %s", got, next)
+	}
+	pv := value(theirs)
+	for _, p := range []int64{pv, pv + 1} {
+		if got := tool("snmpset", theirs, serial, "i", strconv.FormatInt(p, 10)); got != "wrongLength" {
+			t.Logf("snmpd now answers %q to snmpSetSerialNo = %d (holding %d); Net-SNMP 5.9.3 answered wrongLength", got, p, pv)
+		}
 	}
 	if t.Failed() {
 		t.Logf("snmpd log:\n%s", log.String())

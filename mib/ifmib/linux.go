@@ -224,6 +224,27 @@ func (k *kernel) dumpStats() error {
 	return nil
 }
 
+// setAlias sets the alias (IFLA_IFALIAS) of interface index; an empty
+// alias removes it. It needs CAP_NET_ADMIN in the socket's network
+// namespace. The next links call dumps the links again.
+func (k *kernel) setAlias(index uint32, alias []byte) error {
+	if k.nl < 0 {
+		if err := k.dial(); err != nil {
+			return err
+		}
+	}
+	attrLen := unix.SizeofRtAttr + len(alias)
+	body := make([]byte, unix.SizeofIfInfomsg+nlmAlign(attrLen))
+	binary.NativeEndian.PutUint32(body[4:], index) // ifi_index
+	a := body[unix.SizeofIfInfomsg:]
+	binary.NativeEndian.PutUint16(a[0:], uint16(attrLen))
+	binary.NativeEndian.PutUint16(a[2:], unix.IFLA_IFALIAS)
+	copy(a[unix.SizeofRtAttr:], alias)
+	err := k.exchange(unix.RTM_NEWLINK, unix.NLM_F_ACK, body, func(uint16, []byte) error { return nil })
+	k.watch.changed.Store(true) // the announcement may not have arrived yet
+	return err
+}
+
 // sizeofIfStatsMsg is the size of struct if_stats_msg.
 const sizeofIfStatsMsg = 12
 
@@ -232,12 +253,19 @@ const sizeofIfStatsMsg = 12
 // the rest of the answer is read and dropped, so that the socket is ready
 // for the next request, and the error is returned.
 func (k *kernel) dump(typ uint16, body []byte, fn func(typ uint16, b []byte) error) error {
+	return k.exchange(typ, unix.NLM_F_DUMP, body, fn)
+}
+
+// exchange sends an rtnetlink request of type typ with the given flags
+// besides NLM_F_REQUEST and reads the answer up to its NLMSG_DONE or its
+// acknowledgement (NLMSG_ERROR), calling fn as dump does.
+func (k *kernel) exchange(typ, flags uint16, body []byte, fn func(typ uint16, b []byte) error) error {
 	var fnErr error
 	k.seq++
 	req := make([]byte, unix.NLMSG_HDRLEN+len(body))
 	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
 	binary.NativeEndian.PutUint16(req[4:], typ)
-	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
+	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|flags)
 	binary.NativeEndian.PutUint32(req[8:], k.seq)
 	copy(req[unix.NLMSG_HDRLEN:], body)
 	if err := unix.Sendto(k.nl, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
@@ -277,9 +305,7 @@ func (k *kernel) dump(typ uint16, body []byte, fn func(typ uint16, b []byte) err
 						return unix.Errno(-e)
 					}
 				}
-				if mtyp == unix.NLMSG_DONE {
-					return fnErr
-				}
+				return fnErr // done, or an acknowledgement
 			default:
 				if fnErr == nil {
 					fnErr = fn(mtyp, data)

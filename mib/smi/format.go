@@ -29,6 +29,13 @@ func Format(oid []uint32, numeric bool) string {
 		b = append(b, "::"...)
 	}
 	b = append(b, n.Name...)
+	if n.Kind == KindRow && len(rest) > 0 {
+		// A column the MIB does not define: its number, then the
+		// instance decoded by the row's INDEX clause, as for any column.
+		b = append(b, '.')
+		b = strconv.AppendUint(b, uint64(rest[0]), 10)
+		rest = rest[1:]
+	}
 	return string(appendIndex(b, n, rest))
 }
 
@@ -50,17 +57,54 @@ func rowOf(n *Node) *Node {
 	return nil
 }
 
+// IndexParts breaks the instance index rest of a column or row n down by
+// the INDEX clause of its row: one string per INDEX object, each printed
+// as Format prints it within an OID ("2", "\"public\"", "127.0.0.1").
+// It returns false when n is not in a table or rest is not exactly a
+// complete index.
+func IndexParts(n *Node, rest []uint32) ([]string, bool) {
+	row := rowOf(n)
+	if row == nil || len(rest) == 0 {
+		return nil, false
+	}
+	var starts []int
+	b, ok := appendIndexParts(make([]byte, 0, 32), n, rest, &starts)
+	if !ok || len(starts) != len(row.index) {
+		return nil, false
+	}
+	parts := make([]string, len(starts))
+	for i, st := range starts {
+		end := len(b)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		parts[i] = string(b[st+1 : end])
+	}
+	return parts, true
+}
+
 // appendIndex appends the instance part rest of an OID below n.
 func appendIndex(b []byte, n *Node, rest []uint32) []byte {
+	b, _ = appendIndexParts(b, n, rest, nil)
+	return b
+}
+
+// appendIndexParts is appendIndex recording, when starts is not nil,
+// where each INDEX object's part begins in b (at its leading dot). It
+// reports whether rest decoded completely by the INDEX clause.
+func appendIndexParts(b []byte, n *Node, rest []uint32, starts *[]int) ([]byte, bool) {
 	row := rowOf(n)
 	if row == nil {
-		return appendNumeric(b, rest)
+		return appendNumeric(b, rest), false
 	}
 	idx := row.index
 	var prevInt int64 = -1
 	for k, in := range idx {
 		if len(rest) == 0 {
 			break
+		}
+		if starts != nil {
+			*starts = append(*starts, len(b))
 		}
 		last := k == len(idx)-1
 		cur := prevInt
@@ -75,14 +119,14 @@ func appendIndex(b []byte, n *Node, rest []uint32) []byte {
 				rest = nil
 			case in.fixed > 0:
 				if in.fixed > len(rest) {
-					return appendNumeric(b, rest)
+					return appendNumeric(b, rest), false
 				}
 				s, quote = rest[:in.fixed], '\''
 				rest = rest[in.fixed:]
 			default:
 				l := uint64(rest[0])
 				if l >= uint64(len(rest)) {
-					return appendNumeric(b, rest)
+					return appendNumeric(b, rest), false
 				}
 				s = rest[1 : 1+l]
 				rest = rest[1+l:]
@@ -113,7 +157,7 @@ func appendIndex(b []byte, n *Node, rest []uint32) []byte {
 			if !last || !row.implied {
 				l = int(rest[0]) + 1
 				if uint64(rest[0])+1 > uint64(len(rest)) {
-					return appendNumeric(b, rest)
+					return appendNumeric(b, rest), false
 				}
 			}
 			b = appendNumeric(b, rest[:l])
@@ -123,20 +167,20 @@ func appendIndex(b []byte, n *Node, rest []uint32) []byte {
 				b = append(b, '.')
 				b = strconv.AppendUint(b, uint64(rest[0]), 10)
 				if rest[0] != 1 || len(rest) < 5 {
-					return appendNumeric(b, rest[1:])
+					return appendNumeric(b, rest[1:]), false
 				}
 				rest = rest[1:]
 			}
 			if len(rest) < 4 {
-				return appendNumeric(b, rest)
+				return appendNumeric(b, rest), false
 			}
 			b = appendNumeric(b, rest[:4])
 			rest = rest[4:]
 		default:
-			return appendNumeric(b, rest)
+			return appendNumeric(b, rest), false
 		}
 	}
-	return appendNumeric(b, rest)
+	return appendNumeric(b, rest), len(rest) == 0
 }
 
 // appendQuoted appends sub-identifiers as a quoted string, printing bytes

@@ -327,3 +327,32 @@ func BenchmarkFormat(b *testing.B) {
 		Format(oid, false)
 	}
 }
+
+// TestIndexParts breaks instance indexes down by their INDEX clauses.
+func TestIndexParts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want []string // nil: not a complete index
+	}{
+		{"IF-MIB::ifDescr.2", []string{"2"}},
+		{"IF-MIB::ifName.3", []string{"3"}}, // ifXEntry AUGMENTS ifEntry
+		{`SNMP-VIEW-BASED-ACM-MIB::vacmAccessReadViewName."grp"."".3.authNoPriv`, []string{`"grp"`, `""`, "3", "authNoPriv"}},
+		{`SNMP-VIEW-BASED-ACM-MIB::vacmGroupName.3."alice"`, []string{"3", `"alice"`}},
+		{`SNMP-VIEW-BASED-ACM-MIB::vacmViewTreeFamilyMask."all".3.1.3.6`, []string{`"all"`, "3.1.3.6"}},
+		{"IP-MIB::ipAdEntIfIndex.127.0.0.1", []string{"127.0.0.1"}},
+		{"IF-MIB::ifDescr", nil},
+		{"IF-MIB::ifDescr.2.1", nil},
+		{"IP-MIB::ipAdEntIfIndex.127.0.0", nil},
+		{"SNMPv2-MIB::sysDescr.0", nil},
+	} {
+		oid, err := Resolve(tc.name)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		n, rest := Lookup(oid)
+		got, ok := IndexParts(n, rest)
+		if ok != (tc.want != nil) || !slices.Equal(got, tc.want) {
+			t.Errorf("IndexParts(%s) = %q %v, want %q", tc.name, got, ok, tc.want)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 // Package system implements the SNMPv2-MIB system group (RFC 3418):
 // sysDescr, sysObjectID, sysUpTime, sysContact, sysName, sysLocation,
-// sysServices, sysORLastChange and sysORTable.
+// sysServices, sysORLastChange and sysORTable; and its snmpSet group:
+// snmpSetSerialNo, the advisory lock cooperating managers take with
+// TestAndIncr semantics (RFC 2579).
 //
 // sysContact, sysName and sysLocation are writable unless the agent's
 // configuration file sets them; written values are handed to a Persist
@@ -103,6 +105,7 @@ type Group struct {
 	scalars mib.Scalars
 	table   mib.Table
 	ors     mib.Rows // an orRows, boxed once
+	serial  *serialNo
 }
 
 // New returns a Group for cfg.
@@ -113,6 +116,7 @@ func New(cfg Config) *Group {
 		services: int64(cfg.Services),
 		start:    cfg.Start,
 		persist:  cfg.Persist,
+		serial:   newSerialNo(),
 	}
 	if len(g.descr) == 0 {
 		g.descr = []byte(Uname())
@@ -170,8 +174,11 @@ func New(cfg Config) *Group {
 	return g
 }
 
-// Register adds the group to tree.
-func (g *Group) Register(tree *mib.Tree) { tree.Register(Prefix, g) }
+// Register adds the system group and snmpSetSerialNo to tree.
+func (g *Group) Register(tree *mib.Tree) {
+	tree.Register(Prefix, g)
+	tree.Register(SetPrefix, g.serial)
+}
 
 // ticks returns the hundredths of a second from start to now, as TimeTicks
 // (which wrap at 2^32).

@@ -5,7 +5,8 @@
 // prefixed with the transport's name ("tls:alice"), and the message's
 // securityLevel may not exceed what the transport provides.
 //
-// A *Model is the agent's securityModel 4 (through agent.TSMModel). Its counters are SNMP-TSM-MIB's
+// A *Model is the agent's securityModel 4: it implements security.Model.
+// Its counters are SNMP-TSM-MIB's
 // snmpTsmStats; Register serves them and snmpTsmConfigurationUsePrefix.
 package tsm
 
@@ -16,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
 )
@@ -109,38 +111,19 @@ var (
 	ErrSecurityParams = errors.New("tsm: msgSecurityParameters must be empty")
 )
 
-// Incoming is what TSM learned about a request (the outputs of RFC 5591
-// §5.2 processIncomingMsg).
-type Incoming struct {
-	SecurityName string
-	Level        snmp.SecurityLevel
-	ScopedPDU    []byte
-	// MaxScopedPDU is the largest ScopedPDU a response may carry.
-	MaxScopedPDU int
-	// State is the securityStateReference for the response.
-	State any
-}
-
-// ReportError is an error indication that calls for a Report PDU holding
-// VarBind, sent at Level with State.
-type ReportError struct {
-	VarBind snmp.VarBind
-	Level   snmp.SecurityLevel
-	State   any
-	Err     error
-}
-
-func (e *ReportError) Error() string { return e.Err.Error() }
-func (e *ReportError) Unwrap() error { return e.Err }
+// Model implements security.Model.
+var _ security.Model = (*Model)(nil)
 
 // ProcessIncoming checks and unwraps a request (RFC 5591 §5.2).
-func (m *Model) ProcessIncoming(hdr *snmp.V3Message, _ []byte, ref *transport.StateReference) (*Incoming, error) {
+// Its error calling for a Report is a *security.ReportError whose State
+// makes the Report go out on the request's session.
+func (m *Model) ProcessIncoming(hdr *snmp.V3Message, _ []byte, ref *transport.StateReference) (*security.Incoming, error) {
 	if len(hdr.SecurityParameters) != 0 {
 		// §5.2 step 1: a TSM message carries a zero-length
 		// msgSecurityParameters; anything else does not parse.
 		return nil, ErrSecurityParams
 	}
-	if ref == nil || !ref.Domain.Secure() || ref.SecurityName == "" || ref.SecurityLevel < int(snmp.AuthNoPriv) {
+	if ref == nil || !ref.Domain.Secure() || ref.SecurityName == "" || ref.SecurityLevel < snmp.AuthNoPriv {
 		m.Stats.inc(InvalidCaches)
 		return nil, ErrInvalidCache
 	}
@@ -159,22 +142,22 @@ func (m *Model) ProcessIncoming(hdr *snmp.V3Message, _ []byte, ref *transport.St
 	}
 	st := &state{ref: *ref}
 	st.ref.SameSecurity = true
-	if int(level) > ref.SecurityLevel {
+	if level > ref.SecurityLevel {
 		n := m.Stats.inc(InadequateSecurityLevels)
 		// RFC 3412 §7.1 step 3: a report for unsupportedSecurityLevel
 		// goes out at noAuthNoPriv, on the same session.
-		return nil, &ReportError{
+		return nil, &security.ReportError{
 			VarBind: snmp.VarBind{Name: append(append(snmp.OID{}, StatsOID...), uint32(InadequateSecurityLevels), 0), Value: snmp.Counter32Value(n)},
 			Level:   snmp.NoAuthNoPriv,
 			State:   st,
-			Err:     fmt.Errorf("tsm: securityLevel %v above the transport's %v", level, snmp.SecurityLevel(ref.SecurityLevel)),
+			Err:     fmt.Errorf("tsm: securityLevel %v above the transport's %v", level, ref.SecurityLevel),
 		}
 	}
 	if hdr.Data[0] != 0x30 {
 		return nil, errors.New("tsm: msgData is not a plaintext ScopedPDU")
 	}
 	max := int(hdr.MaxSize) - overhead
-	return &Incoming{SecurityName: name, Level: level, ScopedPDU: hdr.Data, MaxScopedPDU: max, State: st}, nil
+	return &security.Incoming{SecurityName: name, Level: level, ScopedPDU: hdr.Data, MaxScopedPDU: max, State: st}, nil
 }
 
 // overhead bounds the bytes of a TSM message around its ScopedPDU: the

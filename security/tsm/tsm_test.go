@@ -9,6 +9,7 @@ import (
 	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
 )
@@ -36,7 +37,7 @@ func newAgent(t *testing.T, conf string, m *tsm.Model) *agent.Agent {
 	a := &agent.Agent{Tree: &tree, State: st}
 	a.Stats.Register(&tree)
 	a.SetPolicy(&agent.Policy{Access: agent.VACMAccess{VACM: acm},
-		SecurityModels: map[int32]agent.SecurityModel{snmp.SecurityModelTSM: agent.TSMModel{TSM: m}}})
+		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelTSM: m}})
 	return a
 }
 

@@ -70,7 +70,7 @@ func BenchmarkProcessIncomingAuthPriv(b *testing.B) {
 			b.SetBytes(int64(len(msg)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := agent.ProcessIncoming(msg, nil); err != nil {
+				if _, err := agent.ProcessIncoming(nil, msg, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

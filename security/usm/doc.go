@@ -18,7 +18,7 @@
 //     localized keys for each authoritative engine; UserTable is the
 //     usmUserTable.
 //   - SecurityParameters is the UsmSecurityParameters codec.
-//   - USM is the security model of one engine: ProcessIncoming
+//   - USM is the security model of one engine, a security.Model: ProcessIncoming
 //     (processIncomingMsg, RFC 3414 3.2), GenerateRequest
 //     (generateRequestMsg) and GenerateResponse (generateResponseMsg,
 //     RFC 3414 3.1), with the usmStats counters, timeliness checking and
@@ -26,12 +26,13 @@
 //
 // # Error indications
 //
-// ProcessIncoming reports the RFC 3414 3.2 error indications as
-// *StatsError. Each one names the usmStats counter it incremented (its
-// OID is 1.3.6.1.6.3.15.1.1.N.0), the value to put in the Report PDU, the
+// ProcessIncoming reports the RFC 3414 3.2 error indications as a
+// *security.ReportError wrapping a *StatsError. The StatsError names the
+// usmStats counter it incremented (its OID is 1.3.6.1.6.3.15.1.1.N.0) and
+// its value; the ReportError carries the varbind for the Report PDU, the
 // security level of that Report and the state to generate it with
 // GenerateResponse. The message processing model decides whether a Report
-// is sent (reportableFlag, RFC 3412 7.2 step 5).
+// is sent (snmp.ReportAllowed, RFC 3412 §6.4).
 //
 // # Discovery
 //
@@ -41,7 +42,7 @@
 //  1. GenerateRequest with an empty engine ID and user name at
 //     noAuthNoPriv (a probe); the agent answers with a usmStatsUnknownEngineIDs
 //     Report. ProcessIncoming on it returns the engine ID in
-//     Incoming.EngineID; ReportCounter classifies the Report PDU.
+//     Incoming.SecurityEngineID; ReportCounter classifies the Report PDU.
 //  2. For authenticated users, GenerateRequest to that engine ID (boots
 //     and time are still zero); the agent answers with an authenticated
 //     usmStatsNotInTimeWindows Report, and ProcessIncoming on it

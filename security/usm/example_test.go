@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -30,22 +31,23 @@ func Example() {
 	}
 	// roundTrip sends msg to the agent and, if it answers with a Report,
 	// feeds the Report back to the manager.
-	roundTrip := func(msg []byte) (*usm.Incoming, error) {
-		in, err := agent.ProcessIncoming(msg, nil)
+	roundTrip := func(msg []byte) (*security.Incoming, error) {
+		in, err := agent.ProcessIncoming(nil, msg, nil)
 		var se *usm.StatsError
-		if errors.As(err, &se) {
+		var re *security.ReportError
+		if errors.As(err, &se) && errors.As(err, &re) {
 			fmt.Println("agent:", se.Counter)
 			report := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: agentID,
-				PDU: snmp.PDU{Type: snmp.Report, VarBinds: []snmp.VarBind{se.VarBind()}}})
-			out, _ := agent.GenerateResponse(nil, &snmp.V3Message{MsgID: 1, MaxSize: 1500, Flags: snmp.LevelFlags(se.Level)}, se.State, report)
-			return manager.ProcessIncoming(out, nil)
+				PDU: snmp.PDU{Type: snmp.Report, VarBinds: []snmp.VarBind{re.VarBind}}})
+			out, _ := agent.GenerateResponse(nil, &snmp.V3Message{MsgID: 1, MaxSize: 1500, Flags: snmp.LevelFlags(re.Level)}, re.State, report)
+			return manager.ProcessIncoming(nil, out, nil)
 		}
 		return in, err
 	}
 
 	probe, _ := manager.GenerateRequest(nil, header(snmp.NoAuthNoPriv), nil, "", get)
 	in, _ := roundTrip(probe)
-	engineID := in.EngineID
+	engineID := in.SecurityEngineID
 
 	sync, _ := manager.GenerateRequest(nil, header(snmp.AuthPriv), engineID, "alice", get)
 	_, _ = roundTrip(sync)

@@ -85,7 +85,7 @@ func FuzzProcessIncoming(f *testing.F) {
 	}
 	agent, _ := fuzzPair(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := agent.ProcessIncoming(data, nil)
+		in, err := agent.ProcessIncoming(nil, data, nil)
 		if err != nil {
 			return
 		}
@@ -161,7 +161,7 @@ func TestWriteFuzzCorpus(t *testing.T) {
 func TestFuzzSeedsReachTheEnd(t *testing.T) {
 	agent, _ := fuzzPair(t)
 	for name, s := range fuzzSeeds(t) {
-		_, err := agent.ProcessIncoming(s, nil)
+		_, err := agent.ProcessIncoming(nil, s, nil)
 		switch name {
 		case "probe":
 			if err == nil {

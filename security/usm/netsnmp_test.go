@@ -96,7 +96,7 @@ func TestNetSNMPMessages(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				in, err := agent.ProcessIncoming(msg, nil)
+				in, err := agent.ProcessIncoming(nil, msg, nil)
 				if err != nil {
 					t.Fatalf("tsnmp rejected Net-SNMP request: %v", err)
 				}

@@ -106,21 +106,15 @@ var counterErrs = [...]error{
 	DecryptionErrors:     ErrDecryption,
 }
 
-// StatsError is an RFC 3414 3.2 error indication: the message is dropped,
-// Counter has been incremented, and (if State is non-nil and the message
-// was reportable) the message processing model should answer with a Report
-// PDU holding VarBind(), sent at Level using State.
+// StatsError is an RFC 3414 3.2 error indication: the message is dropped
+// and Counter has been incremented. ProcessIncoming returns it wrapped in
+// a *security.ReportError, which says whether and how a Report PDU holding
+// VarBind() may be sent (at authNoPriv for notInTimeWindows, noAuthNoPriv
+// otherwise; never when the receiver was not the authoritative engine).
 type StatsError struct {
 	Counter Counter
 	// Value is the counter value after the increment.
 	Value uint32
-	// Level is the securityLevel at which the Report must be sent:
-	// authNoPriv for notInTimeWindows, noAuthNoPriv otherwise.
-	Level snmp.SecurityLevel
-	// State is the security state for generating the Report with
-	// GenerateResponse; nil when no Report may be sent (the receiver was
-	// not the authoritative engine).
-	State *StateReference
 	// Detail describes the cause.
 	Detail string
 }

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/tsnmp/tsnmp/ber"
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/snmp"
+	"github.com/tsnmp/tsnmp/transport"
 )
 
 // TimeWindow is the timeliness window of RFC 3414 2.2.3, in seconds.
@@ -34,6 +36,10 @@ type Config struct {
 	Discovery bool
 	// Now is the clock; nil means time.Now. It must be monotonic.
 	Now func() time.Time
+	// Salts generates msgPrivacyParameters; nil means NewSaltSource().
+	// Tests that replay recorded exchanges set a zero SaltSource, whose
+	// salts are the same on every run.
+	Salts *SaltSource
 }
 
 // USM is the User-based Security Model of one SNMP engine: it processes
@@ -77,12 +83,15 @@ func New(cfg Config) (*USM, error) {
 		users:     cfg.Users,
 		discovery: cfg.Discovery,
 		now:       cfg.Now,
-		salts:     NewSaltSource(),
+		salts:     cfg.Salts,
 		boots:     cfg.EngineBoots,
 		remote:    make(map[string]*remoteTime),
 	}
 	if u.users == nil {
 		u.users = NewUserTable()
+	}
+	if u.salts == nil {
+		u.salts = NewSaltSource()
 	}
 	if u.now == nil {
 		u.now = time.Now
@@ -193,46 +202,34 @@ func (s *StateReference) UserName() string { return string(s.userName) }
 // the received message, or the level a Report must use.
 func (s *StateReference) Level() snmp.SecurityLevel { return s.level }
 
-// Incoming is the result of ProcessIncoming (the outputs of RFC 3414
-// processIncomingMsg).
-type Incoming struct {
-	// Params are the decoded security parameters (referring to wholeMsg).
-	Params SecurityParameters
-	// EngineID is the securityEngineID (msgAuthoritativeEngineID).
-	EngineID []byte
-	// SecurityName is the user name.
-	SecurityName string
-	// Level is the security level of the message.
-	Level snmp.SecurityLevel
-	// ScopedPDU is the plaintext ScopedPDU TLV: a sub-slice of wholeMsg,
-	// or of a new buffer when the message was encrypted.
-	ScopedPDU []byte
-	// MaxSizeResponseScopedPDU is the largest ScopedPDU a response may
-	// carry within the sender's msgMaxSize.
-	MaxSizeResponseScopedPDU int
-	// State is the securityStateReference for the response.
-	State *StateReference
-	// Authoritative reports whether the local engine was authoritative
-	// for the message (msgAuthoritativeEngineID was the local engine ID).
-	Authoritative bool
-}
+// USM implements security.Model.
+var _ security.Model = (*USM)(nil)
 
+// fail counts c and returns the error indication calling for a Report at
+// level with st.
 func (u *USM) fail(c Counter, level snmp.SecurityLevel, st *StateReference, detail string) error {
-	return &StatsError{Counter: c, Value: u.stats.inc(c), Level: level, State: st, Detail: detail}
+	se := &StatsError{Counter: c, Value: u.stats.inc(c), Detail: detail}
+	re := &security.ReportError{VarBind: se.VarBind(), Level: level, Err: se}
+	if st != nil {
+		re.State = st
+	}
+	return re
 }
 
 // ProcessIncoming authenticates, checks the timeliness of and decrypts a
 // received SNMPv3 message (RFC 3414 3.2, processIncomingMsg). wholeMsg is
 // the complete message; msg is its decoded header, decoded from wholeMsg
-// itself, or nil to have ProcessIncoming decode it.
+// itself, or nil to have ProcessIncoming decode it. USM takes nothing from
+// the transport's tmStateReference.
 //
-// The RFC 3414 error indications are returned as *StatsError (matching
-// ErrUnknownEngineID, ErrUnknownUserName, ErrUnsupportedSecLevel,
-// ErrWrongDigest, ErrNotInTimeWindow, ErrDecryption with errors.Is), after
-// incrementing the corresponding usmStats counter. Malformed security
-// parameters return an error wrapping ErrParse. ProcessIncoming never
-// panics on any input.
-func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, error) {
+// The RFC 3414 error indications are returned as *security.ReportError
+// wrapping a *StatsError (matching ErrUnknownEngineID, ErrUnknownUserName,
+// ErrUnsupportedSecLevel, ErrWrongDigest, ErrNotInTimeWindow,
+// ErrDecryption with errors.Is), after incrementing the corresponding
+// usmStats counter; its State is a *StateReference, or nil when no Report
+// may be sent. Malformed security parameters return an error wrapping
+// ErrParse. ProcessIncoming never panics on any input.
+func (u *USM) ProcessIncoming(msg *snmp.V3Message, wholeMsg []byte, _ *transport.StateReference) (*security.Incoming, error) {
 	if msg == nil {
 		msg = new(snmp.V3Message)
 		if err := msg.Unmarshal(wholeMsg); err != nil {
@@ -251,19 +248,20 @@ func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, 
 	if len(msg.Data) == 0 {
 		return nil, fmt.Errorf("%w: empty msgData", ErrParse)
 	}
-	in := &Incoming{Level: level}
-	sp := &in.Params
+	in := &security.Incoming{Level: level}
+	var params SecurityParameters
+	sp := &params
 	// Step 1: decode the security parameters.
 	if err := sp.Unmarshal(msg.SecurityParameters); err != nil {
 		return nil, err
 	}
-	in.EngineID = sp.EngineID
+	in.SecurityEngineID = sp.EngineID
 	in.SecurityName = string(sp.UserName)
 	noAuthState := &StateReference{engineID: sp.EngineID, userName: sp.UserName, level: snmp.NoAuthNoPriv}
 
 	// Step 3: the authoritative engine ID must be known.
-	in.Authoritative = bytes.Equal(sp.EngineID, u.engineID)
-	if !in.Authoritative {
+	authoritative := bytes.Equal(sp.EngineID, u.engineID)
+	if !authoritative {
 		if len(sp.EngineID) == 0 || !(u.discovery || u.remoteKnown(sp.EngineID)) {
 			return nil, u.fail(UnknownEngineIDs, snmp.NoAuthNoPriv, noAuthState,
 				fmt.Sprintf("engine ID %x", sp.EngineID))
@@ -274,7 +272,7 @@ func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, 
 	// authoritative, an empty user name at noAuthNoPriv is the anonymous
 	// user that discovery Reports are sent to.
 	var user *User
-	if len(sp.UserName) > 0 || level != snmp.NoAuthNoPriv || in.Authoritative {
+	if len(sp.UserName) > 0 || level != snmp.NoAuthNoPriv || authoritative {
 		user, ok = u.users.Lookup(sp.EngineID, sp.UserName)
 		if !ok {
 			return nil, u.fail(UnknownUserNames, snmp.NoAuthNoPriv, noAuthState,
@@ -315,7 +313,7 @@ func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, 
 			auth: user.auth, priv: user.priv, keys: keys}
 
 		// Step 7: timeliness.
-		if in.Authoritative {
+		if authoritative {
 			boots, now := u.EngineTime()
 			if boots == maxInt31 || sp.EngineBoots != boots || absDiff(sp.EngineTime, now) > TimeWindow {
 				authState := *st
@@ -325,8 +323,9 @@ func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, 
 			}
 		} else if !u.checkRemoteTime(sp.EngineID, sp.EngineBoots, sp.EngineTime) {
 			// RFC 3414 3.2 step 7b: no counter and no Report.
-			return nil, &StatsError{Counter: NotInTimeWindows, Value: u.stats.Get(NotInTimeWindows),
-				Level: snmp.AuthNoPriv, Detail: fmt.Sprintf("engine %x boots/time %d/%d", sp.EngineID, sp.EngineBoots, sp.EngineTime)}
+			se := &StatsError{Counter: NotInTimeWindows, Value: u.stats.Get(NotInTimeWindows),
+				Detail: fmt.Sprintf("engine %x boots/time %d/%d", sp.EngineID, sp.EngineBoots, sp.EngineTime)}
+			return nil, &security.ReportError{VarBind: se.VarBind(), Level: snmp.AuthNoPriv, Err: se}
 		}
 
 		// Step 8: decrypt.
@@ -358,7 +357,7 @@ func (u *USM) ProcessIncoming(wholeMsg []byte, msg *snmp.V3Message) (*Incoming, 
 	if level == snmp.AuthPriv {
 		overhead += 8 + 6
 	}
-	in.MaxSizeResponseScopedPDU = max(int(msg.MaxSize)-overhead, 0)
+	in.MaxScopedPDU = max(int(msg.MaxSize)-overhead, 0)
 	in.State = st
 	return in, nil
 }
@@ -488,21 +487,23 @@ func (u *USM) GenerateRequest(b []byte, hdr *snmp.V3Message, engineID []byte, us
 
 // GenerateResponse builds a Response or Report to a message received by
 // ProcessIncoming (RFC 3414 3.1, generateResponseMsg) and appends it to b.
-// state is Incoming.State or StatsError.State; hdr's msgFlags give the
-// security level, which must not exceed state.Level(). The local engine is
-// authoritative: the local engine ID, boots and time are sent.
-func (u *USM) GenerateResponse(b []byte, hdr *snmp.V3Message, state *StateReference, scopedPDU []byte) ([]byte, error) {
-	if state == nil {
+// state is the *StateReference of Incoming.State or ReportError.State;
+// hdr's msgFlags give the security level, which must not exceed
+// state.Level(). The local engine is authoritative: the local engine ID,
+// boots and time are sent.
+func (u *USM) GenerateResponse(b []byte, hdr *snmp.V3Message, state any, scopedPDU []byte) ([]byte, error) {
+	ref, _ := state.(*StateReference)
+	if ref == nil {
 		return nil, errors.New("usm: no security state for response")
 	}
 	level, ok := snmp.FlagsLevel(hdr.Flags)
 	if !ok {
 		return nil, errors.New("usm: msgFlags request privacy without authentication")
 	}
-	if level > state.level {
-		return nil, fmt.Errorf("%w: response at %v, state allows %v", ErrUnsupportedSecLevel, level, state.level)
+	if level > ref.level {
+		return nil, fmt.Errorf("%w: response at %v, state allows %v", ErrUnsupportedSecLevel, level, ref.level)
 	}
-	st := *state
+	st := *ref
 	if level >= snmp.AuthNoPriv && !bytes.Equal(st.engineID, u.engineID) {
 		return nil, errors.New("usm: authenticated response keys are not localized to the local engine")
 	}

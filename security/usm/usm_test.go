@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -101,19 +102,19 @@ func hdr(id int32, level snmp.SecurityLevel, reportable bool) *snmp.V3Message {
 // report answers a StatsError the way a message processing model would.
 func report(t testing.TB, u *USM, id int32, err error) []byte {
 	t.Helper()
-	var se *StatsError
-	if !errors.As(err, &se) || se.State == nil {
+	var re *security.ReportError
+	if !errors.As(err, &re) || re.State == nil {
 		t.Fatalf("want reportable StatsError, got %v", err)
 	}
-	sp := scoped(t, snmp.Report, 0, u.EngineID(), se.VarBind())
-	out, gerr := u.GenerateResponse(nil, hdr(id, se.Level, false), se.State, sp)
+	sp := scoped(t, snmp.Report, 0, u.EngineID(), re.VarBind)
+	out, gerr := u.GenerateResponse(nil, hdr(id, re.Level, false), re.State, sp)
 	if gerr != nil {
 		t.Fatal(gerr)
 	}
 	return out
 }
 
-func reportCounter(t testing.TB, in *Incoming) Counter {
+func reportCounter(t testing.TB, in *security.Incoming) Counter {
 	t.Helper()
 	var s snmp.ScopedPDU
 	if err := s.Unmarshal(in.ScopedPDU); err != nil {
@@ -134,18 +135,18 @@ func (p *pair) discover(t testing.TB, user string, level snmp.SecurityLevel) []b
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.agent.ProcessIncoming(probe, nil)
+	_, err = p.agent.ProcessIncoming(nil, probe, nil)
 	if !errors.Is(err, ErrUnknownEngineID) {
 		t.Fatalf("probe: %v", err)
 	}
-	in, err := p.manager.ProcessIncoming(report(t, p.agent, 1, err), nil)
+	in, err := p.manager.ProcessIncoming(nil, report(t, p.agent, 1, err), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := reportCounter(t, in); c != UnknownEngineIDs || !bytes.Equal(in.EngineID, agentEngineID) {
-		t.Fatalf("discovery report %v %x", c, in.EngineID)
+	if c := reportCounter(t, in); c != UnknownEngineIDs || !bytes.Equal(in.SecurityEngineID, agentEngineID) {
+		t.Fatalf("discovery report %v %x", c, in.SecurityEngineID)
 	}
-	engineID := in.EngineID
+	engineID := in.SecurityEngineID
 	if level == snmp.NoAuthNoPriv {
 		return engineID
 	}
@@ -154,11 +155,11 @@ func (p *pair) discover(t testing.TB, user string, level snmp.SecurityLevel) []b
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.agent.ProcessIncoming(req, nil)
+	_, err = p.agent.ProcessIncoming(nil, req, nil)
 	if !errors.Is(err, ErrNotInTimeWindow) {
 		t.Fatalf("time sync: %v", err)
 	}
-	in, err = p.manager.ProcessIncoming(report(t, p.agent, 2, err), nil)
+	in, err = p.manager.ProcessIncoming(nil, report(t, p.agent, 2, err), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,12 +200,12 @@ func TestRoundTripAllProtocols(t *testing.T) {
 					if level == snmp.AuthPriv && bytes.Contains(req, pdu[8:]) {
 						t.Fatal("plaintext visible in encrypted message")
 					}
-					in, err := p.agent.ProcessIncoming(req, nil)
+					in, err := p.agent.ProcessIncoming(nil, req, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
 					if !bytes.Equal(in.ScopedPDU, pdu) || in.SecurityName != user.Name() || in.Level != level ||
-						!in.Authoritative || in.MaxSizeResponseScopedPDU <= 0 || in.MaxSizeResponseScopedPDU > 65507 {
+						!bytes.Equal(in.SecurityEngineID, p.agent.EngineID()) || in.MaxScopedPDU <= 0 || in.MaxScopedPDU > 65507 {
 						t.Fatalf("agent got %x %q %v", in.ScopedPDU, in.SecurityName, in.Level)
 					}
 					resp := scoped(t, snmp.Response, i, agentEngineID)
@@ -212,11 +213,11 @@ func TestRoundTripAllProtocols(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					back, err := p.manager.ProcessIncoming(out, nil)
+					back, err := p.manager.ProcessIncoming(nil, out, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if !bytes.Equal(back.ScopedPDU, resp) || back.Authoritative {
+					if !bytes.Equal(back.ScopedPDU, resp) || bytes.Equal(back.SecurityEngineID, p.manager.EngineID()) {
 						t.Fatalf("manager got %x", back.ScopedPDU)
 					}
 					p.aclock.Advance(30 * time.Second)
@@ -241,7 +242,7 @@ func TestGenerateIntoPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.agent.ProcessIncoming(out[len(prefix):], nil); err != nil {
+	if _, err := p.agent.ProcessIncoming(nil, out[len(prefix):], nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -257,13 +258,17 @@ func snapshot(u *USM) (s counterSnapshot) {
 
 // expectCounter runs msg through u and checks that exactly counter c was
 // incremented and the error maps onto it.
-func expectCounter(t *testing.T, u *USM, msg []byte, c Counter, sentinel error) *StatsError {
+func expectCounter(t *testing.T, u *USM, msg []byte, c Counter, sentinel error) *security.ReportError {
 	t.Helper()
 	before := snapshot(u)
-	_, err := u.ProcessIncoming(msg, nil)
+	_, err := u.ProcessIncoming(nil, msg, nil)
 	var se *StatsError
-	if !errors.As(err, &se) || se.Counter != c || !errors.Is(err, sentinel) {
+	var re *security.ReportError
+	if !errors.As(err, &se) || se.Counter != c || !errors.Is(err, sentinel) || !errors.As(err, &re) {
 		t.Fatalf("want %v, got %v", c, err)
+	}
+	if want := se.VarBind(); !re.VarBind.Name.Equal(want.Name) || re.VarBind.Value.Num != want.Value.Num {
+		t.Fatalf("report varbind %v, want %v", re.VarBind, want)
 	}
 	after := snapshot(u)
 	for k := UnsupportedSecLevels; k <= DecryptionErrors; k++ {
@@ -285,7 +290,7 @@ func expectCounter(t *testing.T, u *USM, msg []byte, c Counter, sentinel error) 
 	if se.Error()[:5] != "usm: " {
 		t.Errorf("error text %q", se.Error())
 	}
-	return se
+	return re
 }
 
 func TestErrorCounters(t *testing.T) {
@@ -355,14 +360,14 @@ func TestErrorCounters(t *testing.T) {
 		msg := gen(p.manager, "full", snmp.AuthPriv)
 		p.aclock.Advance(151 * time.Second)
 		se := expectCounter(t, p.agent, msg, NotInTimeWindows, ErrNotInTimeWindow)
-		if se.Level != snmp.AuthNoPriv || se.State == nil || se.State.Level() != snmp.AuthNoPriv {
+		if se.Level != snmp.AuthNoPriv || se.State == nil || se.State.(*StateReference).Level() != snmp.AuthNoPriv {
 			t.Error("notInTimeWindow must be reported at authNoPriv")
 		}
 		// The report resynchronises the manager.
-		if _, err := p.manager.ProcessIncoming(report(t, p.agent, 9, se), nil); err != nil {
+		if _, err := p.manager.ProcessIncoming(nil, report(t, p.agent, 9, se), nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := p.agent.ProcessIncoming(gen(p.manager, "full", snmp.AuthPriv), nil); err != nil {
+		if _, err := p.agent.ProcessIncoming(nil, gen(p.manager, "full", snmp.AuthPriv), nil); err != nil {
 			t.Fatalf("after resync: %v", err)
 		}
 		// Early messages are as bad as late ones.
@@ -378,7 +383,7 @@ func TestErrorCounters(t *testing.T) {
 		_ = m.AddRemoteEngine(eid)
 		m.remote[string(eid)].boots, m.remote[string(eid)].time = b, tm
 		before := snapshot(p.agent)
-		if _, err := p.agent.ProcessIncoming(gen(m, "full", snmp.AuthPriv), nil); !errors.Is(err, ErrGarbledPlaintext) {
+		if _, err := p.agent.ProcessIncoming(nil, gen(m, "full", snmp.AuthPriv), nil); !errors.Is(err, ErrGarbledPlaintext) {
 			t.Errorf("got %v", err)
 		}
 		if snapshot(p.agent) != before {
@@ -388,7 +393,7 @@ func TestErrorCounters(t *testing.T) {
 	t.Run("plainErrors", func(t *testing.T) {
 		before := snapshot(p.agent)
 		for _, msg := range [][]byte{nil, {0x30, 0}, []byte("garbage")} {
-			if _, err := p.agent.ProcessIncoming(msg, nil); !errors.Is(err, ErrParse) {
+			if _, err := p.agent.ProcessIncoming(nil, msg, nil); !errors.Is(err, ErrParse) {
 				t.Errorf("%x: %v", msg, err)
 			}
 		}
@@ -432,7 +437,7 @@ func TestNonAuthoritativeTimeliness(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := p.agent.ProcessIncoming(req, nil)
+		in, err := p.agent.ProcessIncoming(nil, req, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -443,25 +448,26 @@ func TestNonAuthoritativeTimeliness(t *testing.T) {
 		return out
 	}
 	old := respond(1)
-	if _, err := p.manager.ProcessIncoming(old, nil); err != nil {
+	if _, err := p.manager.ProcessIncoming(nil, old, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Replaying an old response within the window is accepted...
 	p.aclock.Advance(100 * time.Second)
 	p.mclock.Advance(100 * time.Second)
-	if _, err := p.manager.ProcessIncoming(old, nil); err != nil {
+	if _, err := p.manager.ProcessIncoming(nil, old, nil); err != nil {
 		t.Fatal(err)
 	}
 	// ...but not once it is more than 150 s older than the notion of time.
-	if _, err := p.manager.ProcessIncoming(respond(2), nil); err != nil {
+	if _, err := p.manager.ProcessIncoming(nil, respond(2), nil); err != nil {
 		t.Fatal(err)
 	}
 	p.aclock.Advance(60 * time.Second)
 	p.mclock.Advance(60 * time.Second)
 	before := snapshot(p.manager)
-	_, err := p.manager.ProcessIncoming(old, nil)
+	_, err := p.manager.ProcessIncoming(nil, old, nil)
 	var se *StatsError
-	if !errors.As(err, &se) || se.Counter != NotInTimeWindows || se.State != nil {
+	var re *security.ReportError
+	if !errors.As(err, &se) || se.Counter != NotInTimeWindows || !errors.As(err, &re) || re.State != nil {
 		t.Fatalf("stale response: %v", err)
 	}
 	if snapshot(p.manager) != before {
@@ -477,20 +483,20 @@ func TestNonAuthoritativeTimeliness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.agent.ProcessIncoming(req, nil)
+	_, err = p.agent.ProcessIncoming(nil, req, nil)
 	if !errors.Is(err, ErrNotInTimeWindow) {
 		t.Fatalf("request after agent reboot: %v", err)
 	}
-	if _, err := p.manager.ProcessIncoming(report(t, p.agent, 4, err), nil); err != nil {
+	if _, err := p.manager.ProcessIncoming(nil, report(t, p.agent, 4, err), nil); err != nil {
 		t.Fatal(err)
 	}
 	if b, _, _ := p.manager.RemoteEngineTime(eid); b != 8 {
 		t.Fatalf("boots not learned: %d", b)
 	}
-	if _, err := p.manager.ProcessIncoming(respond(5), nil); err != nil {
+	if _, err := p.manager.ProcessIncoming(nil, respond(5), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.manager.ProcessIncoming(old, nil); !errors.Is(err, ErrNotInTimeWindow) {
+	if _, err := p.manager.ProcessIncoming(nil, old, nil); !errors.Is(err, ErrNotInTimeWindow) {
 		t.Fatalf("old-boots replay: %v", err)
 	}
 }
@@ -590,10 +596,10 @@ func TestHeaderAliasing(t *testing.T) {
 	if err := h.Unmarshal(msg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.agent.ProcessIncoming(msg, &h); err != nil {
+	if _, err := p.agent.ProcessIncoming(&h, msg, nil); err != nil {
 		t.Fatalf("pre-decoded header: %v", err)
 	}
-	if _, err := p.agent.ProcessIncoming(bytes.Clone(msg), &h); err == nil || errors.Is(err, ErrWrongDigest) {
+	if _, err := p.agent.ProcessIncoming(&h, bytes.Clone(msg), nil); err == nil || errors.Is(err, ErrWrongDigest) {
 		t.Fatalf("header from another buffer: %v", err)
 	}
 }
@@ -614,7 +620,7 @@ func TestPrivKeyOnlyAfterAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.ProcessIncoming(msg, nil); !errors.Is(err, ErrWrongDigest) {
+	if _, err := m.ProcessIncoming(nil, msg, nil); !errors.Is(err, ErrWrongDigest) {
 		t.Fatal(err)
 	}
 	user.mu.Lock()

@@ -20,6 +20,7 @@ import (
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/mib/system"
+	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
@@ -71,6 +72,8 @@ type Options struct {
 	// Rows, when positive, serves a synthetic ifTable of Rows rows
 	// (ifTable and ifNumber only) instead of the kernel's interfaces.
 	Rows int
+	// Descr is sysDescr.0 (default "tsnmp webmgmt test agent").
+	Descr string
 	// NoTLS skips the https listener.
 	NoTLS bool
 	// Handler is passed to webmgmt.New (Agent, Users and CertNames are
@@ -122,8 +125,11 @@ func Start(o Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Descr == "" {
+		o.Descr = "tsnmp webmgmt test agent"
+	}
 	var tree mib.Tree
-	system.New(system.Config{Descr: "tsnmp webmgmt test agent", Start: st.Start(),
+	system.New(system.Config{Descr: o.Descr, Start: st.Start(),
 		Contact: system.Setting{Value: "ops@example.com"}, Location: system.Setting{Value: "lab"},
 		Name: system.Setting{Value: "agent"}}).Register(&tree)
 	if o.Rows > 0 {
@@ -150,7 +156,7 @@ func Start(o Options) (*Agent, error) {
 	a.Agent.SetPolicy(&agent.Policy{
 		Communities:    comms,
 		Access:         agent.VACMAccess{VACM: acm},
-		SecurityModels: map[int32]agent.SecurityModel{snmp.SecurityModelUSM: agent.USMModel{USM: a.USM}},
+		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: a.USM},
 	})
 
 	// SNMP over UDP and TCP on one port.

@@ -1,0 +1,62 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestHostDirectives(t *testing.T) {
+	c, err := ParseSnmpdConf("host.conf", []byte(`rocommunity public
+disk / 10%
+disk /var 500000
+disk /srv
+includeAllDisks 7%
+load 12 10
+proc sshd 5 1
+proc cron
+proc bad 0 0
+swap 32000
+storageUseNFS 2
+skipNFSInHostResources yes
+ignoreDisk /dev/sdz
+realStorageUnits 0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := c.Host
+	if len(h.Disks) != 3 || *h.Disks[0].MinPercent != 10 || h.Disks[0].MinKB != nil || *h.Disks[1].MinKB != 500000 || h.Disks[2].MinKB != nil || h.Disks[2].MinPercent != nil {
+		t.Errorf("disks %+v", h.Disks)
+	}
+	if h.IncludeAllDisks == nil || *h.IncludeAllDisks != 7 {
+		t.Errorf("includeAllDisks %v", h.IncludeAllDisks)
+	}
+	if l := h.LoadMax(); l == nil || *l != [3]float64{12, 10, 10} {
+		t.Errorf("load %v", l)
+	}
+	if len(h.Procs) != 3 || h.Procs[0] != (Proc{"sshd", 5, 1}) || h.Procs[1] != (Proc{"cron", 0, 1}) || h.Procs[2] != (Proc{"bad", 0, 0}) {
+		t.Errorf("procs %+v", h.Procs)
+	}
+	if h.MinSwap != 32000 || h.StorageUseNFS == nil || *h.StorageUseNFS || !h.SkipNFS || len(h.IgnoreDisks) != 1 {
+		t.Errorf("host %+v", h)
+	}
+	var warned []string
+	for _, w := range c.Warnings {
+		if strings.Contains(w, "ignoreDisk") || strings.Contains(w, "realStorageUnits") {
+			warned = append(warned, w)
+		}
+	}
+	if len(warned) != 2 || !strings.HasPrefix(warned[0], "host.conf:13:") {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+	for _, bad := range []string{"disk", "disk / x%", "load x", "proc a 1 2 3", "proc a\nproc a", "swap -1", "storageUseNFS 3", "skipNFSInHostResources maybe"} {
+		_, err := ParseSnmpdConf("bad.conf", []byte(bad+"\n"))
+		if err == nil || !strings.Contains(err.Error(), "bad.conf:") {
+			t.Errorf("%q: error %v, want one naming the file and line", bad, err)
+		}
+	}
+	c, err = ParseSnmpdConf("all.conf", []byte("includeAllDisks\n"))
+	if err != nil || c.Host.IncludeAllDisks == nil || *c.Host.IncludeAllDisks != 5 {
+		t.Errorf("includeAllDisks alone: %v %v", err, c)
+	}
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"time"
+
+	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/ucd"
+)
+
+// hostMIBs are the host instrumentation: UCD-SNMP-MIB and
+// HOST-RESOURCES-MIB.
+type hostMIBs struct {
+	ucd *ucd.MIB
+}
+
+// registerHostMIBs adds the host MIBs, shaped by cfg.Host, to tree.
+func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
+	h := &cfg.Host
+	uc := ucd.Config{
+		CacheTTL:        time.Duration(h.CacheTTL),
+		IncludeAllDisks: h.IncludeAllDisks,
+		Load:            h.LoadMax(),
+		MinSwap:         h.MinSwap,
+	}
+	for _, dk := range h.Disks {
+		x := ucd.Disk{Path: dk.Path, MinKB: -1, MinPercent: -1}
+		switch {
+		case dk.MinKB != nil:
+			x.MinKB = *dk.MinKB
+		case dk.MinPercent != nil:
+			x.MinPercent = *dk.MinPercent
+		default:
+			x.MinKB = 100000
+		}
+		uc.Disks = append(uc.Disks, x)
+	}
+	for _, p := range h.Procs {
+		uc.Procs = append(uc.Procs, ucd.Proc{Name: p.Name, Max: p.Max, Min: p.Min})
+	}
+	d.host.ucd = ucd.New(uc)
+	d.host.ucd.Register(tree)
+}
+
+func (d *daemon) closeHostMIBs() {
+	if d.host.ucd != nil {
+		d.host.ucd.Close()
+	}
+}

@@ -1,0 +1,209 @@
+package procfs
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// hrFSTypes (HOST-RESOURCES-TYPES) used for file systems.
+const (
+	FSOther    = 1
+	FSSys5     = 4
+	FSBerkeley = 3
+	FSFat      = 5
+	FSHFS      = 7
+	FSMFS      = 8
+	FSNTFS     = 9
+	FSISO9660  = 12
+	FSRockRdg  = 13
+	FSNFS      = 14
+	FSNetware  = 15
+	FSAFS      = 16
+	FSFAT32    = 22
+	FSExt2     = 23
+)
+
+// otherFS are file system types served with hrFSOther: disk and
+// memory-backed file systems without an hrFSTypes value of their own.
+var otherFS = map[string]bool{
+	"acfs": true, "btrfs": true, "cvfs": true, "f2fs": true, "fuse.glusterfs": true,
+	"gfs": true, "gfs2": true, "glusterfs": true, "jfs": true, "jffs2": true,
+	"lofs": true, "nsspool": true, "nssvol": true, "nvmfs": true, "ocfs2": true,
+	"overlay": true, "reiserfs": true, "simfs": true, "tmpfs": true, "ubifs": true,
+	"virtiofs": true, "vxfs": true, "xfs": true, "zfs": true, "exfat": true,
+}
+
+// FSType returns the hrFSTypes value of a Linux file system type, and
+// false for the kinds hosts' storage tables leave out (proc, sysfs,
+// devtmpfs, cgroup and other virtual file systems, autofs).
+func FSType(typ string) (uint32, bool) {
+	switch typ {
+	case "ext2", "ext3", "ext4", "ext2fs", "ext3fs", "ext4fs":
+		return FSExt2, true
+	case "ffs":
+		return FSBerkeley, true
+	case "ufs", "sysv":
+		return FSSys5, true
+	case "msdos", "pc":
+		return FSFat, true
+	case "fat32", "vfat":
+		return FSFAT32, true
+	case "hfs":
+		return FSHFS, true
+	case "mfs":
+		return FSMFS, true
+	case "ntfs", "ntfs3":
+		return FSNTFS, true
+	case "iso9660", "cd9660", "cdfs":
+		return FSISO9660, true
+	case "hsfs":
+		return FSRockRdg, true
+	case "nfs", "nfs3", "nfs4", "cifs", "smbfs", "smb3", "mvfs":
+		return FSNFS, true
+	case "ncpfs":
+		return FSNetware, true
+	case "afs":
+		return FSAFS, true
+	}
+	if otherFS[typ] {
+		return FSOther, true
+	}
+	return 0, false
+}
+
+// FileSystem is one mounted file system with its usage.
+type FileSystem struct {
+	// Index is the file system's hrFSIndex: mount points are numbered in
+	// the order the agent first saw them in /proc/mounts, and keep their
+	// number while the agent runs.
+	Index    int
+	Path     string
+	Device   string
+	Type     string
+	HrType   uint32
+	Remote   bool
+	ReadOnly bool
+
+	StatOK       bool
+	BlockSize    uint64 // f_bsize
+	Blocks       uint64 // f_blocks
+	Free         uint64 // f_bfree
+	Avail        uint64 // f_bavail
+	Files, FFree uint64
+}
+
+// Used returns the blocks in use.
+func (f *FileSystem) Used() uint64 { return Sub(f.Blocks, f.Free) }
+
+// KB converts blocks to kB.
+func (f *FileSystem) KB(blocks uint64) uint64 {
+	if f.BlockSize >= 1024 {
+		return blocks * (f.BlockSize / 1024)
+	}
+	return blocks * f.BlockSize / 1024
+}
+
+// Scaled32 returns allocation units and the sizes in them so that the size
+// fits an Integer32: hrStorageTable's columns are 32-bit, and a file
+// system of more than 2^31 blocks (8 TB of 4 KB blocks, 16 TB of 8 KB
+// ones) would otherwise wrap. The unit doubles until the size fits.
+func (f *FileSystem) Scaled32() (units, size, used uint64) {
+	units, size, used = f.BlockSize, f.Blocks, f.Used()
+	for size > 1<<31-1 {
+		size >>= 1
+		used >>= 1
+		units <<= 1
+	}
+	return units, size, used
+}
+
+// Mounts lists mounted file systems, remembering the hrFSIndex of each
+// mount point across calls.
+type Mounts struct {
+	FS FS
+
+	mu    sync.Mutex
+	index map[string]int
+	next  int
+
+	// Statfs is unix.Statfs; tests replace it.
+	Statfs func(path string, st *unix.Statfs_t) error
+}
+
+// List reads /proc/self/mounts and calls statfs on every served file
+// system. Mount points listed twice are served once, with the
+// last-mounted file system; the kinds FSType leaves out, and mount points
+// rejected by skip, are not returned (but keep their index).
+func (m *Mounts) List(skip func(*FileSystem) bool) ([]FileSystem, int) {
+	b, err := m.FS.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return nil, 1
+	}
+	ms, bad := ParseMounts(b)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.index == nil {
+		m.index = make(map[string]int)
+	}
+	statfs := m.Statfs
+	if statfs == nil {
+		statfs = unix.Statfs
+	}
+	pos := make(map[string]int, len(ms))
+	var out []FileSystem
+	for i := range ms {
+		mt := &ms[i]
+		idx, ok := m.index[mt.Path]
+		if !ok {
+			m.next++
+			idx = m.next
+			m.index[mt.Path] = idx
+		}
+		typ, ok := FSType(mt.Type)
+		if !ok {
+			if p, dup := pos[mt.Path]; dup { // over-mounted by a kind left out
+				out[p].Index = -1
+			}
+			continue
+		}
+		f := FileSystem{
+			Index: idx, Path: mt.Path, Device: mt.Device, Type: mt.Type, HrType: typ,
+			Remote: typ == FSNFS || typ == FSAFS, ReadOnly: mt.ReadOnly(),
+		}
+		if skip != nil && skip(&f) {
+			continue
+		}
+		if p, dup := pos[mt.Path]; dup {
+			out[p].Index = -1
+		}
+		pos[mt.Path] = len(out)
+		out = append(out, f)
+	}
+	// Drop the over-mounted entries and read the usage of the rest.
+	n := 0
+	for i := range out {
+		if out[i].Index < 0 {
+			continue
+		}
+		f := out[i]
+		var st unix.Statfs_t
+		if err := statfs(m.FS.Path(f.Path), &st); err == nil {
+			f.StatOK = true
+			f.BlockSize = uint64(st.Bsize)
+			f.Blocks, f.Free, f.Avail = st.Blocks, st.Bfree, st.Bavail
+			f.Files, f.FFree = st.Files, st.Ffree
+		}
+		out[n] = f
+		n++
+	}
+	out = out[:n]
+	sortByIndex(out)
+	return out, bad
+}
+
+func sortByIndex(fs []FileSystem) {
+	slices.SortFunc(fs, func(a, b FileSystem) int { return cmp.Compare(a.Index, b.Index) })
+}

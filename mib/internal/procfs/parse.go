@@ -1,0 +1,399 @@
+package procfs
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+)
+
+// lines calls fn with each line of b, without its newline.
+func lines(b []byte, fn func(line []byte)) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			fn(b)
+			return
+		}
+		fn(b[:i])
+		b = b[i+1:]
+	}
+}
+
+// fields splits a line at runs of spaces and tabs into dst, reusing it.
+func fields(line []byte, dst [][]byte) [][]byte {
+	dst = dst[:0]
+	for {
+		for len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
+			line = line[1:]
+		}
+		if len(line) == 0 {
+			return dst
+		}
+		i := 0
+		for i < len(line) && line[i] != ' ' && line[i] != '\t' {
+			i++
+		}
+		dst = append(dst, line[:i])
+		line = line[i:]
+	}
+}
+
+// atou parses a decimal unsigned integer; ok is false for anything else
+// (empty, signs, other characters, overflow).
+func atou(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (1<<64-1-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
+
+// Meminfo holds the /proc/meminfo values the MIBs use, in kB.
+type Meminfo struct {
+	MemTotal, MemFree, MemAvailable uint64
+	Buffers, Cached, SReclaimable   uint64
+	Shmem, SwapTotal, SwapFree      uint64
+	// HasAvailable is set when the kernel reports MemAvailable (3.14+).
+	HasAvailable bool
+	// Bad counts lines that could not be read.
+	Bad int
+}
+
+// ParseMeminfo reads /proc/meminfo. Unknown keys are ignored; a line that
+// is not "Key: number [kB]" is counted in Bad.
+func ParseMeminfo(b []byte) Meminfo {
+	var m Meminfo
+	var f [][]byte
+	lines(b, func(line []byte) {
+		f = fields(line, f)
+		if len(f) < 2 || len(f) > 3 || f[0][len(f[0])-1] != ':' {
+			if len(f) > 0 {
+				m.Bad++
+			}
+			return
+		}
+		v, ok := atou(f[1])
+		if !ok {
+			m.Bad++
+			return
+		}
+		switch string(f[0][:len(f[0])-1]) {
+		case "MemTotal":
+			m.MemTotal = v
+		case "MemFree":
+			m.MemFree = v
+		case "MemAvailable":
+			m.MemAvailable, m.HasAvailable = v, true
+		case "Buffers":
+			m.Buffers = v
+		case "Cached":
+			m.Cached = v
+		case "SReclaimable":
+			m.SReclaimable = v
+		case "Shmem":
+			m.Shmem = v
+		case "SwapTotal":
+			m.SwapTotal = v
+		case "SwapFree":
+			m.SwapFree = v
+		}
+	})
+	return m
+}
+
+// Available returns MemAvailable, or MemFree on kernels without it.
+func (m *Meminfo) Available() uint64 {
+	if m.HasAvailable {
+		return m.MemAvailable
+	}
+	return m.MemFree
+}
+
+// Loadavg is /proc/loadavg.
+type Loadavg struct {
+	Load           [3]float64
+	Running, Total uint64
+	OK             bool
+}
+
+// ParseLoadavg reads /proc/loadavg: "0.28 0.34 0.16 1/82 1234".
+func ParseLoadavg(b []byte) Loadavg {
+	var l Loadavg
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return l
+	}
+	for i := range 3 {
+		v, err := strconv.ParseFloat(f[i], 64)
+		if err != nil || v < 0 {
+			return Loadavg{}
+		}
+		l.Load[i] = v
+	}
+	l.OK = true
+	if len(f) >= 4 {
+		if r, t, ok := strings.Cut(f[3], "/"); ok {
+			l.Running, _ = strconv.ParseUint(r, 10, 64)
+			l.Total, _ = strconv.ParseUint(t, 10, 64)
+		}
+	}
+	return l
+}
+
+// CPUTimes are the clock ticks (USER_HZ) a CPU spent in each state, as a
+// /proc/stat "cpu" line gives them.
+type CPUTimes struct {
+	User, Nice, System, Idle, IOWait, IRQ, SoftIRQ, Steal, Guest, GuestNice uint64
+}
+
+// Total returns the sum of all states.
+func (c *CPUTimes) Total() uint64 {
+	return c.User + c.Nice + c.System + c.Idle + c.IOWait + c.IRQ + c.SoftIRQ + c.Steal + c.Guest + c.GuestNice
+}
+
+// Busy returns the ticks not spent idle or waiting for I/O.
+func (c *CPUTimes) Busy() uint64 { return c.Total() - c.Idle - c.IOWait }
+
+// CPU is one processor's line of /proc/stat.
+type CPU struct {
+	ID int
+	CPUTimes
+}
+
+// Stat is /proc/stat.
+type Stat struct {
+	All       CPUTimes
+	HasAll    bool
+	CPUs      []CPU // ascending by ID
+	Intr      uint64
+	Ctxt      uint64
+	BootTime  uint64 // seconds since the epoch
+	Processes uint64 // forks since boot
+	Running   uint64
+	Bad       int
+}
+
+// ParseStat reads /proc/stat. A cpu line with fewer than 4 numbers or a
+// non-number is dropped (counted in Bad).
+func ParseStat(b []byte) Stat {
+	var s Stat
+	var f [][]byte
+	lines(b, func(line []byte) {
+		f = fields(line, f)
+		if len(f) < 2 {
+			if len(f) == 1 {
+				s.Bad++
+			}
+			return
+		}
+		key := f[0]
+		switch {
+		case bytes.HasPrefix(key, []byte("cpu")):
+			var t CPUTimes
+			vals := [...]*uint64{&t.User, &t.Nice, &t.System, &t.Idle, &t.IOWait, &t.IRQ, &t.SoftIRQ, &t.Steal, &t.Guest, &t.GuestNice}
+			if len(f)-1 < 4 {
+				s.Bad++
+				return
+			}
+			for i := 1; i < len(f) && i <= len(vals); i++ {
+				v, ok := atou(f[i])
+				if !ok {
+					s.Bad++
+					return
+				}
+				*vals[i-1] = v
+			}
+			if len(key) == 3 {
+				s.All, s.HasAll = t, true
+				return
+			}
+			id, ok := atou(key[3:])
+			if !ok || id > 1<<20 {
+				s.Bad++
+				return
+			}
+			s.CPUs = append(s.CPUs, CPU{ID: int(id), CPUTimes: t})
+		default:
+			v, ok := atou(f[1])
+			if !ok {
+				s.Bad++
+				return
+			}
+			switch string(key) {
+			case "intr":
+				s.Intr = v
+			case "ctxt":
+				s.Ctxt = v
+			case "btime":
+				s.BootTime = v
+			case "processes":
+				s.Processes = v
+			case "procs_running":
+				s.Running = v
+			}
+		}
+	})
+	return s
+}
+
+// Vmstat holds the /proc/vmstat counters the MIBs use.
+type Vmstat struct {
+	PgpgIn, PgpgOut, PswpIn, PswpOut uint64
+	Bad                              int
+}
+
+// ParseVmstat reads /proc/vmstat ("name value" lines).
+func ParseVmstat(b []byte) Vmstat {
+	var v Vmstat
+	var f [][]byte
+	lines(b, func(line []byte) {
+		f = fields(line, f)
+		if len(f) != 2 {
+			if len(f) > 0 {
+				v.Bad++
+			}
+			return
+		}
+		n, ok := atou(f[1])
+		if !ok {
+			v.Bad++
+			return
+		}
+		switch string(f[0]) {
+		case "pgpgin":
+			v.PgpgIn = n
+		case "pgpgout":
+			v.PgpgOut = n
+		case "pswpin":
+			v.PswpIn = n
+		case "pswpout":
+			v.PswpOut = n
+		}
+	})
+	return v
+}
+
+// Mount is one line of /proc/mounts.
+type Mount struct {
+	Device, Path, Type, Options string
+}
+
+// ReadOnly reports whether the mount has the "ro" option.
+func (m *Mount) ReadOnly() bool {
+	for o := range strings.SplitSeq(m.Options, ",") {
+		if o == "ro" {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseMounts reads /proc/mounts (or /proc/self/mounts). Octal escapes
+// (\040 for a space) are decoded. Lines with fewer than four fields are
+// dropped and counted.
+func ParseMounts(b []byte) (ms []Mount, bad int) {
+	var f [][]byte
+	lines(b, func(line []byte) {
+		f = fields(line, f)
+		if len(f) < 4 {
+			if len(f) > 0 {
+				bad++
+			}
+			return
+		}
+		ms = append(ms, Mount{Device: unescape(f[0]), Path: unescape(f[1]), Type: string(f[2]), Options: string(f[3])})
+	})
+	return ms, bad
+}
+
+// unescape decodes the kernel's \ooo escapes in mount fields.
+func unescape(b []byte) string {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return string(b)
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] == '\\' && i+3 < len(b) && isOctal(b[i+1:i+4]) {
+			out = append(out, (b[i+1]-'0')<<6|(b[i+2]-'0')<<3|(b[i+3]-'0'))
+			i += 3
+			continue
+		}
+		out = append(out, b[i])
+	}
+	return string(out)
+}
+
+func isOctal(b []byte) bool {
+	if len(b) != 3 || b[0] > '3' {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '7' {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseUptime reads /proc/uptime and returns the seconds since boot.
+func ParseUptime(b []byte) (float64, bool) {
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil || v < 0 {
+		return 0, false
+	}
+	return v, true
+}
+
+// CPUInfo is one processor of /proc/cpuinfo.
+type CPUInfo struct {
+	ID        int
+	VendorID  string
+	ModelName string
+}
+
+// ParseCPUInfo reads /proc/cpuinfo's processor blocks.
+func ParseCPUInfo(b []byte) []CPUInfo {
+	var out []CPUInfo
+	cur := -1
+	lines(b, func(line []byte) {
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			return
+		}
+		key := string(bytes.TrimSpace(k))
+		val := string(bytes.TrimSpace(v))
+		switch key {
+		case "processor":
+			id, ok := atou([]byte(val))
+			if !ok {
+				cur = -1
+				return
+			}
+			out = append(out, CPUInfo{ID: int(id)})
+			cur = len(out) - 1
+		case "vendor_id":
+			if cur >= 0 {
+				out[cur].VendorID = val
+			}
+		case "model name", "cpu model", "Processor":
+			if cur >= 0 && out[cur].ModelName == "" {
+				out[cur].ModelName = val
+			}
+		}
+	})
+	return out
+}

@@ -1,0 +1,152 @@
+package procfs
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Process is what /proc/PID/stat and /proc/PID/cmdline tell about a
+// process.
+type Process struct {
+	PID   uint32
+	Comm  string // the kernel's task name (at most 15 bytes)
+	State byte   // R, S, D, T, Z, I...
+	PPID  uint32
+	// UTime and STime are clock ticks (USER_HZ) spent in user and kernel
+	// mode; RSS is resident pages.
+	UTime, STime, RSS uint64
+	// Cmdline is argv joined by NUL bytes, without the final NUL; empty
+	// for kernel threads.
+	Cmdline []byte
+}
+
+// ParseProcStat reads /proc/PID/stat. The command name may contain
+// spaces and parentheses, so the fields are counted from the last ')'.
+func ParseProcStat(b []byte) (Process, bool) {
+	var p Process
+	open := bytes.IndexByte(b, '(')
+	end := bytes.LastIndexByte(b, ')')
+	if open < 1 || end < open {
+		return p, false
+	}
+	pid, ok := atou(bytes.TrimSpace(b[:open]))
+	if !ok || pid > 1<<32-1 {
+		return p, false
+	}
+	p.PID = uint32(pid)
+	p.Comm = string(b[open+1 : end])
+	var fb [48][]byte
+	f := fields(bytes.TrimRight(b[end+1:], "\n"), fb[:0])
+	// f[0] is state (field 3); utime is field 14, stime 15, rss 24.
+	if len(f) < 22 || len(f[0]) != 1 {
+		return p, false
+	}
+	p.State = f[0][0]
+	ppid, ok1 := atou(f[1])
+	ut, ok2 := atou(f[11])
+	st, ok3 := atou(f[12])
+	rss, ok4 := atou(f[21])
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		// RSS may be negative on some kernels' accounting; treat as 0.
+		if !ok1 || !ok2 || !ok3 {
+			return p, false
+		}
+	}
+	p.PPID, p.UTime, p.STime, p.RSS = uint32(ppid), ut, st, rss
+	return p, true
+}
+
+// ProcReader lists processes, reusing its buffers between calls. Not safe
+// for concurrent use.
+type ProcReader struct {
+	FS FS
+	// WithCmdline also reads /proc/PID/cmdline.
+	WithCmdline bool
+
+	buf  []byte
+	path []byte
+}
+
+// List returns every process, ascending by PID. Processes that exit while
+// being read are left out, as are those whose stat cannot be parsed
+// (counted in bad).
+func (pr *ProcReader) List() (ps []Process, bad int, err error) {
+	d, err := os.Open(pr.FS.Path("/proc"))
+	if err != nil {
+		return nil, 0, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, 0, err
+	}
+	if pr.buf == nil {
+		pr.buf = make([]byte, 64<<10)
+	}
+	ps = make([]Process, 0, len(names))
+	for _, n := range names {
+		if n == "" || n[0] < '0' || n[0] > '9' {
+			continue
+		}
+		b, ok := pr.read(n, "/stat")
+		if !ok {
+			continue // exited
+		}
+		p, ok := ParseProcStat(b)
+		if !ok {
+			bad++
+			continue
+		}
+		if pr.WithCmdline {
+			if c, ok := pr.read(n, "/cmdline"); ok {
+				c = bytes.TrimRight(c, "\x00")
+				p.Cmdline = slices.Clone(c)
+			}
+		}
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b Process) int { return int(int64(a.PID) - int64(b.PID)) })
+	return ps, bad, nil
+}
+
+// read reads /proc/PID/file into the reader's buffer.
+func (pr *ProcReader) read(pid, file string) ([]byte, bool) {
+	pr.path = append(pr.path[:0], pr.FS.Path("/proc")...)
+	pr.path = append(pr.path, '/')
+	pr.path = append(pr.path, pid...)
+	pr.path = append(pr.path, file...)
+	fd, err := unix.Open(string(pr.path), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer unix.Close(fd)
+	n := 0
+	for n < len(pr.buf) {
+		m, err := unix.Read(fd, pr.buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return pr.buf[:n], true
+}
+
+// ClockTick is USER_HZ, the unit of /proc's CPU times; Linux fixes it at
+// 100 on every architecture.
+const ClockTick = 100
+
+// PageKB is the page size in kB.
+var PageKB = uint64(os.Getpagesize() / 1024)
+
+// FormatPID returns the decimal PID.
+func FormatPID(pid uint32) string { return strconv.FormatUint(uint64(pid), 10) }

@@ -1,0 +1,84 @@
+// Package procfs reads the Linux /proc and /sys files that the host MIBs
+// (HOST-RESOURCES-MIB, UCD-SNMP-MIB) serve from, and shares one reading
+// of each among all requests for a short time.
+//
+// Every parser takes the file's bytes and is lenient line by line: a
+// malformed or truncated line costs that line (a row, a field), never the
+// whole file; each parser reports how many lines it dropped so callers can
+// count them.
+package procfs
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/tsnmp/tsnmp/mib"
+)
+
+// FS reads files below a root: "/" for the running system, a directory
+// of recorded samples in tests.
+type FS struct {
+	Root string
+}
+
+// Host is the running system's file system.
+var Host = FS{Root: "/"}
+
+// ReadFile reads name (an absolute path such as "/proc/meminfo") below
+// the root.
+func (fs FS) ReadFile(name string) ([]byte, error) {
+	return os.ReadFile(fs.Path(name))
+}
+
+// Path returns name below the root.
+func (fs FS) Path(name string) string {
+	if fs.Root == "" || fs.Root == "/" {
+		return name
+	}
+	return filepath.Join(fs.Root, name)
+}
+
+// Cache holds one value of T, loaded at most once per TTL and at most once
+// per request. Concurrent requests wait for one load.
+type Cache[T any] struct {
+	TTL  time.Duration
+	Load func(now time.Time) T
+
+	mu sync.Mutex
+	at time.Time
+	ok bool
+	v  T
+}
+
+// Get returns the request's value, loading a fresh one when the shared
+// one is older than the TTL.
+func (c *Cache[T]) Get(r *mib.Request) T {
+	if r == nil {
+		return c.Current(time.Now())
+	}
+	return r.Memo(c, func() any { return c.Current(r.Now) }).(T)
+}
+
+// Current returns the shared value, loading it when older than the TTL.
+func (c *Cache[T]) Current(now time.Time) T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ttl := c.TTL
+	if ttl <= 0 {
+		ttl = time.Second
+	}
+	if c.ok && now.Sub(c.at) < ttl && !now.Before(c.at) {
+		return c.v
+	}
+	c.v, c.at, c.ok = c.Load(now), now, true
+	return c.v
+}
+
+// Invalidate makes the next Get load afresh.
+func (c *Cache[T]) Invalidate() {
+	c.mu.Lock()
+	c.ok = false
+	c.mu.Unlock()
+}

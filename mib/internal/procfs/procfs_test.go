@@ -1,0 +1,243 @@
+package procfs
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func sample(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestParseMeminfo(t *testing.T) {
+	m := ParseMeminfo(sample(t, "meminfo"))
+	want := Meminfo{MemTotal: 24684084, MemFree: 22477376, MemAvailable: 24097380, Buffers: 84716, Cached: 1617036,
+		SReclaimable: 226608, Shmem: 8872, HasAvailable: true}
+	if m != want {
+		t.Errorf("got %+v\nwant %+v", m, want)
+	}
+	// A bad line costs that line only.
+	m = ParseMeminfo(sample(t, "meminfo-malformed"))
+	want = Meminfo{MemTotal: 1000, Buffers: 10, Cached: 20, Bad: 3}
+	if m != want {
+		t.Errorf("malformed: got %+v\nwant %+v", m, want)
+	}
+	if m.Available() != 0 || (&Meminfo{MemFree: 7}).Available() != 7 {
+		t.Error("Available without MemAvailable is MemFree")
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	s := ParseStat(sample(t, "stat"))
+	if !s.HasAll || s.All != (CPUTimes{54362, 0, 14006, 52846, 599, 0, 416, 49, 0, 0}) {
+		t.Errorf("cpu = %+v", s.All)
+	}
+	if len(s.CPUs) != 2 || s.CPUs[1].ID != 1 || s.CPUs[1].User != 27563 || s.CPUs[1].Steal != 32 {
+		t.Errorf("cpus = %+v", s.CPUs)
+	}
+	if s.Intr != 1893588 || s.Ctxt != 5883220 || s.BootTime != 1795632409 || s.Processes != 46036 || s.Running != 3 || s.Bad != 0 {
+		t.Errorf("got %+v", s)
+	}
+	s = ParseStat(sample(t, "stat-malformed"))
+	if s.All.Total() != 55 || len(s.CPUs) != 1 || s.CPUs[0].ID != 1 || s.CPUs[0].IOWait != 5 || s.Bad != 2 || s.Intr != 77 || s.Ctxt != 88 {
+		t.Errorf("malformed: %+v", s)
+	}
+}
+
+func TestParseVmstat(t *testing.T) {
+	v := ParseVmstat(sample(t, "vmstat"))
+	if v != (Vmstat{PgpgIn: 1690233, PgpgOut: 3070148}) {
+		t.Errorf("got %+v", v)
+	}
+}
+
+func TestParseMounts(t *testing.T) {
+	ms, bad := ParseMounts(sample(t, "mounts"))
+	if bad != 0 || len(ms) != 22 || ms[0] != (Mount{"proc", "/proc", "proc", "rw,relatime"}) {
+		t.Errorf("got %d mounts, %d bad: %+v", len(ms), bad, ms[:1])
+	}
+	ms, bad = ParseMounts(sample(t, "mounts-malformed"))
+	if bad != 1 || len(ms) != 2 || ms[0].Path != "/mnt/with space" || !ms[1].ReadOnly() || ms[0].ReadOnly() {
+		t.Errorf("malformed: %d bad, %+v", bad, ms)
+	}
+}
+
+func TestParseDiskstats(t *testing.T) {
+	ds, bad := ParseDiskstats(sample(t, "diskstats"))
+	if bad != 0 || len(ds) != 10 {
+		t.Fatalf("%d disks, %d bad", len(ds), bad)
+	}
+	vda := ds[8]
+	if vda != (DiskStat{Major: 254, Name: "vda", Reads: 95994, ReadSectors: 3380466, Writes: 60384, WriteSectors: 6140296, IOTicks: 15816}) {
+		t.Errorf("vda = %+v", vda)
+	}
+	ds, bad = ParseDiskstats(sample(t, "diskstats-malformed"))
+	if bad != 2 || len(ds) != 2 || ds[0].IOTicks != 77 || ds[0].WriteSectors != 500 || ds[1].Name != "sdz1" || ds[1].WriteSectors != 4 {
+		t.Errorf("malformed: %d bad, %+v", bad, ds)
+	}
+}
+
+func TestParseLoadavg(t *testing.T) {
+	l := ParseLoadavg(sample(t, "loadavg"))
+	if !l.OK || l.Load != [3]float64{9.87, 6.66, 2.94} || l.Running != 5 || l.Total != 155 {
+		t.Errorf("got %+v", l)
+	}
+	for _, bad := range []string{"", "1.0 2.0", "1.0 x 3.0 1/2 3", "-1 2 3"} {
+		if ParseLoadavg([]byte(bad)).OK {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	p, ok := ParseProcStat(sample(t, "pid-stat"))
+	if !ok || p.PID != 1 || p.Comm != "process_api" || p.State != 'S' || p.UTime != 76 || p.STime != 272 || p.RSS != 5103 {
+		t.Errorf("got %+v %v", p, ok)
+	}
+	// A name with spaces and parentheses.
+	p, ok = ParseProcStat([]byte("42 (a) b (c) R 1 0 0 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 9 100 7 0\n"))
+	if !ok || p.Comm != "a) b (c" || p.State != 'R' || p.UTime != 5 || p.STime != 6 || p.RSS != 7 {
+		t.Errorf("got %+v %v", p, ok)
+	}
+	for _, bad := range []string{"", "1 (x", "x (y) S 1", "1 (x) S 1 2 3"} {
+		if _, ok := ParseProcStat([]byte(bad)); ok {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+func TestParseCPUInfo(t *testing.T) {
+	cs := ParseCPUInfo(sample(t, "cpuinfo"))
+	if len(cs) != 2 || cs[1].ID != 1 || cs[1].VendorID != "GenuineIntel" || cs[1].ModelName != "Intel(R) Xeon(R) Processor" {
+		t.Errorf("got %+v", cs)
+	}
+}
+
+// TestTruncated parses every prefix of every sample: a truncated file
+// loses at most its last line and never panics.
+func TestTruncated(t *testing.T) {
+	full := ParseStat(sample(t, "stat"))
+	b := sample(t, "stat")
+	for n := range len(b) {
+		if s := ParseStat(b[:n]); len(s.CPUs) > len(full.CPUs) {
+			t.Fatalf("prefix %d: more CPUs than the whole file", n)
+		}
+	}
+	for _, name := range []string{"meminfo", "vmstat", "mounts", "diskstats", "loadavg", "cpuinfo", "pid-stat", "uptime"} {
+		b := sample(t, name)
+		for n := range len(b) {
+			ParseMeminfo(b[:n])
+			ParseVmstat(b[:n])
+			ParseMounts(b[:n])
+			ParseDiskstats(b[:n])
+			ParseLoadavg(b[:n])
+			ParseCPUInfo(b[:n])
+			ParseProcStat(b[:n])
+			ParseUptime(b[:n])
+		}
+	}
+	ms, _ := ParseMounts(sample(t, "mounts"))
+	b = sample(t, "mounts")
+	cut, _ := ParseMounts(b[:len(b)-10])
+	if len(cut) != len(ms)-1 {
+		t.Errorf("cut mounts: %d, want %d", len(cut), len(ms)-1)
+	}
+}
+
+func TestFSType(t *testing.T) {
+	for typ, want := range map[string]uint32{"ext4": FSExt2, "tmpfs": FSOther, "xfs": FSOther, "nfs4": FSNFS, "vfat": FSFAT32, "iso9660": FSISO9660} {
+		if got, ok := FSType(typ); !ok || got != want {
+			t.Errorf("FSType(%s) = %d, %v", typ, got, ok)
+		}
+	}
+	for _, typ := range []string{"proc", "sysfs", "devtmpfs", "cgroup2", "autofs", "devpts", "nsfs"} {
+		if _, ok := FSType(typ); ok {
+			t.Errorf("FSType(%s) served", typ)
+		}
+	}
+}
+
+func TestMountsIndexStable(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) {
+		os.MkdirAll(filepath.Join(dir, "proc/self"), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, "proc/self/mounts"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := Mounts{FS: FS{Root: dir}, Statfs: func(path string, st *unix.Statfs_t) error {
+		st.Bsize, st.Blocks, st.Bfree, st.Bavail = 4096, 6<<30, 1<<30, 1<<29 // 24 TB
+		return nil
+	}}
+	write("proc /proc proc rw 0 0\n/dev/a / ext4 rw 0 0\ntmpfs /t tmpfs rw 0 0\ntmpfs /t tmpfs ro 0 0\n")
+	fs, _ := m.List(nil)
+	if len(fs) != 2 || fs[0].Index != 2 || fs[0].Path != "/" || fs[1].Index != 3 || !fs[1].ReadOnly {
+		t.Fatalf("got %+v", fs)
+	}
+	write("/dev/a / ext4 rw 0 0\ntmpfs /new tmpfs rw 0 0\ntmpfs /t tmpfs rw 0 0\n")
+	fs, _ = m.List(nil)
+	if len(fs) != 3 || fs[0].Index != 2 || fs[1].Index != 3 || fs[1].Path != "/t" || fs[2].Index != 4 || fs[2].Path != "/new" {
+		t.Fatalf("indexes not kept: %+v", fs)
+	}
+	units, size, used := fs[0].Scaled32()
+	if size > 1<<31-1 || units*size != 4096*(6<<30) || used*units != 4096*(5<<30) {
+		t.Errorf("Scaled32 = %d %d %d", units, size, used)
+	}
+}
+
+func TestCPUHistory(t *testing.T) {
+	h := &CPUHistory{}
+	if _, _, ok := h.Minute(); ok {
+		t.Fatal("one sample is no minute")
+	}
+	t0 := time.Now()
+	for i := range 20 {
+		h.Add(Sample{At: t0.Add(time.Duration(i) * 5 * time.Second), Stat: Stat{All: CPUTimes{User: uint64(i) * 100, Idle: uint64(i) * 300}}})
+	}
+	old, cur, ok := h.Minute()
+	if !ok || cur.At.Sub(old.At) != time.Minute || Percent(cur.Stat.All.User-old.Stat.All.User, cur.Stat.All.Total()-old.Stat.All.Total()) != 25 {
+		t.Errorf("minute: %v %v %v", old.At, cur.At, ok)
+	}
+	h.addDisks(t0, []DiskStat{{Name: "d", IOTicks: 0}})
+	h.addDisks(t0.Add(5*time.Second), []DiskStat{{Name: "d", IOTicks: 5000}}) // busy all the time
+	la := h.DiskLoad("d")
+	if !(la[0] > la[1] && la[1] > la[2] && la[2] > 0 && la[0] < 100) {
+		t.Errorf("disk load %v", la)
+	}
+}
+
+func FuzzParsers(f *testing.F) {
+	for _, name := range []string{"meminfo", "stat", "vmstat", "mounts", "diskstats", "loadavg", "cpuinfo", "pid-stat",
+		"meminfo-malformed", "stat-malformed", "mounts-malformed", "diskstats-malformed"} {
+		f.Add(sample(f, name))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ParseMeminfo(b)
+		s := ParseStat(b)
+		if s.HasAll && s.All.Busy() > s.All.Total() {
+			t.Fatal("busy > total")
+		}
+		ParseVmstat(b)
+		ms, _ := ParseMounts(b)
+		for _, m := range ms {
+			m.ReadOnly()
+		}
+		ParseDiskstats(b)
+		ParseLoadavg(b)
+		ParseCPUInfo(b)
+		if p, ok := ParseProcStat(b); ok && p.Comm == "" && bytes.Count(b, []byte("()")) == 0 {
+			t.Fatalf("empty name from %q", b)
+		}
+		ParseUptime(b)
+	})
+}

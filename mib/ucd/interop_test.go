@@ -1,0 +1,194 @@
+package ucd
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+)
+
+// startNamed starts n processes whose task name is name (a copy of
+// sleep), stopped when the test ends.
+func startNamed(t *testing.T, name string, n int) {
+	t.Helper()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		c := exec.Command(bin, "60")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	}
+}
+
+// TestInteropNetSNMP compares UCD-SNMP-MIB with Net-SNMP snmpd's on the
+// same host, with the same disk, includeAllDisks, load, proc and swap
+// directives, in a mount namespace holding a small tmpfs and a 20 TB one.
+func TestInteropNetSNMP(t *testing.T) {
+	if !mibtest.InMountNS(t) {
+		return
+	}
+	small := mibtest.Mount(t, "tmpfs", "tsnmp-small", "size=1m")
+	big := mibtest.Mount(t, "tmpfs", "tsnmp-big", "size=20t")
+	if err := os.WriteFile(filepath.Join(small, "f"), make([]byte, 700<<10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("tsnmp%d", os.Getpid()%1000000)
+	startNamed(t, name, 3)
+	conf := fmt.Sprintf("disk / 10%%\ndisk /nonexistent\ndisk %s 500\ndisk %s\nincludeAllDisks 5%%\nload 12 10 0.001\nproc %s 2 1\nproc %s 5\nproc tsnmp-none\nswap 16000\n",
+		small, big, name, name+"x")
+	cfgAll := int64(5)
+	cfg := Config{
+		Disks:           []Disk{{Path: "/", MinKB: -1, MinPercent: 10}, {Path: "/nonexistent", MinKB: 100000, MinPercent: -1}, {Path: small, MinKB: 500, MinPercent: -1}, {Path: big, MinKB: 100000, MinPercent: -1}},
+		IncludeAllDisks: &cfgAll,
+		Load:            &[3]float64{12, 10, 0.001},
+		Procs:           []Proc{{Name: name, Max: 2, Min: 1}, {Name: name + "x", Max: 5}, {Name: "tsnmp-none", Min: 1}},
+	}
+	snmpd := mibtest.StartSnmpd(t, "", conf)
+	m := New(cfg)
+	defer m.Close()
+	var tree mib.Tree
+	m.Register(&tree)
+
+	// Net-SNMP samples the CPU counters in the background; wait for its
+	// first sample.
+	var theirs map[string]string
+	for i := 0; ; i++ {
+		theirs = snmpd.Walk(t, "1.3.6.1.4.1.2021")
+		if theirs["1.3.6.1.4.1.2021.11.53.0"] != "0" || i == 40 {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	ours := mibtest.Walk(&tree, UCDavis)
+	for _, k := range []string{"1.3.6.1.4.1.2021.100", "1.3.6.1.4.1.2021.101", "1.3.6.1.4.1.2021.16", "1.3.6.1.4.1.2021.13.14"} {
+		for o := range theirs { // Net-SNMP's own version, error and config groups: not served
+			if strings.HasPrefix(o, k+".") {
+				delete(theirs, o)
+			}
+		}
+	}
+	const (
+		mem = "1.3.6.1.4.1.2021.4."
+		la  = "1.3.6.1.4.1.2021.10.1."
+		ss  = "1.3.6.1.4.1.2021.11."
+		dsk = "1.3.6.1.4.1.2021.9.1."
+		pr  = "1.3.6.1.4.1.2021.2.1."
+		dio = "1.3.6.1.4.1.2021.13.15.1.1."
+	)
+	memTol := mibtest.Rule{Tol: 4096, Frac: 0.05} // kB that move between two readings
+	rules := map[string]mibtest.Rule{
+		mem: {}, mem + "6.": {Skip: "memAvailReal: MemAvailable, checked below"}, mem + "11.": {Skip: "memTotalFree, checked below"},
+		mem + "21.": {Skip: "memAvailRealX, checked below"}, mem + "22.": {Skip: "memTotalFreeX, checked below"},
+		mem + "13.": memTol, mem + "14.": memTol, mem + "15.": memTol, mem + "24.": memTol, mem + "25.": memTol, mem + "26.": memTol, mem + "27.": memTol,
+		la: {}, la + "3.": {Skip: "load moves"}, la + "5.": {Tol: 50}, la + "6.": {Skip: "load moves"},
+		la + "101.": {Skip: "message carries the load"},
+		ss:          {},
+		dsk:         {}, dsk + "7.": {Tol: 262144}, dsk + "8.": {Tol: 262144}, dsk + "9.": {Tol: 1}, dsk + "10.": {Tol: 1},
+		dsk + "13.": {Tol: 262144}, dsk + "15.": {Tol: 262144}, dsk + "101.": {Skip: "message carries free space"},
+		pr:  {},
+		dio: {}, dio + "3.": {Frac: 0.05, Tol: 1 << 20}, dio + "4.": {Frac: 0.05, Tol: 1 << 20}, dio + "5.": {Frac: 0.05, Tol: 100}, dio + "6.": {Frac: 0.05, Tol: 100},
+		dio + "9.": {Skip: "Net-SNMP's damped averages start at its first sample"}, dio + "10.": {Skip: "as diskIOLA1"}, dio + "11.": {Skip: "as diskIOLA1"},
+		dio + "12.": {Frac: 0.05, Tol: 1 << 20}, dio + "13.": {Frac: 0.05, Tol: 1 << 20}, dio + "14.": {Frac: 0.05, Tol: 1e6},
+	}
+	for sub := 50; sub <= 66; sub++ {
+		rules[fmt.Sprintf("%s%d.", ss, sub)] = mibtest.Rule{Tol: 1000, Frac: 0.01}
+	}
+	for _, sub := range []int{3, 4, 5, 6, 7, 8, 9, 10, 11} {
+		// Averages over a minute: Net-SNMP has none until a minute passed.
+		rules[fmt.Sprintf("%s%d.", ss, sub)] = mibtest.Rule{Skip: "average over a minute"}
+		delete(ours, fmt.Sprintf("%s%d.0", ss, sub))
+	}
+	if os.Getenv("UCD_DEBUG") != "" {
+		dumpPaths(t, "tsnmp", ours, dsk+"2.")
+		dumpPaths(t, "Net-SNMP", theirs, dsk+"2.")
+	}
+	// Net-SNMP numbers the rows includeAllDisks adds by the order of its
+	// internal container, leaving holes for file systems it does not
+	// serve; tsnmp numbers them after the disk directives' rows in mount
+	// order. So rows compare by dskPath.
+	mibtest.Rekey(ours, dsk)
+	mibtest.Rekey(theirs, dsk)
+	n := mibtest.Compare(t, ours, theirs, rules)
+	if n < 150 {
+		t.Errorf("compared %d values, want at least 150", n)
+	}
+
+	// memAvailReal: Net-SNMP serves MemFree (its issue #823); tsnmp serves
+	// MemAvailable, the memory available without swapping.
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mi := procfs.ParseMeminfo(b)
+	check := func(what, got string, want uint64) {
+		if !mibtest.Within(got, fmt.Sprint(want), 8192, 0.02) {
+			t.Errorf("%s = %s, want about %d", what, got, want)
+		}
+	}
+	check("tsnmp memAvailReal", ours[mem+"6.0"], mi.MemAvailable)
+	check("tsnmp memAvailRealX", ours[mem+"21.0"], mi.MemAvailable)
+	check("tsnmp memTotalFree", ours[mem+"11.0"], mi.MemAvailable+mi.SwapFree)
+	check("Net-SNMP memAvailReal (MemFree, Net-SNMP issue #823)", theirs[mem+"6.0"], mi.MemFree)
+	t.Logf("memAvailReal: tsnmp %s kB (MemAvailable), Net-SNMP %s kB (MemFree)", ours[mem+"6.0"], theirs[mem+"6.0"])
+
+	// The 20 TB file system: 64-bit halves and the capped Integer32.
+	var bigRow string
+	for k, v := range ours {
+		if strings.HasPrefix(k, dsk+"2.") && mibtest.Text(v) == big {
+			bigRow = strings.TrimPrefix(k, dsk+"2.")
+		}
+	}
+	if bigRow == "" {
+		t.Fatalf("no dskTable row for %s", big)
+	}
+	bigRow = big
+	if got := ours[dsk+"6."+bigRow]; got != "2147483647" {
+		t.Errorf("dskTotal of 20 TB = %s, want 2147483647", got)
+	}
+	if lo, hi := ours[dsk+"11."+bigRow], ours[dsk+"12."+bigRow]; lo != "0" || hi != "5" {
+		t.Errorf("dskTotalLow/High of 20 TB = %s/%s, want 0/5 (20*2^30 kB)", lo, hi)
+	}
+	// The rows this test configured say what they should.
+	for k, want := range map[string]string{
+		pr + "5.1": "3", pr + "100.1": "1", pr + "101.1": "hex:" + fmt.Sprintf("%x", fmt.Sprintf("Too many %s running (# = 3)", name)),
+		pr + "5.3": "0", pr + "100.3": "1", la + "100.3": "1",
+	} {
+		if ours[k] != want {
+			t.Errorf("%s = %s, want %s", k, ours[k], want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("snmpd log:\n%s", snmpd.Log)
+	}
+}
+
+func dumpPaths(t *testing.T, who string, m map[string]string, prefix string) {
+	var ks []string
+	for k, v := range m {
+		if strings.HasPrefix(k, prefix) {
+			ks = append(ks, strings.TrimPrefix(k, prefix)+"="+mibtest.Text(v))
+		}
+	}
+	slices.Sort(ks)
+	t.Logf("%s: %v", who, ks)
+}

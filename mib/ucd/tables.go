@@ -1,0 +1,339 @@
+package ucd
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// initStats sets up systemStats: raw counters from the request's reading
+// of /proc/stat and /proc/vmstat, averages from the sampler's minute.
+func (m *MIB) initStats() {
+	raw := func(sub uint32, f func(s *procfs.Sample) uint64) mib.Scalar {
+		return mib.Scalar{Sub: sub, Get: func(r *mib.Request) snmp.Value {
+			s := m.stat.Get(r)
+			return snmp.Counter32Value(uint32(f(&s)))
+		}}
+	}
+	// avg serves a per-second rate or a percentage of the last minute; an
+	// object without enough samples yet is noSuchInstance.
+	avg := func(sub uint32, f func(old, cur *procfs.Sample, secs float64) int64) mib.Scalar {
+		return mib.Scalar{Sub: sub, Get: func(r *mib.Request) snmp.Value {
+			old, cur, ok := m.cpu.Minute()
+			secs := cur.At.Sub(old.At).Seconds()
+			if !ok || secs <= 0 {
+				return snmp.ExceptionValue(snmp.NoSuchInstance)
+			}
+			return snmp.IntegerValue(min(max(f(&old, &cur, secs), 0), math.MaxInt32))
+		}}
+	}
+	rate := func(f func(s *procfs.Sample) uint64, scale float64) func(old, cur *procfs.Sample, secs float64) int64 {
+		return func(old, cur *procfs.Sample, secs float64) int64 {
+			return int64(float64(procfs.Sub(f(cur), f(old))) * scale / secs)
+		}
+	}
+	pct := func(f func(c *procfs.CPUTimes) uint64) func(old, cur *procfs.Sample, secs float64) int64 {
+		return func(old, cur *procfs.Sample, _ float64) int64 {
+			return procfs.Percent(procfs.Sub(f(&cur.Stat.All), f(&old.Stat.All)),
+				procfs.Sub(cur.Stat.All.Total(), old.Stat.All.Total()))
+		}
+	}
+	swapIn := func(s *procfs.Sample) uint64 { return s.VM.PswpIn }
+	swapOut := func(s *procfs.Sample) uint64 { return s.VM.PswpOut }
+	ioSent := func(s *procfs.Sample) uint64 { return s.VM.PgpgOut * 2 } // kB -> 512-byte blocks
+	ioRecv := func(s *procfs.Sample) uint64 { return s.VM.PgpgIn * 2 }
+	intr := func(s *procfs.Sample) uint64 { return s.Stat.Intr }
+	ctxt := func(s *procfs.Sample) uint64 { return s.Stat.Ctxt }
+	pageKB := float64(procfs.PageKB)
+	m.stats = mib.Scalars{Prefix: SystemStats, Objects: []mib.Scalar{
+		{Sub: 1, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(1) }},
+		{Sub: 2, Get: func(*mib.Request) snmp.Value { return snmp.StringValue("systemStats") }},
+		avg(3, rate(swapIn, pageKB)),
+		avg(4, rate(swapOut, pageKB)),
+		avg(5, rate(ioSent, 1)),
+		avg(6, rate(ioRecv, 1)),
+		avg(7, rate(intr, 1)),
+		avg(8, rate(ctxt, 1)),
+		avg(9, pct(func(c *procfs.CPUTimes) uint64 { return c.User })),
+		avg(10, pct(func(c *procfs.CPUTimes) uint64 { return c.System })),
+		avg(11, pct(func(c *procfs.CPUTimes) uint64 { return c.Idle })),
+		raw(50, func(s *procfs.Sample) uint64 { return s.Stat.All.User }),
+		raw(51, func(s *procfs.Sample) uint64 { return s.Stat.All.Nice }),
+		raw(52, func(s *procfs.Sample) uint64 { return s.Stat.All.System }),
+		raw(53, func(s *procfs.Sample) uint64 { return s.Stat.All.Idle }),
+		raw(54, func(s *procfs.Sample) uint64 { return s.Stat.All.IOWait }),
+		raw(55, func(s *procfs.Sample) uint64 { return 0 }), // ssCpuRawKernel: no separate count on Linux
+		raw(56, func(s *procfs.Sample) uint64 { return s.Stat.All.IRQ }),
+		raw(57, ioSent),
+		raw(58, ioRecv),
+		raw(59, intr),
+		raw(60, ctxt),
+		raw(61, func(s *procfs.Sample) uint64 { return s.Stat.All.SoftIRQ }),
+		raw(62, swapIn),
+		raw(63, swapOut),
+		raw(64, func(s *procfs.Sample) uint64 { return s.Stat.All.Steal }),
+		raw(65, func(s *procfs.Sample) uint64 { return s.Stat.All.Guest }),
+		raw(66, func(s *procfs.Sample) uint64 { return s.Stat.All.GuestNice }),
+		{Sub: 67, Get: func(r *mib.Request) snmp.Value {
+			s := m.stat.Get(r)
+			return snmp.IntegerValue(int64(len(s.Stat.CPUs)))
+		}},
+	}}
+}
+
+// dskRow is one dskTable row.
+type dskRow struct {
+	index            snmp.OID
+	path, device     string
+	minKB, minPct    int64
+	totalKB, availKB uint64
+	usedKB           uint64
+	pct, pctNode     int64
+	errFlag          int64
+	errMsg           string
+}
+
+// percent rounds 100*v/total to the nearest integer, as Net-SNMP does.
+func percent(v, total uint64) int64 {
+	if total == 0 {
+		return 0
+	}
+	return int64(float64(v)*100/float64(total) + 0.5)
+}
+
+// readDisks builds dskTable: the `disk` directives in order, then (with
+// includeAllDisks) every other served file system. A configured path that
+// is not a mount point has no row, as in Net-SNMP.
+func (m *MIB) readDisks() []dskRow {
+	if len(m.cfg.Disks) == 0 && m.cfg.IncludeAllDisks == nil {
+		return nil
+	}
+	fss, _ := m.mounts.List(nil)
+	byPath := make(map[string]*procfs.FileSystem, len(fss))
+	for i := range fss {
+		byPath[fss[i].Path] = &fss[i]
+	}
+	var rows []dskRow
+	add := func(f *procfs.FileSystem, minKB, minPct int64) {
+		r := dskRow{
+			index: snmp.OID{uint32(len(rows) + 1)}, path: f.Path, device: f.Device,
+			minKB: minKB, minPct: minPct,
+			totalKB: f.KB(f.Blocks), availKB: f.KB(f.Avail), usedKB: f.KB(f.Used()),
+			pct: percent(f.Used(), f.Blocks),
+		}
+		if f.Files > 0 && f.FFree <= f.Files {
+			r.pctNode = percent(f.Files-f.FFree, f.Files)
+		}
+		freePct := percent(f.Avail, f.Blocks)
+		switch {
+		case minKB >= 0 && r.availKB < uint64(minKB):
+			r.errFlag = 1
+			r.errMsg = fmt.Sprintf("%s: less than %d free (= %d)", f.Path, minKB, r.availKB)
+		case minPct >= 0 && freePct < minPct:
+			r.errFlag = 1
+			r.errMsg = fmt.Sprintf("%s: less than %d%% free (= %d%%)", f.Path, minPct, freePct)
+		}
+		rows = append(rows, r)
+	}
+	seen := map[string]bool{}
+	n := 0
+	for _, d := range m.cfg.Disks {
+		n++
+		if f := byPath[d.Path]; f != nil && !seen[d.Path] {
+			seen[d.Path] = true
+			for len(rows) < n-1 {
+				rows = append(rows, dskRow{}) // a hole keeps later indexes
+			}
+			add(f, d.MinKB, d.MinPercent)
+		}
+	}
+	if p := m.cfg.IncludeAllDisks; p != nil {
+		for i := range fss {
+			if !seen[fss[i].Path] {
+				seen[fss[i].Path] = true
+				add(&fss[i], -1, *p)
+			}
+		}
+	}
+	out := rows[:0]
+	for _, r := range rows {
+		if r.index != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+type dskRows []dskRow
+
+func (d dskRows) Len() int             { return len(d) }
+func (d dskRows) Index(i int) snmp.OID { return d[i].index }
+func (d dskRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	r := &d[i]
+	switch col {
+	case 1:
+		return snmp.IntegerValue(int64(r.index[0])), true
+	case 2:
+		return snmp.StringValue(r.path), true
+	case 3:
+		return snmp.StringValue(r.device), true
+	case 4:
+		return snmp.IntegerValue(r.minKB), true
+	case 5:
+		return snmp.IntegerValue(r.minPct), true
+	case 6:
+		return int32Value(r.totalKB), true
+	case 7:
+		return int32Value(r.availKB), true
+	case 8:
+		return int32Value(r.usedKB), true
+	case 9:
+		return snmp.IntegerValue(r.pct), true
+	case 10:
+		return snmp.IntegerValue(r.pctNode), true
+	case 11:
+		return snmp.Gauge32Value(uint32(r.totalKB)), true
+	case 12:
+		return snmp.Gauge32Value(uint32(r.totalKB >> 32)), true
+	case 13:
+		return snmp.Gauge32Value(uint32(r.availKB)), true
+	case 14:
+		return snmp.Gauge32Value(uint32(r.availKB >> 32)), true
+	case 15:
+		return snmp.Gauge32Value(uint32(r.usedKB)), true
+	case 16:
+		return snmp.Gauge32Value(uint32(r.usedKB >> 32)), true
+	case 100:
+		return snmp.IntegerValue(r.errFlag), true
+	case 101:
+		return snmp.StringValue(r.errMsg), true
+	}
+	return snmp.Value{}, false
+}
+
+// prRow is one prTable row.
+type prRow struct {
+	index   snmp.OID
+	p       Proc
+	count   int64
+	errFlag int64
+	errMsg  string
+}
+
+// readProcs counts the processes of each `proc` directive by their
+// kernel task name, as hrSWRunName shows it.
+func (m *MIB) readProcs() []prRow {
+	if len(m.cfg.Procs) == 0 {
+		return nil
+	}
+	ps, _, _ := m.pr.List()
+	counts := make(map[string]int64, len(ps))
+	for i := range ps {
+		counts[ps[i].Comm]++
+	}
+	rows := make([]prRow, len(m.cfg.Procs))
+	for i, p := range m.cfg.Procs {
+		c := counts[p.Name]
+		r := prRow{index: snmp.OID{uint32(i + 1)}, p: p, count: c}
+		switch {
+		case p.Min != 0 && c < p.Min:
+			r.errFlag = 1
+			if c > 0 {
+				r.errMsg = fmt.Sprintf("Too few %s running (# = %d)", p.Name, c)
+			} else {
+				r.errMsg = fmt.Sprintf("No %s process running", p.Name)
+			}
+		case p.Max != 0 && c > p.Max:
+			r.errFlag = 1
+			r.errMsg = fmt.Sprintf("Too many %s running (# = %d)", p.Name, c)
+		case p.Min == 0 && p.Max == 0 && c > 0:
+			r.errFlag = 1
+			r.errMsg = fmt.Sprintf("%s process should not be running.", p.Name)
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+type prRows []prRow
+
+func (p prRows) Len() int             { return len(p) }
+func (p prRows) Index(i int) snmp.OID { return p[i].index }
+func (p prRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	r := &p[i]
+	switch col {
+	case 1:
+		return snmp.IntegerValue(int64(r.index[0])), true
+	case 2:
+		return snmp.StringValue(r.p.Name), true
+	case 3:
+		return snmp.IntegerValue(r.p.Min), true
+	case 4:
+		return snmp.IntegerValue(r.p.Max), true
+	case 5:
+		return snmp.IntegerValue(r.count), true
+	case 100:
+		return snmp.IntegerValue(r.errFlag), true
+	case 101:
+		return snmp.StringValue(r.errMsg), true
+	case 102: // prErrFix: tsnmpd runs no fix commands
+		return snmp.IntegerValue(0), true
+	case 103:
+		return snmp.StringValue(""), true
+	}
+	return snmp.Value{}, false
+}
+
+// diskIORow is one diskIOTable row.
+type diskIORow struct {
+	index snmp.OID
+	d     procfs.DiskStat
+	la    [3]float64
+}
+
+func (m *MIB) readDiskIO() []diskIORow {
+	b, err := m.cfg.FS.ReadFile("/proc/diskstats")
+	if err != nil {
+		return nil
+	}
+	ds, _ := procfs.ParseDiskstats(b)
+	rows := make([]diskIORow, 0, len(ds))
+	for _, d := range ds {
+		rows = append(rows, diskIORow{index: snmp.OID{uint32(len(rows) + 1)}, d: d, la: m.cpu.DiskLoad(d.Name)})
+	}
+	return rows
+}
+
+type diskIORows []diskIORow
+
+func (d diskIORows) Len() int             { return len(d) }
+func (d diskIORows) Index(i int) snmp.OID { return d[i].index }
+func (d diskIORows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	r := &d[i]
+	switch col {
+	case 1:
+		return snmp.IntegerValue(int64(r.index[0])), true
+	case 2:
+		return snmp.StringValue(r.d.Name), true
+	case 3:
+		return snmp.Counter32Value(uint32(r.d.ReadSectors * 512)), true
+	case 4:
+		return snmp.Counter32Value(uint32(r.d.WriteSectors * 512)), true
+	case 5:
+		return snmp.Counter32Value(uint32(r.d.Reads)), true
+	case 6:
+		return snmp.Counter32Value(uint32(r.d.Writes)), true
+	case 9, 10, 11:
+		return snmp.IntegerValue(int64(r.la[col-9])), true
+	case 12:
+		return snmp.Counter64Value(r.d.ReadSectors * 512), true
+	case 13:
+		return snmp.Counter64Value(r.d.WriteSectors * 512), true
+	case 14:
+		return snmp.Counter64Value(r.d.IOTicks * 1000), true
+	}
+	return snmp.Value{}, false
+}

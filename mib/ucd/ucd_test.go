@@ -1,0 +1,80 @@
+package ucd
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// TestRecorded serves the MIB from recorded /proc files.
+func TestRecorded(t *testing.T) {
+	fs := procfs.FS{Root: "testdata"}
+	h := procfs.NewCPUHistory(fs, time.Hour)
+	defer h.Close()
+	m := New(Config{FS: fs, CPU: h, Procs: []Proc{{Name: "tsnmp-none", Min: 1}}})
+	defer m.Close()
+	var tree mib.Tree
+	m.Register(&tree)
+	got := mibtest.Walk(&tree, UCDavis)
+	for oid, want := range map[string]string{
+		"1.3.6.1.4.1.2021.4.5.0":          "24684084",              // memTotalReal
+		"1.3.6.1.4.1.2021.4.6.0":          "24097380",              // memAvailReal: MemAvailable
+		"1.3.6.1.4.1.2021.4.11.0":         "24097380",              // memTotalFree
+		"1.3.6.1.4.1.2021.4.14.0":         "84716",                 // memBuffer
+		"1.3.6.1.4.1.2021.4.15.0":         "1843644",               // memCached: Cached + SReclaimable
+		"1.3.6.1.4.1.2021.4.100.0":        "1",                     // memSwapError: no swap
+		"1.3.6.1.4.1.2021.10.1.3.1":       "hex:392e3837",          // laLoad "9.87"
+		"1.3.6.1.4.1.2021.10.1.5.3":       "294",                   // laLoadInt
+		"1.3.6.1.4.1.2021.10.1.6.1":       "opaque:9f7804411deb85", // 9.87 as a float
+		"1.3.6.1.4.1.2021.11.50.0":        "54362",                 // ssCpuRawUser
+		"1.3.6.1.4.1.2021.11.59.0":        "1893588",               // ssRawInterrupts
+		"1.3.6.1.4.1.2021.11.57.0":        "6140296",               // ssIORawSent: pgpgout * 2
+		"1.3.6.1.4.1.2021.11.67.0":        "2",                     // ssCpuNumCpus
+		"1.3.6.1.4.1.2021.2.1.5.1":        "0",                     // prCount
+		"1.3.6.1.4.1.2021.2.1.100.1":      "1",                     // prErrorFlag
+		"1.3.6.1.4.1.2021.13.15.1.1.2.9":  "hex:766461",            // diskIODevice vda
+		"1.3.6.1.4.1.2021.13.15.1.1.12.9": "1730798592",            // diskIONReadX: sectors * 512
+		"1.3.6.1.4.1.2021.13.15.1.1.14.9": "15816000",              // diskIOBusyTime in µs
+	} {
+		if got[oid] != want {
+			t.Errorf("%s = %q, want %q", oid, got[oid], want)
+		}
+	}
+	// One sample: no averages yet.
+	if _, ok := got["1.3.6.1.4.1.2021.11.9.0"]; ok {
+		t.Error("ssCpuUser served without a minute of samples")
+	}
+	r := mib.NewRequest(context.Background(), time.Now())
+	defer r.Release()
+	if v := tree.Get(r, snmp.MustParseOID("1.3.6.1.4.1.2021.11.9.0")); v.Type != snmp.NoSuchInstance {
+		t.Errorf("ssCpuUser = %v", v)
+	}
+	// Two samples a minute apart: 25% user time.
+	s0, _ := fs.ReadSample(time.Now())
+	s1 := s0
+	s1.At = s0.At.Add(time.Minute)
+	s1.Stat.All.User += 1500
+	s1.Stat.All.Idle += 4500
+	s1.Stat.Ctxt += 6000
+	h.Add(s1)
+	h2 := procfs.NewCPUHistory(procfs.FS{Root: "/nonexistent"}, time.Hour)
+	defer h2.Close()
+	h2.Add(s0)
+	h2.Add(s1)
+	m.cpu = h2
+	for oid, want := range map[string]int64{"1.3.6.1.4.1.2021.11.9.0": 25, "1.3.6.1.4.1.2021.11.11.0": 75, "1.3.6.1.4.1.2021.11.8.0": 100} {
+		if v := tree.Get(r, snmp.MustParseOID(oid)); v.Type != snmp.Integer || v.Int() != want {
+			t.Errorf("%s = %v, want %d", oid, v, want)
+		}
+	}
+	// A GetBulk through the tables answers from one reading.
+	vbs := tree.List(r, UCDavis, nil, 500)
+	if len(vbs) < 100 {
+		t.Errorf("GetBulk gave %d varbinds", len(vbs))
+	}
+}
