@@ -74,10 +74,11 @@ func (c *ClientConfig) Config(host string) (*gotls.Config, error) {
 		min = gotls.VersionTLS12
 	}
 	cfg := &gotls.Config{
-		Certificates: c.LocalCertificates(),
-		MinVersion:   min,
-		MaxVersion:   c.MaxVersion,
-		CipherSuites: c.CipherSuites,
+		Certificates:     c.LocalCertificates(),
+		MinVersion:       min,
+		MaxVersion:       c.MaxVersion,
+		CipherSuites:     clientSuites(c.CipherSuites, min),
+		CurvePreferences: DefaultCurves,
 		// Verification is RFC 6353's, in VerifyConnection, which runs on
 		// full and resumed handshakes alike (a resumed session brings
 		// back the certificates of the full one).
@@ -126,6 +127,11 @@ func Dial(ctx context.Context, network, addr string, c *ClientConfig) (*gotls.Co
 	if err := conn.HandshakeContext(ctx); err != nil {
 		c.Stats.Inc(SessionOpenErrors)
 		raw.Close()
+		return nil, err
+	}
+	if err := checkEMS(conn.ConnectionState()); err != nil {
+		c.Stats.Inc(SessionOpenErrors)
+		conn.Close()
 		return nil, err
 	}
 	c.Stats.Inc(SessionOpens)

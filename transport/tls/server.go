@@ -32,7 +32,7 @@ type ServerConfig struct {
 	// TLS 1.2. TLS 1.0 and 1.1 are accepted only when set here.
 	MinVersion uint16
 	// CipherSuites restricts TLS 1.2 and earlier (tlsAlgorithms); nil
-	// means crypto/tls's defaults. TLS 1.3 suites are not configurable.
+	// means DefaultCipherSuites. TLS 1.3 suites are not configurable.
 	CipherSuites []uint16
 	// AnyPurpose accepts client certificates whose extended key usage
 	// does not allow clientAuth (tls.any_purpose); see CheckPurpose.
@@ -93,7 +93,10 @@ type Server struct {
 
 type serverState struct {
 	cfg *gotls.Config
-	id  *ClientIdentity
+	// legacy are the TLS 1.0 and 1.1 suites offered to clients that
+	// cannot do TLS 1.2, where tlsMinVersion allows them; nil otherwise.
+	legacy []uint16
+	id     *ClientIdentity
 }
 
 // Listen opens a TLS listener on a ("tls:" address) serving h.
@@ -148,10 +151,15 @@ func (s *Server) Update(cfg *ServerConfig) error {
 		Certificates:           cfg.LocalCertificates(),
 		ClientAuth:             gotls.RequireAnyClientCert,
 		MinVersion:             min,
-		CipherSuites:           cfg.CipherSuites,
+		CipherSuites:           cipherSuites(cfg.CipherSuites),
+		CurvePreferences:       DefaultCurves,
 		SessionTicketsDisabled: s.opts.DisableTickets,
 	}
-	s.state.Store(&serverState{cfg: c, id: cfg.Identity()})
+	st := &serverState{cfg: c, id: cfg.Identity()}
+	if min < gotls.VersionTLS12 && len(cfg.CipherSuites) == 0 {
+		st.legacy = legacySuites
+	}
+	s.state.Store(st)
 	return nil
 }
 
@@ -189,6 +197,18 @@ func (l *listener) Accept() (net.Conn, error) {
 	cfg := st.cfg.Clone()
 	if !l.s.opts.DisableTickets {
 		cfg.SetSessionTicketKeys(l.s.opts.Tickets.Keys())
+	}
+	cfg.GetConfigForClient = func(hello *gotls.ClientHelloInfo) (*gotls.Config, error) {
+		if err := checkClientHello(hello); err != nil {
+			return nil, err
+		}
+		if st.legacy != nil && legacyOnly(hello) {
+			c := cfg.Clone()
+			c.GetConfigForClient = nil
+			c.CipherSuites = st.legacy
+			return c, nil
+		}
+		return nil, nil
 	}
 	cfg.VerifyConnection = func(cs gotls.ConnectionState) error {
 		name, err := st.id.Verify(cs.PeerCertificates)
