@@ -219,4 +219,3 @@ func TestExtendedMasterSecret(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
