@@ -2,13 +2,14 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
 
+	"github.com/tsnmp/tsnmp/bench/harness"
 	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/security/usm"
@@ -128,7 +129,7 @@ func startAgentsWith(env *Env, ns *netns.NS, withSSH bool, extra ...string) (*ag
 		extra = append(extra, "--listen", "ssh:"+a.ssh.sshAddr)
 		extra = append(extra, a.tls.listenArgs()...)
 	}
-	if a.tsnmpd, err = StartTsnmpdIn(ns, env.Tsnmpd, tconf, filepath.Join(dir, "tsnmpd-state"), port, extra...); err != nil {
+	if a.tsnmpd, err = harness.StartTsnmpd(ns, env.Tsnmpd, tconf, filepath.Join(dir, "tsnmpd-state"), port, extra...); err != nil {
 		return nil, err
 	}
 	env.Defer(a.tsnmpd.Stop)
@@ -150,7 +151,7 @@ func startAgentsWith(env *Env, ns *netns.NS, withSSH bool, extra ...string) (*ag
 	if port, err = FreePort(); err != nil {
 		return nil, err
 	}
-	if a.snmpd, err = StartSnmpdIn(ns, conf, sd, port); err != nil {
+	if a.snmpd, err = harness.StartSnmpd(ns, conf, sd, port); err != nil {
 		return nil, err
 	}
 	env.Defer(a.snmpd.Stop)
@@ -187,12 +188,32 @@ func oneGet(ctx context.Context, target string, cfg manager.Config) error {
 		return err
 	}
 	defer s.Close()
+	return getSysDescr(ctx, s)
+}
+
+// getSysDescr gets sysDescr.0 in session s and checks the answer.
+func getSysDescr(ctx context.Context, s *manager.Session) error {
 	p, err := s.Get(ctx, sysDescr0)
 	if err != nil {
 		return err
 	}
 	if len(p.VarBinds) != 1 || p.VarBinds[0].Value.Type != snmp.OctetString {
-		return errors.New("bench: unexpected answer to get sysDescr.0")
+		return fmt.Errorf("bench: unexpected answer to get sysDescr.0 from %s: %v", s.Target().Spec, p.VarBinds)
 	}
 	return nil
+}
+
+// serveEach accepts connections on l until it is closed and hands each
+// to handle in a goroutine of its own, closing it afterwards.
+func serveEach(l net.Listener, handle func(net.Conn)) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			handle(c)
+		}()
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tsnmp/tsnmp/bench/harness"
 	"github.com/tsnmp/tsnmp/internal/certs"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -97,7 +98,7 @@ func startTLSAgent(env *Env, kt keyType) (*tlsAgent, *Proc, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := StartTsnmpdIn(nil, env.Tsnmpd, conf, filepath.Join(dir, "tsnmpd-state"), port, a.listenArgs()...)
+	p, err := harness.StartTsnmpd(nil, env.Tsnmpd, conf, filepath.Join(dir, "tsnmpd-state"), port, a.listenArgs()...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -176,14 +177,7 @@ func (a *tlsAgent) getTLS(ctx context.Context, dtls bool, cache string) (bool, e
 		return false, err
 	}
 	defer s.Close()
-	p, err := s.Get(ctx, sysDescr0)
-	if err != nil {
-		return false, err
-	}
-	if len(p.VarBinds) != 1 || p.VarBinds[0].Value.Type != snmp.OctetString {
-		return false, fmt.Errorf("bench: unexpected answer over %s: %v", tgt, p.VarBinds)
-	}
-	return s.Resumed(), nil
+	return s.Resumed(), getSysDescr(ctx, s)
 }
 
 // dial opens an SNMP session over TLS or DTLS without resumption.

@@ -5,13 +5,15 @@ import (
 
 	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/hostres"
 	"github.com/tsnmp/tsnmp/mib/ucd"
 )
 
 // hostMIBs are the host instrumentation: UCD-SNMP-MIB and
 // HOST-RESOURCES-MIB.
 type hostMIBs struct {
-	ucd *ucd.MIB
+	ucd     *ucd.MIB
+	hostres *hostres.MIB
 }
 
 // registerHostMIBs adds the host MIBs, shaped by cfg.Host, to tree.
@@ -40,10 +42,19 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 	}
 	d.host.ucd = ucd.New(uc)
 	d.host.ucd.Register(tree)
+	d.host.hostres = hostres.New(hostres.Config{
+		CacheTTL:      time.Duration(h.CacheTTL),
+		StorageUseNFS: h.StorageUseNFS,
+		SkipNFS:       h.SkipNFS,
+	})
+	d.host.hostres.Register(tree)
 }
 
 func (d *daemon) closeHostMIBs() {
 	if d.host.ucd != nil {
 		d.host.ucd.Close()
+	}
+	if d.host.hostres != nil {
+		d.host.hostres.Close()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	gotls "crypto/tls"
 	"errors"
 	"slices"
+	"sync"
 )
 
 // DefaultCipherSuites are the TLS 1.2 cipher suites offered and accepted
@@ -114,6 +115,17 @@ func HTTPSConfig(current func() *ServerConfig, tickets *TicketKeys) *gotls.Confi
 		NextProtos:       []string{"h2", "http/1.1"},
 	}
 	base.SessionTicketsDisabled = tickets == nil
+	var mu sync.Mutex
+	var lastSC *ServerConfig
+	var lastCerts []gotls.Certificate
+	chains := func(sc *ServerConfig) []gotls.Certificate {
+		mu.Lock()
+		defer mu.Unlock()
+		if sc != lastSC {
+			lastSC, lastCerts = sc, sc.LocalCertificates()
+		}
+		return lastCerts
+	}
 	base.GetConfigForClient = func(hello *gotls.ClientHelloInfo) (*gotls.Config, error) {
 		if err := checkClientHello(hello); err != nil {
 			return nil, err
@@ -124,7 +136,7 @@ func HTTPSConfig(current func() *ServerConfig, tickets *TicketKeys) *gotls.Confi
 		}
 		c := base.Clone()
 		c.GetConfigForClient = nil
-		c.Certificates = sc.LocalCertificates()
+		c.Certificates = chains(sc)
 		if sc.MinVersion > c.MinVersion { // https stays at TLS 1.2 or later
 			c.MinVersion = sc.MinVersion
 		}

@@ -1,0 +1,194 @@
+package hostres
+
+import (
+	"bytes"
+	"net"
+	"slices"
+	"time"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// hrDeviceTypes and the index ranges Net-SNMP gives each kind: a device's
+// hrDeviceIndex is its kind << 16 plus its number.
+const (
+	devProcessor   = 3
+	devNetwork     = 4
+	devDisk        = 6
+	devCoprocessor = 12
+
+	statusRunning = 2
+	statusDown    = 5
+)
+
+var hrDeviceTypes = snmp.OID{1, 3, 6, 1, 2, 1, 25, 3, 1}
+var zeroDotZero = snmp.OID{0, 0}
+
+// device is one hrDeviceTable row.
+type device struct {
+	index     snmp.OID
+	typ       uint32
+	descr     string
+	status    int64 // 0: not served
+	errors    uint32
+	hasErrors bool
+	ifIndex   int64 // network devices
+	cpu       int   // processors: the CPU number
+}
+
+type devSnap struct {
+	rows       []device
+	processors []int // positions in rows
+	networks   []int
+	load       map[int]int64 // hrProcessorLoad by CPU number
+}
+
+// readDevices lists processors (/proc/cpuinfo), network interfaces (an
+// rtnetlink dump with the error counters of /proc/net/dev) and the
+// floating point co-processor Net-SNMP assumes.
+func (m *MIB) readDevices(time.Time) *devSnap {
+	s := &devSnap{load: map[int]int64{}}
+	if b, err := m.cfg.FS.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, c := range procfs.ParseCPUInfo(b) {
+			descr := c.ModelName
+			if c.VendorID != "" {
+				descr = c.VendorID + ": " + c.ModelName
+			}
+			s.rows = append(s.rows, device{index: snmp.OID{devProcessor<<16 + uint32(c.ID)}, typ: devProcessor,
+				descr: descr, status: statusRunning, cpu: c.ID})
+		}
+	}
+	if old, cur, ok := m.cpu.Minute(); ok {
+		prev := map[int]procfs.CPUTimes{}
+		for _, c := range old.Stat.CPUs {
+			prev[c.ID] = c.CPUTimes
+		}
+		for _, c := range cur.Stat.CPUs {
+			p, ok := prev[c.ID]
+			if !ok {
+				continue
+			}
+			total := procfs.Sub(c.Total(), p.Total())
+			if total > 0 {
+				s.load[c.ID] = 100 - procfs.Percent(procfs.Sub(c.Idle, p.Idle), total)
+			}
+		}
+	}
+	if ifs, err := net.Interfaces(); err == nil {
+		errs := map[string]uint64{}
+		if b, err := m.cfg.FS.ReadFile("/proc/net/dev"); err == nil {
+			errs = ParseNetDevErrors(b)
+		}
+		for _, i := range ifs {
+			if i.Index <= 0 || i.Index >= 1<<16 {
+				continue // beyond the index range of network devices
+			}
+			st := int64(statusDown)
+			if i.Flags&net.FlagUp != 0 {
+				st = statusRunning
+			}
+			s.rows = append(s.rows, device{index: snmp.OID{devNetwork<<16 + uint32(i.Index)}, typ: devNetwork,
+				descr: "network interface " + i.Name, status: st, errors: uint32(errs[i.Name]), hasErrors: true,
+				ifIndex: int64(i.Index)})
+		}
+	}
+	s.rows = append(s.rows, device{index: snmp.OID{devCoprocessor << 16}, typ: devCoprocessor,
+		descr: "Guessing that there's a floating point co-processor"})
+	slices.SortFunc(s.rows, func(a, b device) int { return a.index.Compare(b.index) })
+	for i, d := range s.rows {
+		switch d.typ {
+		case devProcessor:
+			s.processors = append(s.processors, i)
+		case devNetwork:
+			s.networks = append(s.networks, i)
+		}
+	}
+	return s
+}
+
+// ParseNetDevErrors reads the receive and transmit error counts of each
+// interface from /proc/net/dev. Malformed lines are skipped.
+func ParseNetDevErrors(b []byte) map[string]uint64 {
+	out := map[string]uint64{}
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		name, rest, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) < 16 {
+			continue
+		}
+		rx, ok1 := atou(f[2])
+		tx, ok2 := atou(f[10])
+		if ok1 && ok2 {
+			out[string(bytes.TrimSpace(name))] = rx + tx
+		}
+	}
+	return out
+}
+
+func atou(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, true
+}
+
+type deviceRows struct{ *devSnap }
+
+func (d deviceRows) Len() int             { return len(d.rows) }
+func (d deviceRows) Index(i int) snmp.OID { return d.rows[i].index }
+func (d deviceRows) Value(r *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	w := &d.rows[i]
+	switch col {
+	case 1:
+		return snmp.IntegerValue(int64(w.index[0])), true
+	case 2:
+		return snmp.OIDValue(r.OID(hrDeviceTypes, w.typ)), true
+	case 3:
+		return snmp.StringValue(w.descr), true
+	case 4:
+		return snmp.OIDValue(zeroDotZero), true
+	case 5:
+		return snmp.IntegerValue(w.status), w.status != 0
+	case 6:
+		return snmp.Counter32Value(w.errors), w.hasErrors
+	}
+	return snmp.Value{}, false
+}
+
+type processorRows struct{ *devSnap }
+
+func (p processorRows) Len() int             { return len(p.processors) }
+func (p processorRows) Index(i int) snmp.OID { return p.rows[p.processors[i]].index }
+func (p processorRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	switch col {
+	case 1:
+		return snmp.OIDValue(zeroDotZero), true
+	case 2:
+		l, ok := p.load[p.rows[p.processors[i]].cpu]
+		return snmp.IntegerValue(l), ok
+	}
+	return snmp.Value{}, false
+}
+
+type networkRows struct{ *devSnap }
+
+func (n networkRows) Len() int             { return len(n.networks) }
+func (n networkRows) Index(i int) snmp.OID { return n.rows[n.networks[i]].index }
+func (n networkRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	if col == 1 {
+		return snmp.IntegerValue(n.rows[n.networks[i]].ifIndex), true
+	}
+	return snmp.Value{}, false
+}

@@ -1,0 +1,169 @@
+// Package hostres implements HOST-RESOURCES-MIB (RFC 2790) for Linux:
+// hrSystem, hrMemorySize, hrStorageTable, hrDeviceTable with
+// hrProcessorTable and hrNetworkTable, hrFSTable, hrSWRunTable,
+// hrSWRunPerfTable and hrSWInstalledTable.
+//
+// Each group is read from the kernel once per request and the reading is
+// shared by all requests for CacheTTL: /proc/meminfo and
+// /proc/self/mounts with one statfs(2) per file system for
+// hrStorageTable and hrFSTable, one pass over /proc/PID/stat and
+// /proc/PID/cmdline for hrSWRunTable and hrSWRunPerfTable together,
+// /proc/cpuinfo and /proc/net/dev for hrDeviceTable, the dpkg status
+// database for hrSWInstalledTable (read again only when it changes).
+// hrProcessorLoad comes from a sampler reading /proc/stat every 5 s.
+//
+// Values follow Net-SNMP 5.9's snmpd, except:
+//   - hrStorageAllocationUnits of a file system doubles until its size
+//     fits an Integer32, so that file systems of more than 2^31 blocks
+//     (16 TB of 8 KB blocks, 8 TB of 4 KB ones) report their real size.
+//   - hrProcessorLoad is served once the sampler has two samples, over the
+//     samples of the last minute (Net-SNMP waits for a full minute).
+//   - hrSWRunName is the kernel's task name from /proc/PID/stat (Net-SNMP
+//     reads the same name from /proc/PID/status).
+//   - hrStorageAllocationFailures is not served (Linux does not count
+//     them), as in Net-SNMP; neither are hrDiskStorageTable and
+//     hrPartitionTable.
+package hostres
+
+import (
+	"time"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// OIDs served.
+var (
+	HostResources    = snmp.OID{1, 3, 6, 1, 2, 1, 25}
+	HrSystem         = snmp.OID{1, 3, 6, 1, 2, 1, 25, 1}
+	HrMemorySize     = snmp.OID{1, 3, 6, 1, 2, 1, 25, 2, 2}
+	HrStorageEntry   = snmp.OID{1, 3, 6, 1, 2, 1, 25, 2, 3, 1}
+	HrDeviceEntry    = snmp.OID{1, 3, 6, 1, 2, 1, 25, 3, 2, 1}
+	HrProcessorEntry = snmp.OID{1, 3, 6, 1, 2, 1, 25, 3, 3, 1}
+	HrNetworkEntry   = snmp.OID{1, 3, 6, 1, 2, 1, 25, 3, 4, 1}
+	HrFSEntry        = snmp.OID{1, 3, 6, 1, 2, 1, 25, 3, 8, 1}
+	HrSWRunEntry     = snmp.OID{1, 3, 6, 1, 2, 1, 25, 4, 2, 1}
+	HrSWRunPerfEntry = snmp.OID{1, 3, 6, 1, 2, 1, 25, 5, 1, 1}
+	HrSWInstalled    = snmp.OID{1, 3, 6, 1, 2, 1, 25, 6, 3, 1}
+	// ModuleID is hostResourcesMibModule, for sysORTable.
+	ModuleID = snmp.OID{1, 3, 6, 1, 2, 1, 25, 7, 4}
+)
+
+// Config configures the MIB.
+type Config struct {
+	// CacheTTL is how long one reading serves requests; default 1 s.
+	CacheTTL time.Duration
+	// FS is where /proc and /var/lib/dpkg are read; default the host's.
+	FS procfs.FS
+	// CPU supplies the last minute's samples for hrProcessorLoad; nil:
+	// the MIB starts its own sampler (stopped by Close).
+	CPU *procfs.CPUHistory
+	// StorageUseNFS false serves NFS mounts as hrStorageFixedDisk instead
+	// of hrStorageNetworkDisk (`storageUseNFS 2`).
+	StorageUseNFS *bool
+	// SkipNFS leaves remote file systems out (`skipNFSInHostResources`).
+	SkipNFS bool
+	// DpkgStatus is the dpkg status file; default /var/lib/dpkg/status.
+	DpkgStatus string
+}
+
+// MIB serves HOST-RESOURCES-MIB.
+type MIB struct {
+	cfg    Config
+	ownCPU bool
+	cpu    *procfs.CPUHistory
+
+	mem     procfs.Cache[procfs.Meminfo]
+	fsys    procfs.Cache[[]procfs.FileSystem]
+	procs   procfs.Cache[*procSnap]
+	devices procfs.Cache[*devSnap]
+	sw      swInstalled
+	mounts  procfs.Mounts
+	pr      procfs.ProcReader
+
+	system, memSize               mib.Scalars
+	storage, device, processor    mib.Table
+	network, fs, swRun, swRunPerf mib.Table
+	swInst                        mib.Table
+}
+
+// New returns the MIB; call Close to stop its sampler.
+func New(cfg Config) *MIB {
+	if cfg.FS.Root == "" {
+		cfg.FS = procfs.Host
+	}
+	if cfg.DpkgStatus == "" {
+		cfg.DpkgStatus = "/var/lib/dpkg/status"
+	}
+	m := &MIB{cfg: cfg, cpu: cfg.CPU}
+	if m.cpu == nil {
+		m.cpu = procfs.NewCPUHistory(cfg.FS, 0)
+		m.ownCPU = true
+	}
+	m.mounts.FS = cfg.FS
+	m.pr = procfs.ProcReader{FS: cfg.FS, WithCmdline: true}
+	m.sw.fs, m.sw.path = cfg.FS, cfg.DpkgStatus
+	ttl := cfg.CacheTTL
+	m.mem = procfs.Cache[procfs.Meminfo]{TTL: ttl, Load: func(time.Time) procfs.Meminfo {
+		b, err := cfg.FS.ReadFile("/proc/meminfo")
+		if err != nil {
+			return procfs.Meminfo{}
+		}
+		return procfs.ParseMeminfo(b)
+	}}
+	m.fsys = procfs.Cache[[]procfs.FileSystem]{TTL: ttl, Load: func(time.Time) []procfs.FileSystem {
+		fs, _ := m.mounts.List(func(f *procfs.FileSystem) bool { return cfg.SkipNFS && f.Remote })
+		return fs
+	}}
+	m.procs = procfs.Cache[*procSnap]{TTL: ttl, Load: m.readProcs}
+	m.devices = procfs.Cache[*devSnap]{TTL: ttl, Load: m.readDevices}
+	m.initSystem()
+	m.memSize = mib.Scalars{Prefix: HrMemorySize[:len(HrMemorySize)-1], Objects: []mib.Scalar{{Sub: 2, Get: func(r *mib.Request) snmp.Value {
+		mi := m.mem.Get(r)
+		return int32Value(mi.MemTotal)
+	}}}}
+	m.storage = mib.Table{Entry: HrStorageEntry, Columns: []uint32{1, 2, 3, 4, 5, 6},
+		Rows: func(r *mib.Request) mib.Rows { return m.storageRows(r) }}
+	m.device = mib.Table{Entry: HrDeviceEntry, Columns: []uint32{1, 2, 3, 4, 5, 6},
+		Rows: func(r *mib.Request) mib.Rows { return deviceRows{m.devices.Get(r)} }}
+	m.processor = mib.Table{Entry: HrProcessorEntry, Columns: []uint32{1, 2},
+		Rows: func(r *mib.Request) mib.Rows { return processorRows{m.devices.Get(r)} }}
+	m.network = mib.Table{Entry: HrNetworkEntry, Columns: []uint32{1},
+		Rows: func(r *mib.Request) mib.Rows { return networkRows{m.devices.Get(r)} }}
+	m.fs = mib.Table{Entry: HrFSEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9},
+		Rows: func(r *mib.Request) mib.Rows { return fsRows(m.fsys.Get(r)) }}
+	m.swRun = mib.Table{Entry: HrSWRunEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 7},
+		Rows: func(r *mib.Request) mib.Rows { return swRunRows{m.procs.Get(r)} }}
+	m.swRunPerf = mib.Table{Entry: HrSWRunPerfEntry, Columns: []uint32{1, 2},
+		Rows: func(r *mib.Request) mib.Rows { return swRunPerfRows{m.procs.Get(r)} }}
+	m.swInst = mib.Table{Entry: HrSWInstalled, Columns: []uint32{1, 2, 3, 4, 5},
+		Rows: func(r *mib.Request) mib.Rows { return m.sw.get(r, ttl) }}
+	return m
+}
+
+// Register adds the MIB's subtrees to tree.
+func (m *MIB) Register(tree *mib.Tree) {
+	tree.Register(HrSystem, &m.system)
+	tree.Register(HrMemorySize, &m.memSize)
+	tree.Register(HrStorageEntry, &m.storage)
+	tree.Register(HrDeviceEntry, &m.device)
+	tree.Register(HrProcessorEntry, &m.processor)
+	tree.Register(HrNetworkEntry, &m.network)
+	tree.Register(HrFSEntry, &m.fs)
+	tree.Register(HrSWRunEntry, &m.swRun)
+	tree.Register(HrSWRunPerfEntry, &m.swRunPerf)
+	tree.Register(HrSWInstalled, &m.swInst)
+}
+
+// Close stops the MIB's own CPU sampler.
+func (m *MIB) Close() error {
+	if m.ownCPU {
+		m.cpu.Close()
+	}
+	return nil
+}
+
+func int32Value(v uint64) snmp.Value {
+	return snmp.IntegerValue(int64(min(v, 1<<31-1)))
+}

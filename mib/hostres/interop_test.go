@@ -1,0 +1,156 @@
+package hostres
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
+)
+
+// TestInteropNetSNMP compares HOST-RESOURCES-MIB with Net-SNMP snmpd's
+// on the same host, in a mount namespace holding a small tmpfs and a
+// 20 TB one.
+func TestInteropNetSNMP(t *testing.T) {
+	if !mibtest.InMountNS(t) {
+		return
+	}
+	mibtest.Mount(t, "tmpfs", "tsnmp-small", "size=1m,mode=755")
+	big := mibtest.Mount(t, "tmpfs", "tsnmp-big", "size=20t")
+	mibtest.Mount(t, "tmpfs", "tsnmp-ro", "size=1m,ro")
+	snmpd := mibtest.StartSnmpd(t, "", "")
+	m := New(Config{})
+	defer m.Close()
+	var tree mib.Tree
+	m.Register(&tree)
+	theirs := snmpd.Walk(t, "1.3.6.1.2.1.25")
+	ours := mibtest.Walk(&tree, HostResources)
+
+	const (
+		sys  = "1.3.6.1.2.1.25.1."
+		stor = "1.3.6.1.2.1.25.2.3.1."
+		dev  = "1.3.6.1.2.1.25.3.2.1."
+		proc = "1.3.6.1.2.1.25.3.3.1."
+		netw = "1.3.6.1.2.1.25.3.4.1."
+		fsys = "1.3.6.1.2.1.25.3.8.1."
+		run  = "1.3.6.1.2.1.25.4.2.1."
+		perf = "1.3.6.1.2.1.25.5.1.1."
+		inst = "1.3.6.1.2.1.25.6.3.1."
+	)
+	// Processes come and go between the two walks: compare those in both,
+	// and require that most are.
+	pids := func(m map[string]string) map[string]bool {
+		out := map[string]bool{}
+		for k := range m {
+			if p, ok := strings.CutPrefix(k, run+"1."); ok {
+				out[p] = true
+			}
+		}
+		return out
+	}
+	op, tp := pids(ours), pids(theirs)
+	both := 0
+	for p := range tp {
+		if op[p] {
+			both++
+		}
+	}
+	if both < len(tp)*9/10 || both < 5 {
+		t.Errorf("%d of Net-SNMP's %d processes in tsnmp's %d", both, len(tp), len(op))
+	}
+	for _, m := range []map[string]string{ours, theirs} {
+		for k := range m {
+			for _, prefix := range []string{run, perf} {
+				if rest, ok := strings.CutPrefix(k, prefix); ok {
+					_, pid, _ := strings.Cut(rest, ".")
+					if !op[pid] || !tp[pid] {
+						delete(m, k)
+					}
+				}
+			}
+		}
+	}
+	// A process's resident memory is stable while it does not run: compare
+	// it for processes whose CPU time did not move between the walks.
+	for k := range ours {
+		if pid, ok := strings.CutPrefix(k, perf+"2."); ok && ours[perf+"1."+pid] != theirs[perf+"1."+pid] {
+			delete(ours, k)
+			delete(theirs, k)
+		}
+	}
+	// A kernel worker's name carries the work it does at the moment.
+	for _, m := range []map[string]string{ours, theirs} {
+		for k, v := range m {
+			if name := mibtest.Text(v); strings.HasPrefix(k, run+"2.") && strings.HasPrefix(name, "kworker/") {
+				name, _, _ = strings.Cut(name, "-")
+				m[k] = "kworker:" + name
+			}
+		}
+	}
+	// Net-SNMP ends hrSWRunParameters at the first empty argument; tsnmp
+	// keeps them all (an empty argument shows as two spaces).
+	for k, v := range theirs {
+		if strings.HasPrefix(k, run+"5.") && ours[k] != v && strings.HasPrefix(ours[k], v+"20") {
+			t.Logf("%s: Net-SNMP cut %q at an empty argument: %q", k, mibtest.Text(ours[k]), mibtest.Text(v))
+			ours[k] = v
+		}
+	}
+	// hrProcessorLoad: Net-SNMP has none until its first minute passed.
+	for k, v := range ours {
+		if strings.HasPrefix(k, proc+"2.") {
+			if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 100 {
+				t.Errorf("%s = %s, want a percentage", k, v)
+			}
+			if _, ok := theirs[k]; !ok {
+				delete(ours, k)
+			}
+		}
+	}
+	memTol := mibtest.Rule{Tol: 8192, Frac: 0.05}
+	fsTol := mibtest.Rule{Tol: 65536} // blocks written by others between the walks
+	rules := map[string]mibtest.Rule{
+		sys: {}, sys + "1.": {Tol: 300}, sys + "2.": {Skip: "the time of the walk"}, sys + "6.": {Tol: 20},
+		"1.3.6.1.2.1.25.2.2.": {},
+		stor:                  {}, stor + "5.7": memTol, stor + "5.8": memTol, stor + "5.11": memTol, stor + "6.": memTol,
+		dev: {}, dev + "6.": {Tol: 10},
+		proc: {}, netw: {}, fsys: {},
+		run: {}, run + "7.": {Skip: "process states change"},
+		perf + "1.": {Tol: 100}, perf + "2.": {Tol: 1024, Frac: 0.1},
+		inst: {},
+	}
+	for k := range ours {
+		if strings.HasPrefix(k, stor+"6.") {
+			idx, _ := strconv.Atoi(strings.TrimPrefix(k, stor+"6."))
+			if idx > fsIndexBase {
+				rules[k] = fsTol
+			}
+		}
+	}
+	n := mibtest.Compare(t, ours, theirs, rules)
+	if n < 500 {
+		t.Errorf("compared %d values, want at least 500", n)
+	}
+
+	// The 20 TB tmpfs: 5*2^30 blocks of 4 KB do not fit an Integer32.
+	var row string
+	for k, v := range ours {
+		if strings.HasPrefix(k, stor+"3.") && mibtest.Text(v) == big {
+			row = strings.TrimPrefix(k, stor+"3.")
+		}
+	}
+	if row == "" {
+		t.Fatalf("no hrStorage row for %s", big)
+	}
+	units, _ := strconv.ParseUint(ours[stor+"4."+row], 10, 64)
+	size, _ := strconv.ParseUint(ours[stor+"5."+row], 10, 64)
+	if units*size != 20<<40 {
+		t.Errorf("20 TB: hrStorageAllocationUnits %d * hrStorageSize %d = %d, want %d", units, size, units*size, uint64(20<<40))
+	}
+	tu, _ := strconv.ParseUint(theirs[stor+"4."+row], 10, 64)
+	ts, _ := strconv.ParseUint(theirs[stor+"5."+row], 10, 64)
+	t.Logf("20 TB tmpfs: tsnmp %d x %d B, Net-SNMP %d x %d B", size, units, ts, tu)
+	if t.Failed() {
+		t.Logf("snmpd log:\n%s", snmpd.Log)
+	}
+}

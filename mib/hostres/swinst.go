@@ -1,0 +1,164 @@
+package hostres
+
+import (
+	"bytes"
+	"cmp"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// Package is one installed package of the dpkg database.
+type Package struct {
+	Name, Version, Arch string
+	Essential           bool
+	Status              string
+}
+
+// ParseDpkgStatus reads /var/lib/dpkg/status: stanzas of "Field: value"
+// lines separated by blank lines. Continuation lines (starting with a
+// space) and unknown fields are skipped; a stanza without Package is
+// dropped.
+func ParseDpkgStatus(b []byte) []Package {
+	var out []Package
+	var cur Package
+	flush := func() {
+		if cur.Name != "" {
+			out = append(out, cur)
+		}
+		cur = Package{}
+	}
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			flush()
+			continue
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			continue
+		}
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		val := string(bytes.TrimSpace(v))
+		switch string(k) {
+		case "Package":
+			cur.Name = val
+		case "Version":
+			cur.Version = val
+		case "Architecture":
+			cur.Arch = val
+		case "Essential":
+			cur.Essential = val == "yes"
+		case "Status":
+			cur.Status = val
+		}
+	}
+	flush()
+	return out
+}
+
+// swInstalled serves hrSWInstalledTable from the dpkg database, read
+// again only when the status file changes.
+type swInstalled struct {
+	fs   procfs.FS
+	path string
+
+	mu      sync.Mutex
+	checked time.Time
+	mtime   time.Time
+	size    int64
+	rows    swRows
+}
+
+type swRow struct {
+	index snmp.OID
+	name  string
+	typ   int64
+	date  []byte
+}
+
+type swRows []swRow
+
+func (s *swInstalled) get(r *mib.Request, ttl time.Duration) mib.Rows {
+	return r.Memo(s, func() any { return s.current(r.Now, ttl) }).(swRows)
+}
+
+func (s *swInstalled) current(now time.Time, ttl time.Duration) swRows {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ttl <= 0 {
+		ttl = time.Second
+	}
+	if !s.checked.IsZero() && now.Sub(s.checked) < ttl && !now.Before(s.checked) {
+		return s.rows
+	}
+	s.checked = now
+	st, err := os.Stat(s.fs.Path(s.path))
+	if err != nil {
+		s.rows, s.mtime, s.size = nil, time.Time{}, 0
+		return nil
+	}
+	if st.ModTime().Equal(s.mtime) && st.Size() == s.size {
+		return s.rows
+	}
+	b, err := os.ReadFile(s.fs.Path(s.path))
+	if err != nil {
+		return s.rows
+	}
+	s.mtime, s.size = st.ModTime(), st.Size()
+	pkgs := ParseDpkgStatus(b)
+	// dpkg-query lists packages by name, then architecture.
+	slices.SortStableFunc(pkgs, func(a, b Package) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Arch, b.Arch))
+	})
+	info := filepath.Join(filepath.Dir(s.path), "info")
+	rows := make(swRows, 0, len(pkgs))
+	for i, p := range pkgs {
+		if strings.Contains(p.Status, "not-installed") {
+			continue // its index stays unused, as in Net-SNMP
+		}
+		row := swRow{index: snmp.OID{uint32(i + 1)}, name: p.Name + "_" + p.Version + "_" + p.Arch, typ: swApplication, date: backupDate}
+		if p.Essential {
+			row.typ = swOS
+		}
+		for _, f := range []string{p.Name + ".list", p.Name + ":" + p.Arch + ".list"} {
+			if st, err := os.Stat(s.fs.Path(filepath.Join(info, f))); err == nil {
+				row.date = DateAndTime(st.ModTime())
+				break
+			}
+		}
+		if len(row.name) > 64 {
+			row.name = row.name[:64]
+		}
+		rows = append(rows, row)
+	}
+	s.rows = rows
+	return rows
+}
+
+func (s swRows) Len() int             { return len(s) }
+func (s swRows) Index(i int) snmp.OID { return s[i].index }
+func (s swRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	w := &s[i]
+	switch col {
+	case 1:
+		return snmp.IntegerValue(int64(w.index[0])), true
+	case 2:
+		return snmp.StringValue(w.name), true
+	case 3:
+		return snmp.OIDValue(zeroDotZero), true
+	case 4:
+		return snmp.IntegerValue(w.typ), true
+	case 5:
+		return snmp.BytesValue(w.date), true
+	}
+	return snmp.Value{}, false
+}

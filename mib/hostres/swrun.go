@@ -1,0 +1,108 @@
+package hostres
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// procSnap is one pass over /proc: every process with its stat and
+// command line.
+type procSnap struct {
+	ps    []procfs.Process
+	index []uint32 // PIDs, the rows' one-element indexes
+}
+
+func (m *MIB) readProcs(time.Time) *procSnap {
+	// The reader's buffers are reused; Cache serializes loads.
+	ps, _, _ := m.pr.List()
+	s := &procSnap{ps: ps, index: make([]uint32, len(ps))}
+	for i := range ps {
+		s.index[i] = ps[i].PID
+	}
+	return s
+}
+
+func (s *procSnap) Len() int             { return len(s.ps) }
+func (s *procSnap) Index(i int) snmp.OID { return snmp.OID(s.index[i : i+1 : i+1]) }
+
+// hrSWRunType and hrSWRunStatus values.
+const (
+	swOS          = 2
+	swApplication = 4
+
+	runRunning     = 1
+	runRunnable    = 2
+	runNotRunnable = 3
+	runInvalid     = 4
+)
+
+// runStatus maps a /proc state letter as Net-SNMP does.
+func runStatus(state byte) int64 {
+	switch state {
+	case 'R':
+		return runRunning
+	case 'S':
+		return runRunnable
+	case 'D', 'T':
+		return runNotRunnable
+	}
+	return runInvalid
+}
+
+// splitCmdline returns argv[0] and the other arguments joined by spaces,
+// each cut to the 128 octets of hrSWRunPath and hrSWRunParameters.
+func splitCmdline(c []byte) (path, params []byte) {
+	path, rest, _ := bytes.Cut(c, []byte{0})
+	if len(rest) > 128 {
+		rest = rest[:128]
+	}
+	if bytes.IndexByte(rest, 0) >= 0 {
+		rest = bytes.ReplaceAll(rest, []byte{0}, []byte{' '})
+	}
+	return path[:min(len(path), 128)], rest
+}
+
+type swRunRows struct{ *procSnap }
+
+func (s swRunRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	p := &s.ps[i]
+	switch col {
+	case 1:
+		return snmp.IntegerValue(int64(p.PID)), true
+	case 2:
+		return snmp.StringValue(p.Comm[:min(len(p.Comm), 64)]), true
+	case 3:
+		return snmp.OIDValue(zeroDotZero), true
+	case 4:
+		path, _ := splitCmdline(p.Cmdline)
+		return snmp.BytesValue(path), true
+	case 5:
+		_, params := splitCmdline(p.Cmdline)
+		return snmp.BytesValue(params), true
+	case 6:
+		if len(p.Cmdline) == 0 {
+			return snmp.IntegerValue(swOS), true
+		}
+		return snmp.IntegerValue(swApplication), true
+	case 7:
+		return snmp.IntegerValue(runStatus(p.State)), true
+	}
+	return snmp.Value{}, false
+}
+
+type swRunPerfRows struct{ *procSnap }
+
+func (s swRunPerfRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	p := &s.ps[i]
+	switch col {
+	case 1: // centiseconds
+		return snmp.IntegerValue(int64(min((p.UTime+p.STime)*100/procfs.ClockTick, 1<<31-1))), true
+	case 2: // kB
+		return snmp.IntegerValue(int64(min(p.RSS*procfs.PageKB, 1<<31-1))), true
+	}
+	return snmp.Value{}, false
+}

@@ -1,0 +1,102 @@
+package hostres
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// sysInfo is one reading of the hrSystem group's sources.
+type sysInfo struct {
+	uptime float64 // seconds since boot
+	users  int64
+	procs  int64
+}
+
+func (m *MIB) initSystem() {
+	cmdline := ""
+	if b, err := m.cfg.FS.ReadFile("/proc/cmdline"); err == nil {
+		b = bytes.TrimRight(b, "\n\x00")
+		cmdline = string(b[:min(len(b), 128)]) // DisplayString (SIZE (0..128))
+	}
+	info := &procfs.Cache[sysInfo]{TTL: m.cfg.CacheTTL, Load: func(time.Time) sysInfo { return m.readSys() }}
+	m.system = mib.Scalars{Prefix: HrSystem, Objects: []mib.Scalar{
+		{Sub: 1, Get: func(r *mib.Request) snmp.Value {
+			return snmp.TimeTicksValue(uint32(uint64(info.Get(r).uptime * 100)))
+		}},
+		{Sub: 2, Get: func(r *mib.Request) snmp.Value { return snmp.BytesValue(DateAndTime(r.Now)) }},
+		// The boot disk: as Net-SNMP, the first hrDeviceDiskStorage index.
+		{Sub: 3, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(devDisk << 16) }},
+		{Sub: 4, Get: func(*mib.Request) snmp.Value { return snmp.StringValue(cmdline) }},
+		{Sub: 5, Get: func(r *mib.Request) snmp.Value { return snmp.Gauge32Value(uint32(info.Get(r).users)) }},
+		{Sub: 6, Get: func(r *mib.Request) snmp.Value { return snmp.Gauge32Value(uint32(info.Get(r).procs)) }},
+		// Linux has no fixed maximum that RFC 2790 means: 0.
+		{Sub: 7, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(0) }},
+	}}
+}
+
+func (m *MIB) readSys() sysInfo {
+	var s sysInfo
+	if b, err := m.cfg.FS.ReadFile("/proc/uptime"); err == nil {
+		s.uptime, _ = procfs.ParseUptime(b)
+	}
+	if d, err := os.Open(m.cfg.FS.Path("/proc")); err == nil {
+		names, _ := d.Readdirnames(-1)
+		d.Close()
+		for _, n := range names {
+			if n != "" && n[0] >= '1' && n[0] <= '9' {
+				s.procs++
+			}
+		}
+	}
+	if b, err := m.cfg.FS.ReadFile("/run/utmp"); err == nil {
+		s.users = CountUsers(b, func(pid int32) bool {
+			return unix.Kill(int(pid), 0) != unix.ESRCH
+		})
+	}
+	return s
+}
+
+// utmp record layout (glibc, all 64-bit and 32-bit Linux ABIs).
+const (
+	utmpSize    = 384
+	userProcess = 7
+)
+
+// CountUsers counts the USER_PROCESS records of a utmp file whose
+// process still runs (alive reports that), as who(1) and Net-SNMP do.
+// A truncated last record is ignored.
+func CountUsers(b []byte, alive func(pid int32) bool) int64 {
+	var n int64
+	for ; len(b) >= utmpSize; b = b[utmpSize:] {
+		if binary.NativeEndian.Uint16(b) != userProcess {
+			continue
+		}
+		if alive(int32(binary.NativeEndian.Uint32(b[4:]))) {
+			n++
+		}
+	}
+	return n
+}
+
+// DateAndTime encodes t in its zone as an SNMPv2-TC DateAndTime of 11
+// octets (deciseconds as 0, as Net-SNMP).
+func DateAndTime(t time.Time) []byte {
+	_, off := t.Zone()
+	dir := byte('+')
+	if off < 0 {
+		dir, off = '-', -off
+	}
+	return []byte{
+		byte(t.Year() >> 8), byte(t.Year()), byte(t.Month()), byte(t.Day()),
+		byte(t.Hour()), byte(t.Minute()), byte(t.Second()), 0,
+		dir, byte(off / 3600), byte(off % 3600 / 60),
+	}
+}
