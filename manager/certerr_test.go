@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +30,19 @@ func TestCertificateErrors(t *testing.T) {
 	p, err := certs.NewPKI("", dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// mallory's certificate and its CA are the manager's only: Net-SNMP
+	// accepts in the handshake a chain whose root is any certificate in
+	// its own directories, trusted or not, and drops the session after
+	// the handshake when no certSecName rule maps it.
+	mdir := t.TempDir()
+	for _, f := range []string{"tls/certs/mallory.crt", "tls/private/mallory.key", "tls/ca-certs/otherca.crt"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(mdir, f)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, f), filepath.Join(mdir, f)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	fp := func(is *certs.Issued) string { return "sha256:" + certs.Compute(crypto.SHA256, is.Cert).Hex() }
 	cases := []struct {
@@ -54,7 +69,7 @@ func TestCertificateErrors(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					params := c.params
-					params.CertDirs, params.NoResume = []string{dir}, true
+					params.CertDirs, params.NoResume = []string{dir, mdir}, true
 					cc, err := params.ClientConfig(target)
 					if err != nil {
 						t.Fatal(err)
@@ -90,10 +105,9 @@ func TestCertificateErrors(t *testing.T) {
 	}
 }
 
-// TestAgentCertificateErrors: a tsnmp agent that sends only its own
-// certificate: signed by a CA the manager does not trust (the message
-// says how to pin it), or outside its validity period (the message gives
-// the dates).
+// TestAgentCertificateErrors: a tsnmp agent whose certificate is signed
+// by a CA the manager does not trust (the message names the CA the agent
+// sent), or outside its validity period (the message gives the dates).
 func TestAgentCertificateErrors(t *testing.T) {
 	p, err := certs.NewSmallPKI("")
 	if err != nil {
@@ -134,8 +148,10 @@ func TestAgentCertificateErrors(t *testing.T) {
 		}
 	}
 	target := startTLSAgent(t, p, reportingAgent{})
-	check(dial(target, other.CA.Cert), `is signed by "CN=tsnmp test CA", which is not in trust_cert`,
-		"pin this certificate with their_identity=sha256:"+certs.Compute(crypto.SHA256, p.Server.Cert).Hex())
+	// tsnmp's agent sends its chain up to the root: the message names
+	// that root.
+	check(dial(target, other.CA.Cert), `it is signed by the CA "CN=tsnmp test CA" (sha256:`+certs.Compute(crypto.SHA256, p.CA.Cert).Hex()+`), which is not in trust_cert`,
+		"set trust_cert to that CA if you trust it")
 	p.Server = old
 	target = startTLSAgent(t, p, reportingAgent{})
 	check(dial(target, p.CA.Cert), "is valid from "+old.Cert.NotBefore.Format(time.DateTime), "the agent needs a new certificate")
