@@ -50,7 +50,8 @@ type v3State struct {
 	cfg   *Config
 
 	mu       sync.Mutex
-	engineID []byte // authoritative engine: configured (-e) or discovered
+	engineID []byte   // authoritative engine: configured (-e) or discovered
+	trapUSM  *usm.USM // the local engine that secures traps (notify.go)
 }
 
 func newV3State(cfg *Config) (*v3State, error) {
