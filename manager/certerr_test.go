@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,19 +28,6 @@ func TestCertificateErrors(t *testing.T) {
 	p, err := certs.NewPKI("", dir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	// mallory's certificate and its CA are the manager's only: Net-SNMP
-	// accepts in the handshake a chain whose root is any certificate in
-	// its own directories, trusted or not, and drops the session after
-	// the handshake when no certSecName rule maps it.
-	mdir := t.TempDir()
-	for _, f := range []string{"tls/certs/mallory.crt", "tls/private/mallory.key", "tls/ca-certs/otherca.crt"} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(mdir, f)), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(filepath.Join(dir, f), filepath.Join(mdir, f)); err != nil {
-			t.Fatal(err)
-		}
 	}
 	fp := func(is *certs.Issued) string { return "sha256:" + certs.Compute(crypto.SHA256, is.Cert).Hex() }
 	cases := []struct {
@@ -69,7 +54,7 @@ func TestCertificateErrors(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					params := c.params
-					params.CertDirs, params.NoResume = []string{dir, mdir}, true
+					params.CertDirs, params.NoResume = []string{dir}, true
 					cc, err := params.ClientConfig(target)
 					if err != nil {
 						t.Fatal(err)
