@@ -36,6 +36,11 @@ func Canon(v snmp.Value) string {
 		return "oid:" + v.OID.String()
 	case snmp.Opaque:
 		return "opaque:" + hex.EncodeToString(v.Bytes)
+	case snmp.IPAddress:
+		if len(v.Bytes) == 4 {
+			return fmt.Sprintf("ip:%d.%d.%d.%d", v.Bytes[0], v.Bytes[1], v.Bytes[2], v.Bytes[3])
+		}
+		return "ip:" + hex.EncodeToString(v.Bytes)
 	case snmp.NoSuchInstance, snmp.NoSuchObject, snmp.EndOfMibView:
 		return v.Type.String()
 	}
@@ -84,6 +89,8 @@ func ParseWalk(t testing.TB, out []byte) map[string]string {
 				s = strings.Trim(val, `"`)
 			}
 			got[o] = "hex:" + hex.EncodeToString([]byte(s))
+		case "IpAddress":
+			got[o] = "ip:" + val
 		case "OID":
 			got[o] = "oid:" + strings.TrimPrefix(val, ".")
 		case "Timeticks":

@@ -1,0 +1,96 @@
+package rtnl
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func attr(typ uint16, v []byte) []byte {
+	b := make([]byte, 4, 4+len(v)+3)
+	binary.NativeEndian.PutUint16(b, uint16(4+len(v)))
+	binary.NativeEndian.PutUint16(b[2:], typ)
+	b = append(b, v...)
+	for len(b)%4 != 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+func msg(typ uint16, body []byte) []byte {
+	b := make([]byte, unix.NLMSG_HDRLEN, unix.NLMSG_HDRLEN+len(body))
+	binary.NativeEndian.PutUint32(b, uint32(unix.NLMSG_HDRLEN+len(body)))
+	binary.NativeEndian.PutUint16(b[4:], typ)
+	return append(b, body...)
+}
+
+func addrMsg() []byte {
+	b := []byte{unix.AF_INET, 25, 0, 0, 0, 0, 0, 0}
+	binary.NativeEndian.PutUint32(b[4:], 7)
+	b = append(b, attr(unix.IFA_ADDRESS, []byte{198, 51, 100, 7})...)
+	b = append(b, attr(unix.IFA_LOCAL, []byte{198, 51, 100, 7})...)
+	b = append(b, attr(unix.IFA_BROADCAST, []byte{198, 51, 100, 127})...)
+	b = append(b, attr(unix.IFA_LABEL, []byte("vb\x00"))...)
+	flags := make([]byte, 4)
+	binary.NativeEndian.PutUint32(flags, unix.IFA_F_PERMANENT|unix.IFA_F_NOPREFIXROUTE)
+	return append(b, attr(unix.IFA_FLAGS, flags)...)
+}
+
+func neighMsg() []byte {
+	b := make([]byte, unix.SizeofNdMsg)
+	b[0] = unix.AF_INET6
+	binary.NativeEndian.PutUint32(b[4:], 3)
+	binary.NativeEndian.PutUint16(b[8:], unix.NUD_REACHABLE)
+	dst := []byte{0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9}
+	b = append(b, attr(unix.NDA_DST, dst)...)
+	return append(b, attr(unix.NDA_LLADDR, []byte{2, 0, 0, 0, 0, 0xa})...)
+}
+
+func TestParse(t *testing.T) {
+	a, err := ParseAddr(addrMsg())
+	if err != nil || a.Index != 7 || a.PrefixLen != 25 || !bytes.Equal(a.Address, []byte{198, 51, 100, 7}) ||
+		!bytes.Equal(a.Broadcast, []byte{198, 51, 100, 127}) || a.Label != "vb" || a.Flags != unix.IFA_F_PERMANENT|unix.IFA_F_NOPREFIXROUTE {
+		t.Errorf("got %+v, %v", a, err)
+	}
+	n, err := ParseNeigh(neighMsg())
+	if err != nil || n.Index != 3 || n.State != unix.NUD_REACHABLE || len(n.Dst) != 16 || !bytes.Equal(n.LLAddr, []byte{2, 0, 0, 0, 0, 0xa}) {
+		t.Errorf("got %+v, %v", n, err)
+	}
+	// Every truncation is an error or a shorter, valid message; never a
+	// panic, never an address of the wrong length.
+	for _, full := range [][]byte{addrMsg(), neighMsg()} {
+		for i := range len(full) {
+			if a, err := ParseAddr(full[:i]); err == nil && len(a.Address) != 4 && len(a.Address) != 16 {
+				t.Fatalf("prefix %d: address %x", i, a.Address)
+			}
+			ParseNeigh(full[:i])
+		}
+	}
+	// A datagram of two messages and the end of the dump.
+	d := append(append(msg(unix.RTM_NEWADDR, addrMsg()), msg(unix.RTM_NEWNEIGH, neighMsg())...), msg(unix.NLMSG_DONE, make([]byte, 4))...)
+	var types []uint16
+	done, err := Messages(d, func(typ uint16, b []byte) { types = append(types, typ) })
+	if !done || err != nil || len(types) != 2 || types[0] != unix.RTM_NEWADDR || types[1] != unix.RTM_NEWNEIGH {
+		t.Errorf("Messages: %v %v %v", done, err, types)
+	}
+	if _, err := Messages(d[:len(d)-3], func(uint16, []byte) {}); err != ErrShort {
+		t.Errorf("truncated datagram: %v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(addrMsg())
+	f.Add(neighMsg())
+	f.Add(append(msg(unix.RTM_NEWADDR, addrMsg()), msg(unix.NLMSG_DONE, make([]byte, 4))...))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if a, err := ParseAddr(b); err == nil && len(a.Address) != 4 && len(a.Address) != 16 {
+			t.Fatalf("address %x", a.Address)
+		}
+		if n, err := ParseNeigh(b); err == nil && len(n.Dst) != 4 && len(n.Dst) != 16 {
+			t.Fatalf("neighbour %x", n.Dst)
+		}
+		Messages(b, func(uint16, []byte) {})
+	})
+}
