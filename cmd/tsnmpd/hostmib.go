@@ -7,11 +7,12 @@ import (
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/hostres"
 	"github.com/tsnmp/tsnmp/mib/ipmib"
+	"github.com/tsnmp/tsnmp/mib/tcpudp"
 	"github.com/tsnmp/tsnmp/mib/ucd"
 )
 
 // hostMIBs are the host instrumentation: UCD-SNMP-MIB,
-// HOST-RESOURCES-MIB and IP-MIB.
+// HOST-RESOURCES-MIB, IP-MIB, TCP-MIB and UDP-MIB.
 type hostMIBs struct {
 	ucd     *ucd.MIB
 	hostres *hostres.MIB
@@ -50,6 +51,7 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 	})
 	d.host.hostres.Register(tree)
 	ipmib.New(ipmib.Config{CacheTTL: time.Duration(h.CacheTTL), Start: d.state.Start()}).Register(tree)
+	tcpudp.New(tcpudp.Config{CacheTTL: time.Duration(h.CacheTTL)}).Register(tree)
 }
 
 func (d *daemon) closeHostMIBs() {

@@ -121,39 +121,9 @@ func readSys(fs procfs.FS) ipSys {
 		hopLimit:   readInt(fs, "/proc/sys/net/ipv6/conf/all/hop_limit"),
 	}
 	if b, err := fs.ReadFile("/proc/thread-self/net/snmp"); err == nil {
-		s.counters = ParseSNMP(b)["Ip"]
+		s.counters = procfs.ParseNetSNMP(b)["Ip"]
 	}
 	return s
-}
-
-// ParseSNMP reads /proc/net/snmp or /proc/net/netstat: pairs of lines
-// "Proto: Name1 Name2 ..." and "Proto: v1 v2 ...". A pair whose lengths
-// differ is dropped; a value that is not a number is left out.
-func ParseSNMP(b []byte) map[string]map[string]uint64 {
-	out := map[string]map[string]uint64{}
-	lines := bytes.Split(b, []byte("\n"))
-	for i := 0; i+1 < len(lines); i++ {
-		p1, names, ok1 := bytes.Cut(lines[i], []byte(":"))
-		p2, vals, ok2 := bytes.Cut(lines[i+1], []byte(":"))
-		if !ok1 || !ok2 || !bytes.Equal(p1, p2) {
-			continue
-		}
-		i++
-		n, v := bytes.Fields(names), bytes.Fields(vals)
-		if len(n) != len(v) {
-			continue
-		}
-		m := map[string]uint64{}
-		for j := range n {
-			if x, err := strconv.ParseInt(string(v[j]), 10, 64); err == nil {
-				m[string(n[j])] = uint64(x)
-			} else if x, err := strconv.ParseUint(string(v[j]), 10, 64); err == nil {
-				m[string(n[j])] = x
-			}
-		}
-		out[string(p1)] = m
-	}
-	return out
 }
 
 // legacy lists ip.3 to ip.19: the "Ip:" counters of /proc/net/snmp, which

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 )
 
 func TestParseSNMP(t *testing.T) {
@@ -11,7 +13,7 @@ func TestParseSNMP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := ParseSNMP(b)
+	s := procfs.ParseNetSNMP(b)
 	for _, p := range []string{"Ip", "Icmp", "IcmpMsg", "Tcp", "Udp", "UdpLite"} {
 		if len(s[p]) == 0 {
 			t.Errorf("no %s counters", p)
@@ -21,7 +23,7 @@ func TestParseSNMP(t *testing.T) {
 		t.Errorf("Ip: %v", s["Ip"])
 	}
 	b, _ = os.ReadFile(filepath.Join("testdata", "snmp-malformed"))
-	s = ParseSNMP(b)
+	s = procfs.ParseNetSNMP(b)
 	if s["Ip"]["InReceives"] != 5 || s["Icmp"] != nil || s["Udp"]["InDatagrams"] != 7 || len(s["Udp"]) != 1 || s["Tcp"]["MaxConn"] != 1<<64-1 {
 		t.Errorf("malformed: %v", s)
 	}
@@ -39,5 +41,5 @@ func FuzzParseSNMP(f *testing.F) {
 		b, _ := os.ReadFile(filepath.Join("testdata", n))
 		f.Add(b)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) { ParseSNMP(b) })
+	f.Fuzz(func(t *testing.T, b []byte) { procfs.ParseNetSNMP(b) })
 }

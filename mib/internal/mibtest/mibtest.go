@@ -386,3 +386,30 @@ func Rekey(m map[string]string, prefix string) {
 	}
 	maps.Copy(m, moved)
 }
+
+// DropRows deletes, from both walks, the instances under each table entry
+// prefix (ending in '.') whose index holds no port listed in keep: the
+// sockets of the agents and walks themselves differ between the two sides.
+// An index's ports are taken as every sub-identifier after an address.
+func DropRows(ours, theirs map[string]string, keep map[string]bool, prefixes ...string) {
+	for _, m := range []map[string]string{ours, theirs} {
+		for k := range m {
+			for _, p := range prefixes {
+				rest, ok := strings.CutPrefix(k, p)
+				if !ok {
+					continue
+				}
+				_, idx, _ := strings.Cut(rest, ".")
+				found := false
+				for s := range strings.SplitSeq(idx, ".") {
+					if keep[s] {
+						found = true
+					}
+				}
+				if !found {
+					delete(m, k)
+				}
+			}
+		}
+	}
+}

@@ -80,7 +80,32 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func sockMsg() []byte {
+	b := make([]byte, sizeofInetDiagMsg)
+	b[0], b[1] = unix.AF_INET6, 10
+	binary.BigEndian.PutUint16(b[4:], 8081)
+	b[8+15] = 1 // ::1
+	binary.NativeEndian.PutUint32(b[68:], 12345)
+	return b
+}
+
+func TestParseSocket(t *testing.T) {
+	s, err := ParseSocket(sockMsg())
+	if err != nil || s.Family != unix.AF_INET6 || s.State != 10 || s.SrcPort != 8081 || len(s.Src) != 16 || s.Src[15] != 1 || s.Inode != 12345 {
+		t.Errorf("got %+v %v", s, err)
+	}
+	b := sockMsg()
+	b[0] = 99
+	if _, err := ParseSocket(b); err == nil {
+		t.Error("unknown family accepted")
+	}
+	if _, err := ParseSocket(sockMsg()[:71]); err == nil {
+		t.Error("short message accepted")
+	}
+}
+
 func FuzzParse(f *testing.F) {
+	f.Add(sockMsg())
 	f.Add(addrMsg())
 	f.Add(neighMsg())
 	f.Add(append(msg(unix.RTM_NEWADDR, addrMsg()), msg(unix.NLMSG_DONE, make([]byte, 4))...))
@@ -92,5 +117,8 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("neighbour %x", n.Dst)
 		}
 		Messages(b, func(uint16, []byte) {})
+		if s, err := ParseSocket(b); err == nil && len(s.Src) != len(s.Dst) {
+			t.Fatalf("socket %+v", s)
+		}
 	})
 }
