@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/bench/harness"
 	"github.com/tsnmp/tsnmp/bench/loadgen"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/security/usm"
@@ -57,7 +58,7 @@ func startPeers(b *testing.B) *peerSet {
 		b.Fatal(err)
 	}
 	bin := filepath.Join(dir, "tsnmpd")
-	if err := BuildTsnmpd(context.Background(), "..", bin); err != nil {
+	if err := harness.BuildTsnmpd(context.Background(), "..", bin); err != nil {
 		b.Fatal(err)
 	}
 	var ps peerSet
@@ -84,7 +85,7 @@ func startPeers(b *testing.B) *peerSet {
 	echoAddr := fmt.Sprintf("127.0.0.1:%d", ports[2])
 	cmd := execCommand(self)
 	cmd.Env = append(os.Environ(), "TSNMP_BENCH_ECHO="+echoAddr, "GOMAXPROCS=2")
-	if ps.echo, err = start("echo", echoAddr, cmd, func(l string) bool { return l == "echo ready "+echoAddr }, 10*time.Second); err != nil {
+	if ps.echo, err = harness.Start("echo", echoAddr, cmd, func(l string) bool { return l == "echo ready "+echoAddr }, 10*time.Second); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(ps.echo.Stop)

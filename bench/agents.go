@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tsnmp/tsnmp/bench/harness"
 	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/security/usm"
@@ -128,7 +129,7 @@ func startAgentsWith(env *Env, ns *netns.NS, withSSH bool, extra ...string) (*ag
 		extra = append(extra, "--listen", "ssh:"+a.ssh.sshAddr)
 		extra = append(extra, a.tls.listenArgs()...)
 	}
-	if a.tsnmpd, err = StartTsnmpdIn(ns, env.Tsnmpd, tconf, filepath.Join(dir, "tsnmpd-state"), port, extra...); err != nil {
+	if a.tsnmpd, err = harness.StartTsnmpd(ns, env.Tsnmpd, tconf, filepath.Join(dir, "tsnmpd-state"), port, extra...); err != nil {
 		return nil, err
 	}
 	env.Defer(a.tsnmpd.Stop)
@@ -150,7 +151,7 @@ func startAgentsWith(env *Env, ns *netns.NS, withSSH bool, extra ...string) (*ag
 	if port, err = FreePort(); err != nil {
 		return nil, err
 	}
-	if a.snmpd, err = StartSnmpdIn(ns, conf, sd, port); err != nil {
+	if a.snmpd, err = harness.StartSnmpd(ns, conf, sd, port); err != nil {
 		return nil, err
 	}
 	env.Defer(a.snmpd.Stop)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tsnmp/tsnmp/bench/harness"
 	"github.com/tsnmp/tsnmp/bench/loadgen"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -23,7 +24,7 @@ func startEcho(env *Env) (*Proc, error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := execCommand(env.Tsnmp, "bench", "echo-server", addr)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
-	p, err := start("echo", addr, cmd, func(l string) bool { return l == "echo ready "+addr }, 10*time.Second)
+	p, err := harness.Start("echo", addr, cmd, func(l string) bool { return l == "echo ready "+addr }, 10*time.Second)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/tsnmp/tsnmp/bench/harness"
 	"github.com/tsnmp/tsnmp/manager"
 )
 
@@ -51,37 +52,17 @@ func meanSNMPFrame(ps []Packet) float64 {
 }
 
 func runBandwidth(ctx context.Context, env *Env, s *Section) error {
-	if why := needRoot(); why != "" {
-		s.Skipped = why
-		return nil
-	}
-	if peerPath("tcpdump") == "" {
-		s.Skipped = "tcpdump is not installed (apt-get install tcpdump)"
-		return nil
-	}
-	w, err := newWalkNS(env)
-	if err != nil {
+	w, a, err := walkPrelude(env, s, "tcpdump")
+	if w == nil {
 		return err
-	}
-	a, err := startAgentsSSH(env, w.NS)
-	if err != nil {
-		return err
-	}
-	if a.Missing != "" {
-		s.Note("%s", a.Missing)
 	}
 	size := 107 // 107 rows x 22 columns = 2,354 getnext operations, as the paper
 	if env.Quick {
 		size = 7
 	}
-	n, err := w.grow(size)
+	n, err := w.resize(ctx, a, size)
 	if err != nil {
 		return err
-	}
-	for _, p := range a.list() {
-		if err := w.Do(func() error { return waitRows(ctx, p, n) }); err != nil {
-			return err
-		}
 	}
 	s.Method = append(s.Method, fmt.Sprintf("One getnext walk of ifTable with %d interfaces (%d getnext operations answered within the table, plus the one leaving it) per transport and pair, captured with tcpdump on the namespace's lo: tsnmp's manager against tsnmpd, and Net-SNMP's snmpwalk against snmpd. Sizes are Ethernet frame sizes as in the paper; the \"range\" is the 20-byte size range holding most packets. Session set-up (discovery, TCP handshake) is included.", n, 22*n))
 	t := &Table{Columns: []string{"transport", "pair", "range (bytes)", "packets in range", "total packets", "total bytes", "mean SNMP frame", "overhead over v2c (same transport)", "paper range", "paper packets in range", "paper total packets"}}
@@ -131,7 +112,7 @@ func runBandwidth(ctx context.Context, env *Env, s *Section) error {
 				}
 				port = securePort(k)
 			}
-			c, err := StartCapture(w.NS, env.Dir, fmt.Sprintf("port %d", port))
+			c, err := harness.StartCapture(w.NS, env.Dir, fmt.Sprintf("port %d", port))
 			if err != nil {
 				return err
 			}
@@ -153,7 +134,7 @@ func runBandwidth(ctx context.Context, env *Env, s *Section) error {
 				return err
 			}
 			lo, in := dominant(ps)
-			bytes, total := Totals(ps)
+			bytes, total := harness.Totals(ps)
 			m := meanSNMPFrame(ps)
 			mean[pair+k.Transport] = m
 			over := "-"

@@ -12,8 +12,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tsnmp/tsnmp/bench/harness"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/snmp"
+	"github.com/tsnmp/tsnmp/transport"
 	sshtm "github.com/tsnmp/tsnmp/transport/ssh"
 )
 
@@ -37,18 +39,22 @@ var paperGet = map[string][3]float64{
 }
 
 type getRow struct {
-	ssh    bool // over tsnmpd's ssh: listener
-	tls    bool // over tsnmpd's tls: (or, with dtls, dtls:) listener
-	dtls   bool
-	resume bool // with SSH or TLS session resumption
+	// domain is the transport: UDP or TCP to both agents, or tsnmpd's
+	// ssh:, tls: or dtls: listener.
+	domain transport.Domain
+	resume bool // with SSH, TLS or DTLS session resumption
 	tmpfs  bool // resumption state kept on tmpfs rather than in env.Dir
 	// group names the rows measured together, their runs interleaved
 	// (default: the row alone).
 	group  string
 	name   string
 	cfg    manager.Config
-	tcp    bool
 	netsnm []string // Net-SNMP / tsnmp CLI security flags
+}
+
+// secure reports whether the row uses a secure transport (TSM).
+func (r getRow) secure() bool {
+	return r.domain == transport.SSH || r.domain == transport.TLS || r.domain == transport.DTLS
 }
 
 func getRows(quick bool) []getRow {
@@ -58,14 +64,14 @@ func getRows(quick bool) []getRow {
 		v snmp.Version
 		f string
 	}{{"v1", snmp.V1, "-v1"}, {"v2", snmp.V2c, "-v2c"}} {
-		for _, tcp := range []bool{false, true} {
-			rows = append(rows, getRow{name: fmt.Sprintf("%s/CSM/%s/nn", v.n, udpTCP(tcp)), tcp: tcp,
+		for _, d := range []transport.Domain{transport.UDP, transport.TCP} {
+			rows = append(rows, getRow{name: fmt.Sprintf("%s/CSM/%s/nn", v.n, udpTCP(d == transport.TCP)), domain: d,
 				cfg: manager.Config{Version: v.v, Community: "public"}, netsnm: []string{v.f, "-c", "public"}})
 		}
 	}
 	for _, l := range levels {
-		for _, tcp := range []bool{false, true} {
-			rows = append(rows, getRow{name: fmt.Sprintf("v3/USM/%s/%s", udpTCP(tcp), l.Short), tcp: tcp,
+		for _, d := range []transport.Domain{transport.UDP, transport.TCP} {
+			rows = append(rows, getRow{name: fmt.Sprintf("v3/USM/%s/%s", udpTCP(d == transport.TCP), l.Short), domain: d,
 				cfg: usmConfig(l.Level), netsnm: usmArgs(l.Level)})
 		}
 	}
@@ -121,17 +127,17 @@ func runGet(ctx context.Context, env *Env, s *Section) error {
 	plot := &Plot{Title: "One-shot get of sysDescr.0 (avg ms)", YLabel: "ms", XLabel: "protocol/security model/transport/level", LogY: true}
 	ser := []Series{{Name: "tsnmp→tsnmpd in-process"}, {Name: "tsnmp get process"}, {Name: "snmpget→snmpd process"}, {Name: "paper (2009, meat)"}}
 	sshRuns := map[string]int{}
-	rows := append(getRows(env.Quick), getRow{name: "v3/TSM/SSH/ap", ssh: true, group: "ssh"},
-		getRow{name: "v3/TSM/SSHsr/ap", ssh: true, resume: true, group: "ssh"})
+	rows := append(getRows(env.Quick), getRow{name: "v3/TSM/SSH/ap", domain: transport.SSH, group: "ssh"},
+		getRow{name: "v3/TSM/SSHsr/ap", domain: transport.SSH, resume: true, group: "ssh"})
 	shm, err := tmpfsDir()
 	if err != nil {
 		s.Note("v3/TSM/SSHsr/ap with its state on tmpfs is not measured: %v", err)
 	} else {
 		env.Defer(func() { os.RemoveAll(shm) })
-		rows = append(rows, getRow{name: "v3/TSM/SSHsr/ap tmpfs", ssh: true, resume: true, tmpfs: true, group: "ssh"})
+		rows = append(rows, getRow{name: "v3/TSM/SSHsr/ap tmpfs", domain: transport.SSH, resume: true, tmpfs: true, group: "ssh"})
 	}
-	rows = append(rows, getRow{name: "v3/TSM/TLS/ap", tls: true, group: "tls"}, getRow{name: "v3/TSM/DTLS/ap", tls: true, dtls: true, group: "tls"},
-		getRow{name: "v3/TSM/TLSsr/ap", tls: true, resume: true, group: "tls"})
+	rows = append(rows, getRow{name: "v3/TSM/TLS/ap", domain: transport.TLS, group: "tls"}, getRow{name: "v3/TSM/DTLS/ap", domain: transport.DTLS, group: "tls"},
+		getRow{name: "v3/TSM/TLSsr/ap", domain: transport.TLS, resume: true, group: "tls"})
 	type kind struct {
 		name string
 		run  func() error
@@ -139,7 +145,7 @@ func runGet(ctx context.Context, env *Env, s *Section) error {
 	// rowKinds returns what is measured for a row and the port its
 	// capture watches.
 	rowKinds := func(row getRow) ([]kind, int, error) {
-		if row.ssh {
+		if row.domain == transport.SSH {
 			cfg, err := a.ssh.clientConfig(row.resume, "", "")
 			if err != nil {
 				return nil, 0, err
@@ -166,15 +172,15 @@ func runGet(ctx context.Context, env *Env, s *Section) error {
 				{"proc-tsnmp", func() error { return runQuiet(ctx, env.Tsnmp, args...) }},
 			}, a.ssh.port(), nil
 		}
-		if row.tls {
+		if dtls := row.domain == transport.DTLS; dtls || row.domain == transport.TLS {
 			inCache, cliCache := "", ""
 			if row.resume {
 				inCache, cliCache = filepath.Join(env.Dir, "tls-cache-in"), filepath.Join(env.Dir, "tls-cache-cli")
 			}
-			args := append(append([]string{"get"}, a.tls.cliArgs(cliCache)...), a.tls.target(row.dtls), ".1.3.6.1.2.1.1.1.0")
+			args := append(append([]string{"get"}, a.tls.cliArgs(cliCache)...), a.tls.target(dtls), ".1.3.6.1.2.1.1.1.0")
 			return []kind{
 				{"in-tsnmpd", func() error {
-					resumed, err := a.tls.getTLS(ctx, row.dtls, inCache)
+					resumed, err := a.tls.getTLS(ctx, dtls, inCache)
 					if err == nil && row.resume && !resumed && sshRuns[row.name] > 0 {
 						err = errors.New("the TLS session was not resumed")
 					}
@@ -182,14 +188,14 @@ func runGet(ctx context.Context, env *Env, s *Section) error {
 					return err
 				}},
 				{"proc-tsnmp", func() error { return runQuiet(ctx, env.Tsnmp, args...) }},
-			}, a.tls.port(row.dtls), nil
+			}, a.tls.port(dtls), nil
 		}
 		kinds := []kind{
-			{"in-tsnmpd", func() error { return oneGet(ctx, target(a.tsnmpd, row.tcp), row.cfg) }},
+			{"in-tsnmpd", func() error { return oneGet(ctx, target(a.tsnmpd, row.domain == transport.TCP), row.cfg) }},
 			{"proc-tsnmp", func() error { return runQuiet(ctx, env.Tsnmp, cliGet(row, a.tsnmpd)...) }},
 		}
 		if a.snmpd != nil {
-			kinds = append(kinds, kind{"in-snmpd", func() error { return oneGet(ctx, target(a.snmpd, row.tcp), row.cfg) }})
+			kinds = append(kinds, kind{"in-snmpd", func() error { return oneGet(ctx, target(a.snmpd, row.domain == transport.TCP), row.cfg) }})
 			if snmpget != "" {
 				kinds = append(kinds, kind{"proc-snmpget", func() error { return runQuiet(ctx, snmpget, cliGet(row, a.snmpd)...) }})
 			}
@@ -262,7 +268,7 @@ func runGet(ctx context.Context, env *Env, s *Section) error {
 func getRowResult(ctx context.Context, env *Env, a *agents, row getRow, snmpget string, port int, run func() error, lat map[string][]time.Duration, t *Table, plot *Plot, ser []Series, headline *string) error {
 	// One captured operation per pair.
 	wire := func(port int, run func() error) (string, float64, error) {
-		c, err := StartCapture(nil, env.Dir, fmt.Sprintf("port %d", port))
+		c, err := harness.StartCapture(nil, env.Dir, fmt.Sprintf("port %d", port))
 		if err != nil {
 			return "", 0, err
 		}
@@ -274,7 +280,7 @@ func getRowResult(ctx context.Context, env *Env, a *agents, row getRow, snmpget 
 		if err != nil {
 			return "", 0, err
 		}
-		b, n := Totals(pk)
+		b, n := harness.Totals(pk)
 		return fmt.Sprintf("%d / %d", b, n), float64(b), nil
 	}
 	wt, tb, err := wire(port, run)
@@ -282,7 +288,7 @@ func getRowResult(ctx context.Context, env *Env, a *agents, row getRow, snmpget 
 		return fmt.Errorf("%s capture: %w", row.name, err)
 	}
 	ws := "-"
-	if a.snmpd != nil && snmpget != "" && !row.ssh && !row.tls {
+	if a.snmpd != nil && snmpget != "" && !row.secure() {
 		if ws, _, err = wire(a.snmpd.Port(), func() error { return runQuiet(ctx, snmpget, cliGet(row, a.snmpd)...) }); err != nil {
 			return fmt.Errorf("%s capture: %w", row.name, err)
 		}
@@ -338,7 +344,7 @@ func cliGet(row getRow, p *Proc) []string {
 		args = append(args, "get")
 	}
 	args = append(args, row.netsnm...)
-	return append(args, "-t", "2", "-r", "1", target(p, row.tcp), ".1.3.6.1.2.1.1.1.0")
+	return append(args, "-t", "2", "-r", "1", target(p, row.domain == transport.TCP), ".1.3.6.1.2.1.1.1.0")
 }
 
 // runQuiet runs a command, discarding its output, failing if it fails.

@@ -32,24 +32,9 @@ func setLoss(ns *netns.NS, perTenThousand int) error {
 }
 
 func runLoss(ctx context.Context, env *Env, s *Section) error {
-	if why := needRoot(); why != "" {
-		s.Skipped = why
-		return nil
-	}
-	if peerPath("nft") == "" {
-		s.Skipped = "nft is not installed (apt-get install nftables)"
-		return nil
-	}
-	w, err := newWalkNS(env)
-	if err != nil {
+	w, a, err := walkPrelude(env, s, "nft")
+	if w == nil {
 		return err
-	}
-	a, err := startAgentsSSH(env, w.NS)
-	if err != nil {
-		return err
-	}
-	if a.Missing != "" {
-		s.Note("%s", a.Missing)
 	}
 	size, losses, limit, reps := 51, []int{0, 10, 50, 100}, 180*time.Second, env.RepsUpTo(2)
 	if env.Quick {
@@ -59,14 +44,9 @@ func runLoss(ctx context.Context, env *Env, s *Section) error {
 	if env.Quick {
 		warm = 0 // a lossy walk is slow; quick mode is a smoke test
 	}
-	n, err := w.grow(size)
+	n, err := w.resize(ctx, a, size)
 	if err != nil {
 		return err
-	}
-	for _, p := range a.list() {
-		if err := w.Do(func() error { return waitRows(ctx, p, n) }); err != nil {
-			return err
-		}
 	}
 	type kind struct {
 		name string

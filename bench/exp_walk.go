@@ -28,6 +28,40 @@ func newWalkNS(env *Env) (*walkNS, error) {
 	return &walkNS{NS: ns}, nil
 }
 
+// debianPackage names the package that installs a program experiments
+// need.
+var debianPackage = map[string]string{"tcpdump": "tcpdump", "nft": "nftables", "snmpwalk": "snmp"}
+
+// walkPrelude is how the walk, loss and bandwidth experiments begin: it
+// checks that this process may create namespaces and that the programs
+// named are installed, creates the namespace and starts both agents in
+// it. When the experiment cannot run, it marks the section skipped and
+// returns nil and no error.
+func walkPrelude(env *Env, s *Section, progs ...string) (*walkNS, *agents, error) {
+	if why := needRoot(); why != "" {
+		s.Skipped = why
+		return nil, nil, nil
+	}
+	for _, p := range progs {
+		if peerPath(p) == "" {
+			s.Skipped = fmt.Sprintf("%s is not installed (apt-get install %s)", p, debianPackage[p])
+			return nil, nil, nil
+		}
+	}
+	w, err := newWalkNS(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := startAgentsSSH(env, w.NS)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.Missing != "" {
+		s.Note("%s", a.Missing)
+	}
+	return w, a, nil
+}
+
 // grow adds veth pairs until the namespace has at least n interfaces
 // (lo included) and returns the interface count.
 func (w *walkNS) grow(n int) (int, error) {
@@ -39,6 +73,22 @@ func (w *walkNS) grow(n int) (int, error) {
 		w.pairs = want
 	}
 	return 1 + 2*w.pairs, nil
+}
+
+// resize grows the namespace to at least size interfaces and waits
+// until every agent serves them all (both cache the interface list,
+// tsnmpd for 1 s, snmpd longer). It returns the interface count.
+func (w *walkNS) resize(ctx context.Context, a *agents, size int) (int, error) {
+	n, err := w.grow(size)
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range a.list() {
+		if err := w.Do(func() error { return waitRows(ctx, p, n) }); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 // walkKind is one line of the walk experiments.
@@ -111,20 +161,9 @@ func walkOnce(ctx context.Context, target string, k walkKind, retransmit manager
 }
 
 func runWalk(ctx context.Context, env *Env, s *Section) error {
-	if why := needRoot(); why != "" {
-		s.Skipped = why
-		return nil
-	}
-	w, err := newWalkNS(env)
-	if err != nil {
+	w, a, err := walkPrelude(env, s)
+	if w == nil {
 		return err
-	}
-	a, err := startAgentsSSH(env, w.NS)
-	if err != nil {
-		return err
-	}
-	if a.Missing != "" {
-		s.Note("%s", a.Missing)
 	}
 	sizes := []int{1, 10, 100, 500, 1000, 2000}
 	limit := 60 * time.Second
@@ -153,16 +192,9 @@ func runWalk(ctx context.Context, env *Env, s *Section) error {
 	steps, step := len(sizes)*len(kinds), 0
 	for _, size := range sizes {
 		env.Step(step, steps, fmt.Sprintf("creating interfaces for N=%d", size))
-		n, err := w.grow(size)
+		n, err := w.resize(ctx, a, size)
 		if err != nil {
 			return err
-		}
-		// Both agents cache the interface list (tsnmpd for 1 s, snmpd
-		// longer): wait until each serves all n rows.
-		for _, p := range a.list() {
-			if err := w.Do(func() error { return waitRows(ctx, p, n) }); err != nil {
-				return err
-			}
 		}
 		reps := env.Reps
 		if n >= 500 {

@@ -20,9 +20,7 @@ func runWS(ctx context.Context, env *Env, s *Section) error {
 		return err
 	}
 	s.Method = append(s.Method, rep.Method()...)
-	for _, t := range rep.Tables() {
-		s.Tables = append(s.Tables, &Table{Title: t.Title, Columns: t.Columns, Rows: t.Rows})
-	}
+	s.Tables = append(s.Tables, rep.Tables()...)
 	for _, n := range rep.Notes {
 		s.Note("%s", n)
 	}

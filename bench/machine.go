@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/tsnmp/tsnmp/bench/harness"
 )
 
 // Machine describes where the experiments ran.
@@ -81,16 +83,6 @@ func firstLine(prog string, args ...string) string {
 }
 
 // peerPath finds a peer program in PATH or the sbin directories, or "".
-func peerPath(prog string) string {
-	if p, err := exec.LookPath(prog); err == nil {
-		return p
-	}
-	for _, dir := range []string{"/usr/sbin", "/usr/bin", "/sbin"} {
-		if st, err := os.Stat(dir + "/" + prog); err == nil && !st.IsDir() {
-			return dir + "/" + prog
-		}
-	}
-	return ""
-}
+func peerPath(prog string) string { return harness.Path(prog) }
 
 func itoa(i int) string { return strconv.Itoa(i) }

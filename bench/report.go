@@ -12,20 +12,6 @@ import (
 	"unicode"
 )
 
-// Table is a table of the report, also written as a CSV file: the first
-// table of a section as NAME.csv, the others as NAME-TITLE.csv, TITLE
-// being the table's title (or its first column) in lower case with
-// dashes, so that the file's name says what it holds.
-type Table struct {
-	Title   string
-	Columns []string
-	Rows    [][]string
-	File    string // the CSV file's name, set when the report is written
-}
-
-// Add appends a row.
-func (t *Table) Add(cells ...string) { t.Rows = append(t.Rows, cells) }
-
 // Section is the result of one experiment.
 type Section struct {
 	Name   string // experiment name, file stem

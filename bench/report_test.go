@@ -156,27 +156,3 @@ func TestSummaryFirst(t *testing.T) {
 		t.Errorf("report.html summary lacks the agent row")
 	}
 }
-
-func TestReadPcap(t *testing.T) {
-	// One UDP frame 127.0.0.1:1000 -> :161 with 5 bytes of payload.
-	var b bytes.Buffer
-	b.Write([]byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1, 0, 0, 0})
-	frame := make([]byte, 14+20+8+5)
-	frame[12], frame[13] = 0x08, 0x00
-	ip := frame[14:]
-	ip[0] = 0x45
-	ip[2], ip[3] = 0, 33
-	ip[9] = 17
-	udp := ip[20:]
-	udp[0], udp[1], udp[2], udp[3] = 0x03, 0xe8, 0, 161
-	rec := []byte{0, 0, 0, 0, 0, 0, 0, 0, byte(len(frame)), 0, 0, 0, byte(len(frame)), 0, 0, 0}
-	b.Write(rec)
-	b.Write(frame)
-	ps, err := ReadPcap(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ps) != 1 || ps[0].Len != 47 || ps[0].Proto != 17 || ps[0].SrcPort != 1000 || ps[0].DstPort != 161 || ps[0].Payload != 5 {
-		t.Errorf("ReadPcap = %+v", ps)
-	}
-}

@@ -21,6 +21,7 @@ import (
 
 	xssh "golang.org/x/crypto/ssh"
 
+	"github.com/tsnmp/tsnmp/bench/harness"
 	tssh "github.com/tsnmp/tsnmp/ssh"
 )
 
@@ -178,7 +179,7 @@ func startSshd(env *Env, dir string, host crypto.Signer, extra ...string) (*sshd
 	}
 	os.MkdirAll("/run/sshd", 0o755) // privilege separation directory
 	cmd := exec.Command(bin, "-D", "-e", "-f", conf)
-	p, err := start("sshd", fmt.Sprintf("127.0.0.1:%d", port), cmd, nil, 0)
+	p, err := harness.Start("sshd", fmt.Sprintf("127.0.0.1:%d", port), cmd, nil, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -185,26 +185,10 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 			}
 		}
 	}
-	if math.IsInf(ymin, 0) {
-		ymin, ymax = 0, 1
-	}
-	if !p.LogY {
+	if !p.LogY && !math.IsInf(ymin, 0) {
 		ymin = math.Min(0, ymin)
 	}
-	if ymax == ymin {
-		ymax = ymin + 1
-	}
-	ty := axis(ymin, ymax, p.LogY)
-	ymin, ymax = ty[0], ty[len(ty)-1]
-	ymap := func(y float64) float64 {
-		if p.LogY {
-			if y <= 0 {
-				return y0
-			}
-			return y0 - (math.Log10(y)-math.Log10(ymin))/(math.Log10(ymax)-math.Log10(ymin))*(y0-y1)
-		}
-		return y0 - (y-ymin)/(ymax-ymin)*(y0-y1)
-	}
+	ty, ymap := scale(ymin, ymax, p.LogY, y0, y1)
 	for _, t := range ty {
 		y := ymap(t)
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", x0, y, x1, y)
@@ -216,9 +200,6 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 	}
 	// errorBar draws a whisker with caps from lo to hi at x.
 	errorBar := func(x, lo, hi float64, name string) {
-		if p.LogY && lo <= 0 {
-			lo = ymin
-		}
 		a, c := ymap(lo), ymap(hi)
 		fmt.Fprintf(&b, `<path class="errorbar" d="M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f" stroke="#222" stroke-width="1" fill="none"><title>%s: %s to %s</title></path>`+"\n",
 			x, a, c, x-3, a, x+3, x-3, c, x+3, html.EscapeString(name), Num(lo), Num(hi))
@@ -245,20 +226,7 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 			}
 		}
 	} else {
-		if math.IsInf(xmin, 0) {
-			xmin, xmax = 0, 1
-		}
-		if xmax == xmin {
-			xmax = xmin + 1
-		}
-		tx := axis(xmin, xmax, p.LogX)
-		xmin, xmax = tx[0], tx[len(tx)-1]
-		xmap := func(x float64) float64 {
-			if p.LogX {
-				return x0 + (math.Log10(x)-math.Log10(xmin))/(math.Log10(xmax)-math.Log10(xmin))*(x1-x0)
-			}
-			return x0 + (x-xmin)/(xmax-xmin)*(x1-x0)
-		}
+		tx, xmap := scale(xmin, xmax, p.LogX, x0, x1)
 		for _, t := range tx {
 			x := xmap(t)
 			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#eee"/>`+"\n", x, y0, x, y1)
@@ -299,6 +267,29 @@ func (p *Plot) WriteSVG(w io.Writer) error {
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// scale returns the ticks of an axis covering [lo, hi] (or [0, 1] when
+// there is no value) and the map of values onto pixels, from a at the
+// first tick to b at the last. On a log axis, values <= 0 map to a.
+func scale(lo, hi float64, log bool, a, b float64) ([]float64, func(float64) float64) {
+	if math.IsInf(lo, 0) {
+		lo, hi = 0, 1
+	}
+	if hi == lo {
+		hi = lo + 1
+	}
+	t := axis(lo, hi, log)
+	lo, hi = t[0], t[len(t)-1]
+	return t, func(v float64) float64 {
+		if log {
+			if v <= 0 {
+				return a
+			}
+			return a + (math.Log10(v)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo))*(b-a)
+		}
+		return a + (v-lo)/(hi-lo)*(b-a)
+	}
 }
 
 // axis returns tick values covering [lo, hi].

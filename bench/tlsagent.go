@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tsnmp/tsnmp/bench/harness"
 	"github.com/tsnmp/tsnmp/internal/certs"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -97,7 +98,7 @@ func startTLSAgent(env *Env, kt keyType) (*tlsAgent, *Proc, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := StartTsnmpdIn(nil, env.Tsnmpd, conf, filepath.Join(dir, "tsnmpd-state"), port, a.listenArgs()...)
+	p, err := harness.StartTsnmpd(nil, env.Tsnmpd, conf, filepath.Join(dir, "tsnmpd-state"), port, a.listenArgs()...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
 
 // Defaults, as Net-SNMP's tools use them.
@@ -152,6 +153,9 @@ type Session struct {
 	rto    *rtoEstimator
 	v3     *v3State
 	tsm    *tsmState // SNMPv3 over TLS or DTLS (tls.go)
+	// secure is the configuration of a TLS or DTLS session, which
+	// explains certificate errors.
+	secure *tlstm.ClientConfig
 
 	wmu sync.Mutex // serialises writes
 
@@ -285,7 +289,13 @@ func (s *Session) readStream() {
 	for {
 		m, err := transport.ReadStreamMessage(r, nil, s.cfg.MaxMsgSize)
 		if err != nil {
-			if s.fail(fmt.Errorf("manager: connection to %s: %w", s.target.Spec, err)) {
+			// Over TLS 1.3 an agent refuses the manager's certificate
+			// after the handshake, with an alert read here.
+			var ce *CertificateError
+			if err = explainSecure(s.target.Spec, s.secure, err, false); !errors.As(err, &ce) {
+				err = fmt.Errorf("manager: connection to %s: %w", s.target.Spec, err)
+			}
+			if s.fail(err) {
 				s.conn.Close()
 			}
 			return
@@ -391,6 +401,9 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 			}
 		}
 		if err := s.write(msg); err != nil {
+			if serr := s.Err(); serr != nil {
+				return serr // the connection ended, and this is why
+			}
 			return err
 		}
 		sent := time.Now()

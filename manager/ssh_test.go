@@ -17,6 +17,7 @@ import (
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/system"
+	"github.com/tsnmp/tsnmp/mib/transportmib"
 	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/tsm"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -115,7 +116,7 @@ func sshAgent(t *testing.T, conf string, users map[string]string) (addr, fingerp
 	var tree mib.Tree
 	system.New(system.Config{Descr: "ssh test agent", Start: st.Start()}).Register(&tree)
 	stats = &sshtm.Stats{}
-	stats.Register(&tree)
+	transportmib.RegisterSSH(&tree, stats)
 	a := &agent.Agent{Tree: &tree, State: st}
 	a.RegisterEngine(&tree)
 	a.SetPolicy(&agent.Policy{Access: agent.VACMAccess{VACM: acm},

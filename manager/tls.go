@@ -214,6 +214,10 @@ func (v *tsmState) contextEngine(ctx context.Context, s *Session, adaptive bool)
 	}
 	resp, err := v.exchange(ctx, s, adaptive, []byte(snmp.LocalEngineID), &snmp.PDU{Type: snmp.GetRequest,
 		VarBinds: []snmp.VarBind{{Name: snmp.SnmpEngineID0, Value: snmp.Value{Type: snmp.Null}}}}, nil)
+	var ce *CertificateError
+	if errors.As(err, &ce) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("manager: RFC 5343 contextEngineID discovery: %w", err)
 	}
@@ -343,6 +347,11 @@ func DialSecure(ctx context.Context, target string, cfg Config, c *tlstm.ClientC
 	defer cancel()
 	conn, err := dial(cctx, t, c, logger(cfg.Logger))
 	if err != nil {
+		err = explainSecure(target, c, err, d == transport.DTLS)
+		var ce *CertificateError
+		if errors.As(err, &ce) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("manager: %s: %w", target, err)
 	}
 	s := &Session{
@@ -352,6 +361,7 @@ func DialSecure(ctx context.Context, target string, cfg Config, c *tlstm.ClientC
 		pending: map[int32]chan []byte{},
 		done:    make(chan struct{}),
 		conn:    conn,
+		secure:  c,
 	}
 	var seed [4]byte
 	_, _ = rand.Read(seed[:])

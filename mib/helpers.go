@@ -217,3 +217,17 @@ func (t *Table) locate(r *Request, oid snmp.OID) (rows Rows, ci, start int, ok b
 	}
 	return nil, 0, 0, false
 }
+
+// Counters serves a group of Counter32 scalars under prefix, one per
+// sub-identifier from first to last, read by get. It is how a package's
+// plain counters (a Stats type of atomics in the package that counts,
+// which never imports mib) become MIB objects.
+func Counters(prefix snmp.OID, first, last uint32, get func(sub uint32) uint32) *Scalars {
+	g := &Scalars{Prefix: prefix}
+	for sub := first; sub <= last; sub++ {
+		g.Objects = append(g.Objects, Scalar{Sub: sub, Get: func(*Request) snmp.Value {
+			return snmp.Counter32Value(get(sub))
+		}})
+	}
+	return g
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/connset"
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/bcrypt"
 	xssh "golang.org/x/crypto/ssh"
@@ -47,9 +49,20 @@ type ServerConfig struct {
 
 	// MaxChannels bounds open channels per connection (default 8).
 	MaxChannels int
+	// MaxConnections bounds open connections (default 1024).
 	// MaxUnauthenticated bounds connections that have not yet
-	// authenticated (default 32); further connections are closed at once.
+	// authenticated (default 32). Beyond either, a connection from a
+	// source that holds fewer than the largest source makes that source's
+	// oldest connection close; others are closed at once. Limits refine
+	// the per-source rules (random early drop from half of
+	// MaxUnauthenticated, penalties for failed authentication; see
+	// internal/connset): its MaxConns and StartupsFull are taken from
+	// MaxConnections and MaxUnauthenticated.
+	MaxConnections     int
 	MaxUnauthenticated int
+	Limits             connset.Limits
+	// Logger receives refusals (rate-limited); nil means slog.Default.
+	Logger *slog.Logger
 	// AuthTimeout bounds the time from accept to successful
 	// authentication (default 30s).
 	AuthTimeout time.Duration
@@ -108,13 +121,12 @@ func (s *Server) event(e Event) {
 type Server struct {
 	cfg    ServerConfig
 	resume *resumption
-	unauth chan struct{}
+	set    *connset.Set
 
-	mu        sync.Mutex
-	listeners map[net.Listener]struct{}
-	conns     map[net.Conn]struct{}
-	closed    bool
-	wg        sync.WaitGroup
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{} // served by ServeConn
+	closed bool
+	wg     sync.WaitGroup
 }
 
 // NewServer validates cfg and returns a server.
@@ -125,6 +137,9 @@ func NewServer(cfg *ServerConfig) (*Server, error) {
 	}
 	if c.MaxChannels <= 0 {
 		c.MaxChannels = 8
+	}
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = 1024
 	}
 	if c.MaxUnauthenticated <= 0 {
 		c.MaxUnauthenticated = 32
@@ -138,97 +153,78 @@ func NewServer(cfg *ServerConfig) (*Server, error) {
 	if c.KeepaliveMax <= 0 {
 		c.KeepaliveMax = 3
 	}
-	s := &Server{cfg: c, unauth: make(chan struct{}, c.MaxUnauthenticated), listeners: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}}
+	lim := c.Limits
+	lim.MaxConns, lim.StartupsFull = c.MaxConnections, c.MaxUnauthenticated
+	s := &Server{cfg: c, conns: map[net.Conn]struct{}{}, set: connset.New("ssh", lim, c.Logger)}
 	if c.Resumption != nil {
 		s.resume = newResumption(*c.Resumption, c.rand())
 	}
 	return s, nil
 }
 
+// ConnStats returns the counters of admitted, refused and evicted
+// connections.
+func (s *Server) ConnStats() connset.Stats { return s.set.Stats() }
+
 // Serve accepts connections on l until l or the server is closed.
 func (s *Server) Serve(l net.Listener) error {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
 		return ErrClosed
 	}
-	s.listeners[l] = struct{}{}
+	err := s.set.Serve(l, func(c *connset.Conn) { _ = s.serveConn(c.Conn, c) }, nil)
+	s.mu.Lock()
+	closed = s.closed
 	s.mu.Unlock()
-	for {
-		c, err := l.Accept()
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		if err != nil {
-			s.mu.Lock()
-			closed := s.closed
-			delete(s.listeners, l)
-			s.mu.Unlock()
-			if closed {
-				return ErrClosed
-			}
-			return err
-		}
-		select {
-		case s.unauth <- struct{}{}:
-		default:
-			c.Close() // too many unauthenticated connections
-			continue
-		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			c.Close()
-			<-s.unauth
-			continue
-		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			_ = s.serveConn(c, true)
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
-		}()
+	if closed {
+		return ErrClosed
 	}
+	if err == nil {
+		return net.ErrClosed
+	}
+	return err
 }
 
 // Close stops all listeners and closes every connection.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
-	for l := range s.listeners {
-		l.Close()
-	}
 	for c := range s.conns {
 		c.Close()
 	}
 	s.mu.Unlock()
+	s.set.Close()
 	s.wg.Wait()
 	return nil
 }
 
 // ServeConn runs the SSH protocol on one accepted connection until it
 // ends. Connections passed here directly do not count against
-// MaxUnauthenticated.
-func (s *Server) ServeConn(c net.Conn) error { return s.serveConn(c, false) }
-
-// serveConn serves c; slot reports whether c holds an unauthenticated slot,
-// released once authentication succeeds or the connection ends.
-func (s *Server) serveConn(c net.Conn, slot bool) error {
-	release := func() {
-		if slot {
-			slot = false
-			select {
-			case <-s.unauth:
-			default:
-			}
-		}
+// MaxConnections or MaxUnauthenticated; Close closes them.
+func (s *Server) ServeConn(c net.Conn) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.Close()
+		return ErrClosed
 	}
-	defer release()
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.wg.Done()
+	}()
+	return s.serveConn(c, nil)
+}
+
+// serveConn serves c; sc, when set, is its place in the connection set,
+// which leaves the unauthenticated budget once authentication succeeds.
+func (s *Server) serveConn(c net.Conn, sc *connset.Conn) error {
 	defer c.Close()
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
@@ -237,19 +233,28 @@ func (s *Server) serveConn(c net.Conn, slot bool) error {
 	t := newTransport(c, &s.cfg.Config, false)
 	t.hostKeys = s.cfg.HostKeys
 	t.resumeServer = s.resume
+	fail := func(err error) {
+		if sc != nil && !sc.Evicted() {
+			sc.FailErr(err)
+		}
+	}
 	if err := t.handshake(); err != nil {
+		fail(err)
 		_ = t.close(DisconnectKeyExchangeFailed, "key exchange failed")
 		s.event(Event{Kind: EventKexFailed, Remote: c.RemoteAddr(), Err: err})
 		return err
 	}
 	user, err := s.authenticate(t)
 	if err != nil {
+		fail(err)
 		_ = t.close(DisconnectNoMoreAuthMethods, "authentication failed")
 		s.event(Event{Kind: EventAuthFailed, Remote: c.RemoteAddr(), Err: err})
 		return err
 	}
 	_ = c.SetDeadline(time.Time{})
-	release()
+	if sc != nil {
+		sc.Established()
+	}
 	s.event(Event{Kind: EventAuthenticated, User: user, Remote: c.RemoteAddr(), Resumed: t.resumed})
 
 	m := newMux(t, false)

@@ -11,11 +11,12 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
-	"golang.org/x/net/ipv4"
-
+	"github.com/tsnmp/tsnmp/internal/connset"
 	"github.com/tsnmp/tsnmp/snmp"
+	"golang.org/x/net/ipv4"
 )
 
 // Handler processes one incoming message. It appends the response, if any,
@@ -65,7 +66,22 @@ type ServerOptions struct {
 	MaxConns int
 	// IdleTimeout closes connections without traffic (default 5 minutes).
 	IdleTimeout time.Duration
-	Logger      *slog.Logger
+	// MaxStartups caps connections still in their handshake (TLS: default
+	// 128; plain TCP has none); HandshakeTimeout bounds a handshake
+	// (default 30 s).
+	MaxStartups      int
+	HandshakeTimeout time.Duration
+	// Limits refine the per-source rules (see connset.Limits); its
+	// MaxConns and StartupsFull are taken from MaxConns and MaxStartups.
+	Limits connset.Limits
+	Logger *slog.Logger
+}
+
+func (o *ServerOptions) handshakeTimeout() time.Duration {
+	if o.HandshakeTimeout > 0 {
+		return o.HandshakeTimeout
+	}
+	return 30 * time.Second
 }
 
 func (o *ServerOptions) logger() *slog.Logger {
@@ -230,24 +246,22 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 }
 
 // StreamServer serves SNMP messages framed on byte streams (RFC 3430): plain
-// TCP here, and the TLS and SSH transports reuse it with their own
-// listeners.
+// TCP here, and the TLS transport reuses it with its own listener. Its
+// connections are admitted and tracked by a connset.Set (per-source
+// limits, handshake budget, penalties).
 type StreamServer struct {
 	l      net.Listener
 	domain Domain
 	h      Handler
 	opts   ServerOptions
+	set    *connset.Set
 	// Identify, when set, returns the security name and session of an
 	// accepted connection (after its handshake), or an error to drop it.
 	Identify func(net.Conn) (name string, session any, err error)
-
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
 }
 
-// NewStreamServer serves l.
+// NewStreamServer serves l. With opts.MaxStartups set, connections in
+// their handshake (Identify) have a budget of their own.
 func NewStreamServer(l net.Listener, d Domain, h Handler, opts *ServerOptions) *StreamServer {
 	o := *opts
 	if o.MaxMessage == 0 {
@@ -259,61 +273,35 @@ func NewStreamServer(l net.Listener, d Domain, h Handler, opts *ServerOptions) *
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = 5 * time.Minute
 	}
-	return &StreamServer{l: l, domain: d, h: h, opts: o, conns: make(map[net.Conn]struct{})}
+	lim := o.Limits
+	lim.MaxConns = o.MaxConns
+	lim.StartupsFull = o.MaxStartups
+	return &StreamServer{l: l, domain: d, h: h, opts: o, set: connset.New(string(d), lim, o.logger())}
 }
 
 // Addr returns the listening address.
 func (s *StreamServer) Addr() net.Addr { return s.l.Addr() }
 
+// ConnStats returns the counters of admitted, refused and evicted
+// connections.
+func (s *StreamServer) ConnStats() connset.Stats { return s.set.Stats() }
+
+// Limits returns the connection limits in force, defaults filled in.
+func (s *StreamServer) Limits() connset.Limits { return s.set.Limits() }
+
 // Close stops accepting and closes every open connection.
 func (s *StreamServer) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	for c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
 	err := s.l.Close()
-	s.wg.Wait()
+	s.set.Close()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
 	return err
 }
 
 // Serve accepts connections until Close.
 func (s *StreamServer) Serve() error {
-	log := s.opts.logger()
-	for {
-		c, err := s.l.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			return err
-		}
-		SetNoDelay(c)
-		s.mu.Lock()
-		if s.closed || len(s.conns) >= s.opts.MaxConns {
-			s.mu.Unlock()
-			log.Warn("connection refused: limit reached", "from", c.RemoteAddr(), "max", s.opts.MaxConns)
-			c.Close()
-			continue
-		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			s.serveConn(c)
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
-			c.Close()
-		}()
-	}
+	return s.set.Serve(s.l, s.serveConn, nil)
 }
 
 // SetNoDelay disables Nagle's algorithm on TCP connections (and on the TCP
@@ -341,17 +329,22 @@ func addrPort(a net.Addr) netip.AddrPort {
 	return ap
 }
 
-func (s *StreamServer) serveConn(c net.Conn) {
+func (s *StreamServer) serveConn(sc *connset.Conn) {
+	c := sc.Conn
 	ref := StateReference{Domain: s.domain, Local: addrPort(c.LocalAddr()), Remote: addrPort(c.RemoteAddr()), SecurityLevel: 1}
 	if s.Identify != nil {
-		c.SetDeadline(time.Now().Add(30 * time.Second))
+		c.SetDeadline(time.Now().Add(s.opts.handshakeTimeout()))
 		name, sess, err := s.Identify(c)
 		if err != nil {
-			s.opts.logger().Info("session refused", "domain", s.domain, "from", c.RemoteAddr(), "err", err)
+			if !sc.Evicted() {
+				sc.FailErr(err)
+				s.opts.logger().Info("session refused", "domain", s.domain, "from", c.RemoteAddr(), "err", err)
+			}
 			return
 		}
 		ref.SecurityName, ref.Session, ref.SecurityLevel, ref.SameSecurity = name, sess, 3, true
 	}
+	sc.Established()
 	r := bufio.NewReaderSize(c, 4096)
 	var in, out []byte
 	out = make([]byte, 0, 4096)
@@ -360,6 +353,10 @@ func (s *StreamServer) serveConn(c net.Conn) {
 		msg, err := ReadStreamMessage(r, in, s.opts.MaxMessage)
 		if err != nil {
 			if err != io.EOF && !errors.Is(err, net.ErrClosed) && !errors.Is(err, context.Canceled) {
+				var ne net.Error
+				if !errors.As(err, &ne) && err != io.ErrUnexpectedEOF && !errors.Is(err, syscall.ECONNRESET) {
+					sc.Fail(connset.Protocol) // unparseable framing
+				}
 				s.opts.logger().Debug("stream closed", "domain", s.domain, "from", c.RemoteAddr(), "err", err)
 			}
 			return

@@ -89,15 +89,21 @@ func browser(t *testing.T) context.Context {
 func TestBrowser(t *testing.T) {
 	a := startAgent(t, webmgmttest.Options{})
 	ctx := browser(t)
+	// Each step waits at most 15 s for what it expects on the page.
+	step := func() context.Context {
+		c, cancel := context.WithTimeout(ctx, 15*time.Second)
+		t.Cleanup(cancel)
+		return c
+	}
 	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
+		if err := chromedp.Do(step(), steps...); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
 	text := func(sel string) string {
 		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		s, err := chromedp.Run(step(), chromedp.Text(chromedp.CSS(sel)))
 		if err != nil {
 			t.Fatalf("text of %s: %v", sel, err)
 		}

@@ -17,6 +17,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/bench/harness"
+	"github.com/tsnmp/tsnmp/internal/pcap"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -305,10 +307,12 @@ func runBandwidth(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Re
 	httpAddr := strings.TrimPrefix(a.HTTPURL, "http://")
 	_, hp, _ := net.SplitHostPort(httpAddr)
 	hport, _ := strconv.Atoi(hp)
-	var capture *Capture
+	var capture *harness.Capture
 	if !o.NoCapture {
 		var err error
-		if capture, err = StartCapture(hport, a.Port()); err == nil {
+		var remove func()
+		if capture, remove, err = startCapture(hport, a.Port()); err == nil {
+			defer remove()
 			err = capture.WaitActive(func() { udpExchange(a.SNMPAddr, SNMPGet, o.Rows, 1) })
 			if err != nil {
 				capture.Stop()
@@ -343,7 +347,7 @@ func runBandwidth(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Re
 			exs = append(exs, ex)
 		}
 	}
-	var pkts []Packet
+	var pkts []pcap.Packet
 	if capture != nil {
 		var err error
 		if pkts, err = capture.Stop(); err != nil {
@@ -353,7 +357,7 @@ func runBandwidth(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Re
 	} else {
 		rep.IPMethod = fmt.Sprintf("computed: application bytes + %d per UDP datagram, + %d per TCP segment (TCP_INFO counts)", ipv4Header+udpHeader, ipv4Header+tcpHeader)
 	}
-	byPort := map[int][]Packet{}
+	byPort := map[int][]pcap.Packet{}
 	for _, p := range pkts {
 		for _, port := range []int{int(p.SrcPort), int(p.DstPort)} {
 			if port != hport && port != a.Port() {
@@ -377,7 +381,7 @@ func runBandwidth(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Re
 					continue
 				}
 				switch {
-				case !pk.Time.Before(ex.t0) && !pk.Time.After(ex.t1) && pk.Flags&(flagSYN|flagFIN) == 0:
+				case !pk.Time.Before(ex.t0) && !pk.Time.After(ex.t1) && pk.Flags&(pcap.FlagSYN|pcap.FlagFIN) == 0:
 					b.IP += pk.IPLen
 					b.Packets++
 					app += pk.Payload
@@ -554,12 +558,13 @@ func runRTT(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Report) 
 			return err
 		}
 		defer ka.Close()
-		if o.ns != "" {
+		if o.ns != nil {
 			// The first dump opens the netlink socket, in the namespace.
-			if err := inNetns(o.ns, func() {
+			if err := o.ns.Do(func() error {
 				r := mib.NewRequest(ctx, time.Now())
 				ka.Agent.Tree.Get(r, append(ifmib.IfNumber.Clone(), 0))
 				r.Release()
+				return nil
 			}); err != nil {
 				return err
 			}
@@ -574,21 +579,16 @@ func runRTT(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Report) 
 		}
 	}
 	if !o.NoNetSNMP {
-		if p, err := startNetSNMP(o.ns); err != nil {
+		if p, stop, err := startSnmpd(o.ns); err != nil {
 			rep.Notes = append(rep.Notes, "Net-SNMP snmpd not measured: "+err.Error())
 		} else {
-			defer p.Stop()
+			defer stop()
 			var t *rttTarget
-			name := "Net-SNMP snmpd GetBulk (" + kernel + ")"
-			if o.ns != "" {
-				var terr error
-				if err = inNetns(o.ns, func() { t, terr = snmpTarget(name, p.Addr) }); err == nil {
-					err = terr
-				}
-			} else {
-				t, err = snmpTarget(name, p.Addr)
+			var terr error
+			if err := do(o.ns, func() { t, terr = snmpTarget("Net-SNMP snmpd GetBulk ("+kernel+")", p.Addr) }); err != nil {
+				return err
 			}
-			if err := add(t, err); err != nil {
+			if err := add(t, terr); err != nil {
 				return err
 			}
 		}

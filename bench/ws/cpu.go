@@ -9,7 +9,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -203,8 +202,8 @@ func runRetrieval(ctx context.Context, o *Options, rep *Report) ([]RetrievalPoin
 		cached = newKernelTable(time.Hour)
 	}
 	rep.RetrievalSource = "this machine's interfaces"
-	if o.ns != "" {
-		if err := inNetns(o.ns, open); err != nil {
+	if o.ns != nil {
+		if err := do(o.ns, open); err != nil {
 			return nil, err
 		}
 		rep.RetrievalSource = fmt.Sprintf("a network namespace with lo and %d veth interfaces", o.Interfaces)
@@ -411,35 +410,28 @@ func rss(pid int) uint64 {
 // measureRSS runs tsnmpd and snmpd as processes, walks each one's
 // ifTable and records their resident size.
 func measureRSS(o *Options, rep *Report) {
-	dir, err := os.MkdirTemp("", "ws-rss")
-	if err != nil {
-		return
-	}
-	defer os.RemoveAll(dir)
-	conf := filepath.Join(dir, "snmpd.conf")
-	os.WriteFile(conf, []byte("rocommunity public 127.0.0.1\n"), 0o600)
 	walk := func(addr string) {
 		if t, err := snmpTarget("walk", addr); err == nil {
 			t.do(50)
 			t.close()
 		}
 	}
-	if p, err := startTsnmpd(o.TsnmpdBinary, conf, filepath.Join(dir, "state")); err == nil {
+	if p, stop, err := startTsnmpd(o.TsnmpdBinary); err == nil {
 		walk(p.Addr)
 		setRSS(rep, o.TsnmpdBinary, rss(p.Pid()))
-		p.Stop()
+		stop()
 	} else {
 		rep.Notes = append(rep.Notes, "tsnmpd's resident size not measured: "+err.Error())
 	}
 	if !o.NoNetSNMP {
-		if p, err := startNetSNMP(""); err == nil {
+		if p, stop, err := startSnmpd(nil); err == nil {
 			walk(p.Addr)
 			for _, b := range rep.Static.Binaries {
 				if strings.HasSuffix(b.Path, "/snmpd") {
 					setRSS(rep, b.Path, rss(p.Pid()))
 				}
 			}
-			p.Stop()
+			stop()
 		}
 	}
 }

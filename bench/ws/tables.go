@@ -5,15 +5,9 @@ import (
 	"sort"
 	"strconv"
 	"time"
-)
 
-// Table is one table of the report as text cells, for report writers
-// (tsnmp bench).
-type Table struct {
-	Title   string
-	Columns []string
-	Rows    [][]string
-}
+	"github.com/tsnmp/tsnmp/bench/harness"
+)
 
 // Method describes how the report was measured, one paragraph each.
 func (r *Report) Method() []string {
@@ -27,10 +21,10 @@ func (r *Report) Method() []string {
 }
 
 // Tables returns the report's tables.
-func (r *Report) Tables() []Table {
-	var out []Table
+func (r *Report) Tables() []*harness.Table {
+	var out []*harness.Table
 	for _, level := range []string{"application", "IP"} {
-		t := Table{Title: "Bytes per exchange at the " + level + " level (Figures 11, 12)", Columns: append([]string{"objects"}, Methods...)}
+		t := &harness.Table{Title: "Bytes per exchange at the " + level + " level (Figures 11, 12)", Columns: append([]string{"objects"}, Methods...)}
 		for _, p := range r.Bandwidth {
 			row := []string{strconv.Itoa(p.Objects)}
 			for _, m := range Methods {
@@ -44,7 +38,7 @@ func (r *Report) Tables() []Table {
 		}
 		out = append(out, t)
 	}
-	t := Table{Title: "Coding CPU time, µs (Figure 13)", Columns: append([]string{"objects"}, Codecs...)}
+	t := &harness.Table{Title: "Coding CPU time, µs (Figure 13)", Columns: append([]string{"objects"}, Codecs...)}
 	for _, p := range r.Coding {
 		row := []string{strconv.Itoa(p.Objects)}
 		for _, c := range Codecs {
@@ -53,12 +47,12 @@ func (r *Report) Tables() []Table {
 		t.Rows = append(t.Rows, row)
 	}
 	out = append(out, t)
-	t = Table{Title: "Data retrieval time, µs (Figure 14)", Columns: []string{"objects", "query per object", "query per request", "shared 1 s cache"}}
+	t = &harness.Table{Title: "Data retrieval time, µs (Figure 14)", Columns: []string{"objects", "query per object", "query per request", "shared 1 s cache"}}
 	for _, p := range r.Retrieval {
 		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Objects), fmt.Sprintf("%.1f", us(p.PerObject)), fmt.Sprintf("%.1f", us(p.PerRequest)), fmt.Sprintf("%.1f", us(p.Cached))})
 	}
 	out = append(out, t)
-	t = Table{Title: "Round-trip delay, ms (Table II)", Columns: []string{"method"}}
+	t = &harness.Table{Title: "Round-trip delay, ms (Table II)", Columns: []string{"method"}}
 	for _, p := range r.RoundTrip {
 		t.Columns = append(t.Columns, strconv.Itoa(p.Objects))
 	}
@@ -81,7 +75,7 @@ func (r *Report) Tables() []Table {
 		}
 		sort.Ints(counts)
 	}
-	t = Table{Title: "Memory allocated per request, bytes / allocations (Table I)", Columns: []string{"path"}}
+	t = &harness.Table{Title: "Memory allocated per request, bytes / allocations (Table I)", Columns: []string{"path"}}
 	for _, n := range counts {
 		t.Columns = append(t.Columns, strconv.Itoa(n))
 	}
@@ -93,7 +87,7 @@ func (r *Report) Tables() []Table {
 		t.Rows = append(t.Rows, row)
 	}
 	out = append(out, t)
-	t = Table{Title: "Static memory (Table I)", Columns: []string{"binary", "text kB", "data kB", "bss kB", "RSS after a walk kB"}}
+	t = &harness.Table{Title: "Static memory (Table I)", Columns: []string{"binary", "text kB", "data kB", "bss kB", "RSS after a walk kB"}}
 	for _, b := range r.Static.Binaries {
 		t.Rows = append(t.Rows, []string{b.Path, strconv.FormatUint(b.Text/1024, 10), strconv.FormatUint(b.Data/1024, 10),
 			strconv.FormatUint(b.BSS/1024, 10), strconv.FormatUint(b.RSSAfterWalk/1024, 10)})

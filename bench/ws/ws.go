@@ -29,6 +29,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/webmgmt/webmgmttest"
 )
 
@@ -66,7 +67,7 @@ type Options struct {
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 
-	ns string // the namespace of Interfaces, while Run runs
+	ns *netns.NS // the namespace of Interfaces, while Run runs
 }
 
 func (o *Options) defaults() {
@@ -215,12 +216,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("counts above %d objects are capped to the table's %d", max, max))
 	}
 	if o.Interfaces > 0 {
-		ns, remove, err := dummyNetns(o.Interfaces)
+		ns, n, err := interfacesNetns(o.Interfaces)
 		if err != nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("kernel experiments read this machine's interfaces: no namespace with %d veth interfaces (%v)", o.Interfaces, err))
 		} else {
-			defer remove()
-			o.ns = ns
+			defer ns.Delete()
+			o.ns, o.Interfaces = ns, n
 		}
 	}
 	fmt.Fprintln(o.Log, "bandwidth...")

@@ -3,7 +3,6 @@ package ws
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/webmgmt/webmgmttest"
@@ -139,58 +137,6 @@ func TestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Print(text.String())
-}
-
-// TestReadPcap parses a hand-made capture.
-func TestReadPcap(t *testing.T) {
-	var b bytes.Buffer
-	le := binary.LittleEndian
-	hdr := make([]byte, 24)
-	le.PutUint32(hdr[0:], 0xa1b2c3d4)
-	le.PutUint16(hdr[4:], 2)
-	le.PutUint16(hdr[6:], 4)
-	le.PutUint32(hdr[16:], 65535)
-	le.PutUint32(hdr[20:], 1)
-	b.Write(hdr)
-	frame := func(proto byte, sport, dport uint16, payload int, flags byte) {
-		eth := make([]byte, 14)
-		ip := make([]byte, 20)
-		ip[0] = 0x45
-		l4len := 8
-		if proto == 6 {
-			l4len = 32
-		}
-		binary.BigEndian.PutUint16(ip[2:], uint16(20+l4len+payload))
-		ip[9] = proto
-		l4 := make([]byte, l4len)
-		binary.BigEndian.PutUint16(l4[0:], sport)
-		binary.BigEndian.PutUint16(l4[2:], dport)
-		if proto == 6 {
-			l4[12] = 8 << 4
-			l4[13] = flags
-		}
-		pkt := append(append(eth, ip...), l4...)
-		rec := make([]byte, 16)
-		le.PutUint32(rec[0:], 1700000000)
-		le.PutUint32(rec[4:], 5)
-		le.PutUint32(rec[8:], uint32(len(pkt)))
-		le.PutUint32(rec[12:], uint32(len(pkt)+payload))
-		b.Write(rec)
-		b.Write(pkt)
-	}
-	frame(17, 40000, 161, 50, 0)
-	frame(6, 40001, 8080, 100, flagSYN)
-	pkts, err := ReadPcap(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pkts) != 2 || pkts[0].IPLen != 78 || pkts[0].Payload != 50 || pkts[1].Payload != 100 ||
-		pkts[1].Flags != flagSYN || pkts[1].DstPort != 8080 || !pkts[0].Time.Equal(time.Unix(1700000000, 5000)) {
-		t.Errorf("%+v", pkts)
-	}
-	if _, err := ReadPcap(strings.NewReader("not a pcap file at all....")); err == nil {
-		t.Error("garbage accepted")
-	}
 }
 
 var benchCounts = []int{1, 22, 66, 216, 270, 500}

@@ -95,3 +95,28 @@ func TestRefusedResumptionProcesses(t *testing.T) {
 		})
 	}
 }
+
+// TestCertificateErrorMessages: certificate problems are reported as such,
+// not as "Unknown host" (Net-SNMP 5.9.5 as the agent).
+func TestCertificateErrorMessages(t *testing.T) {
+	t.Parallel()
+	testenv.Need(t, snmpdtest.NetSNMP595)
+	dir := t.TempDir()
+	if _, err := certs.NewPKI("", dir); err != nil {
+		t.Fatal(err)
+	}
+	target := fmt.Sprintf("tls:127.0.0.1:%d", testenv.FreePort(t))
+	snmpdtest.StartSecure(t, snmpdtest.Secure{Snmpd: snmpdtest.NetSNMP595, Dir: dir, Listen: target, Hash: crypto.SHA1})
+	for _, c := range []struct {
+		params, want string
+	}{
+		{"our_identity=alice,trust_cert=otherca,their_hostname=localhost", "the agent's certificate is not trusted"},
+		{"our_identity=alice,trust_cert=ca,their_hostname=agent.example", "the agent's certificate does not name agent.example"},
+		{"our_identity=mallory,trust_cert=ca,their_hostname=localhost", "the agent refused our certificate"},
+	} {
+		r := tsnmpProcess(t, "get", "-t", "1", "-r", "0", "-T", c.params+",resume=no,cert_dir="+dir, target, "1.3.6.1.2.1.1.5.0")
+		if r.Code != 1 || !strings.HasPrefix(r.Stderr, "snmpget: "+target+": "+c.want) || strings.Contains(r.Stderr, "Unknown host") {
+			t.Errorf("-T %s: exit %d, stderr %q; want %q", c.params, r.Code, r.Stderr, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/tsnmp/tsnmp/manager"
@@ -39,6 +40,11 @@ func (a *app) openSecure() bool {
 		return false
 	}
 	s, err := manager.DialSecure(a.ctx, a.peer, cfg, c)
+	var ce *manager.CertificateError
+	if errors.As(err, &ce) {
+		a.errorf("%s: %v\n", a.tool, err)
+		return false
+	}
 	if err != nil {
 		a.errorf("%s: Unknown host (%s) (%v)\n", a.tool, a.peer, strings.TrimPrefix(unwrapOp(err).Error(), "manager: "))
 		return false

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/mib/transportmib"
 	"github.com/tsnmp/tsnmp/security/tsm"
 	"github.com/tsnmp/tsnmp/snmp"
 	tssh "github.com/tsnmp/tsnmp/ssh"
@@ -51,7 +52,7 @@ func (d *daemon) sshState() *sshState {
 	}
 	s := &sshState{}
 	d.ext[sshExtName] = s
-	s.stats.Register(d.agent.Tree)
+	transportmib.RegisterSSH(d.agent.Tree, &s.stats)
 	return s
 }
 

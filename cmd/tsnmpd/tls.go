@@ -7,6 +7,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/mib/transportmib"
 	"github.com/tsnmp/tsnmp/security/tsm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
@@ -48,8 +49,8 @@ func (d *daemon) tlsState() *tlsState {
 	}
 	s := &tlsState{tickets: tlstm.NewTicketKeys(2)}
 	d.ext[tlsExtName] = s
-	s.stats.Register(d.agent.Tree)
-	tlstm.RegisterMIB(d.agent.Tree, func() *tlstm.CertToTSN {
+	transportmib.RegisterTLS(d.agent.Tree, &s.stats)
+	transportmib.RegisterCertToTSN(d.agent.Tree, func() *tlstm.CertToTSN {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.server == nil {

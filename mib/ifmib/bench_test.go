@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -20,47 +19,31 @@ import (
 // benchmark and removed by TestMain.
 var benchNS struct {
 	once sync.Once
-	name string
+	ns   *netns.NS
 	err  error
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if benchNS.name != "" {
-		if out, err := exec.Command("ip", "netns", "del", benchNS.name).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "ip netns del %s: %v: %s\n", benchNS.name, err, out)
-			code = 1
-		}
+	if err := benchNS.ns.Delete(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
 	}
 	os.Exit(code)
 }
 
-// thousandVeths returns the name of a namespace holding lo and 500 veth
-// pairs, all up.
-func thousandVeths(b *testing.B) string {
+// thousandVeths returns a namespace holding lo and 500 veth pairs, all up.
+func thousandVeths(b *testing.B) *netns.NS {
 	needPeers(b, "ip")
 	benchNS.once.Do(func() {
-		name := fmt.Sprintf("tsnmp-test-bench-%d", os.Getpid())
-		if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-			benchNS.err = fmt.Errorf("ip netns add: %v: %s", err, out)
-			return
-		}
-		benchNS.name = name
-		var s strings.Builder
-		s.WriteString("link set lo up\n")
-		for i := 0; i < 500; i++ {
-			fmt.Fprintf(&s, "link add a%d type veth peer name b%d\nlink set a%d up\nlink set b%d up\n", i, i, i, i)
-		}
-		cmd := exec.Command("ip", "-n", name, "-batch", "-")
-		cmd.Stdin = strings.NewReader(s.String())
-		if out, err := cmd.CombinedOutput(); err != nil {
-			benchNS.err = fmt.Errorf("ip -batch: %v: %s", err, out)
+		if benchNS.ns, benchNS.err = netns.New("tsnmp-test-bench"); benchNS.err == nil {
+			benchNS.err = benchNS.ns.AddVeths("", 0, 500)
 		}
 	})
 	if benchNS.err != nil {
 		b.Fatal(benchNS.err)
 	}
-	return benchNS.name
+	return benchNS.ns
 }
 
 // syntheticLinks returns n ethernet interfaces with counters.

@@ -1,153 +1,73 @@
 package ifmib
 
 import (
-	"bytes"
 	"context"
-	"encoding/hex"
-	"fmt"
+	"maps"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
 	"github.com/tsnmp/tsnmp/mib/system"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
 )
 
 // needPeers skips (or, under CI=true, fails) the test when it cannot run:
-// it needs root and the named programs.
+// it needs root for network namespaces and the named programs.
 func needPeers(t testing.TB, progs ...string) {
 	t.Helper()
-	miss := func(why string) {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(why)
+	if err := netns.Available(); err != nil {
+		if testenv.InCI() {
+			t.Fatal(err)
 		}
-		t.Skip(why)
-	}
-	if os.Geteuid() != 0 {
-		miss("needs root for network namespaces")
+		t.Skip(err)
 	}
 	for _, p := range progs {
-		if _, err := exec.LookPath(p); err != nil {
-			miss(p + " not found (Debian packages iproute2, snmp, snmpd)")
-		}
+		testenv.Need(t, p)
 	}
 }
 
-var nsSeq atomic.Int32
-
 // newNetns creates a network namespace removed when the test ends.
-func newNetns(t testing.TB) string {
+func newNetns(t testing.TB) *netns.NS {
 	t.Helper()
-	name := fmt.Sprintf("tsnmp-test-%d-%d", os.Getpid(), nsSeq.Add(1))
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v: %s", err, out)
+	ns, err := netns.New("tsnmp-test")
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
-			t.Errorf("ip netns del %s: %v: %s", name, err, out)
+		if err := ns.Delete(); err != nil {
+			t.Error(err)
 		}
 	})
-	return name
+	return ns
 }
 
 // ipBatch runs ip commands, one a line, inside namespace ns.
-func ipBatch(t testing.TB, ns, script string) {
+func ipBatch(t testing.TB, ns *netns.NS, script string) {
 	t.Helper()
-	cmd := exec.Command("ip", "-n", ns, "-batch", "-")
-	cmd.Stdin = strings.NewReader(script)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("ip -batch: %v: %s", err, out)
+	if err := ns.IPBatch(script); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// inNetns runs fn on an OS thread that has joined namespace ns. The thread
-// stays locked and is discarded when fn returns, so no other goroutine
-// ever runs in the namespace.
-func inNetns(t testing.TB, ns string, fn func()) {
+// inNetns runs fn on an OS thread that has joined namespace ns; sockets
+// fn opens stay in it.
+func inNetns(t testing.TB, ns *netns.NS, fn func()) {
 	t.Helper()
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		fd, err := unix.Open(filepath.Join("/run/netns", ns), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer unix.Close(fd)
-		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-			errc <- err
-			return
-		}
-		fn()
-		errc <- nil
-	}()
-	if err := <-errc; err != nil {
-		t.Fatalf("joining netns %s: %v", ns, err)
+	if err := ns.Do(func() error { fn(); return nil }); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// canon renders a value the way both sides of the comparison can agree on.
-func canon(v snmp.Value) string {
-	switch v.Type {
-	case snmp.OctetString:
-		return "hex:" + hex.EncodeToString(v.Bytes)
-	case snmp.Integer:
-		return strconv.FormatInt(v.Int(), 10)
-	}
-	return strconv.FormatUint(v.Num, 10)
-}
-
-var walkLine = regexp.MustCompile(`^(\.[0-9.]+) = (?:([A-Za-z0-9-]+): )?(.*)$`)
-
-// parseWalk reads snmpwalk -On -Ox output into OID -> canon value.
-func parseWalk(t testing.TB, out []byte) map[string]string {
-	got := map[string]string{}
-	var last string
-	for _, line := range strings.Split(string(out), "\n") {
-		m := walkLine.FindStringSubmatch(line)
-		if m == nil {
-			if last != "" && strings.TrimSpace(line) != "" { // a wrapped Hex-STRING
-				got[last] += strings.ToLower(strings.ReplaceAll(strings.TrimSpace(line), " ", ""))
-			}
-			continue
-		}
-		o, typ, val := strings.TrimPrefix(m[1], "."), m[2], strings.TrimSpace(m[3])
-		switch typ {
-		case "Hex-STRING":
-			got[o] = "hex:" + strings.ToLower(strings.ReplaceAll(val, " ", ""))
-		case "STRING":
-			s, err := strconv.Unquote(val)
-			if err != nil {
-				t.Fatalf("bad STRING in %q", line)
-			}
-			got[o] = "hex:" + hex.EncodeToString([]byte(s))
-		case "":
-			if val != `""` {
-				t.Fatalf("unexpected walk line %q", line)
-			}
-			got[o] = "hex:"
-		default:
-			got[o] = val
-		}
-		last = o
-	}
-	return got
 }
 
 // TestInteropNetSNMP builds interfaces of several kinds and states in a
@@ -195,7 +115,7 @@ link set vg mtu 68
 		"tuntap add tap0 mode tap",
 		"link set tap0 up",
 	} {
-		args := append([]string{"-n", ns}, strings.Fields(cmd)...)
+		args := append([]string{"-n", ns.Name}, strings.Fields(cmd)...)
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 			t.Logf("ip %s: %v: %s", cmd, err, out)
 		}
@@ -205,7 +125,7 @@ link set vg mtu 68
 	// wait until two listings 200 ms apart agree.
 	prev := ""
 	for i := 0; i < 25; i++ {
-		out, err := exec.Command("ip", "-n", ns, "-o", "link").Output()
+		out, err := exec.Command("ip", "-n", ns.Name, "-o", "link").Output()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,68 +136,20 @@ link set vg mtu 68
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	// tsnmp's view, from inside the namespace.
-	ours := map[string]string{}
+	// tsnmp's view, from inside the namespace, and Net-SNMP's.
+	var ours map[string]string
 	inNetns(t, ns, func() {
 		m := New(Config{})
 		defer m.Close()
 		var tr mib.Tree
 		m.Register(&tr)
-		r := mib.NewRequest(context.Background(), time.Now())
-		defer r.Release()
-		cur := snmp.OID{1, 3, 6, 1, 2, 1, 2}
-		for i := 0; i < 10000; i++ {
-			vb, ok := tr.Next(r, cur)
-			if !ok {
-				break
-			}
-			cur = vb.Name.Clone()
-			ours[cur.String()] = canon(vb.Value)
-		}
+		ours = mibtest.Walk(&tr, snmp.OID{1, 3, 6, 1, 2, 1, 2})
+		maps.Copy(ours, mibtest.Walk(&tr, snmp.OID{1, 3, 6, 1, 2, 1, 31}))
 	})
-
-	// Net-SNMP's view.
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "snmpd.conf")
-	if err := os.WriteFile(conf, []byte("rocommunity public 127.0.0.1\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// The namespace is new and empty, so any port is free in it.
-	addr := "127.0.0.1:16161"
-	var log bytes.Buffer
-	snmpd := exec.Command("ip", "netns", "exec", ns, "snmpd", "-f", "-Lo", "-C", "-c", conf,
-		"-p", filepath.Join(dir, "snmpd.pid"), "udp:"+addr)
-	snmpd.Stdout, snmpd.Stderr = &log, &log
-	if err := snmpd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		snmpd.Process.Kill() // ip netns exec execs snmpd, so this is snmpd's PID
-		snmpd.Wait()
-	})
-	tool := func(args ...string) ([]byte, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		args = append([]string{"netns", "exec", ns}, args...)
-		return exec.CommandContext(ctx, "ip", args...).Output()
-	}
-	ready := false
-	for i := 0; i < 50 && !ready; i++ {
-		_, err := tool("snmpget", "-v2c", "-c", "public", "-t", "0.2", "-r", "0", addr, "1.3.6.1.2.1.1.3.0")
-		ready = err == nil
-	}
-	if !ready {
-		t.Fatalf("snmpd did not answer; its log:\n%s", log.String())
-	}
+	snmpd := mibtest.StartSnmpd(t, ns.Name, "")
 	theirs := map[string]string{}
 	for _, base := range []string{"1.3.6.1.2.1.2.2.1", "1.3.6.1.2.1.31.1.1.1"} {
-		out, err := tool("snmpbulkwalk", "-v2c", "-c", "public", "-On", "-Ox", "-t", "2", "-r", "1", addr, base)
-		if err != nil {
-			t.Fatalf("snmpbulkwalk %s: %v", base, err)
-		}
-		for k, v := range parseWalk(t, out) {
-			theirs[k] = v
-		}
+		maps.Copy(theirs, snmpd.Walk(t, base))
 	}
 
 	columns := map[string]string{
@@ -323,7 +195,7 @@ link set vg mtu 68
 			t.Errorf("%s (%s): tsnmp %q, Net-SNMP %q", col, k, ours[k], theirs[k])
 		}
 	}
-	links, err := exec.Command("ip", "-n", ns, "-o", "link").Output()
+	links, err := exec.Command("ip", "-n", ns.Name, "-o", "link").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +203,7 @@ link set vg mtu 68
 		t.Errorf("compared %d values, want %d", compared, want)
 	}
 	if t.Failed() {
-		t.Logf("snmpd log:\n%s", log.String())
+		t.Logf("snmpd log:\n%s", snmpd.Log)
 	}
 }
 
@@ -346,17 +218,8 @@ func TestInteropSetNetSNMP(t *testing.T) {
 	for _, p := range []string{"snmpd", "snmpset", "snmpget", "snmpwalk"} {
 		testenv.Need(t, p)
 	}
-	if err := netns.Available(); err != nil {
-		if testenv.InCI() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	ns, err := netns.New("tsnmp-ifalias")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ns.Delete() })
+	needPeers(t)
+	ns := newNetns(t)
 	if err := ns.AddVeths("v", 0, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -381,8 +244,9 @@ func TestInteropSetNetSNMP(t *testing.T) {
 	}
 	a := &agent.Agent{Tree: &tree}
 	a.SetPolicy(&agent.Policy{Communities: comms, Access: agent.VACMAccess{VACM: acm}})
-	// The namespace is new and empty, so any port is free in it.
-	const ours, theirs = "127.0.0.1:16161", "127.0.0.1:16162"
+	// The namespace is new and empty, so any port but snmpd's is free in
+	// it.
+	const ours = "127.0.0.1:16162"
 	addr, err := transport.ParseAddress("udp:"+ours, 161)
 	if err != nil {
 		t.Fatal(err)
@@ -402,21 +266,8 @@ func TestInteropSetNetSNMP(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 
 	// Net-SNMP's snmpd beside it.
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "snmpd.conf")
-	if err := os.WriteFile(conf, []byte("rwcommunity private 127.0.0.1\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var log bytes.Buffer
-	snmpd := ns.Command("snmpd", "-f", "-Lo", "-C", "-c", conf, "-p", filepath.Join(dir, "snmpd.pid"), "udp:"+theirs)
-	snmpd.Stdout, snmpd.Stderr = &log, &log
-	if err := snmpd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		snmpd.Process.Kill() // ip netns exec execs snmpd: this is snmpd's PID
-		snmpd.Wait()
-	})
+	snmpd := mibtest.StartSnmpd(t, ns.Name, "rwcommunity private 127.0.0.1\n")
+	theirs := snmpd.Addr
 
 	// tool runs a Net-SNMP command in the namespace and returns its
 	// output, or the error status it reports ("wrongLength").
@@ -435,15 +286,6 @@ func TestInteropSetNetSNMP(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	for i := 0; ; i++ {
-		if ns.Command("snmpget", "-v2c", "-c", "private", "-t", "0.2", "-r", "0", theirs, "1.3.6.1.2.1.1.3.0").Run() == nil {
-			break
-		}
-		if i == 50 {
-			t.Fatalf("snmpd did not answer; its log:\n%s", log.String())
-		}
-	}
-
 	out, err := exec.Command("ip", "-n", ns.Name, "-o", "link", "show", "va0").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -525,6 +367,6 @@ func TestInteropSetNetSNMP(t *testing.T) {
 		}
 	}
 	if t.Failed() {
-		t.Logf("snmpd log:\n%s", log.String())
+		t.Logf("snmpd log:\n%s", snmpd.Log)
 	}
 }

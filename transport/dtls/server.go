@@ -15,11 +15,11 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/pion/dtls/v3"
+	"github.com/tsnmp/tsnmp/internal/connset"
 	"github.com/tsnmp/tsnmp/transport"
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
@@ -46,6 +46,15 @@ var (
 	pskSuites = []dtls.CipherSuiteID{dtls.TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256}
 )
 
+// DefaultMaxHandshakes bounds the handshakes in progress on a listener;
+// DefaultHandshakeTimeout bounds each. Handshakes abandoned after the
+// cookie exchange can thus hold at most that many places, each for that
+// long, and one source at most a quarter of them once half are taken.
+const (
+	DefaultMaxHandshakes    = 64
+	DefaultHandshakeTimeout = 10 * time.Second
+)
+
 // DefaultTicketLifetime bounds a resumption ticket (besides the rotation
 // of the keys that seal it).
 const DefaultTicketLifetime = 12 * time.Hour
@@ -65,11 +74,7 @@ type Server struct {
 	state  atomic.Pointer[serverState]
 	sealer sealer
 	now    func() time.Time
-
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
+	set    *connset.Set
 	own    bool
 }
 
@@ -87,7 +92,7 @@ func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, o
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{h: h, conns: map[net.Conn]struct{}{}, now: time.Now}
+	s := &Server{h: h, now: time.Now}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -101,6 +106,15 @@ func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, o
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = 5 * time.Minute
 	}
+	if o.MaxStartups == 0 {
+		o.MaxStartups = DefaultMaxHandshakes
+	}
+	if o.HandshakeTimeout == 0 {
+		o.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	lim := o.Limits
+	lim.MaxConns, lim.StartupsFull = o.MaxConns, o.MaxStartups
+	s.set = connset.New("dtls", lim, o.Logger)
 	if o.TicketLifetime == 0 {
 		o.TicketLifetime = DefaultTicketLifetime
 	}
@@ -156,14 +170,22 @@ func (s *Server) Addr() net.Addr { return s.l.Addr() }
 
 func (s *Server) stats() *tlstm.Stats { return s.opts.Stats }
 
-func (s *Server) admit(net.Addr) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed || len(s.conns) >= s.opts.MaxConns {
-		return errors.New("dtls: session limit reached")
+// errPenalized refuses the first datagram of a penalized source.
+var errPenalized = errors.New("dtls: source penalized for earlier failures")
+
+// admit runs on the first datagram of a new peer, before any handshake
+// state is made: a penalized source is refused there. The budgets are
+// checked when the connection is accepted (Serve).
+func (s *Server) admit(a net.Addr) error {
+	if s.set.Penalized(a) {
+		return errPenalized
 	}
 	return nil
 }
+
+// ConnStats returns the counters of admitted, refused and evicted
+// sessions and handshakes.
+func (s *Server) ConnStats() connset.Stats { return s.set.Stats() }
 
 // getCertificate picks, among the local certificates, the first whose key
 // suits a cipher suite the client offers (ECDSA or Ed25519 for
@@ -252,66 +274,40 @@ func parseChain(raw [][]byte) ([]*x509.Certificate, error) {
 	return out, nil
 }
 
-// Serve accepts sessions until Close.
+// Serve accepts sessions until Close. A new peer's handshake counts
+// against the handshake budget (MaxStartups, default DefaultMaxHandshakes)
+// for at most HandshakeTimeout (default DefaultHandshakeTimeout), and
+// against MaxConns with the sessions; both follow the per-source rules of
+// internal/connset.
 func (s *Server) Serve() error {
-	for {
-		c, err := s.l.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			s.mu.Lock()
-			closed := s.closed
-			s.mu.Unlock()
-			if closed {
-				return nil
-			}
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		s.mu.Lock()
-		if s.closed || len(s.conns) >= s.opts.MaxConns {
-			s.mu.Unlock()
-			c.Close()
-			continue
-		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			s.serveConn(c.(*dtls.Conn))
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
-		}()
-	}
+	return s.set.Serve(s.l, func(c *connset.Conn) { s.serveConn(c.Conn.(*dtls.Conn), c) },
+		&connset.ServeOptions{RetryAccept: func(error) bool { return true }})
 }
 
 // Close stops listening and closes every session.
 func (s *Server) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	for c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
 	err := s.l.Close()
-	s.wg.Wait()
+	s.set.Close()
 	if s.own {
 		s.opts.Tickets.Stop()
+	}
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
 	}
 	return err
 }
 
-func (s *Server) serveConn(c *dtls.Conn) {
+func (s *Server) serveConn(c *dtls.Conn, sc *connset.Conn) {
 	log := s.opts.Logger
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.HandshakeTimeout)
 	err := c.HandshakeContext(ctx)
 	cancel()
 	if err != nil {
-		if log != nil {
-			log.Info("session refused", "domain", "dtls", "from", c.RemoteAddr(), "err", err)
+		if !sc.Evicted() {
+			sc.FailErr(err)
+			if log != nil {
+				log.Info("session refused", "domain", "dtls", "from", c.RemoteAddr(), "err", err)
+			}
 		}
 		c.Close()
 		return
@@ -319,9 +315,11 @@ func (s *Server) serveConn(c *dtls.Conn) {
 	st, _ := c.ConnectionState()
 	name, err := s.identify(&st)
 	if err != nil {
+		sc.Fail(connset.AuthFail)
 		c.Close()
 		return
 	}
+	sc.Established()
 	s.stats().Inc(tlstm.SessionAccepts)
 	if log != nil {
 		log.Debug("session accepted", "domain", "dtls", "from", c.RemoteAddr(), "securityName", name,

@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/connset"
 	tssh "github.com/tsnmp/tsnmp/ssh"
 	"github.com/tsnmp/tsnmp/transport"
 )
@@ -122,7 +123,10 @@ func NewServer(l net.Listener, h transport.Handler, cfg *ServerConfig, opts *Opt
 		PasswordHashes:     cfg.PasswordHashes,
 		Subsystems:         map[string]tssh.SubsystemHandler{Subsystem: s.serveChannel},
 		MaxChannels:        cfg.MaxChannels,
+		MaxConnections:     o.MaxConns,
 		MaxUnauthenticated: cfg.MaxUnauthenticated,
+		Limits:             o.Limits,
+		Logger:             o.Logger,
 		KeepaliveInterval:  cfg.KeepaliveInterval,
 		Resumption:         cfg.Resumption,
 		Events:             s.event,
@@ -162,6 +166,10 @@ func (s *Server) event(e tssh.Event) {
 
 // Addr returns the listening address.
 func (s *Server) Addr() net.Addr { return s.l.Addr() }
+
+// ConnStats returns the counters of admitted, refused and evicted
+// connections.
+func (s *Server) ConnStats() connset.Stats { return s.srv.ConnStats() }
 
 // Serve accepts connections until Close; it returns nil after Close.
 func (s *Server) Serve() error {

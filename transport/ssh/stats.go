@@ -3,7 +3,6 @@ package ssh
 import (
 	"sync/atomic"
 
-	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -40,7 +39,8 @@ const (
 // SessionOID is snmpSshtmSession (mib-2 189.1.1).
 var SessionOID = snmp.OID{1, 3, 6, 1, 2, 1, 189, 1, 1}
 
-// Stats are the snmpSshtmSession counters.
+// Stats are the snmpSshtmSession counters (served by package
+// mib/transportmib).
 type Stats struct {
 	c [9]atomic.Uint32
 }
@@ -58,15 +58,4 @@ func (s *Stats) Inc(c Counter) {
 	if s != nil {
 		s.c[c].Add(1)
 	}
-}
-
-// Register serves the counters in t.
-func (s *Stats) Register(t *mib.Tree) {
-	g := &mib.Scalars{Prefix: SessionOID}
-	for c := SessionOpens; c <= SessionInvalidCaches; c++ {
-		g.Objects = append(g.Objects, mib.Scalar{Sub: uint32(c), Get: func(*mib.Request) snmp.Value {
-			return snmp.Counter32Value(s.Get(c))
-		}})
-	}
-	t.Register(SessionOID, g)
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/connset"
 	"github.com/tsnmp/tsnmp/transport"
 )
 
@@ -59,6 +60,15 @@ type Options struct {
 	DisableTickets bool
 }
 
+// DefaultMaxSessions caps a listener's sessions (max_sessions), handshakes
+// in progress included; DefaultMaxHandshakes caps the handshakes in
+// progress, beyond which one source's handshakes make room for another's
+// (see internal/connset).
+const (
+	DefaultMaxSessions   = 1024
+	DefaultMaxHandshakes = 128
+)
+
 // Server is a TLS transport listener (RFC 6353 over TCP).
 type Server struct {
 	ss         *transport.StreamServer
@@ -101,6 +111,12 @@ func NewServer(l net.Listener, h transport.Handler, cfg *ServerConfig, opts *Opt
 	}
 	if err := s.Update(cfg); err != nil {
 		return nil, err
+	}
+	if o := &s.opts.ServerOptions; o.MaxConns == 0 {
+		o.MaxConns = DefaultMaxSessions
+	}
+	if o := &s.opts.ServerOptions; o.MaxStartups == 0 {
+		o.MaxStartups = DefaultMaxHandshakes
 	}
 	s.ss = transport.NewStreamServer(&listener{Listener: l, s: s}, transport.TLS, h, &s.opts.ServerOptions)
 	s.ss.Identify = s.identify
@@ -147,6 +163,13 @@ func (s *Server) Close() error {
 
 // Stats returns the counters.
 func (s *Server) Stats() *Stats { return s.opts.Stats }
+
+// ConnStats returns the counters of admitted, refused and evicted
+// connections.
+func (s *Server) ConnStats() connset.Stats { return s.ss.ConnStats() }
+
+// Limits returns the connection limits in force, defaults filled in.
+func (s *Server) Limits() connset.Limits { return s.ss.Limits() }
 
 type listener struct {
 	net.Listener

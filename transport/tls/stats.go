@@ -3,7 +3,6 @@ package tls
 import (
 	"sync/atomic"
 
-	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -28,29 +27,23 @@ const (
 // SessionOID is snmpTlstmSession (mib-2 198.2.1).
 var SessionOID = snmp.OID{1, 3, 6, 1, 2, 1, 198, 2, 1}
 
-// Stats are the snmpTlstmSession counters.
+// Stats are the snmpTlstmSession counters (served by package
+// mib/transportmib).
 type Stats struct {
 	c [11]atomic.Uint32
 }
 
-// Get returns a counter.
-func (s *Stats) Get(c Counter) uint32 { return s.c[c].Load() }
+// Get returns a counter; a nil *Stats counted nothing.
+func (s *Stats) Get(c Counter) uint32 {
+	if s == nil {
+		return 0
+	}
+	return s.c[c].Load()
+}
 
 // Inc adds one to a counter.
 func (s *Stats) Inc(c Counter) {
 	if s != nil {
 		s.c[c].Add(1)
 	}
-}
-
-// Register serves the counters in t.
-func (s *Stats) Register(t *mib.Tree) {
-	g := &mib.Scalars{Prefix: SessionOID}
-	for c := SessionOpens; c <= SessionInvalidCaches; c++ {
-		c := c
-		g.Objects = append(g.Objects, mib.Scalar{Sub: uint32(c), Get: func(*mib.Request) snmp.Value {
-			return snmp.Counter32Value(s.Get(c))
-		}})
-	}
-	t.Register(SessionOID, g)
 }

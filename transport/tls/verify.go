@@ -119,7 +119,7 @@ func (id *ServerIdentity) Verify(peer []*x509.Certificate) error {
 		} else {
 			id.Stats.Inc(SessionInvalidServerCertificates)
 		}
-		return fmt.Errorf("%w: %v", ErrInvalidCertificate, err)
+		return fmt.Errorf("%w: %w", ErrInvalidCertificate, err)
 	}
 	return nil
 }

@@ -1,4 +1,9 @@
-package bench
+// Package harness runs what tsnmp's experiments measure and records:
+// agent processes (tsnmpd, Net-SNMP's snmpd and others, in a network
+// namespace or not), tcpdump captures of their traffic, and the tables of
+// results. Package bench and its experiments (bench/ws among them) share
+// it.
+package harness
 
 import (
 	"bufio"
@@ -74,12 +79,18 @@ func (p *Proc) Stop() {
 	if p == nil || p.cmd == nil || p.cmd.Process == nil {
 		return
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	terminate(p.cmd, p.done, 3*time.Second)
+}
+
+// terminate stops a process this program started, by its PID: SIGTERM,
+// then SIGKILL if it has not exited (done closed) within grace.
+func terminate(cmd *exec.Cmd, done <-chan struct{}, grace time.Duration) {
+	cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-p.done:
-	case <-time.After(3 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.done
+	case <-done:
+	case <-time.After(grace):
+		cmd.Process.Kill()
+		<-done
 	}
 }
 
@@ -93,12 +104,26 @@ func (p *Proc) Log() string {
 	return p.log.String()
 }
 
-// FreePort returns a port free for UDP and TCP on 127.0.0.1.
-func FreePort() (int, error) { return localhost.FreePort() }
+// Path returns the path of an installed program, looked for in PATH and
+// then in the system directories (sbin is often not in a user's PATH),
+// or "".
+func Path(prog string) string {
+	if p, err := exec.LookPath(prog); err == nil {
+		return p
+	}
+	for _, dir := range []string{"/usr/sbin", "/usr/bin", "/sbin"} {
+		if st, err := os.Stat(dir + "/" + prog); err == nil && !st.IsDir() {
+			return dir + "/" + prog
+		}
+	}
+	return ""
+}
 
-// start runs cmd and waits until ready(line) is true for a line of its
-// output, or the timeout passes. A nil ready returns at once.
-func start(name, addr string, cmd *exec.Cmd, ready func(string) bool, timeout time.Duration) (*Proc, error) {
+// Start runs cmd as the process called name, serving addr, and waits
+// until ready(line) is true for a line of its output, or the timeout
+// passes. A nil ready returns at once. The process is killed if this
+// program dies.
+func Start(name, addr string, cmd *exec.Cmd, ready func(string) bool, timeout time.Duration) (*Proc, error) {
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	// The process dies with us even if we crash.
@@ -143,13 +168,9 @@ func start(name, addr string, cmd *exec.Cmd, ready func(string) bool, timeout ti
 }
 
 // StartTsnmpd starts the tsnmpd binary with a Net-SNMP style configuration
-// file on 127.0.0.1:port (UDP and TCP).
-func StartTsnmpd(bin, conf, stateDir string, port int, extra ...string) (*Proc, error) {
-	return StartTsnmpdIn(nil, bin, conf, stateDir, port, extra...)
-}
-
-// StartTsnmpdIn is StartTsnmpd inside namespace ns (nil: this one).
-func StartTsnmpdIn(ns *netns.NS, bin, conf, stateDir string, port int, extra ...string) (*Proc, error) {
+// file on 127.0.0.1:port (UDP and TCP), in namespace ns (nil: this one),
+// and returns once it answers SNMP. Extra arguments go to tsnmpd.
+func StartTsnmpd(ns *netns.NS, bin, conf, stateDir string, port int, extra ...string) (*Proc, error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	args := append([]string{"--snmpd-conf", conf, "--state-dir", stateDir, "--quiet",
 		"--log-level", "warn", "--listen", "udp:" + addr, "--listen", "tcp:" + addr}, extra...)
@@ -158,7 +179,7 @@ func StartTsnmpdIn(ns *netns.NS, bin, conf, stateDir string, port int, extra ...
 		cmd = ns.Command(bin, args...)
 	}
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
-	p, err := start("tsnmpd", addr, cmd, nil, 0)
+	p, err := Start("tsnmpd", addr, cmd, nil, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -177,19 +198,12 @@ func StartTsnmpdIn(ns *netns.NS, bin, conf, stateDir string, port int, extra ...
 }
 
 // StartSnmpd starts Net-SNMP's snmpd in the foreground with only conf
-// (-C), its persistent state in dir, on 127.0.0.1:port (UDP and TCP).
-func StartSnmpd(conf, dir string, port int) (*Proc, error) {
-	return StartSnmpdIn(nil, conf, dir, port)
-}
-
-// StartSnmpdIn is StartSnmpd inside namespace ns (nil: this one).
-func StartSnmpdIn(ns *netns.NS, conf, dir string, port int) (*Proc, error) {
-	bin, err := exec.LookPath("snmpd")
-	if err != nil {
-		bin = "/usr/sbin/snmpd"
-		if _, err := os.Stat(bin); err != nil {
-			return nil, errors.New("bench: Net-SNMP's snmpd is not installed (apt-get install snmpd)")
-		}
+// (-C), its persistent state in dir, on 127.0.0.1:port (UDP and TCP), in
+// namespace ns (nil: this one), and returns once it has started.
+func StartSnmpd(ns *netns.NS, conf, dir string, port int) (*Proc, error) {
+	bin := Path("snmpd")
+	if bin == "" {
+		return nil, errors.New("bench: Net-SNMP's snmpd is not installed (apt-get install snmpd)")
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	args := []string{"-f", "-Lo", "-C", "-c", conf, "-p", filepath.Join(dir, "snmpd.pid"), "udp:" + addr, "tcp:" + addr}
@@ -198,7 +212,7 @@ func StartSnmpdIn(ns *netns.NS, conf, dir string, port int) (*Proc, error) {
 		cmd = ns.Command(bin, args...)
 	}
 	cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+dir, "MIBS=", "MIBDIRS=/dev/null")
-	p, err := start("snmpd", addr, cmd, func(l string) bool { return strings.Contains(l, "NET-SNMP version") }, 20*time.Second)
+	p, err := Start("snmpd", addr, cmd, func(l string) bool { return strings.Contains(l, "NET-SNMP version") }, 20*time.Second)
 	if p != nil {
 		p.ns = ns
 	}

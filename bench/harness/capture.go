@@ -1,4 +1,4 @@
-package bench
+package harness
 
 import (
 	"bufio"
@@ -27,7 +27,7 @@ func ReadPcap(r io.Reader) ([]Packet, error) { return pcap.Read(r) }
 type Capture struct {
 	cmd  *exec.Cmd
 	file string
-	done chan error
+	done chan struct{} // closed when tcpdump has exited
 	log  *strings.Builder
 }
 
@@ -36,12 +36,12 @@ var capSeq atomic.Int32
 // StartCapture starts tcpdump on lo (inside ns when not nil) with a BPF
 // filter, writing into dir, and returns once tcpdump listens.
 func StartCapture(ns *netns.NS, dir, filter string) (*Capture, error) {
-	bin := peerPath("tcpdump")
+	bin := Path("tcpdump")
 	if bin == "" {
 		return nil, errors.New("tcpdump is not installed (apt-get install tcpdump)")
 	}
 	file := filepath.Join(dir, fmt.Sprintf("cap%d.pcap", capSeq.Add(1)))
-	args := []string{"-i", "lo", "-n", "-U", "--immediate-mode", "-s", "128", "-Z", "root", "-w", file, filter}
+	args := []string{"-i", "lo", "-n", "-U", "--immediate-mode", "-s", "160", "-Z", "root", "-w", file, filter}
 	cmd := exec.Command(bin, args...)
 	if ns != nil {
 		cmd = ns.Command(bin, args...)
@@ -54,7 +54,7 @@ func StartCapture(ns *netns.NS, dir, filter string) (*Capture, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &Capture{cmd: cmd, file: file, done: make(chan error, 1), log: &strings.Builder{}}
+	c := &Capture{cmd: cmd, file: file, done: make(chan struct{}), log: &strings.Builder{}}
 	ready := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -69,7 +69,8 @@ func StartCapture(ns *netns.NS, dir, filter string) (*Capture, error) {
 		if !sent {
 			ready <- false
 		}
-		c.done <- cmd.Wait()
+		cmd.Wait()
+		close(c.done)
 	}()
 	select {
 	case ok := <-ready:
@@ -83,17 +84,34 @@ func StartCapture(ns *netns.NS, dir, filter string) (*Capture, error) {
 	return nil, fmt.Errorf("tcpdump did not start: %s", c.log.String())
 }
 
-// Stop ends the capture (after a short pause for packets in flight) and
-// returns the packets.
-func (c *Capture) Stop() ([]Packet, error) {
-	time.Sleep(60 * time.Millisecond)
-	c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(5 * time.Second):
-		c.cmd.Process.Kill()
-		<-c.done
+// WaitActive calls probe, which should send a packet the capture
+// matches, until a packet reaches the capture file: tcpdump says it
+// listens slightly before the kernel delivers packets to it.
+func (c *Capture) WaitActive(probe func()) error {
+	for i := 0; i < 100; i++ {
+		probe()
+		time.Sleep(20 * time.Millisecond)
+		if st, err := os.Stat(c.file); err == nil && st.Size() > 24 {
+			return nil
+		}
 	}
+	return errors.New("tcpdump captures nothing")
+}
+
+// Stop ends the capture, once the packets in flight have reached the
+// file (it stops growing for 30 ms, within half a second), and returns
+// the packets.
+func (c *Capture) Stop() ([]Packet, error) {
+	var last int64 = -1
+	for i := 0; i < 16; i++ {
+		time.Sleep(30 * time.Millisecond)
+		st, err := os.Stat(c.file)
+		if err != nil || st.Size() == last {
+			break
+		}
+		last = st.Size()
+	}
+	terminate(c.cmd, c.done, 5*time.Second)
 	f, err := os.Open(c.file)
 	if err != nil {
 		return nil, err

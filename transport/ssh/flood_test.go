@@ -1,0 +1,57 @@
+package ssh
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/connset/floodtest"
+	"github.com/tsnmp/tsnmp/transport"
+)
+
+// TestFloodFromOneSource: 32 idle TCP connections to the ssh: listener
+// used to fill its unauthenticated-connection limit and keep every SSH
+// manager out for about 30 s (issue 14 item 6). With a flood of idle
+// connections from 127.0.0.2 in place, a manager at 127.0.0.1 logs in,
+// opens an snmp session and is answered, three times over.
+func TestFloodFromOneSource(t *testing.T) {
+	h := &echoHandler{}
+	f := start(t, h, nil)
+	const flood = 100
+	conns := floodtest.Idle(t, f.addr, flood)
+	floodtest.WaitSeen(t, f.srv.ConnStats, flood)
+	// The flood's connections that were admitted hold their places
+	// (their server version line has come).
+	for i, c := range conns[:8] {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := bufio.NewReader(c).ReadString('\n'); err != nil {
+			t.Fatalf("flood connection %d: %v", i, err)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := Dial(ctx, "tcp", f.addr, f.client())
+		cancel()
+		if err != nil {
+			t.Fatalf("manager %d at 127.0.0.1 during a flood from %s: %v (%+v)", i, floodtest.Flooder, err, f.srv.ConnStats())
+		}
+		defer c.Close()
+		s, err := c.OpenSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := msg(5, 'x')
+		if _, err := s.Write(m); err != nil {
+			t.Fatal(err)
+		}
+		got, err := transport.ReadStreamMessage(bufio.NewReader(s), nil, 100)
+		if err != nil || !bytes.Equal(got, m) {
+			t.Fatalf("manager %d: % x %v", i, got, err)
+		}
+	}
+	if st := f.srv.ConnStats(); st.RefusedTotal() == 0 {
+		t.Errorf("no connection of the flood refused: %+v", st)
+	}
+}
