@@ -59,6 +59,9 @@ type MIB struct {
 	neigh procfs.Cache[*neighSnap]
 	sys   procfs.Cache[ipSys]
 
+	icmp                       procfs.Cache[*icmpSnap]
+	icmpScalars                mib.Scalars
+	icmpStats, icmpMsgStats    mib.Table
 	scalars                    []*mib.Scalars
 	addr, address, media, phys mib.Table
 }
@@ -76,6 +79,7 @@ func New(cfg Config) *MIB {
 	m.neigh = procfs.Cache[*neighSnap]{TTL: cfg.CacheTTL, Load: m.readNeighs}
 	m.sys = procfs.Cache[ipSys]{TTL: cfg.CacheTTL, Load: func(time.Time) ipSys { return readSys(cfg.FS) }}
 	m.initScalars()
+	m.initICMP()
 	m.addr = mib.Table{Entry: IpAddrEntry, Columns: []uint32{1, 2, 3, 4},
 		Rows: func(r *mib.Request) mib.Rows { return ipAddrRows{m.addrs.Get(r)} }}
 	m.address = mib.Table{Entry: IpAddressEntry, Columns: []uint32{3, 4, 5, 6, 7, 8, 9, 10, 11},
@@ -96,6 +100,11 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(IpNetToMediaEntry, &m.media)
 	tree.Register(IpAddressEntry, &m.address)
 	tree.Register(IpNetToPhysEntry, &m.phys)
+	for _, o := range m.icmpScalars.Objects {
+		tree.Register(ICMP.Append(o.Sub), &mib.Scalars{Prefix: ICMP, Objects: []mib.Scalar{o}})
+	}
+	tree.Register(IcmpStatsEntry, &m.icmpStats)
+	tree.Register(IcmpMsgStatsEntry, &m.icmpMsgStats)
 }
 
 // ipSys holds the scalars' sources.

@@ -29,6 +29,19 @@ func TestParseSNMP(t *testing.T) {
 	}
 }
 
+func TestParseSNMP6(t *testing.T) {
+	b, _ := os.ReadFile(filepath.Join("testdata", "snmp6"))
+	s := ParseSNMP6(b)
+	if _, ok := s["Ip6InReceives"]; !ok || len(s) < 50 {
+		t.Errorf("got %d counters", len(s))
+	}
+	b, _ = os.ReadFile(filepath.Join("testdata", "snmp6-malformed"))
+	s = ParseSNMP6(b)
+	if len(s) != 2 || s["Icmp6InMsgs"] != 5 || s["Icmp6OutType133"] != 7 {
+		t.Errorf("malformed: %v", s)
+	}
+}
+
 func TestPrefixOID(t *testing.T) {
 	got := prefixOID(3, []byte{198, 51, 100, 7}, 25).String()
 	if got != "1.3.6.1.2.1.4.32.1.5.3.1.4.198.51.100.0.25" {
@@ -37,9 +50,12 @@ func TestPrefixOID(t *testing.T) {
 }
 
 func FuzzParseSNMP(f *testing.F) {
-	for _, n := range []string{"snmp", "snmp-malformed"} {
+	for _, n := range []string{"snmp", "snmp-malformed", "snmp6", "snmp6-malformed"} {
 		b, _ := os.ReadFile(filepath.Join("testdata", n))
 		f.Add(b)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) { procfs.ParseNetSNMP(b) })
+	f.Fuzz(func(t *testing.T, b []byte) {
+		procfs.ParseNetSNMP(b)
+		ParseSNMP6(b)
+	})
 }
