@@ -59,6 +59,8 @@ type MIB struct {
 	neigh procfs.Cache[*neighSnap]
 	sys   procfs.Cache[ipSys]
 
+	sysStatsCache              procfs.Cache[*sysStatsSnap]
+	sysStats                   mib.Table
 	icmp                       procfs.Cache[*icmpSnap]
 	icmpScalars                mib.Scalars
 	icmpStats, icmpMsgStats    mib.Table
@@ -80,6 +82,7 @@ func New(cfg Config) *MIB {
 	m.sys = procfs.Cache[ipSys]{TTL: cfg.CacheTTL, Load: func(time.Time) ipSys { return readSys(cfg.FS) }}
 	m.initScalars()
 	m.initICMP()
+	m.initSysStats()
 	m.addr = mib.Table{Entry: IpAddrEntry, Columns: []uint32{1, 2, 3, 4},
 		Rows: func(r *mib.Request) mib.Rows { return ipAddrRows{m.addrs.Get(r)} }}
 	m.address = mib.Table{Entry: IpAddressEntry, Columns: []uint32{3, 4, 5, 6, 7, 8, 9, 10, 11},
@@ -98,6 +101,7 @@ func (m *MIB) Register(tree *mib.Tree) {
 	}
 	tree.Register(IpAddrEntry, &m.addr)
 	tree.Register(IpNetToMediaEntry, &m.media)
+	tree.Register(IpSystemStatsEntry, &m.sysStats)
 	tree.Register(IpAddressEntry, &m.address)
 	tree.Register(IpNetToPhysEntry, &m.phys)
 	for _, o := range m.icmpScalars.Objects {
