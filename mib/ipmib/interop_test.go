@@ -41,6 +41,12 @@ neigh add 203.0.113.2 lladdr 02:00:00:00:00:29 dev br0 nud probe
 neigh add 2001:db8::9 lladdr 02:00:00:00:00:0a dev va nud reachable
 neigh add 2001:db8:1::9 lladdr 02:00:00:00:00:1a dev br0
 neigh add 2001:db8:2::9 lladdr 02:00:00:00:00:2a dev mv0 nud stale
+route add default via 192.0.2.254
+route add 10.0.0.0/8 via 198.51.100.1 metric 20
+route add 172.16.0.0/12 dev br0 table 100
+route add 2001:db8:99::/48 via 2001:db8::fe
+route add default via 2001:db8::fe metric 1024
+route add 2001:db8:77::/48 dev br0 table 100
 `
 
 // TestInteropNetSNMP compares the IP-MIB tables with Net-SNMP snmpd's in
@@ -57,6 +63,13 @@ func TestInteropNetSNMP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ns.Delete()
+	// No duplicate address detection: link-local addresses and their
+	// local routes are there at once.
+	for _, k := range []string{"net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"} {
+		if out, err := ns.Command("sysctl", "-qw", k).CombinedOutput(); err != nil {
+			t.Fatalf("sysctl %s: %v: %s", k, err, out)
+		}
+	}
 	if err := ns.IPBatch(setup); err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +101,33 @@ func TestInteropNetSNMP(t *testing.T) {
 	for sub := 3; sub <= 19; sub++ {
 		rules[ip+itoa(sub)+"."] = mibtest.Rule{Tol: 500}
 	}
+	// inetCidrRouteTable: Net-SNMP numbers the policy of each route (an
+	// opaque index) by its own count; compare routes by destination,
+	// prefix, next hop and interface.
+	rekeyRoutes(ours)
+	rekeyRoutes(theirs)
+	nr := 0
+	for k := range ours {
+		if strings.HasPrefix(k, "route:") && strings.HasSuffix(k, "/7") {
+			nr++
+		}
+	}
+	// v4: 4 of the main table; v6: kernel, local, multicast and the 2 added
+	if nr < 14 {
+		t.Errorf("%d routes in inetCidrRouteTable, want at least 14", nr)
+	}
+	for k, want := range map[string]string{
+		ip + "24.4.1.6.0.0.0.0.0.0.0.0.0.192.0.2.254": "4", // the default route: remote
+		ip + "24.4.1.11.10.0.0.0.255.0.0.0.0.198.51.100.1": "20",
+	} {
+		if ours[k] != want {
+			t.Errorf("%s = %q, want %q", k, ours[k], want)
+		}
+	}
+	t.Logf("%d routes", nr)
+	rules[ip+"24.4.1."] = mibtest.Rule{}
+	rules[ip+"24.6."] = mibtest.Rule{}
+	rules["route:"] = mibtest.Rule{}
 	// ipSystemStatsTable: counters move with the walks' packets on lo.
 	rules[ip+"31.1.1."] = mibtest.Rule{Tol: 1000, Frac: 0.01}
 	for _, c := range []string{"5.", "6.", "32.", "33.", "36.", "37.", "40.", "41."} { // octets
@@ -127,4 +167,41 @@ func TestInteropNetSNMP(t *testing.T) {
 
 func itoa(i int) string {
 	return strconv.Itoa(i)
+}
+
+// rekeyRoutes replaces the policy in inetCidrRouteTable's indexes with the
+// route's interface: "route:" dest.len.nexthop.ifIndex "/" column.
+func rekeyRoutes(m map[string]string) {
+	const entry = "1.3.6.1.2.1.4.24.7.1."
+	type row struct{ key, ifIndex string }
+	rows := map[string]*row{}
+	moved := map[string]string{}
+	for k, v := range m {
+		rest, ok := strings.CutPrefix(k, entry)
+		if !ok {
+			continue
+		}
+		delete(m, k)
+		col, idx, _ := strings.Cut(rest, ".")
+		p := strings.Split(idx, ".")
+		// type.len.addr... pfxlen policylen policy... nhtype.nhlen.nh...
+		n, _ := strconv.Atoi(p[1])
+		dest := strings.Join(p[:2+n+1], ".")
+		pl, _ := strconv.Atoi(p[2+n+1])
+		nh := strings.Join(p[2+n+2+pl:], ".")
+		r := rows[idx]
+		if r == nil {
+			r = &row{key: dest + "/" + nh}
+			rows[idx] = r
+		}
+		if col == "7" {
+			r.ifIndex = v
+		}
+		moved[idx+" "+col] = v
+	}
+	for k, v := range moved {
+		idx, col, _ := strings.Cut(k, " ")
+		r := rows[idx]
+		m["route:"+r.key+"%"+r.ifIndex+"/"+col] = v
+	}
 }

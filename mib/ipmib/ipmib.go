@@ -59,6 +59,9 @@ type MIB struct {
 	neigh procfs.Cache[*neighSnap]
 	sys   procfs.Cache[ipSys]
 
+	routes                     procfs.Cache[*routeSnap]
+	routeNumber                mib.Scalars
+	inetRoutes, cidrRoutes     mib.Table
 	sysStatsCache              procfs.Cache[*sysStatsSnap]
 	sysStats                   mib.Table
 	icmp                       procfs.Cache[*icmpSnap]
@@ -83,6 +86,7 @@ func New(cfg Config) *MIB {
 	m.initScalars()
 	m.initICMP()
 	m.initSysStats()
+	m.initRoutes()
 	m.addr = mib.Table{Entry: IpAddrEntry, Columns: []uint32{1, 2, 3, 4},
 		Rows: func(r *mib.Request) mib.Rows { return ipAddrRows{m.addrs.Get(r)} }}
 	m.address = mib.Table{Entry: IpAddressEntry, Columns: []uint32{3, 4, 5, 6, 7, 8, 9, 10, 11},
@@ -101,6 +105,9 @@ func (m *MIB) Register(tree *mib.Tree) {
 	}
 	tree.Register(IpAddrEntry, &m.addr)
 	tree.Register(IpNetToMediaEntry, &m.media)
+	tree.Register(IpCidrRouteEntry, &m.cidrRoutes)
+	tree.Register(InetCidrRouteNumber, &m.routeNumber)
+	tree.Register(InetCidrRouteEntry, &m.inetRoutes)
 	tree.Register(IpSystemStatsEntry, &m.sysStats)
 	tree.Register(IpAddressEntry, &m.address)
 	tree.Register(IpNetToPhysEntry, &m.phys)

@@ -253,3 +253,84 @@ func Neighs(family uint8) ([]Neigh, error) {
 	})
 	return out, err
 }
+
+// Route is an RTM_NEWROUTE message.
+type Route struct {
+	Family   uint8
+	DstLen   uint8
+	TOS      uint8
+	Table    uint32
+	Protocol uint8
+	Scope    uint8
+	Type     uint8 // RTN_*
+	Dst      []byte
+	Gateway  []byte
+	OIF      uint32
+	Priority uint32
+}
+
+// ParseRoute decodes an RTM_NEWROUTE payload. A missing RTA_DST is the
+// default route (all zeros).
+func ParseRoute(b []byte) (Route, error) {
+	if len(b) < unix.SizeofRtMsg {
+		return Route{}, ErrShort
+	}
+	r := Route{Family: b[0], DstLen: b[1], TOS: b[3], Table: uint32(b[4]), Protocol: b[5], Scope: b[6], Type: b[7]}
+	n := 4
+	switch r.Family {
+	case unix.AF_INET:
+	case unix.AF_INET6:
+		n = 16
+	default:
+		return r, ErrShort
+	}
+	err := Attrs(b[unix.SizeofRtMsg:], func(typ uint16, v []byte) {
+		switch typ {
+		case unix.RTA_DST:
+			if len(v) == n {
+				r.Dst = append([]byte(nil), v...)
+			}
+		case unix.RTA_GATEWAY:
+			if len(v) == n {
+				r.Gateway = append([]byte(nil), v...)
+			}
+		case unix.RTA_OIF:
+			if len(v) >= 4 {
+				r.OIF = binary.NativeEndian.Uint32(v)
+			}
+		case unix.RTA_PRIORITY:
+			if len(v) >= 4 {
+				r.Priority = binary.NativeEndian.Uint32(v)
+			}
+		case unix.RTA_TABLE:
+			if len(v) >= 4 {
+				r.Table = binary.NativeEndian.Uint32(v)
+			}
+		}
+	})
+	if r.Dst == nil {
+		r.Dst = make([]byte, n)
+	}
+	if int(r.DstLen) > 8*n {
+		return r, ErrShort
+	}
+	return r, err
+}
+
+// Routes dumps the routes of every table of the family.
+func Routes(family uint8) ([]Route, error) {
+	body := make([]byte, unix.SizeofRtMsg)
+	body[0] = family
+	var out []Route
+	err := Dump(unix.RTM_GETROUTE, body, func(typ uint16, b []byte) error {
+		if typ != unix.RTM_NEWROUTE {
+			return nil
+		}
+		r, err := ParseRoute(b)
+		if err == nil {
+			out = append(out, r)
+		}
+		return err
+	})
+	return out, err
+}

@@ -104,8 +104,35 @@ func TestParseSocket(t *testing.T) {
 	}
 }
 
+func routeMsg() []byte {
+	b := make([]byte, unix.SizeofRtMsg)
+	b[0], b[1], b[4], b[7] = unix.AF_INET, 24, unix.RT_TABLE_MAIN, unix.RTN_UNICAST
+	b = append(b, attr(unix.RTA_DST, []byte{192, 0, 2, 0})...)
+	b = append(b, attr(unix.RTA_GATEWAY, []byte{192, 0, 2, 254})...)
+	oif := make([]byte, 4)
+	binary.NativeEndian.PutUint32(oif, 3)
+	return append(b, attr(unix.RTA_OIF, oif)...)
+}
+
+func TestParseRoute(t *testing.T) {
+	r, err := ParseRoute(routeMsg())
+	if err != nil || r.DstLen != 24 || !bytes.Equal(r.Dst, []byte{192, 0, 2, 0}) || !bytes.Equal(r.Gateway, []byte{192, 0, 2, 254}) || r.OIF != 3 || r.Table != unix.RT_TABLE_MAIN {
+		t.Errorf("got %+v %v", r, err)
+	}
+	b := routeMsg()
+	b[1] = 33
+	if _, err := ParseRoute(b); err == nil {
+		t.Error("prefix length 33 accepted")
+	}
+	b = routeMsg()[:unix.SizeofRtMsg]
+	if r, err := ParseRoute(b); err != nil || len(r.Dst) != 4 {
+		t.Errorf("default route: %+v %v", r, err)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add(sockMsg())
+	f.Add(routeMsg())
 	f.Add(addrMsg())
 	f.Add(neighMsg())
 	f.Add(append(msg(unix.RTM_NEWADDR, addrMsg()), msg(unix.NLMSG_DONE, make([]byte, 4))...))
@@ -117,6 +144,9 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("neighbour %x", n.Dst)
 		}
 		Messages(b, func(uint16, []byte) {})
+		if r, err := ParseRoute(b); err == nil && (len(r.Dst) != 4 && len(r.Dst) != 16 || int(r.DstLen) > 8*len(r.Dst)) {
+			t.Fatalf("route %+v", r)
+		}
 		if s, err := ParseSocket(b); err == nil && len(s.Src) != len(s.Dst) {
 			t.Fatalf("socket %+v", s)
 		}
