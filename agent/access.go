@@ -14,6 +14,9 @@ func (a VACMAccess) View(pr Principal, write bool) (View, error) {
 		vt = vacm.Write
 	}
 	v, err := a.VACM.View(pr.SecurityModel, pr.SecurityName, pr.Level, pr.ContextName, vt)
+	if err == vacm.ErrNoSuchContext {
+		return nil, ErrUnknownContext
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -27,9 +27,16 @@ type Communities interface {
 // principal once per request.
 type Access interface {
 	// View returns the read view (write=false) or write view of the
-	// principal, or an error when it has no access at all.
+	// principal, or an error when it has no access at all:
+	// ErrUnknownContext when the principal's context is not one this
+	// engine has.
 	View(pr Principal, write bool) (View, error)
 }
+
+// ErrUnknownContext is the access model's error for a contextName that
+// names no context of this engine (VACM's noSuchContext): SNMPv3 requests
+// for it are answered with an snmpUnknownContexts Report (RFC 3413 §3.2).
+var ErrUnknownContext = errors.New("agent: unknown context")
 
 // Principal is the requester as VACM sees it (RFC 3415 §3.2
 // isAccessAllowed): the securityModel, securityName, securityLevel and
@@ -184,8 +191,14 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 	overhead := len(snmp.AppendMessage(out[:0], resp)) + 12
 	r := mib.NewRequest(context.Background(), time.Now())
 	defer r.Release()
-	if st := a.respond(r, p, pr, &m.PDU, &resp.PDU, maxMsg-overhead); st == errAuthorization {
+	switch a.respond(r, p, pr, &m.PDU, &resp.PDU, maxMsg-overhead) {
+	case errAuthorization:
 		a.Stats.InBadCommunityUses.Add(1)
+		return nil
+	case ErrUnknownContext:
+		// The community maps to a context this engine does not have; a
+		// community message cannot carry a Report.
+		a.Stats.UnknownContexts.Add(1)
 		return nil
 	}
 	b := snmp.AppendMessage(out[:0], resp)
@@ -204,16 +217,19 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 var errAuthorization = errors.New("agent: no access")
 
 // respond runs the command responder for req, from principal pr, into
-// resp, whose varbinds may take room bytes. It returns errAuthorization
-// when the principal has no access at all, which community messages treat
-// as a bad community use (RFC 3584 §5.2.1) and v3 answers with
-// authorizationError. An SNMPv1 principal gets SNMPv1 semantics (no
+// resp, whose varbinds may take room bytes. It returns ErrUnknownContext
+// for a context this engine does not have, and errAuthorization when the
+// principal has no access at all, which community messages treat as a bad
+// community use (RFC 3584 §5.2.1) and v3 answers with authorizationError. An SNMPv1 principal gets SNMPv1 semantics (no
 // Counter64, noSuchName).
 // The response's names may point into r's memory: encode it before
 // releasing r.
 func (a *Agent) respond(r *mib.Request, p *Policy, pr Principal, req, resp *snmp.PDU, room int) error {
 	r.ContextName = pr.ContextName
 	view, err := p.view(pr, false)
+	if err == ErrUnknownContext {
+		return err
+	}
 	if err != nil && req.Type != snmp.SetRequest {
 		return errAuthorization
 	}

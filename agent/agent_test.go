@@ -37,6 +37,9 @@ type testAccess struct{}
 
 func (testAccess) View(pr Principal, write bool) (View, error) {
 	name := pr.SecurityName
+	if pr.ContextName != "" {
+		return nil, ErrUnknownContext // only the default context exists
+	}
 	switch {
 	case name == "rw":
 		return allView{}, nil

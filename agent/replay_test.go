@@ -102,6 +102,15 @@ var (
 		{name: "decryption-error", args: []string{"-u", "privuser", "-l", "authPriv", "-a", "SHA", "-A", "authpass1234", "-x", "DES", "-X", "privpass1234"},
 			oids: []string{sysDescr0}, want: `.1.3.6.1.2.1.1.1.0 = STRING: "tsnmp test agent"`, craft: craftDecryptionError,
 			last: "Report 1.3.6.1.6.3.15.1.1.6.0"},
+		// RFC 3413 §3.2: a context this engine does not have is reported
+		// (snmpUnknownContexts), at the request's security level.
+		{name: "unknown-context", args: append([]string{"-n", "badcontext"}, authArgs...), oids: []string{sysDescr0},
+			want: "snmpget: Bad context specified", last: "Report 1.3.6.1.6.3.12.1.5.0"},
+		// RFC 3412 §4.2.2.1: no application handles another
+		// contextEngineID (snmpUnknownPDUHandlers; snmpget words it
+		// "Bad version specified").
+		{name: "unknown-context-engine-id", args: append([]string{"-E", "0x80001f8804756e6b6e6f776e"}, authArgs...), oids: []string{sysDescr0},
+			want: "snmpget: Bad version specified", last: "Report 1.3.6.1.6.3.11.2.1.3.0"},
 		{name: "too-big", args: authArgs, oids: bigGet(40),
 			want: "Reason: (tooBig) Response message would have been too large.", last: "Response tooBig",
 			policy: func(p *Policy) { p.MaxResponse = 484 }},

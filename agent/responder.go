@@ -104,11 +104,8 @@ func (q *request) getNext(req *snmp.PDU) {
 // response would exceed q.maxSize.
 func (q *request) getBulk(req *snmp.PDU, maxReps int) {
 	n := len(req.VarBinds)
-	nonRep := min(max(req.NonRepeaters(), 0), n)
-	reps := max(req.MaxRepetitions(), 0)
-	if reps > maxReps {
-		reps = maxReps
-	}
+	nonRep := min(req.NonRepeaters(), n)
+	reps := min(req.MaxRepetitions(), maxReps)
 	size := 0
 	add := func(vb snmp.VarBind) bool {
 		l := snmp.VarBindLen(&vb)

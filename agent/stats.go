@@ -23,6 +23,12 @@ type Stats struct {
 	SilentDrops, ProxyDrops                  atomic.Uint32
 
 	UnknownSecurityModels, InvalidMsgs, UnknownPDUHandlers atomic.Uint32
+
+	// SNMP-TARGET-MIB snmpUnavailableContexts and snmpUnknownContexts
+	// (RFC 3413 §4.1.4): requests for a context that is known but not
+	// available (never, here: every known context is available), and for
+	// one that is not known.
+	UnavailableContexts, UnknownContexts atomic.Uint32
 }
 
 func (s *Stats) countIn(p *snmp.PDU) {
@@ -62,8 +68,9 @@ func counter(c *atomic.Uint32) func(*mib.Request) snmp.Value {
 	return func(*mib.Request) snmp.Value { return snmp.Counter32Value(c.Load()) }
 }
 
-// Register serves the counters under snmp (1.3.6.1.2.1.11) and
-// snmpMPDStats (1.3.6.1.6.3.11.2.1).
+// Register serves the counters under snmp (1.3.6.1.2.1.11), snmpMPDStats
+// (1.3.6.1.6.3.11.2.1) and SNMP-TARGET-MIB's snmpTargetObjects
+// (1.3.6.1.6.3.12.1).
 func (s *Stats) Register(t *mib.Tree) {
 	c := func(sub uint32, v *atomic.Uint32) mib.Scalar { return mib.Scalar{Sub: sub, Get: counter(v)} }
 	t.Register(snmp.OID{1, 3, 6, 1, 2, 1, 11}, &mib.Scalars{
@@ -87,6 +94,10 @@ func (s *Stats) Register(t *mib.Tree) {
 	t.Register(snmp.OID{1, 3, 6, 1, 6, 3, 11, 2, 1}, &mib.Scalars{
 		Prefix:  snmp.OID{1, 3, 6, 1, 6, 3, 11, 2, 1},
 		Objects: []mib.Scalar{c(1, &s.UnknownSecurityModels), c(2, &s.InvalidMsgs), c(3, &s.UnknownPDUHandlers)},
+	})
+	t.Register(snmp.OID{1, 3, 6, 1, 6, 3, 12, 1}, &mib.Scalars{
+		Prefix:  snmp.OID{1, 3, 6, 1, 6, 3, 12, 1},
+		Objects: []mib.Scalar{c(4, &s.UnavailableContexts), c(5, &s.UnknownContexts)},
 	})
 }
 

@@ -35,13 +35,14 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 	in, err := sm.ProcessIncoming(hdr, msg, ref)
 	if err != nil {
 		var re *security.ReportError
-		if errors.As(err, &re) && hdr.Flags&snmp.FlagReportable != 0 && re.State != nil {
-			return a.report(sm, hdr, re, out)
-		}
 		if !errors.As(err, &re) {
 			a.Stats.InASNParseErrs.Add(1)
+			return nil
 		}
-		return nil
+		if re.State == nil {
+			return nil
+		}
+		return a.securityReport(sm, hdr, re, out)
 	}
 	sc := &w.scoped
 	if err := sc.Unmarshal(in.ScopedPDU); err != nil {
@@ -50,15 +51,18 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 	}
 	req := &sc.PDU
 	a.Stats.countIn(req)
-	if !req.Type.IsConfirmed() || req.Type == snmp.InformRequest {
-		a.Stats.UnknownPDUHandlers.Add(1)
-		return nil
-	}
-	// RFC 5343: the well-known localEngineID names this engine (managers
-	// over TLS and DTLS, which have no USM discovery, probe with it).
-	if len(sc.ContextEngineID) > 0 && string(sc.ContextEngineID) != string(a.State.EngineID) && string(sc.ContextEngineID) != snmp.LocalEngineID {
-		a.Stats.UnknownPDUHandlers.Add(1)
-		return nil
+	// RFC 3412 §4.2.2.1: the command responder is the only application
+	// here; it handles the Confirmed Class requests other than Inform for
+	// this engine's contexts. RFC 5343's well-known localEngineID names
+	// this engine too (managers over TLS and DTLS, which have no USM
+	// discovery, probe with it).
+	ours := len(sc.ContextEngineID) == 0 || string(sc.ContextEngineID) == string(a.State.EngineID) || string(sc.ContextEngineID) == snmp.LocalEngineID
+	if !req.Type.IsConfirmed() || req.Type == snmp.InformRequest || !ours {
+		n := a.Stats.UnknownPDUHandlers.Add(1)
+		if !req.Type.IsConfirmed() {
+			return nil
+		}
+		return a.report(sm, hdr.MsgID, in.Level, in.State, sc, snmp.VarBind{Name: unknownPDUHandlersOID, Value: snmp.Counter32Value(n)}, out)
 	}
 	resp := &w.resp.PDU
 	resp.Type, resp.RequestID, resp.ErrorStatus, resp.ErrorIndex = snmp.Response, req.RequestID, 0, 0
@@ -85,9 +89,15 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 		rp = &np
 	}
 	pr := Principal{SecurityModel: hdr.SecurityModel, SecurityName: in.SecurityName, Level: in.Level, ContextName: string(sc.ContextName)}
-	if err := a.respond(r, rp, pr, req, resp, room); err == errAuthorization {
+	switch err := a.respond(r, rp, pr, req, resp, room); err {
+	case errAuthorization:
 		resp.ErrorStatus, resp.ErrorIndex = snmp.AuthorizationError, 0
 		resp.VarBinds = append(resp.VarBinds[:0], req.VarBinds...)
+	case ErrUnknownContext:
+		// RFC 3413 §3.2 step 2 and RFC 3415 §3.2: a context this engine
+		// does not have is reported, not refused.
+		n := a.Stats.UnknownContexts.Add(1)
+		return a.report(sm, hdr.MsgID, in.Level, in.State, sc, snmp.VarBind{Name: unknownContextsOID, Value: snmp.Counter32Value(n)}, out)
 	}
 	a.Stats.countOut(resp)
 	rs.PDU = *resp
@@ -110,22 +120,44 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 // header, security parameters with the longest MAC, and privacy padding.
 const secOverhead = 200
 
-// report answers a failed request with a Report PDU (RFC 3412 §7.1 step 3).
-func (a *Agent) report(sm security.Model, hdr *snmp.V3Message, re *security.ReportError, out []byte) []byte {
-	var reqID int32
-	// The request-id is readable only from a plaintext ScopedPDU.
-	if len(hdr.Data) > 0 && hdr.Data[0] == ber.TagSequence {
-		var sc snmp.ScopedPDU
-		if sc.Unmarshal(hdr.Data) == nil {
-			reqID = sc.PDU.RequestID
-		}
+// securityReport answers a message that the security model refused with
+// the Report PDU the model asks for (RFC 3412 §7.1 step 3), if the message
+// may be answered with one (RFC 3412 §6.4): when its ScopedPDU is
+// plaintext and decodes, only a Confirmed Class PDU is; otherwise the
+// reportableFlag decides.
+func (a *Agent) securityReport(sm security.Model, hdr *snmp.V3Message, re *security.ReportError, out []byte) []byte {
+	var sc snmp.ScopedPDU
+	decoded := len(hdr.Data) > 0 && hdr.Data[0] == ber.TagSequence && sc.Unmarshal(hdr.Data) == nil
+	if !snmp.ReportAllowed(hdr.Flags, sc.PDU.Type, decoded) {
+		return nil
 	}
-	rs := snmp.ScopedPDU{ContextEngineID: a.State.EngineID,
-		PDU: snmp.PDU{Type: snmp.Report, RequestID: reqID, VarBinds: []snmp.VarBind{re.VarBind}}}
+	if !decoded {
+		sc = snmp.ScopedPDU{}
+	}
+	// The Report names this engine's default context.
+	sc.ContextEngineID, sc.ContextName = nil, nil
+	return a.report(sm, hdr.MsgID, re.Level, re.State, &sc, re.VarBind, out)
+}
+
+// OIDs of the statistics the message processing and the command responder
+// report.
+var (
+	unknownPDUHandlersOID = snmp.OID{1, 3, 6, 1, 6, 3, 11, 2, 1, 3, 0} // SNMP-MPD-MIB snmpUnknownPDUHandlers.0
+	unknownContextsOID    = snmp.OID{1, 3, 6, 1, 6, 3, 12, 1, 5, 0}    // SNMP-TARGET-MIB snmpUnknownContexts.0
+)
+
+// report answers a request with a Report PDU holding vb, secured by sm at
+// level with the model's state. req is the request's ScopedPDU as far as
+// it could be read: the Report carries its request-id and contextName, and
+// this engine's contextEngineID.
+func (a *Agent) report(sm security.Model, msgID int32, level snmp.SecurityLevel, state any, req *snmp.ScopedPDU, vb snmp.VarBind, out []byte) []byte {
+	rs := snmp.ScopedPDU{ContextEngineID: a.State.EngineID, ContextName: req.ContextName,
+		PDU: snmp.PDU{Type: snmp.Report, RequestID: req.PDU.RequestID, VarBinds: []snmp.VarBind{vb}}}
 	scoped := snmp.AppendScopedPDU(nil, &rs)
-	rh := snmp.V3Message{MsgID: hdr.MsgID, MaxSize: snmp.MaxMessageSize, Flags: snmp.LevelFlags(re.Level)}
-	b, err := sm.GenerateResponse(out[:0], &rh, re.State, scoped)
+	rh := snmp.V3Message{MsgID: msgID, MaxSize: snmp.MaxMessageSize, Flags: snmp.LevelFlags(level)}
+	b, err := sm.GenerateResponse(out[:0], &rh, state, scoped)
 	if err != nil {
+		a.log().Warn("v3 report not generated", "err", err)
 		return nil
 	}
 	return b

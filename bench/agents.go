@@ -2,8 +2,8 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -188,12 +188,32 @@ func oneGet(ctx context.Context, target string, cfg manager.Config) error {
 		return err
 	}
 	defer s.Close()
+	return getSysDescr(ctx, s)
+}
+
+// getSysDescr gets sysDescr.0 in session s and checks the answer.
+func getSysDescr(ctx context.Context, s *manager.Session) error {
 	p, err := s.Get(ctx, sysDescr0)
 	if err != nil {
 		return err
 	}
 	if len(p.VarBinds) != 1 || p.VarBinds[0].Value.Type != snmp.OctetString {
-		return errors.New("bench: unexpected answer to get sysDescr.0")
+		return fmt.Errorf("bench: unexpected answer to get sysDescr.0 from %s: %v", s.Target().Spec, p.VarBinds)
 	}
 	return nil
+}
+
+// serveEach accepts connections on l until it is closed and hands each
+// to handle in a goroutine of its own, closing it afterwards.
+func serveEach(l net.Listener, handle func(net.Conn)) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			handle(c)
+		}()
+	}
 }

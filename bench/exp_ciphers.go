@@ -284,18 +284,7 @@ func tlsCipherTable(ctx context.Context, env *Env, data []byte) (*Table, error) 
 		if err != nil {
 			return nil, err
 		}
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					io.Copy(io.Discard, c)
-				}()
-			}
-		}()
+		go serveEach(l, func(c net.Conn) { io.Copy(io.Discard, c) })
 		var secs []float64
 		for r := 0; r < env.Reps+env.Warmup; r++ {
 			d, err := timed(func() error {

@@ -365,12 +365,5 @@ func oneGetSSH(ctx context.Context, a *sshAgent, cfg *sshtm.ClientConfig) (bool,
 		return false, err
 	}
 	defer s.Close()
-	p, err := s.Get(ctx, sysDescr0)
-	if err != nil {
-		return false, err
-	}
-	if len(p.VarBinds) != 1 || p.VarBinds[0].Value.Type != snmp.OctetString {
-		return false, fmt.Errorf("bench: unexpected answer to get sysDescr.0 over SSH: %v", p.VarBinds)
-	}
-	return s.Resumed(), nil
+	return s.Resumed(), getSysDescr(ctx, s)
 }

@@ -41,22 +41,13 @@ func startTLSServer(key crypto.Signer) (*tlsServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				b := make([]byte, 1)
-				if _, err := io.ReadFull(c, b); err == nil {
-					c.Write(b)
-				}
-			}()
+	go serveEach(l, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		b := make([]byte, 1)
+		if _, err := io.ReadFull(c, b); err == nil {
+			c.Write(b)
 		}
-	}()
+	})
 	return &tlsServer{l: l, cert: cert}, nil
 }
 

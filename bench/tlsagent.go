@@ -177,14 +177,7 @@ func (a *tlsAgent) getTLS(ctx context.Context, dtls bool, cache string) (bool, e
 		return false, err
 	}
 	defer s.Close()
-	p, err := s.Get(ctx, sysDescr0)
-	if err != nil {
-		return false, err
-	}
-	if len(p.VarBinds) != 1 || p.VarBinds[0].Value.Type != snmp.OctetString {
-		return false, fmt.Errorf("bench: unexpected answer over %s: %v", tgt, p.VarBinds)
-	}
-	return s.Resumed(), nil
+	return s.Resumed(), getSysDescr(ctx, s)
 }
 
 // dial opens an SNMP session over TLS or DTLS without resumption.

@@ -338,11 +338,12 @@ func lockHolder(path string) int {
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err == nil {
 		if data, err := os.ReadFile("/proc/locks"); err == nil {
-			want := fmt.Sprintf(":%d", st.Ino)
+			dev := uint64(st.Dev)
+			want := fmt.Sprintf("%02x:%02x:%d", unix.Major(dev), unix.Minor(dev), st.Ino)
 			for _, line := range strings.Split(string(data), "\n") {
 				f := strings.Fields(line)
 				// 1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF
-				if len(f) >= 6 && f[1] == "FLOCK" && f[3] == "WRITE" && strings.HasSuffix(f[5], want) {
+				if len(f) >= 6 && f[1] == "FLOCK" && f[3] == "WRITE" && f[5] == want {
 					if pid, err := strconv.Atoi(f[4]); err == nil {
 						return pid
 					}

@@ -18,7 +18,7 @@ echo "== starting tsnmpd (state in $tmp/tsnmp)"
 XDG_STATE_HOME=$tmp "$bin/tsnmpd" >"$log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do
-	grep -q 'listening.*tcp:\[::1\]' "$log" 2>/dev/null && break
+	grep -q 'tsnmpd started' "$log" 2>/dev/null && break
 	if ! kill -0 "$pid" 2>/dev/null; then
 		cat "$log"
 		echo "demo: tsnmpd did not start (is port 1161 in use?)" >&2

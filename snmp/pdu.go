@@ -100,10 +100,12 @@ type PDU struct {
 	arena []uint32 // backing store for decoded OIDs, reused across Unmarshal
 }
 
-// NonRepeaters returns a GetBulkRequest's non-repeaters field.
+// NonRepeaters returns a GetBulkRequest's non-repeaters field; a decoded
+// one is never negative.
 func (p *PDU) NonRepeaters() int { return int(p.ErrorStatus) }
 
-// MaxRepetitions returns a GetBulkRequest's max-repetitions field.
+// MaxRepetitions returns a GetBulkRequest's max-repetitions field; a
+// decoded one is never negative.
 func (p *PDU) MaxRepetitions() int { return p.ErrorIndex }
 
 // AppendPDU appends p's encoding.
@@ -228,6 +230,12 @@ func (p *PDU) unmarshalContents(tag byte, c []byte) error {
 		}
 		if id < -1<<31 || id > 1<<31-1 {
 			return &ber.Error{Msg: "request-id out of range"}
+		}
+		if p.Type == GetBulkRequest {
+			// RFC 3416 §4.2.3 defines no error for a non-repeaters or
+			// max-repetitions outside 0..2^31-1: they are read as the
+			// nearest bound (a negative one as 0), as snmpd reads them.
+			es, ei = min(max(es, 0), 1<<31-1), min(max(ei, 0), 1<<31-1)
 		}
 		if es < 0 || es > 1<<31-1 || ei < 0 || ei > 1<<31-1 {
 			return &ber.Error{Msg: "error-status or error-index out of range"}

@@ -61,3 +61,32 @@ func TestIsEngineIDProbe(t *testing.T) {
 		}
 	}
 }
+
+func TestGetBulkOutOfRangeFields(t *testing.T) {
+	for _, c := range []struct {
+		es, ei         int64
+		nonRep, maxRep int
+	}{
+		{-1, -5, 0, 0},
+		{-2147483648, 10, 0, 10},
+		{3, -1, 3, 0},
+		{1 << 40, 1 << 40, 1<<31 - 1, 1<<31 - 1},
+	} {
+		p := PDU{Type: GetBulkRequest, RequestID: 1, ErrorStatus: ErrorStatus(c.es), ErrorIndex: int(c.ei)}
+		b := AppendMessage(nil, &Message{Version: V2c, Community: []byte("public"), PDU: p})
+		var m Message
+		if err := m.Unmarshal(b); err != nil {
+			t.Errorf("GetBulk %d/%d: %v", c.es, c.ei, err)
+			continue
+		}
+		if m.PDU.NonRepeaters() != c.nonRep || m.PDU.MaxRepetitions() != c.maxRep {
+			t.Errorf("GetBulk %d/%d read as %d/%d, want %d/%d", c.es, c.ei, m.PDU.NonRepeaters(), m.PDU.MaxRepetitions(), c.nonRep, c.maxRep)
+		}
+	}
+	// Other PDUs keep their range check.
+	b := AppendMessage(nil, &Message{Version: V2c, Community: []byte("public"), PDU: PDU{Type: Response, ErrorStatus: -1}})
+	var m Message
+	if err := m.Unmarshal(b); err == nil {
+		t.Error("a Response with error-status -1 decoded")
+	}
+}

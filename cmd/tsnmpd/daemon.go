@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,11 +40,21 @@ type daemon struct {
 	ifmib *ifmib.MIB
 	host  hostMIBs
 
-	mu      sync.Mutex
-	servers []transport.Server
+	mu sync.Mutex
+	// servers are the open listeners, by their listen address (spec).
+	servers []listener
 	errc    chan error
+	// banner holds the generated passwords of the zero-config user until
+	// the listeners they are printed for are bound.
+	banner *[2]string
 	// ext holds state of the extensions (see listeners), by their name.
 	ext map[string]any
+}
+
+// listener is an open listen address.
+type listener struct {
+	spec string
+	srv  transport.Server
 }
 
 // Files in the state directory besides the engine's.
@@ -123,10 +135,11 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 		ok = true
 		return d, nil
 	}
-	if err := d.listen(cfg.Listen); err != nil {
+	if _, err := d.listen(cfg.Listen); err != nil {
 		return nil, err
 	}
 	ok = true
+	d.printBanner()
 	log.Info("tsnmpd started", "version", version, "engineID", hex.EncodeToString(st.EngineID),
 		"engineBoots", st.Boots, "stateDir", o.stateDir, "listen", strings.Join(cfg.Listen, ","))
 	return d, nil
@@ -282,7 +295,7 @@ func (d *daemon) fillDefaultUser(cfg *config.Config) error {
 		if u.Name != config.DefaultUser || u.AuthPassword != "" || u.AuthKey != "" {
 			continue
 		}
-		auth, priv, err := d.defaultPasswords(cfg.Listen)
+		auth, priv, err := d.defaultPasswords()
 		if err != nil {
 			return err
 		}
@@ -291,7 +304,7 @@ func (d *daemon) fillDefaultUser(cfg *config.Config) error {
 	return nil
 }
 
-func (d *daemon) defaultPasswords(listen []string) (auth, priv string, err error) {
+func (d *daemon) defaultPasswords() (auth, priv string, err error) {
 	data, err := d.state.ReadFile(defaultUserFile)
 	if err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
@@ -319,7 +332,7 @@ func (d *daemon) defaultPasswords(listen []string) (auth, priv string, err error
 		return "", "", err
 	}
 	if !d.o.quiet {
-		d.printDefaultUser(auth, priv, listen)
+		d.banner = &[2]string{auth, priv} // printed once the listeners are bound
 	}
 	return auth, priv, nil
 }
@@ -330,50 +343,107 @@ func randomPassword() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (d *daemon) printDefaultUser(auth, priv string, listen []string) {
-	fmt.Fprintf(d.out, `
-tsnmpd: created the SNMPv3 user %q (SHA-256, AES-128); passwords are in %s.
-Walk this agent with:
-
-  tsnmp walk -v3 -l authPriv -u %s -a SHA-256 -A %s -x AES -X %s %s system
-
-`, config.DefaultUser, quoteArg(d.o.stateDir+"/"+defaultUserFile), config.DefaultUser, quoteArg(auth), quoteArg(priv), quoteArg(walkTarget(listen)))
+// printBanner prints the zero-config user's credentials and, when the
+// agent listens on UDP or TCP, a walk command for an address it listens on.
+func (d *daemon) printBanner() {
+	if d.banner == nil {
+		return
+	}
+	auth, priv := d.banner[0], d.banner[1]
+	d.banner = nil
+	fmt.Fprintf(d.out, "\ntsnmpd: created the SNMPv3 user %q (SHA-256, AES-128); passwords are in %s.\n",
+		config.DefaultUser, quoteArg(filepath.Join(d.o.stateDir, defaultUserFile)))
+	if target := walkTarget(d.bound()); target != "" {
+		fmt.Fprintf(d.out, "Walk this agent with:\n\n  tsnmp walk -v3 -l authPriv -u %s -a SHA-256 -A %s -x AES -X %s %s system\n",
+			config.DefaultUser, quoteArg(auth), quoteArg(priv), quoteArg(target))
+	}
+	fmt.Fprintln(d.out)
 }
 
-// walkTarget is the address a manager on this host reaches the agent at:
-// the first UDP listener (else the first listener), with a wildcard host
-// replaced by loopback.
-func walkTarget(listen []string) string {
-	var first *transport.Address
-	for _, spec := range listen {
-		a, err := transport.ParseAddress(spec, 0)
+// bound returns the addresses the agent listens on, with the ports the
+// system chose for port 0.
+func (d *daemon) bound() []transport.Address {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []transport.Address
+	for _, l := range d.servers {
+		a, err := listenAddress(l.spec)
 		if err != nil {
 			continue
 		}
+		if p := netPort(l.srv.Addr()); p > 0 {
+			a.Port = p
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func netPort(a net.Addr) int {
+	switch a := a.(type) {
+	case *net.UDPAddr:
+		return a.Port
+	case *net.TCPAddr:
+		return a.Port
+	}
+	if a == nil {
+		return 0
+	}
+	_, p, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// walkTarget is the address a manager on this host reaches the agent's
+// USM at: the first UDP listener (else the first TCP one), with a
+// wildcard host replaced by loopback; "" when there is none.
+func walkTarget(bound []transport.Address) string {
+	var first *transport.Address
+	for i, a := range bound {
+		if a.Domain != transport.UDP && a.Domain != transport.TCP {
+			continue
+		}
 		if first == nil || (first.Domain != transport.UDP && a.Domain == transport.UDP) {
-			first = &a
+			first = &bound[i]
 		}
 	}
 	if first == nil {
-		return "udp:127.0.0.1:1161"
+		return ""
 	}
 	a := *first
-	if a.Host == "" || a.Host == "0.0.0.0" {
+	switch a.Host {
+	case "", "0.0.0.0":
 		a.Host = "127.0.0.1"
-	} else if a.Host == "::" {
+		if a.Network == "udp6" || a.Network == "tcp6" {
+			a.Host = "::1"
+		}
+	case "::":
 		a.Host = "::1"
 	}
 	return a.String()
 }
 
-func (d *daemon) listen(specs []string) error {
+// listen opens the listen addresses that are not open yet and returns
+// them; on error, the ones it opened are closed again.
+func (d *daemon) listen(specs []string) ([]listener, error) {
 	if len(specs) == 0 {
-		return errors.New("no listen addresses configured")
+		return nil, errors.New("no listen addresses configured")
+	}
+	var opened []listener
+	fail := func(err error) ([]listener, error) {
+		d.stop(opened)
+		return nil, err
 	}
 	for _, spec := range specs {
+		if d.listening(spec) {
+			continue
+		}
 		a, err := listenAddress(spec) // http.go: http: and https:, else transport.ParseAddress
 		if err != nil {
-			return err
+			return fail(err)
 		}
 		var s transport.Server
 		if open := listeners[a.Domain]; open != nil {
@@ -383,26 +453,51 @@ func (d *daemon) listen(specs []string) error {
 		}
 		if err != nil {
 			if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "permission denied") {
-				return fmt.Errorf("listen %s: %w (ports below 1024 need root or CAP_NET_BIND_SERVICE)", spec, err)
+				return fail(fmt.Errorf("listen %s: %w (ports below 1024 need root or CAP_NET_BIND_SERVICE)", spec, err))
 			}
-			return fmt.Errorf("listen %s: %w", spec, err)
+			return fail(fmt.Errorf("listen %s: %w", spec, err))
 		}
+		l := listener{spec: spec, srv: s}
+		opened = append(opened, l)
 		d.mu.Lock()
-		d.servers = append(d.servers, s)
+		d.servers = append(d.servers, l)
 		d.mu.Unlock()
-		d.log.Info("listening", "address", spec)
+		d.log.Info("listening", "address", spec, "bound", s.Addr().String())
 		go func() {
 			if err := s.Serve(); err != nil {
 				d.errc <- fmt.Errorf("serve %s: %w", spec, err)
 			}
 		}()
 	}
-	return nil
+	return opened, nil
+}
+
+func (d *daemon) listening(spec string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, l := range d.servers {
+		if l.spec == spec {
+			return true
+		}
+	}
+	return false
+}
+
+// stop closes the listeners ls.
+func (d *daemon) stop(ls []listener) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, l := range ls {
+		l.srv.Close()
+		d.servers = slices.DeleteFunc(d.servers, func(x listener) bool { return x.spec == l.spec })
+	}
 }
 
 // reload rereads the configuration and installs a new policy. Engine
-// state, counters, SNMP-set values and open TCP connections are kept;
-// listen addresses take effect at the next start.
+// state, counters, SNMP-set values and open connections are kept. Listen
+// addresses are applied: new ones are opened first (if one cannot be,
+// nothing changes), then the policy is swapped, then the addresses no
+// longer configured are closed.
 func (d *daemon) reload() error {
 	cfg, err := loadConfig(d.o)
 	if err != nil {
@@ -412,15 +507,33 @@ func (d *daemon) reload() error {
 	if err != nil {
 		return err
 	}
+	opened, err := d.listen(cfg.Listen)
+	if err != nil {
+		return err
+	}
 	d.agent.SetPolicy(p)
+	var gone []listener
+	d.mu.Lock()
+	for _, l := range d.servers {
+		if !slices.Contains(cfg.Listen, l.spec) {
+			gone = append(gone, l)
+		}
+	}
+	d.mu.Unlock()
+	d.stop(gone)
+	for _, l := range gone {
+		d.log.Info("stopped listening", "address", l.spec)
+	}
+	d.printBanner()
+	d.log.Info("configuration reloaded", "listen", strings.Join(cfg.Listen, ","), "opened", len(opened), "closed", len(gone))
 	return nil
 }
 
 func (d *daemon) close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, s := range d.servers {
-		s.Close()
+	for _, l := range d.servers {
+		l.srv.Close()
 	}
 	d.servers = nil
 	if d.ifmib != nil {

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"crypto"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/internal/certs"
 	"github.com/tsnmp/tsnmp/transport"
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 	"github.com/tsnmp/tsnmp/webmgmt"
@@ -45,6 +50,75 @@ type httpState struct {
 	idMu   sync.Mutex
 	idFrom *tlstm.ServerConfig
 	id     *tlstm.ClientIdentity
+
+	// selfSigned is the certificate https: uses when the configuration
+	// names none (httpsCertFile), loaded or made at the first https:
+	// listener.
+	selfSigned *tls.Certificate
+}
+
+// The self-signed certificate and key of https: when none is configured,
+// kept in the state directory as the SSH host key is.
+const (
+	httpsCertFile = "https-cert.pem"
+	httpsKeyFile  = "https-key.pem"
+)
+
+// selfSignedCert returns the state directory's self-signed certificate
+// for https:, generating it on first use. A damaged file is an error, not
+// replaced: clients may have pinned its fingerprint.
+func (d *daemon) selfSignedCert() (*tls.Certificate, error) {
+	s := d.httpState()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.selfSigned != nil {
+		return s.selfSigned, nil
+	}
+	certPath, keyPath := filepath.Join(d.state.Dir, httpsCertFile), filepath.Join(d.state.Dir, httpsKeyFile)
+	c, err := tls.LoadX509KeyPair(certPath, keyPath)
+	switch {
+	case err == nil:
+	case errors.Is(err, os.ErrNotExist):
+		if c, err = d.makeSelfSigned(certPath, keyPath); err != nil {
+			return nil, fmt.Errorf("https certificate: %w", err)
+		}
+	default:
+		return nil, fmt.Errorf("https certificate %s, %s: %w; delete both to generate a new one, or configure tls.local_certs", certPath, keyPath, err)
+	}
+	s.selfSigned = &c
+	d.log.Info("https certificate (self-signed; no tls.local_certs configured)", "file", certPath,
+		"sha256", certs.ComputeDER(crypto.SHA256, c.Certificate[0]).Hex())
+	return &c, nil
+}
+
+func (d *daemon) makeSelfSigned(certPath, keyPath string) (tls.Certificate, error) {
+	key, err := certs.GenerateKey("p256")
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	host, _ := os.Hostname()
+	t := certs.Template{CommonName: "tsnmpd", DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		Server: true, Validity: 10 * 365 * 24 * time.Hour}
+	if host != "" && host != "localhost" {
+		t.CommonName = host
+		t.DNSNames = append(t.DNSNames, host)
+	}
+	is, err := certs.Issue(t, key, nil)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	kp, err := is.KeyPEM()
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	if err := d.state.WriteFile(httpsKeyFile, kp, 0o600); err != nil {
+		return tls.Certificate{}, err
+	}
+	if err := d.state.WriteFile(httpsCertFile, is.CertPEM(), 0o644); err != nil {
+		return tls.Certificate{}, err
+	}
+	d.log.Info("generated a self-signed certificate for https", "file", certPath, "key", keyPath)
+	return tls.X509KeyPair(is.CertPEM(), kp)
 }
 
 // listenAddress parses a listen address: http: and https: here, the
@@ -141,8 +215,14 @@ func openHTTP(d *daemon, a transport.Address) (transport.Server, error) {
 	}
 	var tc *tls.Config
 	if a.Domain == domainHTTPS {
+		// Without configured certificates, the state directory's
+		// self-signed one.
+		var fallback *tls.Certificate
 		if sc, _ := d.currentTLS(); sc == nil || len(sc.Certificates) == 0 {
-			return nil, fmt.Errorf("an https: address needs the agent's certificate (tls.local_certs, or localCert in snmpd.conf)")
+			var err error
+			if fallback, err = d.selfSignedCert(); err != nil {
+				return nil, err
+			}
 		}
 		tc = &tls.Config{
 			// Certificates of the current configuration, chosen per
@@ -150,6 +230,9 @@ func openHTTP(d *daemon, a transport.Address) (transport.Server, error) {
 			GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 				sc, _ := d.currentTLS()
 				if sc == nil || len(sc.Certificates) == 0 {
+					if fallback != nil {
+						return fallback, nil
+					}
 					return nil, errors.New("no local certificate")
 				}
 				for i := range sc.Certificates {

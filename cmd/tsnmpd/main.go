@@ -143,9 +143,7 @@ func run(args []string, stderr io.Writer) error {
 			return nil
 		case <-hup:
 			if err := d.reload(); err != nil {
-				log.Error("reload failed; keeping the running configuration", "err", err)
-			} else {
-				log.Info("configuration reloaded")
+				log.Error("reload failed; keeping the running configuration and listen addresses", "err", err)
 			}
 		case err := <-d.errc:
 			d.close()

@@ -19,6 +19,7 @@ import (
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/snmp"
+	"github.com/tsnmp/tsnmp/transport"
 )
 
 // buildDaemon compiles tsnmpd for a test, with the race detector, or
@@ -139,9 +140,12 @@ func TestKill9(t *testing.T) {
 	netsnmp(t, "snmpset", "-v2c", "-c", "private", listen, ".1.3.6.1.2.1.1.6.0", "s", "rack 7")
 	engineID := readEngineID(t, dir)
 	// A second agent on the directory is refused, naming the holder.
-	out, err := exec.Command(bin, "--state-dir", dir, "--listen", fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t))).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), dir) || !strings.Contains(string(out), fmt.Sprintf("PID %d", p.cmd.Process.Pid)) {
-		t.Fatalf("second agent on one state directory: %v\n%s", err, out)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	out, err := exec.CommandContext(ctx, bin, "--state-dir", dir, "--listen", fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t))).CombinedOutput()
+	timedOut := ctx.Err() != nil
+	cancel()
+	if timedOut || err == nil || !strings.Contains(string(out), dir) || !strings.Contains(string(out), fmt.Sprintf("PID %d", p.cmd.Process.Pid)) {
+		t.Fatalf("second agent on one state directory (first is PID %d): %v\n%s", p.cmd.Process.Pid, err, out)
 	}
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.cmd.Wait()
@@ -311,9 +315,18 @@ func TestWalkTarget(t *testing.T) {
 		{[]string{"udp:127.0.0.1:1161", "tcp:127.0.0.1:1161", "udp:[::1]:1161"}, "udp:127.0.0.1:1161"},
 		{[]string{"tcp:[::1]:2000", "udp:0.0.0.0:161"}, "udp:127.0.0.1:161"},
 		{[]string{"tcp:[::1]:2000"}, "tcp6:[::1]:2000"},
-		{nil, "udp:127.0.0.1:1161"},
+		{[]string{"https:127.0.0.1:8443", "ssh:127.0.0.1:5161"}, ""},
+		{nil, ""},
 	} {
-		if got := walkTarget(c.listen); got != c.want {
+		var bound []transport.Address
+		for _, l := range c.listen {
+			a, err := listenAddress(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bound = append(bound, a)
+		}
+		if got := walkTarget(bound); got != c.want {
 			t.Errorf("walkTarget(%q) = %q, want %q", c.listen, got, c.want)
 		}
 	}
