@@ -117,7 +117,7 @@ func TestInteropNetSNMP(t *testing.T) {
 		t.Errorf("%d routes in inetCidrRouteTable, want at least 14", nr)
 	}
 	for k, want := range map[string]string{
-		ip + "24.4.1.6.0.0.0.0.0.0.0.0.0.192.0.2.254": "4", // the default route: remote
+		ip + "24.4.1.6.0.0.0.0.0.0.0.0.0.192.0.2.254":      "4", // the default route: remote
 		ip + "24.4.1.11.10.0.0.0.255.0.0.0.0.198.51.100.1": "20",
 	} {
 		if ours[k] != want {
