@@ -27,6 +27,14 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 		a.Stats.InvalidMsgs.Add(1)
 		return nil
 	}
+	if ref.Domain == transport.UDP && p.RateLimit != nil {
+		if ok, _ := p.RateLimit.Allow(ref.Remote.Addr(), time.Now()); !ok {
+			// No slip for SNMPv3: any answer costs the security model's
+			// work, which is what the limit saves.
+			a.Stats.RateLimitDrops.Add(1)
+			return nil
+		}
+	}
 	sm := p.SecurityModels[hdr.SecurityModel]
 	if sm == nil {
 		a.Stats.UnknownSecurityModels.Add(1)
@@ -89,7 +97,7 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 		rp = &np
 	}
 	pr := Principal{SecurityModel: hdr.SecurityModel, SecurityName: in.SecurityName, Level: in.Level, ContextName: string(sc.ContextName)}
-	switch err := a.respond(r, rp, pr, req, resp, room); err {
+	switch err := a.respond(r, rp, pr, req, resp, room, 0); err {
 	case errAuthorization:
 		resp.ErrorStatus, resp.ErrorIndex = snmp.AuthorizationError, 0
 		resp.VarBinds = append(resp.VarBinds[:0], req.VarBinds...)
