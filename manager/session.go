@@ -60,6 +60,9 @@ type Config struct {
 	ContextEngineID  []byte // -E; defaults to the security engine ID
 	SecurityEngineID []byte // -e; discovered when empty
 	ContextName      string // -n
+	// EngineBoots is the snmpEngineBoots of the session's own engine,
+	// which the traps it sends with USM carry (Notify).
+	EngineBoots int32
 
 	// Timeout is the wait of the first attempt (default 1s). Retries is
 	// the number of retransmissions on UDP: 0 means DefaultRetries, a
@@ -165,6 +168,8 @@ type Session struct {
 	done    chan struct{}
 
 	nextID atomic.Uint32
+	// ownEngineID is the engine ID of notifications over TSM (notify.go).
+	ownEngineID []byte
 }
 
 // Dial parses target and opens a session to it.

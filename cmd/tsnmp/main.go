@@ -9,6 +9,9 @@
 //	tsnmp bulkwalk [OPTIONS] AGENT [OID]            (-Cn<N> -Cr<N> -Cc -Ci -CI -Cp)
 //	tsnmp set      [OPTIONS] AGENT OID TYPE VALUE [OID TYPE VALUE]...
 //	tsnmp table    [OPTIONS] AGENT TABLE-OID        (-Cb -Ci -CH -Ch -Cf<SEP> -Cw<N> -Cl -Cr<N> -CB)
+//	tsnmp trap     [OPTIONS] RECEIVER TRAP-PARAMETERS (-Ci; see trap.go)
+//	tsnmp inform   [OPTIONS] RECEIVER TRAP-PARAMETERS
+//	tsnmp trapd    [OPTIONS]                         (notification receiver; see trapd.go)
 //
 // Installed under Net-SNMP's names (snmpget, snmpwalk, ...) it behaves as
 // that tool. Common options: -v 1|2c|3 (default 3), -c COMMUNITY,
@@ -61,6 +64,8 @@ var commands = map[string]string{
 	"bulkwalk": "snmpbulkwalk",
 	"set":      "snmpset",
 	"table":    "snmptable",
+	"trap":     "snmptrap",
+	"inform":   "snmpinform",
 }
 
 var usages = map[string]string{
@@ -71,6 +76,8 @@ var usages = map[string]string{
 	"snmpbulkwalk": "AGENT [OID]",
 	"snmpset":      "AGENT OID TYPE VALUE [OID TYPE VALUE]...",
 	"snmptable":    "AGENT TABLE-OID",
+	"snmptrap":     "AGENT TRAP-PARAMETERS",
+	"snmpinform":   "AGENT TRAP-PARAMETERS",
 }
 
 // app is one run of a tool.
@@ -125,7 +132,8 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	a := &app{tool: tool, out: bufio.NewWriter(stdout), errw: stderr, ctx: ctx}
 	defer a.out.Flush()
 	nextWord := map[string]string{"snmptable": "wcfr", "snmpwalk": "E"}[tool]
-	o, err := parseArgsTool(args, tool != "snmpset", nextWord)
+	permute := tool != "snmpset" && tool != "snmptrap" && tool != "snmpinform"
+	o, err := parseArgsTool(args, permute, nextWord)
 	if err != nil {
 		a.errorf("%s\n", err)
 		a.usage()
@@ -198,6 +206,8 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		cmd = a.set
 	case "snmptable":
 		cmd = a.table
+	case "snmptrap", "snmpinform":
+		cmd = a.trap // trap.go
 	}
 	return cmd(operands)
 }

@@ -1,0 +1,180 @@
+// Package trapdtest runs Net-SNMP's snmptrapd on a loopback port for
+// interoperability tests of notification originators, and reads back what
+// it logged. A missing snmptrapd skips the test, or fails it under CI=true.
+package trapdtest
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
+)
+
+// Debian's and the newer Net-SNMP's snmptrapd.
+const (
+	Debian = "snmptrapd"
+	Modern = "/opt/netsnmp-src/sbin/snmptrapd"
+)
+
+// Trapd is a running snmptrapd.
+type Trapd struct {
+	Port int
+	Dir  string
+	out  *syncBuffer
+}
+
+// Start runs snmptrapd (Debian's, or the program at path prog) with the
+// configuration conf, the shared MIBs and -f -Lo, listening on
+// DOMAIN:127.0.0.1:PORT for each domain ("udp", "tcp", "dtls", ...)
+// at one free port. It is stopped when the test ends.
+func Start(t testing.TB, prog, conf string, domains ...string) *Trapd {
+	t.Helper()
+	path := prog
+	if !filepath.IsAbs(prog) {
+		path = testenv.Need(t, prog)
+	} else if _, err := os.Stat(prog); err != nil {
+		if testenv.InCI() {
+			t.Fatalf("%s is required (/work/shared/peers/install-netsnmp-5.9.5.sh installs it): %v", prog, err)
+		}
+		t.Skipf("%s not installed; skipping (CI=true makes this a failure)", prog)
+	}
+	mibs := testenv.MIBDir(t)
+	if len(domains) == 0 {
+		domains = []string{"udp"}
+	}
+	dir := t.TempDir()
+	persist := filepath.Join(dir, "persist")
+	if err := os.MkdirAll(persist, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	confPath := filepath.Join(dir, "snmptrapd.conf")
+	if err := os.WriteFile(confPath, []byte("[snmp] persistentDir "+persist+"\n"+conf+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for range 5 {
+		port := testenv.FreePort(t)
+		args := []string{"-f", "-Lo", "-C", "-c", confPath, "-M", mibs, "-m", "ALL", "-p", filepath.Join(dir, "pid")}
+		for _, d := range domains {
+			args = append(args, d+":127.0.0.1:"+strconv.Itoa(port))
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cmd := exec.CommandContext(ctx, path, args...)
+		cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+mibs, "SNMPCONFPATH="+dir, "SNMP_PERSISTENT_DIR="+persist, "HOME="+dir)
+		out := &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		deadline := time.Now().Add(10 * time.Second)
+		ready := false
+		for !ready && time.Now().Before(deadline) {
+			select {
+			case <-exited:
+				deadline = time.Now()
+			case <-time.After(20 * time.Millisecond):
+			}
+			ready = strings.Contains(out.String(), "NET-SNMP version")
+		}
+		if ready {
+			t.Cleanup(func() {
+				cmd.Process.Kill() // our own child, by its PID
+				<-exited
+				cancel()
+			})
+			return &Trapd{Port: port, Dir: dir, out: out}
+		}
+		cmd.Process.Kill()
+		<-exited
+		cancel()
+		last = out.String()
+	}
+	t.Fatalf("snmptrapd did not start:\n%s", last)
+	return nil
+}
+
+// Addr returns DOMAIN:127.0.0.1:PORT.
+func (d *Trapd) Addr(domain string) string {
+	return domain + ":127.0.0.1:" + strconv.Itoa(d.Port)
+}
+
+// Output returns everything snmptrapd printed so far.
+func (d *Trapd) Output() string { return d.out.String() }
+
+// Wait waits up to timeout until snmptrapd logged n notifications and
+// returns them (see Records).
+func (d *Trapd) Wait(t testing.TB, n int, timeout time.Duration) []string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		r := Records(d.out.String())
+		if len(r) >= n {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("snmptrapd logged %d notifications, want %d; its output:\n%s", len(r), n, d.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var stamp = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d `)
+
+// Records splits a log in snmptrapd's default format into one string per
+// notification, each starting with its date and time line.
+func Records(log string) []string {
+	idx := stamp.FindAllStringIndex(log, -1)
+	var out []string
+	for i, m := range idx {
+		end := len(log)
+		if i+1 < len(idx) {
+			end = idx[i+1][0]
+		}
+		r := log[m[0]:end]
+		if strings.Contains(r[:min(len(r), 60)], "NET-SNMP version") {
+			continue // the "Stopped" line
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+var srcPort = regexp.MustCompile(`\]:\d+->`)
+
+// Normalize removes what differs between two sendings of one notification:
+// the date and time, and the sender's source port.
+func Normalize(rec string) string {
+	rec = stamp.ReplaceAllString(rec, "")
+	return srcPort.ReplaceAllString(rec, "]:PORT->")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
