@@ -101,8 +101,13 @@ type Agent struct {
 	State *engine.State
 	Stats Stats
 	Log   *slog.Logger
+	// RefusalLogWindow is how often at most one refused request of each
+	// kind (bad community, unknown user, wrong key, VACM denial, unknown
+	// context) is logged at info level (0: DefaultRefusalLogWindow).
+	RefusalLogWindow time.Duration
 
-	policy atomic.Pointer[Policy]
+	policy   atomic.Pointer[Policy]
+	refusals refusalLog
 }
 
 // SetPolicy installs p for the requests that arrive from now on.
@@ -175,13 +180,14 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 		return nil
 	}
 	a.Stats.countIn(&m.PDU)
-	if p.Communities == nil {
-		a.Stats.InBadCommunityNames.Add(1)
-		return nil
+	var secName, ctxName string
+	ok := p.Communities != nil
+	if ok {
+		secName, ctxName, ok = p.Communities.Lookup(m.Community, ref.Remote.Addr())
 	}
-	secName, ctxName, ok := p.Communities.Lookup(m.Community, ref.Remote.Addr())
 	if !ok {
 		a.Stats.InBadCommunityNames.Add(1)
+		a.refused(refusedBadCommunity, ref.Remote, slog.String("version", m.Version.String()))
 		return nil
 	}
 	if !m.PDU.Type.IsConfirmed() || m.PDU.Type == snmp.InformRequest ||
@@ -235,11 +241,13 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 	switch a.respond(r, p, pr, &m.PDU, &resp.PDU, maxMsg-overhead, maxVarBinds) {
 	case errAuthorization:
 		a.Stats.InBadCommunityUses.Add(1)
+		a.refused(refusedAccess, ref.Remote, slog.String("securityName", secName), slog.String("model", pr.SecurityModel.String()))
 		return nil
 	case ErrUnknownContext:
 		// The community maps to a context this engine does not have; a
 		// community message cannot carry a Report.
 		a.Stats.UnknownContexts.Add(1)
+		a.refused(refusedUnknownContext, ref.Remote, slog.String("securityName", secName), slog.String("context", ctxName))
 		return nil
 	}
 	b := snmp.AppendMessage(out[:0], resp)
