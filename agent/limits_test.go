@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/tsnmp/tsnmp/manager/snmpdtest"
-	"github.com/tsnmp/tsnmp/security"
-	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -26,20 +24,9 @@ func bulkOf(reps int) []byte {
 // bounds it.
 func TestGetBulkResponsesCap(t *testing.T) {
 	snmpd := snmpdtest.Start(t, "rocommunity public 127.0.0.1\n")
-	p := &Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{}, SecurityModels: map[snmp.SecurityModel]security.Model{}}
+	p := &Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{}}
 	port, a := startAgent(t, p)
-	users := usm.NewUserTable()
-	u, err := usm.NewUser("ro", usm.AuthSHA1, []byte("authpass1234"), usm.PrivNone, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	users.Add(a.State.EngineID, u)
-	m, err := usm.New(usm.Config{EngineID: a.State.EngineID, EngineBoots: a.State.Boots, Users: users})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.SecurityModels[snmp.SecurityModelUSM] = m
-	a.SetPolicy(p)
+	useUSM(t, a, p, "ro", "authpass1234")
 
 	// snmpd, for reference, over UDP (its ifTable has a few rows: walk
 	// the whole MIB instead).
