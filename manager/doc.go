@@ -48,9 +48,13 @@
 //
 // SNMPv3 uses security/usm as a non-authoritative engine: the agent's
 // snmpEngineID is discovered with an empty, unauthenticated request (RFC
-// 3414 section 4) unless Config.SecurityEngineID is set, its boots and time
-// are learned from the first authenticated answer (a notInTimeWindows
-// Report triggers one resend), and the user's keys are localized once per
+// 3414 section 4) unless Config.SecurityEngineID is set; the first
+// authenticated request carries the boots and time of the discovery
+// Report, as Net-SNMP's tools do, so that a one-shot get takes two round
+// trips. Those are not authenticated and are never used to check a
+// received message: the agent's time is learned from the first authentic
+// answer, and a notInTimeWindows Report (authentic, with the agent's
+// time) triggers one resend. The user's keys are localized once per
 // engine and cached. Reports from an engine other than the one addressed
 // are dropped, so a wrong engine ID ends in a timeout, as with Net-SNMP.
 package manager

@@ -522,7 +522,7 @@ func FuzzV3Response(f *testing.F) {
 	}
 	f.Add(msg)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		discoveredEngineID(b)
+		discoveryAnswer(b)
 		if p := v.acceptResponse(b, engine, 1, nil); p != nil && p.Type != snmp.Report && p.Type != snmp.Response {
 			t.Fatalf("accepted %v", p.Type)
 		}

@@ -118,39 +118,47 @@ func (v *v3State) engine() []byte {
 }
 
 // discover learns the agent's snmpEngineID with an unauthenticated probe
-// (RFC 3414 section 4): an empty Get answered by a Report.
+// (RFC 3414 section 4): an empty Get answered by a Report. The Report
+// also carries the agent's snmpEngineBoots and snmpEngineTime, which the
+// first authenticated request uses (usm.USM.SetTimeHint), so that a
+// one-shot get takes two round trips, as with Net-SNMP's tools, instead
+// of three. They are not authenticated: if they are wrong, the agent
+// answers notInTimeWindows with its authentic time, and do resends once.
 func (v *v3State) discover(ctx context.Context, s *Session, adaptive bool) ([]byte, error) {
-	var found []byte
+	var found *usm.SecurityParameters
 	probe := snmp.ScopedPDU{PDU: snmp.PDU{Type: snmp.GetRequest}}
 	err := s.exchange(ctx, adaptive, true, func(id int32) ([]byte, error) {
 		probe.PDU.RequestID = id
 		hdr := snmp.V3Message{MsgID: id, MaxSize: int32(v.cfg.MaxMsgSize), Flags: snmp.FlagReportable}
 		return v.usm.GenerateRequest(nil, &hdr, nil, "", snmp.AppendScopedPDU(nil, &probe))
 	}, func(b []byte) (bool, error) {
-		found = discoveredEngineID(b)
+		found = discoveryAnswer(b)
 		return found != nil, nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	id := bytes.Clone(found.EngineID)
+	v.usm.SetTimeHint(id, found.EngineBoots, found.EngineTime)
 	v.mu.Lock()
-	v.engineID = found
+	v.engineID = id
 	v.mu.Unlock()
-	return found, nil
+	return id, nil
 }
 
-// discoveredEngineID returns the msgAuthoritativeEngineID of a received
-// SNMPv3 message (the answer to a discovery probe), or nil.
-func discoveredEngineID(b []byte) []byte {
+// discoveryAnswer returns the security parameters of a received SNMPv3
+// message that answers a discovery probe (one naming an authoritative
+// engine), or nil.
+func discoveryAnswer(b []byte) *usm.SecurityParameters {
 	var hdr snmp.V3Message
-	if hdr.Unmarshal(b) != nil {
+	if hdr.Unmarshal(b) != nil || hdr.SecurityModel != snmp.SecurityModelUSM {
 		return nil
 	}
 	var sp usm.SecurityParameters
-	if sp.Unmarshal(hdr.SecurityParameters) != nil || len(sp.EngineID) == 0 || len(sp.EngineID) > 32 {
+	if sp.Unmarshal(hdr.SecurityParameters) != nil || len(sp.EngineID) == 0 || len(sp.EngineID) > usm.MaxEngineIDLen {
 		return nil
 	}
-	return bytes.Clone(sp.EngineID)
+	return &sp
 }
 
 // acceptResponse processes a received message through the USM and returns

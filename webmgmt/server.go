@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/netip"
 	"time"
+
+	"github.com/tsnmp/tsnmp/internal/connset"
 )
 
 // ServerConfig configures a listening HTTP endpoint.
@@ -30,10 +32,24 @@ type ServerConfig struct {
 // Server is a listening HTTP endpoint. Its methods match the agent's
 // transport servers (Serve, Close, Addr).
 type Server struct {
-	srv *http.Server
-	ln  net.Listener
-	tls bool
+	srv   *http.Server
+	ln    net.Listener
+	tls   bool
+	conns *connset.Set
 }
+
+// MaxConns caps a listener's connections; MaxStartups caps those that
+// have not started a request yet (TLS handshake included). Beyond them a
+// source with fewer connections makes room by closing the oldest of the
+// largest source (see internal/connset).
+const (
+	MaxConns    = 1024
+	MaxStartups = 128
+)
+
+// ConnStats returns the counters of admitted, refused and evicted
+// connections.
+func (s *Server) ConnStats() connset.Stats { return s.conns.Stats() }
 
 // IsLoopback reports whether host (an IP address or "localhost") is a
 // loopback address; the empty host (all addresses) is not.
@@ -63,6 +79,14 @@ func Listen(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The connections go through the stream listeners' connection set:
+	// per-source shares, a budget for connections before their first
+	// request (TLS handshake included), refusals counted and logged.
+	scheme := "http"
+	if cfg.TLS != nil {
+		scheme = "https"
+	}
+	conns := connset.New(scheme, connset.Limits{MaxConns: MaxConns, StartupsFull: MaxStartups}, log)
 	var protos http.Protocols
 	protos.SetHTTP1(true)
 	if cfg.TLS != nil {
@@ -79,6 +103,7 @@ func Listen(cfg ServerConfig) (*Server, error) {
 		MaxHeaderBytes:    16 << 10,
 		Protocols:         &protos,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ConnState:         connset.HTTPConnState,
 	}
 	if cfg.TLS != nil {
 		tc := cfg.TLS.Clone()
@@ -87,7 +112,7 @@ func Listen(cfg ServerConfig) (*Server, error) {
 		}
 		srv.TLSConfig = tc
 	}
-	return &Server{srv: srv, ln: ln, tls: cfg.TLS != nil}, nil
+	return &Server{srv: srv, ln: conns.Listener(ln), tls: cfg.TLS != nil, conns: conns}, nil
 }
 
 // Serve serves until Close; it returns nil after Close.

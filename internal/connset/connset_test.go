@@ -191,8 +191,7 @@ func TestHTTPListener(t *testing.T) {
 // TestReclaim: closing most of a burst of connections returns memory to
 // the operating system once.
 func TestReclaim(t *testing.T) {
-	defer func(m int64, d time.Duration) { ReclaimMin, ReclaimDelay = m, d }(ReclaimMin, ReclaimDelay)
-	ReclaimMin, ReclaimDelay = 64, 10*time.Millisecond
+	defer SetReclaim(SetReclaim(64, 10*time.Millisecond, time.Second))
 	s := New("test", Limits{}, quiet)
 	addr := serve(t, s, greet)
 	before := Reclaims()

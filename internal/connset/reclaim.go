@@ -13,23 +13,34 @@ import (
 // next collection, which an idle agent may not run for two minutes, and
 // the scavenger gives back freed pages gradually. So when the connections
 // open in this process (all sets together) fall to half of their peak,
-// and the peak was at least ReclaimMin, the set asks the runtime to
-// collect and return memory at once (debug.FreeOSMemory), ReclaimDelay
-// after the first such close and at most once per ReclaimInterval.
-var (
-	ReclaimMin      int64 = 256
-	ReclaimDelay          = time.Second
-	ReclaimInterval       = 10 * time.Second
-)
-
+// and the peak was at least min (256), the set asks the runtime to
+// collect and return memory at once (debug.FreeOSMemory), delay (1 s)
+// after the first such close and at most once per interval (10 s); see
+// SetReclaim.
 var reclaim struct {
 	open, peak atomic.Int64
 	reclaims   atomic.Int64
+	min        atomic.Int64
+	delay      atomic.Int64 // time.Duration
+	interval   atomic.Int64 // time.Duration
 
 	mu      sync.Mutex
 	timer   *time.Timer
 	last    time.Time
 	pending bool
+}
+
+func init() { SetReclaim(256, time.Second, 10*time.Second) }
+
+// SetReclaim sets when memory is returned after bulk closes: once the
+// open connections fall to half of a peak of at least min, delay after
+// that close, at most once per interval; min 0 turns it off. It returns
+// the previous settings.
+func SetReclaim(min int64, delay, interval time.Duration) (int64, time.Duration, time.Duration) {
+	if min <= 0 {
+		min = 1 << 62
+	}
+	return reclaim.min.Swap(min), time.Duration(reclaim.delay.Swap(int64(delay))), time.Duration(reclaim.interval.Swap(int64(interval)))
 }
 
 // Reclaims returns how often freed memory has been returned to the
@@ -49,7 +60,7 @@ func opened() {
 func closed() {
 	n := reclaim.open.Add(-1)
 	p := reclaim.peak.Load()
-	if p < ReclaimMin || n > p/2 {
+	if p < reclaim.min.Load() || n > p/2 {
 		return
 	}
 	r := &reclaim
@@ -58,8 +69,8 @@ func closed() {
 	if r.pending {
 		return
 	}
-	wait := ReclaimDelay
-	if next := time.Until(r.last.Add(ReclaimInterval)); next > wait {
+	wait := time.Duration(r.delay.Load())
+	if next := time.Until(r.last.Add(time.Duration(r.interval.Load()))); next > wait {
 		wait = next
 	}
 	if r.timer == nil {

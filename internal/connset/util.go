@@ -4,7 +4,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"syscall"
+	"time"
 )
 
 var (
@@ -39,4 +41,34 @@ func HTTPConnState(c net.Conn, st http.ConnState) {
 	if st == http.StateActive {
 		Established(c)
 	}
+}
+
+// Sometimes limits how often a repeated event is logged: Allow is true at
+// most once per Interval (default 10 s), and then returns how many events
+// were not logged since.
+type Sometimes struct {
+	Interval time.Duration
+
+	mu    sync.Mutex
+	last  time.Time
+	quiet uint64
+}
+
+// Allow reports whether to log this event, and how many were not logged
+// since the last one that was.
+func (s *Sometimes) Allow() (bool, uint64) {
+	iv := s.Interval
+	if iv <= 0 {
+		iv = 10 * time.Second
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if !s.last.IsZero() && now.Sub(s.last) < iv {
+		s.quiet++
+		return false, 0
+	}
+	n := s.quiet
+	s.last, s.quiet = now, 0
+	return true, n
 }

@@ -4,8 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	tssh "github.com/tsnmp/tsnmp/ssh"
 
 	"github.com/tsnmp/tsnmp/internal/connset/floodtest"
 	"github.com/tsnmp/tsnmp/transport"
@@ -53,5 +60,63 @@ func TestFloodFromOneSource(t *testing.T) {
 	}
 	if st := f.srv.ConnStats(); st.RefusedTotal() == 0 {
 		t.Errorf("no connection of the flood refused: %+v", st)
+	}
+}
+
+// logLines is a slog handler's output, safe for concurrent use.
+type logLines struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logLines) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.b.String(), s)
+}
+
+// TestRefusalsLoggedOnce: sessions refused at MaxConns are counted each
+// and logged once per interval (issue 14 item 5).
+func TestRefusalsLoggedOnce(t *testing.T) {
+	var out logLines
+	f := start(t, &echoHandler{}, nil)
+	f.srv.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &ServerConfig{HostKeys: []tssh.Signer{f.host}, AuthorizedKeysFile: func(string) string { return f.akPath }}
+	srv, err := NewServer(l, &echoHandler{}, cfg, &Options{Stats: f.stats,
+		ServerOptions: transport.ServerOptions{MaxConns: 1, Logger: slog.New(slog.NewTextHandler(&out, nil))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	defer srv.Close()
+	c, err := Dial(context.Background(), "tcp", l.Addr().String(), f.client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.OpenSession(); err != nil {
+		t.Fatal(err)
+	}
+	const refused = 5
+	for i := 0; i < refused; i++ {
+		s, err := c.OpenSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(s)
+	}
+	waitCounter(t, f.stats, SessionNoChannels, refused)
+	if n := out.count("ssh session refused: limit reached"); n != 1 {
+		t.Errorf("%d log lines for %d refused sessions, want 1", n, refused)
 	}
 }

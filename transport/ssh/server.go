@@ -79,6 +79,9 @@ type Server struct {
 	opts  Options
 	open  atomic.Int64
 	close sync.Once
+	// refusals rate-limits the log of sessions refused at MaxConns
+	// (counted in snmpSshtmSessionNoChannels).
+	refusals connset.Sometimes
 }
 
 // Listen opens an SSH listener on a ("ssh:" address) serving h.
@@ -198,7 +201,9 @@ func (s *Server) serveChannel(user string, ch io.ReadWriteCloser) {
 	if s.open.Add(1) > int64(s.opts.MaxConns) {
 		s.open.Add(-1)
 		st.Inc(SessionNoChannels)
-		s.log().Warn("ssh session refused: limit reached", "user", user, "max", s.opts.MaxConns)
+		if ok, quiet := s.refusals.Allow(); ok {
+			s.log().Warn("ssh session refused: limit reached", "user", user, "max", s.opts.MaxConns, "refused_since_last_log", quiet)
+		}
 		return
 	}
 	defer s.open.Add(-1)

@@ -54,12 +54,13 @@ func newKey(t testing.TB) tssh.Signer {
 }
 
 type fixture struct {
-	srv   *Server
-	addr  string
-	host  tssh.Signer
-	user  tssh.Signer
-	stats *Stats
-	h     transport.Handler
+	akPath string
+	srv    *Server
+	addr   string
+	host   tssh.Signer
+	user   tssh.Signer
+	stats  *Stats
+	h      transport.Handler
 }
 
 func start(t testing.TB, h transport.Handler, mod func(*ServerConfig)) *fixture {
@@ -74,6 +75,7 @@ func start(t testing.TB, h transport.Handler, mod func(*ServerConfig)) *fixture 
 	if err := os.WriteFile(ak, []byte(line+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	f.akPath = ak
 	cfg := &ServerConfig{
 		HostKeys: []tssh.Signer{f.host},
 		AuthorizedKeysFile: func(u string) string {
