@@ -91,6 +91,15 @@ type udpProxy struct {
 	mu   sync.Mutex
 	log  []datagram
 	peer *net.UDPAddr
+	// rewrite may change what is relayed (the log keeps what was
+	// received).
+	rewrite func(fromAgent bool, b []byte) []byte
+}
+
+func (p *udpProxy) setRewrite(f func(fromAgent bool, b []byte) []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rewrite = f
 }
 
 type datagram struct {
@@ -128,7 +137,11 @@ func startProxy(t *testing.T, agent string) *udpProxy {
 			} else {
 				p.peer = from
 			}
+			rewrite := p.rewrite
 			p.mu.Unlock()
+			if rewrite != nil {
+				b = rewrite(fromAgent, b)
+			}
 			if to != nil {
 				_, _ = c.WriteToUDP(b, to)
 			}
@@ -177,7 +190,7 @@ func TestPysnmpReports(t *testing.T) {
 	agent := startPysnmp(t)
 	ctx := context.Background()
 	good := manager.Config{Version: snmp.V3, User: "shaaes", Level: snmp.AuthPriv, AuthProtocol: usm.AuthSHA1,
-		AuthPassword: "authpass1", PrivProtocol: usm.PrivAES128, PrivPassword: "privpass1", Retries: -1, Timeout: 2 * time.Second}
+		AuthPassword: "authpass1", PrivProtocol: usm.PrivAES128, PrivPassword: "privpass1", Retries: 2, Timeout: 5 * time.Second}
 	s, err := manager.Dial(ctx, agent, good)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +204,7 @@ func TestPysnmpReports(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := startProxy(t, agent)
 			cfg := c.cfg
-			cfg.Retries, cfg.Timeout = -1, 2*time.Second
+			cfg.Retries, cfg.Timeout = 1, 3*time.Second // a loaded machine may be slow
 			s, err := manager.Dial(ctx, p.Addr(), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -286,7 +299,7 @@ func TestPysnmpReportsReplayed(t *testing.T) {
 				t.Fatal("the recorded Report has no reportable flag: the recording does not show the case")
 			}
 			cfg := c.cfg
-			cfg.Retries, cfg.Timeout = -1, 2*time.Second
+			cfg.Retries, cfg.Timeout = -1, 5*time.Second
 			ctx := context.Background()
 			s, err := manager.Dial(ctx, replayAgent(t, cfg, rec), cfg)
 			if err != nil {

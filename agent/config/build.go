@@ -47,6 +47,9 @@ func (c *Config) Validate() error {
 	if n := c.Limits.MaxResponseSize; n != 0 && n < 484 {
 		return c.errAt("limits.max_response_size", "%d is below the minimum message size 484", n)
 	}
+	if r := c.Limits.UDPResponseRate; r.Rate < 0 || r.Burst < 0 || r.Slip < 0 || r.IPv4Prefix < 0 || r.IPv4Prefix > 32 || r.IPv6Prefix < 0 || r.IPv6Prefix > 128 {
+		return c.errAt("limits.udp_response_rate", "rate, burst and slip must not be negative, prefixes 0..32 and 0..128")
+	}
 	return nil
 }
 
@@ -347,8 +350,35 @@ func splitContext(ctx *string) (string, vacm.ContextMatch) {
 	return *ctx, vacm.Exact
 }
 
+// viewRef is a reference to a view by name, at a key path.
+type viewRef struct{ path, name string }
+
+// checkViewRefs refuses references to views that are not defined: a
+// mistyped name would otherwise deny access without a word. "none" (what
+// Net-SNMP's shortcuts and most access lines write for "no access") and
+// "" deny on purpose.
+func (c *Config) checkViewRefs(fams []vacm.Family, refs []viewRef) error {
+	defined := map[string]bool{}
+	for _, f := range fams {
+		defined[f.ViewName] = true
+	}
+	for _, r := range refs {
+		if r.name == "" || r.name == "none" || defined[r.name] {
+			continue
+		}
+		var names []string
+		for n := range defined {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return c.errAt(r.path, "view %q is not defined (defined: %s; \"none\" denies on purpose)", r.name, strings.Join(names, ", "))
+	}
+	return nil
+}
+
 func (c *Config) expand() (*expansion, error) {
 	x := &expansion{}
+	var refs []viewRef
 	v := &x.vacm
 	v.Contexts = slices.Clone(c.Contexts)
 	for i, ctx := range c.Contexts {
@@ -436,6 +466,7 @@ func (c *Config) expand() (*expansion, error) {
 			if len(vn.v) > vacm.MaxNameLen {
 				return nil, c.errAt(path+"."+vn.k, "view name longer than %d octets", vacm.MaxNameLen)
 			}
+			refs = append(refs, viewRef{path + "." + vn.k, vn.v})
 		}
 		v.Access = append(v.Access, e)
 	}
@@ -513,6 +544,7 @@ func (c *Config) expand() (*expansion, error) {
 				return nil, c.errAt(path+".view", "%v", err)
 			}
 			view = viewName
+			refs = append(refs, viewRef{path + ".view", viewName})
 		case oidStr != "":
 			o, err := resolveOID(oidStr)
 			if err != nil {
@@ -631,6 +663,9 @@ func (c *Config) expand() (*expansion, error) {
 	slices.SortStableFunc(ces, func(a, b comEntry) int { return a.seq - b.seq })
 	for _, ce := range ces {
 		x.comms = append(x.comms, ce.e)
+	}
+	if err := c.checkViewRefs(v.Families, refs); err != nil {
+		return nil, err
 	}
 	if _, err := vacm.New(v); err != nil {
 		return nil, &ConfigError{Err: err}

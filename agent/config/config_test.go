@@ -117,3 +117,45 @@ func TestConfigErrorCarriesOrigin(t *testing.T) {
 		t.Errorf("message %q", err)
 	}
 }
+
+// TestUndefinedView: a reference to a view that is not defined (a typo)
+// is refused with the file and line of the reference, in snmpd.conf and
+// YAML alike; "none" denies on purpose and is accepted.
+func TestUndefinedView(t *testing.T) {
+	for _, c := range []struct {
+		name, text, where string
+	}{
+		{"access read", "view system included .1.3.6.1.2.1.1\ngroup g v2c s\naccess g \"\" any noauth exact sytem none none\n", "t.conf:3"},
+		{"access write", "view system included .1.3.6.1.2.1.1\ngroup g v2c s\naccess g \"\" any noauth exact system sytem none\n", "t.conf:3"},
+		{"setaccess", "view system included .1.3.6.1.2.1.1\nsetaccess g \"\" any noauth exact notify sytem\n", "t.conf:2"},
+		{"rocommunity", "view system included .1.3.6.1.2.1.1\n\nrocommunity public default -V sytem\n", "t.conf:3"},
+		{"rwuser", "rwuser -s tsm alice priv -V sytem\n", "t.conf:1"},
+		{"authcommunity", "authcommunity read,write private default -V sytem\n", "t.conf:1"},
+	} {
+		t.Run("snmpd.conf "+c.name, func(t *testing.T) {
+			_, err := ParseSnmpdConf("t.conf", []byte(c.text))
+			if err == nil || !strings.Contains(err.Error(), c.where+":") || !strings.Contains(err.Error(), `"sytem" is not defined`) {
+				t.Fatalf("got %v, want an error at %s naming the view", err, c.where)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name, text, where string
+	}{
+		{"access", "views:\n  - name: system\n    subtree: .1.3.6.1.2.1.1\ngroups:\n  - {name: g, model: v2c, security_name: s}\naccess:\n  - group: g\n    read: sytem\n", "t.yaml:8"},
+		{"community", "communities:\n  - community: public\n    view: sytem\n", "t.yaml:3"},
+		{"user", "users:\n  - name: bob\n    auth: SHA\n    auth_password: bobpassword\n    access: ro\n    view: sytem\n", "t.yaml:6"},
+		{"user_access", "user_access:\n  - user: alice\n    model: tsm\n    view: sytem\n", "t.yaml:4"},
+	} {
+		t.Run("yaml "+c.name, func(t *testing.T) {
+			_, err := ParseYAML("t.yaml", []byte(c.text))
+			if err == nil || !strings.Contains(err.Error(), c.where+":") || !strings.Contains(err.Error(), `"sytem" is not defined`) {
+				t.Fatalf("got %v, want an error at %s naming the view", err, c.where)
+			}
+		})
+	}
+	// "none" and the standard views are fine.
+	if _, err := ParseSnmpdConf("ok.conf", []byte("group g v2c s\naccess g \"\" any noauth exact _all_ none _none_\nrocommunity public default -V _all_\n")); err != nil {
+		t.Fatal(err)
+	}
+}

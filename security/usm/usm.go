@@ -68,6 +68,11 @@ type remoteTime struct {
 	time     int32 // snmpEngineTime at syncedAt
 	latest   int32 // latestReceivedEngineTime
 	syncedAt time.Time
+	// authentic is set once boots and time came from an authentic
+	// message. Until then, requests carry the unauthenticated hint, if
+	// any (SetTimeHint), which is never used to check a message.
+	authentic bool
+	hint      *remoteTime
 }
 
 // New returns a USM for the local engine described by cfg.
@@ -176,6 +181,35 @@ func (u *USM) remoteLocked(engineID []byte) *remoteTime {
 		u.remote[string(engineID)] = r
 	}
 	return r
+}
+
+// SetTimeHint records an authoritative engine's snmpEngineBoots and
+// snmpEngineTime as an unauthenticated message (a discovery Report) gave
+// them. RFC 3414 section 4 lets a non-authoritative engine synchronise its
+// clock with an authenticated request whose notInTimeWindow Report is
+// authentic; the hint saves that round trip, as Net-SNMP's tools do:
+// GenerateRequest uses it until an authentic message from the engine has
+// set the engine's time, and no received message is checked against it. A
+// forged hint thus costs at most that notInTimeWindow round trip.
+func (u *USM) SetTimeHint(engineID []byte, boots, engineTime int32) {
+	if len(engineID) == 0 || len(engineID) > MaxEngineIDLen || boots < 0 || engineTime < 0 {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	r := u.remoteLocked(engineID)
+	if !r.authentic {
+		r.hint = &remoteTime{boots: boots, time: engineTime, syncedAt: u.now()}
+	}
+}
+
+// remoteSendTimeLocked returns the boots and time to send to the engine
+// of r: the authentic notion, else the hint, else zeros.
+func (u *USM) remoteSendTimeLocked(r *remoteTime) (int32, int32) {
+	if !r.authentic && r.hint != nil {
+		return u.remoteNowLocked(r.hint)
+	}
+	return u.remoteNowLocked(r)
 }
 
 func (u *USM) remoteNowLocked(r *remoteTime) (int32, int32) {
@@ -384,8 +418,9 @@ func (u *USM) checkRemoteTime(engineID []byte, boots, engineTime int32) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	r := u.remoteLocked(engineID)
-	if boots > r.boots || boots == r.boots && engineTime > r.latest {
+	if boots > r.boots || boots == r.boots && engineTime > r.latest || !r.authentic {
 		r.boots, r.time, r.latest, r.syncedAt = boots, engineTime, engineTime, u.now()
+		r.authentic, r.hint = true, nil
 	}
 	lb, lt := u.remoteNowLocked(r)
 	return lb != maxInt31 && boots >= lb && !(boots == lb && int64(engineTime) < int64(lt)-TimeWindow)
@@ -463,7 +498,11 @@ func (u *USM) GenerateRequest(b []byte, hdr *snmp.V3Message, engineID []byte, us
 	if bytes.Equal(engineID, u.engineID) {
 		boots, etime = u.EngineTime()
 	} else {
-		boots, etime, _ = u.RemoteEngineTime(engineID)
+		u.mu.Lock()
+		if r, ok := u.remote[string(engineID)]; ok {
+			boots, etime = u.remoteSendTimeLocked(r)
+		}
+		u.mu.Unlock()
 	}
 	st := &StateReference{engineID: engineID, userName: []byte(userName), level: snmp.NoAuthNoPriv}
 	if userName != "" || level != snmp.NoAuthNoPriv {
