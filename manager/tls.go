@@ -59,12 +59,16 @@ type TransportParams struct {
 	// (default $XDG_CACHE_HOME/tsnmp); NoResume turns resumption off.
 	CacheDir string
 	NoResume bool
+	// AnyPurpose accepts an agent certificate whose extended key usage
+	// does not allow TLS server authentication (any_purpose=yes); by
+	// default it is refused, as Net-SNMP's tools refuse it.
+	AnyPurpose bool
 }
 
 // ParseTransportParams parses Net-SNMP's -T syntax, "key=value,key=value",
 // adding to p. Keys are our_identity, their_identity, trust_cert,
-// their_hostname, tls_min_version, cert_dir, cache_dir and resume
-// (yes/no).
+// their_hostname, tls_min_version, cert_dir, cache_dir, resume (yes/no)
+// and any_purpose (yes/no).
 func (p *TransportParams) Parse(s string) error {
 	return eachParam(s, func(k, v string) error {
 		switch k {
@@ -82,6 +86,10 @@ func (p *TransportParams) Parse(s string) error {
 			p.CertDirs = append(p.CertDirs, v)
 		case "cachedir":
 			p.CacheDir = v
+		case "anypurpose":
+			on, err := yesNo(k, v)
+			p.AnyPurpose = on
+			return err
 		case "resume":
 			on, err := yesNo(k, v)
 			p.NoResume = !on
@@ -135,7 +143,7 @@ func (p *TransportParams) ClientConfig(target string) (*tlstm.ClientConfig, erro
 	if err != nil {
 		return nil, err
 	}
-	c := &tlstm.ClientConfig{Certificates: []gotls.Certificate{kp}, TheirHostname: p.TheirHostname, DisableResumption: p.NoResume}
+	c := &tlstm.ClientConfig{Certificates: []gotls.Certificate{kp}, TheirHostname: p.TheirHostname, DisableResumption: p.NoResume, AnyPurpose: p.AnyPurpose}
 	if c.MinVersion, err = ParseTLSVersion(p.MinVersion); err != nil {
 		return nil, err
 	}

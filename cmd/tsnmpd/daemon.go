@@ -193,6 +193,10 @@ var sysORs = []system.OR{
 	{ID: snmp.OID{1, 3, 6, 1, 6, 3, 16, 2, 2, 1}, Descr: "View-based Access Control Model for SNMP."},
 	{ID: snmp.OID{1, 3, 6, 1, 4, 1, 2021}, Descr: "The UCD-SNMP-MIB: memory, load, CPU, disk and process statistics."},
 	{ID: snmp.OID{1, 3, 6, 1, 2, 1, 25, 7, 4}, Descr: "The MIB module for managing host systems."},
+	{ID: snmp.OID{1, 3, 6, 1, 2, 1, 48}, Descr: "The MIB module for managing IP and ICMP implementations"},
+	{ID: snmp.OID{1, 3, 6, 1, 2, 1, 4, 24}, Descr: "The MIB module for the management of CIDR multipath IP Routes"},
+	{ID: snmp.OID{1, 3, 6, 1, 2, 1, 49}, Descr: "The MIB module for managing TCP implementations"},
+	{ID: snmp.OID{1, 3, 6, 1, 2, 1, 50}, Descr: "The MIB module for managing UDP implementations"},
 }
 
 // loadSystem reads the values of sysContact, sysName and sysLocation that

@@ -6,11 +6,13 @@ import (
 	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/hostres"
+	"github.com/tsnmp/tsnmp/mib/ipmib"
+	"github.com/tsnmp/tsnmp/mib/tcpudp"
 	"github.com/tsnmp/tsnmp/mib/ucd"
 )
 
-// hostMIBs are the host instrumentation: UCD-SNMP-MIB and
-// HOST-RESOURCES-MIB.
+// hostMIBs are the host instrumentation: UCD-SNMP-MIB,
+// HOST-RESOURCES-MIB, IP-MIB, TCP-MIB and UDP-MIB.
 type hostMIBs struct {
 	ucd     *ucd.MIB
 	hostres *hostres.MIB
@@ -48,6 +50,8 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 		SkipNFS:       h.SkipNFS,
 	})
 	d.host.hostres.Register(tree)
+	ipmib.New(ipmib.Config{CacheTTL: time.Duration(h.CacheTTL), Start: d.state.Start()}).Register(tree)
+	tcpudp.New(tcpudp.Config{CacheTTL: time.Duration(h.CacheTTL)}).Register(tree)
 }
 
 func (d *daemon) closeHostMIBs() {

@@ -78,7 +78,7 @@ func (m *MIB) readDevices(time.Time) *devSnap {
 	}
 	if ifs, err := net.Interfaces(); err == nil {
 		errs := map[string]uint64{}
-		if b, err := m.cfg.FS.ReadFile("/proc/net/dev"); err == nil {
+		if b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/dev"); err == nil {
 			errs = ParseNetDevErrors(b)
 		}
 		for _, i := range ifs {

@@ -161,7 +161,7 @@ func (s *Server) Update(cfg *tlstm.ServerConfig) error {
 	if cfg.Map == nil {
 		return errors.New("dtls: no certToTSN rules (certSecName)")
 	}
-	s.state.Store(&serverState{certs: cfg.Certificates, id: cfg.Identity()})
+	s.state.Store(&serverState{certs: cfg.LocalCertificates(), id: cfg.Identity()})
 	return nil
 }
 
@@ -380,6 +380,12 @@ func (s *Server) issue(st *dtls.State) []byte {
 		return nil
 	}
 	chain := st.PeerCertificates
+	// A self-signed root at the end of a longer chain is a trust anchor
+	// the resumed session is verified against again; it need not travel
+	// in the ticket.
+	if len(chain) > 1 && isSelfSigned(chain[len(chain)-1]) {
+		chain = chain[:len(chain)-1]
+	}
 	if len(chain) > maxChain {
 		chain = chain[:maxChain]
 	}
@@ -389,4 +395,9 @@ func (s *Server) issue(st *dtls.State) []byte {
 		return nil
 	}
 	return t
+}
+
+func isSelfSigned(der []byte) bool {
+	c, err := x509.ParseCertificate(der)
+	return err == nil && bytes.Equal(c.RawSubject, c.RawIssuer) && c.CheckSignatureFrom(c) == nil
 }

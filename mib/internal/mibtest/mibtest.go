@@ -36,6 +36,11 @@ func Canon(v snmp.Value) string {
 		return "oid:" + v.OID.String()
 	case snmp.Opaque:
 		return "opaque:" + hex.EncodeToString(v.Bytes)
+	case snmp.IPAddress:
+		if len(v.Bytes) == 4 {
+			return fmt.Sprintf("ip:%d.%d.%d.%d", v.Bytes[0], v.Bytes[1], v.Bytes[2], v.Bytes[3])
+		}
+		return "ip:" + hex.EncodeToString(v.Bytes)
 	case snmp.NoSuchInstance, snmp.NoSuchObject, snmp.EndOfMibView:
 		return v.Type.String()
 	}
@@ -84,6 +89,8 @@ func ParseWalk(t testing.TB, out []byte) map[string]string {
 				s = strings.Trim(val, `"`)
 			}
 			got[o] = "hex:" + hex.EncodeToString([]byte(s))
+		case "IpAddress":
+			got[o] = "ip:" + val
 		case "OID":
 			got[o] = "oid:" + strings.TrimPrefix(val, ".")
 		case "Timeticks":
@@ -378,4 +385,31 @@ func Rekey(m map[string]string, prefix string) {
 		}
 	}
 	maps.Copy(m, moved)
+}
+
+// DropRows deletes, from both walks, the instances under each table entry
+// prefix (ending in '.') whose index holds no port listed in keep: the
+// sockets of the agents and walks themselves differ between the two sides.
+// An index's ports are taken as every sub-identifier after an address.
+func DropRows(ours, theirs map[string]string, keep map[string]bool, prefixes ...string) {
+	for _, m := range []map[string]string{ours, theirs} {
+		for k := range m {
+			for _, p := range prefixes {
+				rest, ok := strings.CutPrefix(k, p)
+				if !ok {
+					continue
+				}
+				_, idx, _ := strings.Cut(rest, ".")
+				found := false
+				for s := range strings.SplitSeq(idx, ".") {
+					if keep[s] {
+						found = true
+					}
+				}
+				if !found {
+					delete(m, k)
+				}
+			}
+		}
+	}
 }

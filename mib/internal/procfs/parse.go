@@ -397,3 +397,34 @@ func ParseCPUInfo(b []byte) []CPUInfo {
 	})
 	return out
 }
+
+// ParseNetSNMP reads /proc/net/snmp (or /proc/net/netstat): pairs of "Proto: names" and "Proto:
+// values" lines. A pair whose lengths differ is dropped; a value that is
+// not a number is left out (negative ones, such as MaxConn -1, are kept
+// in two's complement).
+func ParseNetSNMP(b []byte) map[string]map[string]uint64 {
+	out := map[string]map[string]uint64{}
+	lines := bytes.Split(b, []byte("\n"))
+	for i := 0; i+1 < len(lines); i++ {
+		p1, names, ok1 := bytes.Cut(lines[i], []byte(":"))
+		p2, vals, ok2 := bytes.Cut(lines[i+1], []byte(":"))
+		if !ok1 || !ok2 || !bytes.Equal(p1, p2) {
+			continue
+		}
+		i++
+		n, v := bytes.Fields(names), bytes.Fields(vals)
+		if len(n) != len(v) {
+			continue
+		}
+		m := map[string]uint64{}
+		for j := range n {
+			if x, err := strconv.ParseInt(string(v[j]), 10, 64); err == nil {
+				m[string(n[j])] = uint64(x)
+			} else if x, err := strconv.ParseUint(string(v[j]), 10, 64); err == nil {
+				m[string(n[j])] = x
+			}
+		}
+		out[string(p1)] = m
+	}
+	return out
+}

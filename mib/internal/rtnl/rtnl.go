@@ -1,0 +1,336 @@
+// Package rtnl takes rtnetlink dumps (addresses, neighbours, routes) for
+// the IP MIBs, with the parsing done in place: the messages are small
+// fixed structs followed by attributes, and one dump answers a whole
+// table.
+package rtnl
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrShort reports a malformed message.
+var ErrShort = errors.New("rtnl: malformed netlink message")
+
+// Dump sends a dump request of type typ with body on a new NETLINK_ROUTE
+// socket (in the calling thread's network namespace) and calls fn with the
+// type and payload of every message of the answer. A message fn rejects
+// costs that message only; the error of the first is returned after the
+// whole answer was read.
+func Dump(typ uint16, body []byte, fn func(typ uint16, b []byte) error) error {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	tv := unix.Timeval{Sec: 5}
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return err
+	}
+	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return err
+	}
+	req := make([]byte, unix.NLMSG_HDRLEN+len(body))
+	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
+	binary.NativeEndian.PutUint16(req[4:], typ)
+	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
+	binary.NativeEndian.PutUint32(req[8:], 1)
+	copy(req[unix.NLMSG_HDRLEN:], body)
+	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return err
+	}
+	buf := make([]byte, 64<<10)
+	var fnErr error
+	for {
+		n, _, err := unix.Recvfrom(fd, buf, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		done, err := Messages(buf[:n], func(t uint16, b []byte) {
+			if e := fn(t, b); e != nil && fnErr == nil {
+				fnErr = e
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if done {
+			return fnErr
+		}
+	}
+}
+
+// Messages calls fn with every message in b, a datagram of a dump, and
+// reports whether it held the end of the dump.
+func Messages(b []byte, fn func(typ uint16, b []byte)) (done bool, err error) {
+	for len(b) > 0 {
+		if len(b) < unix.NLMSG_HDRLEN {
+			return false, ErrShort
+		}
+		l := int(binary.NativeEndian.Uint32(b))
+		typ := binary.NativeEndian.Uint16(b[4:])
+		if l < unix.NLMSG_HDRLEN || l > len(b) {
+			return false, ErrShort
+		}
+		data := b[unix.NLMSG_HDRLEN:l]
+		b = b[min(align(l), len(b)):]
+		switch typ {
+		case unix.NLMSG_DONE, unix.NLMSG_ERROR:
+			if len(data) >= 4 {
+				if e := int32(binary.NativeEndian.Uint32(data)); e < 0 {
+					return true, unix.Errno(-e)
+				}
+			}
+			if typ == unix.NLMSG_DONE {
+				return true, nil
+			}
+		default:
+			fn(typ, data)
+		}
+	}
+	return false, nil
+}
+
+func align(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
+
+// Attrs calls fn with the type and value of every attribute in b.
+func Attrs(b []byte, fn func(typ uint16, v []byte)) error {
+	for len(b) > 0 {
+		if len(b) < unix.SizeofRtAttr {
+			return ErrShort
+		}
+		l := int(binary.NativeEndian.Uint16(b))
+		if l < unix.SizeofRtAttr || l > len(b) {
+			return ErrShort
+		}
+		fn(binary.NativeEndian.Uint16(b[2:])&^(unix.NLA_F_NESTED|unix.NLA_F_NET_BYTEORDER), b[unix.SizeofRtAttr:l])
+		b = b[min(align(l), len(b)):]
+	}
+	return nil
+}
+
+// Addr is an RTM_NEWADDR message.
+type Addr struct {
+	Family    uint8
+	PrefixLen uint8
+	Flags     uint32 // IFA_F_*, from IFA_FLAGS when present
+	Scope     uint8
+	Index     uint32
+	Address   []byte // IFA_LOCAL for IPv4 (the address itself), else IFA_ADDRESS
+	Broadcast []byte
+	Label     string
+	// Preferred and Valid lifetimes in seconds (IFA_CACHEINFO);
+	// 0xffffffff is forever.
+	Preferred, Valid uint32
+}
+
+// ParseAddr decodes an RTM_NEWADDR payload.
+func ParseAddr(b []byte) (Addr, error) {
+	if len(b) < unix.SizeofIfAddrmsg {
+		return Addr{}, ErrShort
+	}
+	a := Addr{Family: b[0], PrefixLen: b[1], Flags: uint32(b[2]), Scope: b[3], Index: binary.NativeEndian.Uint32(b[4:])}
+	var local, address []byte
+	err := Attrs(b[unix.SizeofIfAddrmsg:], func(typ uint16, v []byte) {
+		switch typ {
+		case unix.IFA_ADDRESS:
+			address = v
+		case unix.IFA_LOCAL:
+			local = v
+		case unix.IFA_BROADCAST:
+			a.Broadcast = append([]byte(nil), v...)
+		case unix.IFA_LABEL:
+			a.Label = cstring(v)
+		case unix.IFA_FLAGS:
+			if len(v) >= 4 {
+				a.Flags = binary.NativeEndian.Uint32(v)
+			}
+		case unix.IFA_CACHEINFO:
+			if len(v) >= 8 {
+				a.Preferred = binary.NativeEndian.Uint32(v)
+				a.Valid = binary.NativeEndian.Uint32(v[4:])
+			}
+		}
+	})
+	if local != nil {
+		address = local
+	}
+	want := 4
+	if a.Family == unix.AF_INET6 {
+		want = 16
+	}
+	if len(address) != want {
+		return a, ErrShort
+	}
+	a.Address = append([]byte(nil), address...)
+	return a, err
+}
+
+// Neigh is an RTM_NEWNEIGH message.
+type Neigh struct {
+	Family uint8
+	Index  uint32
+	State  uint16 // NUD_*
+	Flags  uint8
+	Type   uint8
+	Dst    []byte
+	LLAddr []byte
+	// Updated is the age of the entry's last confirmation or update in
+	// clock ticks (NDA_CACHEINFO ndm_updated).
+	Updated uint32
+}
+
+// ParseNeigh decodes an RTM_NEWNEIGH payload.
+func ParseNeigh(b []byte) (Neigh, error) {
+	if len(b) < unix.SizeofNdMsg {
+		return Neigh{}, ErrShort
+	}
+	n := Neigh{Family: b[0], Index: binary.NativeEndian.Uint32(b[4:]), State: binary.NativeEndian.Uint16(b[8:]), Flags: b[10], Type: b[11]}
+	err := Attrs(b[unix.SizeofNdMsg:], func(typ uint16, v []byte) {
+		switch typ {
+		case unix.NDA_DST:
+			n.Dst = append([]byte(nil), v...)
+		case unix.NDA_LLADDR:
+			n.LLAddr = append([]byte(nil), v...)
+		case unix.NDA_CACHEINFO:
+			if len(v) >= 12 {
+				n.Updated = binary.NativeEndian.Uint32(v[8:])
+			}
+		}
+	})
+	if len(n.Dst) != 4 && len(n.Dst) != 16 {
+		return n, ErrShort
+	}
+	return n, err
+}
+
+func cstring(v []byte) string {
+	for i, c := range v {
+		if c == 0 {
+			return string(v[:i])
+		}
+	}
+	return string(v)
+}
+
+// Addrs dumps every address of the family (AF_UNSPEC: both).
+func Addrs(family uint8) ([]Addr, error) {
+	body := make([]byte, unix.SizeofIfAddrmsg)
+	body[0] = family
+	var out []Addr
+	err := Dump(unix.RTM_GETADDR, body, func(typ uint16, b []byte) error {
+		if typ != unix.RTM_NEWADDR {
+			return nil
+		}
+		a, err := ParseAddr(b)
+		if err == nil {
+			out = append(out, a)
+		}
+		return err
+	})
+	return out, err
+}
+
+// Neighs dumps the neighbour tables of the family (AF_UNSPEC: both).
+func Neighs(family uint8) ([]Neigh, error) {
+	body := make([]byte, unix.SizeofNdMsg)
+	body[0] = family
+	var out []Neigh
+	err := Dump(unix.RTM_GETNEIGH, body, func(typ uint16, b []byte) error {
+		if typ != unix.RTM_NEWNEIGH {
+			return nil
+		}
+		n, err := ParseNeigh(b)
+		if err == nil && (n.Family == unix.AF_INET || n.Family == unix.AF_INET6) {
+			out = append(out, n)
+		}
+		return err
+	})
+	return out, err
+}
+
+// Route is an RTM_NEWROUTE message.
+type Route struct {
+	Family   uint8
+	DstLen   uint8
+	TOS      uint8
+	Table    uint32
+	Protocol uint8
+	Scope    uint8
+	Type     uint8 // RTN_*
+	Dst      []byte
+	Gateway  []byte
+	OIF      uint32
+	Priority uint32
+}
+
+// ParseRoute decodes an RTM_NEWROUTE payload. A missing RTA_DST is the
+// default route (all zeros).
+func ParseRoute(b []byte) (Route, error) {
+	if len(b) < unix.SizeofRtMsg {
+		return Route{}, ErrShort
+	}
+	r := Route{Family: b[0], DstLen: b[1], TOS: b[3], Table: uint32(b[4]), Protocol: b[5], Scope: b[6], Type: b[7]}
+	n := 4
+	switch r.Family {
+	case unix.AF_INET:
+	case unix.AF_INET6:
+		n = 16
+	default:
+		return r, ErrShort
+	}
+	err := Attrs(b[unix.SizeofRtMsg:], func(typ uint16, v []byte) {
+		switch typ {
+		case unix.RTA_DST:
+			if len(v) == n {
+				r.Dst = append([]byte(nil), v...)
+			}
+		case unix.RTA_GATEWAY:
+			if len(v) == n {
+				r.Gateway = append([]byte(nil), v...)
+			}
+		case unix.RTA_OIF:
+			if len(v) >= 4 {
+				r.OIF = binary.NativeEndian.Uint32(v)
+			}
+		case unix.RTA_PRIORITY:
+			if len(v) >= 4 {
+				r.Priority = binary.NativeEndian.Uint32(v)
+			}
+		case unix.RTA_TABLE:
+			if len(v) >= 4 {
+				r.Table = binary.NativeEndian.Uint32(v)
+			}
+		}
+	})
+	if r.Dst == nil {
+		r.Dst = make([]byte, n)
+	}
+	if int(r.DstLen) > 8*n {
+		return r, ErrShort
+	}
+	return r, err
+}
+
+// Routes dumps the routes of every table of the family.
+func Routes(family uint8) ([]Route, error) {
+	body := make([]byte, unix.SizeofRtMsg)
+	body[0] = family
+	var out []Route
+	err := Dump(unix.RTM_GETROUTE, body, func(typ uint16, b []byte) error {
+		if typ != unix.RTM_NEWROUTE {
+			return nil
+		}
+		r, err := ParseRoute(b)
+		if err == nil {
+			out = append(out, r)
+		}
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,154 @@
+package rtnl
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func attr(typ uint16, v []byte) []byte {
+	b := make([]byte, 4, 4+len(v)+3)
+	binary.NativeEndian.PutUint16(b, uint16(4+len(v)))
+	binary.NativeEndian.PutUint16(b[2:], typ)
+	b = append(b, v...)
+	for len(b)%4 != 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+func msg(typ uint16, body []byte) []byte {
+	b := make([]byte, unix.NLMSG_HDRLEN, unix.NLMSG_HDRLEN+len(body))
+	binary.NativeEndian.PutUint32(b, uint32(unix.NLMSG_HDRLEN+len(body)))
+	binary.NativeEndian.PutUint16(b[4:], typ)
+	return append(b, body...)
+}
+
+func addrMsg() []byte {
+	b := []byte{unix.AF_INET, 25, 0, 0, 0, 0, 0, 0}
+	binary.NativeEndian.PutUint32(b[4:], 7)
+	b = append(b, attr(unix.IFA_ADDRESS, []byte{198, 51, 100, 7})...)
+	b = append(b, attr(unix.IFA_LOCAL, []byte{198, 51, 100, 7})...)
+	b = append(b, attr(unix.IFA_BROADCAST, []byte{198, 51, 100, 127})...)
+	b = append(b, attr(unix.IFA_LABEL, []byte("vb\x00"))...)
+	flags := make([]byte, 4)
+	binary.NativeEndian.PutUint32(flags, unix.IFA_F_PERMANENT|unix.IFA_F_NOPREFIXROUTE)
+	return append(b, attr(unix.IFA_FLAGS, flags)...)
+}
+
+func neighMsg() []byte {
+	b := make([]byte, unix.SizeofNdMsg)
+	b[0] = unix.AF_INET6
+	binary.NativeEndian.PutUint32(b[4:], 3)
+	binary.NativeEndian.PutUint16(b[8:], unix.NUD_REACHABLE)
+	dst := []byte{0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9}
+	b = append(b, attr(unix.NDA_DST, dst)...)
+	return append(b, attr(unix.NDA_LLADDR, []byte{2, 0, 0, 0, 0, 0xa})...)
+}
+
+func TestParse(t *testing.T) {
+	a, err := ParseAddr(addrMsg())
+	if err != nil || a.Index != 7 || a.PrefixLen != 25 || !bytes.Equal(a.Address, []byte{198, 51, 100, 7}) ||
+		!bytes.Equal(a.Broadcast, []byte{198, 51, 100, 127}) || a.Label != "vb" || a.Flags != unix.IFA_F_PERMANENT|unix.IFA_F_NOPREFIXROUTE {
+		t.Errorf("got %+v, %v", a, err)
+	}
+	n, err := ParseNeigh(neighMsg())
+	if err != nil || n.Index != 3 || n.State != unix.NUD_REACHABLE || len(n.Dst) != 16 || !bytes.Equal(n.LLAddr, []byte{2, 0, 0, 0, 0, 0xa}) {
+		t.Errorf("got %+v, %v", n, err)
+	}
+	// Every truncation is an error or a shorter, valid message; never a
+	// panic, never an address of the wrong length.
+	for _, full := range [][]byte{addrMsg(), neighMsg()} {
+		for i := range len(full) {
+			if a, err := ParseAddr(full[:i]); err == nil && len(a.Address) != 4 && len(a.Address) != 16 {
+				t.Fatalf("prefix %d: address %x", i, a.Address)
+			}
+			ParseNeigh(full[:i])
+		}
+	}
+	// A datagram of two messages and the end of the dump.
+	d := append(append(msg(unix.RTM_NEWADDR, addrMsg()), msg(unix.RTM_NEWNEIGH, neighMsg())...), msg(unix.NLMSG_DONE, make([]byte, 4))...)
+	var types []uint16
+	done, err := Messages(d, func(typ uint16, b []byte) { types = append(types, typ) })
+	if !done || err != nil || len(types) != 2 || types[0] != unix.RTM_NEWADDR || types[1] != unix.RTM_NEWNEIGH {
+		t.Errorf("Messages: %v %v %v", done, err, types)
+	}
+	if _, err := Messages(d[:len(d)-3], func(uint16, []byte) {}); err != ErrShort {
+		t.Errorf("truncated datagram: %v", err)
+	}
+}
+
+func sockMsg() []byte {
+	b := make([]byte, sizeofInetDiagMsg)
+	b[0], b[1] = unix.AF_INET6, 10
+	binary.BigEndian.PutUint16(b[4:], 8081)
+	b[8+15] = 1 // ::1
+	binary.NativeEndian.PutUint32(b[68:], 12345)
+	return b
+}
+
+func TestParseSocket(t *testing.T) {
+	s, err := ParseSocket(sockMsg())
+	if err != nil || s.Family != unix.AF_INET6 || s.State != 10 || s.SrcPort != 8081 || len(s.Src) != 16 || s.Src[15] != 1 || s.Inode != 12345 {
+		t.Errorf("got %+v %v", s, err)
+	}
+	b := sockMsg()
+	b[0] = 99
+	if _, err := ParseSocket(b); err == nil {
+		t.Error("unknown family accepted")
+	}
+	if _, err := ParseSocket(sockMsg()[:71]); err == nil {
+		t.Error("short message accepted")
+	}
+}
+
+func routeMsg() []byte {
+	b := make([]byte, unix.SizeofRtMsg)
+	b[0], b[1], b[4], b[7] = unix.AF_INET, 24, unix.RT_TABLE_MAIN, unix.RTN_UNICAST
+	b = append(b, attr(unix.RTA_DST, []byte{192, 0, 2, 0})...)
+	b = append(b, attr(unix.RTA_GATEWAY, []byte{192, 0, 2, 254})...)
+	oif := make([]byte, 4)
+	binary.NativeEndian.PutUint32(oif, 3)
+	return append(b, attr(unix.RTA_OIF, oif)...)
+}
+
+func TestParseRoute(t *testing.T) {
+	r, err := ParseRoute(routeMsg())
+	if err != nil || r.DstLen != 24 || !bytes.Equal(r.Dst, []byte{192, 0, 2, 0}) || !bytes.Equal(r.Gateway, []byte{192, 0, 2, 254}) || r.OIF != 3 || r.Table != unix.RT_TABLE_MAIN {
+		t.Errorf("got %+v %v", r, err)
+	}
+	b := routeMsg()
+	b[1] = 33
+	if _, err := ParseRoute(b); err == nil {
+		t.Error("prefix length 33 accepted")
+	}
+	b = routeMsg()[:unix.SizeofRtMsg]
+	if r, err := ParseRoute(b); err != nil || len(r.Dst) != 4 {
+		t.Errorf("default route: %+v %v", r, err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(sockMsg())
+	f.Add(routeMsg())
+	f.Add(addrMsg())
+	f.Add(neighMsg())
+	f.Add(append(msg(unix.RTM_NEWADDR, addrMsg()), msg(unix.NLMSG_DONE, make([]byte, 4))...))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if a, err := ParseAddr(b); err == nil && len(a.Address) != 4 && len(a.Address) != 16 {
+			t.Fatalf("address %x", a.Address)
+		}
+		if n, err := ParseNeigh(b); err == nil && len(n.Dst) != 4 && len(n.Dst) != 16 {
+			t.Fatalf("neighbour %x", n.Dst)
+		}
+		Messages(b, func(uint16, []byte) {})
+		if r, err := ParseRoute(b); err == nil && (len(r.Dst) != 4 && len(r.Dst) != 16 || int(r.DstLen) > 8*len(r.Dst)) {
+			t.Fatalf("route %+v", r)
+		}
+		if s, err := ParseSocket(b); err == nil && len(s.Src) != len(s.Dst) {
+			t.Fatalf("socket %+v", s)
+		}
+	})
+}

@@ -1,0 +1,185 @@
+package ipmib
+
+import (
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// IP-FORWARD-MIB (RFC 4292) OIDs served.
+var (
+	IpCidrRouteEntry    = snmp.OID{1, 3, 6, 1, 2, 1, 4, 24, 4, 1}
+	InetCidrRouteNumber = snmp.OID{1, 3, 6, 1, 2, 1, 4, 24, 6}
+	InetCidrRouteEntry  = snmp.OID{1, 3, 6, 1, 2, 1, 4, 24, 7, 1}
+	// ForwardModuleID is ipForward, for sysORTable.
+	ForwardModuleID = snmp.OID{1, 3, 6, 1, 2, 1, 4, 24}
+)
+
+// routeRow is one route.
+type routeRow struct {
+	index  snmp.OID // inetCidrRouteTable's
+	r      rtnl.Route
+	remote bool // via a gateway
+}
+
+type routeSnap struct {
+	inet []routeRow
+	cidr []routeRow // IPv4 routes, ipCidrRouteTable's index in index
+}
+
+// readRoutes takes one route dump per family: IPv4 routes of the main
+// table and IPv6 routes of every table, the routes Net-SNMP reads from
+// /proc/net/route and /proc/net/ipv6_route.
+func (m *MIB) readRoutes(time.Time) *routeSnap {
+	s := &routeSnap{}
+	zero := snmp.OID{0, 0}
+	seen := map[string]int{}
+	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		rs, _ := rtnl.Routes(fam)
+		for _, r := range rs {
+			if fam == unix.AF_INET && r.Table != unix.RT_TABLE_MAIN {
+				continue
+			}
+			if r.Type != unix.RTN_UNICAST && r.Type != unix.RTN_LOCAL && r.Type != unix.RTN_MULTICAST {
+				continue
+			}
+			nh := r.Gateway
+			remote := nh != nil
+			if nh == nil {
+				nh = make([]byte, len(r.Dst))
+			}
+			// The policy tells apart routes to the same destination by the
+			// same next hop (one per interface, as fe80::/64): { 0 0 },
+			// or { 0 0 ifIndex metric } for all but the first.
+			policy := zero
+			key := string(r.Dst) + string(rune(r.DstLen)) + string(nh)
+			if _, dup := seen[key]; dup {
+				policy = snmp.OID{0, 0, r.OIF, r.Priority}
+			}
+			seen[key]++
+			idx := inetIndex(nil, r.Dst)
+			idx = append(idx, uint32(r.DstLen), uint32(len(policy)))
+			idx = append(idx, policy...)
+			idx = inetIndex(idx, nh)
+			s.inet = append(s.inet, routeRow{index: idx, r: r, remote: remote})
+			if fam == unix.AF_INET {
+				mask := maskOf(r.DstLen)
+				ci := v4Index(nil, r.Dst)
+				ci = append(ci, uint32(mask>>24), uint32(mask>>16&0xff), uint32(mask>>8&0xff), uint32(mask&0xff), uint32(r.TOS))
+				ci = v4Index(ci, nh)
+				rr := r
+				rr.Gateway = nh
+				s.cidr = append(s.cidr, routeRow{index: ci, r: rr, remote: remote})
+			}
+		}
+	}
+	for _, t := range []*[]routeRow{&s.inet, &s.cidr} {
+		slices.SortStableFunc(*t, func(a, b routeRow) int { return a.index.Compare(b.index) })
+		*t = slices.CompactFunc(*t, func(a, b routeRow) bool { return a.index.Equal(b.index) })
+	}
+	return s
+}
+
+func v4Index(dst []uint32, a []byte) []uint32 {
+	for _, c := range a {
+		dst = append(dst, uint32(c))
+	}
+	return dst
+}
+
+func maskOf(plen uint8) uint32 {
+	if plen == 0 {
+		return 0
+	}
+	return ^uint32(0) << (32 - min(plen, 32))
+}
+
+func (m *MIB) initRoutes() {
+	m.routes = procfs.Cache[*routeSnap]{TTL: m.cfg.CacheTTL, Load: m.readRoutes}
+	m.routeNumber = mib.Scalars{Prefix: InetCidrRouteNumber[:len(InetCidrRouteNumber)-1], Objects: []mib.Scalar{{Sub: 6,
+		Get: func(r *mib.Request) snmp.Value { return snmp.Gauge32Value(uint32(len(m.routes.Get(r).inet))) }}}}
+	m.inetRoutes = mib.Table{Entry: InetCidrRouteEntry, Columns: []uint32{7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17},
+		Rows: func(r *mib.Request) mib.Rows { return inetRouteRows{m.routes.Get(r)} }}
+	m.cidrRoutes = mib.Table{Entry: IpCidrRouteEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16},
+		Rows: func(r *mib.Request) mib.Rows { return cidrRouteRows{m.routes.Get(r)} }}
+}
+
+// routeType is inetCidrRouteType/ipCidrRouteType: remote(4) via a
+// gateway, else local(3), as Net-SNMP.
+func routeType(w *routeRow) int64 {
+	if w.remote {
+		return 4
+	}
+	return 3
+}
+
+type inetRouteRows struct{ *routeSnap }
+
+func (s inetRouteRows) Len() int             { return len(s.inet) }
+func (s inetRouteRows) Index(i int) snmp.OID { return s.inet[i].index }
+func (s inetRouteRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	w := &s.inet[i]
+	switch col {
+	case 7:
+		return snmp.IntegerValue(int64(w.r.OIF)), true
+	case 8:
+		return snmp.IntegerValue(routeType(w)), true
+	case 9: // inetCidrRouteProto: local(2), as Net-SNMP
+		return snmp.IntegerValue(2), true
+	case 10: // inetCidrRouteAge: Linux keeps none
+		return snmp.Gauge32Value(0), true
+	case 11: // inetCidrRouteNextHopAS
+		return snmp.Gauge32Value(0), true
+	case 12:
+		return snmp.IntegerValue(int64(int32(w.r.Priority))), true
+	case 13, 14, 15, 16:
+		return snmp.IntegerValue(-1), true
+	case 17: // inetCidrRouteStatus: active
+		return snmp.IntegerValue(1), true
+	}
+	return snmp.Value{}, false
+}
+
+type cidrRouteRows struct{ *routeSnap }
+
+func (s cidrRouteRows) Len() int             { return len(s.cidr) }
+func (s cidrRouteRows) Index(i int) snmp.OID { return s.cidr[i].index }
+func (s cidrRouteRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	w := &s.cidr[i]
+	switch col {
+	case 1:
+		return snmp.IPValue([4]byte(w.r.Dst)), true
+	case 2:
+		m := maskOf(w.r.DstLen)
+		return snmp.IPValue([4]byte{byte(m >> 24), byte(m >> 16), byte(m >> 8), byte(m)}), true
+	case 3:
+		return snmp.IntegerValue(int64(w.r.TOS)), true
+	case 4:
+		return snmp.IPValue([4]byte(w.r.Gateway)), true
+	case 5:
+		return snmp.IntegerValue(int64(w.r.OIF)), true
+	case 6:
+		return snmp.IntegerValue(routeType(w)), true
+	case 7:
+		return snmp.IntegerValue(2), true
+	case 9: // ipCidrRouteInfo
+		return snmp.OIDValue(zeroDotZero), true
+	case 10:
+		return snmp.IntegerValue(0), true
+	case 11:
+		return snmp.IntegerValue(int64(int32(w.r.Priority))), true
+	case 12, 13, 14, 15:
+		return snmp.IntegerValue(-1), true
+	case 16:
+		return snmp.IntegerValue(1), true
+	}
+	return snmp.Value{}, false
+}
+
+var zeroDotZero = snmp.OID{0, 0}

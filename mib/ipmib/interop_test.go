@@ -1,0 +1,207 @@
+package ipmib
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tsnmp/tsnmp/internal/netns"
+	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
+)
+
+// setup builds interfaces of several kinds with addresses of both
+// families and neighbours in every state the kernel lets a test set.
+const setup = `link add va type veth peer name vb
+link set va up
+link set vb up
+link add br0 type bridge
+link set br0 up
+link add vc type veth peer name vd
+link set vc master br0
+link set vc up
+link set vd up
+link add mv0 link va type macvlan mode bridge
+link set mv0 up
+addr add 192.0.2.1/24 dev va
+addr add 192.0.2.77/24 dev va
+addr add 2001:db8::1/64 dev va nodad
+addr add 198.51.100.7/25 brd + dev vb
+addr add 203.0.113.1/30 brd + dev br0
+addr add 2001:db8:1::1/48 dev br0 nodad
+addr add 10.9.8.7/8 dev mv0
+addr add 2001:db8:2::7/64 dev mv0 nodad
+neigh add 192.0.2.9 lladdr 02:00:00:00:00:09 dev va
+neigh add 192.0.2.10 dev va nud incomplete
+neigh add 192.0.2.11 lladdr 02:00:00:00:00:0b dev va nud stale
+neigh add 192.0.2.12 lladdr 02:00:00:00:00:0c dev va nud reachable
+neigh add 198.51.100.9 lladdr 02:00:00:00:00:19 dev vb nud delay
+neigh add 203.0.113.2 lladdr 02:00:00:00:00:29 dev br0 nud probe
+neigh add 2001:db8::9 lladdr 02:00:00:00:00:0a dev va nud reachable
+neigh add 2001:db8:1::9 lladdr 02:00:00:00:00:1a dev br0
+neigh add 2001:db8:2::9 lladdr 02:00:00:00:00:2a dev mv0 nud stale
+route add default via 192.0.2.254
+route add 10.0.0.0/8 via 198.51.100.1 metric 20
+route add 172.16.0.0/12 dev br0 table 100
+route add 2001:db8:99::/48 via 2001:db8::fe
+route add default via 2001:db8::fe metric 1024
+route add 2001:db8:77::/48 dev br0 table 100
+`
+
+// TestInteropNetSNMP compares the IP-MIB tables with Net-SNMP snmpd's in
+// a network namespace.
+func TestInteropNetSNMP(t *testing.T) {
+	if err := netns.Available(); err != nil {
+		if testenv.InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ns, err := netns.New("tsnmp-ipmib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Delete()
+	// No duplicate address detection: link-local addresses and their
+	// local routes are there at once.
+	for _, k := range []string{"net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"} {
+		if out, err := ns.Command("sysctl", "-qw", k).CombinedOutput(); err != nil {
+			t.Fatalf("sysctl %s: %v: %s", k, err, out)
+		}
+	}
+	if err := ns.IPBatch(setup); err != nil {
+		t.Fatal(err)
+	}
+	snmpd := mibtest.StartSnmpd(t, ns.Name, "")
+	theirs := snmpd.Walk(t, "1.3.6.1.2.1.4")
+	for k, v := range snmpd.Walk(t, "1.3.6.1.2.1.5") {
+		theirs[k] = v
+	}
+	var ours map[string]string
+	if err := ns.Do(func() error {
+		m := New(Config{})
+		var tree mib.Tree
+		m.Register(&tree)
+		ours = mibtest.Walk(&tree, IP)
+		for k, v := range mibtest.Walk(&tree, ICMP) {
+			ours[k] = v
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const ip = "1.3.6.1.2.1.4."
+	rules := map[string]mibtest.Rule{
+		ip + "1.": {}, ip + "2.": {}, ip + "25.": {}, ip + "26.": {}, ip + "23.": {},
+		ip + "20.1.": {}, ip + "22.1.": {}, ip + "34.1.": {},
+		ip + "35.1.": {}, ip + "35.1.5.": {Skip: "ipNetToPhysicalLastUpdated: each agent's own clock"},
+	}
+	// The legacy counters move with the walks' own packets on lo.
+	for sub := 3; sub <= 19; sub++ {
+		rules[ip+itoa(sub)+"."] = mibtest.Rule{Tol: 500}
+	}
+	// inetCidrRouteTable: Net-SNMP numbers the policy of each route (an
+	// opaque index) by its own count; compare routes by destination,
+	// prefix, next hop and interface.
+	rekeyRoutes(ours)
+	rekeyRoutes(theirs)
+	nr := 0
+	for k := range ours {
+		if strings.HasPrefix(k, "route:") && strings.HasSuffix(k, "/7") {
+			nr++
+		}
+	}
+	// v4: 4 of the main table; v6: kernel, local, multicast and the 2 added
+	if nr < 14 {
+		t.Errorf("%d routes in inetCidrRouteTable, want at least 14", nr)
+	}
+	for k, want := range map[string]string{
+		ip + "24.4.1.6.0.0.0.0.0.0.0.0.0.192.0.2.254":      "4", // the default route: remote
+		ip + "24.4.1.11.10.0.0.0.255.0.0.0.0.198.51.100.1": "20",
+	} {
+		if ours[k] != want {
+			t.Errorf("%s = %q, want %q", k, ours[k], want)
+		}
+	}
+	t.Logf("%d routes", nr)
+	rules[ip+"24.4.1."] = mibtest.Rule{}
+	rules[ip+"24.6."] = mibtest.Rule{}
+	rules["route:"] = mibtest.Rule{}
+	// ipSystemStatsTable: counters move with the walks' packets on lo.
+	rules[ip+"31.1.1."] = mibtest.Rule{Tol: 1000, Frac: 0.01}
+	for _, c := range []string{"5.", "6.", "32.", "33.", "36.", "37.", "40.", "41."} { // octets
+		rules[ip+"31.1.1."+c] = mibtest.Rule{Tol: 200000}
+	}
+	rules[ip+"31.1.1.46."] = mibtest.Rule{Skip: "ipSystemStatsDiscontinuityTime"}
+	rules[ip+"31.1.1.47."] = mibtest.Rule{Skip: "ipSystemStatsRefreshRate: each agent's cache time"}
+	// ICMP counters: IPv6 router solicitations and reports go on while
+	// the test runs.
+	for sub := 1; sub <= 26; sub++ {
+		rules["1.3.6.1.2.1.5."+strconv.Itoa(sub)+"."] = mibtest.Rule{Tol: 5}
+	}
+	// A row for an ICMPv6 type appears when the kernel first sends or
+	// receives one (router solicitations and MLD reports are sent a few
+	// seconds after an interface comes up), possibly between the walks.
+	for _, m := range []map[string]string{ours, theirs} {
+		for k := range m {
+			if strings.HasPrefix(k, "1.3.6.1.2.1.5.30.1.") && strings.Contains(k[len("1.3.6.1.2.1.5.30.1."):], ".2.") {
+				if _, ok := ours[k]; !ok {
+					delete(theirs, k)
+				} else if _, ok := theirs[k]; !ok {
+					delete(ours, k)
+				}
+			}
+		}
+	}
+	rules["1.3.6.1.2.1.5.29.1."] = mibtest.Rule{Tol: 10}
+	rules["1.3.6.1.2.1.5.30.1."] = mibtest.Rule{Tol: 10}
+	n := mibtest.Compare(t, ours, theirs, rules)
+	if n < 220 {
+		t.Errorf("compared %d values, want at least 220", n)
+	}
+	if t.Failed() {
+		t.Logf("snmpd log:\n%s", snmpd.Log)
+	}
+}
+
+func itoa(i int) string {
+	return strconv.Itoa(i)
+}
+
+// rekeyRoutes replaces the policy in inetCidrRouteTable's indexes with the
+// route's interface: "route:" dest.len.nexthop.ifIndex "/" column.
+func rekeyRoutes(m map[string]string) {
+	const entry = "1.3.6.1.2.1.4.24.7.1."
+	type row struct{ key, ifIndex string }
+	rows := map[string]*row{}
+	moved := map[string]string{}
+	for k, v := range m {
+		rest, ok := strings.CutPrefix(k, entry)
+		if !ok {
+			continue
+		}
+		delete(m, k)
+		col, idx, _ := strings.Cut(rest, ".")
+		p := strings.Split(idx, ".")
+		// type.len.addr... pfxlen policylen policy... nhtype.nhlen.nh...
+		n, _ := strconv.Atoi(p[1])
+		dest := strings.Join(p[:2+n+1], ".")
+		pl, _ := strconv.Atoi(p[2+n+1])
+		nh := strings.Join(p[2+n+2+pl:], ".")
+		r := rows[idx]
+		if r == nil {
+			r = &row{key: dest + "/" + nh}
+			rows[idx] = r
+		}
+		if col == "7" {
+			r.ifIndex = v
+		}
+		moved[idx+" "+col] = v
+	}
+	for k, v := range moved {
+		idx, col, _ := strings.Cut(k, " ")
+		r := rows[idx]
+		m["route:"+r.key+"%"+r.ifIndex+"/"+col] = v
+	}
+}

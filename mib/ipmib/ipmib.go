@@ -1,0 +1,349 @@
+// Package ipmib implements IP-MIB (RFC 4293) for Linux: ipForwarding,
+// ipDefaultTTL, ipv6IpForwarding and ipv6IpDefaultHopLimit, the legacy IP
+// counters, ipAddressTable and the legacy ipAddrTable,
+// ipNetToPhysicalTable and the legacy ipNetToMediaTable.
+//
+// Addresses come from one RTM_GETADDR dump and neighbours from one
+// RTM_GETNEIGH dump (both families) per reading, shared by all requests for
+// CacheTTL; the scalars from /proc/sys/net and /proc/net/snmp. Everything
+// is read in the network namespace of the thread that calls New.
+//
+// Values follow Net-SNMP 5.9's snmpd: ipAddressTable lists each IPv4
+// address with its broadcast address (type broadcast) and IPv6 addresses
+// as ipv6 (link-local ones too, without a zone); ipNetToMediaTable leaves
+// out incomplete entries. Objects Net-SNMP allows to be written are
+// read-only here.
+package ipmib
+
+import (
+	"bytes"
+	"net/netip"
+	"slices"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// OIDs served.
+var (
+	IP                 = snmp.OID{1, 3, 6, 1, 2, 1, 4}
+	IpAddrEntry        = snmp.OID{1, 3, 6, 1, 2, 1, 4, 20, 1}
+	IpNetToMediaEntry  = snmp.OID{1, 3, 6, 1, 2, 1, 4, 22, 1}
+	IpAddressEntry     = snmp.OID{1, 3, 6, 1, 2, 1, 4, 34, 1}
+	IpNetToPhysEntry   = snmp.OID{1, 3, 6, 1, 2, 1, 4, 35, 1}
+	ipAddressPrefixOrg = snmp.OID{1, 3, 6, 1, 2, 1, 4, 32, 1, 5}
+	// ModuleID is ipMIB, for sysORTable.
+	ModuleID = snmp.OID{1, 3, 6, 1, 2, 1, 48}
+)
+
+// Config configures the MIB.
+type Config struct {
+	// CacheTTL is how long one reading serves requests; default 1 s.
+	CacheTTL time.Duration
+	// FS is where /proc is read; default the host's.
+	FS procfs.FS
+	// Start is the agent's start: the zero of the TimeTicks objects.
+	Start time.Time
+}
+
+// MIB serves IP-MIB.
+type MIB struct {
+	cfg   Config
+	addrs procfs.Cache[*addrSnap]
+	neigh procfs.Cache[*neighSnap]
+	sys   procfs.Cache[ipSys]
+
+	routes                     procfs.Cache[*routeSnap]
+	routeNumber                mib.Scalars
+	inetRoutes, cidrRoutes     mib.Table
+	sysStatsCache              procfs.Cache[*sysStatsSnap]
+	sysStats                   mib.Table
+	icmp                       procfs.Cache[*icmpSnap]
+	icmpScalars                mib.Scalars
+	icmpStats, icmpMsgStats    mib.Table
+	scalars                    []*mib.Scalars
+	addr, address, media, phys mib.Table
+}
+
+// New returns the MIB, reading the calling thread's network namespace.
+func New(cfg Config) *MIB {
+	if cfg.FS.Root == "" {
+		cfg.FS = procfs.Host
+	}
+	if cfg.Start.IsZero() {
+		cfg.Start = time.Now()
+	}
+	m := &MIB{cfg: cfg}
+	m.addrs = procfs.Cache[*addrSnap]{TTL: cfg.CacheTTL, Load: m.readAddrs}
+	m.neigh = procfs.Cache[*neighSnap]{TTL: cfg.CacheTTL, Load: m.readNeighs}
+	m.sys = procfs.Cache[ipSys]{TTL: cfg.CacheTTL, Load: func(time.Time) ipSys { return readSys(cfg.FS) }}
+	m.initScalars()
+	m.initICMP()
+	m.initSysStats()
+	m.initRoutes()
+	m.addr = mib.Table{Entry: IpAddrEntry, Columns: []uint32{1, 2, 3, 4},
+		Rows: func(r *mib.Request) mib.Rows { return ipAddrRows{m.addrs.Get(r)} }}
+	m.address = mib.Table{Entry: IpAddressEntry, Columns: []uint32{3, 4, 5, 6, 7, 8, 9, 10, 11},
+		Rows: func(r *mib.Request) mib.Rows { return ipAddressRows{m.addrs.Get(r)} }}
+	m.media = mib.Table{Entry: IpNetToMediaEntry, Columns: []uint32{1, 2, 3, 4},
+		Rows: func(r *mib.Request) mib.Rows { return mediaRows{m.neigh.Get(r)} }}
+	m.phys = mib.Table{Entry: IpNetToPhysEntry, Columns: []uint32{4, 5, 6, 7, 8},
+		Rows: func(r *mib.Request) mib.Rows { return physRows{m.neigh.Get(r)} }}
+	return m
+}
+
+// Register adds the MIB's objects to tree.
+func (m *MIB) Register(tree *mib.Tree) {
+	for _, s := range m.scalars {
+		tree.Register(s.Prefix.Append(s.Objects[0].Sub), s)
+	}
+	tree.Register(IpAddrEntry, &m.addr)
+	tree.Register(IpNetToMediaEntry, &m.media)
+	tree.Register(IpCidrRouteEntry, &m.cidrRoutes)
+	tree.Register(InetCidrRouteNumber, &m.routeNumber)
+	tree.Register(InetCidrRouteEntry, &m.inetRoutes)
+	tree.Register(IpSystemStatsEntry, &m.sysStats)
+	tree.Register(IpAddressEntry, &m.address)
+	tree.Register(IpNetToPhysEntry, &m.phys)
+	for _, o := range m.icmpScalars.Objects {
+		tree.Register(ICMP.Append(o.Sub), &mib.Scalars{Prefix: ICMP, Objects: []mib.Scalar{o}})
+	}
+	tree.Register(IcmpStatsEntry, &m.icmpStats)
+	tree.Register(IcmpMsgStatsEntry, &m.icmpMsgStats)
+}
+
+// ipSys holds the scalars' sources.
+type ipSys struct {
+	forwarding, ttl, fwd6, hopLimit int64
+	counters                        map[string]uint64 // /proc/net/snmp "Ip:" by name
+}
+
+func readInt(fs procfs.FS, name string) int64 {
+	b, err := fs.ReadFile(name)
+	if err != nil {
+		return 0
+	}
+	v, _ := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
+	return v
+}
+
+func readSys(fs procfs.FS) ipSys {
+	s := ipSys{
+		forwarding: readInt(fs, "/proc/sys/net/ipv4/conf/all/forwarding"),
+		ttl:        readInt(fs, "/proc/sys/net/ipv4/ip_default_ttl"),
+		fwd6:       readInt(fs, "/proc/sys/net/ipv6/conf/all/forwarding"),
+		hopLimit:   readInt(fs, "/proc/sys/net/ipv6/conf/all/hop_limit"),
+	}
+	if b, err := fs.ReadFile("/proc/thread-self/net/snmp"); err == nil {
+		s.counters = procfs.ParseNetSNMP(b)["Ip"]
+	}
+	return s
+}
+
+// legacy lists ip.3 to ip.19: the "Ip:" counters of /proc/net/snmp, which
+// the kernel keeps in the MIB's order.
+var legacy = []string{"InReceives", "InHdrErrors", "InAddrErrors", "ForwDatagrams", "InUnknownProtos",
+	"InDiscards", "InDelivers", "OutRequests", "OutDiscards", "OutNoRoutes", "ReasmTimeout",
+	"ReasmReqds", "ReasmOKs", "ReasmFails", "FragOKs", "FragFails", "FragCreates"}
+
+func (m *MIB) initScalars() {
+	one := func(sub uint32, get func(r *mib.Request) snmp.Value) {
+		m.scalars = append(m.scalars, &mib.Scalars{Prefix: IP, Objects: []mib.Scalar{{Sub: sub, Get: get}}})
+	}
+	truth := func(v int64) snmp.Value { // forwarding(1), notForwarding(2)
+		if v != 0 {
+			return snmp.IntegerValue(1)
+		}
+		return snmp.IntegerValue(2)
+	}
+	one(1, func(r *mib.Request) snmp.Value { return truth(m.sys.Get(r).forwarding) })
+	one(2, func(r *mib.Request) snmp.Value { return snmp.IntegerValue(m.sys.Get(r).ttl) })
+	for i, name := range legacy {
+		one(uint32(3+i), func(r *mib.Request) snmp.Value {
+			return snmp.Counter32Value(uint32(m.sys.Get(r).counters[name]))
+		})
+	}
+	one(23, func(*mib.Request) snmp.Value { return snmp.Counter32Value(0) }) // ipRoutingDiscards: not counted
+	one(25, func(r *mib.Request) snmp.Value { return truth(m.sys.Get(r).fwd6) })
+	one(26, func(r *mib.Request) snmp.Value { return snmp.IntegerValue(m.sys.Get(r).hopLimit) })
+}
+
+// ticks returns TimeTicks since the agent's start.
+func (m *MIB) ticks(t time.Time) uint32 {
+	d := t.Sub(m.cfg.Start)
+	if d < 0 {
+		return 0
+	}
+	return uint32(d / (10 * time.Millisecond))
+}
+
+// InetAddressType values.
+const (
+	inetIPv4 = 1
+	inetIPv6 = 2
+)
+
+// inetIndex returns the index part type.len.addr for an address.
+func inetIndex(dst []uint32, a []byte) []uint32 {
+	typ := uint32(inetIPv4)
+	if len(a) == 16 {
+		typ = inetIPv6
+	}
+	dst = append(dst, typ, uint32(len(a)))
+	for _, c := range a {
+		dst = append(dst, uint32(c))
+	}
+	return dst
+}
+
+// addrRow is one address of ipAddressTable (and, for IPv4 unicast ones,
+// of ipAddrTable).
+type addrRow struct {
+	index   snmp.OID // type.len.addr
+	addr    []byte
+	ifIndex uint32
+	typ     int64 // unicast(1), anycast(2), broadcast(3)
+	prefix  snmp.OID
+	origin  int64
+	status  int64
+	storage int64
+	plen    uint8
+	bcast   bool
+}
+
+type addrSnap struct {
+	rows []addrRow // ipAddressTable order
+	v4   []int     // ipAddrTable rows: IPv4 unicast, by address
+}
+
+func (m *MIB) readAddrs(time.Time) *addrSnap {
+	as, _ := rtnl.Addrs(unix.AF_UNSPEC)
+	s := &addrSnap{}
+	seen := map[string]bool{}
+	add := func(r addrRow) {
+		k := string(r.index.String())
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		s.rows = append(s.rows, r)
+	}
+	for _, a := range as {
+		if a.Family != unix.AF_INET && a.Family != unix.AF_INET6 {
+			continue
+		}
+		r := addrRow{addr: a.Address, ifIndex: a.Index, typ: 1, plen: a.PrefixLen, status: 1, storage: 2, origin: 2}
+		r.index = inetIndex(nil, a.Address)
+		r.prefix = prefixOID(a.Index, a.Address, a.PrefixLen)
+		if a.Family == unix.AF_INET6 {
+			switch {
+			case a.Flags&unix.IFA_F_TEMPORARY != 0:
+				r.origin = 6 // random
+			case a.Address[0] == 0xfe && a.Address[1]&0xc0 == 0x80:
+				r.origin, r.storage = 5, 4 // linklayer, permanent
+			}
+			switch {
+			case a.Flags&unix.IFA_F_PERMANENT != 0, a.Flags&unix.IFA_F_TEMPORARY != 0:
+				r.status = 1
+			case a.Flags&unix.IFA_F_DEPRECATED != 0:
+				r.status = 2
+			case a.Flags&unix.IFA_F_TENTATIVE != 0:
+				r.status = 6
+			case a.Flags&unix.IFA_F_DADFAILED != 0:
+				r.status = 7
+			}
+		}
+		if a.Family == unix.AF_INET && len(a.Broadcast) == 4 && !bytes.Equal(a.Broadcast, []byte{0, 0, 0, 0}) {
+			r.bcast = true
+			add(r)
+			b := r
+			b.addr, b.typ, b.bcast = a.Broadcast, 3, false
+			b.index = inetIndex(nil, a.Broadcast)
+			add(b)
+			continue
+		}
+		add(r)
+	}
+	slices.SortFunc(s.rows, func(a, b addrRow) int { return a.index.Compare(b.index) })
+	for i, r := range s.rows {
+		if len(r.addr) == 4 && r.typ == 1 {
+			s.v4 = append(s.v4, i)
+		}
+	}
+	return s
+}
+
+// prefixOID points into ipAddressPrefixTable: ipAddressPrefixOrigin.
+// ifIndex.type.len.prefix.length.
+func prefixOID(ifIndex uint32, a []byte, plen uint8) snmp.OID {
+	p, ok := netip.AddrFromSlice(a)
+	if !ok {
+		return snmp.OID{0, 0}
+	}
+	pfx, err := p.Prefix(int(plen))
+	if err != nil {
+		return snmp.OID{0, 0}
+	}
+	o := append(ipAddressPrefixOrg.Clone(), ifIndex)
+	o = inetIndex(o, pfx.Addr().AsSlice())
+	return append(o, uint32(plen))
+}
+
+type ipAddressRows struct{ *addrSnap }
+
+func (s ipAddressRows) Len() int             { return len(s.rows) }
+func (s ipAddressRows) Index(i int) snmp.OID { return s.rows[i].index }
+func (s ipAddressRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	w := &s.rows[i]
+	switch col {
+	case 3:
+		return snmp.IntegerValue(int64(w.ifIndex)), true
+	case 4:
+		return snmp.IntegerValue(w.typ), true
+	case 5:
+		return snmp.OIDValue(w.prefix), true
+	case 6:
+		return snmp.IntegerValue(w.origin), true
+	case 7:
+		return snmp.IntegerValue(w.status), true
+	case 8, 9: // ipAddressCreated, ipAddressLastChanged: before the agent started
+		return snmp.TimeTicksValue(0), true
+	case 10: // ipAddressRowStatus: active
+		return snmp.IntegerValue(1), true
+	case 11:
+		return snmp.IntegerValue(w.storage), true
+	}
+	return snmp.Value{}, false
+}
+
+type ipAddrRows struct{ *addrSnap }
+
+func (s ipAddrRows) Len() int             { return len(s.v4) }
+func (s ipAddrRows) Index(i int) snmp.OID { return s.rows[s.v4[i]].index[2:] }
+func (s ipAddrRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	w := &s.rows[s.v4[i]]
+	switch col {
+	case 1:
+		return snmp.IPValue([4]byte(w.addr)), true
+	case 2:
+		return snmp.IntegerValue(int64(w.ifIndex)), true
+	case 3:
+		mask := uint32(0)
+		if w.plen > 0 {
+			mask = ^uint32(0) << (32 - min(w.plen, 32))
+		}
+		return snmp.IPValue([4]byte{byte(mask >> 24), byte(mask >> 16), byte(mask >> 8), byte(mask)}), true
+	case 4:
+		if w.bcast {
+			return snmp.IntegerValue(1), true
+		}
+		return snmp.IntegerValue(0), true
+	}
+	return snmp.Value{}, false
+}

@@ -1,0 +1,171 @@
+package ipmib
+
+import (
+	"time"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// IpSystemStatsEntry is ipSystemStatsTable's entry.
+var IpSystemStatsEntry = snmp.OID{1, 3, 6, 1, 2, 1, 4, 31, 1, 1}
+
+// ipStats holds one IP version's counters under the names of
+// ipSystemStatsTable's HC columns (without "HC").
+type ipStats map[string]uint64
+
+// sysStatsSnap is one reading of both versions' counters.
+type sysStatsSnap struct {
+	v [2]ipStats // ipv4, ipv6; nil when the kernel has none
+}
+
+// v4 counters: /proc/net/snmp "Ip:" and /proc/net/netstat "IpExt:".
+var v4Names = map[string]string{
+	"InReceives": "InReceives", "InHdrErrors": "InHdrErrors", "InAddrErrors": "InAddrErrors",
+	"OutForwDatagrams": "ForwDatagrams", "InUnknownProtos": "InUnknownProtos", "InDiscards": "InDiscards",
+	"InDelivers": "InDelivers", "OutRequests": "OutRequests", "OutDiscards": "OutDiscards",
+	"OutNoRoutes": "OutNoRoutes", "ReasmReqds": "ReasmReqds", "ReasmOKs": "ReasmOKs",
+	"ReasmFails": "ReasmFails", "OutFragOKs": "FragOKs", "OutFragFails": "FragFails", "OutFragCreates": "FragCreates",
+}
+
+var v4ExtNames = []string{"InNoRoutes", "InTruncatedPkts", "InMcastPkts", "OutMcastPkts", "InBcastPkts",
+	"OutBcastPkts", "InOctets", "OutOctets", "InMcastOctets", "OutMcastOctets"}
+
+// v6 counters: /proc/net/snmp6 "Ip6*".
+var v6Names = map[string]string{
+	"InReceives": "Ip6InReceives", "InHdrErrors": "Ip6InHdrErrors", "InAddrErrors": "Ip6InAddrErrors",
+	"OutForwDatagrams": "Ip6OutForwDatagrams", "InUnknownProtos": "Ip6InUnknownProtos", "InDiscards": "Ip6InDiscards",
+	"InDelivers": "Ip6InDelivers", "OutRequests": "Ip6OutRequests", "OutDiscards": "Ip6OutDiscards",
+	"OutNoRoutes": "Ip6OutNoRoutes", "ReasmReqds": "Ip6ReasmReqds", "ReasmOKs": "Ip6ReasmOKs",
+	"ReasmFails": "Ip6ReasmFails", "OutFragOKs": "Ip6FragOKs", "OutFragFails": "Ip6FragFails", "OutFragCreates": "Ip6FragCreates",
+	"InNoRoutes": "Ip6InNoRoutes", "InTruncatedPkts": "Ip6InTruncatedPkts", "InMcastPkts": "Ip6InMcastPkts",
+	"OutMcastPkts": "Ip6OutMcastPkts", "InOctets": "Ip6InOctets", "OutOctets": "Ip6OutOctets",
+	"InMcastOctets": "Ip6InMcastOctets", "OutMcastOctets": "Ip6OutMcastOctets",
+}
+
+// derive computes the columns the kernel does not count, as Net-SNMP
+// does: forwarded inputs, fragmentation requests and transmissions.
+func derive(s ipStats) {
+	s["InForwDatagrams"] = s["InNoRoutes"] + s["OutForwDatagrams"]
+	s["OutFragReqds"] = s["OutFragOKs"] + s["OutFragFails"]
+	t := s["OutRequests"] + s["OutForwDatagrams"] + s["OutFragCreates"]
+	for _, sub := range []string{"OutFragReqds", "OutNoRoutes", "OutDiscards"} {
+		t = procfs.Sub(t, s[sub])
+	}
+	s["OutTransmits"] = t
+}
+
+func (m *MIB) readSysStats(time.Time) *sysStatsSnap {
+	s := &sysStatsSnap{}
+	if b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/snmp"); err == nil {
+		if ip := procfs.ParseNetSNMP(b)["Ip"]; ip != nil {
+			v := ipStats{}
+			for col, name := range v4Names {
+				v[col] = ip[name]
+			}
+			if b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/netstat"); err == nil {
+				ext := procfs.ParseNetSNMP(b)["IpExt"]
+				for _, name := range v4ExtNames {
+					v[name] = ext[name]
+				}
+			}
+			derive(v)
+			s.v[0] = v
+		}
+	}
+	if b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/snmp6"); err == nil {
+		if c := ParseSNMP6(b); len(c) > 0 {
+			v := ipStats{}
+			for col, name := range v6Names {
+				v[col] = c[name]
+			}
+			derive(v)
+			s.v[1] = v
+		}
+	}
+	return s
+}
+
+// sysStatsColumns maps ipSystemStatsTable's columns to counters: a
+// Counter32 column and its HC twin share a name; columns without a twin
+// are Counter32.
+var sysStatsColumns = map[uint32]struct {
+	name string
+	hc   bool
+}{
+	3: {"InReceives", false}, 4: {"InReceives", true}, 5: {"InOctets", false}, 6: {"InOctets", true},
+	7: {"InHdrErrors", false}, 8: {"InNoRoutes", false}, 9: {"InAddrErrors", false}, 10: {"InUnknownProtos", false},
+	11: {"InTruncatedPkts", false}, 12: {"InForwDatagrams", false}, 13: {"InForwDatagrams", true},
+	14: {"ReasmReqds", false}, 15: {"ReasmOKs", false}, 16: {"ReasmFails", false}, 17: {"InDiscards", false},
+	18: {"InDelivers", false}, 19: {"InDelivers", true}, 20: {"OutRequests", false}, 21: {"OutRequests", true},
+	22: {"OutNoRoutes", false}, 23: {"OutForwDatagrams", false}, 24: {"OutForwDatagrams", true},
+	25: {"OutDiscards", false}, 26: {"OutFragReqds", false}, 27: {"OutFragOKs", false}, 28: {"OutFragFails", false},
+	29: {"OutFragCreates", false}, 30: {"OutTransmits", false}, 31: {"OutTransmits", true},
+	32: {"OutOctets", false}, 33: {"OutOctets", true}, 34: {"InMcastPkts", false}, 35: {"InMcastPkts", true},
+	36: {"InMcastOctets", false}, 37: {"InMcastOctets", true}, 38: {"OutMcastPkts", false}, 39: {"OutMcastPkts", true},
+	40: {"OutMcastOctets", false}, 41: {"OutMcastOctets", true}, 42: {"InBcastPkts", false}, 43: {"InBcastPkts", true},
+	44: {"OutBcastPkts", false}, 45: {"OutBcastPkts", true},
+}
+
+func (m *MIB) initSysStats() {
+	m.sysStatsCache = procfs.Cache[*sysStatsSnap]{TTL: m.cfg.CacheTTL, Load: m.readSysStats}
+	cols := make([]uint32, 0, 45)
+	for c := uint32(3); c <= 47; c++ {
+		cols = append(cols, c)
+	}
+	m.sysStats = mib.Table{Entry: IpSystemStatsEntry, Columns: cols,
+		Rows: func(r *mib.Request) mib.Rows { return sysStatsRows{m.sysStatsCache.Get(r), m} }}
+}
+
+type sysStatsRows struct {
+	*sysStatsSnap
+	m *MIB
+}
+
+func (s sysStatsRows) Len() int {
+	n := 0
+	for _, v := range s.v {
+		if v != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// row returns the version index of row i.
+func (s sysStatsRows) row(i int) int {
+	for k, v := range s.v {
+		if v != nil {
+			if i == 0 {
+				return k
+			}
+			i--
+		}
+	}
+	return 0
+}
+
+func (s sysStatsRows) Index(i int) snmp.OID { return versionIndex[s.row(i)] }
+func (s sysStatsRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	k := s.row(i)
+	switch col {
+	case 46: // ipSystemStatsDiscontinuityTime
+		return snmp.TimeTicksValue(0), true
+	case 47: // ipSystemStatsRefreshRate, ms
+		ttl := s.m.cfg.CacheTTL
+		if ttl <= 0 {
+			ttl = time.Second
+		}
+		return snmp.Gauge32Value(uint32(ttl / time.Millisecond)), true
+	}
+	c, ok := sysStatsColumns[col]
+	if !ok || (k == 1 && col >= 42) { // IPv6 has no broadcast
+		return snmp.Value{}, false
+	}
+	v := s.v[k][c.name]
+	if c.hc {
+		return snmp.Counter64Value(v), true
+	}
+	return snmp.Counter32Value(uint32(v)), true
+}

@@ -1,0 +1,179 @@
+// Package tcpudp implements TCP-MIB (RFC 4022) and UDP-MIB (RFC 4113) for
+// Linux: the scalars, tcpConnectionTable, tcpListenerTable and the legacy
+// tcpConnTable, udpEndpointTable and the legacy udpTable.
+//
+// The sockets come from sock_diag dumps (NETLINK_SOCK_DIAG: one dump per
+// protocol and family) and the counters from /proc/thread-self/net/snmp,
+// once per request and shared for CacheTTL. The process owning each socket
+// (tcpConnectionProcess, tcpListenerProcess, udpEndpointProcess) is found
+// by reading the links under /proc/PID/fd, which costs a system call per
+// open file, so it is done only when a request asks for one of those
+// columns, and shared for CacheTTL as well.
+//
+// Values follow Net-SNMP 5.9's snmpd: IPv6 sockets are of type ipv6 with
+// their 16-byte addresses (wildcards and IPv4-mapped ones too), the
+// udpEndpointInstance is the socket's inode, tcpConnectionTable leaves out
+// listeners (which the legacy tcpConnTable lists), and the legacy tables
+// hold IPv4 sockets only. tcpHCInSegs, tcpHCOutSegs, udpHCInDatagrams and
+// udpHCOutDatagrams are served as well (Net-SNMP 5.9 serves none).
+// tcpConnectionState and tcpConnState are read-only (deleteTCB is not
+// supported).
+package tcpudp
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// OIDs served.
+var (
+	TCP                = snmp.OID{1, 3, 6, 1, 2, 1, 6}
+	UDP                = snmp.OID{1, 3, 6, 1, 2, 1, 7}
+	TcpConnEntry       = snmp.OID{1, 3, 6, 1, 2, 1, 6, 13, 1}
+	TcpConnectionEntry = snmp.OID{1, 3, 6, 1, 2, 1, 6, 19, 1}
+	TcpListenerEntry   = snmp.OID{1, 3, 6, 1, 2, 1, 6, 20, 1}
+	UdpEntry           = snmp.OID{1, 3, 6, 1, 2, 1, 7, 5, 1}
+	UdpEndpointEntry   = snmp.OID{1, 3, 6, 1, 2, 1, 7, 7, 1}
+	TcpModuleID        = snmp.OID{1, 3, 6, 1, 2, 1, 49}
+	UdpModuleID        = snmp.OID{1, 3, 6, 1, 2, 1, 50}
+)
+
+// Config configures the MIB.
+type Config struct {
+	// CacheTTL is how long one reading serves requests; default 1 s.
+	CacheTTL time.Duration
+	// FS is where /proc is read; default the host's.
+	FS procfs.FS
+}
+
+// MIB serves TCP-MIB and UDP-MIB.
+type MIB struct {
+	cfg   Config
+	socks procfs.Cache[*sockSnap]
+	owner procfs.Cache[map[uint32]uint32]
+	stats procfs.Cache[map[string]map[string]uint64]
+
+	scalars                    []*mib.Scalars
+	conn, connection, listener mib.Table
+	udp, endpoint              mib.Table
+}
+
+// New returns the MIB, reading the calling thread's network namespace.
+func New(cfg Config) *MIB {
+	if cfg.FS.Root == "" {
+		cfg.FS = procfs.Host
+	}
+	m := &MIB{cfg: cfg}
+	m.socks = procfs.Cache[*sockSnap]{TTL: cfg.CacheTTL, Load: func(time.Time) *sockSnap { return readSockets() }}
+	m.owner = procfs.Cache[map[uint32]uint32]{TTL: cfg.CacheTTL, Load: func(time.Time) map[uint32]uint32 { return SocketOwners(cfg.FS) }}
+	m.stats = procfs.Cache[map[string]map[string]uint64]{TTL: cfg.CacheTTL, Load: func(time.Time) map[string]map[string]uint64 {
+		b, err := cfg.FS.ReadFile("/proc/thread-self/net/snmp")
+		if err != nil {
+			return nil
+		}
+		return procfs.ParseNetSNMP(b)
+	}}
+	m.initScalars()
+	m.conn = mib.Table{Entry: TcpConnEntry, Columns: []uint32{1, 2, 3, 4, 5},
+		Rows: func(r *mib.Request) mib.Rows { return connRows{m.socks.Get(r)} }}
+	m.connection = mib.Table{Entry: TcpConnectionEntry, Columns: []uint32{7, 8},
+		Rows: func(r *mib.Request) mib.Rows { return connectionRows{m.socks.Get(r), m} }}
+	m.listener = mib.Table{Entry: TcpListenerEntry, Columns: []uint32{4},
+		Rows: func(r *mib.Request) mib.Rows { return listenerRows{m.socks.Get(r), m} }}
+	m.udp = mib.Table{Entry: UdpEntry, Columns: []uint32{1, 2},
+		Rows: func(r *mib.Request) mib.Rows { return udpRows{m.socks.Get(r)} }}
+	m.endpoint = mib.Table{Entry: UdpEndpointEntry, Columns: []uint32{8},
+		Rows: func(r *mib.Request) mib.Rows { return endpointRows{m.socks.Get(r), m} }}
+	return m
+}
+
+// Register adds the MIB's objects to tree.
+func (m *MIB) Register(tree *mib.Tree) {
+	for _, s := range m.scalars {
+		tree.Register(s.Prefix.Append(s.Objects[0].Sub), s)
+	}
+	tree.Register(TcpConnEntry, &m.conn)
+	tree.Register(TcpConnectionEntry, &m.connection)
+	tree.Register(TcpListenerEntry, &m.listener)
+	tree.Register(UdpEntry, &m.udp)
+	tree.Register(UdpEndpointEntry, &m.endpoint)
+}
+
+func (m *MIB) initScalars() {
+	one := func(prefix snmp.OID, sub uint32, get func(r *mib.Request) snmp.Value) {
+		m.scalars = append(m.scalars, &mib.Scalars{Prefix: prefix, Objects: []mib.Scalar{{Sub: sub, Get: get}}})
+	}
+	stat := func(r *mib.Request, proto, name string) uint64 { return m.stats.Get(r)[proto][name] }
+	for i, name := range []string{"RtoAlgorithm", "RtoMin", "RtoMax", "MaxConn"} {
+		one(TCP, uint32(1+i), func(r *mib.Request) snmp.Value {
+			return snmp.IntegerValue(int64(int32(stat(r, "Tcp", name))))
+		})
+	}
+	for i, name := range []string{"ActiveOpens", "PassiveOpens", "AttemptFails", "EstabResets"} {
+		one(TCP, uint32(5+i), func(r *mib.Request) snmp.Value { return snmp.Counter32Value(uint32(stat(r, "Tcp", name))) })
+	}
+	one(TCP, 9, func(r *mib.Request) snmp.Value { return snmp.Gauge32Value(uint32(stat(r, "Tcp", "CurrEstab"))) })
+	for sub, name := range map[uint32]string{10: "InSegs", 11: "OutSegs", 12: "RetransSegs", 14: "InErrs", 15: "OutRsts"} {
+		one(TCP, sub, func(r *mib.Request) snmp.Value { return snmp.Counter32Value(uint32(stat(r, "Tcp", name))) })
+	}
+	one(TCP, 17, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(stat(r, "Tcp", "InSegs")) })
+	one(TCP, 18, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(stat(r, "Tcp", "OutSegs")) })
+	for i, name := range []string{"InDatagrams", "NoPorts", "InErrors", "OutDatagrams"} {
+		one(UDP, uint32(1+i), func(r *mib.Request) snmp.Value { return snmp.Counter32Value(uint32(stat(r, "Udp", name))) })
+	}
+	one(UDP, 8, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(stat(r, "Udp", "InDatagrams")) })
+	one(UDP, 9, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(stat(r, "Udp", "OutDatagrams")) })
+	slices.SortFunc(m.scalars, func(a, b *mib.Scalars) int {
+		return a.Prefix.Append(a.Objects[0].Sub).Compare(b.Prefix.Append(b.Objects[0].Sub))
+	})
+}
+
+// SocketOwners maps socket inodes to the PID of a process holding them,
+// from the links under /proc/PID/fd ("socket:[INODE]"). With several
+// holders, the lowest PID wins.
+func SocketOwners(fs procfs.FS) map[uint32]uint32 {
+	out := map[uint32]uint32{}
+	d, err := os.Open(fs.Path("/proc"))
+	if err != nil {
+		return out
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	buf := make([]byte, 64)
+	for _, n := range names {
+		pid, err := strconv.ParseUint(n, 10, 32)
+		if err != nil {
+			continue
+		}
+		dir := fs.Path("/proc/" + n + "/fd")
+		fd, err := os.Open(dir)
+		if err != nil {
+			continue
+		}
+		fds, _ := fd.Readdirnames(-1)
+		fd.Close()
+		for _, f := range fds {
+			l, err := unix.Readlink(dir+"/"+f, buf)
+			if err != nil || l < 10 || !strings.HasPrefix(string(buf[:8]), "socket:[") {
+				continue
+			}
+			ino, err := strconv.ParseUint(string(buf[8:l-1]), 10, 32)
+			if err != nil {
+				continue
+			}
+			if old, ok := out[uint32(ino)]; !ok || uint32(pid) < old {
+				out[uint32(ino)] = uint32(pid)
+			}
+		}
+	}
+	return out
+}
