@@ -211,7 +211,7 @@ func (d *daemon) openHTTP(a transport.Address) (transport.Server, error) {
 		// chosen per handshake, tickets rotating with the tls: ones. The
 		// certificate rules decide (webmgmt.CertMapper); the handshake
 		// proves the client holds the key.
-		ts := d.tlsState()
+		ts := d.tls
 		ts.mu.Lock()
 		tickets := ts.tickets
 		if ts.cfg.NoResumption {
