@@ -47,6 +47,7 @@ func TestBulkRespectsMaxSize(t *testing.T) {
 	for _, limit := range []int{484, 1400, 8000} {
 		p := a.Policy()
 		p.MaxResponse = limit
+		p.MaxBulkResponses = -1 // the size is the bound under test
 		a.SetPolicy(p)
 		resp := a.ServeSNMP(benchRef, bulkRequest(snmp.V2c, 1000), nil)
 		if resp == nil || len(resp) > limit {

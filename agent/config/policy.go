@@ -46,11 +46,15 @@ func (c *Config) Policy(o PolicyOptions) (*agent.Policy, error) {
 		}
 	}
 	o.USM.Users().Replace(users)
+	r := c.Limits.UDPResponseRate
 	return &agent.Policy{
-		Communities:    b.communities,
-		Access:         agent.VACMAccess{VACM: b.vacm},
-		MaxResponse:    c.Limits.MaxResponseSize,
-		MaxRepetitions: c.Limits.MaxRepetitions,
+		Communities:      b.communities,
+		Access:           agent.VACMAccess{VACM: b.vacm},
+		MaxResponse:      c.Limits.MaxResponseSize,
+		MaxRepetitions:   c.Limits.MaxRepetitions,
+		MaxBulkResponses: c.Limits.MaxGetbulkResponses,
+		RateLimit: agent.NewRateLimiter(agent.RateLimitConfig{Rate: r.Rate, Burst: r.Burst, Slip: r.Slip,
+			IPv4Prefix: r.IPv4Prefix, IPv6Prefix: r.IPv6Prefix}),
 		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: o.USM},
 	}, nil
 }

@@ -35,16 +35,22 @@ var (
 // exporterLabel is the RFC 5705 label of the resumption PSK.
 const exporterLabel = "EXPORTER-tsnmp-dtls-resumption-psk"
 
-// The cipher suites: certificate suites for full handshakes, ECDHE-PSK for
-// resumption. ECDHE in both keeps forward secrecy.
+// The cipher suites: certificate suites for full handshakes, the TLS
+// transport's (tlstm.DefaultCipherSuites: ECDHE with AEAD ciphers), and
+// ECDHE-PSK for resumption. ECDHE in both keeps forward secrecy. The
+// groups are pion/dtls's X25519, P-256 and P-384, as TLS 1.2's.
 var (
-	certSuites = []dtls.CipherSuiteID{
-		dtls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, dtls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
-		dtls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, dtls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
-		dtls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, dtls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
-	}
-	pskSuites = []dtls.CipherSuiteID{dtls.TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256}
+	certSuites = dtlsSuites(tlstm.DefaultCipherSuites)
+	pskSuites  = []dtls.CipherSuiteID{dtls.TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256}
 )
+
+func dtlsSuites(ids []uint16) []dtls.CipherSuiteID {
+	out := make([]dtls.CipherSuiteID, len(ids))
+	for i, id := range ids {
+		out[i] = dtls.CipherSuiteID(id)
+	}
+	return out
+}
 
 // DefaultMaxHandshakes bounds the handshakes in progress on a listener;
 // DefaultHandshakeTimeout bounds each. Handshakes abandoned after the
