@@ -57,8 +57,20 @@ type Policy struct {
 	// MaxResponse caps the size of any response message in bytes, below
 	// the requester's msgMaxSize; it keeps the agent from amplifying.
 	MaxResponse int
-	// MaxRepetitions caps a GetBulkRequest's max-repetitions.
+	// MaxRepetitions caps a GetBulkRequest's max-repetitions (Net-SNMP's
+	// maxGetbulkRepeats).
 	MaxRepetitions int
+	// MaxBulkResponses caps the varbinds of a GetBulk response to a
+	// community (SNMPv1/v2c) request over UDP, whose source address
+	// nothing authenticates, so that a forged request cannot turn the
+	// agent into a reflector (Net-SNMP's maxGetbulkResponses, 100 by
+	// default). SNMPv3 and stream transports are bounded by message size
+	// only, so authenticated walks keep their speed. 0 means
+	// DefaultMaxBulkResponses; negative means no cap.
+	MaxBulkResponses int
+	// RateLimit, when not nil, limits the responses sent over UDP to each
+	// source prefix.
+	RateLimit *RateLimiter
 	// SecurityModels are the v3 security models by msgSecurityModel
 	// (*usm.USM for snmp.SecurityModelUSM, *tsm.Model for
 	// snmp.SecurityModelTSM).
@@ -76,8 +88,9 @@ func (p *Policy) view(pr Principal, write bool) (View, error) {
 
 // Defaults for Policy limits.
 const (
-	DefaultMaxResponse    = snmp.MaxMessageSize
-	DefaultMaxRepetitions = 1000
+	DefaultMaxResponse      = snmp.MaxMessageSize
+	DefaultMaxRepetitions   = 1000
+	DefaultMaxBulkResponses = 100
 )
 
 // Agent dispatches incoming messages to the message processing model of
@@ -88,8 +101,13 @@ type Agent struct {
 	State *engine.State
 	Stats Stats
 	Log   *slog.Logger
+	// RefusalLogWindow is how often at most one refused request of each
+	// kind (bad community, unknown user, wrong key, VACM denial, unknown
+	// context) is logged at info level (0: DefaultRefusalLogWindow).
+	RefusalLogWindow time.Duration
 
-	policy atomic.Pointer[Policy]
+	policy   atomic.Pointer[Policy]
+	refusals refusalLog
 }
 
 // SetPolicy installs p for the requests that arrive from now on.
@@ -99,6 +117,9 @@ func (a *Agent) SetPolicy(p *Policy) {
 	}
 	if p.MaxRepetitions <= 0 {
 		p.MaxRepetitions = DefaultMaxRepetitions
+	}
+	if p.MaxBulkResponses == 0 {
+		p.MaxBulkResponses = DefaultMaxBulkResponses
 	}
 	a.policy.Store(p)
 }
@@ -159,19 +180,41 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 		return nil
 	}
 	a.Stats.countIn(&m.PDU)
-	if p.Communities == nil {
-		a.Stats.InBadCommunityNames.Add(1)
-		return nil
+	var secName, ctxName string
+	ok := p.Communities != nil
+	if ok {
+		secName, ctxName, ok = p.Communities.Lookup(m.Community, ref.Remote.Addr())
 	}
-	secName, ctxName, ok := p.Communities.Lookup(m.Community, ref.Remote.Addr())
 	if !ok {
 		a.Stats.InBadCommunityNames.Add(1)
+		a.refused(refusedBadCommunity, ref.Remote, slog.String("version", m.Version.String()))
 		return nil
 	}
 	if !m.PDU.Type.IsConfirmed() || m.PDU.Type == snmp.InformRequest ||
 		(m.Version == snmp.V1 && m.PDU.Type == snmp.GetBulkRequest) {
 		a.Stats.UnknownPDUHandlers.Add(1)
 		return nil
+	}
+	udp := ref.Domain == transport.UDP
+	if udp && p.RateLimit != nil {
+		if ok, slip := p.RateLimit.Allow(ref.Remote.Addr(), time.Now()); !ok {
+			if !slip {
+				a.Stats.RateLimitDrops.Add(1)
+				return nil
+			}
+			// The slip: an error response no larger than the request,
+			// which a real manager notices and a reflection attack
+			// gains nothing from.
+			a.Stats.RateLimitSlips.Add(1)
+			resp := &w.resp
+			resp.Version, resp.Community = m.Version, m.Community
+			resp.PDU = snmp.PDU{Type: snmp.Response, RequestID: m.PDU.RequestID, ErrorStatus: snmp.TooBig, VarBinds: m.PDU.VarBinds}
+			if m.Version == snmp.V1 {
+				resp.PDU.ErrorStatus = snmp.GenErr
+			}
+			a.Stats.countOut(&resp.PDU)
+			return snmp.AppendMessage(out[:0], resp)
+		}
 	}
 	pr := Principal{SecurityModel: snmp.SecurityModelV1, SecurityName: secName, Level: snmp.NoAuthNoPriv, ContextName: ctxName}
 	if m.Version == snmp.V2c {
@@ -191,14 +234,20 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 	overhead := len(snmp.AppendMessage(out[:0], resp)) + 12
 	r := mib.NewRequest(context.Background(), time.Now())
 	defer r.Release()
-	switch a.respond(r, p, pr, &m.PDU, &resp.PDU, maxMsg-overhead) {
+	maxVarBinds := 0
+	if udp {
+		maxVarBinds = p.MaxBulkResponses
+	}
+	switch a.respond(r, p, pr, &m.PDU, &resp.PDU, maxMsg-overhead, maxVarBinds) {
 	case errAuthorization:
 		a.Stats.InBadCommunityUses.Add(1)
+		a.refused(refusedAccess, ref.Remote, slog.String("securityName", secName), slog.String("model", pr.SecurityModel.String()))
 		return nil
 	case ErrUnknownContext:
 		// The community maps to a context this engine does not have; a
 		// community message cannot carry a Report.
 		a.Stats.UnknownContexts.Add(1)
+		a.refused(refusedUnknownContext, ref.Remote, slog.String("securityName", secName), slog.String("context", ctxName))
 		return nil
 	}
 	b := snmp.AppendMessage(out[:0], resp)
@@ -217,14 +266,15 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 var errAuthorization = errors.New("agent: no access")
 
 // respond runs the command responder for req, from principal pr, into
-// resp, whose varbinds may take room bytes. It returns ErrUnknownContext
+// resp, whose varbinds may take room bytes and, when maxVarBinds > 0,
+// number at most maxVarBinds in a GetBulk response. It returns ErrUnknownContext
 // for a context this engine does not have, and errAuthorization when the
 // principal has no access at all, which community messages treat as a bad
 // community use (RFC 3584 §5.2.1) and v3 answers with authorizationError. An SNMPv1 principal gets SNMPv1 semantics (no
 // Counter64, noSuchName).
 // The response's names may point into r's memory: encode it before
 // releasing r.
-func (a *Agent) respond(r *mib.Request, p *Policy, pr Principal, req, resp *snmp.PDU, room int) error {
+func (a *Agent) respond(r *mib.Request, p *Policy, pr Principal, req, resp *snmp.PDU, room, maxVarBinds int) error {
 	r.ContextName = pr.ContextName
 	view, err := p.view(pr, false)
 	if err == ErrUnknownContext {
@@ -233,7 +283,8 @@ func (a *Agent) respond(r *mib.Request, p *Policy, pr Principal, req, resp *snmp
 	if err != nil && req.Type != snmp.SetRequest {
 		return errAuthorization
 	}
-	q := request{r: r, tree: a.Tree, view: view, v1: pr.SecurityModel == snmp.SecurityModelV1, resp: resp, maxSize: room}
+	q := request{r: r, tree: a.Tree, view: view, v1: pr.SecurityModel == snmp.SecurityModelV1, resp: resp, maxSize: room,
+		maxVarBinds: maxVarBinds, stats: &a.Stats}
 	switch req.Type {
 	case snmp.GetRequest:
 		q.get(req)

@@ -11,6 +11,8 @@ import (
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/security"
+	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
 )
@@ -200,4 +202,23 @@ func TestGarbageCounted(t *testing.T) {
 	if a.Stats.InASNParseErrs.Load() != 2 || a.Stats.InBadVersions.Load() != 1 {
 		t.Errorf("parse errors %d, bad versions %d", a.Stats.InASNParseErrs.Load(), a.Stats.InBadVersions.Load())
 	}
+}
+
+// useUSM gives policy p a USM for the agent's engine with one SHA-1
+// authNoPriv user, installs p and returns the USM.
+func useUSM(t testing.TB, a *Agent, p *Policy, user, authPass string) *usm.USM {
+	t.Helper()
+	users := usm.NewUserTable()
+	u, err := usm.NewUser(user, usm.AuthSHA1, []byte(authPass), usm.PrivNone, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users.Add(a.State.EngineID, u)
+	m, err := usm.New(usm.Config{EngineID: a.State.EngineID, EngineBoots: a.State.Boots, Users: users})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SecurityModels = map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: m}
+	a.SetPolicy(p)
+	return m
 }

@@ -83,7 +83,7 @@ func TestBulkOneRepeater(t *testing.T) {
 	a := &Agent{Tree: &tree, State: st}
 	for _, comm := range []string{"public", "holes", "odd"} {
 		for _, maxResp := range []int{0, 1500} {
-			a.SetPolicy(&Policy{Communities: testCommunities{"public": "all", "holes": "holes", "odd": "odd"}, Access: holeAccess{}, MaxResponse: maxResp})
+			a.SetPolicy(&Policy{Communities: testCommunities{"public": "all", "holes": "holes", "odd": "odd"}, Access: holeAccess{}, MaxResponse: maxResp, MaxBulkResponses: -1})
 			ask := func(typ snmp.PDUType, reps int, from snmp.OID) []snmp.VarBind {
 				t.Helper()
 				req := snmp.AppendMessage(nil, &snmp.Message{Version: snmp.V2c, Community: []byte(comm),

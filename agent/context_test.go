@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/tsnmp/tsnmp/access/vacm"
-	"github.com/tsnmp/tsnmp/security"
-	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -29,18 +27,7 @@ func TestUnknownContextNetSNMP(t *testing.T) {
 	}
 	p := &Policy{Access: VACMAccess{VACM: acm}}
 	port, a := startAgent(t, p)
-	users := usm.NewUserTable()
-	u, err := usm.NewUser("alice", usm.AuthSHA1, []byte("authpass1234"), usm.PrivNone, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	users.Add(a.State.EngineID, u)
-	m, err := usm.New(usm.Config{EngineID: a.State.EngineID, EngineBoots: a.State.Boots, Users: users})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.SecurityModels = map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: m}
-	a.SetPolicy(p)
+	useUSM(t, a, p, "alice", "authpass1234")
 	get := func(opt, val string, oids ...string) (string, error) {
 		if len(oids) == 0 {
 			oids = []string{".1.3.6.1.2.1.1.1.0"}

@@ -34,6 +34,10 @@ type request struct {
 	v1      bool
 	resp    *snmp.PDU
 	maxSize int // bytes available for the varbind list
+	// maxVarBinds, when positive, caps the varbinds of a GetBulk
+	// response (Policy.MaxBulkResponses).
+	maxVarBinds int
+	stats       *Stats
 }
 
 // next returns the first in-view instance after oid, skipping Counter64
@@ -106,6 +110,12 @@ func (q *request) getBulk(req *snmp.PDU, maxReps int) {
 	n := len(req.VarBinds)
 	nonRep := min(req.NonRepeaters(), n)
 	reps := min(req.MaxRepetitions(), maxReps)
+	if r := n - nonRep; q.maxVarBinds > 0 && r > 0 && nonRep+reps*r > q.maxVarBinds {
+		// As snmpd does for maxGetbulkResponses: fewer repetitions, so
+		// that the response holds at most maxVarBinds varbinds.
+		reps = max(q.maxVarBinds-nonRep, 0) / r
+		q.stats.BulkTruncations.Add(1)
+	}
 	size := 0
 	add := func(vb snmp.VarBind) bool {
 		l := snmp.VarBindLen(&vb)

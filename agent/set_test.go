@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tsnmp/tsnmp/security"
-	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
 )
@@ -71,20 +69,9 @@ func TestSetScalarInstance(t *testing.T) {
 }
 
 func TestSetMissingTypeNetSNMP(t *testing.T) {
-	p := &Policy{Communities: testCommunities{"private": "rw"}, Access: testAccess{}, SecurityModels: map[snmp.SecurityModel]security.Model{}}
+	p := &Policy{Communities: testCommunities{"private": "rw"}, Access: testAccess{}}
 	port, a := startAgent(t, p)
-	users := usm.NewUserTable()
-	u, err := usm.NewUser("rw", usm.AuthSHA1, []byte("authpass1234"), usm.PrivNone, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	users.Add(a.State.EngineID, u)
-	m, err := usm.New(usm.Config{EngineID: a.State.EngineID, EngineBoots: a.State.Boots, Users: users})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.SecurityModels[snmp.SecurityModelUSM] = m
-	a.SetPolicy(p)
+	useUSM(t, a, p, "rw", "authpass1234")
 	target := fmt.Sprintf("udp:127.0.0.1:%d", port)
 	for _, c := range []struct {
 		args []string

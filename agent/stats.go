@@ -29,6 +29,10 @@ type Stats struct {
 	// available (never, here: every known context is available), and for
 	// one that is not known.
 	UnavailableContexts, UnknownContexts atomic.Uint32
+
+	// tsnmp's own: GetBulk responses cut to Policy.MaxBulkResponses, and
+	// UDP messages the rate limit dropped or answered with a slip.
+	BulkTruncations, RateLimitDrops, RateLimitSlips atomic.Uint32
 }
 
 func (s *Stats) countIn(p *snmp.PDU) {

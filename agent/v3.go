@@ -3,11 +3,14 @@ package agent
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/tsnmp/tsnmp/ber"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/security"
+	"github.com/tsnmp/tsnmp/security/tsm"
+	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
 )
@@ -27,6 +30,14 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 		a.Stats.InvalidMsgs.Add(1)
 		return nil
 	}
+	if ref.Domain == transport.UDP && p.RateLimit != nil {
+		if ok, _ := p.RateLimit.Allow(ref.Remote.Addr(), time.Now()); !ok {
+			// No slip for SNMPv3: any answer costs the security model's
+			// work, which is what the limit saves.
+			a.Stats.RateLimitDrops.Add(1)
+			return nil
+		}
+	}
 	sm := p.SecurityModels[hdr.SecurityModel]
 	if sm == nil {
 		a.Stats.UnknownSecurityModels.Add(1)
@@ -34,6 +45,7 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 	}
 	in, err := sm.ProcessIncoming(hdr, msg, ref)
 	if err != nil {
+		a.logSecurityRefusal(err, ref)
 		var re *security.ReportError
 		if !errors.As(err, &re) {
 			a.Stats.InASNParseErrs.Add(1)
@@ -89,14 +101,17 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 		rp = &np
 	}
 	pr := Principal{SecurityModel: hdr.SecurityModel, SecurityName: in.SecurityName, Level: in.Level, ContextName: string(sc.ContextName)}
-	switch err := a.respond(r, rp, pr, req, resp, room); err {
+	switch err := a.respond(r, rp, pr, req, resp, room, 0); err {
 	case errAuthorization:
+		a.refused(refusedAccess, ref.Remote, slog.String("securityName", in.SecurityName), slog.String("model", hdr.SecurityModel.String()),
+			slog.String("level", in.Level.String()), slog.String("context", pr.ContextName))
 		resp.ErrorStatus, resp.ErrorIndex = snmp.AuthorizationError, 0
 		resp.VarBinds = append(resp.VarBinds[:0], req.VarBinds...)
 	case ErrUnknownContext:
 		// RFC 3413 §3.2 step 2 and RFC 3415 §3.2: a context this engine
 		// does not have is reported, not refused.
 		n := a.Stats.UnknownContexts.Add(1)
+		a.refused(refusedUnknownContext, ref.Remote, slog.String("securityName", in.SecurityName), slog.String("context", pr.ContextName))
 		return a.report(sm, hdr.MsgID, in.Level, in.State, sc, snmp.VarBind{Name: unknownContextsOID, Value: snmp.Counter32Value(n)}, out)
 	}
 	a.Stats.countOut(resp)
@@ -119,6 +134,26 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 // secOverhead bounds the bytes a v3 message adds around its ScopedPDU:
 // header, security parameters with the longest MAC, and privacy padding.
 const secOverhead = 200
+
+// logSecurityRefusal logs a message refused by the security model for a
+// reason an operator acts on; engine ID discovery and time
+// synchronisation, which every manager goes through, are not logged.
+func (a *Agent) logSecurityRefusal(err error, ref *transport.StateReference) {
+	var why refusal
+	switch {
+	case errors.Is(err, usm.ErrUnknownUserName):
+		why = refusedUnknownUser
+	case errors.Is(err, usm.ErrWrongDigest):
+		why = refusedWrongAuthKey
+	case errors.Is(err, usm.ErrDecryption), errors.Is(err, usm.ErrGarbledPlaintext):
+		why = refusedWrongPrivKey
+	case errors.Is(err, usm.ErrUnsupportedSecLevel), errors.Is(err, tsm.ErrInadequateSecurityLevel):
+		why = refusedSecurityLevel
+	default:
+		return
+	}
+	a.refused(why, ref.Remote, slog.String("detail", err.Error()))
+}
 
 // securityReport answers a message that the security model refused with
 // the Report PDU the model asks for (RFC 3412 §7.1 step 3), if the message

@@ -90,10 +90,9 @@ func TestCertificateErrors(t *testing.T) {
 	}
 }
 
-// TestAgentCertificateErrors: a tsnmp agent that sends only its own
-// certificate: signed by a CA the manager does not trust (the message
-// says how to pin it), or outside its validity period (the message gives
-// the dates).
+// TestAgentCertificateErrors: a tsnmp agent whose certificate is signed
+// by a CA the manager does not trust (the message names the CA the agent
+// sent), or outside its validity period (the message gives the dates).
 func TestAgentCertificateErrors(t *testing.T) {
 	p, err := certs.NewSmallPKI("")
 	if err != nil {
@@ -134,8 +133,10 @@ func TestAgentCertificateErrors(t *testing.T) {
 		}
 	}
 	target := startTLSAgent(t, p, reportingAgent{})
-	check(dial(target, other.CA.Cert), `is signed by "CN=tsnmp test CA", which is not in trust_cert`,
-		"pin this certificate with their_identity=sha256:"+certs.Compute(crypto.SHA256, p.Server.Cert).Hex())
+	// tsnmp's agent sends its chain up to the root: the message names
+	// that root.
+	check(dial(target, other.CA.Cert), `it is signed by the CA "CN=tsnmp test CA" (sha256:`+certs.Compute(crypto.SHA256, p.CA.Cert).Hex()+`), which is not in trust_cert`,
+		"set trust_cert to that CA if you trust it")
 	p.Server = old
 	target = startTLSAgent(t, p, reportingAgent{})
 	check(dial(target, p.CA.Cert), "is valid from "+old.Cert.NotBefore.Format(time.DateTime), "the agent needs a new certificate")

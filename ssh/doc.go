@@ -8,7 +8,8 @@
 // (Server.authenticate, Client.authenticate), mux (channels, flow control,
 // global requests) and channel (io.ReadWriteCloser).
 //
-// Algorithms: key exchange curve25519-sha256 (and its libssh alias),
+// Algorithms: key exchange mlkem768x25519-sha256 (ML-KEM-768 from
+// crypto/mlkem with X25519, the default), curve25519-sha256 (and its libssh alias),
 // ecdh-sha2-nistp256, diffie-hellman-group14-sha256 and the session
 // resumption methods resume-ticket@tsnmp.dev and resume-server@tsnmp.dev
 // (docs/ssh-resumption.md); host keys ssh-ed25519, ecdsa-sha2-nistp256,

@@ -58,6 +58,9 @@ func (c algoCase) String() string {
 func interopMatrix() []algoCase {
 	var cs []algoCase
 	for _, k := range SupportedKeyExchanges() {
+		if k == KexMLKEM768X25519 {
+			continue // OpenSSH 9.9 and later; Debian 12 has 9.2 (TestXCryptoHybridKex)
+		}
 		cs = append(cs, algoCase{k, KeyAlgoED25519, CipherChaCha20Poly1305, MACHMACSHA256ETM})
 	}
 	for _, h := range defaultHostKeyAlgos {

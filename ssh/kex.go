@@ -3,10 +3,12 @@ package ssh
 import (
 	"bytes"
 	"crypto/ecdh"
+	"crypto/mlkem"
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"slices"
 )
@@ -35,6 +37,7 @@ type kexAlgorithm interface {
 }
 
 var kexAlgorithms = map[string]kexAlgorithm{
+	KexMLKEM768X25519:   &hybridKex{},
 	KexCurve25519:       &ecdhKex{curve: ecdh.X25519()},
 	KexCurve25519LibSSH: &ecdhKex{curve: ecdh.X25519()},
 	KexECDHP256:         &ecdhKex{curve: ecdh.P256()},
@@ -250,4 +253,129 @@ func (d *dhKex) run(k *kexRun) (*kexResult, error) {
 		return nil, err
 	}
 	return &kexResult{H: H, K: K, hostKey: slices.Clone(hostKey)}, nil
+}
+
+// hybridKex implements mlkem768x25519-sha256
+// (draft-ietf-sshm-mlkem-hybrid-kex, as OpenSSH 9.9 and
+// golang.org/x/crypto/ssh speak it): the client sends its ML-KEM-768
+// encapsulation key followed by its X25519 public key; the server answers
+// with the ML-KEM ciphertext followed by its X25519 public key, in the
+// messages of ECDH (30 and 31). The shared secret is
+// SHA-256(ML-KEM secret || X25519 secret), encoded as a string (not an
+// mpint) in the exchange hash and the key derivation. ML-KEM is
+// crypto/mlkem's; the key exchange survives a future quantum computer as
+// long as ML-KEM does, and a break of ML-KEM as long as X25519 holds.
+type hybridKex struct{}
+
+// hybridSharedSecret combines the two secrets and wipes them.
+func hybridSharedSecret(pq, cl []byte) []byte {
+	h := sha256.New()
+	h.Write(pq)
+	h.Write(cl)
+	wipeBytes(pq)
+	wipeBytes(cl)
+	secret := h.Sum(nil)
+	K := appendString(nil, secret)
+	wipeBytes(secret)
+	return K
+}
+
+func (e *hybridKex) run(k *kexRun) (*kexResult, error) {
+	x := ecdh.X25519()
+	priv, err := x.GenerateKey(k.t.cfg.rand())
+	if err != nil {
+		return nil, err
+	}
+	if k.t.isClient {
+		seed := make([]byte, mlkem.SeedSize)
+		if _, err := io.ReadFull(k.t.cfg.rand(), seed); err != nil {
+			return nil, err
+		}
+		dk, err := mlkem.NewDecapsulationKey768(seed)
+		wipeBytes(seed)
+		if err != nil {
+			return nil, err
+		}
+		ours := append(dk.EncapsulationKey().Bytes(), priv.PublicKey().Bytes()...)
+		if err := k.write(newBuilder(msgKexECDHInit).string(ours).b); err != nil {
+			return nil, err
+		}
+		r, err := k.read(msgKexECDHReply)
+		if err != nil {
+			return nil, err
+		}
+		hostKey, theirs, sig := r.string(), r.string(), r.string()
+		if err := r.done(); err != nil {
+			return nil, err
+		}
+		if len(theirs) != mlkem.CiphertextSize768+32 {
+			return nil, fmt.Errorf("ssh: mlkem768x25519 reply of %d bytes, want %d", len(theirs), mlkem.CiphertextSize768+32)
+		}
+		pq, err := dk.Decapsulate(theirs[:mlkem.CiphertextSize768])
+		if err != nil {
+			return nil, fmt.Errorf("ssh: invalid ML-KEM ciphertext: %w", err)
+		}
+		cl, err := x25519Shared(priv, theirs[mlkem.CiphertextSize768:])
+		if err != nil {
+			return nil, err
+		}
+		K := hybridSharedSecret(pq, cl)
+		H := k.exchangeHash(appendString(nil, hostKey), appendString(nil, ours), appendString(nil, theirs), K)
+		if err := k.verifyServer(hostKey, sig, H); err != nil {
+			wipeBytes(K)
+			return nil, err
+		}
+		return &kexResult{H: H, K: K, hostKey: slices.Clone(hostKey)}, nil
+	}
+	r, err := k.read(msgKexECDHInit)
+	if err != nil {
+		return nil, err
+	}
+	theirs := r.string()
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	if len(theirs) != mlkem.EncapsulationKeySize768+32 {
+		return nil, fmt.Errorf("ssh: mlkem768x25519 client value of %d bytes, want %d", len(theirs), mlkem.EncapsulationKeySize768+32)
+	}
+	ek, err := mlkem.NewEncapsulationKey768(theirs[:mlkem.EncapsulationKeySize768])
+	if err != nil {
+		return nil, fmt.Errorf("ssh: invalid ML-KEM encapsulation key: %w", err)
+	}
+	pq, ct := ek.Encapsulate()
+	cl, err := x25519Shared(priv, theirs[mlkem.EncapsulationKeySize768:])
+	if err != nil {
+		wipeBytes(pq)
+		return nil, err
+	}
+	K := hybridSharedSecret(pq, cl)
+	signer, err := k.hostSigner()
+	if err != nil {
+		return nil, err
+	}
+	ours := append(ct, priv.PublicKey().Bytes()...)
+	hostKey := signer.PublicKey()
+	H := k.exchangeHash(appendString(nil, hostKey), appendString(nil, theirs), appendString(nil, ours), K)
+	sig, err := signer.Sign(k.t.cfg.rand(), H, k.hostKeyAlgo)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.write(newBuilder(msgKexECDHReply).string(hostKey).string(ours).string(sig).b); err != nil {
+		return nil, err
+	}
+	return &kexResult{H: H, K: K, hostKey: slices.Clone(hostKey)}, nil
+}
+
+// x25519Shared is the raw X25519 shared secret with the peer's public
+// value (an all-zero result, from a low-order point, is refused).
+func x25519Shared(priv *ecdh.PrivateKey, peer []byte) ([]byte, error) {
+	pub, err := ecdh.X25519().NewPublicKey(peer)
+	if err != nil {
+		return nil, fmt.Errorf("ssh: invalid peer X25519 value: %w", err)
+	}
+	secret, err := priv.ECDH(pub)
+	if err != nil {
+		return nil, fmt.Errorf("ssh: key agreement failed: %w", err)
+	}
+	return secret, nil
 }

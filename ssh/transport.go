@@ -15,6 +15,7 @@ import (
 
 // Key exchange method names.
 const (
+	KexMLKEM768X25519   = "mlkem768x25519-sha256"
 	KexCurve25519       = "curve25519-sha256"
 	KexCurve25519LibSSH = "curve25519-sha256@libssh.org"
 	KexECDHP256         = "ecdh-sha2-nistp256"
@@ -30,7 +31,7 @@ const (
 	compressionNone = "none"
 )
 
-var defaultKexAlgos = []string{KexCurve25519, KexCurve25519LibSSH, KexECDHP256, KexDHGroup14SHA256}
+var defaultKexAlgos = []string{KexMLKEM768X25519, KexCurve25519, KexCurve25519LibSSH, KexECDHP256, KexDHGroup14SHA256}
 
 func isResumeKex(name string) bool { return name == KexResumeServer || name == KexResumeTicket }
 

@@ -47,6 +47,9 @@ func (c *Config) Validate() error {
 	if n := c.Limits.MaxResponseSize; n != 0 && n < 484 {
 		return c.errAt("limits.max_response_size", "%d is below the minimum message size 484", n)
 	}
+	if r := c.Limits.UDPResponseRate; r.Rate < 0 || r.Burst < 0 || r.Slip < 0 || r.IPv4Prefix < 0 || r.IPv4Prefix > 32 || r.IPv6Prefix < 0 || r.IPv6Prefix > 128 {
+		return c.errAt("limits.udp_response_rate", "rate, burst and slip must not be negative, prefixes 0..32 and 0..128")
+	}
 	return nil
 }
 

@@ -214,6 +214,27 @@ type Limits struct {
 	MaxResponseSize int `yaml:"max_response_size,omitempty"`
 	// IfCacheTTL is how long interface data is cached (0: default).
 	IfCacheTTL Duration `yaml:"if_cache_ttl,omitempty"`
+	// MaxGetbulkResponses caps the varbinds of a GetBulk response to a
+	// community request over UDP (Net-SNMP's maxGetbulkResponses; 0: the
+	// agent's default, 100; negative: no cap).
+	MaxGetbulkResponses int `yaml:"max_getbulk_responses,omitempty"`
+	// UDPResponseRate limits the responses sent over UDP to each source
+	// prefix (off while its rate is 0).
+	UDPResponseRate ResponseRate `yaml:"udp_response_rate,omitempty"`
+}
+
+// ResponseRate is a per-source response rate limit (agent.RateLimitConfig).
+type ResponseRate struct {
+	// Rate is responses per second per source prefix.
+	Rate float64 `yaml:"rate,omitempty"`
+	// Burst is the bucket size (0: rate).
+	Burst int `yaml:"burst,omitempty"`
+	// Slip answers every slip-th limited request with a small error
+	// response (0: none).
+	Slip int `yaml:"slip,omitempty"`
+	// IPv4Prefix and IPv6Prefix group sources (0: 24 and 56).
+	IPv4Prefix int `yaml:"ipv4_prefix,omitempty"`
+	IPv6Prefix int `yaml:"ipv6_prefix,omitempty"`
 }
 
 // Duration is a time.Duration written as "5s", "1m30s" or a number of

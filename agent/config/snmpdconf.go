@@ -256,6 +256,14 @@ func (p *snmpdParser) directive(tok, rest string, depth int) error {
 		if n > 0 { // Net-SNMP: 0 or negative means no limit
 			p.c.Limits.MaxRepetitions = n
 		}
+	case "maxgetbulkresponses":
+		w, _ := nextWord(rest)
+		n, err := strconv.Atoi(w)
+		if err != nil {
+			return p.errorf(tok, "bad number %q", w)
+		}
+		// Net-SNMP: 0 means the default (100), a negative number no cap.
+		p.c.Limits.MaxGetbulkResponses = max(n, -1)
 	case "rocommunity", "rwcommunity", "rocommunity6", "rwcommunity6":
 		fam := 0
 		if strings.HasSuffix(d, "6") {

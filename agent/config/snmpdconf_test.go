@@ -299,6 +299,7 @@ sysObjectID .1.3.6.1.4.1.8072.3.2.10
 sysServices 76
 engineID myagent
 maxGetbulkRepeats 50
+maxGetbulkResponses 64
 [snmp] persistentDir /var/lib/tsnmp
 [snmp] defVersion 3
 [snmptrapd]
@@ -325,10 +326,10 @@ trapsink localhost public
 	if id, _ := c.EngineIDBytes(); hexString(id) != "80001f88046d796167656e74" {
 		t.Errorf("engine ID %x", id)
 	}
-	if c.Limits.MaxRepetitions != 50 || c.StateDir != "/var/lib/tsnmp" {
+	if c.Limits.MaxRepetitions != 50 || c.Limits.MaxGetbulkResponses != 64 || c.StateDir != "/var/lib/tsnmp" {
 		t.Errorf("limits %+v state %q", c.Limits, c.StateDir)
 	}
-	want := []string{"t.conf:12: defVersion", "t.conf:14: authCommunity", "t.conf:16: trapsink"}
+	want := []string{"t.conf:13: defVersion", "t.conf:15: authCommunity", "t.conf:17: trapsink"}
 	if len(c.Warnings) != len(want) {
 		t.Fatalf("warnings %q", c.Warnings)
 	}

@@ -48,6 +48,11 @@ type TLS struct {
 	TicketRotation Duration `yaml:"ticket_rotation,omitempty"`
 	// NoResumption turns session resumption off.
 	NoResumption bool `yaml:"no_resumption,omitempty"`
+	// AnyPurpose accepts client certificates whose extended key usage
+	// does not allow TLS client authentication (clientAuth); by default
+	// they are refused as OpenSSL and Net-SNMP refuse them ("unsuitable
+	// certificate purpose"). [snmp] tlsAnyPurpose yes in snmpd.conf.
+	AnyPurpose bool `yaml:"any_purpose,omitempty"`
 	// PeerCerts ([snmp] peerCert) are kept for notification targets; the
 	// agent does not use them for requests.
 	PeerCerts StringList `yaml:"peer_certs,omitempty"`
@@ -173,6 +178,12 @@ func (p *snmpdParser) tlsSetting(tok, rest string) (bool, error) {
 		t.Algorithms = strings.TrimSpace(rest)
 	case "certsecname":
 		return true, p.certSecName(tok, rest)
+	case "tlsanypurpose":
+		b, err := parseBool(rest)
+		if err != nil {
+			return true, p.errorf(tok, "%v", err)
+		}
+		t.AnyPurpose = b
 	case "tsmuseprefix", "tsmusetransportprefix":
 		b, err := parseBool(rest)
 		if err != nil {
@@ -289,6 +300,7 @@ func (c *Config) BuildTLS() (*tlstm.ServerConfig, error) {
 		return nil, c.errAt("tls.cert_to_name", "%v", err)
 	}
 	sc.Map = m
+	sc.AnyPurpose = t.AnyPurpose
 	if sc.MinVersion, err = ParseTLSVersion(t.MinVersion); err != nil {
 		return nil, c.errAt("tls.min_version", "%v", err)
 	}

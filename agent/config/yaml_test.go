@@ -75,6 +75,8 @@ limits:
   max_repetitions: 100
   max_response_size: 8192
   if_cache_ttl: 5s
+  max_getbulk_responses: -1
+  udp_response_rate: {rate: 50, burst: 100, slip: 2, ipv4_prefix: 32}
 `
 
 func TestYAMLExample(t *testing.T) {
@@ -85,7 +87,8 @@ func TestYAMLExample(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if time.Duration(c.Limits.IfCacheTTL) != 5*time.Second || c.Limits.MaxRepetitions != 100 {
+	if time.Duration(c.Limits.IfCacheTTL) != 5*time.Second || c.Limits.MaxRepetitions != 100 || c.Limits.MaxGetbulkResponses != -1 ||
+		c.Limits.UDPResponseRate != (ResponseRate{Rate: 50, Burst: 100, Slip: 2, IPv4Prefix: 32}) {
 		t.Errorf("limits %+v", c.Limits)
 	}
 	b := built{t: t}

@@ -114,6 +114,9 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	if len(args) > 0 && subcommands[args[0]] != nil { // tsnmp bench (bench.go)
 		return subcommands[args[0]](ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "trapd" {
+		return trapdMain(ctx, args[1:], stdout, stderr) // trapd.go
+	}
 	tool := argv0
 	if _, ok := usages[tool]; !ok && len(args) > 0 && args[0] == "cert" {
 		return certMain(args[1:], stdout, stderr)

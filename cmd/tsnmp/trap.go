@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/tsnmp/tsnmp/manager"
+	"github.com/tsnmp/tsnmp/notify"
 	"github.com/tsnmp/tsnmp/snmp"
-	"github.com/tsnmp/tsnmp/transport"
 )
 
 // tsnmp trap and tsnmp inform are Net-SNMP's snmptrap and snmpinform:
@@ -25,36 +25,6 @@ import (
 // is sent with the sender as the authoritative engine: -e names that
 // engine (the receiver localizes the user to it), else a random one is
 // used; an inform discovers the receiver's engine ID unless -e names it.
-
-// Notification ports: RFC 3413 (snmptrap), RFC 6353 (snmptls) and RFC 5592
-// (snmpssh-trap).
-func notifyPort(d transport.Domain) int {
-	switch d {
-	case transport.TLS, transport.DTLS:
-		return 10162
-	case transport.SSH:
-		return 5162
-	}
-	return 162
-}
-
-// notifySpec returns the receiver spec with the notification port added
-// when spec names none.
-func notifySpec(spec string) string {
-	a1, err1 := transport.ParseAddress(spec, 1)
-	a2, err2 := transport.ParseAddress(spec, 2)
-	if err1 != nil || err2 != nil || a1.Port == a2.Port || a1.Host == "" {
-		return spec
-	}
-	prefix := ""
-	if i := strings.IndexByte(spec, ':'); i > 0 && !strings.HasPrefix(spec, "[") {
-		switch p := strings.ToLower(spec[:i]); p {
-		case "udp", "tcp", "tls", "dtls", "ssh", "udp6", "udpv6", "udpipv6", "tcp6", "tcpv6", "tcpipv6", "tlstcp", "dtlsudp":
-			prefix = spec[:i+1]
-		}
-	}
-	return prefix + net.JoinHostPort(a1.Host, strconv.Itoa(notifyPort(a1.Domain)))
-}
 
 // hostUptime returns the host's uptime in hundredths of a second, which
 // snmptrap sends for an empty UPTIME.
@@ -219,7 +189,7 @@ func (a *app) trap(ops []string) int {
 		}
 		pdu.VarBinds = append(pdu.VarBinds, snmp.VarBind{Name: oid, Value: v})
 	}
-	a.peer = notifySpec(a.peer)
+	a.peer = notify.TargetSpec(a.peer)
 	if !a.open() {
 		return 1
 	}

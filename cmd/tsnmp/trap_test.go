@@ -22,11 +22,11 @@ createUser -e 0x80001f8804aabbccdd01 trapnone
 createUser -e 0x80001f8804aabbccdd02 trapnone
 createUser informer SHA-256 authpass123 AES privpass123
 createUser informdes MD5 authpass123 DES privpass123
-authUser log trapmd5 noauth
-authUser log trapsha
-authUser log trapnone noauth
-authUser log informer
-authUser log informdes
+authUser log,execute trapmd5 noauth
+authUser log,execute trapsha
+authUser log,execute trapnone noauth
+authUser log,execute informer
+authUser log,execute informdes
 `
 
 // TestTrapInterop sends each notification with Net-SNMP's snmptrap or
@@ -57,11 +57,11 @@ func TestTrapInterop(t *testing.T) {
 		{"v2c-tcp", "snmptrap", fixed("-v2c", "-c", "public"), "tcp",
 			[]string{"1", "SNMPv2-MIB::coldStart"}},
 		{"v1-generic", "snmptrap", fixed("-v1", "-c", "public"), "udp",
-			[]string{"1.3.6.1.4.1.8072.3.2.10", "10.1.2.3", "2", "0", "1234", "ifIndex.2", "i", "2"}},
+			[]string{"1.3.6.1.4.1.8072.3.2.10", "127.0.0.1", "2", "0", "1234", "ifIndex.2", "i", "2"}},
 		{"v1-specific", "snmptrap", fixed("-v1", "-c", "public"), "udp",
-			[]string{"1.3.6.1.4.1.99", "192.0.2.7", "6", "17", "99", "sysDescr.0", "s", "hello world"}},
+			[]string{"1.3.6.1.4.1.99", "127.0.0.1", "6", "17", "99", "sysDescr.0", "s", "hello world"}},
 		{"v1-novarbinds", "snmptrap", fixed("-v1", "-c", "public"), "udp",
-			[]string{"", "192.0.2.7", "0", "0", "5"}},
+			[]string{"", "127.0.0.1", "0", "0", "5"}},
 		{"v2c-inform", "snmpinform", fixed("-v2c", "-c", "public"), "udp",
 			[]string{"123", "SNMPv2-MIB::warmStart", "sysName.0", "s", "box"}},
 		{"v2c-inform-Ci", "snmptrap", fixed("-v2c", "-c", "public", "-Ci"), "udp",

@@ -263,12 +263,16 @@ func (d *daemon) policy(cfg *config.Config) (*agent.Policy, error) {
 		return nil, fmt.Errorf("USM users in the state directory: %w", err)
 	}
 	d.usm.Users().Replace(users)
+	r := cfg.Limits.UDPResponseRate
 	p := &agent.Policy{
-		Communities:    comms,
-		Access:         agent.VACMAccess{VACM: acm},
-		MaxResponse:    cfg.Limits.MaxResponseSize,
-		MaxRepetitions: cfg.Limits.MaxRepetitions,
-		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: d.usm},
+		Communities:      comms,
+		Access:           agent.VACMAccess{VACM: acm},
+		MaxResponse:      cfg.Limits.MaxResponseSize,
+		MaxRepetitions:   cfg.Limits.MaxRepetitions,
+		SecurityModels:   map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: d.usm},
+		MaxBulkResponses: cfg.Limits.MaxGetbulkResponses,
+		RateLimit: agent.NewRateLimiter(agent.RateLimitConfig{Rate: r.Rate, Burst: r.Burst, Slip: r.Slip,
+			IPv4Prefix: r.IPv4Prefix, IPv6Prefix: r.IPv6Prefix}),
 	}
 	for _, add := range policyHooks {
 		if err := add(d, cfg, p); err != nil {

@@ -224,28 +224,28 @@ func openHTTP(d *daemon, a transport.Address) (transport.Server, error) {
 				return nil, err
 			}
 		}
-		tc = &tls.Config{
-			// Certificates of the current configuration, chosen per
-			// handshake as the TLS transport does.
-			GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-				sc, _ := d.currentTLS()
-				if sc == nil || len(sc.Certificates) == 0 {
-					if fallback != nil {
-						return fallback, nil
-					}
-					return nil, errors.New("no local certificate")
-				}
-				for i := range sc.Certificates {
-					if hello.SupportsCertificate(&sc.Certificates[i]) == nil {
-						return &sc.Certificates[i], nil
-					}
-				}
-				return &sc.Certificates[0], nil
-			},
-			// The certificate rules decide (webmgmt.CertMapper); the
-			// handshake proves the client holds the key.
-			ClientAuth: tls.RequestClientCert,
+		// The tls: transport's policy (suites, groups, Extended Master
+		// Secret, chains), certificates of the current configuration
+		// chosen per handshake, tickets rotating with the tls: ones. The
+		// certificate rules decide (webmgmt.CertMapper); the handshake
+		// proves the client holds the key.
+		ts := d.tlsState()
+		ts.mu.Lock()
+		tickets := ts.tickets
+		if ts.cfg.NoResumption {
+			tickets = nil
 		}
+		ts.mu.Unlock()
+		var fallbackSC *tlstm.ServerConfig
+		if fallback != nil {
+			fallbackSC = &tlstm.ServerConfig{Certificates: []tls.Certificate{*fallback}}
+		}
+		tc = tlstm.HTTPSConfig(func() *tlstm.ServerConfig {
+			if sc, _ := d.currentTLS(); sc != nil && len(sc.Certificates) > 0 {
+				return sc
+			}
+			return fallbackSC
+		}, tickets)
 	}
 	return webmgmt.Listen(webmgmt.ServerConfig{Addr: a.HostPort(), TLS: tc, AllowPlain: cfg.AllowPlain, Handler: h, Log: d.log})
 }

@@ -78,3 +78,48 @@ func newPKI(kt string, all bool) (*PKI, error) {
 func (i *Issued) TLS() tls.Certificate {
 	return tls.Certificate{Certificate: [][]byte{i.Cert.Raw}, PrivateKey: i.Key, Leaf: i.Cert}
 }
+
+// ChainPKI is a two-level hierarchy for chain tests: a root CA, an
+// intermediate CA it signed, and an agent certificate for localhost and a
+// client certificate (common name "chained") both issued by the
+// intermediate.
+type ChainPKI struct {
+	Root, Intermediate, Server, Client *Issued
+}
+
+// NewChainPKI generates the hierarchy (ECDSA P-256); when dir is not empty
+// it also saves it there in Net-SNMP's layout as "root", "intermediate",
+// "server" and "chained".
+func NewChainPKI(dir string) (*ChainPKI, error) {
+	p := &ChainPKI{}
+	var err error
+	mk := func(t Template, parent *Issued) *Issued {
+		if err != nil {
+			return nil
+		}
+		k, kerr := GenerateKey("")
+		if kerr != nil {
+			err = kerr
+			return nil
+		}
+		var is *Issued
+		is, err = Issue(t, k, parent)
+		return is
+	}
+	p.Root = mk(Template{CommonName: "tsnmp test root CA", CA: true}, nil)
+	p.Intermediate = mk(Template{CommonName: "tsnmp test intermediate CA", CA: true}, p.Root)
+	p.Server = mk(Template{CommonName: "localhost", Server: true, DNSNames: []string{"localhost"},
+		IPs: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}}, p.Intermediate)
+	p.Client = mk(Template{CommonName: "chained", Client: true}, p.Intermediate)
+	if err != nil {
+		return nil, err
+	}
+	if dir != "" {
+		for name, is := range map[string]*Issued{"root": p.Root, "intermediate": p.Intermediate, "server": p.Server, "chained": p.Client} {
+			if _, err := is.Save(dir, name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}

@@ -100,8 +100,20 @@ func decodeHex(s string) ([]byte, error) {
 // KeyPair loads a local certificate with its private key: spec resolves as
 // in CertFile; the key is in the same file, or in tls/private under the
 // certificate's base name (.key or .pem), or beside the certificate with
-// the extension .key.
+// the extension .key. The chain it returns is the certificates of the file
+// (the end-entity certificate first), completed with their issuers found
+// among the store's CA certificates up to the root (CompleteChain), the
+// chain a TLS peer is sent.
 func (s Store) KeyPair(spec string) (tls.Certificate, error) {
+	kp, err := s.keyPair(spec)
+	if err != nil {
+		return kp, err
+	}
+	kp.Certificate = CompleteChain(kp.Certificate, s.CACerts())
+	return kp, nil
+}
+
+func (s Store) keyPair(spec string) (tls.Certificate, error) {
 	p, _, err := s.CertFile(spec)
 	if err != nil {
 		return tls.Certificate{}, err

@@ -73,3 +73,23 @@ func MIBDir(t testing.TB) string {
 	t.Skip("MIB modules not found (set TSNMP_MIBDIR); skipping")
 	return ""
 }
+
+// NetSNMP595 is where ../shared/peers/install-netsnmp-5.9.5.sh installs
+// Net-SNMP 5.9.5 (TLS 1.2 and 1.3, DTLS, SSH).
+const NetSNMP595 = "/opt/netsnmp-src"
+
+// NeedNetSNMP595 returns the path of a Net-SNMP 5.9.5 program ("sbin/snmpd",
+// "bin/snmpget"), failing the test under CI and skipping it otherwise when
+// it is not installed.
+func NeedNetSNMP595(t testing.TB, prog string) string {
+	t.Helper()
+	p := filepath.Join(NetSNMP595, prog)
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	if InCI() {
+		t.Fatalf("%s is required: install Net-SNMP 5.9.5 with ../shared/peers/install-netsnmp-5.9.5.sh (make test does)", p)
+	}
+	t.Skipf("%s not installed; skipping (CI=true makes this a failure)", p)
+	return ""
+}

@@ -263,7 +263,8 @@ type Secure struct {
 	// Snmpd is the agent program (default: Debian's snmpd).
 	Snmpd string
 	// Dir holds the PKI that certs.NewPKI writes (ca, server, alice, ...);
-	// the agent's configuration and state go there too.
+	// the agent's certificate, CA, configuration and state are copied to
+	// Dir/snmpd-agent.
 	Dir string
 	// Listen is the agent's address ("tls:127.0.0.1:10161").
 	Listen string
@@ -278,7 +279,11 @@ type Secure struct {
 // StartSecure runs snmpd on one secure address with the PKI in s.Dir: its
 // certificate is "server", it trusts "ca", maps alice's certificate to
 // "alice" by fingerprint and other certificates from ca by common name,
-// and gives alice read access at authPriv. It returns when snmpd has
+// and gives alice read access at authPriv. tsnmp sends alice's chain (her
+// certificate and the CA), and Net-SNMP tries the rules of a chain's
+// certificates in the order of their fingerprints, not by priority, so
+// alice may be named "alice" (rule 10) or "Alice" (rule 20, her common
+// name): both get the access. It returns when snmpd has
 // started; the agent is stopped when the test ends.
 func StartSecure(t testing.TB, s Secure) {
 	t.Helper()
@@ -299,7 +304,24 @@ func StartSecure(t testing.TB, s Secure) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	persist := filepath.Join(s.Dir, "persist")
+	// The agent's own directory holds its certificate and key and the CA
+	// it trusts, nothing else: Net-SNMP completes a handshake whose chain
+	// ends in any certificate it holds, trusted or not (then drops the
+	// session when no rule maps it), so the PKI's other CAs stay out.
+	agentDir := filepath.Join(s.Dir, "snmpd-agent")
+	for _, f := range []string{"tls/certs/server.crt", "tls/private/server.key", "tls/ca-certs/ca.crt"} {
+		b, err := os.ReadFile(filepath.Join(s.Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(agentDir, f)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(agentDir, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	persist := filepath.Join(agentDir, "persist")
 	if err := os.MkdirAll(persist, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -310,14 +332,15 @@ func StartSecure(t testing.TB, s Secure) {
 certSecName 10 %s --sn alice
 certSecName 20 %s --cn
 rouser -s tsm alice authpriv
+rouser -s tsm Alice authpriv
 %s
 `, persist, certs.Compute(s.Hash, alice[0]), certs.Compute(s.Hash, ca[0]), s.Conf)
-	confPath := filepath.Join(s.Dir, "snmpd.conf")
+	confPath := filepath.Join(agentDir, "snmpd.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(s.Snmpd, "-f", "-Lo", "-C", "-c", confPath, "-p", filepath.Join(s.Dir, "pid"), s.Listen)
-	cmd.Env = append(append(os.Environ(), "MIBS=", "MIBDIRS="+s.Dir, "SNMPCONFPATH="+s.Dir, "SNMP_PERSISTENT_DIR="+persist), s.Env...)
+	cmd := exec.Command(s.Snmpd, "-f", "-Lo", "-C", "-c", confPath, "-p", filepath.Join(agentDir, "pid"), s.Listen)
+	cmd.Env = append(append(os.Environ(), "MIBS=", "MIBDIRS="+agentDir, "SNMPCONFPATH="+agentDir, "SNMP_PERSISTENT_DIR="+persist), s.Env...)
 	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -153,13 +153,17 @@ func Records(log string) []string {
 	return out
 }
 
-var srcPort = regexp.MustCompile(`\]:\d+->`)
+var (
+	srcPort   = regexp.MustCompile(`\]:\d+->`)
+	localPort = regexp.MustCompile(`->\[([^\]]*)\]:[1-9]\d*`)
+)
 
 // Normalize removes what differs between two sendings of one notification:
-// the date and time, and the sender's source port.
+// the date and time, the sender's source port and the receiver's port.
 func Normalize(rec string) string {
 	rec = stamp.ReplaceAllString(rec, "")
-	return srcPort.ReplaceAllString(rec, "]:PORT->")
+	rec = srcPort.ReplaceAllString(rec, "]:PORT->")
+	return localPort.ReplaceAllString(rec, "->[$1]:LOCAL")
 }
 
 type syncBuffer struct {

@@ -109,6 +109,9 @@ var (
 	ErrInvalidCache   = errors.New("tsm: no usable tmStateReference (insecure transport)")
 	ErrUnknownPrefix  = errors.New("tsm: transport domain has no prefix")
 	ErrSecurityParams = errors.New("tsm: msgSecurityParameters must be empty")
+	// ErrInadequateSecurityLevel is wrapped by the ReportError of a
+	// message that asks for more security than its transport gives.
+	ErrInadequateSecurityLevel = errors.New("tsm: securityLevel above the transport's")
 )
 
 // Model implements security.Model.
@@ -150,7 +153,7 @@ func (m *Model) ProcessIncoming(hdr *snmp.V3Message, _ []byte, ref *transport.St
 			VarBind: snmp.VarBind{Name: append(append(snmp.OID{}, StatsOID...), uint32(InadequateSecurityLevels), 0), Value: snmp.Counter32Value(n)},
 			Level:   snmp.NoAuthNoPriv,
 			State:   st,
-			Err:     fmt.Errorf("tsm: securityLevel %v above the transport's %v", level, ref.SecurityLevel),
+			Err:     fmt.Errorf("%w: %v above %v", ErrInadequateSecurityLevel, level, ref.SecurityLevel),
 		}
 	}
 	if hdr.Data[0] != 0x30 {

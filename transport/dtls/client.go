@@ -219,7 +219,7 @@ func Dial(ctx context.Context, network, addr string, c *tlstm.ClientConfig, stor
 	}
 	id := c.ServerIdentity(host)
 	opts := []dtls.ClientOption{
-		dtls.WithCertificates(c.Certificates...),
+		dtls.WithCertificates(c.LocalCertificates()...),
 		dtls.WithInsecureSkipVerify(true), // verification is RFC 6353's, below
 		dtls.WithVerifyConnection(func(st *dtls.State) error {
 			chain, err := parseChain(st.PeerCertificates)

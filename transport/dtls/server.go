@@ -35,16 +35,22 @@ var (
 // exporterLabel is the RFC 5705 label of the resumption PSK.
 const exporterLabel = "EXPORTER-tsnmp-dtls-resumption-psk"
 
-// The cipher suites: certificate suites for full handshakes, ECDHE-PSK for
-// resumption. ECDHE in both keeps forward secrecy.
+// The cipher suites: certificate suites for full handshakes, the TLS
+// transport's (tlstm.DefaultCipherSuites: ECDHE with AEAD ciphers), and
+// ECDHE-PSK for resumption. ECDHE in both keeps forward secrecy. The
+// groups are pion/dtls's X25519, P-256 and P-384, as TLS 1.2's.
 var (
-	certSuites = []dtls.CipherSuiteID{
-		dtls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, dtls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
-		dtls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, dtls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
-		dtls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, dtls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
-	}
-	pskSuites = []dtls.CipherSuiteID{dtls.TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256}
+	certSuites = dtlsSuites(tlstm.DefaultCipherSuites)
+	pskSuites  = []dtls.CipherSuiteID{dtls.TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256}
 )
+
+func dtlsSuites(ids []uint16) []dtls.CipherSuiteID {
+	out := make([]dtls.CipherSuiteID, len(ids))
+	for i, id := range ids {
+		out[i] = dtls.CipherSuiteID(id)
+	}
+	return out
+}
 
 // DefaultMaxHandshakes bounds the handshakes in progress on a listener;
 // DefaultHandshakeTimeout bounds each. Handshakes abandoned after the
@@ -161,7 +167,7 @@ func (s *Server) Update(cfg *tlstm.ServerConfig) error {
 	if cfg.Map == nil {
 		return errors.New("dtls: no certToTSN rules (certSecName)")
 	}
-	s.state.Store(&serverState{certs: cfg.Certificates, id: cfg.Identity()})
+	s.state.Store(&serverState{certs: cfg.LocalCertificates(), id: cfg.Identity()})
 	return nil
 }
 
@@ -380,6 +386,12 @@ func (s *Server) issue(st *dtls.State) []byte {
 		return nil
 	}
 	chain := st.PeerCertificates
+	// A self-signed root at the end of a longer chain is a trust anchor
+	// the resumed session is verified against again; it need not travel
+	// in the ticket.
+	if len(chain) > 1 && isSelfSigned(chain[len(chain)-1]) {
+		chain = chain[:len(chain)-1]
+	}
 	if len(chain) > maxChain {
 		chain = chain[:maxChain]
 	}
@@ -389,4 +401,9 @@ func (s *Server) issue(st *dtls.State) []byte {
 		return nil
 	}
 	return t
+}
+
+func isSelfSigned(der []byte) bool {
+	c, err := x509.ParseCertificate(der)
+	return err == nil && bytes.Equal(c.RawSubject, c.RawIssuer) && c.CheckSignatureFrom(c) == nil
 }

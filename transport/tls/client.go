@@ -27,6 +27,9 @@ type ClientConfig struct {
 	// MaxVersion caps the version (0: TLS 1.3); used to test TLS 1.2.
 	MaxVersion   uint16
 	CipherSuites []uint16
+	// AnyPurpose accepts agent certificates whose extended key usage does
+	// not allow serverAuth (-T any_purpose=yes); see CheckPurpose.
+	AnyPurpose bool
 	// SessionCache keeps session tickets for resumption; nil means an
 	// in-memory cache. DisableResumption turns resumption off.
 	SessionCache      gotls.ClientSessionCache
@@ -37,9 +40,17 @@ type ClientConfig struct {
 	cache gotls.ClientSessionCache
 }
 
+// LocalCertificates returns the manager's certificates, each with the
+// chain it presents: the certificates of its file, then their issuers
+// found among the trust anchors, up to the root (see
+// ServerConfig.LocalCertificates).
+func (c *ClientConfig) LocalCertificates() []gotls.Certificate {
+	return WithChains(c.Certificates, c.TrustAnchors)
+}
+
 // ServerIdentity returns how c authenticates an agent at host.
 func (c *ClientConfig) ServerIdentity(host string) *ServerIdentity {
-	id := &ServerIdentity{Fingerprint: c.TheirIdentity, Hostname: c.TheirHostname, Stats: c.Stats}
+	id := &ServerIdentity{Fingerprint: c.TheirIdentity, Hostname: c.TheirHostname, AnyPurpose: c.AnyPurpose, Stats: c.Stats}
 	if id.Hostname == "" {
 		id.Hostname = host
 	}
@@ -63,10 +74,11 @@ func (c *ClientConfig) Config(host string) (*gotls.Config, error) {
 		min = gotls.VersionTLS12
 	}
 	cfg := &gotls.Config{
-		Certificates: c.Certificates,
-		MinVersion:   min,
-		MaxVersion:   c.MaxVersion,
-		CipherSuites: c.CipherSuites,
+		Certificates:     c.LocalCertificates(),
+		MinVersion:       min,
+		MaxVersion:       c.MaxVersion,
+		CipherSuites:     clientSuites(c.CipherSuites, min),
+		CurvePreferences: DefaultCurves,
 		// Verification is RFC 6353's, in VerifyConnection, which runs on
 		// full and resumed handshakes alike (a resumed session brings
 		// back the certificates of the full one).
@@ -115,6 +127,11 @@ func Dial(ctx context.Context, network, addr string, c *ClientConfig) (*gotls.Co
 	if err := conn.HandshakeContext(ctx); err != nil {
 		c.Stats.Inc(SessionOpenErrors)
 		raw.Close()
+		return nil, err
+	}
+	if err := checkEMS(conn.ConnectionState()); err != nil {
+		c.Stats.Inc(SessionOpenErrors)
+		conn.Close()
 		return nil, err
 	}
 	c.Stats.Inc(SessionOpens)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/certs"
 	"github.com/tsnmp/tsnmp/internal/connset"
 	"github.com/tsnmp/tsnmp/transport"
 )
@@ -32,13 +33,36 @@ type ServerConfig struct {
 	// TLS 1.2. TLS 1.0 and 1.1 are accepted only when set here.
 	MinVersion uint16
 	// CipherSuites restricts TLS 1.2 and earlier (tlsAlgorithms); nil
-	// means crypto/tls's defaults. TLS 1.3 suites are not configurable.
+	// means DefaultCipherSuites. TLS 1.3 suites are not configurable.
 	CipherSuites []uint16
+	// AnyPurpose accepts client certificates whose extended key usage
+	// does not allow clientAuth (tls.any_purpose); see CheckPurpose.
+	AnyPurpose bool
+}
+
+// LocalCertificates returns the agent's certificates, each with the chain
+// it presents: the certificates of its file, then their issuers found
+// among the trust anchors, up to the root (certs.CompleteChain). Peers
+// such as Net-SNMP map a manager or agent by a CA's fingerprint only when
+// that CA is in the chain sent.
+func (c *ServerConfig) LocalCertificates() []gotls.Certificate {
+	return WithChains(c.Certificates, c.TrustAnchors)
+}
+
+// WithChains returns copies of cs whose chains are completed from pool
+// (certs.CompleteChain).
+func WithChains(cs []gotls.Certificate, pool []*x509.Certificate) []gotls.Certificate {
+	out := make([]gotls.Certificate, len(cs))
+	for i, c := range cs {
+		out[i] = c
+		out[i].Certificate = certs.CompleteChain(c.Certificate, pool)
+	}
+	return out
 }
 
 // Identity returns the ClientIdentity of c.
 func (c *ServerConfig) Identity() *ClientIdentity {
-	id := &ClientIdentity{Map: c.Map}
+	id := &ClientIdentity{Map: c.Map, AnyPurpose: c.AnyPurpose}
 	if len(c.TrustAnchors) > 0 {
 		id.Roots = x509.NewCertPool()
 		for _, a := range c.TrustAnchors {
@@ -79,7 +103,10 @@ type Server struct {
 
 type serverState struct {
 	cfg *gotls.Config
-	id  *ClientIdentity
+	// legacy are the TLS 1.0 and 1.1 suites offered to clients that
+	// cannot do TLS 1.2, where tlsMinVersion allows them; nil otherwise.
+	legacy []uint16
+	id     *ClientIdentity
 }
 
 // Listen opens a TLS listener on a ("tls:" address) serving h.
@@ -137,13 +164,18 @@ func (s *Server) Update(cfg *ServerConfig) error {
 		min = gotls.VersionTLS12
 	}
 	c := &gotls.Config{
-		Certificates:           cfg.Certificates,
+		Certificates:           cfg.LocalCertificates(),
 		ClientAuth:             gotls.RequireAnyClientCert,
 		MinVersion:             min,
-		CipherSuites:           cfg.CipherSuites,
+		CipherSuites:           cipherSuites(cfg.CipherSuites),
+		CurvePreferences:       DefaultCurves,
 		SessionTicketsDisabled: s.opts.DisableTickets,
 	}
-	s.state.Store(&serverState{cfg: c, id: cfg.Identity()})
+	st := &serverState{cfg: c, id: cfg.Identity()}
+	if min < gotls.VersionTLS12 && len(cfg.CipherSuites) == 0 {
+		st.legacy = legacySuites
+	}
+	s.state.Store(st)
 	return nil
 }
 
@@ -188,6 +220,18 @@ func (l *listener) Accept() (net.Conn, error) {
 	cfg := st.cfg.Clone()
 	if !l.s.opts.DisableTickets {
 		cfg.SetSessionTicketKeys(l.s.opts.Tickets.Keys())
+	}
+	cfg.GetConfigForClient = func(hello *gotls.ClientHelloInfo) (*gotls.Config, error) {
+		if err := checkClientHello(hello); err != nil {
+			return nil, err
+		}
+		if st.legacy != nil && legacyOnly(hello) {
+			c := cfg.Clone()
+			c.GetConfigForClient = nil
+			c.CipherSuites = st.legacy
+			return c, nil
+		}
+		return nil, nil
 	}
 	cfg.VerifyConnection = func(cs gotls.ConnectionState) error {
 		name, err := st.id.Verify(cs.PeerCertificates)

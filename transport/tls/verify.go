@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tsnmp/tsnmp/internal/certs"
@@ -17,6 +18,9 @@ import (
 type ClientIdentity struct {
 	Map   *CertToTSN
 	Roots *x509.CertPool // nil: only pinned certificates are accepted
+	// AnyPurpose accepts certificates whose extended key usage does not
+	// allow TLS client authentication (see CheckPurpose).
+	AnyPurpose bool
 	// Now is the time certificates are checked at (default time.Now).
 	Now func() time.Time
 }
@@ -61,6 +65,11 @@ func (id *ClientIdentity) Verify(peer []*x509.Certificate) (string, error) {
 		}
 		chain = []*x509.Certificate{leaf}
 	}
+	if !id.AnyPurpose {
+		if err := CheckPurpose(chain, x509.ExtKeyUsageClientAuth); err != nil {
+			return "", err
+		}
+	}
 	name, err := id.Map.Map(chain)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrInvalidCertificate, err)
@@ -76,8 +85,11 @@ type ServerIdentity struct {
 	Fingerprint *Fingerprint
 	Roots       *x509.CertPool
 	Hostname    string
-	Now         func() time.Time
-	Stats       *Stats
+	// AnyPurpose accepts certificates whose extended key usage does not
+	// allow TLS server authentication (see CheckPurpose).
+	AnyPurpose bool
+	Now        func() time.Time
+	Stats      *Stats
 }
 
 // Verify checks the agent's certificates.
@@ -101,7 +113,7 @@ func (id *ServerIdentity) Verify(peer []*x509.Certificate) error {
 			id.Stats.Inc(SessionInvalidServerCertificates)
 			return fmt.Errorf("%w: agent certificate outside its validity period", ErrInvalidCertificate)
 		}
-		return nil
+		return id.checkPurpose([]*x509.Certificate{leaf})
 	}
 	if id.Hostname == "" {
 		id.Stats.Inc(SessionInvalidServerCertificates)
@@ -111,8 +123,9 @@ func (id *ServerIdentity) Verify(peer []*x509.Certificate) error {
 	for _, c := range peer[1:] {
 		inter.AddCert(c)
 	}
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: id.Roots, Intermediates: inter, DNSName: id.Hostname, CurrentTime: now,
-		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
+	chains, err := leaf.Verify(x509.VerifyOptions{Roots: id.Roots, Intermediates: inter, DNSName: id.Hostname, CurrentTime: now,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+	if err != nil {
 		var ua x509.UnknownAuthorityError
 		if errors.As(err, &ua) {
 			id.Stats.Inc(SessionUnknownServerCertificate)
@@ -121,5 +134,90 @@ func (id *ServerIdentity) Verify(peer []*x509.Certificate) error {
 		}
 		return fmt.Errorf("%w: %w", ErrInvalidCertificate, err)
 	}
+	return id.checkPurpose(chains[0])
+}
+
+func (id *ServerIdentity) checkPurpose(chain []*x509.Certificate) error {
+	if id.AnyPurpose {
+		return nil
+	}
+	if err := CheckPurpose(chain, x509.ExtKeyUsageServerAuth); err != nil {
+		id.Stats.Inc(SessionInvalidServerCertificates)
+		return err
+	}
 	return nil
+}
+
+// ErrPurpose wraps the refusal of a certificate whose extended key usage
+// does not allow its role; it also wraps ErrInvalidCertificate.
+var ErrPurpose = fmt.Errorf("%w: unsuitable certificate purpose", ErrInvalidCertificate)
+
+// CheckPurpose checks the extended key usage of a peer's chain (its own
+// certificate first, then the CAs) as OpenSSL, and so Net-SNMP, does: a
+// manager's certificate must allow clientAuth (want
+// x509.ExtKeyUsageClientAuth), an agent's serverAuth. A certificate
+// without the extension allows every purpose, as does anyExtendedKeyUsage;
+// a CA's extended key usage, where present, must allow the purpose too.
+// The last certificate of a chain longer than one is the trust anchor,
+// which is not checked (OpenSSL lets trust settings decide there).
+// ClientIdentity.AnyPurpose and ServerIdentity.AnyPurpose turn the check
+// off (tls.any_purpose, -T any_purpose=yes).
+func CheckPurpose(chain []*x509.Certificate, want x509.ExtKeyUsage) error {
+	n := len(chain)
+	if n > 1 {
+		n--
+	}
+	for _, c := range chain[:n] {
+		if allowsPurpose(c, want) {
+			continue
+		}
+		role, flag := "a manager's (TLS client)", "tls.any_purpose (snmpd.conf: [snmp] tlsAnyPurpose yes)"
+		if want == x509.ExtKeyUsageServerAuth {
+			role, flag = "an agent's (TLS server)", "-T any_purpose=yes"
+		}
+		return fmt.Errorf("%w: certificate %q has extended key usage %s, which does not allow its use as %s certificate (%s); set %s to accept it",
+			ErrPurpose, c.Subject.String(), usageNames(c), role, usageName(want), flag)
+	}
+	return nil
+}
+
+func allowsPurpose(c *x509.Certificate, want x509.ExtKeyUsage) bool {
+	if len(c.ExtKeyUsage) == 0 && len(c.UnknownExtKeyUsage) == 0 {
+		return true
+	}
+	for _, u := range c.ExtKeyUsage {
+		if u == want || u == x509.ExtKeyUsageAny {
+			return true
+		}
+	}
+	return false
+}
+
+func usageName(u x509.ExtKeyUsage) string {
+	switch u {
+	case x509.ExtKeyUsageServerAuth:
+		return "serverAuth"
+	case x509.ExtKeyUsageClientAuth:
+		return "clientAuth"
+	case x509.ExtKeyUsageCodeSigning:
+		return "codeSigning"
+	case x509.ExtKeyUsageEmailProtection:
+		return "emailProtection"
+	case x509.ExtKeyUsageTimeStamping:
+		return "timeStamping"
+	case x509.ExtKeyUsageOCSPSigning:
+		return "OCSPSigning"
+	}
+	return fmt.Sprintf("usage %d", u)
+}
+
+func usageNames(c *x509.Certificate) string {
+	var out []string
+	for _, u := range c.ExtKeyUsage {
+		out = append(out, usageName(u))
+	}
+	for _, o := range c.UnknownExtKeyUsage {
+		out = append(out, o.String())
+	}
+	return strings.Join(out, ",")
 }

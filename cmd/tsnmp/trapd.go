@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/tsnmp/tsnmp/engine"
+	"github.com/tsnmp/tsnmp/notify"
+	"github.com/tsnmp/tsnmp/transport"
+)
+
+// trapdUsage is tsnmp trapd's usage text.
+const trapdUsage = `usage: tsnmp trapd [OPTIONS] [LISTEN-ADDRESS]...
+  Receives notifications (traps and informs) and prints them in snmptrapd's format.
+  --listen ADDR          listen on ADDR (repeatable; default udp:162): udp:, tcp: [host:]port
+  --snmptrapd-conf FILE  read snmptrapd.conf directives (also -c FILE)
+  --json FILE            write one JSON object per notification to FILE ("-" is standard output)
+  --log FILE             write the text log to FILE instead of standard output ("-")
+  --no-log               do not write the text log
+  --state-dir DIR        keep the engine ID and boots there (informs over SNMPv3 need a stable engine ID)
+  --engine-id HEX        the receiver's snmpEngineID (default: from --state-dir, else random)
+  --queue N              notifications waiting for the outputs at most (default 10000)
+  -f, -Lo, -C, -n        accepted for snmptrapd compatibility
+`
+
+// trapdMain is `tsnmp trapd`.
+func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var (
+		listen, confs       []string
+		jsonPath, logPath   = "", "-"
+		stateDir, engineHex string
+		queue               int
+		noLog               bool
+	)
+	need := func(i int) (string, bool) {
+		if i+1 >= len(args) {
+			fmt.Fprintf(stderr, "tsnmp trapd: %s needs an argument\n", args[i])
+			return "", false
+		}
+		return args[i+1], true
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if k, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(k, "--") {
+			args = append(args[:i+1], append([]string{v}, args[i+1:]...)...)
+			args[i], a = k, k
+		}
+		var v string
+		var ok bool
+		switch a {
+		case "-h", "--help":
+			fmt.Fprint(stdout, trapdUsage)
+			return 0
+		case "-f", "-Lo", "-C", "-n", "-Lf", "-Le":
+			continue
+		case "--no-log":
+			noLog = true
+			continue
+		case "--listen", "--snmptrapd-conf", "-c", "--json", "--log", "--state-dir", "--engine-id", "--queue":
+			if v, ok = need(i); !ok {
+				return 1
+			}
+			i++
+		default:
+			if strings.HasPrefix(a, "-") {
+				fmt.Fprintf(stderr, "tsnmp trapd: unknown option %s\n%s", a, trapdUsage)
+				return 1
+			}
+			listen = append(listen, a)
+			continue
+		}
+		switch a {
+		case "--listen":
+			listen = append(listen, v)
+		case "--snmptrapd-conf", "-c":
+			confs = append(confs, v)
+		case "--json":
+			jsonPath = v
+		case "--log":
+			logPath = v
+		case "--state-dir":
+			stateDir = v
+		case "--engine-id":
+			engineHex = v
+		case "--queue":
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				fmt.Fprintf(stderr, "tsnmp trapd: --queue %s: want a positive number\n", v)
+				return 1
+			}
+			queue = n
+		}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg := &notify.Config{}
+	for _, f := range confs {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
+			return 1
+		}
+		c, err := notify.ParseConfig(f, data)
+		if err != nil {
+			fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
+			return 1
+		}
+		for _, w := range c.Warnings {
+			log.Warn(w)
+		}
+		cfg.Merge(c)
+	}
+	if len(listen) == 0 {
+		listen = cfg.Listen
+	}
+	if len(listen) == 0 {
+		listen = []string{"udp:162"}
+	}
+	var engineID []byte
+	if engineHex != "" {
+		b, err := parseEngineID(engineHex)
+		if err != nil {
+			fmt.Fprintf(stderr, "tsnmp trapd: --engine-id %s: want 5 to 32 octets in hex\n", engineHex)
+			return 1
+		}
+		engineID = b
+	}
+	var boots int32 = 1
+	if stateDir != "" {
+		st, err := engine.Open(stateDir, engineID)
+		if err != nil {
+			fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
+			return 1
+		}
+		defer st.Close()
+		engineID, boots = st.EngineID, st.Boots
+	} else if engineID == nil {
+		engineID = engine.NewEngineID()
+	}
+	policy, err := cfg.Policy(engineID, boots)
+	if err != nil {
+		fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
+		return 1
+	}
+	r := notify.New(policy, queue, log)
+	out := &notify.Outputs{Format1: cfg.Format1, Format2: cfg.Format2, Handlers: cfg.Handlers, Forwards: cfg.Forwards, Log: log}
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	openOut := func(path string) (io.Writer, bool) {
+		if path == "-" {
+			return stdout, true
+		}
+		f, err := os.OpenFile(filepath.Clean(path), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		if err != nil {
+			fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
+			return nil, false
+		}
+		closers = append(closers, f)
+		return f, true
+	}
+	if !noLog {
+		w, ok := openOut(logPath)
+		if !ok {
+			return 1
+		}
+		out.Text = &lineWriter{w: w}
+	}
+	if jsonPath != "" {
+		w, ok := openOut(jsonPath)
+		if !ok {
+			return 1
+		}
+		out.JSON = &lineWriter{w: w}
+	}
+	var servers []transport.Server
+	for _, spec := range listen {
+		a, err := notify.ParseAddress(spec)
+		if err != nil {
+			fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: %v\n", spec, err)
+			return 1
+		}
+		if a.Domain != transport.UDP && a.Domain != transport.TCP {
+			fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: tsnmp trapd listens on udp: and tcp: only\n", spec)
+			return 1
+		}
+		srv, err := transport.Listen(a, r, &transport.ServerOptions{Logger: log})
+		if err != nil {
+			for _, s := range servers {
+				s.Close()
+			}
+			fmt.Fprintf(stderr, "tsnmp trapd: cannot listen on %s: %v\n", a, err)
+			return 1
+		}
+		servers = append(servers, srv)
+	}
+	fmt.Fprintf(stderr, "tsnmp trapd: listening on %s, engine ID %x\n", strings.Join(listen, ", "), engineID)
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Serve(); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("listener stopped", "addr", s.Addr(), "err", err)
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		out.Run(r.Queue())
+		close(done)
+	}()
+	<-ctx.Done()
+	for _, s := range servers {
+		s.Close()
+	}
+	wg.Wait()
+	r.Close()
+	<-done
+	logCounters(stderr, r, out)
+	return 0
+}
+
+// logCounters writes the receiver's self-counters, as tsnmp trapd does at
+// exit.
+func logCounters(w io.Writer, r *notify.Receiver, o *notify.Outputs) {
+	s := &r.Stats
+	var byDomain []string
+	s.ByDomain.Range(func(k, v any) bool {
+		byDomain = append(byDomain, fmt.Sprintf("%s=%d", k, v.(interface{ Load() uint64 }).Load()))
+		return true
+	})
+	fmt.Fprintf(w, "tsnmp trapd: received %d (v1 %d, v2c %d, v3 %d; %s), informs answered %d, reports %d, "+
+		"parse errors %d, bad versions %d, bad communities %d, auth failures %d, not authorized %d, not notifications %d, "+
+		"queue drops %d; logged %d, handlers run %d, handler errors %d, handler drops %d, forwarded %d, forward errors %d\n",
+		s.Received.Load(), s.V1.Load(), s.V2c.Load(), s.V3.Load(), strings.Join(byDomain, " "), s.Informs.Load(), s.Reports.Load(),
+		s.ParseErrors.Load(), s.BadVersions.Load(), s.BadCommunity.Load(), s.AuthFailures.Load(), s.NotAllowed.Load(), s.UnknownPDUs.Load(),
+		s.Dropped.Load(), o.Stats.Logged.Load(), o.Stats.Handled.Load(), o.Stats.HandlerErrors.Load(), o.Stats.HandlerDropped.Load(),
+		o.Stats.Forwarded.Load(), o.Stats.ForwardErrors.Load())
+}
+
+// lineWriter writes each notification with one Write call under a lock,
+// so the outputs of concurrent writers do not interleave.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
