@@ -86,7 +86,7 @@ type fakeAgent struct {
 	wg       sync.WaitGroup
 }
 
-func startFake(t *testing.T, handle func(n int, req *snmp.Message) []*snmp.Message) *fakeAgent {
+func startFake(t testing.TB, handle func(n int, req *snmp.Message) []*snmp.Message) *fakeAgent {
 	t.Helper()
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {

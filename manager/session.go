@@ -165,7 +165,7 @@ type Session struct {
 	wmu sync.Mutex // serialises writes
 
 	mu      sync.Mutex
-	pending map[int32]chan *received
+	pending map[int32]*waiter
 	err     error // set once the session is closed or broken
 	done    chan struct{}
 
@@ -217,7 +217,7 @@ func newSession(t Target, cfg Config, conn net.Conn, mp messageProcessor, stream
 		mp:      mp,
 		secure:  secure,
 		rto:     newRTOEstimator(cfg.Timeout, cfg.MinRTO, cfg.MaxRTO),
-		pending: map[int32]chan *received{},
+		pending: map[int32]*waiter{},
 		done:    make(chan struct{}),
 	}
 	var seed [4]byte
@@ -376,38 +376,62 @@ func (s *Session) deliver(m []byte) {
 	if !ok {
 		return
 	}
+	// The send is made under the lock, so that once unregister has
+	// drained a waiter nothing more arrives in it and it can be reused.
 	s.mu.Lock()
-	ch := s.pending[r.id]
-	s.mu.Unlock()
-	if ch == nil {
-		return
-	}
-	select {
-	case ch <- r:
-	default: // a duplicate of an answered request
+	defer s.mu.Unlock()
+	if w := s.pending[r.id]; w != nil {
+		select {
+		case w.ch <- r:
+		default: // a duplicate of an answered request
+		}
 	}
 }
+
+// waiter is what a request waits on: the channel its answers arrive in,
+// its retransmission timer and the ids it was sent with. Waiters are
+// reused (waiters), so that a request allocates neither.
+type waiter struct {
+	ch    chan *received
+	timer *time.Timer
+	ids   []int32
+}
+
+var waiters = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &waiter{ch: make(chan *received, 4), timer: t, ids: make([]int32, 0, 8)}
+}}
 
 func (s *Session) newID() int32 {
 	return int32(s.nextID.Add(1) & 0x7fffffff)
 }
 
-func (s *Session) register(id int32, ch chan *received) error {
+func (s *Session) register(id int32, w *waiter) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
 	}
-	s.pending[id] = ch
+	s.pending[id] = w
+	w.ids = append(w.ids, id)
 	return nil
 }
 
-func (s *Session) unregister(ids []int32) {
+// release forgets w's ids, drops what arrived for them unread and
+// returns w to the pool.
+func (s *Session) release(w *waiter) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, id := range ids {
+	for _, id := range w.ids {
 		delete(s.pending, id)
 	}
+	s.mu.Unlock()
+	for len(w.ch) > 0 {
+		<-w.ch
+	}
+	w.timer.Stop() // Go 1.23 timers: no stale expiry is received after Stop
+	w.ids = w.ids[:0]
+	waiters.Put(w)
 }
 
 func (s *Session) write(m []byte) error {
@@ -425,9 +449,8 @@ func (s *Session) write(m []byte) error {
 // the first received message that accept takes. accept returns done=false
 // to keep waiting (a message for this id that is not the answer).
 func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build func(id int32) ([]byte, error), accept func(r *received) (bool, error)) error {
-	ch := make(chan *received, 4)
-	var ids []int32
-	defer func() { s.unregister(ids) }()
+	w := waiters.Get().(*waiter)
+	defer s.release(w)
 	attempts := s.cfg.Retries + 1
 	wait := s.cfg.Timeout
 	if s.target.Stream() {
@@ -437,15 +460,12 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 		wait = s.rto.RTO()
 	}
 	var msg []byte
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt == 0 || fresh {
 			id := s.newID()
-			if err := s.register(id, ch); err != nil {
+			if err := s.register(id, w); err != nil {
 				return err
 			}
-			ids = append(ids, id)
 			var err error
 			if msg, err = build(id); err != nil {
 				return err
@@ -458,11 +478,11 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 			return err
 		}
 		sent := time.Now()
-		timer.Reset(wait)
+		w.timer.Reset(wait)
 	waiting:
 		for {
 			select {
-			case r := <-ch:
+			case r := <-w.ch:
 				done, err := accept(r)
 				if !done && err == nil {
 					continue
@@ -471,7 +491,7 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 					s.rto.Sample(time.Since(sent)) // Karn: first transmission only
 				}
 				return err
-			case <-timer.C:
+			case <-w.timer.C:
 				break waiting
 			case <-ctx.Done():
 				return ctx.Err()

@@ -305,9 +305,17 @@ func (s *Server) Close() error {
 
 func (s *Server) serveConn(c *dtls.Conn, sc *connset.Conn) {
 	log := s.opts.Logger
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.HandshakeTimeout)
-	err := c.HandshakeContext(ctx)
-	cancel()
+	// The handshake runs on a goroutine of its own, so that the stack it
+	// grows goes with it (see transport.StreamServer).
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.HandshakeTimeout)
+		err = c.HandshakeContext(ctx)
+		cancel()
+	}()
+	<-done
 	if err != nil {
 		if !sc.Evicted() {
 			sc.FailErr(err)
@@ -342,8 +350,10 @@ func (s *Server) serveConn(c *dtls.Conn, sc *connset.Conn) {
 		ref.Local = netipUnmap(la.AddrPort())
 	}
 	resumed := len(st.PeerCertificates) == 0
-	in := make([]byte, 65536)
-	out := make([]byte, 0, 4096)
+	// pion/dtls reads datagrams of at most 8,192 bytes: no message
+	// is larger.
+	in := make([]byte, 8192)
+	var out []byte // grows to the largest response of the session
 	for {
 		c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
 		n, err := c.Read(in)
