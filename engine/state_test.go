@@ -199,3 +199,21 @@ func TestShared(t *testing.T) {
 		t.Errorf("session after an agent: boots %d, want 4", s5.Boots)
 	}
 }
+
+// TestMissingStateWarns: engine.conf missing from a directory that holds
+// other state gets a new engine ID with a warning naming the file.
+func TestMissingStateWarns(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "usm-users.conf"), []byte("engineID 80001f8805aabbccddeeff0011\n"), 0o600)
+	var log bytes.Buffer
+	open(t, dir, Options{Log: logTo(&log)})
+	if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), filepath.Join(dir, stateFile)) {
+		t.Errorf("no warning:\n%s", log.String())
+	}
+	// A fresh directory is no news.
+	log.Reset()
+	open(t, t.TempDir(), Options{Log: logTo(&log)})
+	if log.Len() != 0 {
+		t.Errorf("warning for a fresh directory:\n%s", log.String())
+	}
+}
