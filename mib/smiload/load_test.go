@@ -163,7 +163,7 @@ func TestLoadFromDirs(t *testing.T) {
 		"TEST-MIB::testName":     ".1.3.6.1.4.1.99999.1.1.2",
 		"SECOND-MIB::secondNode": ".1.3.6.1.4.1.99999.3",
 		"TEST-MIB::testTrap":     ".1.3.6.1.4.1.99999.0.3",
-		"sysDescr":               ".1.3.6.1.2.1.1.1",
+		"enterprises":            ".1.3.6.1.4.1",
 	} {
 		oid, err := smi.Resolve(name)
 		if err != nil {
