@@ -21,6 +21,7 @@ func TestInteropNetSNMP(t *testing.T) {
 	mibtest.Mount(t, "tmpfs", "tsnmp-small", "size=1m,mode=755")
 	big := mibtest.Mount(t, "tmpfs", "tsnmp-big", "size=20t")
 	mibtest.Mount(t, "tmpfs", "tsnmp-ro", "size=1m,ro")
+	loop := mibtest.MountLoop(t, 20)
 	snmpd := mibtest.StartSnmpd(t, "", "")
 	m := New(Config{})
 	defer m.Close()
@@ -202,6 +203,19 @@ func TestInteropNetSNMP(t *testing.T) {
 	tu, _ := strconv.ParseUint(theirs[stor+"4."+row], 10, 64)
 	ts, _ := strconv.ParseUint(theirs[stor+"5."+row], 10, 64)
 	t.Logf("20 TB tmpfs: tsnmp %d x %d B, Net-SNMP %d x %d B", size, units, ts, tu)
+	// The loop-mounted ext4 is an hrFSLinuxExt2 file system in both.
+	found := false
+	for k, v := range ours {
+		if strings.HasPrefix(k, fsys+"2.") && mibtest.Text(v) == loop {
+			found = true
+			if typ := ours[fsys+"4."+strings.TrimPrefix(k, fsys+"2.")]; typ != "oid:1.3.6.1.2.1.25.3.9.23" {
+				t.Errorf("hrFSType of the loop file system = %s", typ)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no hrFSTable row for %s", loop)
+	}
 	if t.Failed() {
 		t.Logf("snmpd log:\n%s", snmpd.Log)
 	}
