@@ -72,6 +72,7 @@ type MIB struct {
 	icmpStats, icmpMsgStats    mib.Table
 	scalars                    []*mib.Scalars
 	addr, address, media, phys mib.Table
+	prefixes                   mib.Table
 }
 
 // New returns the MIB, reading the calling thread's network namespace.
@@ -95,6 +96,8 @@ func New(cfg Config) *MIB {
 		Rows: func(r *mib.Request) mib.Rows { return ipAddrRows{m.addrs.Get(r)} }}
 	m.address = mib.Table{Entry: IpAddressEntry, Columns: []uint32{3, 4, 5, 6, 7, 8, 9, 10, 11},
 		Rows: func(r *mib.Request) mib.Rows { return ipAddressRows{m.addrs.Get(r)} }}
+	m.prefixes = mib.Table{Entry: IpAddressPrefixEntry, Columns: []uint32{5, 6, 7, 8, 9},
+		Rows: func(r *mib.Request) mib.Rows { return prefixRows(m.addrs.Get(r).prefix) }}
 	m.media = mib.Table{Entry: IpNetToMediaEntry, Columns: []uint32{1, 2, 3, 4},
 		Rows: func(r *mib.Request) mib.Rows { return mediaRows{m.neigh.Get(r)} }}
 	m.phys = mib.Table{Entry: IpNetToPhysEntry, Columns: []uint32{4, 5, 6, 7, 8},
@@ -115,6 +118,7 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(IpSystemStatsEntry, &m.sysStats)
 	tree.Register(IpIfStatsTableLastChange, &m.ifStatsLastChange)
 	tree.Register(IpIfStatsEntry, &m.ifStats)
+	tree.Register(IpAddressPrefixEntry, &m.prefixes)
 	tree.Register(IpAddressEntry, &m.address)
 	tree.Register(IpNetToPhysEntry, &m.phys)
 	for _, o := range m.icmpScalars.Objects {
@@ -224,8 +228,9 @@ type addrRow struct {
 }
 
 type addrSnap struct {
-	rows []addrRow // ipAddressTable order
-	v4   []int     // ipAddrTable rows: IPv4 unicast, by address
+	rows   []addrRow // ipAddressTable order
+	v4     []int     // ipAddrTable rows: IPv4 unicast, by address
+	prefix []prefixRow
 }
 
 func (m *MIB) readAddrs(time.Time) *addrSnap {
@@ -282,6 +287,7 @@ func (m *MIB) readAddrs(time.Time) *addrSnap {
 			s.v4 = append(s.v4, i)
 		}
 	}
+	s.prefix = s.prefixes()
 	return s
 }
 
