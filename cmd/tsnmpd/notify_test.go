@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/notify"
 	"github.com/tsnmp/tsnmp/notify/trapdtest"
@@ -130,5 +131,70 @@ func netsnmpFail(t *testing.T, prog string, args ...string) {
 	cmd := osexec.Command(testenv.Need(t, prog), append([]string{"-M", "/dev/null", "-m", ""}, args...)...)
 	if out, err := cmd.CombinedOutput(); err == nil {
 		t.Fatalf("%s %v succeeded: %s", prog, args, out)
+	}
+}
+
+// TestLinkUpDownNotifications runs snmptrapd and tsnmpd (with
+// linkUpDownNotifications yes and authtrapenable left off) in a network
+// namespace, sets a veth down and up, and expects linkDown and linkUp
+// with the interface's ifIndex, ifAdminStatus and ifOperStatus; a bad
+// community gives no authenticationFailure.
+func TestLinkUpDownNotifications(t *testing.T) {
+	if err := netns.Available(); err != nil {
+		if testenv.InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ns, err := netns.New("tsnmpd-link")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Delete() })
+	if err := ns.AddVeths("nv", 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	trapd := trapdtest.StartCmd(t, ns.Command, trapdtest.Debian, "authCommunity log public\n", "udp")
+	bin := buildDaemon(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "snmpd.conf")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("agentaddress udp:127.0.0.1:1161\nrocommunity public 127.0.0.1\ntrap2sink 127.0.0.1:%d public\nlinkUpDownNotifications yes\n",
+		trapd.Port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := ns.Command(bin, "--quiet", "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"))
+	log := &lockedBuf{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitRecords(t, "snmptrapd", trapd.Output, 1) // coldStart
+	// Each change is seen on both ends of the pair: the one set down or
+	// up, and its peer, whose carrier follows (lowerLayerDown).
+	if err := ns.IPBatch("link set nva0 down\n"); err != nil {
+		t.Fatal(err)
+	}
+	down := strings.Join(waitRecords(t, "snmptrapd", trapd.Output, 3)[1:], "")
+	if strings.Count(down, "OID: IF-MIB::linkDown") != 2 || !strings.Contains(down, "= INTEGER: down(2)\tIF-MIB::ifOperStatus.") ||
+		!strings.Contains(down, "= INTEGER: lowerLayerDown(7)") {
+		t.Errorf("after a veth went down:\n%s\ntsnmpd:\n%s", down, log.String())
+	}
+	if err := ns.IPBatch("link set nva0 up\n"); err != nil {
+		t.Fatal(err)
+	}
+	up := strings.Join(waitRecords(t, "snmptrapd", trapd.Output, 5)[3:], "")
+	if strings.Count(up, "OID: IF-MIB::linkUp") != 2 || strings.Count(up, "INTEGER: up(1)\tIF-MIB::ifOperStatus.") != 2 {
+		t.Errorf("after the veth came up:\n%s", up)
+	}
+	// authtrapenable is off: a bad community sends nothing.
+	out, err := ns.Command(testenv.Need(t, "snmpget"), "-M", "/dev/null", "-m", "", "-v2c", "-c", "wrong", "-r", "0", "-t", "0.3",
+		"udp:127.0.0.1:1161", "1.3.6.1.2.1.1.3.0").CombinedOutput()
+	if err == nil {
+		t.Fatalf("snmpget with a bad community succeeded: %s", out)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if r := trapdtest.Records(trapd.Output()); len(r) != 5 {
+		t.Errorf("%d notifications, want 5 (no authenticationFailure):\n%s", len(r), strings.Join(r, ""))
 	}
 }

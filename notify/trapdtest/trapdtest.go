@@ -5,7 +5,6 @@ package trapdtest
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +38,13 @@ type Trapd struct {
 // at one free port. It is stopped when the test ends.
 func Start(t testing.TB, prog, conf string, domains ...string) *Trapd {
 	t.Helper()
+	return StartCmd(t, exec.Command, prog, conf, domains...)
+}
+
+// StartCmd is Start with the command made by command: a network
+// namespace's Command runs snmptrapd inside it.
+func StartCmd(t testing.TB, command func(name string, args ...string) *exec.Cmd, prog, conf string, domains ...string) *Trapd {
+	t.Helper()
 	path := prog
 	if !filepath.IsAbs(prog) {
 		path = testenv.Need(t, prog)
@@ -68,14 +74,12 @@ func Start(t testing.TB, prog, conf string, domains ...string) *Trapd {
 		for _, d := range domains {
 			args = append(args, d+":127.0.0.1:"+strconv.Itoa(port))
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		cmd := exec.CommandContext(ctx, path, args...)
+		cmd := command(path, args...)
 		cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+mibs, "SNMPCONFPATH="+dir, "SNMP_PERSISTENT_DIR="+persist, "HOME="+dir)
 		out := &syncBuffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
-			cancel()
 			t.Fatal(err)
 		}
 		exited := make(chan struct{})
@@ -94,13 +98,11 @@ func Start(t testing.TB, prog, conf string, domains ...string) *Trapd {
 			t.Cleanup(func() {
 				cmd.Process.Kill() // our own child, by its PID
 				<-exited
-				cancel()
 			})
 			return &Trapd{Port: port, Dir: dir, out: out}
 		}
 		cmd.Process.Kill()
 		<-exited
-		cancel()
 		last = out.String()
 	}
 	t.Fatalf("snmptrapd did not start:\n%s", last)
