@@ -26,6 +26,19 @@ func FuzzServeSNMP(f *testing.F) {
 			return snmp.AppendScopedPDU(b, &snmp.ScopedPDU{PDU: snmp.PDU{Type: snmp.GetRequest}})
 		})
 	f.Add(probe)
+	// A Response with the reportableFlag set, which gets no Report.
+	resp, _ := snmp.AppendV3(nil, &snmp.V3Message{MsgID: 2, MaxSize: 65507, Flags: snmp.FlagReportable, SecurityModel: 3,
+		SecurityParameters: []byte{0x30, 0x0e, 4, 0, 2, 1, 0, 2, 1, 0, 4, 0, 4, 0, 4, 0}},
+		func(b []byte) []byte {
+			return snmp.AppendScopedPDU(b, &snmp.ScopedPDU{PDU: snmp.PDU{Type: snmp.Response}})
+		})
+	f.Add(resp)
+	// The 36-byte public GetBulk of 2^31-1 repetitions from 1.3, and
+	// negative non-repeaters and max-repetitions.
+	f.Add([]byte("0\"\x02\x01\x01\x04\x06public\xa5\x15\x02\x01\x01\x02\x01\x00\x02\x04\x7f\xff\xff\xff0\x070\x05\x06\x01+\x05\x00"))
+	f.Add(snmp.AppendMessage(nil, &snmp.Message{Version: snmp.V2c, Community: []byte("public"), PDU: snmp.PDU{
+		Type: snmp.GetBulkRequest, RequestID: 1, ErrorStatus: -1, ErrorIndex: -5,
+		VarBinds: []snmp.VarBind{{Name: snmp.OID{1, 3, 6, 1, 2, 1, 1}, Value: snmp.NullValue()}}}}))
 	f.Add([]byte{0x30, 0x03, 0x02, 0x01, 0x01})
 	a, _ := benchAgent(f)
 	p := a.Policy()

@@ -157,6 +157,15 @@ func runMemory(ctx context.Context, env *Env, s *Section) error {
 		}
 		x.conns = nil
 	}
+	if err := memoryAfterClose(env, s, a.list(), func(p *Proc) (int, int) {
+		x := st[p]
+		if len(x.ys) == 0 {
+			return 0, 0
+		}
+		return int(x.ys[0]), int(x.ys[len(x.ys)-1])
+	}); err != nil {
+		return err
+	}
 	a.tsnmpd.Stop()
 	if a.snmpd != nil {
 		a.snmpd.Stop()
@@ -348,4 +357,59 @@ func dialMany(ctx context.Context, addr string, n int, limit time.Duration) ([]n
 		first = fmt.Errorf("only %d of %d sessions opened", len(conns), n)
 	}
 	return conns, first
+}
+
+// memoryAfterClose watches the agents' RSS after their idle sessions
+// closed, for up to 60 s (15 s quick): how long until it is within twice
+// the RSS at 0 sessions, and where it stands then or at the end.
+func memoryAfterClose(env *Env, s *Section, procs []*Proc, before func(*Proc) (base, peak int)) error {
+	limit := 60 * time.Second
+	if env.Quick {
+		limit = 15 * time.Second
+	}
+	t := &Table{Title: "RSS after the idle TCP sessions close", Columns: []string{"agent", "RSS at 0 sessions KB", "RSS with the sessions KB", "RSS after KB", "within 2x the RSS at 0 sessions after"}}
+	type watch struct {
+		rss  int
+		back time.Duration
+	}
+	w := map[*Proc]*watch{}
+	closed := time.Now()
+	for {
+		done := true
+		for _, p := range procs {
+			x := w[p]
+			if x == nil {
+				x = &watch{back: -1}
+				w[p] = x
+			}
+			if x.back >= 0 {
+				continue
+			}
+			rss, _, err := p.Memory()
+			if err != nil {
+				return fmt.Errorf("%s: %w (did it exit?)\n%s", p.Name, err, p.Log())
+			}
+			x.rss = rss
+			if base, _ := before(p); base > 0 && rss <= 2*base {
+				x.back = time.Since(closed)
+			} else {
+				done = false
+			}
+		}
+		if done || time.Since(closed) > limit {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	for _, p := range procs {
+		base, peak := before(p)
+		back := "not within " + limit.String()
+		if x := w[p]; x.back >= 0 {
+			back = x.back.Round(100 * time.Millisecond).String()
+		}
+		t.Add(p.Name, fmt.Sprint(base), fmt.Sprint(peak), fmt.Sprint(w[p].rss), back)
+	}
+	s.Tables = append(s.Tables, t)
+	s.Note("After the TCP series the sessions are closed and each agent's RSS is read every 250 ms for up to %s: the time until it is within twice its RSS at 0 sessions, and the RSS then (or at the end). tsnmpd returns freed memory to the system when its connections fall to half of a peak of at least 256 (internal/connset); the Go runtime keeps about 1.1 KB per connection it once held (goroutine and poll descriptors).", limit)
+	return nil
 }

@@ -196,6 +196,10 @@ func (s *State) boot(o Options) error {
 	case id == nil:
 		id, boots = NewEngineID(), 0
 		st.bootID = ""
+		if !st.exists && s.holdsState() {
+			o.Log.Warn("no engine state in a state directory that holds other state: starting a new engine ID; keys localized to an earlier one no longer match",
+				"file", path, "engineID", hex.EncodeToString(id))
+		}
 	}
 	data := fmt.Sprintf("# tsnmp engine state; written at every start\nengineID %x\nengineBoots %%d\n", id)
 	if o.Shared {
@@ -218,6 +222,18 @@ func (s *State) boot(o Options) error {
 	}
 	s.EngineID, s.Boots = id, boots
 	return s.WriteFile(stateFile, fmt.Appendf(nil, data, boots), 0o600)
+}
+
+// holdsState tells whether the directory holds files besides the lock
+// and temporary files.
+func (s *State) holdsState() bool {
+	ents, _ := os.ReadDir(s.Dir)
+	for _, e := range ents {
+		if e.Type().IsRegular() && e.Name() != LockFile && !strings.HasPrefix(e.Name(), ".") {
+			return true
+		}
+	}
+	return false
 }
 
 // stored is what engine.conf holds.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -57,25 +56,9 @@ func TestCorruptState(t *testing.T) {
 	}
 }
 
-// logTo returns a logger writing into b.
-func logTo(b *syncBuffer) *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// logTo returns a logger writing into b (Open logs from its own
+// goroutine only).
+func logTo(b *bytes.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
 
 // TestLostState: an engine.conf that exists but has lost its engine ID
 // or its boot counter is refused with the file named and the way out;
@@ -111,7 +94,7 @@ func TestLostState(t *testing.T) {
 				t.Fatal("configured engine ID restarted boots under the stored ID")
 			}
 			// The explicit flag makes a new engine, with an error logged.
-			var log syncBuffer
+			var log bytes.Buffer
 			s := open(t, dir, Options{Regenerate: true, Log: logTo(&log)})
 			if s.Boots != 1 || fmt.Sprintf("%x", s.EngineID) == id || !s.Regenerated {
 				t.Errorf("regenerated: boots %d id %x", s.Boots, s.EngineID)
@@ -152,7 +135,7 @@ func TestTemporariesRemoved(t *testing.T) {
 	for _, n := range append(tmps, keep...) {
 		os.WriteFile(filepath.Join(dir, n), []byte("partial"), 0o600)
 	}
-	var log syncBuffer
+	var log bytes.Buffer
 	open(t, dir, Options{Log: logTo(&log)})
 	for _, n := range tmps {
 		if _, err := os.Stat(filepath.Join(dir, n)); !errors.Is(err, os.ErrNotExist) {
@@ -214,5 +197,23 @@ func TestShared(t *testing.T) {
 	s5 := open(t, dir, Options{Shared: true})
 	if s5.Boots != 4 {
 		t.Errorf("session after an agent: boots %d, want 4", s5.Boots)
+	}
+}
+
+// TestMissingStateWarns: engine.conf missing from a directory that holds
+// other state gets a new engine ID with a warning naming the file.
+func TestMissingStateWarns(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "usm-users.conf"), []byte("engineID 80001f8805aabbccddeeff0011\n"), 0o600)
+	var log bytes.Buffer
+	open(t, dir, Options{Log: logTo(&log)})
+	if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), filepath.Join(dir, stateFile)) {
+		t.Errorf("no warning:\n%s", log.String())
+	}
+	// A fresh directory is no news.
+	log.Reset()
+	open(t, t.TempDir(), Options{Log: logTo(&log)})
+	if log.Len() != 0 {
+		t.Errorf("warning for a fresh directory:\n%s", log.String())
 	}
 }

@@ -86,7 +86,7 @@ type fakeAgent struct {
 	wg       sync.WaitGroup
 }
 
-func startFake(t *testing.T, handle func(n int, req *snmp.Message) []*snmp.Message) *fakeAgent {
+func startFake(t testing.TB, handle func(n int, req *snmp.Message) []*snmp.Message) *fakeAgent {
 	t.Helper()
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -502,8 +502,7 @@ func FuzzParseCommunityResponse(f *testing.F) {
 		if p := parseCommunityResponse(b, snmp.V2c, 7, nil); p != nil && (p.Type != snmp.Response || p.RequestID != 7) {
 			t.Fatalf("accepted %v", p)
 		}
-		messageID(b, false)
-		messageID(b, true)
+		(&communityProcessor{}).peek(b)
 	})
 }
 
@@ -522,8 +521,12 @@ func FuzzV3Response(f *testing.F) {
 	}
 	f.Add(msg)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		discoveryAnswer(b)
-		if p := v.acceptResponse(b, engine, 1, nil); p != nil && p.Type != snmp.Report && p.Type != snmp.Response {
+		r, ok := v.peek(b)
+		if !ok {
+			return
+		}
+		discoveryAnswer(&r.hdr)
+		if p := v.acceptResponse(r, engine, 1, nil); p != nil && p.Type != snmp.Report && p.Type != snmp.Response {
 			t.Fatalf("accepted %v", p.Type)
 		}
 	})

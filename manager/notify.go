@@ -51,16 +51,16 @@ func (s *Session) Notify(ctx context.Context, pdu *snmp.PDU) error {
 		req.RequestID = s.newID()
 	}
 	var msg []byte
-	switch {
-	case s.tsm != nil:
+	switch mp := s.mp.(type) {
+	case *tsmState:
 		engine := s.cfg.ContextEngineID
 		if len(engine) == 0 {
 			engine = s.localEngineID()
 		}
 		scoped := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: engine, ContextName: []byte(s.cfg.ContextName), PDU: req})
-		msg = tsm.AppendMessage(nil, s.newID(), int32(s.cfg.MaxMsgSize), snmp.LevelFlags(s.tsm.level), scoped)
-	case s.v3 != nil:
-		m, err := s.v3.notifier()
+		msg = tsm.AppendMessage(nil, s.newID(), int32(s.cfg.MaxMsgSize), snmp.LevelFlags(mp.level), scoped)
+	case *v3State:
+		m, err := mp.notifier()
 		if err != nil {
 			return err
 		}
@@ -70,8 +70,8 @@ func (s *Session) Notify(ctx context.Context, pdu *snmp.PDU) error {
 			ctxEngine = engine
 		}
 		scoped := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: ctxEngine, ContextName: []byte(s.cfg.ContextName), PDU: req})
-		hdr := snmp.V3Message{MsgID: s.newID(), MaxSize: int32(s.cfg.MaxMsgSize), Flags: snmp.LevelFlags(s.v3.level)}
-		if msg, err = m.GenerateRequest(nil, &hdr, engine, s.v3.user, scoped); err != nil {
+		hdr := snmp.V3Message{MsgID: s.newID(), MaxSize: int32(s.cfg.MaxMsgSize), Flags: snmp.LevelFlags(mp.level)}
+		if msg, err = m.GenerateRequest(nil, &hdr, engine, mp.user, scoped); err != nil {
 			return err
 		}
 	default:
@@ -90,8 +90,8 @@ func (s *Session) Notify(ctx context.Context, pdu *snmp.PDU) error {
 // localEngineID returns the session's own snmpEngineID, made once: the
 // one its USM uses, or a new random one for a TSM session.
 func (s *Session) localEngineID() []byte {
-	if s.v3 != nil {
-		return s.v3.usm.EngineID()
+	if v, ok := s.mp.(*v3State); ok {
+		return v.usm.EngineID()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

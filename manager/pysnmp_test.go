@@ -1,7 +1,6 @@
 package manager_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -9,78 +8,21 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager"
+	"github.com/tsnmp/tsnmp/manager/snmpdtest"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
 var update = flag.Bool("update", false, "record the exchanges in testdata anew from the real peers")
 
-// pysnmpEngineID is the snmpEngineID of the pysnmp test agent.
-const pysnmpEngineID = "80001f8804707973736e6d70"
-
-// startPysnmp runs testdata/pysnmp_agent.py on a free loopback UDP port
-// and returns its address. A missing python3 or pysnmp fails the test
-// under CI=true and skips it otherwise.
-func startPysnmp(t *testing.T) string {
-	t.Helper()
-	python := testenv.Need(t, "python3")
-	if out, err := exec.Command(python, "-c", "import pysnmp").CombinedOutput(); err != nil {
-		if testenv.InCI() {
-			t.Fatalf("pysnmp is required (python3 -m pip install pysnmp): %v %s", err, out)
-		}
-		t.Skipf("pysnmp not installed; skipping (CI=true makes this a failure): %s", out)
-	}
-	script, err := filepath.Abs("testdata/pysnmp_agent.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var last string
-	for range 3 { // the port may be taken between FreePort and the bind
-		port := testenv.FreePort(t)
-		cmd := exec.Command(python, script, strconv.Itoa(port), pysnmpEngineID)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		ready := make(chan bool, 1)
-		go func() {
-			line, _ := bufio.NewReader(stdout).ReadString('\n')
-			ready <- strings.TrimSpace(line) == "ready"
-		}()
-		var ok bool
-		select {
-		case ok = <-ready:
-		case <-time.After(30 * time.Second):
-		}
-		if ok {
-			t.Cleanup(func() {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-			})
-			return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		last = stderr.String()
-	}
-	t.Fatalf("pysnmp agent did not start: %s", last)
-	return ""
-}
+func startPysnmp(t *testing.T) string { return snmpdtest.StartPysnmp(t) }
 
 // udpProxy relays datagrams between one client and an agent, recording
 // them in order.

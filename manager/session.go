@@ -146,16 +146,18 @@ func (e *StatusError) FailedObject() (snmp.OID, bool) {
 }
 
 // Session is a command generator bound to one agent over one socket (one
-// UDP socket or one TCP connection). It is safe for concurrent use;
-// concurrent requests are matched to their responses by request-id (v1,
-// v2c) or msgID (v3), and responses carrying other ids are ignored.
+// UDP socket, one TCP connection, a TLS connection, a DTLS association or
+// an SSH channel). It is safe for concurrent use; concurrent requests are
+// matched to their responses by request-id (v1, v2c) or msgID (v3), and
+// responses carrying other ids are ignored.
 type Session struct {
 	target Target
 	cfg    Config
 	conn   net.Conn
 	rto    *rtoEstimator
-	v3     *v3State
-	tsm    *tsmState // SNMPv3 over TLS or DTLS (tls.go)
+	// mp is the message processing of the session's version and security
+	// model: community (community.go), USM (v3.go) or TSM (tsm.go).
+	mp messageProcessor
 	// secure is the configuration of a TLS or DTLS session, which
 	// explains certificate errors.
 	secure *tlstm.ClientConfig
@@ -163,13 +165,70 @@ type Session struct {
 	wmu sync.Mutex // serialises writes
 
 	mu      sync.Mutex
-	pending map[int32]chan []byte
+	pending map[int32]*waiter
 	err     error // set once the session is closed or broken
 	done    chan struct{}
 
 	nextID atomic.Uint32
 	// ownEngineID is the engine ID of notifications over TSM (notify.go).
 	ownEngineID []byte
+}
+
+// messageProcessor is the message processing model of a session's SNMP
+// version with its security model (RFC 3411 section 3.1.2): it sends a
+// request and checks the replies to it.
+type messageProcessor interface {
+	// do sends pdu as a request (assigning its request-id) and returns
+	// the reply: a Response, decoded into into's storage when into is
+	// set, or an error (*ReportError for a Report).
+	do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bool, into *snmp.PDU) (*snmp.PDU, error)
+	// peek decodes the id a received message is matched to its request
+	// by; ok is false for a message that is not of the session's kind.
+	peek(m []byte) (r *received, ok bool)
+}
+
+// received is a message on its way to the request it answers.
+type received struct {
+	id  int32
+	msg []byte
+	// hdr is an SNMPv3 message's header, decoded once, by peek.
+	hdr snmp.V3Message
+}
+
+// peekV3 decodes an SNMPv3 message's header for the processors of SNMPv3,
+// once: the received message carries it to the request it answers.
+func peekV3(m []byte) (*received, bool) {
+	r := &received{msg: m}
+	if r.hdr.Unmarshal(m) != nil {
+		return nil, false
+	}
+	r.id = r.hdr.MsgID
+	return r, true
+}
+
+// newSession makes a session over conn, which is connected to t, and
+// starts reading it. cfg has its defaults applied; secure is the
+// configuration of a TLS or DTLS connection, else nil.
+func newSession(t Target, cfg Config, conn net.Conn, mp messageProcessor, stream bool, secure *tlstm.ClientConfig) *Session {
+	s := &Session{
+		target:  t,
+		cfg:     cfg,
+		conn:    conn,
+		mp:      mp,
+		secure:  secure,
+		rto:     newRTOEstimator(cfg.Timeout, cfg.MinRTO, cfg.MaxRTO),
+		pending: map[int32]*waiter{},
+		done:    make(chan struct{}),
+	}
+	var seed [4]byte
+	_, _ = rand.Read(seed[:])
+	s.nextID.Store(binary.BigEndian.Uint32(seed[:]) & 0x3fffffff)
+	if stream {
+		go s.readStream()
+	} else {
+		go s.readPackets()
+	}
+	return s
 }
 
 // Dial parses target and opens a session to it.
@@ -185,23 +244,17 @@ func Dial(ctx context.Context, target string, cfg Config) (*Session, error) {
 // (with TCP_NODELAY); for UDP it binds a connected socket.
 func DialTarget(ctx context.Context, t Target, cfg Config) (*Session, error) {
 	cfg.normalize()
-	s := &Session{
-		target:  t,
-		cfg:     cfg,
-		rto:     newRTOEstimator(cfg.Timeout, cfg.MinRTO, cfg.MaxRTO),
-		pending: map[int32]chan []byte{},
-		done:    make(chan struct{}),
-	}
-	var seed [4]byte
-	_, _ = rand.Read(seed[:])
-	s.nextID.Store(binary.BigEndian.Uint32(seed[:]) & 0x3fffffff)
-	if cfg.Version == snmp.V3 {
-		v, err := newV3State(&s.cfg)
+	var mp messageProcessor
+	switch cfg.Version {
+	case snmp.V1, snmp.V2c:
+		mp = &communityProcessor{version: cfg.Version, community: []byte(cfg.Community)}
+	case snmp.V3:
+		v, err := newV3State(&cfg)
 		if err != nil {
 			return nil, err
 		}
-		s.v3 = v
-	} else if cfg.Version != snmp.V1 && cfg.Version != snmp.V2c {
+		mp = v
+	default:
 		return nil, fmt.Errorf("manager: unsupported version %v", cfg.Version)
 	}
 	var d net.Dialer
@@ -209,31 +262,38 @@ func DialTarget(ctx context.Context, t Target, cfg Config) (*Session, error) {
 	if network == "udp" || network == "tcp" {
 		network += "4" // udp: and tcp: are IPv4 domains, as in Net-SNMP
 	}
-	if t.Stream() {
-		// Bound the connect by the request budget.
-		cctx, cancel := context.WithTimeout(ctx, cfg.Timeout*time.Duration(cfg.Retries+1))
-		defer cancel()
-		c, err := d.DialContext(cctx, network, t.Addr())
-		if err != nil {
-			return nil, err
-		}
-		if tc, ok := c.(*net.TCPConn); ok {
-			if err := tc.SetNoDelay(true); err != nil {
-				c.Close()
-				return nil, err
-			}
-		}
-		s.conn = c
-		go s.readStream()
-	} else {
+	if !t.Stream() {
 		c, err := d.DialContext(ctx, network, t.Addr())
 		if err != nil {
 			return nil, err
 		}
-		s.conn = c
-		go s.readPackets()
+		return newSession(t, cfg, c, mp, false, nil), nil
 	}
-	return s, nil
+	// Bound the connect by the request budget.
+	cctx, cancel := context.WithTimeout(ctx, cfg.Timeout*time.Duration(cfg.Retries+1))
+	defer cancel()
+	c, err := d.DialContext(cctx, network, t.Addr())
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		if err := tc.SetNoDelay(true); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return newSession(t, cfg, c, mp, true, nil), nil
+}
+
+// secureDefaults applies the defaults of sessions with the Transport
+// Security Model (TLS, DTLS, SSH): SNMPv3 at authPriv, which those
+// transports provide, unless a level is given.
+func secureDefaults(cfg *Config) {
+	if cfg.Level == 0 {
+		cfg.Level = snmp.AuthPriv
+	}
+	cfg.Version = snmp.V3
+	cfg.normalize()
 }
 
 // Target returns the session's target.
@@ -312,56 +372,66 @@ func (s *Session) readStream() {
 // deliver routes a received message to the request waiting for its id.
 // Messages that do not parse or that nobody waits for are dropped.
 func (s *Session) deliver(m []byte) {
-	id, ok := messageID(m, s.v3 != nil || s.tsm != nil)
+	r, ok := s.mp.peek(m)
 	if !ok {
 		return
 	}
+	// The send is made under the lock, so that once unregister has
+	// drained a waiter nothing more arrives in it and it can be reused.
 	s.mu.Lock()
-	ch := s.pending[id]
-	s.mu.Unlock()
-	if ch == nil {
-		return
-	}
-	select {
-	case ch <- m:
-	default: // a duplicate of an answered request
+	defer s.mu.Unlock()
+	if w := s.pending[r.id]; w != nil {
+		select {
+		case w.ch <- r:
+		default: // a duplicate of an answered request
+		}
 	}
 }
 
-// messageID extracts the request-id of a community message or the msgID
-// of an SNMPv3 message.
-func messageID(m []byte, v3 bool) (int32, bool) {
-	if v3 {
-		var h snmp.V3Message
-		if h.Unmarshal(m) != nil {
-			return 0, false
-		}
-		return h.MsgID, true
-	}
-	id, err := snmp.PeekRequestID(m)
-	return id, err == nil
+// waiter is what a request waits on: the channel its answers arrive in,
+// its retransmission timer and the ids it was sent with. Waiters are
+// reused (waiters), so that a request allocates neither.
+type waiter struct {
+	ch    chan *received
+	timer *time.Timer
+	ids   []int32
 }
+
+var waiters = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &waiter{ch: make(chan *received, 4), timer: t, ids: make([]int32, 0, 8)}
+}}
 
 func (s *Session) newID() int32 {
 	return int32(s.nextID.Add(1) & 0x7fffffff)
 }
 
-func (s *Session) register(id int32, ch chan []byte) error {
+func (s *Session) register(id int32, w *waiter) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
 	}
-	s.pending[id] = ch
+	s.pending[id] = w
+	w.ids = append(w.ids, id)
 	return nil
 }
 
-func (s *Session) unregister(ids []int32) {
+// release forgets w's ids, drops what arrived for them unread and
+// returns w to the pool.
+func (s *Session) release(w *waiter) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, id := range ids {
+	for _, id := range w.ids {
 		delete(s.pending, id)
 	}
+	s.mu.Unlock()
+	for len(w.ch) > 0 {
+		<-w.ch
+	}
+	w.timer.Stop() // Go 1.23 timers: no stale expiry is received after Stop
+	w.ids = w.ids[:0]
+	waiters.Put(w)
 }
 
 func (s *Session) write(m []byte) error {
@@ -378,10 +448,9 @@ func (s *Session) write(m []byte) error {
 // with a fresh id when fresh is set, else with the same id) and returns
 // the first received message that accept takes. accept returns done=false
 // to keep waiting (a message for this id that is not the answer).
-func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build func(id int32) ([]byte, error), accept func(m []byte) (bool, error)) error {
-	ch := make(chan []byte, 4)
-	var ids []int32
-	defer func() { s.unregister(ids) }()
+func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build func(id int32) ([]byte, error), accept func(r *received) (bool, error)) error {
+	w := waiters.Get().(*waiter)
+	defer s.release(w)
 	attempts := s.cfg.Retries + 1
 	wait := s.cfg.Timeout
 	if s.target.Stream() {
@@ -391,15 +460,12 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 		wait = s.rto.RTO()
 	}
 	var msg []byte
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt == 0 || fresh {
 			id := s.newID()
-			if err := s.register(id, ch); err != nil {
+			if err := s.register(id, w); err != nil {
 				return err
 			}
-			ids = append(ids, id)
 			var err error
 			if msg, err = build(id); err != nil {
 				return err
@@ -412,12 +478,12 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 			return err
 		}
 		sent := time.Now()
-		timer.Reset(wait)
+		w.timer.Reset(wait)
 	waiting:
 		for {
 			select {
-			case m := <-ch:
-				done, err := accept(m)
+			case r := <-w.ch:
+				done, err := accept(r)
 				if !done && err == nil {
 					continue
 				}
@@ -425,7 +491,7 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 					s.rto.Sample(time.Since(sent)) // Karn: first transmission only
 				}
 				return err
-			case <-timer.C:
+			case <-w.timer.C:
 				break waiting
 			case <-ctx.Done():
 				return ctx.Err()
@@ -450,15 +516,7 @@ func (s *Session) Do(ctx context.Context, pdu *snmp.PDU) (*snmp.PDU, error) {
 // do is Do with the retransmission mode chosen. A non-nil into receives
 // the response, reusing its storage (see WalkOptions.Reuse).
 func (s *Session) do(ctx context.Context, pdu *snmp.PDU, adaptive bool, into *snmp.PDU) (*snmp.PDU, error) {
-	var resp *snmp.PDU
-	var err error
-	if s.tsm != nil {
-		resp, err = s.tsm.do(ctx, s, pdu, adaptive, into)
-	} else if s.v3 != nil {
-		resp, err = s.v3.do(ctx, s, pdu, adaptive, into)
-	} else {
-		resp, err = s.doCommunity(ctx, pdu, adaptive, into)
-	}
+	resp, err := s.mp.do(ctx, s, pdu, adaptive, into)
 	if err != nil {
 		return nil, err
 	}
@@ -466,36 +524,6 @@ func (s *Session) do(ctx context.Context, pdu *snmp.PDU, adaptive bool, into *sn
 		return resp, &StatusError{Status: resp.ErrorStatus, Index: resp.ErrorIndex, Response: resp}
 	}
 	return resp, nil
-}
-
-func (s *Session) doCommunity(ctx context.Context, pdu *snmp.PDU, adaptive bool, into *snmp.PDU) (*snmp.PDU, error) {
-	if s.cfg.Version == snmp.V1 && pdu.Type == snmp.GetBulkRequest {
-		return nil, errors.New("manager: GetBulk is not part of SNMPv1")
-	}
-	req := *pdu
-	var resp *snmp.PDU
-	err := s.exchange(ctx, adaptive, false, func(id int32) ([]byte, error) {
-		req.RequestID = id
-		m := snmp.Message{Version: s.cfg.Version, Community: []byte(s.cfg.Community), PDU: req}
-		return snmp.AppendMessage(nil, &m), nil
-	}, func(b []byte) (bool, error) {
-		resp = parseCommunityResponse(b, s.cfg.Version, req.RequestID, into)
-		return resp != nil, nil
-	})
-	return resp, err
-}
-
-// parseCommunityResponse decodes a received community message and returns
-// its PDU if it is the Response to request id of the given version; any
-// other message yields nil. The PDU is decoded into into's storage when
-// into is set.
-func parseCommunityResponse(b []byte, v snmp.Version, id int32, into *snmp.PDU) *snmp.PDU {
-	var m snmp.Message
-	reuse(&m.PDU, into)
-	if m.Unmarshal(b) != nil || m.Version != v || m.PDU.Type != snmp.Response || m.PDU.RequestID != id {
-		return nil
-	}
-	return keep(&m.PDU, into)
 }
 
 // reuse prepares a decoding target p to use into's storage, if any.

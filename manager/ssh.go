@@ -2,9 +2,7 @@ package manager
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tsnmp/tsnmp/internal/xdg"
-	"github.com/tsnmp/tsnmp/snmp"
 	tssh "github.com/tsnmp/tsnmp/ssh"
 	"github.com/tsnmp/tsnmp/transport"
 	sshtm "github.com/tsnmp/tsnmp/transport/ssh"
@@ -306,11 +303,7 @@ func DialSSH(ctx context.Context, target string, cfg Config, c *sshtm.ClientConf
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Level == 0 {
-		cfg.Level = snmp.AuthPriv
-	}
-	cfg.Version = snmp.V3
-	cfg.normalize()
+	secureDefaults(&cfg)
 	cctx, cancel := context.WithTimeout(ctx, cfg.Timeout*time.Duration(cfg.Retries+1))
 	defer cancel()
 	sc, err := acquireSSH(cctx, t, c)
@@ -322,29 +315,14 @@ func DialSSH(ctx context.Context, target string, cfg Config, c *sshtm.ClientConf
 		sc.release()
 		return nil, fmt.Errorf("manager: %s: %w", target, err)
 	}
-	s := &Session{
-		target:  t,
-		cfg:     cfg,
-		rto:     newRTOEstimator(cfg.Timeout, cfg.MinRTO, cfg.MaxRTO),
-		pending: map[int32]chan []byte{},
-		done:    make(chan struct{}),
-		conn:    &sshChannel{Channel: ch, sc: sc},
-	}
-	var seed [4]byte
-	_, _ = rand.Read(seed[:])
-	s.nextID.Store(binary.BigEndian.Uint32(seed[:]) & 0x3fffffff)
-	s.tsm = &tsmState{cfg: &s.cfg, level: cfg.Level}
-	go s.readStream()
+	s := newSession(t, cfg, &sshChannel{Channel: ch, sc: sc}, newTSMState(&cfg), true, nil)
 	return s, nil
 }
 
 // GetSSH is Get for ssh: targets: one session per target, parameters and
 // configuration in the process.
 func (p *Pool) GetSSH(ctx context.Context, target string, cfg Config, params *SSHParams) (*Session, error) {
-	if cfg.Level == 0 {
-		cfg.Level = snmp.AuthPriv // what SSH provides; normalize would pick noAuthNoPriv
-	}
-	cfg.normalize()
+	secureDefaults(&cfg)
 	t, err := SSHTarget(target)
 	if err != nil {
 		return nil, err

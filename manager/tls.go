@@ -1,14 +1,11 @@
 package manager
 
 import (
-	"bytes"
 	"context"
 	"crypto"
-	"crypto/rand"
 	"crypto/sha256"
 	gotls "crypto/tls"
 	"crypto/x509"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -18,13 +15,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tsnmp/tsnmp/internal/certs"
 	"github.com/tsnmp/tsnmp/internal/xdg"
-	"github.com/tsnmp/tsnmp/security/tsm"
-	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
@@ -197,49 +191,6 @@ func (p *TransportParams) scope(target string, leaf *x509.Certificate, c *tlstm.
 	return strings.Join(append(parts, anchors...), "|")
 }
 
-// tsmState is the SNMPv3 side of a session over a secure transport: TSM
-// (RFC 5591) messages, which carry no security parameters.
-type tsmState struct {
-	cfg   *Config
-	level snmp.SecurityLevel
-
-	mu       sync.Mutex
-	engineID []byte // contextEngineID: configured (-E) or discovered
-}
-
-// contextEngine returns the contextEngineID for requests: -E, else the
-// agent's snmpEngineID learned with RFC 5343's probe (a Get of
-// snmpEngineID.0 in the context engine localEngineID), once per session.
-func (v *tsmState) contextEngine(ctx context.Context, s *Session, adaptive bool) ([]byte, error) {
-	if len(v.cfg.ContextEngineID) > 0 {
-		return v.cfg.ContextEngineID, nil
-	}
-	v.mu.Lock()
-	id := v.engineID
-	v.mu.Unlock()
-	if id != nil {
-		return id, nil
-	}
-	resp, err := v.exchange(ctx, s, adaptive, []byte(snmp.LocalEngineID), &snmp.PDU{Type: snmp.GetRequest,
-		VarBinds: []snmp.VarBind{{Name: snmp.SnmpEngineID0, Value: snmp.Value{Type: snmp.Null}}}}, nil)
-	var ce *CertificateError
-	if errors.As(err, &ce) {
-		return nil, err
-	}
-	if err != nil {
-		return nil, fmt.Errorf("manager: RFC 5343 contextEngineID discovery: %w", err)
-	}
-	if resp.Type != snmp.Response || len(resp.VarBinds) != 1 || resp.VarBinds[0].Value.Type != snmp.OctetString ||
-		len(resp.VarBinds[0].Value.Bytes) < 5 || len(resp.VarBinds[0].Value.Bytes) > 32 {
-		return nil, errors.New("manager: RFC 5343 contextEngineID discovery: no snmpEngineID in the answer")
-	}
-	id = bytes.Clone(resp.VarBinds[0].Value.Bytes)
-	v.mu.Lock()
-	v.engineID = id
-	v.mu.Unlock()
-	return id, nil
-}
-
 // SecureTarget parses a tls: or dtls: target ("tls:host[:port]",
 // "dtls:[::1]:10161"); the default port is 10161.
 func SecureTarget(spec string) (Target, transport.Domain, error) {
@@ -342,11 +293,7 @@ func DialSecure(ctx context.Context, target string, cfg Config, c *tlstm.ClientC
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Level == 0 {
-		cfg.Level = snmp.AuthPriv
-	}
-	cfg.Version = snmp.V3
-	cfg.normalize()
+	secureDefaults(&cfg)
 	dial := secureDialers[d]
 	if dial == nil {
 		return nil, fmt.Errorf("manager: %s transport not available", d)
@@ -362,25 +309,7 @@ func DialSecure(ctx context.Context, target string, cfg Config, c *tlstm.ClientC
 		}
 		return nil, fmt.Errorf("manager: %s: %w", target, err)
 	}
-	s := &Session{
-		target:  t,
-		cfg:     cfg,
-		rto:     newRTOEstimator(cfg.Timeout, cfg.MinRTO, cfg.MaxRTO),
-		pending: map[int32]chan []byte{},
-		done:    make(chan struct{}),
-		conn:    conn,
-		secure:  c,
-	}
-	var seed [4]byte
-	_, _ = rand.Read(seed[:])
-	s.nextID.Store(binary.BigEndian.Uint32(seed[:]) & 0x3fffffff)
-	s.tsm = &tsmState{cfg: &s.cfg, level: cfg.Level}
-	if t.Stream() {
-		go s.readStream()
-	} else {
-		go s.readPackets()
-	}
-	return s, nil
+	return newSession(t, cfg, conn, newTSMState(&cfg), t.Stream(), c), nil
 }
 
 // Resumed reports whether the session's secure transport resumed an
@@ -394,11 +323,7 @@ func (s *Session) Resumed() bool {
 // GetSecure is Get for tls: and dtls: targets: one session per target,
 // parameters and configuration in the process.
 func (p *Pool) GetSecure(ctx context.Context, target string, cfg Config, params *TransportParams) (*Session, error) {
-	if cfg.Level == 0 {
-		cfg.Level = snmp.AuthPriv
-	}
-	cfg.Version = snmp.V3
-	cfg.normalize()
+	secureDefaults(&cfg)
 	t, _, err := SecureTarget(target)
 	if err != nil {
 		return nil, err
@@ -411,58 +336,4 @@ func (p *Pool) GetSecure(ctx context.Context, target string, cfg Config, params 
 		}
 		return DialSecure(ctx, target, cfg, c)
 	})
-}
-
-func (v *tsmState) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bool, into *snmp.PDU) (*snmp.PDU, error) {
-	engine, err := v.contextEngine(ctx, s, adaptive)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := v.exchange(ctx, s, adaptive, engine, pdu, into)
-	if err != nil {
-		return nil, err
-	}
-	if resp.Type == snmp.Report {
-		return nil, &ReportError{Report: resp}
-	}
-	return resp, nil
-}
-
-// exchange sends pdu in a TSM message and returns the Response or Report,
-// decoded into into's storage when into is set.
-func (v *tsmState) exchange(ctx context.Context, s *Session, adaptive bool, engine []byte, pdu, into *snmp.PDU) (*snmp.PDU, error) {
-	req := *pdu
-	req.RequestID = s.newID()
-	scoped := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: engine, ContextName: []byte(v.cfg.ContextName), PDU: req})
-	var resp *snmp.PDU
-	err := s.exchange(ctx, adaptive, true, func(id int32) ([]byte, error) {
-		return tsm.AppendMessage(nil, id, int32(v.cfg.MaxMsgSize), snmp.LevelFlags(v.level)|snmp.FlagReportable, scoped), nil
-	}, func(b []byte) (bool, error) {
-		var hdr snmp.V3Message
-		// The reportable flag is not looked at (RFC 3412 section 6.4;
-		// see v3State.acceptResponse).
-		if hdr.Unmarshal(b) != nil || hdr.SecurityModel != snmp.SecurityModelTSM || len(hdr.SecurityParameters) != 0 {
-			return false, nil
-		}
-		var sp snmp.ScopedPDU
-		reuse(&sp.PDU, into)
-		if sp.Unmarshal(hdr.Data) != nil {
-			return false, nil
-		}
-		switch sp.PDU.Type {
-		case snmp.Report:
-		case snmp.Response:
-			if sp.PDU.RequestID != req.RequestID {
-				return false, nil
-			}
-		default:
-			return false, nil
-		}
-		resp = keep(&sp.PDU, into)
-		return true, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
 }

@@ -40,14 +40,15 @@ func (e *ReportError) Error() string {
 	return "Report PDU received"
 }
 
-// v3State is the SNMPv3 (USM) side of a session: a USM acting as a
-// non-authoritative engine with the session's user as a template entry,
-// so keys are localized (and cached) for whatever engine is discovered.
+// v3State is the message processing of SNMPv3 with the User-based
+// Security Model (RFC 3412, RFC 3414): a USM acting as a non-authoritative
+// engine with the session's user as a template entry, so keys are
+// localized (and cached) for whatever engine is discovered.
 type v3State struct {
 	usm   *usm.USM
 	user  string
 	level snmp.SecurityLevel
-	cfg   *Config
+	cfg   Config
 
 	mu       sync.Mutex
 	engineID []byte   // authoritative engine: configured (-e) or discovered
@@ -90,7 +91,7 @@ func newV3State(cfg *Config) (*v3State, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &v3State{usm: m, user: cfg.User, level: cfg.Level, cfg: cfg}
+	v := &v3State{usm: m, user: cfg.User, level: cfg.Level, cfg: *cfg}
 	if len(cfg.SecurityEngineID) > 0 {
 		v.engineID = bytes.Clone(cfg.SecurityEngineID)
 		if err := m.AddRemoteEngine(v.engineID); err != nil {
@@ -101,15 +102,16 @@ func newV3State(cfg *Config) (*v3State, error) {
 }
 
 // EngineID returns the authoritative engine ID in use (configured or
-// discovered), or nil before discovery.
+// discovered), or nil before discovery and for sessions without USM.
 func (s *Session) EngineID() []byte {
-	if s.v3 == nil {
+	v, ok := s.mp.(*v3State)
+	if !ok {
 		return nil
 	}
-	s.v3.mu.Lock()
-	defer s.v3.mu.Unlock()
-	return bytes.Clone(s.v3.engineID)
+	return bytes.Clone(v.engine())
 }
+
+func (v *v3State) peek(m []byte) (*received, bool) { return peekV3(m) }
 
 func (v *v3State) engine() []byte {
 	v.mu.Lock()
@@ -131,8 +133,8 @@ func (v *v3State) discover(ctx context.Context, s *Session, adaptive bool) ([]by
 		probe.PDU.RequestID = id
 		hdr := snmp.V3Message{MsgID: id, MaxSize: int32(v.cfg.MaxMsgSize), Flags: snmp.FlagReportable}
 		return v.usm.GenerateRequest(nil, &hdr, nil, "", snmp.AppendScopedPDU(nil, &probe))
-	}, func(b []byte) (bool, error) {
-		found = discoveryAnswer(b)
+	}, func(r *received) (bool, error) {
+		found = discoveryAnswer(&r.hdr)
 		return found != nil, nil
 	})
 	if err != nil {
@@ -149,9 +151,8 @@ func (v *v3State) discover(ctx context.Context, s *Session, adaptive bool) ([]by
 // discoveryAnswer returns the security parameters of a received SNMPv3
 // message that answers a discovery probe (one naming an authoritative
 // engine), or nil.
-func discoveryAnswer(b []byte) *usm.SecurityParameters {
-	var hdr snmp.V3Message
-	if hdr.Unmarshal(b) != nil || hdr.SecurityModel != snmp.SecurityModelUSM {
+func discoveryAnswer(hdr *snmp.V3Message) *usm.SecurityParameters {
+	if hdr.SecurityModel != snmp.SecurityModelUSM {
 		return nil
 	}
 	var sp usm.SecurityParameters
@@ -162,19 +163,11 @@ func discoveryAnswer(b []byte) *usm.SecurityParameters {
 }
 
 // acceptResponse processes a received message through the USM and returns
-// its PDU if it answers request reqID sent to engineID: a Response at the
-// request's security level, or a Report. Anything else yields nil.
-//
-// The reportable flag is not looked at: Responses and Reports belong to
-// the Unconfirmed Class, and RFC 3412 section 6.4 has the receiver of one
-// with the flag set (pysnmp sets it on its Reports) process it as though
-// the flag were clear.
-func (v *v3State) acceptResponse(b, engineID []byte, reqID int32, into *snmp.PDU) *snmp.PDU {
-	var hdr snmp.V3Message
-	if hdr.Unmarshal(b) != nil {
-		return nil
-	}
-	in, err := v.usm.ProcessIncoming(&hdr, b, nil)
+// its PDU if it answers request reqID sent to engineID (snmp.AcceptReply:
+// a Response at the request's security level, or a Report, whatever its
+// reportable flag). Anything else yields nil.
+func (v *v3State) acceptResponse(r *received, engineID []byte, reqID int32, into *snmp.PDU) *snmp.PDU {
+	in, err := v.usm.ProcessIncoming(&r.hdr, r.msg, nil)
 	if err != nil {
 		return nil // not authentic, not timely or malformed: discard
 	}
@@ -185,16 +178,7 @@ func (v *v3State) acceptResponse(b, engineID []byte, reqID int32, into *snmp.PDU
 	}
 	var sp snmp.ScopedPDU
 	reuse(&sp.PDU, into)
-	if sp.Unmarshal(in.ScopedPDU) != nil {
-		return nil
-	}
-	switch sp.PDU.Type {
-	case snmp.Report:
-	case snmp.Response:
-		if sp.PDU.RequestID != reqID || in.Level != v.level {
-			return nil
-		}
-	default:
+	if sp.Unmarshal(in.ScopedPDU) != nil || !snmp.AcceptReply(&sp.PDU, reqID, v.level, in.Level) {
 		return nil
 	}
 	return keep(&sp.PDU, into)
@@ -222,8 +206,8 @@ func (v *v3State) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bo
 		err = s.exchange(ctx, adaptive, true, func(id int32) ([]byte, error) {
 			hdr := snmp.V3Message{MsgID: id, MaxSize: int32(v.cfg.MaxMsgSize), Flags: snmp.LevelFlags(v.level) | snmp.FlagReportable}
 			return v.usm.GenerateRequest(nil, &hdr, engineID, v.user, scoped)
-		}, func(b []byte) (bool, error) {
-			resp = v.acceptResponse(b, engineID, req.RequestID, into)
+		}, func(r *received) (bool, error) {
+			resp = v.acceptResponse(r, engineID, req.RequestID, into)
 			return resp != nil, nil
 		})
 		if err != nil {

@@ -34,9 +34,12 @@ func newPacketConn(c net.Conn, rand io.Reader) *packetConn {
 	none, _ := newNoneCipher(nil, nil, nil, nil)
 	none2, _ := newNoneCipher(nil, nil, nil, nil)
 	return &packetConn{
-		conn:   c,
-		br:     bufio.NewReaderSize(c, 64*1024),
-		bw:     bufio.NewWriterSize(c, 64*1024),
+		conn: c,
+		// Small buffers: an idle connection keeps them. Larger packets
+		// are read and written straight through (the ciphers read
+		// with io.ReadFull and write a whole packet in one Write).
+		br:     bufio.NewReaderSize(c, 8<<10),
+		bw:     bufio.NewWriterSize(c, 4<<10),
 		rand:   rand,
 		readC:  none,
 		writeC: none2,

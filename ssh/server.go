@@ -238,17 +238,30 @@ func (s *Server) serveConn(c net.Conn, sc *connset.Conn) error {
 			sc.FailErr(err)
 		}
 	}
-	if err := t.handshake(); err != nil {
-		fail(err)
-		_ = t.close(DisconnectKeyExchangeFailed, "key exchange failed")
-		s.event(Event{Kind: EventKexFailed, Remote: c.RemoteAddr(), Err: err})
-		return err
-	}
-	user, err := s.authenticate(t)
+	// Key exchange and authentication run on a goroutine of their own:
+	// the stack they grow for the cryptography goes with it, and the
+	// goroutine that serves the idle connection keeps a small one.
+	var (
+		user string
+		err  error
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err = t.handshake(); err != nil {
+			fail(err)
+			_ = t.close(DisconnectKeyExchangeFailed, "key exchange failed")
+			s.event(Event{Kind: EventKexFailed, Remote: c.RemoteAddr(), Err: err})
+			return
+		}
+		if user, err = s.authenticate(t); err != nil {
+			fail(err)
+			_ = t.close(DisconnectNoMoreAuthMethods, "authentication failed")
+			s.event(Event{Kind: EventAuthFailed, Remote: c.RemoteAddr(), Err: err})
+		}
+	}()
+	<-done
 	if err != nil {
-		fail(err)
-		_ = t.close(DisconnectNoMoreAuthMethods, "authentication failed")
-		s.event(Event{Kind: EventAuthFailed, Remote: c.RemoteAddr(), Err: err})
 		return err
 	}
 	_ = c.SetDeadline(time.Time{})

@@ -334,7 +334,20 @@ func (s *StreamServer) serveConn(sc *connset.Conn) {
 	ref := StateReference{Domain: s.domain, Local: addrPort(c.LocalAddr()), Remote: addrPort(c.RemoteAddr()), SecurityLevel: 1}
 	if s.Identify != nil {
 		c.SetDeadline(time.Now().Add(s.opts.handshakeTimeout()))
-		name, sess, err := s.Identify(c)
+		// The handshake runs on a goroutine of its own: the stack it
+		// grows for the cryptography goes with it, and the goroutine
+		// that waits on an idle session keeps a small one.
+		var (
+			name string
+			sess any
+			err  error
+		)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			name, sess, err = s.Identify(c)
+		}()
+		<-done
 		if err != nil {
 			if !sc.Evicted() {
 				sc.FailErr(err)
@@ -345,9 +358,16 @@ func (s *StreamServer) serveConn(sc *connset.Conn) {
 		ref.SecurityName, ref.Session, ref.SecurityLevel, ref.SameSecurity = name, sess, 3, true
 	}
 	sc.Established()
-	r := bufio.NewReaderSize(c, 4096)
+	// Plain TCP reads a typical request in one system call through a
+	// 4 KB buffer; a TLS connection buffers whole records itself, so a
+	// small buffer costs nothing there and an idle session keeps less.
+	// The message and response buffers grow to what the session needs.
+	size := 4096
+	if s.Identify != nil {
+		size = 1024
+	}
+	r := bufio.NewReaderSize(c, size)
 	var in, out []byte
-	out = make([]byte, 0, 4096)
 	for {
 		c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
 		msg, err := ReadStreamMessage(r, in, s.opts.MaxMessage)

@@ -73,6 +73,8 @@ type Config struct {
 
 	// origins maps a key path ("communities[2]") to "file:line".
 	origins map[string]string
+	// built is the access control, built once per load (access.go).
+	built *accessControl
 }
 
 // System holds the values of the system group (SNMPv2-MIB). Empty strings

@@ -159,3 +159,22 @@ func TestUndefinedView(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBuiltOnce: a load builds the access control once; the VACM and the
+// community table come from that one build.
+func TestBuiltOnce(t *testing.T) {
+	c, err := ParseSnmpdConf("once.conf", []byte("rocommunity public default\nrwcommunity private 127.0.0.1 -V sys\nview sys included .1.3.6.1.2.1.1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1, err1 := c.BuildVACM()
+	a2, err2 := c.BuildVACM()
+	c1, err3 := c.BuildCommunities()
+	c2, err4 := c.BuildCommunities()
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		t.Fatal(err)
+	}
+	if a1 != a2 || c1 != c2 {
+		t.Error("the access control was built again")
+	}
+}

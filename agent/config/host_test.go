@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestHostDirectives(t *testing.T) {
@@ -58,5 +59,32 @@ realStorageUnits 0
 	c, err = ParseSnmpdConf("all.conf", []byte("includeAllDisks\n"))
 	if err != nil || c.Host.IncludeAllDisks == nil || *c.Host.IncludeAllDisks != 5 {
 		t.Errorf("includeAllDisks alone: %v %v", err, c)
+	}
+}
+
+func TestHostYAML(t *testing.T) {
+	c, err := ParseYAML("host.yaml", []byte(`communities:
+  - {community: public, access: ro}
+host:
+  disks:
+    - {path: /, min_percent: 10}
+    - {path: /var, min_kb: 500000}
+  include_all_disks: 5
+  load: [12, 10, 8]
+  procs:
+    - {name: sshd, max: 5, min: 1}
+  min_swap: 32000
+  storage_use_nfs: false
+  skip_nfs: true
+  cache_ttl: 2s
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := c.Host
+	if len(h.Disks) != 2 || *h.Disks[0].MinPercent != 10 || *h.Disks[1].MinKB != 500000 || *h.IncludeAllDisks != 5 ||
+		*h.LoadMax() != [3]float64{12, 10, 8} || h.Procs[0] != (Proc{"sshd", 5, 1}) || h.MinSwap != 32000 ||
+		*h.StorageUseNFS || !h.SkipNFS || h.CacheTTL != Duration(2*time.Second) {
+		t.Errorf("host %+v", h)
 	}
 }

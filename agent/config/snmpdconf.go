@@ -267,35 +267,9 @@ func (p *snmpdParser) directive(tok, rest string, depth int) error {
 		}
 		// Net-SNMP: 0 means the default (100), a negative number no cap.
 		p.c.Limits.MaxGetbulkResponses = max(n, -1)
-	case "rocommunity", "rwcommunity", "rocommunity6", "rwcommunity6":
-		fam := 0
-		if strings.HasSuffix(d, "6") {
-			fam = 1
-		}
-		return p.communityShortcut(tok, rest, d[:2] == "rw", fam, "")
-	case "authcommunity":
-		types, rest := nextWord(rest)
-		acc, err := parseAuthTypes(types)
-		if err != nil {
-			return p.errorf(tok, "%v", err)
-		}
-		if rest == "" {
-			return p.errorf(tok, "missing community")
-		}
-		// authcommunity covers both address families.
-		return p.communityShortcut(tok, rest, false, 2, acc)
-	case "rouser", "rwuser":
-		return p.userShortcut(tok, rest, d == "rwuser", "")
-	case "authuser":
-		types, rest := nextWord(rest)
-		acc, err := parseAuthTypes(types)
-		if err != nil {
-			return p.errorf(tok, "%v", err)
-		}
-		if rest == "" {
-			return p.errorf(tok, "missing user")
-		}
-		return p.userShortcut(tok, rest, false, acc)
+	case "rocommunity", "rwcommunity", "rocommunity6", "rwcommunity6", "authcommunity",
+		"rouser", "rwuser", "authuser":
+		return p.shortcut(tok, rest, shortcutDirectives[d])
 	case "com2sec", "com2sec6":
 		return p.com2sec(tok, rest, d == "com2sec6")
 	case "group":
@@ -411,41 +385,104 @@ func (p *snmpdParser) shortcutTail(tok string, w []string) (oid, view string, ct
 	return oid, view, ctx, nil
 }
 
-// communityShortcut reads [-v 1|2c] COMMUNITY [SOURCE [OID | -V VIEW
-// [CONTEXT]]] for IPv4 (fam 0, com2sec), IPv6 (fam 1, com2sec6) or both
-// (fam 2).
-func (p *snmpdParser) communityShortcut(tok, rest string, rw bool, fam int, types string) error {
+// shortcutDirective describes one of Net-SNMP's access shortcuts.
+type shortcutDirective struct {
+	user bool // rouser/rwuser/authuser, else a community
+	rw   bool // rw*: read-write, else read-only
+	auth bool // auth*: a list of access types comes first
+	// fam is the community's address family: 0 IPv4 (com2sec), 1 IPv6
+	// (com2sec6), 2 both.
+	fam int
+}
+
+var shortcutDirectives = map[string]shortcutDirective{
+	"rocommunity":   {},
+	"rwcommunity":   {rw: true},
+	"rocommunity6":  {fam: 1},
+	"rwcommunity6":  {rw: true, fam: 1},
+	"authcommunity": {auth: true, fam: 2},
+	"rouser":        {user: true},
+	"rwuser":        {user: true, rw: true},
+	"authuser":      {user: true, auth: true},
+}
+
+// shortcut reads the shortcuts, one grammar for all:
+//
+//	rocommunity[6]|rwcommunity[6] [-v 1|2c] COMMUNITY [SOURCE [OID | -V VIEW [CONTEXT]]]
+//	rouser|rwuser [-s MODEL] USER [LEVEL [OID | -V VIEW [CONTEXT]]]
+//	authcommunity|authuser TYPES ... (as above)
+func (p *snmpdParser) shortcut(tok, rest string, d shortcutDirective) error {
 	w := words(rest)
-	var versions StringList
-	if len(w) > 0 && w[0] == "-v" {
+	access := "ro"
+	if d.rw {
+		access = "rw"
+	}
+	if d.auth {
+		var err error
+		if access, err = parseAuthTypes(w[0]); err != nil {
+			return p.errorf(tok, "%v", err)
+		}
+		w = w[1:]
+	}
+	// The option: -v VERSION for communities, -s MODEL for users.
+	flag, optWhat, what, second := "-v", "version", "community", "default"
+	if d.user {
+		flag, optWhat, what, second = "-s", "security model", "user name", "auth"
+	}
+	var opt string
+	if len(w) > 0 && w[0] == flag {
 		if len(w) < 2 {
-			return p.errorf(tok, "-v needs a version")
+			return p.errorf(tok, "%s needs a %s", flag, optWhat)
 		}
-		switch strings.ToLower(w[1]) {
-		case "1", "v1":
-			versions = StringList{"v1"}
-		case "2c", "v2c":
-			versions = StringList{"v2c"}
-		default:
-			return p.errorf(tok, "bad version %q (want 1 or 2c)", w[1])
-		}
-		w = w[2:]
+		opt, w = w[1], w[2:]
 	}
 	if len(w) == 0 {
-		return p.errorf(tok, "missing community")
+		return p.errorf(tok, "missing %s", what)
 	}
-	comm, w := w[0], w[1:]
-	src := "default"
+	name, w := w[0], w[1:]
 	if len(w) > 0 {
-		src, w = w[0], w[1:]
+		second, w = w[0], w[1:]
+	}
+	oid, view, ctx, err := p.shortcutTail(tok, w)
+	if err != nil {
+		return err
+	}
+	if d.user {
+		model := "usm"
+		if opt != "" {
+			model = opt
+		}
+		if _, err := parseModel(model); err != nil {
+			return p.errorf(tok, "%v", err)
+		}
+		if _, err := parseLevel(second); err != nil {
+			return p.errorf(tok, "%v", err)
+		}
+		p.seq++
+		p.c.setOrigin(fmt.Sprintf("user_access[%d]", len(p.c.UserAccess)), p.origin())
+		p.c.UserAccess = append(p.c.UserAccess, UserAccess{
+			User: name, Model: model, Access: access, Level: second,
+			View: view, OID: oid, Context: ctx, seq: p.seq,
+		})
+		return nil
+	}
+	var versions StringList
+	switch strings.ToLower(opt) {
+	case "":
+	case "1", "v1":
+		versions = StringList{"v1"}
+	case "2c", "v2c":
+		versions = StringList{"v2c"}
+	default:
+		return p.errorf(tok, "bad version %q (want 1 or 2c)", opt)
 	}
 	var sources StringList
 	var perr error
 	for f := 0; f < 2; f++ {
-		if fam != 2 && fam != f {
+		if d.fam != 2 && d.fam != f {
 			continue
 		}
-		pfx, err := community.ParseSource(src, f == 1)
+		pfx, err := community.ParseSource(second, f == 1)
 		if err != nil {
 			perr = err
 			continue
@@ -455,65 +492,11 @@ func (p *snmpdParser) communityShortcut(tok, rest string, rw bool, fam int, type
 	if len(sources) == 0 {
 		return p.errorf(tok, "%v", perr)
 	}
-	oid, view, ctx, err := p.shortcutTail(tok, w)
-	if err != nil {
-		return err
-	}
-	access := "ro"
-	if rw {
-		access = "rw"
-	}
-	if types != "" {
-		access = types
-	}
 	p.seq++
 	p.c.setOrigin(fmt.Sprintf("communities[%d]", len(p.c.Communities)), p.origin())
 	p.c.Communities = append(p.c.Communities, Community{
-		Community: comm, Sources: sources, Access: access,
+		Community: name, Sources: sources, Access: access,
 		View: view, OID: oid, Versions: versions, Context: ctx, seq: p.seq,
-	})
-	return nil
-}
-
-func (p *snmpdParser) userShortcut(tok, rest string, rw bool, types string) error {
-	w := words(rest)
-	model := "usm"
-	if len(w) > 0 && w[0] == "-s" {
-		if len(w) < 2 {
-			return p.errorf(tok, "-s needs a security model")
-		}
-		model, w = w[1], w[2:]
-		if _, err := parseModel(model); err != nil {
-			return p.errorf(tok, "%v", err)
-		}
-	}
-	if len(w) == 0 {
-		return p.errorf(tok, "missing user name")
-	}
-	user, w := w[0], w[1:]
-	level := "auth"
-	if len(w) > 0 {
-		level, w = w[0], w[1:]
-		if _, err := parseLevel(level); err != nil {
-			return p.errorf(tok, "%v", err)
-		}
-	}
-	oid, view, ctx, err := p.shortcutTail(tok, w)
-	if err != nil {
-		return err
-	}
-	access := "ro"
-	if rw {
-		access = "rw"
-	}
-	if types != "" {
-		access = types
-	}
-	p.seq++
-	p.c.setOrigin(fmt.Sprintf("user_access[%d]", len(p.c.UserAccess)), p.origin())
-	p.c.UserAccess = append(p.c.UserAccess, UserAccess{
-		User: user, Model: model, Access: access, Level: level,
-		View: view, OID: oid, Context: ctx, seq: p.seq,
 	})
 	return nil
 }

@@ -115,7 +115,7 @@ func yamlError(name string, err error) error {
 // check validates what can be checked without the users' secrets, or
 // everything with requireSecrets.
 func (c *Config) check(requireSecrets bool) error {
-	if _, err := c.expand(); err != nil {
+	if _, err := c.build(); err != nil {
 		return err
 	}
 	if err := c.checkNotifications(); err != nil { // notify.go

@@ -120,3 +120,22 @@ func TestCertificateErrorMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestPysnmpReportErrors: a pysnmp agent sets the reportable flag on its
+// Reports; tsnmp prints what failed exactly as snmpget does (it printed
+// "Timeout" before).
+func TestPysnmpReportErrors(t *testing.T) {
+	t.Parallel()
+	agent := snmpdtest.StartPysnmp(t)
+	for _, args := range [][]string{
+		{"-l", "authNoPriv", "-u", "md5user", "-a", "MD5", "-A", "wrongpass1"},
+		{"-l", "authPriv", "-u", "shaaes", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "wrongpriv1"},
+		{"-l", "authNoPriv", "-u", "nobody", "-a", "MD5", "-A", "authpass1"},
+		{"-l", "authPriv", "-u", "shaaes", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1"},
+	} {
+		r := same(t, "snmpget", append(append([]string{"-v3", "-t", "5", "-r", "1"}, args...), agent, "sysObjectID.0")...)
+		if r.Code == 0 && !strings.Contains(r.Stdout, "sysObjectID.0 = OID:") {
+			t.Errorf("%q: %q", args, r.Stdout)
+		}
+	}
+}

@@ -22,7 +22,6 @@ import (
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/mib/system"
-	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
@@ -46,11 +45,14 @@ type daemon struct {
 	// servers are the open listeners, by their listen address (spec).
 	servers []listener
 	errc    chan error
+	// What the transports beyond UDP and TCP and the web-services
+	// interface keep across reloads (ssh.go, tls.go, http.go).
+	ssh  *sshState
+	tls  *tlsState
+	http *httpState
 	// banner holds the generated passwords of the zero-config user until
 	// the listeners they are printed for are bound.
 	banner *[2]string
-	// ext holds state of the extensions (see listeners), by their name.
-	ext map[string]any
 }
 
 // listener is an open listen address.
@@ -106,7 +108,7 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &daemon{o: o, log: log, out: out, state: st, errc: make(chan error, 16), ext: map[string]any{}}
+	d := &daemon{o: o, log: log, out: out, state: st, errc: make(chan error, 16)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -128,6 +130,7 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	d.agent.Stats.Register(tree)
 	d.agent.RegisterEngine(tree)
 	d.agent.RegisterUSMStats(tree)
+	d.ssh, d.tls, d.http = newSSHState(tree), newTLSState(tree), &httpState{}
 	p, err := d.policy(cfg)
 	if err != nil {
 		return nil, err
@@ -247,54 +250,42 @@ func (d *daemon) persistSystem(contact, name, location string) error {
 	return d.state.WriteFile(systemFile, []byte(data), 0o600)
 }
 
-// policy builds what a reload replaces.
+// policy builds what a reload replaces: config.Policy assembles the
+// communities, VACM, limits and USM (with the users kept in the state
+// directory), then each transport adds its share: SSH its settings, TLS
+// its certificates and TSM, the web-services interface its settings.
 func (d *daemon) policy(cfg *config.Config) (*agent.Policy, error) {
 	if err := d.fillDefaultUser(cfg); err != nil {
 		return nil, err
 	}
-	acm, err := cfg.BuildVACM()
+	p, err := cfg.Policy(config.PolicyOptions{USM: d.usm, MergeUsers: d.mergeUSMState})
 	if err != nil {
 		return nil, err
 	}
-	comms, err := cfg.BuildCommunities()
-	if err != nil {
-		return nil, err
-	}
-	users, err := cfg.BuildUSMUsers(d.state.EngineID)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.mergeUSMState(users); err != nil {
-		return nil, fmt.Errorf("USM users in the state directory: %w", err)
-	}
-	d.usm.Users().Replace(users)
-	r := cfg.Limits.UDPResponseRate
-	p := &agent.Policy{
-		Communities:      comms,
-		Access:           agent.VACMAccess{VACM: acm},
-		MaxResponse:      cfg.Limits.MaxResponseSize,
-		MaxRepetitions:   cfg.Limits.MaxRepetitions,
-		SecurityModels:   map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: d.usm},
-		MaxBulkResponses: cfg.Limits.MaxGetbulkResponses,
-		RateLimit: agent.NewRateLimiter(agent.RateLimitConfig{Rate: r.Rate, Burst: r.Burst, Slip: r.Slip,
-			IPv4Prefix: r.IPv4Prefix, IPv6Prefix: r.IPv6Prefix}),
-	}
-	for _, add := range policyHooks {
-		if err := add(d, cfg, p); err != nil {
+	for _, add := range []func(*config.Config, *agent.Policy) error{d.sshPolicy, d.tlsPolicy, d.httpPolicy} {
+		if err := add(cfg, p); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
 }
 
-// Extension points for the transports and security models that live in
-// their own files: listeners opens a server for a transport domain other
-// than UDP and TCP; policyHooks add to each policy a reload builds (a
-// security model, say) and may keep state in the daemon across reloads.
-var (
-	listeners   = map[transport.Domain]func(d *daemon, a transport.Address) (transport.Server, error){}
-	policyHooks []func(d *daemon, cfg *config.Config, p *agent.Policy) error
-)
+// openListener opens a server for a listen address: UDP and TCP here,
+// the secure transports in tls.go and ssh.go, the web-services interface
+// in http.go.
+func (d *daemon) openListener(a transport.Address) (transport.Server, error) {
+	switch a.Domain {
+	case transport.TLS:
+		return d.openTLS(a)
+	case transport.DTLS:
+		return d.openDTLS(a)
+	case transport.SSH:
+		return d.openSSH(a)
+	case domainHTTP, domainHTTPS:
+		return d.openHTTP(a)
+	}
+	return transport.Listen(a, d.agent, &transport.ServerOptions{Logger: d.log})
+}
 
 // fillDefaultUser gives the zero-config user its passwords: generated on
 // first start, kept 0600 in the state directory.
@@ -454,12 +445,7 @@ func (d *daemon) listen(specs []string) ([]listener, error) {
 		if err != nil {
 			return fail(err)
 		}
-		var s transport.Server
-		if open := listeners[a.Domain]; open != nil {
-			s, err = open(d, a)
-		} else {
-			s, err = transport.Listen(a, d.agent, &transport.ServerOptions{Logger: d.log})
-		}
+		s, err := d.openListener(a)
 		if err != nil {
 			if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "permission denied") {
 				return fail(fmt.Errorf("listen %s: %w (ports below 1024 need root or CAP_NET_BIND_SERVICE)", spec, err))

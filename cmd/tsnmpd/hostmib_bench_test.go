@@ -30,6 +30,10 @@ import (
 //
 //	go test -run '^$' -bench WalkHostMIBs -benchtime 1x ./cmd/tsnmpd
 //
+// TSNMP_WALK_REPS sets max-repetitions (default 25; snmpd answers at most
+// 100 varbinds per GetBulk, tsnmpd fills the message up to its limits).
+// TSNMP_BENCH_GAP sets the pause between walks (default 1.1s, past
+// tsnmpd's 1 s caches; 0.2s measures walks from cached readings).
 // TSNMP_BENCH_PROCS starts that many extra sleeping processes first (the
 // hrSWRunTable grows with them; default 0); TSNMP_BENCH_SUBTREE walks
 // that subtree only (for example 1.3.6.1.2.1.25.4.2 for hrSWRunTable).
@@ -69,6 +73,14 @@ neigh add 2001:db8::9 lladdr 02:00:00:00:00:0a dev va
 			defer func() { c.Process.Kill(); c.Wait() }()
 		}
 	}
+	gap := 1100 * time.Millisecond
+	if v, err := time.ParseDuration(os.Getenv("TSNMP_BENCH_GAP")); err == nil {
+		gap = v
+	}
+	reps := 25
+	if v, err := strconv.Atoi(os.Getenv("TSNMP_WALK_REPS")); err == nil && v > 0 {
+		reps = v
+	}
 	subtrees := []snmp.OID{{1, 3, 6, 1, 2, 1, 25}, {1, 3, 6, 1, 4, 1, 2021}, {1, 3, 6, 1, 2, 1, 4}}
 	if s := os.Getenv("TSNMP_BENCH_SUBTREE"); s != "" {
 		subtrees = []snmp.OID{snmp.MustParseOID(s)}
@@ -106,7 +118,7 @@ neigh add 2001:db8::9 lladdr 02:00:00:00:00:0a dev va
 			defer s.Close()
 			start := time.Now()
 			for _, root := range subtrees {
-				_, err = s.WalkWith(ctx, root, manager.WalkOptions{Bulk: true, MaxRepetitions: 25, Reuse: true},
+				_, err = s.WalkWith(ctx, root, manager.WalkOptions{Bulk: true, MaxRepetitions: reps, Reuse: true},
 					func(snmp.VarBind) error { n++; return nil })
 				if err != nil {
 					return err
@@ -147,7 +159,7 @@ neigh add 2001:db8::9 lladdr 02:00:00:00:00:0a dev va
 		for r := 0; r < rounds; r++ {
 			for k := range agents {
 				a := agents[(k+r)%2]
-				time.Sleep(1100 * time.Millisecond) // past tsnmpd's cache
+				time.Sleep(gap)
 				c0 := cpu(a.cmd.Process.Pid)
 				n, d, err := walk(a.port)
 				if err != nil {

@@ -25,11 +25,6 @@ import (
 // policy as SNMP. https takes the agent's certificates and client
 // certificate rules from the TLS configuration, read at each handshake so
 // that a reload applies to new connections.
-func init() {
-	listeners[domainHTTP] = openHTTP
-	listeners[domainHTTPS] = openHTTP
-	policyHooks = append(policyHooks, httpPolicy)
-}
 
 // Transport domains of the web-services listeners (not SNMP transport
 // domains: these names exist only in listen addresses).
@@ -37,8 +32,6 @@ const (
 	domainHTTP  transport.Domain = "http"
 	domainHTTPS transport.Domain = "https"
 )
-
-const httpExtName = "http"
 
 // httpState is what the HTTP extension keeps in the daemon: one handler
 // (with its counters) for every listener, across reloads.
@@ -68,7 +61,7 @@ const (
 // for https:, generating it on first use. A damaged file is an error, not
 // replaced: clients may have pinned its fingerprint.
 func (d *daemon) selfSignedCert() (*tls.Certificate, error) {
-	s := d.httpState()
+	s := d.http
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.selfSigned != nil {
@@ -141,21 +134,10 @@ func listenAddress(spec string) (transport.Address, error) {
 	return a, nil
 }
 
-func (d *daemon) httpState() *httpState {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if s, ok := d.ext[httpExtName].(*httpState); ok {
-		return s
-	}
-	s := &httpState{}
-	d.ext[httpExtName] = s
-	return s
-}
-
 // httpPolicy records the HTTP settings of a (re)load; the handler is made
 // at the first load and reads the agent's current policy per request.
-func httpPolicy(d *daemon, cfg *config.Config, _ *agent.Policy) error {
-	s := d.httpState()
+func (d *daemon) httpPolicy(cfg *config.Config, _ *agent.Policy) error {
+	s := d.http
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg = cfg.HTTP
@@ -174,7 +156,7 @@ func httpPolicy(d *daemon, cfg *config.Config, _ *agent.Policy) error {
 
 // currentTLS returns the TLS configuration of the last load, or nil.
 func (d *daemon) currentTLS() (*tlstm.ServerConfig, bool) {
-	ts := d.tlsState()
+	ts := d.tls
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	return ts.server, ts.prefix
@@ -188,7 +170,7 @@ func (d *daemon) httpCertName(cs *tls.ConnectionState) (string, error) {
 	if sc == nil || sc.Map == nil {
 		return "", errors.New("no certificate rules configured (tls.cert_to_name)")
 	}
-	s := d.httpState()
+	s := d.http
 	s.idMu.Lock()
 	if s.idFrom != sc {
 		s.idFrom, s.id = sc, sc.Identity()
@@ -205,8 +187,8 @@ func (d *daemon) httpCertName(cs *tls.ConnectionState) (string, error) {
 	return name, nil
 }
 
-func openHTTP(d *daemon, a transport.Address) (transport.Server, error) {
-	s := d.httpState()
+func (d *daemon) openHTTP(a transport.Address) (transport.Server, error) {
+	s := d.http
 	s.mu.Lock()
 	h, cfg := s.handler, s.cfg
 	s.mu.Unlock()
@@ -229,7 +211,7 @@ func openHTTP(d *daemon, a transport.Address) (transport.Server, error) {
 		// chosen per handshake, tickets rotating with the tls: ones. The
 		// certificate rules decide (webmgmt.CertMapper); the handshake
 		// proves the client holds the key.
-		ts := d.tlsState()
+		ts := d.tls
 		ts.mu.Lock()
 		tickets := ts.tickets
 		if ts.cfg.NoResumption {

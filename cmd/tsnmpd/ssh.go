@@ -17,6 +17,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/transportmib"
 	"github.com/tsnmp/tsnmp/security/tsm"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -29,12 +30,6 @@ import (
 // tsnmpd serves one SNMP-over-SSH session on its standard input and
 // output as an OpenSSH sshd subsystem. Its messages use the Transport
 // Security Model, which tls.go puts in every policy.
-func init() {
-	listeners[transport.SSH] = openSSH
-	policyHooks = append(policyHooks, sshPolicy)
-}
-
-const sshExtName = "ssh"
 
 // sshState is what the SSH extension keeps in the daemon across reloads.
 type sshState struct {
@@ -44,26 +39,21 @@ type sshState struct {
 	stats    sshtm.Stats
 }
 
-func (d *daemon) sshState() *sshState {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if s, ok := d.ext[sshExtName].(*sshState); ok {
-		return s
-	}
+// newSSHState makes the SSH state and registers its counters in tree.
+func newSSHState(tree *mib.Tree) *sshState {
 	s := &sshState{}
-	d.ext[sshExtName] = s
-	transportmib.RegisterSSH(d.agent.Tree, &s.stats)
+	transportmib.RegisterSSH(tree, &s.stats)
 	return s
 }
 
 // sshPolicy installs the SSH configuration of a (re)load: authorized keys
 // take effect for new logins at once; host keys, passwords, algorithms
 // and limits when a listener opens (at start).
-func sshPolicy(d *daemon, cfg *config.Config, p *agent.Policy) error {
+func (d *daemon) sshPolicy(cfg *config.Config, p *agent.Policy) error {
 	if err := cfg.SSH.CheckSSH(); err != nil {
 		return err
 	}
-	s := d.sshState()
+	s := d.ssh
 	s.mu.Lock()
 	s.cfg = cfg.SSH
 	s.mu.Unlock()
@@ -110,8 +100,8 @@ func (s *sshState) loadHostKeys(d *daemon) ([]tssh.Signer, error) {
 	return keys, nil
 }
 
-func openSSH(d *daemon, a transport.Address) (transport.Server, error) {
-	s := d.sshState()
+func (d *daemon) openSSH(a transport.Address) (transport.Server, error) {
+	s := d.ssh
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	keys, err := s.loadHostKeys(d)
@@ -232,7 +222,7 @@ func (d *daemon) serveStdio(in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s := d.sshState()
+	s := d.ssh
 	s.stats.Inc(sshtm.SessionOpens)
 	defer s.stats.Inc(sshtm.SessionCloses)
 	local, remote := sshConnectionAddrs()

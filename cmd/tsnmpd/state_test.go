@@ -69,6 +69,24 @@ func TestDamagedState(t *testing.T) {
 			}
 		})
 	}
+	t.Run("engine.conf lost beside usm-users.conf", func(t *testing.T) {
+		dir := t.TempDir()
+		usmPath := filepath.Join(dir, "usm-users.conf")
+		os.WriteFile(usmPath, []byte("engineID "+oldID+"\nusmUser 6f7073 SHA-256 none 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff -\n"), 0o600)
+		p := startDaemon(t, bin, nil, "--state-dir", dir, "--listen", fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t)), "--quiet")
+		log := p.log.String()
+		for _, w := range []string{filepath.Join(dir, "engine.conf"), usmPath} {
+			if !strings.Contains(log, "level=WARN") || !strings.Contains(log, "file="+w) {
+				t.Errorf("no warning naming %s:\n%s", w, log)
+			}
+		}
+		if old, err := os.ReadFile(usmPath + ".old"); err != nil || !strings.Contains(string(old), "usmUser 6f7073") {
+			t.Errorf("keys of the old engine ID not set aside: %v", err)
+		}
+		if data, _ := os.ReadFile(usmPath); strings.Contains(string(data), "6f7073") || !strings.Contains(string(data), "engineID "+readEngineID(t, dir)) {
+			t.Errorf("usm-users.conf after the start:\n%s", data)
+		}
+	})
 	t.Run("damaged system.conf", func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "system.conf")

@@ -124,6 +124,9 @@ func TestStdioEngine(t *testing.T) {
 		t.Errorf("later session: snmpEngineBoots %d (first %d), sysUpTime %d (before %d)", third[0].Value.Num, boots, third[1].Value.Num, second[1].Value.Num)
 	}
 	c.close(t)
+	for i, r := range [][]snmp.VarBind{first, second, third} {
+		t.Logf("session %d: snmpEngineBoots %d, sysUpTime %d, snmpEngineTime %d", i+1, r[0].Value.Num, r[1].Value.Num, r[2].Value.Num)
+	}
 }
 
 // readBER reads one BER TLV.

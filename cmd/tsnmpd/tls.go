@@ -7,6 +7,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/transportmib"
 	"github.com/tsnmp/tsnmp/security/tsm"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -17,11 +18,6 @@ import (
 
 // The TLS and DTLS transports (RFC 6353) and the Transport Security Model
 // (RFC 5591). TSM is in every policy, so that SSH sessions use it too.
-func init() {
-	listeners[transport.TLS] = openTLS
-	listeners[transport.DTLS] = openDTLS
-	policyHooks = append(policyHooks, tlsPolicy)
-}
 
 // tlsState is what the TLS extension keeps in the daemon across reloads.
 type tlsState struct {
@@ -39,18 +35,12 @@ type tlsState struct {
 	changed  uint32 // sysUpTime of the last load of the certToTSN rules
 }
 
-const tlsExtName = "tls"
-
-func (d *daemon) tlsState() *tlsState {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if s, ok := d.ext[tlsExtName].(*tlsState); ok {
-		return s
-	}
+// newTLSState makes the TLS state and registers its counters and tables
+// in tree.
+func newTLSState(tree *mib.Tree) *tlsState {
 	s := &tlsState{tickets: tlstm.NewTicketKeys(2)}
-	d.ext[tlsExtName] = s
-	transportmib.RegisterTLS(d.agent.Tree, &s.stats)
-	transportmib.RegisterCertToTSN(d.agent.Tree, func() *tlstm.CertToTSN {
+	transportmib.RegisterTLS(tree, &s.stats)
+	transportmib.RegisterCertToTSN(tree, func() *tlstm.CertToTSN {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.server == nil {
@@ -62,7 +52,7 @@ func (d *daemon) tlsState() *tlsState {
 		defer s.mu.Unlock()
 		return s.changed
 	})
-	tsm.Register(d.agent.Tree, &s.tsmStats, func() bool {
+	tsm.Register(tree, &s.tsmStats, func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.prefix
@@ -73,8 +63,8 @@ func (d *daemon) tlsState() *tlsState {
 // tlsPolicy adds TSM to the policy and installs the TLS configuration of
 // a (re)load in the running listeners: new sessions use the new
 // certificates and rules, open sessions are kept.
-func tlsPolicy(d *daemon, cfg *config.Config, p *agent.Policy) error {
-	s := d.tlsState()
+func (d *daemon) tlsPolicy(cfg *config.Config, p *agent.Policy) error {
+	s := d.tls
 	sc, err := cfg.BuildTLS()
 	if err != nil {
 		return err
@@ -110,8 +100,8 @@ func (s *tlsState) options(d *daemon) *tlstm.Options {
 	}
 }
 
-func openTLS(d *daemon, a transport.Address) (transport.Server, error) {
-	s := d.tlsState()
+func (d *daemon) openTLS(a transport.Address) (transport.Server, error) {
+	s := d.tls
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.server == nil {
@@ -125,8 +115,8 @@ func openTLS(d *daemon, a transport.Address) (transport.Server, error) {
 	return srv, nil
 }
 
-func openDTLS(d *daemon, a transport.Address) (transport.Server, error) {
-	s := d.tlsState()
+func (d *daemon) openDTLS(a transport.Address) (transport.Server, error) {
+	s := d.tls
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.server == nil {

@@ -44,9 +44,20 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 		return err
 	}
 	path := filepath.Join(d.state.Dir, usmFile)
+	if id, ok := usmStateEngineID(data); ok && !bytes.Equal(id, local) {
+		// Keys of another engine ID (engine.conf lost or replaced, or
+		// the configured engine_id changed): they cannot work here.
+		old := path + ".old"
+		if err := os.Rename(path, old); err != nil {
+			return fmt.Errorf("%s holds keys localized to engine ID %x, not this engine's %x, and cannot be set aside: %w", path, id, local, err)
+		}
+		d.log.Warn("USM keys localized to another engine ID set aside; users need their passwords in the configuration again",
+			"file", path, "engineID", hex.EncodeToString(id), "this_engineID", hex.EncodeToString(local), "moved_to", old)
+		data = nil
+	}
 	for n, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
-		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") || f[0] == "engineID" {
 			continue
 		}
 		u, err := parseUSMLine(f, local)
@@ -76,8 +87,23 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 		return ferr
 	}
 	sort.Strings(lines)
-	content := "# USM users with keys localized to this engine; written by tsnmpd\n# usmUser NAME(hex) AUTH PRIV AUTHKEY PRIVKEY\n" + strings.Join(lines, "\n") + "\n"
+	content := fmt.Sprintf("# USM users with keys localized to this engine; written by tsnmpd\nengineID %x\n# usmUser NAME(hex) AUTH PRIV AUTHKEY PRIVKEY\n", local) + strings.Join(lines, "\n") + "\n"
 	return d.state.WriteFile(usmFile, []byte(content), 0o600)
+}
+
+// usmStateEngineID returns the engine ID the keys in usm-users.conf are
+// localized to; files written before it was recorded have none.
+func usmStateEngineID(data []byte) ([]byte, bool) {
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "engineID" {
+			id, err := hex.DecodeString(f[1])
+			if err != nil {
+				return []byte{}, true // damaged: matches no engine
+			}
+			return id, true
+		}
+	}
+	return nil, false
 }
 
 func hexOrDash(b []byte) string {

@@ -1,5 +1,6 @@
-// Package snmpdtest starts Net-SNMP's snmpd on loopback ports for
-// interoperability tests and runs Net-SNMP's command-line tools.
+// Package snmpdtest starts Net-SNMP's snmpd (and a pysnmp agent) on
+// loopback ports for interoperability tests and runs Net-SNMP's
+// command-line tools.
 //
 // When snmpd (or a tool) is missing, tests are skipped, except when the
 // environment has CI=true, where they fail.
@@ -10,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"crypto"
+	_ "embed"
 	"errors"
 	"fmt"
 	"net"
@@ -360,4 +362,68 @@ rouser -s tsm Alice authpriv
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+//go:embed pysnmp_agent.py
+var pysnmpAgent []byte
+
+// PysnmpEngineID is the snmpEngineID of the agent StartPysnmp runs.
+const PysnmpEngineID = "80001f8804707973736e6d70"
+
+// StartPysnmp runs a pysnmp agent (pysnmp_agent.py: SNMPv2-MIB for the
+// USM users md5user, authNoPriv with MD5 "authpass1", and shaaes,
+// authPriv with SHA-1 "authpass1" and AES "privpass1") on a free loopback
+// UDP port and returns its address ("127.0.0.1:port"). A missing python3
+// or pysnmp fails the test under CI=true and skips it otherwise. The agent
+// is stopped when the test ends.
+func StartPysnmp(t testing.TB) string {
+	t.Helper()
+	python := testenv.Need(t, "python3")
+	if out, err := exec.Command(python, "-c", "import pysnmp").CombinedOutput(); err != nil {
+		if testenv.InCI() {
+			t.Fatalf("pysnmp is required (python3 -m pip install pysnmp): %v %s", err, out)
+		}
+		t.Skipf("pysnmp not installed; skipping (CI=true makes this a failure): %s", out)
+	}
+	script := filepath.Join(t.TempDir(), "pysnmp_agent.py")
+	if err := os.WriteFile(script, pysnmpAgent, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for range 3 { // the port may be taken between FreePort and the bind
+		port := testenv.FreePort(t)
+		cmd := exec.Command(python, script, strconv.Itoa(port), PysnmpEngineID)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ready := make(chan bool, 1)
+		go func() {
+			line, _ := bufio.NewReader(stdout).ReadString('\n')
+			ready <- strings.TrimSpace(line) == "ready"
+		}()
+		var ok bool
+		select {
+		case ok = <-ready:
+		case <-time.After(30 * time.Second):
+		}
+		if ok {
+			t.Cleanup(func() {
+				_ = cmd.Process.Kill() // our child, by its PID
+				_ = cmd.Wait()
+			})
+			return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		last = stderr.String()
+	}
+	t.Fatalf("pysnmp agent did not start: %s", last)
+	return ""
 }

@@ -63,6 +63,9 @@ type MIB struct {
 	routeNumber                mib.Scalars
 	inetRoutes, cidrRoutes     mib.Table
 	sysStatsCache              procfs.Cache[*sysStatsSnap]
+	ifStatsCache               procfs.Cache[[]ifStatsRow]
+	ifStats                    mib.Table
+	ifStatsLastChange          mib.Scalars
 	sysStats                   mib.Table
 	icmp                       procfs.Cache[*icmpSnap]
 	icmpScalars                mib.Scalars
@@ -86,6 +89,7 @@ func New(cfg Config) *MIB {
 	m.initScalars()
 	m.initICMP()
 	m.initSysStats()
+	m.initIfStats()
 	m.initRoutes()
 	m.addr = mib.Table{Entry: IpAddrEntry, Columns: []uint32{1, 2, 3, 4},
 		Rows: func(r *mib.Request) mib.Rows { return ipAddrRows{m.addrs.Get(r)} }}
@@ -109,6 +113,8 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(InetCidrRouteNumber, &m.routeNumber)
 	tree.Register(InetCidrRouteEntry, &m.inetRoutes)
 	tree.Register(IpSystemStatsEntry, &m.sysStats)
+	tree.Register(IpIfStatsTableLastChange, &m.ifStatsLastChange)
+	tree.Register(IpIfStatsEntry, &m.ifStats)
 	tree.Register(IpAddressEntry, &m.address)
 	tree.Register(IpNetToPhysEntry, &m.phys)
 	for _, o := range m.icmpScalars.Objects {

@@ -149,23 +149,27 @@ func (s sysStatsRows) row(i int) int {
 func (s sysStatsRows) Index(i int) snmp.OID { return versionIndex[s.row(i)] }
 func (s sysStatsRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 	k := s.row(i)
+	return statsValue(s.v[k], k == 1, col, s.m.cfg.CacheTTL)
+}
+
+// statsValue returns column col of ipSystemStatsTable or ipIfStatsTable
+// (they number their counters alike) from one version's counters.
+func statsValue(v ipStats, v6 bool, col uint32, ttl time.Duration) (snmp.Value, bool) {
 	switch col {
-	case 46: // ipSystemStatsDiscontinuityTime
+	case 46: // DiscontinuityTime
 		return snmp.TimeTicksValue(0), true
-	case 47: // ipSystemStatsRefreshRate, ms
-		ttl := s.m.cfg.CacheTTL
+	case 47: // RefreshRate, ms
 		if ttl <= 0 {
 			ttl = time.Second
 		}
 		return snmp.Gauge32Value(uint32(ttl / time.Millisecond)), true
 	}
 	c, ok := sysStatsColumns[col]
-	if !ok || (k == 1 && col >= 42) { // IPv6 has no broadcast
+	if !ok || (v6 && col >= 42) { // IPv6 has no broadcast
 		return snmp.Value{}, false
 	}
-	v := s.v[k][c.name]
 	if c.hc {
-		return snmp.Counter64Value(v), true
+		return snmp.Counter64Value(v[c.name]), true
 	}
-	return snmp.Counter32Value(uint32(v)), true
+	return snmp.Counter32Value(uint32(v[c.name])), true
 }

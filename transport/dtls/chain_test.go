@@ -4,7 +4,10 @@ import (
 	"crypto"
 	gotls "crypto/tls"
 	"crypto/x509"
+	"strings"
 	"testing"
+
+	"github.com/pion/dtls/v3"
 
 	"github.com/tsnmp/tsnmp/internal/certs"
 	"github.com/tsnmp/tsnmp/transport"
@@ -87,5 +90,19 @@ func TestPurpose(t *testing.T) {
 	c.TheirIdentity, c.AnyPurpose = &pin, true
 	if _, _, err := dialAsk(t, carol, c, nil); err != nil {
 		t.Errorf("AnyPurpose manager refused the agent: %v", err)
+	}
+}
+
+// TestSuitesMatchTLS: DTLS offers the TLS transport's default suites,
+// each one pion/dtls implements, and no CBC.
+func TestSuitesMatchTLS(t *testing.T) {
+	if len(certSuites) != len(tlstm.DefaultCipherSuites) {
+		t.Fatalf("%d DTLS suites, %d TLS ones", len(certSuites), len(tlstm.DefaultCipherSuites))
+	}
+	for _, cs := range certSuites {
+		name := dtls.CipherSuiteName(cs)
+		if strings.HasPrefix(name, "0x") || strings.Contains(name, "CBC") {
+			t.Errorf("suite %s", name)
+		}
 	}
 }

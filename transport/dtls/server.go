@@ -35,16 +35,22 @@ var (
 // exporterLabel is the RFC 5705 label of the resumption PSK.
 const exporterLabel = "EXPORTER-tsnmp-dtls-resumption-psk"
 
-// The cipher suites: certificate suites for full handshakes, ECDHE-PSK for
-// resumption. ECDHE in both keeps forward secrecy.
+// The cipher suites: certificate suites for full handshakes, the TLS
+// transport's (tlstm.DefaultCipherSuites: ECDHE with AEAD ciphers), and
+// ECDHE-PSK for resumption. ECDHE in both keeps forward secrecy. The
+// groups are pion/dtls's X25519, P-256 and P-384, as TLS 1.2's.
 var (
-	certSuites = []dtls.CipherSuiteID{
-		dtls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, dtls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
-		dtls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, dtls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
-		dtls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, dtls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
-	}
-	pskSuites = []dtls.CipherSuiteID{dtls.TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256}
+	certSuites = dtlsSuites(tlstm.DefaultCipherSuites)
+	pskSuites  = []dtls.CipherSuiteID{dtls.TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256}
 )
+
+func dtlsSuites(ids []uint16) []dtls.CipherSuiteID {
+	out := make([]dtls.CipherSuiteID, len(ids))
+	for i, id := range ids {
+		out[i] = dtls.CipherSuiteID(id)
+	}
+	return out
+}
 
 // DefaultMaxHandshakes bounds the handshakes in progress on a listener;
 // DefaultHandshakeTimeout bounds each. Handshakes abandoned after the
@@ -299,9 +305,17 @@ func (s *Server) Close() error {
 
 func (s *Server) serveConn(c *dtls.Conn, sc *connset.Conn) {
 	log := s.opts.Logger
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.HandshakeTimeout)
-	err := c.HandshakeContext(ctx)
-	cancel()
+	// The handshake runs on a goroutine of its own, so that the stack it
+	// grows goes with it (see transport.StreamServer).
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.HandshakeTimeout)
+		err = c.HandshakeContext(ctx)
+		cancel()
+	}()
+	<-done
 	if err != nil {
 		if !sc.Evicted() {
 			sc.FailErr(err)
@@ -336,8 +350,10 @@ func (s *Server) serveConn(c *dtls.Conn, sc *connset.Conn) {
 		ref.Local = netipUnmap(la.AddrPort())
 	}
 	resumed := len(st.PeerCertificates) == 0
-	in := make([]byte, 65536)
-	out := make([]byte, 0, 4096)
+	// pion/dtls reads datagrams of at most 8,192 bytes: no message
+	// is larger.
+	in := make([]byte, 8192)
+	var out []byte // grows to the largest response of the session
 	for {
 		c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
 		n, err := c.Read(in)

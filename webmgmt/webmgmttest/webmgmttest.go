@@ -20,9 +20,7 @@ import (
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/mib/system"
-	"github.com/tsnmp/tsnmp/security"
 	"github.com/tsnmp/tsnmp/security/usm"
-	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 	"github.com/tsnmp/tsnmp/webmgmt"
@@ -140,24 +138,11 @@ func Start(o Options) (*Agent, error) {
 	}
 	a.Agent = &agent.Agent{Tree: &tree, State: st}
 	a.Agent.Stats.Register(&tree)
-	acm, err := cfg.BuildVACM()
+	p, err := cfg.Policy(config.PolicyOptions{USM: a.USM})
 	if err != nil {
 		return nil, err
 	}
-	comms, err := cfg.BuildCommunities()
-	if err != nil {
-		return nil, err
-	}
-	users, err := cfg.BuildUSMUsers(st.EngineID)
-	if err != nil {
-		return nil, err
-	}
-	a.USM.Users().Replace(users)
-	a.Agent.SetPolicy(&agent.Policy{
-		Communities:    comms,
-		Access:         agent.VACMAccess{VACM: acm},
-		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: a.USM},
-	})
+	a.Agent.SetPolicy(p)
 
 	// SNMP over UDP and TCP on one port.
 	var udp, tcp transport.Server

@@ -19,6 +19,9 @@ type Process struct {
 	// UTime and STime are clock ticks (USER_HZ) spent in user and kernel
 	// mode; RSS is resident pages.
 	UTime, STime, RSS uint64
+	// Start is when the process started, in clock ticks after boot: with
+	// the PID it names one process over time.
+	Start uint64
 	// Cmdline is argv joined by NUL bytes, without the final NUL; empty
 	// for kernel threads.
 	Cmdline []byte
@@ -50,6 +53,7 @@ func ParseProcStat(b []byte) (Process, bool) {
 	ut, ok2 := atou(f[11])
 	st, ok3 := atou(f[12])
 	rss, ok4 := atou(f[21])
+	p.Start, _ = atou(f[19])
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		// RSS may be negative on some kernels' accounting; treat as 0.
 		if !ok1 || !ok2 || !ok3 {
@@ -69,6 +73,15 @@ type ProcReader struct {
 
 	buf  []byte
 	path []byte
+	// cmdlines keeps each process's command line, read once: a process
+	// rarely rewrites its argv, and reading it again for every listing
+	// would double the system calls.
+	cmdlines map[procKey][]byte
+}
+
+type procKey struct {
+	pid   uint32
+	start uint64
 }
 
 // List returns every process, ascending by PID. Processes that exit while
@@ -88,6 +101,12 @@ func (pr *ProcReader) List() (ps []Process, bad int, err error) {
 		pr.buf = make([]byte, 64<<10)
 	}
 	ps = make([]Process, 0, len(names))
+	next := make(map[procKey][]byte, len(names))
+	defer func() {
+		if pr.WithCmdline {
+			pr.cmdlines = next
+		}
+	}()
 	for _, n := range names {
 		if n == "" || n[0] < '0' || n[0] > '9' {
 			continue
@@ -102,10 +121,15 @@ func (pr *ProcReader) List() (ps []Process, bad int, err error) {
 			continue
 		}
 		if pr.WithCmdline {
-			if c, ok := pr.read(n, "/cmdline"); ok {
-				c = bytes.TrimRight(c, "\x00")
-				p.Cmdline = slices.Clone(c)
+			k := procKey{p.PID, p.Start}
+			c, seen := pr.cmdlines[k]
+			if !seen {
+				if b, ok := pr.read(n, "/cmdline"); ok {
+					c = slices.Clone(bytes.TrimRight(b, "\x00"))
+				}
 			}
+			p.Cmdline = c
+			next[k] = c
 		}
 		ps = append(ps, p)
 	}

@@ -8,7 +8,6 @@ Serves SNMPv2-MIB on 127.0.0.1:PORT (UDP) to the USM users
 and prints "ready" on stdout once the socket is bound.
 """
 
-import asyncio
 import sys
 
 from pysnmp.carrier.asyncio.dgram import udp

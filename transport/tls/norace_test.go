@@ -1,0 +1,5 @@
+//go:build !race
+
+package tls
+
+const raceStackFactor = 1
