@@ -38,6 +38,8 @@ type daemon struct {
 	usm   *usm.USM
 	ifmib *ifmib.MIB
 	host  hostMIBs
+	// notify is the notification originator (notify.go); nil without targets.
+	notify *notifier
 
 	mu sync.Mutex
 	// servers are the open listeners, by their listen address (spec).
@@ -139,6 +141,9 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 		return d, nil
 	}
 	if _, err := d.listen(cfg.Listen); err != nil {
+		return nil, err
+	}
+	if err := d.startNotifications(cfg); err != nil { // notify.go
 		return nil, err
 	}
 	ok = true
@@ -520,6 +525,7 @@ func (d *daemon) reload() error {
 }
 
 func (d *daemon) close() {
+	d.stopNotifications() // notify.go
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, l := range d.servers {
