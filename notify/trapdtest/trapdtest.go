@@ -207,14 +207,23 @@ func Normalize(rec string) string {
 }
 
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	lines int
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.lines += bytes.Count(p, []byte("\n"))
 	return s.b.Write(p)
+}
+
+// Lines returns the number of lines snmptrapd printed so far.
+func (d *Trapd) Lines() int {
+	d.out.mu.Lock()
+	defer d.out.mu.Unlock()
+	return d.out.lines
 }
 
 func (s *syncBuffer) String() string {
