@@ -18,6 +18,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/agentx"
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
@@ -38,6 +39,8 @@ type daemon struct {
 	usm   *usm.USM
 	ifmib *ifmib.MIB
 	host  hostMIBs
+	// agentx is the AgentX master, when `master agentx` is configured.
+	agentx *agentx.Master
 
 	mu sync.Mutex
 	// servers are the open listeners, by their listen address (spec).
@@ -137,6 +140,9 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	if o.stdio { // ssh.go: one session on stdin/stdout, no listeners
 		ok = true
 		return d, nil
+	}
+	if err := d.startAgentX(cfg); err != nil {
+		return nil, err
 	}
 	if _, err := d.listen(cfg.Listen); err != nil {
 		return nil, err
@@ -526,6 +532,9 @@ func (d *daemon) close() {
 		l.srv.Close()
 	}
 	d.servers = nil
+	if d.agentx != nil {
+		d.agentx.Close()
+	}
 	if d.ifmib != nil {
 		d.ifmib.Close()
 	}
