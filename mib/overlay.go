@@ -56,6 +56,9 @@ const maxRegionHops = 10000
 func (t *Tree) nextOverlay(r *Request, oid snmp.OID) (snmp.VarBind, bool, *Region) {
 	cur := oid
 	for range maxRegionHops {
+		if r.Failure() != snmp.NoError {
+			return snmp.VarBind{}, false, nil
+		}
 		reg, inside, ok := t.Overlay.Region(r.context(), cur)
 		if ok && inside {
 			if vb, found := reg.H.Next(r, cur); found && (len(reg.Hi) == 0 || vb.Name.Compare(reg.Hi) < 0) {
@@ -88,7 +91,23 @@ func (t *Tree) nextOverlay(r *Request, oid snmp.OID) (snmp.VarBind, bool, *Regio
 
 // listOverlay is List when an overlay is installed.
 func (t *Tree) listOverlay(r *Request, oid snmp.OID, dst []snmp.VarBind, max int) []snmp.VarBind {
-	for want := len(dst) + max; len(dst) < want; {
+	for want := len(dst) + max; len(dst) < want && r.Failure() == snmp.NoError; {
+		// Inside a region whose handler lists: one call (one AgentX
+		// GetBulk) takes the instances up to the region's end.
+		if reg, inside, _ := t.Overlay.Region(r.context(), oid); inside {
+			if l, ok := reg.H.(Lister); ok {
+				n := len(dst)
+				dst = l.List(r, oid, dst, want-len(dst))
+				if len(dst) > n {
+					oid = dst[len(dst)-1].Name
+					continue
+				}
+				if len(reg.Hi) == 0 || r.Failure() != snmp.NoError {
+					break
+				}
+				oid = reg.Hi
+			}
+		}
 		vb, ok, reg := t.nextOverlay(r, oid)
 		if !ok {
 			break

@@ -77,7 +77,7 @@ func (w logWriter) Write(p []byte) (int, error) { w.l.WriteString(string(p)); re
 // snmp runs a Net-SNMP tool against f and returns its output and error.
 func (f *agentxFixture) snmp(t *testing.T, prog string, args ...string) (string, error) {
 	t.Helper()
-	a := append([]string{"-M", "/dev/null", "-m", "", "-On", "-r", "0", "-t", "5", "-v2c", "-c", "private", f.target}, args...)
+	a := append([]string{"-M", "/dev/null", "-m", "", "-On", "-r", "1", "-t", "10", "-v2c", "-c", "private", f.target}, args...)
 	out, err := exec.Command(testenv.Need(t, prog), a...).CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }

@@ -9,6 +9,7 @@ PREFIX (1.3.6.1.4.1.99998) and serves:
 It sends one Notify-PDU after registering, and prints "registered" on stdout.
 Usage: subagent.py SOCKET [ROWS]
 """
+import bisect
 import socket
 import struct
 import sys
@@ -84,13 +85,19 @@ class Subagent:
         self.value = 42
         self.pending = None
         self.rows = rows
+        self.cache = None
 
     def objects(self):
+        if self.cache is None:
+            self.cache = self.build()
+        return self.cache
+
+    def build(self):
         objs = {PREFIX + (1, 0): (INTEGER, self.value)}
         for n in range(1, self.rows + 1):
             objs[PREFIX + (2, 1, 2, n)] = (OCTETS, b"row %d" % n)
             objs[PREFIX + (2, 1, 3, n)] = (COUNTER64, n << 33)
-        return objs
+        return objs, sorted(objs)
 
     def send(self, typ, payload=b"", packet=None, txn=0, flags=0):
         if packet is None:
@@ -157,9 +164,11 @@ class Subagent:
                 self.respond(txn, packet, err, index)
             elif typ == T_COMMIT:
                 self.old, self.value = self.value, self.pending
+                self.cache = None
                 self.respond(txn, packet)
             elif typ == T_UNDO:
                 self.value = self.old
+                self.cache = None
                 self.respond(txn, packet)
             elif typ == T_CLEANUP:
                 self.pending = None
@@ -176,8 +185,7 @@ class Subagent:
             start, include, off = dec_oid(payload, off)
             end, _, off = dec_oid(payload, off)
             ranges.append((start, include, end))
-        objs = self.objects()
-        names = sorted(objs)
+        objs, names = self.objects()
         out = b""
         for i, (start, include, end) in enumerate(ranges):
             if typ == T_GET:
@@ -188,10 +196,9 @@ class Subagent:
             cur, inc = start, include
             for _ in range(reps):
                 found = None
-                for n in names:
-                    if (n > cur or (inc and n == cur)) and (not end or n < end):
-                        found = n
-                        break
+                k = bisect.bisect_left(names, cur) if inc else bisect.bisect_right(names, cur)
+                if k < len(names) and (not end or names[k] < end):
+                    found = names[k]
                 if found is None:
                     out += enc_vb(cur, ENDOFMIB, None)
                     break
