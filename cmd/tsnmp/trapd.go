@@ -12,15 +12,19 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/notify"
+	"github.com/tsnmp/tsnmp/security/tsm"
 	"github.com/tsnmp/tsnmp/transport"
+	"github.com/tsnmp/tsnmp/transport/dtls"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
 
 // trapdUsage is tsnmp trapd's usage text.
 const trapdUsage = `usage: tsnmp trapd [OPTIONS] [LISTEN-ADDRESS]...
   Receives notifications (traps and informs) and prints them in snmptrapd's format.
-  --listen ADDR          listen on ADDR (repeatable; default udp:162): udp:, tcp: [host:]port
+  --listen ADDR          listen on ADDR (repeatable; default udp:162): udp:, tcp: (162), tls:, dtls: (10162)
   --snmptrapd-conf FILE  read snmptrapd.conf directives (also -c FILE)
   --json FILE            write one JSON object per notification to FILE ("-" is standard output)
   --log FILE             write the text log to FILE instead of standard output ("-")
@@ -149,6 +153,18 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
 		return 1
 	}
+	var tlsServer *tlstm.ServerConfig
+	if cfg.TLSConf != nil {
+		tc, err := config.ParseSnmpdConf(cfg.TLSFile, cfg.TLSConf)
+		if err == nil {
+			tlsServer, err = tc.BuildTLS()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
+			return 1
+		}
+		policy.TSM = tsm.New(tc.TLS.UsePrefix, nil)
+	}
 	r := notify.New(policy, queue, log)
 	out := &notify.Outputs{Format1: cfg.Format1, Format2: cfg.Format2, Handlers: cfg.Handlers, Forwards: cfg.Forwards, Log: log}
 	var closers []io.Closer
@@ -190,11 +206,25 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: %v\n", spec, err)
 			return 1
 		}
-		if a.Domain != transport.UDP && a.Domain != transport.TCP {
-			fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: tsnmp trapd listens on udp: and tcp: only\n", spec)
+		var srv transport.Server
+		switch a.Domain {
+		case transport.UDP, transport.TCP:
+			srv, err = transport.Listen(a, r, &transport.ServerOptions{Logger: log})
+		case transport.TLS, transport.DTLS:
+			if tlsServer == nil {
+				fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: a tls: or dtls: receiver needs [snmp] localCert and certSecName lines in snmptrapd.conf\n", spec)
+				return 1
+			}
+			opts := &tlstm.Options{ServerOptions: transport.ServerOptions{Logger: log}}
+			if a.Domain == transport.TLS {
+				srv, err = tlstm.Listen(a, r, tlsServer, opts)
+			} else {
+				srv, err = dtls.Listen(a, r, tlsServer, &dtls.Options{Options: *opts})
+			}
+		default:
+			fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: tsnmp trapd listens on udp:, tcp:, tls: and dtls:\n", spec)
 			return 1
 		}
-		srv, err := transport.Listen(a, r, &transport.ServerOptions{Logger: log})
 		if err != nil {
 			for _, s := range servers {
 				s.Close()

@@ -39,17 +39,7 @@ func (d *daemon) startAgentX(cfg *config.Config) error {
 		Start:   d.state.Start(),
 		Static:  tree.Prefixes,
 		Log:     d.log,
-		Notify: func(ctx string, vbs []snmp.VarBind) {
-			// No notification originator is assembled in tsnmpd yet:
-			// the subagent's notification is logged.
-			var trap string
-			for _, vb := range vbs {
-				if vb.Name.Equal(snmpTrapOID) {
-					trap = vb.Value.OID.String()
-				}
-			}
-			d.log.Info("agentx: notification from a subagent", "context", ctx, "snmpTrapOID", trap, "varbinds", len(vbs))
-		},
+		Notify:  d.subagentNotification,
 	})
 	var ls []net.Listener
 	for _, s := range socks {
@@ -72,12 +62,44 @@ func (d *daemon) startAgentX(cfg *config.Config) error {
 	}
 	tree.Overlay = m
 	d.agentx = m
-	for i, l := range ls {
-		go m.Serve(l)
+	d.agentxListeners = ls
+	for i := range ls {
 		d.log.Info("agentx master listening", "network", socks[i].Network, "address", socks[i].Address)
 	}
 	return nil
 }
 
-// snmpTrapOID is snmpTrapOID.0 (SNMPv2-MIB).
-var snmpTrapOID = snmp.OID{1, 3, 6, 1, 6, 3, 1, 1, 4, 1, 0}
+// serveAgentX accepts subagents, once the notification originator their
+// notifications go to is running.
+func (d *daemon) serveAgentX() {
+	for _, l := range d.agentxListeners {
+		go d.agentx.Serve(l)
+	}
+	d.agentxListeners = nil
+}
+
+// subagentNotification sends a subagent's notification (RFC 2741
+// §6.2.10: sysUpTime.0 optional, then snmpTrapOID.0, then the objects)
+// to the notification targets, and logs it.
+func (d *daemon) subagentNotification(ctx string, vbs []snmp.VarBind) {
+	uptime := d.state.Uptime()
+	if len(vbs) > 0 && vbs[0].Name.Equal(sysUpTimeOID) && vbs[0].Value.Type == snmp.TimeTicks {
+		uptime = uint32(vbs[0].Value.Num)
+		vbs = vbs[1:]
+	}
+	if len(vbs) == 0 || !vbs[0].Name.Equal(snmpTrapOID) || vbs[0].Value.Type != snmp.ObjectIdentifier {
+		d.log.Warn("agentx: notification from a subagent without snmpTrapOID.0; dropped", "context", ctx, "varbinds", len(vbs))
+		return
+	}
+	trap := vbs[0].Value.OID
+	d.log.Info("agentx: notification from a subagent", "context", ctx, "snmpTrapOID", trap.String(), "varbinds", len(vbs)-1)
+	if d.notify != nil {
+		d.notify.o.Notify(uptime, trap, vbs[1:]...)
+	}
+}
+
+// snmpTrapOID.0 and sysUpTime.0 (SNMPv2-MIB).
+var (
+	snmpTrapOID  = snmp.OID{1, 3, 6, 1, 6, 3, 1, 1, 4, 1, 0}
+	sysUpTimeOID = snmp.OID{1, 3, 6, 1, 2, 1, 1, 3, 0}
+)

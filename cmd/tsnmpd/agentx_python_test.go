@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/notify/trapdtest"
 )
 
 // pythonSubagent runs testdata/subagent.py, an AgentX subagent written
@@ -54,7 +56,7 @@ func (f *agentxFixture) pythonSubagent(t *testing.T, rows string) *exec.Cmd {
 // TestAgentXPythonSubagent: a subagent in another language (Python, in
 // network byte order) under tsnmpd: walk, GetBulk into and out of its
 // subtree, a SET spanning tsnmpd and the subagent that the subagent
-// refuses (nothing applied) and one that succeeds, and its notification.
+// refuses (nothing applied) and one that succeeds.
 func TestAgentXPythonSubagent(t *testing.T) {
 	f := startAgentXMaster(t, "")
 	f.pythonSubagent(t, "3")
@@ -100,7 +102,17 @@ func TestAgentXPythonSubagent(t *testing.T) {
 	if out, _ = f.snmp(t, "snmpget", sysContact, prefix[1:]+".1.0"); !strings.Contains(out, `STRING: "py"`) || !strings.Contains(out, "INTEGER: 7") {
 		t.Fatalf("set not applied:\n%s", out)
 	}
-	if !strings.Contains(f.p.log.String(), "snmpTrapOID=1.3.6.1.4.1.99998.0.1") {
-		t.Fatalf("the subagent's notification did not arrive:\n%s", f.p.log)
+}
+
+// TestAgentXSubagentNotification: a subagent's Notify-PDU goes out to
+// tsnmpd's notification targets (Net-SNMP's snmptrapd here).
+func TestAgentXSubagentNotification(t *testing.T) {
+	trapd := trapdtest.Start(t, trapdtest.Debian, "authCommunity log public\n", "udp")
+	f := startAgentXMaster(t, fmt.Sprintf("trap2sink 127.0.0.1:%d public\n", trapd.Port))
+	f.pythonSubagent(t, "3")
+	// coldStart, then the subagent's notification, sent on to the sink.
+	recs := trapd.Wait(t, 2, 10*time.Second)
+	if s := strings.Join(recs, ""); !strings.Contains(s, "coldStart") || !strings.Contains(s, "enterprises.99998.0.1") {
+		t.Fatalf("the subagent's notification did not reach the sink:\n%s\ntsnmpd:\n%s", s, f.p.log)
 	}
 }

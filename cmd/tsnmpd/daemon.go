@@ -40,7 +40,10 @@ type daemon struct {
 	ifmib *ifmib.MIB
 	host  hostMIBs
 	// agentx is the AgentX master, when `master agentx` is configured.
-	agentx *agentx.Master
+	agentx          *agentx.Master
+	agentxListeners []net.Listener // until serveAgentX
+	// notify is the notification originator (notify.go); nil without targets.
+	notify *notifier
 
 	mu sync.Mutex
 	// servers are the open listeners, by their listen address (spec).
@@ -147,6 +150,10 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	if _, err := d.listen(cfg.Listen); err != nil {
 		return nil, err
 	}
+	if err := d.startNotifications(cfg); err != nil { // notify.go
+		return nil, err
+	}
+	d.serveAgentX()
 	ok = true
 	d.printBanner()
 	log.Info("tsnmpd started", "version", version, "engineID", hex.EncodeToString(st.EngineID),
@@ -526,12 +533,16 @@ func (d *daemon) reload() error {
 }
 
 func (d *daemon) close() {
+	d.stopNotifications() // notify.go
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, l := range d.servers {
 		l.srv.Close()
 	}
 	d.servers = nil
+	for _, l := range d.agentxListeners {
+		l.Close()
+	}
 	if d.agentx != nil {
 		d.agentx.Close()
 	}

@@ -93,3 +93,44 @@ func NeedNetSNMP595(t testing.TB, prog string) string {
 	t.Skipf("%s not installed; skipping (CI=true makes this a failure)", p)
 	return ""
 }
+
+// VendorMIBDirs returns the folders of the vendor MIB module collection
+// (test data kept out of the repository): the subdirectories of
+// $TSNMP_VENDOR_MIBDIR, else of shared/mibs-vendor beside the repository.
+// When neither exists the test fails under CI and is skipped otherwise.
+func VendorMIBDirs(t testing.TB) []string {
+	t.Helper()
+	var roots []string
+	if d := os.Getenv("TSNMP_VENDOR_MIBDIR"); d != "" {
+		roots = append(roots, d)
+	}
+	dir, _ := os.Getwd()
+	for i := 0; i < 10 && dir != "/"; i++ {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			roots = append(roots, filepath.Join(filepath.Dir(dir), "shared", "mibs-vendor"))
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	roots = append(roots, "/work/shared/mibs-vendor")
+	for _, r := range roots {
+		ents, err := os.ReadDir(r)
+		if err != nil {
+			continue
+		}
+		var dirs []string
+		for _, e := range ents {
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join(r, e.Name()))
+			}
+		}
+		if len(dirs) > 0 {
+			return dirs
+		}
+	}
+	if InCI() {
+		t.Fatal("the vendor MIB modules are needed: set TSNMP_VENDOR_MIBDIR to the mibs-vendor collection")
+	}
+	t.Skip("vendor MIB modules not found (set TSNMP_VENDOR_MIBDIR); skipping")
+	return nil
+}

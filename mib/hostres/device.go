@@ -36,12 +36,14 @@ type device struct {
 	hasErrors bool
 	ifIndex   int64 // network devices
 	cpu       int   // processors: the CPU number
+	disk      *disk // disks
 }
 
 type devSnap struct {
 	rows       []device
 	processors []int // positions in rows
 	networks   []int
+	disks      []int
 	load       map[int]int64 // hrProcessorLoad by CPU number
 }
 
@@ -94,6 +96,14 @@ func (m *MIB) readDevices(time.Time) *devSnap {
 				ifIndex: int64(i.Index)})
 		}
 	}
+	for n, d := range readDisks(m.cfg.FS) {
+		descr := d.model
+		if descr == "" {
+			descr = "disk " + d.name
+		}
+		s.rows = append(s.rows, device{index: snmp.OID{devDisk<<16 + uint32(n)}, typ: devDisk,
+			descr: descr, status: statusRunning, disk: &d})
+	}
 	s.rows = append(s.rows, device{index: snmp.OID{devCoprocessor << 16}, typ: devCoprocessor,
 		descr: "Guessing that there's a floating point co-processor"})
 	slices.SortFunc(s.rows, func(a, b device) int { return a.index.Compare(b.index) })
@@ -103,6 +113,8 @@ func (m *MIB) readDevices(time.Time) *devSnap {
 			s.processors = append(s.processors, i)
 		case devNetwork:
 			s.networks = append(s.networks, i)
+		case devDisk:
+			s.disks = append(s.disks, i)
 		}
 	}
 	return s

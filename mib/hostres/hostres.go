@@ -6,7 +6,8 @@
 // Each group is read from the kernel once per request and the reading is
 // shared by all requests for CacheTTL: /proc/meminfo and
 // /proc/self/mounts with one statfs(2) per file system for
-// hrStorageTable and hrFSTable, one pass over /proc/PID/stat and
+// hrStorageTable and hrFSTable, /sys/block for the disks and partitions,
+// one pass over /proc/PID/stat and
 // /proc/PID/cmdline for hrSWRunTable and hrSWRunPerfTable together,
 // /proc/cpuinfo and /proc/net/dev for hrDeviceTable, the dpkg status
 // database for hrSWInstalledTable (read again only when it changes).
@@ -21,8 +22,11 @@
 //   - hrSWRunName is the kernel's task name from /proc/PID/stat (Net-SNMP
 //     reads the same name from /proc/PID/status).
 //   - hrStorageAllocationFailures is not served (Linux does not count
-//     them), as in Net-SNMP; neither are hrDiskStorageTable and
-//     hrPartitionTable.
+//     them), as in Net-SNMP.
+//   - hrDiskStorageTable and hrPartitionTable list the block devices of
+//     /sys/block that hold data (and their partitions), where Net-SNMP
+//     looks for /dev/hd*, /dev/sd* and similar names and finds no virtio
+//     or NVMe disk.
 package hostres
 
 import (
@@ -82,10 +86,10 @@ type MIB struct {
 	mounts  procfs.Mounts
 	pr      procfs.ProcReader
 
-	system, memSize               mib.Scalars
-	storage, device, processor    mib.Table
-	network, fs, swRun, swRunPerf mib.Table
-	swInst                        mib.Table
+	system, memSize                mib.Scalars
+	storage, device, processor     mib.Table
+	network, fs, swRun, swRunPerf  mib.Table
+	swInst, diskStorage, partition mib.Table
 }
 
 // New returns the MIB; call Close to stop its sampler.
@@ -131,6 +135,10 @@ func New(cfg Config) *MIB {
 		Rows: func(r *mib.Request) mib.Rows { return processorRows{m.devices.Get(r)} }}
 	m.network = mib.Table{Entry: HrNetworkEntry, Columns: []uint32{1},
 		Rows: func(r *mib.Request) mib.Rows { return networkRows{m.devices.Get(r)} }}
+	m.diskStorage = mib.Table{Entry: HrDiskStorageEntry, Columns: []uint32{1, 2, 3, 4},
+		Rows: func(r *mib.Request) mib.Rows { return diskRows{m.devices.Get(r)} }}
+	m.partition = mib.Table{Entry: HrPartitionEntry, Columns: []uint32{1, 2, 3, 4, 5},
+		Rows: func(r *mib.Request) mib.Rows { return m.partitionRows(r) }}
 	m.fs = mib.Table{Entry: HrFSEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9},
 		Rows: func(r *mib.Request) mib.Rows { return fsRows(m.fsys.Get(r)) }}
 	m.swRun = mib.Table{Entry: HrSWRunEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 7},
@@ -150,6 +158,8 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(HrDeviceEntry, &m.device)
 	tree.Register(HrProcessorEntry, &m.processor)
 	tree.Register(HrNetworkEntry, &m.network)
+	tree.Register(HrDiskStorageEntry, &m.diskStorage)
+	tree.Register(HrPartitionEntry, &m.partition)
 	tree.Register(HrFSEntry, &m.fs)
 	tree.Register(HrSWRunEntry, &m.swRun)
 	tree.Register(HrSWRunPerfEntry, &m.swRunPerf)

@@ -21,6 +21,7 @@ func TestInteropNetSNMP(t *testing.T) {
 	mibtest.Mount(t, "tmpfs", "tsnmp-small", "size=1m,mode=755")
 	big := mibtest.Mount(t, "tmpfs", "tsnmp-big", "size=20t")
 	mibtest.Mount(t, "tmpfs", "tsnmp-ro", "size=1m,ro")
+	loop := mibtest.MountLoop(t, 20)
 	snmpd := mibtest.StartSnmpd(t, "", "")
 	m := New(Config{})
 	defer m.Close()
@@ -119,6 +120,46 @@ func TestInteropNetSNMP(t *testing.T) {
 			}
 		}
 	}
+	// Disks: Net-SNMP looks for /dev/hd*, /dev/sd* and the like and finds
+	// no virtio or NVMe disk; tsnmp lists /sys/block. Where Net-SNMP has no
+	// disk rows, check tsnmp's against /sys/block instead.
+	disks := 0
+	for k := range theirs {
+		if idx, ok := strings.CutPrefix(k, dev+"1."); ok {
+			if n, _ := strconv.Atoi(idx); n>>16 == devDisk {
+				disks++
+			}
+		}
+	}
+	if disks == 0 {
+		for k, v := range ours {
+			rest, ok := strings.CutPrefix(k, dev)
+			if !ok {
+				continue
+			}
+			_, idx, _ := strings.Cut(rest, ".")
+			if n, _ := strconv.Atoi(idx); n>>16 == devDisk {
+				delete(ours, k)
+				if strings.HasPrefix(k, dev+"3.") {
+					t.Logf("Net-SNMP does not list disk %s (%s)", idx, mibtest.Text(v))
+				}
+			}
+		}
+		ents, _ := os.ReadDir("/sys/block")
+		n := 0
+		for _, e := range ents {
+			b, _ := os.ReadFile("/sys/block/" + e.Name() + "/size")
+			size, _ := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+			if size == 0 {
+				continue
+			}
+			k := "1.3.6.1.2.1.25.3.6.1.4." + strconv.Itoa(devDisk<<16+n)
+			if want := strconv.FormatUint(min(size/2, 1<<31-1), 10); ours[k] != want {
+				t.Errorf("hrDiskStorageCapacity of %s (%s) = %q, want %s", e.Name(), k, ours[k], want)
+			}
+			n++
+		}
+	}
 	memTol := mibtest.Rule{Tol: 8192, Frac: 0.05}
 	fsTol := mibtest.Rule{Tol: 65536} // blocks written by others between the walks
 	rules := map[string]mibtest.Rule{
@@ -162,6 +203,19 @@ func TestInteropNetSNMP(t *testing.T) {
 	tu, _ := strconv.ParseUint(theirs[stor+"4."+row], 10, 64)
 	ts, _ := strconv.ParseUint(theirs[stor+"5."+row], 10, 64)
 	t.Logf("20 TB tmpfs: tsnmp %d x %d B, Net-SNMP %d x %d B", size, units, ts, tu)
+	// The loop-mounted ext4 is an hrFSLinuxExt2 file system in both.
+	found := false
+	for k, v := range ours {
+		if strings.HasPrefix(k, fsys+"2.") && mibtest.Text(v) == loop {
+			found = true
+			if typ := ours[fsys+"4."+strings.TrimPrefix(k, fsys+"2.")]; typ != "oid:1.3.6.1.2.1.25.3.9.23" {
+				t.Errorf("hrFSType of the loop file system = %s", typ)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no hrFSTable row for %s", loop)
+	}
 	if t.Failed() {
 		t.Logf("snmpd log:\n%s", snmpd.Log)
 	}

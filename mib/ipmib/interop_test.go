@@ -94,7 +94,7 @@ func TestInteropNetSNMP(t *testing.T) {
 	const ip = "1.3.6.1.2.1.4."
 	rules := map[string]mibtest.Rule{
 		ip + "1.": {}, ip + "2.": {}, ip + "25.": {}, ip + "26.": {}, ip + "23.": {},
-		ip + "20.1.": {}, ip + "22.1.": {}, ip + "34.1.": {},
+		ip + "20.1.": {}, ip + "22.1.": {}, ip + "32.1.": {}, ip + "34.1.": {},
 		ip + "35.1.": {}, ip + "35.1.5.": {Skip: "ipNetToPhysicalLastUpdated: each agent's own clock"},
 	}
 	// The legacy counters move with the walks' own packets on lo.

@@ -210,7 +210,7 @@ func numericIndex(row, in *Node, k, pending int, v uint32) (int, int) {
 func findChild(kids []*Node, c string) *Node {
 	if v, err := strconv.ParseUint(c, 10, 32); err == nil {
 		for _, k := range kids {
-			if k.OID[len(k.OID)-1] == uint32(v) {
+			if k.OID[len(k.OID)-1] == uint32(v) && (k.parent == nil || len(k.OID) == len(k.parent.OID)+1) {
 				return k
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Kind tells what a MIB definition declares.
@@ -116,6 +117,11 @@ type Node struct {
 	Augments string   // row augmented by this row
 	Objects  []string // OBJECTS of a notification or group
 
+	// Clauses kept by a run-time loader (empty for the compiled-in modules).
+	Status, Units, Description string
+	Syntax                     string // SYNTAX as written
+	Ranges                     string // its range or size constraint, e.g. "(0..255)"
+
 	fixed    int     // fixed size of an OCTET STRING (SIZE (n)), used in indexes
 	index    []*Node // resolved Index (or the augmented row's)
 	implied  bool    // last of index is IMPLIED
@@ -199,35 +205,121 @@ type tables struct {
 	byName  map[string][]*Node // descriptor -> nodes, preferred first
 	byQual  map[qualName]*Node // Module, name -> node
 	modules map[string]bool
+	order   []string       // modules in load order
 	tcs     map[string]*TC // name and "Module::name"
 }
 
-var load = sync.OnceValue(build)
+// Def is one named OID of a set of MIB modules, as a loader hands it to
+// Install.
+type Def struct {
+	Name, Module string
+	OID          []uint32
+	Kind         Kind
+	Base         Base
+	TC, Hint     string
+	Enums        []Enum
+	Fixed        int // n of an OCTET STRING (SIZE (n)), for indexes
+	Access       Access
+	Index        []string // "Module::name" of objects, or a type name (SMIv1)
+	Implied      bool
+	Augments     string   // "Module::name"
+	Objects      []string // "Module::name"
+	Status       string
+	Units        string
+	Description  string
+	Syntax       string // SYNTAX as written, e.g. "OCTET STRING (0..255)"
+	Ranges       string // range or size constraint, e.g. "(0..255)"
+}
 
-func build() *tables {
-	t := &tables{
-		byName:  make(map[string][]*Node, len(nodeDefs)+3),
-		byQual:  make(map[qualName]*Node, len(nodeDefs)+3),
-		modules: make(map[string]bool, len(moduleNames)),
-		tcs:     make(map[string]*TC, 2*len(tcDefs)),
+// TCDef is one textual convention or named type of a set of modules.
+type TCDef struct {
+	Name, Module string
+	Base         Base
+	Hint         string
+	Enums        []Enum
+}
+
+// Set is the content of a set of MIB modules.
+type Set struct {
+	Modules []string // in load order
+	Defs    []Def    // sorted by OID; of several names for one OID the preferred first
+	TCs     []TCDef
+}
+
+var (
+	current     atomic.Pointer[tables]
+	defaultOnce = sync.OnceValue(func() *tables { return build(compiledSet()) })
+)
+
+// load returns the tables in use: those Install gave, else the compiled-in
+// standard modules.
+func load() *tables {
+	if t := current.Load(); t != nil {
+		return t
 	}
-	for _, m := range moduleNames {
-		t.modules[m] = true
+	return defaultOnce()
+}
+
+// Install makes every function of the package use the modules of s
+// instead of the compiled-in standard modules. Install(nil) restores
+// those.
+func Install(s *Set) {
+	if s == nil {
+		current.Store(nil)
+		return
 	}
+	current.Store(build(s))
+}
+
+// Compiled returns the compiled-in standard modules.
+func Compiled() *Set { return compiledSet() }
+
+// compiledSet converts the generated tables.
+func compiledSet() *Set {
+	s := &Set{Modules: moduleNames, Defs: make([]Def, len(nodeDefs)), TCs: make([]TCDef, len(tcDefs))}
 	enumCache := map[string][]Enum{}
-	nodes := make([]Node, len(nodeDefs)+3)
-	for i, r := range []string{"ccitt", "iso", "joint-iso-ccitt"} {
-		nodes[i] = Node{Name: r, OID: []uint32{uint32(i)}}
-	}
 	oids := parseOIDs()
 	for i := range nodeDefs {
 		d := &nodeDefs[i]
+		s.Defs[i] = Def{
+			Name: d.name, Module: d.module, OID: oids[i], Kind: d.kind, Base: d.base,
+			TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, enumCache), Fixed: d.fixed, Access: d.access,
+			Index: fields(d.index, false), Implied: d.implied, Augments: d.augments,
+			Objects: fields(d.objects, false),
+		}
+	}
+	for i := range tcDefs {
+		d := &tcDefs[i]
+		s.TCs[i] = TCDef{Name: d.name, Module: d.module, Base: d.base, Hint: d.hint, Enums: parseEnums(d.enums, enumCache)}
+	}
+	return s
+}
+
+func build(s *Set) *tables {
+	defs := s.Defs
+	t := &tables{
+		byName:  make(map[string][]*Node, len(defs)+3),
+		byQual:  make(map[qualName]*Node, len(defs)+3),
+		modules: make(map[string]bool, len(s.Modules)),
+		tcs:     make(map[string]*TC, 2*len(s.TCs)),
+	}
+	for _, m := range s.Modules {
+		t.modules[m] = true
+	}
+	t.order = s.Modules
+	nodes := make([]Node, len(defs)+3)
+	for i, r := range []string{"ccitt", "iso", "joint-iso-ccitt"} {
+		nodes[i] = Node{Name: r, OID: []uint32{uint32(i)}}
+	}
+	for i := range defs {
+		d := &defs[i]
 		n := &nodes[i+3]
 		*n = Node{
-			Name: d.name, Module: d.module, OID: oids[i], Kind: d.kind, Base: d.base,
-			TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, enumCache), Access: d.access,
-			Index: fields(d.index, true), Implied: d.implied, Augments: unqualify(d.augments),
-			Objects: fields(d.objects, true), fixed: d.fixed,
+			Name: d.Name, Module: d.Module, OID: d.OID, Kind: d.Kind, Base: d.Base,
+			TC: d.TC, Hint: d.Hint, Enums: d.Enums, Access: d.Access,
+			Index: unqualifyAll(d.Index), Implied: d.Implied, Augments: unqualify(d.Augments),
+			Objects: unqualifyAll(d.Objects), Status: d.Status, Units: d.Units,
+			Description: d.Description, Syntax: d.Syntax, Ranges: d.Ranges, fixed: d.Fixed,
 		}
 	}
 	// Most names have one node: their entries are one-element windows on
@@ -245,14 +337,23 @@ func build() *tables {
 			t.byQual[qualName{n.Module, n.Name}] = n
 		}
 	}
-	// Build the tree from nodeDefs, which are sorted by OID. The first
-	// name for an OID is canonical; the others are aliases.
+	// Build the tree from defs, which are sorted by OID. The first name
+	// for an OID is canonical; the others are aliases. A node whose
+	// parent OID has no name hangs below its nearest named ancestor.
 	t.roots = []*Node{&nodes[0], &nodes[1], &nodes[2]}
 	t.nodes = append(t.nodes, t.roots...)
 	var stack, aliases []*Node
 	for i := 3; i < len(nodes); i++ {
 		n := &nodes[i]
+		if len(n.OID) == 0 {
+			continue
+		}
 		if i > 3 && slices.Equal(nodes[i-1].OID, n.OID) {
+			aliases = append(aliases, n)
+			continue
+		}
+		if len(n.OID) == 1 && n.OID[0] <= 2 {
+			// A module's own definition of a root arc.
 			aliases = append(aliases, n)
 			continue
 		}
@@ -265,8 +366,8 @@ func build() *tables {
 		} else if n.OID[0] <= 2 {
 			p = t.roots[n.OID[0]]
 		}
-		if p == nil || len(p.OID) != len(n.OID)-1 {
-			panic("smi: generated table has a gap above " + n.String())
+		if p == nil {
+			continue // outside the three roots
 		}
 		n.parent = p
 		p.children = append(p.children, n) // in OID order, so sorted
@@ -276,13 +377,14 @@ func build() *tables {
 	slices.SortStableFunc(t.nodes, func(a, b *Node) int { return slices.Compare(a.OID, b.OID) })
 	// Aliases share the canonical node's place in the tree.
 	for _, n := range aliases {
-		c, _ := lookup(t.roots, n.OID)
-		n.parent, n.children = c.parent, c.children
+		if c, rest := lookup(t.roots, n.OID); c != nil && len(rest) == 0 {
+			n.parent, n.children = c.parent, c.children
+		}
 	}
 	// A name defined by several modules means, as in Net-SNMP, the OID
 	// the last-loaded module gives it, and the node named there.
-	rank := make(map[string]int, len(moduleNames))
-	for i, m := range moduleNames {
+	rank := make(map[string]int, len(s.Modules))
+	for i, m := range s.Modules {
 		rank[m] = i
 	}
 	for _, ns := range t.byName {
@@ -296,31 +398,33 @@ func build() *tables {
 			}
 		}
 		pick := last
-		if c, rest := lookup(t.roots, ns[last].OID); len(rest) == 0 && c.Name == ns[last].Name {
-			pick = slices.Index(ns, c)
+		if c, rest := lookup(t.roots, ns[last].OID); c != nil && len(rest) == 0 && c.Name == ns[last].Name {
+			if j := slices.Index(ns, c); j >= 0 {
+				pick = j
+			}
 		}
 		ns[0], ns[pick] = ns[pick], ns[0]
 	}
 	// Resolve indexes.
-	defByQual := map[string]*nodeDef{}
-	for i := range nodeDefs {
-		if nodeDefs[i].kind == KindRow {
-			defByQual[nodeDefs[i].module+"::"+nodeDefs[i].name] = &nodeDefs[i]
+	defByQual := map[qualName]*Def{}
+	for i := range defs {
+		if defs[i].Kind == KindRow {
+			defByQual[qualName{defs[i].Module, defs[i].Name}] = &defs[i]
 		}
 	}
-	for i := range nodes {
-		n := &nodes[i]
+	for i := range nodes[3:] {
+		n := &nodes[i+3]
 		if n.Kind != KindRow {
 			continue
 		}
-		d := &nodeDefs[i-3]
-		if d.augments != "" {
-			if a := defByQual[d.augments]; a != nil {
+		d := &defs[i]
+		if d.Augments != "" {
+			if a := defByQual[qual(d.Augments)]; a != nil {
 				d = a
 			}
 		}
-		n.implied = d.implied
-		for _, q := range fields(d.index, false) {
+		n.implied = d.Implied
+		for _, q := range d.Index {
 			in := t.byQual[qual(q)]
 			if in == nil {
 				n.index = nil // e.g. an SMIv1 INDEX naming a type
@@ -329,15 +433,26 @@ func build() *tables {
 			n.index = append(n.index, in)
 		}
 	}
-	for i := range tcDefs {
-		d := &tcDefs[i]
-		tc := &TC{Name: d.name, Module: d.module, Base: d.base, Hint: d.hint, Enums: parseEnums(d.enums, enumCache)}
-		t.tcs[d.module+"::"+d.name] = tc
-		if t.tcs[d.name] == nil {
-			t.tcs[d.name] = tc
+	for i := range s.TCs {
+		d := &s.TCs[i]
+		tc := &TC{Name: d.Name, Module: d.Module, Base: d.Base, Hint: d.Hint, Enums: d.Enums}
+		t.tcs[d.Module+"::"+d.Name] = tc
+		if t.tcs[d.Name] == nil {
+			t.tcs[d.Name] = tc
 		}
 	}
 	return t
+}
+
+func unqualifyAll(fs []string) []string {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = unqualify(f)
+	}
+	return out
 }
 
 // qualName is a qualified name, "Module::name", as a map key that costs
@@ -421,8 +536,8 @@ func unqualify(s string) string {
 // an OID, only the one Format prints is included.
 func Nodes() []*Node { return slices.Clone(load().nodes) }
 
-// Modules returns the names of the modules the tables were generated from.
-func Modules() []string { return append([]string(nil), moduleNames...) }
+// Modules returns the names of the modules in use, in load order.
+func Modules() []string { return slices.Clone(load().order) }
 
 // FindNode returns the node named "Module::name" or "name", or nil. An
 // unqualified name defined by several modules gives the node Resolve
@@ -454,7 +569,8 @@ func Lookup(oid []uint32) (*Node, []uint32) {
 
 func lookup(kids []*Node, oid []uint32) (*Node, []uint32) {
 	var best *Node
-	for i, v := range oid {
+	for i := 0; i < len(oid); {
+		v := oid[i]
 		lo, hi := 0, len(kids)
 		for lo < hi {
 			m := int(uint(lo+hi) >> 1)
@@ -467,8 +583,23 @@ func lookup(kids []*Node, oid []uint32) (*Node, []uint32) {
 		if lo == len(kids) || kids[lo].OID[i] != v {
 			break
 		}
-		best = kids[lo]
+		k := kids[lo]
+		if len(k.OID) != i+1 {
+			// Children below an unnamed arc: find the one oid runs through.
+			k = nil
+			for j := lo; j < len(kids) && kids[j].OID[i] == v; j++ {
+				if hasPrefix(oid, kids[j].OID) {
+					k = kids[j]
+					break
+				}
+			}
+			if k == nil {
+				break
+			}
+		}
+		best = k
 		kids = best.children
+		i = len(best.OID)
 	}
 	if best == nil {
 		return nil, oid

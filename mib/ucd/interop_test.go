@@ -49,16 +49,17 @@ func TestInteropNetSNMP(t *testing.T) {
 	}
 	small := mibtest.Mount(t, "tmpfs", "tsnmp-small", "size=1m")
 	big := mibtest.Mount(t, "tmpfs", "tsnmp-big", "size=20t")
+	loop := mibtest.MountLoop(t, 20)
 	if err := os.WriteFile(filepath.Join(small, "f"), make([]byte, 700<<10), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	name := fmt.Sprintf("tsnmp%d", os.Getpid()%1000000)
 	startNamed(t, name, 3)
-	conf := fmt.Sprintf("disk / 10%%\ndisk /nonexistent\ndisk %s 500\ndisk %s\nincludeAllDisks 5%%\nload 12 10 0.001\nproc %s 2 1\nproc %s 5\nproc tsnmp-none\nswap 16000\n",
-		small, big, name, name+"x")
+	conf := fmt.Sprintf("disk / 10%%\ndisk /nonexistent\ndisk %s 500\ndisk %s\ndisk %s 99%%\nincludeAllDisks 5%%\nload 12 10 0.001\nproc %s 2 1\nproc %s 5\nproc tsnmp-none\nswap 16000\n",
+		small, big, loop, name, name+"x")
 	cfgAll := int64(5)
 	cfg := Config{
-		Disks:           []Disk{{Path: "/", MinKB: -1, MinPercent: 10}, {Path: "/nonexistent", MinKB: 100000, MinPercent: -1}, {Path: small, MinKB: 500, MinPercent: -1}, {Path: big, MinKB: 100000, MinPercent: -1}},
+		Disks:           []Disk{{Path: "/", MinKB: -1, MinPercent: 10}, {Path: "/nonexistent", MinKB: 100000, MinPercent: -1}, {Path: small, MinKB: 500, MinPercent: -1}, {Path: big, MinKB: 100000, MinPercent: -1}, {Path: loop, MinKB: -1, MinPercent: 99}},
 		IncludeAllDisks: &cfgAll,
 		Load:            &[3]float64{12, 10, 0.001},
 		Procs:           []Proc{{Name: name, Max: 2, Min: 1}, {Name: name + "x", Max: 5}, {Name: "tsnmp-none", Min: 1}},

@@ -106,3 +106,28 @@ func TestSuitesMatchTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallTickets: the agent's resumption ticket is 16 octets (it names
+// state the agent keeps), so the resumed ClientKeyExchange no longer
+// carries the client's certificates; resumption still names the client
+// from the certificates of its full handshake.
+func TestSmallTickets(t *testing.T) {
+	p := testPKI(t)
+	s := start(t, "udp4", nil)
+	store := &MemoryTickets{}
+	c := client(p, p.Carol)
+	for i, want := range []bool{false, true, true} {
+		name, resumed, err := dialAsk(t, s, c, store)
+		if err != nil || name != "carol" || resumed != want {
+			t.Fatalf("session %d: %q resumed=%v %v", i, name, resumed, err)
+		}
+	}
+	for k, tk := range store.m {
+		if len(tk.Ticket) != ticketLen {
+			t.Errorf("%s: ticket of %d octets, want %d", k, len(tk.Ticket), ticketLen)
+		}
+	}
+	if n := s.tickets.len(); n != 1 {
+		t.Errorf("%d states kept, want 1", n)
+	}
+}

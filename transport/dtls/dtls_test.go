@@ -283,27 +283,48 @@ func TestHelperProcess(t *testing.T) {
 	fmt.Printf("name=%s resumed=%v\n", name, conn.Resumed())
 }
 
-func TestTicketCodec(t *testing.T) {
-	var s sealer
+// TestTicketStore: the agent's tickets name states it keeps; a state is
+// refused when its lifetime is over, when its key has rotated out, and
+// unknown or malformed tickets are refused; the store keeps at most its
+// bound. The manager's cache file round-trips.
+func TestTicketStore(t *testing.T) {
+	s := ticketStore{max: 3}
 	keys := tlstm.NewTicketKeys(2)
 	keys.OnRotate(s.setKeys)
 	now := time.Now()
 	ts := &ticketState{Issued: now, Expires: now.Add(time.Hour), PSK: make([]byte, pskLen), Chain: [][]byte{{1, 2, 3}}}
-	b, err := s.seal(ts)
-	if err != nil {
-		t.Fatal(err)
+	b, err := s.put(ts)
+	if err != nil || len(b) != ticketLen {
+		t.Fatal(len(b), err)
 	}
-	got, err := s.open(b, now)
+	got, err := s.get(b, now)
 	if err != nil || string(got.Chain[0]) != "\x01\x02\x03" {
 		t.Fatal(got, err)
 	}
-	if _, err := s.open(b, now.Add(2*time.Hour)); err != errTicketExpired {
+	if _, err := s.get(b, now.Add(2*time.Hour)); err != errTicketExpired {
 		t.Errorf("expired ticket: %v", err)
 	}
+	if _, err := s.get(make([]byte, ticketLen), now); err != errTicketKey {
+		t.Errorf("unknown ticket: %v", err)
+	}
+	if _, err := s.get(append(b, 0), now); err != errTicketFormat {
+		t.Errorf("malformed ticket: %v", err)
+	}
 	keys.Rotate()
+	if _, err := s.get(b, now); err != nil {
+		t.Errorf("after one rotation: %v", err)
+	}
 	keys.Rotate()
-	if _, err := s.open(b, now); err != errTicketKey {
+	if _, err := s.get(b, now); err != errTicketKey {
 		t.Errorf("rotated-out key: %v", err)
+	}
+	for i := 0; i < 5; i++ {
+		if _, err := s.put(ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.len(); n > 3 {
+		t.Errorf("%d states kept, bound 3", n)
 	}
 	f := encodeTicketFile(&Ticket{Ticket: []byte("x"), PSK: make([]byte, pskLen), Expires: now})
 	if tk, err := decodeTicketFile(f); err != nil || string(tk.Ticket) != "x" {
@@ -311,29 +332,22 @@ func TestTicketCodec(t *testing.T) {
 	}
 }
 
-// FuzzTicket feeds untrusted PSK identities to the agent's ticket decoder
-// and plaintexts to the parser.
+// FuzzTicket feeds untrusted PSK identities to the agent's ticket look-up
+// and untrusted bytes to the manager's cache file decoder.
 func FuzzTicket(f *testing.F) {
-	var s sealer
+	var s ticketStore
 	keys := tlstm.NewTicketKeys(1)
 	keys.OnRotate(s.setKeys)
 	now := time.Now()
-	ts := &ticketState{Issued: now, Expires: now.Add(time.Hour), PSK: make([]byte, pskLen), Chain: [][]byte{{1}}}
-	b, _ := s.seal(ts)
+	b, _ := s.put(&ticketState{Issued: now, Expires: now.Add(time.Hour), PSK: make([]byte, pskLen), Chain: [][]byte{{1}}})
 	f.Add(b)
-	pt, _ := ts.marshal()
-	f.Add(pt)
+	f.Add(make([]byte, ticketLen))
 	f.Add(encodeTicketFile(&Ticket{Ticket: []byte("x"), PSK: make([]byte, pskLen), Expires: now}))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s.open(b, now)
-		var st ticketState
-		if st.unmarshal(b) == nil {
-			again, err := st.marshal()
-			if err != nil || string(again[17:]) != string(b[17:]) {
-				t.Fatalf("round trip: %v", err)
-			}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if st, err := s.get(in, now); err == nil && string(in) != string(b) {
+			t.Fatalf("ticket %x resumed %v", in, st)
 		}
-		decodeTicketFile(b)
+		decodeTicketFile(in)
 	})
 }
 

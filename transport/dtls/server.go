@@ -74,14 +74,14 @@ type Options struct {
 
 // Server is a DTLS transport listener.
 type Server struct {
-	l      net.Listener
-	h      transport.Handler
-	opts   Options
-	state  atomic.Pointer[serverState]
-	sealer sealer
-	now    func() time.Time
-	set    *connset.Set
-	own    bool
+	l       net.Listener
+	h       transport.Handler
+	opts    Options
+	state   atomic.Pointer[serverState]
+	tickets ticketStore
+	now     func() time.Time
+	set     *connset.Set
+	own     bool
 }
 
 type serverState struct {
@@ -130,7 +130,7 @@ func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, o
 			o.Tickets.Start(time.Hour)
 			s.own = true
 		}
-		o.Tickets.OnRotate(s.sealer.setKeys)
+		o.Tickets.OnRotate(s.tickets.setKeys)
 	}
 	if err := s.Update(cfg); err != nil {
 		return nil, err
@@ -233,7 +233,7 @@ func (s *Server) getCertificate(hello *dtls.ClientHelloInfo) (*gotls.Certificate
 // psk returns the resumption PSK a ticket (the client's PSK identity)
 // carries, if the ticket is authentic and current.
 func (s *Server) psk(identity []byte) ([]byte, error) {
-	t, err := s.sealer.open(identity, s.now())
+	t, err := s.tickets.get(identity, s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +255,7 @@ func (s *Server) identify(st *dtls.State) (string, error) {
 	id := s.state.Load().id
 	raw := st.PeerCertificates
 	if len(raw) == 0 && len(st.IdentityHint) > 0 {
-		t, err := s.sealer.open(st.IdentityHint, s.now())
+		t, err := s.tickets.get(st.IdentityHint, s.now())
 		if err != nil {
 			return "", err
 		}
@@ -350,6 +350,7 @@ func (s *Server) serveConn(c *dtls.Conn, sc *connset.Conn) {
 		ref.Local = netipUnmap(la.AddrPort())
 	}
 	resumed := len(st.PeerCertificates) == 0
+	var ticket []byte
 	// pion/dtls reads datagrams of at most 8,192 bytes: no message
 	// is larger.
 	in := make([]byte, 8192)
@@ -368,8 +369,13 @@ func (s *Server) serveConn(c *dtls.Conn, sc *connset.Conn) {
 		msg := in[:n]
 		if len(msg) > 0 && msg[0] == 0 {
 			if bytes.Equal(msg, ticketRequest) && !resumed && !s.opts.DisableTickets {
-				if t := s.issue(&st); t != nil {
-					c.Write(append(append([]byte(nil), ticketReply...), t...))
+				// One ticket per session: a repeated request (the
+				// first may have been lost) gets the same one.
+				if ticket == nil {
+					ticket = s.issue(&st)
+				}
+				if ticket != nil {
+					c.Write(append(append([]byte(nil), ticketReply...), ticket...))
 				}
 			}
 			continue
@@ -406,7 +412,7 @@ func (s *Server) issue(st *dtls.State) []byte {
 		chain = chain[:maxChain]
 	}
 	now := s.now()
-	t, err := s.sealer.seal(&ticketState{Issued: now, Expires: now.Add(s.opts.TicketLifetime), PSK: psk, Chain: chain})
+	t, err := s.tickets.put(&ticketState{Issued: now, Expires: now.Add(s.opts.TicketLifetime), PSK: psk, Chain: chain})
 	if err != nil {
 		return nil
 	}

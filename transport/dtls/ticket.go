@@ -1,11 +1,8 @@
 package dtls
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"sync"
 	"time"
@@ -13,185 +10,153 @@ import (
 
 // A resumption ticket is what the agent gives a manager after a full,
 // certificate-authenticated DTLS handshake, for the manager to resume with
-// an ECDHE-PSK handshake later (see docs/dtls-resumption.md). It is
-// opaque to the manager:
-//
-//	keyID (4) | nonce (12) | AES-256-GCM(key, nonce, plaintext, AD = "tsnmp-dtls-ticket-v1" | keyID)
-//
-// and its plaintext is
-//
-//	version 1 (1) | issued (8, Unix s) | expires (8) | psk (32) | n (1) | n × (len (2) | certificate DER)
-//
-// The PSK is an RFC 5705 exporter value of the full handshake, so only
-// the two ends of that handshake know it; the certificates are the chain
-// the agent verified, so that a resumed session is named from the same
-// certificate, under the rules in force when it resumes.
+// an ECDHE-PSK handshake later (see docs/dtls-resumption.md). It is 16
+// random octets naming state the agent keeps in memory: the PSK (an RFC
+// 5705 exporter value of the full handshake, so only its two ends know
+// it), the certificates the agent verified (so that a resumed session is
+// named from the same certificate, under the rules in force when it
+// resumes), the ticket's lifetime, and the ticket key that was newest when
+// it was issued: the state is refused and dropped once that key has
+// rotated out.
 
 const (
-	ticketVersion = 1
-	pskLen        = 32
-	keyIDLen      = 4
-	nonceLen      = 12
-	// maxTicket bounds what the agent accepts as a PSK identity.
+	pskLen = 32
+	// ticketLen is the length of the tickets the agent issues.
+	ticketLen = 16
+	// maxTicket bounds the tickets a manager keeps in its cache files.
 	maxTicket = 8192
-	// maxChain bounds the certificates a ticket carries.
+	// maxChain bounds the certificates a state keeps.
 	maxChain = 4
+	// defaultMaxTickets bounds the states an agent keeps; beyond it those
+	// of rotated-out keys go first, then arbitrary ones (their managers
+	// fall back to a full handshake).
+	defaultMaxTickets = 4096
 )
 
-var ticketAD = []byte("tsnmp-dtls-ticket-v1")
-
-// ticketState is a ticket's plaintext.
+// ticketState is what a ticket names.
 type ticketState struct {
 	Issued, Expires time.Time
 	PSK             []byte
 	Chain           [][]byte
+	key             [8]byte // the ticket key that was newest at issue
 }
 
 var (
 	errTicketFormat  = errors.New("dtls: malformed resumption ticket")
-	errTicketKey     = errors.New("dtls: resumption ticket key unknown (rotated out)")
+	errTicketKey     = errors.New("dtls: resumption ticket unknown or its key rotated out")
 	errTicketExpired = errors.New("dtls: resumption ticket expired")
 )
 
-func (t *ticketState) marshal() ([]byte, error) {
+// ticketStore keeps the states the agent's tickets name.
+type ticketStore struct {
+	mu   sync.Mutex
+	keys [][8]byte // names of the current ticket keys, newest first
+	m    map[[ticketLen]byte]*ticketState
+	max  int
+}
+
+func keyName(k [32]byte) [8]byte {
+	h := sha256.Sum256(append([]byte("tsnmp dtls ticket key name"), k[:]...))
+	var n [8]byte
+	copy(n[:], h[:8])
+	return n
+}
+
+// setKeys installs the ticket keys, newest first (the TLS listeners' keys,
+// so that one rotation governs both transports), and drops the states of
+// keys no longer among them.
+func (s *ticketStore) setKeys(keys [][32]byte) {
+	names := make([][8]byte, len(keys))
+	for i, k := range keys {
+		names[i] = keyName(k)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keys = names
+	for id, t := range s.m {
+		if !s.current(t.key) {
+			delete(s.m, id)
+		}
+	}
+}
+
+func (s *ticketStore) current(k [8]byte) bool {
+	for _, n := range s.keys {
+		if n == k {
+			return true
+		}
+	}
+	return false
+}
+
+// put stores a state and returns its ticket.
+func (s *ticketStore) put(t *ticketState) ([]byte, error) {
 	if len(t.PSK) != pskLen || len(t.Chain) == 0 || len(t.Chain) > maxChain {
 		return nil, errTicketFormat
 	}
-	b := []byte{ticketVersion}
-	b = binary.BigEndian.AppendUint64(b, uint64(t.Issued.Unix()))
-	b = binary.BigEndian.AppendUint64(b, uint64(t.Expires.Unix()))
-	b = append(b, t.PSK...)
-	b = append(b, byte(len(t.Chain)))
-	for _, c := range t.Chain {
-		if len(c) == 0 || len(c) > 0xffff {
-			return nil, errTicketFormat
-		}
-		b = binary.BigEndian.AppendUint16(b, uint16(len(c)))
-		b = append(b, c...)
-	}
-	return b, nil
-}
-
-func (t *ticketState) unmarshal(b []byte) error {
-	if len(b) < 1+16+pskLen+1 || b[0] != ticketVersion {
-		return errTicketFormat
-	}
-	t.Issued = time.Unix(int64(binary.BigEndian.Uint64(b[1:])), 0)
-	t.Expires = time.Unix(int64(binary.BigEndian.Uint64(b[9:])), 0)
-	t.PSK = append([]byte(nil), b[17:17+pskLen]...)
-	b = b[17+pskLen:]
-	n := int(b[0])
-	b = b[1:]
-	if n == 0 || n > maxChain {
-		return errTicketFormat
-	}
-	t.Chain = nil
-	for i := 0; i < n; i++ {
-		if len(b) < 2 {
-			return errTicketFormat
-		}
-		l := int(binary.BigEndian.Uint16(b))
-		b = b[2:]
-		if l == 0 || l > len(b) {
-			return errTicketFormat
-		}
-		t.Chain = append(t.Chain, append([]byte(nil), b[:l]...))
-		b = b[l:]
-	}
-	if len(b) != 0 {
-		return errTicketFormat
-	}
-	return nil
-}
-
-// sealer encrypts and decrypts tickets with the agent's rotating keys.
-type sealer struct {
-	mu   sync.RWMutex
-	keys []sealKey // newest first
-}
-
-type sealKey struct {
-	id   [keyIDLen]byte
-	aead cipher.AEAD
-}
-
-// setKeys installs ticket keys, newest first (the TLS listeners' keys, so
-// that one rotation governs both transports). The AEAD key is derived, so
-// the same secret is never used by two algorithms.
-func (s *sealer) setKeys(keys [][32]byte) {
-	var out []sealKey
-	for _, k := range keys {
-		h := sha256.New()
-		h.Write([]byte("tsnmp dtls ticket key"))
-		h.Write(k[:])
-		dk := h.Sum(nil)
-		block, err := aes.NewCipher(dk)
-		if err != nil {
-			panic(err)
-		}
-		aead, err := cipher.NewGCM(block)
-		if err != nil {
-			panic(err)
-		}
-		id := sha256.Sum256(append([]byte("tsnmp dtls ticket key id"), k[:]...))
-		var sk sealKey
-		copy(sk.id[:], id[:keyIDLen])
-		sk.aead = aead
-		out = append(out, sk)
-	}
-	s.mu.Lock()
-	s.keys = out
-	s.mu.Unlock()
-}
-
-func (s *sealer) seal(t *ticketState) ([]byte, error) {
-	pt, err := t.marshal()
-	if err != nil {
+	var id [ticketLen]byte
+	if _, err := rand.Read(id[:]); err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(s.keys) == 0 {
 		return nil, errTicketKey
 	}
-	k := s.keys[0]
-	out := append([]byte(nil), k.id[:]...)
-	nonce := make([]byte, nonceLen)
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, err
+	if s.m == nil {
+		s.m = map[[ticketLen]byte]*ticketState{}
 	}
-	out = append(out, nonce...)
-	return k.aead.Seal(out, nonce, pt, append(append([]byte(nil), ticketAD...), k.id[:]...)), nil
-}
-
-// open authenticates and decrypts a ticket and checks its lifetime.
-func (s *sealer) open(b []byte, now time.Time) (*ticketState, error) {
-	if len(b) < keyIDLen+nonceLen+16 || len(b) > maxTicket {
-		return nil, errTicketFormat
+	max := s.max
+	if max <= 0 {
+		max = defaultMaxTickets
 	}
-	s.mu.RLock()
-	var key *sealKey
-	for i := range s.keys {
-		if string(s.keys[i].id[:]) == string(b[:keyIDLen]) {
-			key = &s.keys[i]
-			break
+	if len(s.m) >= max {
+		for k, v := range s.m {
+			if v.key != s.keys[0] {
+				delete(s.m, k)
+				break
+			}
+		}
+		if len(s.m) >= max {
+			for k := range s.m {
+				delete(s.m, k)
+				break
+			}
 		}
 	}
-	s.mu.RUnlock()
-	if key == nil {
-		return nil, errTicketKey
-	}
-	pt, err := key.aead.Open(nil, b[keyIDLen:keyIDLen+nonceLen], b[keyIDLen+nonceLen:],
-		append(append([]byte(nil), ticketAD...), b[:keyIDLen]...))
-	if err != nil {
+	st := *t
+	st.key = s.keys[0]
+	s.m[id] = &st
+	return id[:], nil
+}
+
+// get returns the state a ticket (a PSK identity from the network) names,
+// if it is known, its key current and its lifetime not over.
+func (s *ticketStore) get(b []byte, now time.Time) (*ticketState, error) {
+	if len(b) != ticketLen {
 		return nil, errTicketFormat
 	}
-	var t ticketState
-	if err := t.unmarshal(pt); err != nil {
-		return nil, err
+	var id [ticketLen]byte
+	copy(id[:], b)
+	s.mu.Lock()
+	t, ok := s.m[id]
+	if ok && !s.current(t.key) {
+		delete(s.m, id)
+		ok = false
+	}
+	s.mu.Unlock()
+	if !ok {
+		return nil, errTicketKey
 	}
 	if now.After(t.Expires) || now.Before(t.Issued.Add(-time.Minute)) {
 		return nil, errTicketExpired
 	}
-	return &t, nil
+	return t, nil
+}
+
+// len returns the number of states kept.
+func (s *ticketStore) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
 }

@@ -103,8 +103,22 @@ func (c *ClientConfig) Config(host string) (*gotls.Config, error) {
 	return cfg, nil
 }
 
+// resumeCurves are offered when a session is to be resumed: X25519, not
+// the hybrid X25519MLKEM768 (see Dial).
+var resumeCurves = []gotls.CurveID{gotls.X25519, gotls.CurveP256, gotls.CurveP384}
+
 // Dial opens a TLS session to addr ("host:port") on network ("tcp",
 // "tcp4", "tcp6") and completes the handshake.
+//
+// A full handshake offers the hybrid post-quantum group X25519MLKEM768
+// first (DefaultCurves). A resumption offers X25519 only, which saves
+// the 2.3 KB of ML-KEM key shares of the two hellos: the resumed keys
+// still depend on the PSK of a full, hybrid handshake, so traffic
+// recorded today stays secret from a future quantum computer unless the
+// PSK leaks too (docs/tls.md). If the agent declines the ticket and
+// TLS 1.3 falls back to a full handshake, that connection (X25519 only)
+// is closed unused and a full hybrid handshake follows, so every full
+// handshake is post-quantum.
 func Dial(ctx context.Context, network, addr string, c *ClientConfig) (*gotls.Conn, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -114,19 +128,16 @@ func Dial(ctx context.Context, network, addr string, c *ClientConfig) (*gotls.Co
 	if err != nil {
 		return nil, err
 	}
-	var d net.Dialer
-	raw, err := d.DialContext(ctx, network, addr)
+	conn, resuming, err := dial(ctx, network, addr, cfg, true)
+	if err == nil && resuming && !conn.ConnectionState().DidResume && conn.ConnectionState().Version >= gotls.VersionTLS13 {
+		// The ticket was declined: forget it and shake hands again with
+		// the hybrid group.
+		conn.Close()
+		cfg.ClientSessionCache.Put(sessionCacheKey(cfg, addr), nil)
+		conn, _, err = dial(ctx, network, addr, cfg, false)
+	}
 	if err != nil {
 		c.Stats.Inc(SessionOpenErrors)
-		return nil, err
-	}
-	if tc, ok := raw.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-	}
-	conn := gotls.Client(raw, cfg)
-	if err := conn.HandshakeContext(ctx); err != nil {
-		c.Stats.Inc(SessionOpenErrors)
-		raw.Close()
 		return nil, err
 	}
 	if err := checkEMS(conn.ConnectionState()); err != nil {
@@ -139,4 +150,40 @@ func Dial(ctx context.Context, network, addr string, c *ClientConfig) (*gotls.Co
 		r.Resumed()
 	}
 	return conn, nil
+}
+
+// sessionCacheKey is crypto/tls's key for the session of cfg at addr:
+// the server name, else the address.
+func sessionCacheKey(cfg *gotls.Config, addr string) string {
+	if cfg.ServerName != "" {
+		return cfg.ServerName
+	}
+	return addr
+}
+
+// dial connects and shakes hands; with mayResume and a session in the
+// cache for addr it offers resumeCurves, and reports that it did.
+func dial(ctx context.Context, network, addr string, cfg *gotls.Config, mayResume bool) (*gotls.Conn, bool, error) {
+	var d net.Dialer
+	raw, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, false, err
+	}
+	if tc, ok := raw.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	resuming := false
+	if mayResume && cfg.ClientSessionCache != nil {
+		if cs, ok := cfg.ClientSessionCache.Get(sessionCacheKey(cfg, raw.RemoteAddr().String())); ok && cs != nil {
+			cfg = cfg.Clone()
+			cfg.CurvePreferences = resumeCurves
+			resuming = true
+		}
+	}
+	conn := gotls.Client(raw, cfg)
+	if err := conn.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return nil, false, err
+	}
+	return conn, resuming, nil
 }

@@ -103,8 +103,9 @@ func checkEMS(cs gotls.ConnectionState) error {
 // current() so that a reload applies to new connections; the minimum
 // version and TLS 1.2 suites of the configuration (else
 // DefaultCipherSuites); DefaultCurves; Extended Master Secret required
-// with TLS 1.2; session tickets sealed with tickets (nil: resumption off)
-// so that they rotate with the tls: listeners' ones. Client certificates
+// with TLS 1.2; short tickets naming state kept at the agent, valid while
+// the key of tickets that was newest at issue is kept (nil: resumption
+// off), so that they expire with the tls: listeners' ones. Client certificates
 // are requested, not required: the handler maps them (webmgmt.CertMapper).
 func HTTPSConfig(current func() *ServerConfig, tickets *TicketKeys) *gotls.Config {
 	base := &gotls.Config{
@@ -115,6 +116,10 @@ func HTTPSConfig(current func() *ServerConfig, tickets *TicketKeys) *gotls.Confi
 		NextProtos:       []string{"h2", "http/1.1"},
 	}
 	base.SessionTicketsDisabled = tickets == nil
+	var sessions *sessionStore
+	if tickets != nil {
+		sessions = newSessionStore(0)
+	}
 	var mu sync.Mutex
 	var lastSC *ServerConfig
 	var lastCerts []gotls.Certificate
@@ -141,8 +146,8 @@ func HTTPSConfig(current func() *ServerConfig, tickets *TicketKeys) *gotls.Confi
 			c.MinVersion = sc.MinVersion
 		}
 		c.CipherSuites = cipherSuites(sc.CipherSuites)
-		if tickets != nil {
-			c.SetSessionTicketKeys(tickets.Keys())
+		if sessions != nil {
+			sessions.install(c, tickets)
 		}
 		return c, nil
 	}

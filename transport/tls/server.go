@@ -98,6 +98,7 @@ type Server struct {
 	ss         *transport.StreamServer
 	opts       Options
 	ownTickets bool
+	sessions   *sessionStore // resumption state; nil when tickets are off
 	state      atomic.Pointer[serverState]
 }
 
@@ -135,6 +136,9 @@ func NewServer(l net.Listener, h transport.Handler, cfg *ServerConfig, opts *Opt
 		s.opts.Tickets = NewTicketKeys(2)
 		s.opts.Tickets.Start(24 * time.Hour)
 		s.ownTickets = true
+	}
+	if !s.opts.DisableTickets {
+		s.sessions = newSessionStore(0)
 	}
 	if err := s.Update(cfg); err != nil {
 		return nil, err
@@ -218,8 +222,8 @@ func (l *listener) Accept() (net.Conn, error) {
 	st := l.s.state.Load()
 	sc := &Conn{stats: l.s.opts.Stats}
 	cfg := st.cfg.Clone()
-	if !l.s.opts.DisableTickets {
-		cfg.SetSessionTicketKeys(l.s.opts.Tickets.Keys())
+	if l.s.sessions != nil {
+		l.s.sessions.install(cfg, l.s.opts.Tickets)
 	}
 	cfg.GetConfigForClient = func(hello *gotls.ClientHelloInfo) (*gotls.Config, error) {
 		if err := checkClientHello(hello); err != nil {

@@ -413,3 +413,25 @@ func DropRows(ours, theirs map[string]string, keep map[string]bool, prefixes ...
 		}
 	}
 }
+
+// MountLoop makes an ext4 file system of sizeMB in a file, mounts it
+// through a loop device at a new directory and returns the directory. Only
+// for use inside InMountNS (the loop device is released when the mount
+// namespace ends).
+func MountLoop(t testing.TB, sizeMB int) string {
+	t.Helper()
+	mkfs := testenv.Need(t, "mkfs.ext4")
+	img := filepath.Join(t.TempDir(), "fs.img")
+	f, err := os.Create(img)
+	if err == nil {
+		err = f.Truncate(int64(sizeMB) << 20)
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(mkfs, "-q", "-F", img).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.ext4: %v: %s", err, out)
+	}
+	return Mount(t, "ext4", img, "loop")
+}

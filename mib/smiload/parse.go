@@ -1,4 +1,4 @@
-package main
+package smiload
 
 import (
 	"fmt"
@@ -92,12 +92,13 @@ type enumItem struct {
 
 // syntax is a parsed SYNTAX clause or type assignment.
 type syntax struct {
-	name  string // builtin keyword ("OCTET STRING", "INTEGER", ...) or type name
-	enums []enumItem
-	seqOf string // row type for SEQUENCE OF
-	isSeq bool   // SEQUENCE { ... } or CHOICE { ... }
-	fixed int    // n for a (SIZE (n)) constraint, else 0
-	sized bool   // has a SIZE or range constraint
+	name   string // builtin keyword ("OCTET STRING", "INTEGER", ...) or type name
+	enums  []enumItem
+	seqOf  string // row type for SEQUENCE OF
+	isSeq  bool   // SEQUENCE { ... } or CHOICE { ... }
+	fixed  int    // n for a (SIZE (n)) constraint, else 0
+	sized  bool   // has a SIZE or range constraint
+	ranges string // the constraint as Net-SNMP prints it, e.g. "(0..255)"
 }
 
 // oidComp is one component of an OBJECT IDENTIFIER value.
@@ -121,6 +122,9 @@ type def struct {
 	oid      []oidComp
 	trapNum  int64  // TRAP-TYPE value
 	enterp   string // TRAP-TYPE ENTERPRISE
+	status   string
+	units    string
+	descr    string
 	line     int
 	implicit bool // node created by a name(number) OID component
 }
@@ -128,6 +132,8 @@ type def struct {
 // module is one parsed MIB module.
 type module struct {
 	name    string
+	file    string
+	line    int
 	imports map[string]string // symbol -> module
 	from    []string          // imported modules, in order
 	defs    []*def
@@ -139,6 +145,7 @@ type parser struct {
 	toks []token
 	pos  int
 	file string
+	errs []error // definitions skipped
 }
 
 func (p *parser) peek() string {
@@ -171,12 +178,12 @@ func (p *parser) line() int {
 	return 0
 }
 
-type parseError string
-
-func (e parseError) Error() string { return string(e) }
-
-func (p *parser) errf(format string, args ...any) parseError {
-	return parseError(fmt.Sprintf("%s:%d: %s", p.file, p.line(), fmt.Sprintf(format, args...)))
+func (p *parser) errf(format string, args ...any) *ParseError {
+	line := p.line()
+	if line == 0 && len(p.toks) > 0 {
+		line = p.toks[len(p.toks)-1].line
+	}
+	return &ParseError{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (p *parser) expect(s string) {
@@ -206,22 +213,70 @@ func (p *parser) skipGroup() {
 	}
 }
 
-// parseModules parses every module in a file.
-func parseModules(file, src string) (mods []*module, err error) {
+// ParseError is a fault in a module's text: the definition or module it
+// is in is skipped.
+type ParseError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// parseModules parses every module in a file. A fault in a definition
+// costs that definition; a fault in a module's header or IMPORTS costs
+// the module. Both are reported in errs.
+func parseModules(file, src string) (mods []*module, errs []error) {
+	p := &parser{toks: lex(src), file: file}
+	for p.pos < len(p.toks) {
+		start := p.pos
+		m, err := p.parseModuleSafe()
+		if m != nil {
+			mods = append(mods, m)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			// Continue at the next module header.
+			p.pos = max(p.pos, start+1)
+			for p.pos < len(p.toks) && !p.atModuleHeader() {
+				p.pos++
+			}
+		}
+	}
+	return mods, append(p.errs, errs...)
+}
+
+// atModuleHeader reports whether a "NAME [{ oid }] DEFINITIONS" starts at
+// the current token.
+func (p *parser) atModuleHeader() bool {
+	if p.pos >= len(p.toks) || p.toks[p.pos].str {
+		return false
+	}
+	n := p.peekN(1)
+	if n == "DEFINITIONS" {
+		return true
+	}
+	if n == "{" {
+		for j := p.pos + 2; j < len(p.toks) && j < p.pos+40; j++ {
+			if p.toks[j].s == "}" {
+				return j+1 < len(p.toks) && p.toks[j+1].s == "DEFINITIONS"
+			}
+		}
+	}
+	return false
+}
+
+func (p *parser) parseModuleSafe() (m *module, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			pe, ok := r.(parseError)
+			pe, ok := r.(*ParseError)
 			if !ok {
 				panic(r)
 			}
-			err = pe
+			m, err = nil, pe
 		}
 	}()
-	p := &parser{toks: lex(src), file: file}
-	for p.pos < len(p.toks) {
-		mods = append(mods, p.parseModule())
-	}
-	return mods, nil
+	return p.parseModule(), nil
 }
 
 var macroKeywords = map[string]bool{
@@ -231,104 +286,184 @@ var macroKeywords = map[string]bool{
 }
 
 func (p *parser) parseModule() *module {
-	m := &module{name: p.next().s, imports: map[string]string{}, byName: map[string]*def{}, types: map[string]*def{}}
+	t := p.next()
+	m := &module{name: t.s, file: p.file, line: t.line, imports: map[string]string{}, byName: map[string]*def{}, types: map[string]*def{}}
 	if p.peek() == "{" { // module OID, unused
 		p.skipGroup()
 	}
 	p.expect("DEFINITIONS")
+	for p.peek() != "::=" { // e.g. IMPLICIT TAGS
+		p.next()
+	}
 	p.expect("::=")
 	p.expect("BEGIN")
 	for {
-		t := p.next()
-		switch t.s {
+		if p.pos >= len(p.toks) {
+			panic(p.errf("%s: missing END", m.name))
+		}
+		switch p.peek() {
 		case "END":
+			p.next()
 			return m
 		case "IMPORTS":
-			var syms []string
-			for p.peek() != ";" {
-				s := p.next().s
-				switch {
-				case s == ",":
-				case s == "FROM":
-					from := p.next().s
-					m.from = append(m.from, from)
-					for _, sym := range syms {
-						m.imports[sym] = from
-					}
-					syms = syms[:0]
-					if p.peek() == "{" { // FROM Module { oid }
-						p.skipGroup()
-					}
-				default:
-					syms = append(syms, s)
-				}
-			}
 			p.next()
+			p.parseImports(m)
 			continue
 		case "EXPORTS":
 			for p.next().s != ";" {
 			}
 			continue
 		}
-		d := &def{name: t.s, line: t.line}
-		switch {
-		case p.peek() == "MACRO":
-			for p.next().s != "END" {
-			}
-			continue
-		case p.peek() == "::=":
-			p.next()
-			if p.peek() == "TEXTUAL-CONVENTION" {
-				p.next()
-				d.macro = "TEXTUAL-CONVENTION"
-				p.parseClauses(d, true)
-			} else {
-				d.macro = "TYPE"
-				d.syntax = p.parseType()
-			}
-			m.types[d.name] = d
-			m.defs = append(m.defs, d)
-			continue
-		case p.peek() == "OBJECT" && p.peekN(1) == "IDENTIFIER":
-			p.next()
-			p.next()
-			d.macro = "OBJECT IDENTIFIER"
-		case macroKeywords[p.peek()]:
-			d.macro = p.next().s
-			p.parseClauses(d, false)
-		default:
-			// Some other value assignment: skip it.
-			for p.peek() != "::=" {
-				if p.peek() == "{" || p.peek() == "(" {
-					p.skipGroup()
-					continue
-				}
-				p.next()
-			}
-			p.next()
-			if p.peek() == "{" {
-				p.skipGroup()
-			} else {
-				p.next()
-			}
-			continue
+		if p.atModuleHeader() {
+			// A module without END: let the next one start.
+			p.errs = append(p.errs, p.errf("%s: missing END", m.name))
+			return m
 		}
-		p.expect("::=")
-		if d.macro == "TRAP-TYPE" {
-			n, err := strconv.ParseInt(p.next().s, 10, 64)
-			if err != nil {
-				panic(p.errf("bad TRAP-TYPE value: %v", err))
-			}
-			d.trapNum = n
-		} else {
-			d.oid = p.parseOIDValue()
+		start := p.pos
+		if err := p.parseDefSafe(m); err != nil {
+			p.errs = append(p.errs, err)
+			p.pos = max(p.pos, start+1)
+			p.skipToDef()
 		}
-		if m.byName[d.name] != nil {
-			panic(p.errf("duplicate definition of %s", d.name))
-		}
-		m.byName[d.name] = d
-		m.defs = append(m.defs, d)
 	}
+}
+
+// parseImports reads an IMPORTS clause up to its ";".
+func (p *parser) parseImports(m *module) {
+	var syms []string
+	for p.peek() != ";" {
+		t := p.next()
+		s := t.s
+		switch {
+		case s == "," || t.str:
+		case s == "FROM":
+			from := p.next().s
+			m.from = append(m.from, from)
+			for _, sym := range syms {
+				m.imports[sym] = from
+			}
+			syms = syms[:0]
+			if p.peek() == "{" { // FROM Module { oid }
+				p.skipGroup()
+			}
+		case s == "END" || s == "::=":
+			panic(p.errf("IMPORTS without \";\""))
+		default:
+			syms = append(syms, s)
+		}
+	}
+	p.next()
+}
+
+// skipToDef moves to the start of the next definition, END or module.
+func (p *parser) skipToDef() {
+	for ; p.pos < len(p.toks); p.pos++ {
+		t := p.toks[p.pos]
+		if t.str {
+			continue
+		}
+		if t.s == "END" && (p.pos+1 == len(p.toks) || p.atLineStart()) {
+			return
+		}
+		if !p.atLineStart() || !isIdentStart(t.s) {
+			continue
+		}
+		n := p.peekN(1)
+		if macroKeywords[n] || n == "::=" || n == "MACRO" || n == "OBJECT" && p.peekN(2) == "IDENTIFIER" || n == "DEFINITIONS" {
+			return
+		}
+	}
+}
+
+func (p *parser) atLineStart() bool {
+	return p.pos == 0 || p.toks[p.pos-1].line < p.toks[p.pos].line
+}
+
+func isIdentStart(s string) bool {
+	c := s[0]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func (p *parser) parseDefSafe(m *module) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pe, ok := r.(*ParseError)
+			if !ok {
+				panic(r)
+			}
+			err = pe
+		}
+	}()
+	p.parseDef(m)
+	return nil
+}
+
+// parseDef parses one assignment.
+func (p *parser) parseDef(m *module) {
+	t := p.next()
+	if t.str || !isIdentStart(t.s) {
+		panic(p.errf("unexpected %q", t.s))
+	}
+	d := &def{name: t.s, line: t.line}
+	switch {
+	case p.peek() == "MACRO":
+		for p.next().s != "END" {
+		}
+		return
+	case p.peek() == "::=":
+		p.next()
+		if p.peek() == "TEXTUAL-CONVENTION" {
+			p.next()
+			d.macro = "TEXTUAL-CONVENTION"
+			p.parseClauses(d, true)
+		} else {
+			d.macro = "TYPE"
+			d.syntax = p.parseType()
+		}
+		m.types[d.name] = d
+		m.defs = append(m.defs, d)
+		return
+	case p.peek() == "OBJECT" && p.peekN(1) == "IDENTIFIER":
+		p.next()
+		p.next()
+		d.macro = "OBJECT IDENTIFIER"
+	case macroKeywords[p.peek()]:
+		d.macro = p.next().s
+		p.parseClauses(d, false)
+	default:
+		// Some other value assignment: skip it.
+		for p.peek() != "::=" {
+			if p.peek() == "{" || p.peek() == "(" {
+				p.skipGroup()
+				continue
+			}
+			if p.peek() == "END" {
+				panic(p.errf("%s: value assignment without \"::=\"", d.name))
+			}
+			p.next()
+		}
+		p.next()
+		if p.peek() == "{" {
+			p.skipGroup()
+		} else {
+			p.next()
+		}
+		return
+	}
+	p.expect("::=")
+	if d.macro == "TRAP-TYPE" {
+		n, err := strconv.ParseInt(p.next().s, 10, 64)
+		if err != nil {
+			panic(p.errf("bad TRAP-TYPE value: %v", err))
+		}
+		d.trapNum = n
+	} else {
+		d.oid = p.parseOIDValue()
+	}
+	// A name defined twice in a module (it happens in vendor modules)
+	// means its last definition, as in Net-SNMP.
+	m.byName[d.name] = d
+	m.defs = append(m.defs, d)
 }
 
 // parseClauses reads macro clauses up to "::=" (or, for a textual
@@ -347,12 +482,35 @@ func (p *parser) parseClauses(d *def, tc bool) {
 			p.pos--
 			p.skipGroup()
 		case "SYNTAX":
+			if d.syntax.name != "" {
+				p.parseType()
+				continue
+			}
 			d.syntax = p.parseType()
 			if tc {
 				return
 			}
 		case "ACCESS", "MAX-ACCESS":
-			d.access = p.next().s
+			if a := p.next().s; d.access == "" {
+				d.access = a
+			}
+		case "STATUS":
+			if st := p.next().s; d.status == "" {
+				d.status = st
+			}
+		case "UNITS":
+			d.units = p.next().s
+		case "DESCRIPTION":
+			if t := p.next(); d.descr == "" && t.str {
+				d.descr = t.s
+			}
+		case "MODULE", "SUPPORTS", "VARIATION", "OBJECT", "GROUP":
+			// MODULE-COMPLIANCE and AGENT-CAPABILITIES refinements: their
+			// SYNTAX, ACCESS and DESCRIPTION are not the definition's.
+			if d.macro == "MODULE-COMPLIANCE" || d.macro == "AGENT-CAPABILITIES" {
+				p.skipRefinements()
+				return
+			}
 		case "DISPLAY-HINT":
 			d.hint = p.next().s
 		case "ENTERPRISE":
@@ -386,6 +544,18 @@ func (p *parser) parseClauses(d *def, tc bool) {
 			p.next()
 		case "DEFVAL":
 			p.skipGroup()
+		case "END", "DEFINITIONS":
+			panic(p.errf("%s: missing \"::=\"", d.name))
+		}
+	}
+}
+
+// skipRefinements skips the rest of a MODULE-COMPLIANCE or
+// AGENT-CAPABILITIES up to its "::=".
+func (p *parser) skipRefinements() {
+	for p.peek() != "::=" {
+		if t := p.next(); !t.str && (t.s == "END" || t.s == "DEFINITIONS") {
+			panic(p.errf("missing \"::=\""))
 		}
 	}
 }
@@ -426,22 +596,36 @@ func (p *parser) parseType() syntax {
 	}
 	if p.peek() == "(" {
 		st.sized = true
-		st.fixed = p.parseConstraint()
+		st.fixed, st.ranges = p.parseConstraint()
 	}
 	return st
 }
 
-// parseConstraint skips a constraint and returns n if it is (SIZE (n)).
-func (p *parser) parseConstraint() int {
+// parseConstraint reads a range or size constraint, returning n if it is
+// (SIZE (n)) and the ranges as Net-SNMP prints them, e.g. "(0..255)".
+func (p *parser) parseConstraint() (int, string) {
 	start := p.pos
 	p.skipGroup()
 	ts := p.toks[start:p.pos]
+	fixed := 0
 	if len(ts) == 6 && ts[1].s == "SIZE" && ts[2].s == "(" && ts[4].s == ")" {
 		if n, err := strconv.Atoi(ts[3].s); err == nil {
-			return n
+			fixed = n
 		}
 	}
-	return 0
+	var b strings.Builder
+	b.WriteByte('(')
+	for _, t := range ts {
+		switch t.s {
+		case "(", ")", "SIZE":
+		case "|":
+			b.WriteString(" | ")
+		default:
+			b.WriteString(t.s)
+		}
+	}
+	b.WriteByte(')')
+	return fixed, b.String()
 }
 
 func (p *parser) parseEnums() []enumItem {
@@ -452,7 +636,7 @@ func (p *parser) parseEnums() []enumItem {
 		if label == "}" {
 			return items
 		}
-		if label == "," {
+		if label == "," || label == "..." {
 			continue
 		}
 		p.expect("(")

@@ -1,0 +1,58 @@
+package ipmib
+
+import (
+	"slices"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// IpAddressPrefixEntry is ipAddressPrefixTable's entry, where
+// ipAddressPrefix points.
+var IpAddressPrefixEntry = snmp.OID{1, 3, 6, 1, 2, 1, 4, 32, 1}
+
+// prefixRow is one prefix of the interfaces' addresses.
+type prefixRow struct {
+	index     snmp.OID // ifIndex.type.len.prefix.length
+	linkLocal bool
+}
+
+// prefixes derives ipAddressPrefixTable from the addresses: one row per
+// interface and prefix, as Net-SNMP.
+func (s *addrSnap) prefixes() []prefixRow {
+	seen := map[string]bool{}
+	var out []prefixRow
+	for _, r := range s.rows {
+		if r.typ != 1 || len(r.prefix) <= len(ipAddressPrefixOrg) {
+			continue
+		}
+		idx := r.prefix[len(ipAddressPrefixOrg):]
+		if k := idx.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, prefixRow{index: idx, linkLocal: len(r.addr) == 16 && r.addr[0] == 0xfe && r.addr[1]&0xc0 == 0x80})
+		}
+	}
+	slices.SortFunc(out, func(a, b prefixRow) int { return a.index.Compare(b.index) })
+	return out
+}
+
+type prefixRows []prefixRow
+
+func (p prefixRows) Len() int             { return len(p) }
+func (p prefixRows) Index(i int) snmp.OID { return p[i].index }
+func (p prefixRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	switch col {
+	case 5: // ipAddressPrefixOrigin: wellknown(3) for link-local, else manual(2)
+		if p[i].linkLocal {
+			return snmp.IntegerValue(3), true
+		}
+		return snmp.IntegerValue(2), true
+	case 6: // ipAddressPrefixOnLinkFlag: true
+		return snmp.IntegerValue(1), true
+	case 7: // ipAddressPrefixAutonomousFlag: false
+		return snmp.IntegerValue(2), true
+	case 8, 9: // advertised lifetimes: infinite
+		return snmp.Gauge32Value(0xffffffff), true
+	}
+	return snmp.Value{}, false
+}

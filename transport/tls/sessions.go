@@ -1,0 +1,149 @@
+package tls
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	gotls "crypto/tls"
+	"sync"
+)
+
+// A sessionStore keeps the agent's resumption state and hands clients a
+// short ticket that names it: 16 random octets. crypto/tls's own tickets
+// carry the whole session state, the client's certificate chain
+// included, sealed with the ticket key; a one-shot manager then sends
+// those certificates twice more on every resumed session (its ticket, and
+// the new ticket the agent sends back), which made a resumed get larger
+// than a full one. Here the state stays at the agent.
+//
+// Security: the ticket is a high-entropy identifier (128 bits), not
+// derived from the state; knowing one does not let anyone resume, since
+// resumption also proves possession of the PSK that only the two ends of
+// the original handshake hold. A state is bound to the ticket key that
+// was newest when it was stored and is refused once that key has rotated
+// out (TicketKeys), so resumption ends after one to two rotation periods,
+// as with sealed tickets; states whose key is gone are dropped. The states
+// live in memory only: a restarted agent resumes nothing (its ticket keys
+// are not persisted either). A resumed session is verified and mapped
+// again from the certificates its state holds (VerifyConnection), under
+// the rules in force.
+type sessionStore struct {
+	mu      sync.Mutex
+	entries map[[ticketLen]byte]storedSession
+	max     int
+}
+
+const ticketLen = 16
+
+// defaultMaxSessions bounds the states a listener keeps; beyond it an
+// arbitrary one of the oldest key generation is dropped (its client falls
+// back to a full handshake).
+const defaultMaxSessions = 4096
+
+type storedSession struct {
+	key   [8]byte // names the ticket key that was newest at issue
+	state []byte  // gotls.SessionState.Bytes()
+}
+
+func newSessionStore(max int) *sessionStore {
+	if max <= 0 {
+		max = defaultMaxSessions
+	}
+	return &sessionStore{entries: map[[ticketLen]byte]storedSession{}, max: max}
+}
+
+func keyName(k [32]byte) [8]byte {
+	h := sha256.Sum256(append([]byte("tsnmp tls session key name"), k[:]...))
+	var n [8]byte
+	copy(n[:], h[:8])
+	return n
+}
+
+func keyNames(keys [][32]byte) map[[8]byte]bool {
+	m := make(map[[8]byte]bool, len(keys))
+	for _, k := range keys {
+		m[keyName(k)] = true
+	}
+	return m
+}
+
+// wrap stores a session state and returns its ticket (crypto/tls's
+// Config.WrapSession).
+func (s *sessionStore) wrap(ss *gotls.SessionState, tickets *TicketKeys) ([]byte, error) {
+	b, err := ss.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	keys := tickets.Keys()
+	var id [ticketLen]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.entries) >= s.max {
+		s.evict(keyNames(keys))
+	}
+	s.entries[id] = storedSession{key: keyName(keys[0]), state: b}
+	return id[:], nil
+}
+
+// evict drops the states whose key has rotated out, and if none has, an
+// arbitrary one of those issued under an older key, else any one.
+func (s *sessionStore) evict(current map[[8]byte]bool) {
+	n := len(s.entries)
+	for id, e := range s.entries {
+		if !current[e.key] {
+			delete(s.entries, id)
+		}
+	}
+	if len(s.entries) < n {
+		return
+	}
+	for id := range s.entries {
+		delete(s.entries, id)
+		return
+	}
+}
+
+// unwrap returns the state a ticket names, or nil (a full handshake)
+// when it is unknown or its key has rotated out (Config.UnwrapSession).
+func (s *sessionStore) unwrap(ticket []byte, tickets *TicketKeys) (*gotls.SessionState, error) {
+	if len(ticket) != ticketLen {
+		return nil, nil
+	}
+	var id [ticketLen]byte
+	copy(id[:], ticket)
+	current := keyNames(tickets.Keys())
+	s.mu.Lock()
+	e, ok := s.entries[id]
+	if ok && !current[e.key] {
+		delete(s.entries, id)
+		ok = false
+	}
+	s.mu.Unlock()
+	if !ok {
+		return nil, nil
+	}
+	ss, err := gotls.ParseSessionState(e.state)
+	if err != nil {
+		return nil, nil
+	}
+	return ss, nil
+}
+
+// len returns the number of states kept.
+func (s *sessionStore) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.entries)
+}
+
+// install makes cfg issue and accept the store's tickets.
+func (s *sessionStore) install(cfg *gotls.Config, tickets *TicketKeys) {
+	cfg.WrapSession = func(_ gotls.ConnectionState, ss *gotls.SessionState) ([]byte, error) {
+		return s.wrap(ss, tickets)
+	}
+	cfg.UnwrapSession = func(ticket []byte, _ gotls.ConnectionState) (*gotls.SessionState, error) {
+		return s.unwrap(ticket, tickets)
+	}
+}
