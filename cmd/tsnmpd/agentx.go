@@ -93,8 +93,8 @@ func (d *daemon) subagentNotification(ctx string, vbs []snmp.VarBind) {
 	}
 	trap := vbs[0].Value.OID
 	d.log.Info("agentx: notification from a subagent", "context", ctx, "snmpTrapOID", trap.String(), "varbinds", len(vbs)-1)
-	if d.notify != nil {
-		d.notify.o.Notify(uptime, trap, vbs[1:]...)
+	if o := d.originator.Load(); o != nil {
+		o.Notify(uptime, trap, vbs[1:]...)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/tsnmp/tsnmp/agent/config"
@@ -27,6 +28,7 @@ var (
 type notifier struct {
 	o     *notify.Originator
 	links *notify.LinkWatcher
+	cfg   config.Notifications
 }
 
 // notifyTargets turns the configured sinks into targets; errors name the
@@ -76,10 +78,10 @@ func notifyTargets(n *config.Notifications) ([]notify.TargetConfig, error) {
 	return out, nil
 }
 
-// startNotifications starts the originator: coldStart to every target,
-// then authenticationFailure and linkUp/linkDown as configured. The
-// targets are read at start; a reload keeps them.
-func (d *daemon) startNotifications(cfg *config.Config) error {
+// startNotifications starts the originator: coldStart to every target
+// (when cold), then authenticationFailure and linkUp/linkDown as
+// configured.
+func (d *daemon) startNotifications(cfg *config.Config, cold bool) error {
 	n := &cfg.Notifications
 	targets, err := notifyTargets(n)
 	if err != nil {
@@ -93,18 +95,19 @@ func (d *daemon) startNotifications(cfg *config.Config) error {
 	if err := o.Start(targets); err != nil {
 		return err
 	}
-	d.notify = &notifier{o: o}
+	d.notify = &notifier{o: o, cfg: *n}
+	d.originator.Store(o)
 	names := make([]string, len(targets))
 	for i, t := range targets {
 		names[i] = t.Name
 	}
 	d.log.Info("notification targets", "targets", strings.Join(names, ", "))
-	o.Notify(d.state.Uptime(), coldStart)
+	if cold {
+		o.Notify(d.state.Uptime(), coldStart)
+	}
 	if n.AuthTraps {
 		d.agent.Stats.EnableAuthenTraps.Store(true)
-		d.agent.AuthFailure = func(*transport.StateReference) {
-			o.Notify(d.state.Uptime(), authenticationFailure)
-		}
+		d.authTraps.Store(o)
 	}
 	if n.LinkUpDown {
 		w, err := notify.WatchLinks(func(e notify.LinkEvent) {
@@ -126,6 +129,27 @@ func (d *daemon) startNotifications(cfg *config.Config) error {
 	return nil
 }
 
+// authFailure is the agent's AuthFailure hook: authenticationFailure to
+// every target while authtrapenable is on.
+func (d *daemon) authFailure(*transport.StateReference) {
+	if o := d.authTraps.Load(); o != nil {
+		o.Notify(d.state.Uptime(), authenticationFailure)
+	}
+}
+
+// reloadNotifications applies a changed notification configuration after
+// SIGHUP: the originator starts again with the new targets (informs not
+// yet acknowledged by a target that remains are kept); no coldStart is
+// sent.
+func (d *daemon) reloadNotifications(cfg *config.Config) error {
+	if d.notify != nil && reflect.DeepEqual(d.notify.cfg, cfg.Notifications) ||
+		d.notify == nil && len(cfg.Notifications.Sinks) == 0 {
+		return nil
+	}
+	d.stopNotifications()
+	return d.startNotifications(cfg, false)
+}
+
 // stopNotifications stops the originator; unacknowledged informs stay in
 // the state directory.
 func (d *daemon) stopNotifications() {
@@ -135,7 +159,9 @@ func (d *daemon) stopNotifications() {
 	if d.notify.links != nil {
 		d.notify.links.Close()
 	}
-	d.agent.AuthFailure = nil
+	d.authTraps.Store(nil)
+	d.originator.Store(nil)
+	d.agent.Stats.EnableAuthenTraps.Store(false)
 	d.notify.o.Stop()
 	for name, s := range d.notify.o.Targets() {
 		d.log.Info("notification target", "target", name, "sent", s.Sent.Load(), "acknowledged", s.Acked.Load(),

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,7 +98,7 @@ func TestNotifications(t *testing.T) {
 		agentPort, sinks.String())), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	startDaemon(t, bin, nil, "--quiet", "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"))
+	daemon := startDaemon(t, bin, nil, "--quiet", "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"))
 	want := waitRecords(t, "snmptrapd", snmptrapd.Output, 3)
 	got := waitRecords(t, "tsnmp trapd", tlog.String, 3)
 	for _, r := range [][]string{want, got} {
@@ -122,6 +123,27 @@ func TestNotifications(t *testing.T) {
 	}
 	if w, g := norm(want), norm(got); !slices.Equal(w, g) {
 		t.Errorf("logs differ\nsnmptrapd:\n%s\ntsnmp:\n%s", strings.Join(w, ""), strings.Join(g, ""))
+	}
+	// SIGHUP with only the trap2sink lines left: one authenticationFailure
+	// each, no coldStart.
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("agentaddress udp:127.0.0.1:%d\nrocommunity public 127.0.0.1\nauthtrapenable 1\ntrap2sink 127.0.0.1:%d\ntrap2sink 127.0.0.1:%d\n",
+		agentPort, snmptrapd.Port, port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	daemon.cmd.Process.Signal(syscall.SIGHUP)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(daemon.log.String(), "configuration reloaded"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload:\n%s", daemon.log)
+		}
+	}
+	netsnmpFail(t, "snmpget", "-v2c", "-c", "wrong", "-r", "0", "-t", "0.3", fmt.Sprintf("udp:127.0.0.1:%d", agentPort), "1.3.6.1.2.1.1.3.0")
+	waitRecords(t, "snmptrapd", snmptrapd.Output, 7)
+	waitRecords(t, "tsnmp trapd", tlog.String, 7)
+	time.Sleep(300 * time.Millisecond)
+	for _, r := range []string{snmptrapd.Output(), tlog.String()} {
+		if rs := trapdtest.Records(r); len(rs) != 7 || !strings.Contains(rs[6], "SNMPv2-MIB::authenticationFailure") {
+			t.Errorf("after the reload: %d notifications, want 7, the last an SNMPv2 authenticationFailure:\n%s", len(rs), r)
+		}
 	}
 }
 
