@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -161,6 +162,9 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 	if !p.custom && !force {
 		return
 	}
+	// The set is built once and kept: collecting garbage meanwhile only
+	// costs time.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	set, diags := p.load(!force)
 	defaults := splitList(defaultMIBs)
 	for _, d := range diags {
