@@ -7,6 +7,8 @@ import (
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/hostres"
+	"github.com/tsnmp/tsnmp/mib/ipmib"
+	"github.com/tsnmp/tsnmp/mib/ucd"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -64,4 +66,60 @@ func BenchmarkBulkHostTables(b *testing.B) {
 	b.Run("hrSWRunTable", func(b *testing.B) {
 		benchBulk(b, &tree, hostres.HrSWRunEntry, []uint32{1, 2, 4, 5, 6, 7}, 50)
 	})
+}
+
+// BenchmarkWalkHostMIBs walks HOST-RESOURCES-MIB, UCD-SNMP-MIB and IP-MIB
+// through the agent in GetBulk requests of 25 repetitions, as
+// cmd/tsnmpd's BenchmarkWalkHostMIBs does over UDP, each walk 1.1 s after
+// the last (outside the timer) so that every reading of the kernel is
+// taken afresh, as there.
+//
+//	go test -run '^$' -bench WalkHostMIBs -benchtime 10x -cpuprofile cpu.out ./agent
+func BenchmarkWalkHostMIBs(b *testing.B) {
+	st, err := engine.Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	all := int64(5)
+	var tree mib.Tree
+	h := hostres.New(hostres.Config{CacheTTL: time.Second})
+	defer h.Close()
+	h.Register(&tree)
+	ucd.New(ucd.Config{CacheTTL: time.Second, Disks: []ucd.Disk{{Path: "/", MinKB: -1, MinPercent: 10}}, IncludeAllDisks: &all}).Register(&tree)
+	ipmib.New(ipmib.Config{CacheTTL: time.Second}).Register(&tree)
+	a := &Agent{Tree: &tree, State: st}
+	a.SetPolicy(&Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{}})
+	roots := []snmp.OID{hostres.HostResources, ucd.UCDavis, ipmib.IP}
+	out := make([]byte, 0, 65536)
+	var req []byte
+	var m snmp.Message
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		time.Sleep(1100 * time.Millisecond)
+		b.StartTimer()
+		n = 0
+		for _, root := range roots {
+			cur := root
+			for done := false; !done; {
+				req = snmp.AppendMessage(req[:0], &snmp.Message{Version: snmp.V2c, Community: []byte("public"),
+					PDU: snmp.PDU{Type: snmp.GetBulkRequest, RequestID: 1, ErrorIndex: 25, VarBinds: []snmp.VarBind{{Name: cur, Value: snmp.NullValue()}}}})
+				if err := m.Unmarshal(a.ServeSNMP(benchRef, req, out)); err != nil {
+					b.Fatal(err)
+				}
+				done = len(m.PDU.VarBinds) == 0
+				for _, vb := range m.PDU.VarBinds {
+					if vb.Value.Type.IsException() || !vb.Name.HasPrefix(root) {
+						done = true
+						break
+					}
+					n++
+					cur = vb.Name
+				}
+				cur = cur.Clone()
+			}
+		}
+	}
+	b.ReportMetric(float64(n), "varbinds/walk")
 }
