@@ -87,6 +87,7 @@ func loadConfig(o *options) (*config.Config, error) {
 	if len(o.listen) > 0 {
 		cfg.Listen = o.listen
 	}
+	applyAgentXFlag(o, cfg)
 	return cfg, nil
 }
 

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
+
+	"github.com/tsnmp/tsnmp/agent/config"
 )
 
 // logWriter opens where the log goes: --syslog, --log-file ("-" is
@@ -93,7 +95,7 @@ func startService(o *options, log *slog.Logger, d *daemon) (*service, error) {
 	s.notify("READY=1\nSTATUS=serving SNMP\nMAINPID=" + strconv.Itoa(os.Getpid()))
 	if iv, err := sddaemon.SdWatchdogEnabled(false); err == nil && iv > 0 {
 		s.stopWD = make(chan struct{})
-		go s.watchdog(iv / 2)
+		go s.watchdog(iv/2, s.stopWD)
 	}
 	return s, nil
 }
@@ -111,12 +113,12 @@ func (s *service) reloading() {
 	s.notify("RELOADING=1\n" + sddaemon.SdNotifyMonotonicUsec())
 }
 
-func (s *service) watchdog(every time.Duration) {
+func (s *service) watchdog(every time.Duration, stop <-chan struct{}) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.stopWD:
+		case <-stop:
 			return
 		case <-t.C:
 			s.notify("WATCHDOG=1")
@@ -231,4 +233,13 @@ func checkConfig(o *options, w io.Writer) error {
 	notes := mergePersistentUsers(cfg, p, id)
 	printMigration(w, o, cfg, p, notes)
 	return nil
+}
+
+// applyAgentXFlag applies snmpd's -x (--agentx-socket) to the
+// configuration. Hook for the AgentX master: until it is built in, the
+// flag is reported as ignored.
+func applyAgentXFlag(o *options, cfg *config.Config) {
+	if o.agentXSocket != "" {
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("command line: -x %s: no AgentX master in this build; ignored", o.agentXSocket))
+	}
 }
