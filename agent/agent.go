@@ -105,6 +105,10 @@ type Agent struct {
 	// kind (bad community, unknown user, wrong key, VACM denial, unknown
 	// context) is logged at info level (0: DefaultRefusalLogWindow).
 	RefusalLogWindow time.Duration
+	// AuthFailure, when set, is called for each message that fails
+	// authentication (a bad community, a wrong USM digest): the
+	// notification originator sends authenticationFailure from it.
+	AuthFailure func(ref *transport.StateReference)
 
 	policy   atomic.Pointer[Policy]
 	refusals refusalLog
@@ -188,6 +192,9 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 	if !ok {
 		a.Stats.InBadCommunityNames.Add(1)
 		a.refused(refusedBadCommunity, ref.Remote, slog.String("version", m.Version.String()))
+		if a.AuthFailure != nil {
+			a.AuthFailure(ref)
+		}
 		return nil
 	}
 	if !m.PDU.Type.IsConfirmed() || m.PDU.Type == snmp.InformRequest ||

@@ -131,6 +131,8 @@ func TestRefusalsLogged(t *testing.T) {
 
 	send(get, 5)
 	waitFor("5 bad community names", func() bool { return a.Stats.InBadCommunityNames.Load() == 5 })
+	// The counter rises before the line is written: wait for the line too.
+	waitFor("the refusal line", func() bool { return len(refusals("unknown community")) >= 1 })
 	got := refusals("unknown community")
 	if len(got) != 1 || got[0]["source"] != source || got[0]["level"] != "INFO" {
 		t.Fatalf("after 5 bad communities in one window: %v, want one INFO line with source %s", got, source)
@@ -141,6 +143,7 @@ func TestRefusalsLogged(t *testing.T) {
 	clock.Add(int64(DefaultRefusalLogWindow / time.Second))
 	send(get, 1)
 	waitFor("a 6th bad community", func() bool { return a.Stats.InBadCommunityNames.Load() == 6 })
+	waitFor("a second refusal line", func() bool { return len(refusals("unknown community")) >= 2 })
 	got = refusals("unknown community")
 	if len(got) != 2 || got[1]["source"] != source || got[1]["more_since_last_line"] != float64(4) {
 		t.Fatalf("after the window: %v, want a second line counting the 4 left out", got)
@@ -172,6 +175,9 @@ func TestRefusalsLogged(t *testing.T) {
 	send(v3("noauth", snmp.NoAuthNoPriv, "nosuchcontext"), 2)
 	waitFor("the v3 refusals", func() bool {
 		return m.Stats().Get(usm.UnknownUserNames) == 2 && m.Stats().Get(usm.WrongDigests) == 2 && a.Stats.UnknownContexts.Load() == 2
+	})
+	waitFor("the v3 refusal lines", func() bool {
+		return len(refusals("unknown user")) >= 1 && len(refusals("wrong authentication key")) >= 1 && len(refusals("unknown context")) >= 1
 	})
 	for _, reason := range []string{"unknown user", "wrong authentication key", "unknown context"} {
 		if got := refusals(reason); len(got) != 1 || got[0]["source"] != source {

@@ -33,6 +33,11 @@ type Stats struct {
 	// tsnmp's own: GetBulk responses cut to Policy.MaxBulkResponses, and
 	// UDP messages the rate limit dropped or answered with a slip.
 	BulkTruncations, RateLimitDrops, RateLimitSlips atomic.Uint32
+
+	// OutTraps is snmpOutTraps, counted by the notification originator;
+	// EnableAuthenTraps is snmpEnableAuthenTraps (authtrapenable).
+	OutTraps          atomic.Uint32
+	EnableAuthenTraps atomic.Bool
 }
 
 func (s *Stats) countIn(p *snmp.PDU) {
@@ -88,10 +93,9 @@ func (s *Stats) Register(t *mib.Tree) {
 			c(17, &s.InSetRequests), c(18, &s.InGetResponses), c(19, &s.InTraps),
 			c(20, &s.OutTooBigs), c(21, &s.OutNoSuchNames), c(22, &s.OutBadValues),
 			c(24, &s.OutGenErrs), c(25, &zero), c(26, &zero), c(27, &zero),
-			c(28, &s.OutGetResponses), c(29, &zero),
-			// snmpEnableAuthenTraps: disabled(2); authentication traps are
-			// not sent.
-			{Sub: 30, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(2) }},
+			c(28, &s.OutGetResponses), c(29, &s.OutTraps),
+			// snmpEnableAuthenTraps: enabled(1) or disabled(2).
+			{Sub: 30, Get: func(*mib.Request) snmp.Value { return snmp.TruthValue(s.EnableAuthenTraps.Load()) }},
 			c(31, &s.SilentDrops), c(32, &s.ProxyDrops),
 		},
 	})
@@ -106,5 +110,5 @@ func (s *Stats) Register(t *mib.Tree) {
 }
 
 // zero backs the counters of PDUs this agent never sends (outGetRequests,
-// outGetNexts, outSetRequests, outTraps).
+// outGetNexts, outSetRequests).
 var zero atomic.Uint32

@@ -46,6 +46,9 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 	in, err := sm.ProcessIncoming(hdr, msg, ref)
 	if err != nil {
 		a.logSecurityRefusal(err, ref)
+		if a.AuthFailure != nil && errors.Is(err, usm.ErrWrongDigest) {
+			a.AuthFailure(ref)
+		}
 		var re *security.ReportError
 		if !errors.As(err, &re) {
 			a.Stats.InASNParseErrs.Add(1)

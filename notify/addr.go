@@ -53,3 +53,21 @@ func TargetSpec(spec string) string {
 	}
 	return prefix + net.JoinHostPort(a1.Host, strconv.Itoa(Port(a1.Domain)))
 }
+
+// LocalIPv4 returns the first IPv4 address of an interface that is up and
+// not loopback (the agent-addr of SNMPv1 traps), or 0.0.0.0.
+func LocalIPv4() [4]byte {
+	ifs, _ := net.Interfaces()
+	for _, ifc := range ifs {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if p, ok := a.(*net.IPNet); ok && p.IP.To4() != nil {
+				return [4]byte(p.IP.To4())
+			}
+		}
+	}
+	return [4]byte{}
+}

@@ -34,6 +34,12 @@ type Config struct {
 	Listen []string
 	// Warnings are the lines ignored, each naming file and line.
 	Warnings []string
+	// TLSFile and TLSConf are the file and its TLS lines ([snmp]
+	// localCert, trustCert, tlsAlgorithms, tlsMinVersion; certSecName),
+	// with every other line blank so line numbers stay: the snmpd.conf
+	// loader builds the TLS and DTLS server configuration from them.
+	TLSFile string
+	TLSConf []byte
 }
 
 // UserSpec is a createUser line.
@@ -70,10 +76,18 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	line := 0
+	var tlsConf []byte
+	tlsLines := 0
 	for sc.Scan() {
 		line++
 		text := strings.TrimSpace(sc.Text())
+		tlsConf = append(tlsConf, '\n')
 		if text == "" || text[0] == '#' {
+			continue
+		}
+		if isTLSLine(text) {
+			tlsConf = append(tlsConf[:len(tlsConf)-1], text+"\n"...)
+			tlsLines++
 			continue
 		}
 		if text[0] == '[' {
@@ -157,7 +171,23 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			return nil, err
 		}
 	}
+	if tlsLines > 0 {
+		c.TLSFile, c.TLSConf = file, tlsConf
+	}
 	return c, nil
+}
+
+// isTLSLine reports whether a line configures the TLS and DTLS server.
+func isTLSLine(text string) bool {
+	w := strings.Fields(text)
+	if len(w) > 1 && strings.EqualFold(w[0], "[snmp]") {
+		w = w[1:]
+	}
+	switch strings.ToLower(w[0]) {
+	case "localcert", "trustcert", "certsecname", "tlsalgorithms", "tlsminversion", "tlsminimumversion", "tsmuseprefix":
+		return true
+	}
+	return false
 }
 
 func unquote(s string) string {
@@ -349,6 +379,9 @@ func (c *Config) Merge(o *Config) {
 	}
 	c.Listen = append(c.Listen, o.Listen...)
 	c.Warnings = append(c.Warnings, o.Warnings...)
+	if o.TLSConf != nil {
+		c.TLSFile, c.TLSConf = o.TLSFile, o.TLSConf
+	}
 }
 
 // Policy builds the receiver policy: the users go into a table where

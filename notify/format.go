@@ -68,6 +68,12 @@ func (n *Notification) V2VarBinds() []snmp.VarBind {
 // ("UDP: [127.0.0.1]:40000->[127.0.0.1]:162"). Over stream transports it
 // names the local end [0.0.0.0]:0, as Net-SNMP does.
 func (n *Notification) TransportString() string {
+	switch n.Domain {
+	case transport.DTLS:
+		return "DTLSUDP: unknown" // what Net-SNMP prints for a DTLS sender
+	case transport.TLS:
+		return "TLSTCP: " + n.Local.String() // Net-SNMP names the listening address
+	}
 	name := map[transport.Domain]string{transport.UDP: "UDP", transport.TCP: "TCP", transport.TLS: "TLSTCP",
 		transport.DTLS: "DTLSUDP", transport.SSH: "SSH"}[n.Domain]
 	if name == "" {
@@ -164,7 +170,7 @@ func AppendText(b []byte, n *Notification) []byte {
 		}
 		return append(b, '\n')
 	}
-	b = fmt.Appendf(b, "%s [%s]:\n", HostName(n.Remote.Addr()), n.TransportString())
+	b = fmt.Appendf(b, "%s [%s]:\n", n.hostName(), n.TransportString())
 	for i, vb := range n.VarBinds {
 		if i > 0 {
 			b = append(b, '\t')
@@ -172,6 +178,14 @@ func AppendText(b []byte, n *Notification) []byte {
 		b = append(b, printOpts.VarBind(vb)...)
 	}
 	return append(b, '\n')
+}
+
+// hostName is the sender's name as snmptrapd prints it (%B).
+func (n *Notification) hostName() string {
+	if n.Domain == transport.DTLS || n.Domain == transport.TLS {
+		return n.TransportString()
+	}
+	return HostName(n.Remote.Addr())
 }
 
 func genericName(g int) string {
@@ -185,7 +199,7 @@ func genericName(g int) string {
 // program's standard input: the sender's host name, its transport address,
 // then one "NAME VALUE" line per varbind in SNMPv2 form.
 func AppendHandlerInput(b []byte, n *Notification) []byte {
-	b = append(b, HostName(n.Remote.Addr())...)
+	b = append(b, n.hostName()...)
 	b = append(b, '\n')
 	b = append(b, n.TransportString()...)
 	b = append(b, '\n')

@@ -73,8 +73,10 @@ type Originator struct {
 	// memory only.
 	StateDir string
 	Log      *slog.Logger
-	// OutTraps counts notifications sent (snmpOutTraps).
+	// OutTraps counts notifications sent (snmpOutTraps); Counted, when
+	// set, is called for each as well.
 	OutTraps atomic.Uint64
+	Counted  func()
 
 	targets []*target
 	ctx     context.Context
@@ -331,7 +333,7 @@ func (t *target) send(p *pending) error {
 	ctx := t.o.ctx
 	if t.cfg.Inform {
 		t.Stats.Sent.Add(1)
-		t.o.OutTraps.Add(1)
+		t.o.count()
 		if _, err := s.Do(ctx, &snmp.PDU{Type: snmp.InformRequest, VarBinds: p.VarBinds}); err != nil {
 			return err
 		}
@@ -346,8 +348,15 @@ func (t *target) send(p *pending) error {
 		return err
 	}
 	t.Stats.Sent.Add(1)
-	t.o.OutTraps.Add(1)
+	t.o.count()
 	return nil
+}
+
+func (o *Originator) count() {
+	o.OutTraps.Add(1)
+	if o.Counted != nil {
+		o.Counted()
+	}
 }
 
 // V1Trap translates an SNMPv2 notification (sysUpTime.0, snmpTrapOID.0,

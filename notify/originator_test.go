@@ -220,3 +220,25 @@ func TestV1Trap(t *testing.T) {
 		}
 	}
 }
+
+// TestDamagedPendingFile: a pending informs file that does not parse is
+// set aside (kept for the operator), reported, and the originator starts.
+func TestDamagedPendingFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, PendingFile), []byte(`{"sink": [{"trap_oid": [1,3`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logBuf strings.Builder
+	o := &Originator{EngineID: agentEngine, StateDir: dir, Log: slog.New(slog.NewTextHandler(&logBuf, nil))}
+	if err := o.Start([]TargetConfig{{Name: "sink", Address: "127.0.0.1:9", Inform: true,
+		Session: manager.Config{Version: snmp.V2c, Community: "public"}}}); err != nil {
+		t.Fatal(err)
+	}
+	o.Stop()
+	if _, err := os.Stat(filepath.Join(dir, PendingFile+".damaged")); err != nil {
+		t.Errorf("damaged file not kept: %v", err)
+	}
+	if !strings.Contains(logBuf.String(), "damaged") {
+		t.Errorf("not reported: %s", logBuf.String())
+	}
+}

@@ -294,7 +294,7 @@ func AppendFormat(b []byte, f string, n *Notification) []byte {
 		case 'b':
 			s = n.TransportString()
 		case 'B':
-			s = HostName(n.Remote.Addr())
+			s = n.hostName()
 		case 'N':
 			if n.Type == snmp.Trap {
 				s = printOpts.OID(n.Enterprise)

@@ -275,6 +275,19 @@ func (r *Receiver) serveV3(p *Policy, ref *transport.StateReference, msg, out []
 		r.Stats.ParseErrors.Add(1)
 		return nil
 	}
+	if string(sc.ContextEngineID) == snmp.LocalEngineID && snmp.IsEngineIDProbe(&sc.PDU) && p.USM != nil {
+		// RFC 5343: a sender over TLS, DTLS or SSH, which has no USM
+		// discovery, asks for snmpEngineID.0 before an inform.
+		rs := snmp.ScopedPDU{ContextEngineID: sc.ContextEngineID, ContextName: sc.ContextName,
+			PDU: snmp.PDU{Type: snmp.Response, RequestID: sc.PDU.RequestID,
+				VarBinds: []snmp.VarBind{{Name: snmp.SnmpEngineID0, Value: snmp.BytesValue(p.USM.EngineID())}}}}
+		rh := snmp.V3Message{MsgID: hdr.MsgID, MaxSize: snmp.MaxMessageSize, Flags: snmp.LevelFlags(level)}
+		b, err := sm.GenerateResponse(out[:0], &rh, in.State, snmp.AppendScopedPDU(nil, &rs))
+		if err != nil {
+			return nil
+		}
+		return b
+	}
 	if sc.PDU.Type != snmp.SNMPv2Trap && sc.PDU.Type != snmp.InformRequest {
 		r.Stats.UnknownPDUs.Add(1)
 		return nil

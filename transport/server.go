@@ -301,8 +301,22 @@ func (s *StreamServer) Close() error {
 
 // Serve accepts connections until Close.
 func (s *StreamServer) Serve() error {
-	return s.set.Serve(s.l, s.serveConn, nil)
+	var o *connset.ServeOptions
+	if s.Identify == nil {
+		// Plain TCP: a connection costs no goroutine until it sends.
+		o = &connset.ServeOptions{ParkIdle: s.opts.IdleTimeout}
+	}
+	return s.set.Serve(s.l, s.serveConn, o)
 }
+
+// parkAfter is how long a plain TCP connection waits for its next message
+// on a goroutine of its own before it parks (connset.Conn.Park) and gives
+// the goroutine, its stack and its read buffer up until the message comes.
+const parkAfter = time.Second
+
+// readers are the read buffers of plain TCP connections, which give them
+// back when they park.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
 
 // SetNoDelay disables Nagle's algorithm on TCP connections (and on the TCP
 // connection under a TLS one), so small SNMP messages leave at once.
@@ -358,31 +372,100 @@ func (s *StreamServer) serveConn(sc *connset.Conn) {
 		ref.SecurityName, ref.Session, ref.SecurityLevel, ref.SameSecurity = name, sess, 3, true
 	}
 	sc.Established()
-	// Plain TCP reads a typical request in one system call through a
-	// 4 KB buffer; a TLS connection buffers whole records itself, so a
-	// small buffer costs nothing there and an idle session keeps less.
-	// The message and response buffers grow to what the session needs.
-	size := 4096
-	if s.Identify != nil {
-		size = 1024
+	if s.Identify == nil {
+		s.serveTCP(sc, &ref, time.Now())
+		return
 	}
-	r := bufio.NewReaderSize(c, size)
+	// A TLS connection buffers whole records itself, so a small buffer
+	// costs nothing here and an idle session keeps less. The message and
+	// response buffers grow to what the session needs.
+	r := bufio.NewReaderSize(c, 1024)
+	s.serveStream(sc, &ref, r)
+}
+
+// serveTCP serves a plain TCP connection whose last message was answered
+// at last (or that was accepted then). A typical request is read in one
+// system call through a 4 KB buffer. When no message comes for
+// parkAfter, the connection parks until one does or the idle timeout
+// ends it.
+func (s *StreamServer) serveTCP(sc *connset.Conn, ref *StateReference, last time.Time) {
+	c := sc.Conn
+	r := readers.Get().(*bufio.Reader)
+	r.Reset(c)
+	release := func() {
+		r.Reset(nil)
+		readers.Put(r)
+	}
+	var in, out []byte
+	for {
+		idleEnd := last.Add(s.opts.IdleTimeout)
+		c.SetReadDeadline(time.Now().Add(min(parkAfter, time.Until(idleEnd))))
+		if _, err := r.Peek(1); err != nil {
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() || r.Buffered() > 0 {
+				release()
+				return
+			}
+			if !time.Now().Before(idleEnd) {
+				release()
+				return // idle timeout
+			}
+			release()
+			err := sc.Park(idleEnd, func(sc *connset.Conn) { s.serveTCP(sc, ref, last) })
+			if err == nil {
+				return
+			}
+			r = readers.Get().(*bufio.Reader)
+			r.Reset(c)
+		}
+		c.SetReadDeadline(idleEnd)
+		msg, err := ReadStreamMessage(r, in, s.opts.MaxMessage)
+		if err != nil {
+			s.streamError(sc, err)
+			release()
+			return
+		}
+		in = msg
+		resp := s.h.ServeSNMP(ref, msg, out[:0])
+		last = time.Now()
+		if resp == nil {
+			continue
+		}
+		out = resp
+		c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+		if _, err := c.Write(resp); err != nil {
+			release()
+			return
+		}
+		last = time.Now()
+	}
+}
+
+// streamError ends a session on a read error: unparseable framing
+// counts against the source (connset.Protocol).
+func (s *StreamServer) streamError(sc *connset.Conn, err error) {
+	if err != io.EOF && !errors.Is(err, net.ErrClosed) && !errors.Is(err, context.Canceled) {
+		var ne net.Error
+		if !errors.As(err, &ne) && err != io.ErrUnexpectedEOF && !errors.Is(err, syscall.ECONNRESET) {
+			sc.Fail(connset.Protocol)
+		}
+		s.opts.logger().Debug("stream closed", "domain", s.domain, "from", sc.Conn.RemoteAddr(), "err", err)
+	}
+}
+
+// serveStream serves the messages of a TLS session read through r.
+func (s *StreamServer) serveStream(sc *connset.Conn, ref *StateReference, r *bufio.Reader) {
+	c := sc.Conn
 	var in, out []byte
 	for {
 		c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
 		msg, err := ReadStreamMessage(r, in, s.opts.MaxMessage)
 		if err != nil {
-			if err != io.EOF && !errors.Is(err, net.ErrClosed) && !errors.Is(err, context.Canceled) {
-				var ne net.Error
-				if !errors.As(err, &ne) && err != io.ErrUnexpectedEOF && !errors.Is(err, syscall.ECONNRESET) {
-					sc.Fail(connset.Protocol) // unparseable framing
-				}
-				s.opts.logger().Debug("stream closed", "domain", s.domain, "from", c.RemoteAddr(), "err", err)
-			}
+			s.streamError(sc, err)
 			return
 		}
 		in = msg
-		resp := s.h.ServeSNMP(&ref, msg, out[:0])
+		resp := s.h.ServeSNMP(ref, msg, out[:0])
 		if resp == nil {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -154,5 +155,126 @@ func TestRefusalsCountedAndLogged(t *testing.T) {
 	}
 	if n := out.count("connection refused: connection limit reached"); n != 1 {
 		t.Errorf("%d log lines for %d refusals within the log interval, want 1:\n%s", n, refused, out.b.String())
+	}
+}
+
+// TestTCPIdleConnectionsHoldNoGoroutine: idle TCP connections wait
+// parked, without a goroutine (its stack and its read buffer), both before
+// their first message and after parkAfter without one; they are served
+// when a message comes, and closed at the idle timeout (issue 19, RSS per
+// idle session; issue 14 item 7, memory the runtime keeps after a burst).
+func TestTCPIdleConnectionsHoldNoGoroutine(t *testing.T) {
+	s := startTCP(t, &ServerOptions{})
+	time.Sleep(50 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	const n = 200
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		c, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	floodtest.WaitSeen(t, s.ConnStats, n)
+	time.Sleep(100 * time.Millisecond)
+	if g := runtime.NumGoroutine() - before; g > n/10 {
+		t.Errorf("%d goroutines for %d idle connections that sent nothing, want none", g, n)
+	}
+	// Every connection is served; then each waits parkAfter and parks.
+	for i, c := range conns {
+		if err := exchange(c, 1); err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+	}
+	time.Sleep(parkAfter + 500*time.Millisecond)
+	if g := runtime.NumGoroutine() - before; g > n/10 {
+		t.Errorf("%d goroutines for %d idle connections %v after their last message, want none", g, n, parkAfter)
+	}
+	for i, c := range conns[:20] {
+		if err := exchange(c, 3); err != nil {
+			t.Fatalf("parked connection %d: %v", i, err)
+		}
+	}
+}
+
+// TestTCPIdleTimeoutWhileParked: a connection that never sends, and one
+// that goes quiet after a message, are closed at the idle timeout; Close
+// closes parked connections at once.
+func TestTCPIdleTimeoutWhileParked(t *testing.T) {
+	s := startTCP(t, &ServerOptions{IdleTimeout: 300 * time.Millisecond})
+	silent, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	quiet, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quiet.Close()
+	if err := exchange(quiet, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []net.Conn{silent, quiet} {
+		start := time.Now()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Fatal("idle connection not closed")
+		} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatalf("idle connection still open after 5 s (%v)", time.Since(start))
+		}
+	}
+
+	s2 := startTCP(t, &ServerOptions{})
+	parked, err := net.Dial("tcp", s2.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer parked.Close()
+	floodtest.WaitSeen(t, s2.ConnStats, 1)
+	done := make(chan struct{})
+	go func() { s2.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return with a parked connection open")
+	}
+	parked.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := parked.Read(make([]byte, 1)); err == nil {
+		t.Fatal("parked connection not closed by Close")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("parked connection still open after Close")
+	}
+}
+
+// TestTCPParkedEvicted: parked connections of a flooding source make
+// room for another source's, up to an even share, and are let go at once
+// (not at their idle timeout).
+func TestTCPParkedEvicted(t *testing.T) {
+	s := startTCP(t, &ServerOptions{MaxConns: 8})
+	floodtest.Idle(t, s.Addr().String(), 8)
+	floodtest.WaitSeen(t, s.ConnStats, 8)
+	for i := 0; i < 4; i++ {
+		c, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := exchange(c, 1); err != nil {
+			t.Fatalf("manager connection %d: %v", i, err)
+		}
+	}
+	if st := s.ConnStats(); st.Evicted != 4 {
+		t.Errorf("evicted %d, want 4", st.Evicted)
+	}
+	// The 4 flood connections left wait parked; the evicted ones do not.
+	deadline := time.Now().Add(2 * time.Second)
+	for parkedCount() > 4 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := parkedCount(); n > 4 {
+		t.Errorf("%d connections parked, want the 4 of the flood still open", n)
 	}
 }

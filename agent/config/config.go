@@ -64,6 +64,9 @@ type Config struct {
 	// SSH configures the SSH transport (ssh.go).
 	SSH SSH `yaml:"ssh,omitempty"`
 
+	// Notifications configures traps and informs (notify.go).
+	Notifications Notifications `yaml:"notifications,omitempty"`
+
 	// Warnings lists what a loader accepted but ignored, each with
 	// file:line.
 	Warnings []string `yaml:"-"`

@@ -29,8 +29,8 @@ type Host struct {
 	// SkipNFS leaves remote file systems out of hrStorageTable and
 	// hrFSTable (`skipNFSInHostResources yes`).
 	SkipNFS bool `yaml:"skip_nfs,omitempty"`
-	// IgnoreDisks are device names left out of hrDiskStorageTable
-	// (`ignoreDisk NAME`), which tsnmpd does not serve yet.
+	// IgnoreDisks are devices left out of hrDiskStorageTable
+	// (`ignoreDisk /dev/NAME`; shell wildcards allowed).
 	IgnoreDisks []string `yaml:"ignore_disks,omitempty"`
 	// CacheTTL is how long one reading of the kernel serves requests
 	// (0: 1 s).
@@ -158,7 +158,6 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 		h.SkipNFS = b
 	case "ignoredisk":
 		h.IgnoreDisks = append(h.IgnoreDisks, w...)
-		p.warnf(tok, "accepted, but tsnmpd serves no hrDiskStorageTable for it to shape")
 	case "realstorageunits":
 		p.warnf(tok, "ignored: hrStorageAllocationUnits grow only when a file system's size would not fit 32 bits")
 	default:

@@ -43,11 +43,11 @@ realStorageUnits 0
 	}
 	var warned []string
 	for _, w := range c.Warnings {
-		if strings.Contains(w, "ignoreDisk") || strings.Contains(w, "realStorageUnits") {
+		if strings.Contains(w, "realStorageUnits") {
 			warned = append(warned, w)
 		}
 	}
-	if len(warned) != 2 || !strings.HasPrefix(warned[0], "host.conf:13:") {
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], "host.conf:14:") {
 		t.Errorf("warnings %q", c.Warnings)
 	}
 	for _, bad := range []string{"disk", "disk / x%", "load x", "proc a 1 2 3", "proc a\nproc a", "swap -1", "storageUseNFS 3", "skipNFSInHostResources maybe"} {

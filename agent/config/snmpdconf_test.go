@@ -330,7 +330,10 @@ trapsink localhost public
 	if c.Limits.MaxRepetitions != 50 || c.Limits.MaxGetbulkResponses != 64 || c.StateDir != "/var/lib/tsnmp" {
 		t.Errorf("limits %+v state %q", c.Limits, c.StateDir)
 	}
-	want := []string{"t.conf:13: defVersion", "t.conf:15: authCommunity", "t.conf:17: trapsink"}
+	if s := c.Notifications.Sinks; len(s) != 1 || s[0].Type != "trap1" || s[0].Address != "localhost" || s[0].Community != "public" || s[0].Origin != "t.conf:17" {
+		t.Errorf("trapsink: %+v", s)
+	}
+	want := []string{"t.conf:13: defVersion", "t.conf:15: authCommunity"}
 	if len(c.Warnings) != len(want) {
 		t.Fatalf("warnings %q", c.Warnings)
 	}

@@ -118,6 +118,9 @@ func (c *Config) check(requireSecrets bool) error {
 	if _, err := c.build(); err != nil {
 		return err
 	}
+	if err := c.checkNotifications(); err != nil { // notify.go
+		return err
+	}
 	for i := range c.Users {
 		if _, err := c.userKeysOpt(i, nil, requireSecrets); err != nil {
 			return err

@@ -41,24 +41,6 @@ func hostUptime() uint32 {
 	return uint32(uint64(secs*100) & 0xffffffff)
 }
 
-// myAddr returns the first IPv4 address of an interface that is up and
-// not loopback, for a v1 trap's empty AGENT-ADDR.
-func myAddr() [4]byte {
-	ifs, _ := net.Interfaces()
-	for _, ifc := range ifs {
-		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
-			continue
-		}
-		addrs, _ := ifc.Addrs()
-		for _, a := range addrs {
-			if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() {
-				return p.Addr().As4()
-			}
-		}
-	}
-	return [4]byte{}
-}
-
 // Standard OIDs of notifications (SNMPv2-MIB, RFC 3584).
 var (
 	sysUpTime0         = snmp.OID{1, 3, 6, 1, 2, 1, 1, 3, 0}
@@ -107,7 +89,7 @@ func (a *app) trap(ops []string) int {
 			}
 			pdu.AgentAddr = ip.As4()
 		} else {
-			pdu.AgentAddr = myAddr()
+			pdu.AgentAddr = notify.LocalIPv4()
 		}
 		g, err := strconv.Atoi(ops[2])
 		if err != nil || g < 0 || g > 6 {

@@ -12,15 +12,19 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/notify"
+	"github.com/tsnmp/tsnmp/security/tsm"
 	"github.com/tsnmp/tsnmp/transport"
+	"github.com/tsnmp/tsnmp/transport/dtls"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
 
 // trapdUsage is tsnmp trapd's usage text.
 const trapdUsage = `usage: tsnmp trapd [OPTIONS] [LISTEN-ADDRESS]...
   Receives notifications (traps and informs) and prints them in snmptrapd's format.
-  --listen ADDR          listen on ADDR (repeatable; default udp:162): udp:, tcp: [host:]port
+  --listen ADDR          listen on ADDR (repeatable; default udp:162): udp:, tcp: (162), tls:, dtls: (10162)
   --snmptrapd-conf FILE  read snmptrapd.conf directives (also -c FILE)
   --json FILE            write one JSON object per notification to FILE ("-" is standard output)
   --log FILE             write the text log to FILE instead of standard output ("-")
@@ -28,6 +32,7 @@ const trapdUsage = `usage: tsnmp trapd [OPTIONS] [LISTEN-ADDRESS]...
   --state-dir DIR        keep the engine ID and boots there (informs over SNMPv3 need a stable engine ID)
   --engine-id HEX        the receiver's snmpEngineID (default: from --state-dir, else random)
   --queue N              notifications waiting for the outputs at most (default 10000)
+  -m MODULES, -M DIRS    MIB modules to load, as Net-SNMP's -m and -M
   -f, -Lo, -C, -n        accepted for snmptrapd compatibility
 `
 
@@ -39,6 +44,7 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		stateDir, engineHex string
 		queue               int
 		noLog               bool
+		mibs                mibSettings // mibs.go
 	)
 	need := func(i int) (string, bool) {
 		if i+1 >= len(args) {
@@ -64,12 +70,16 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		case "--no-log":
 			noLog = true
 			continue
-		case "--listen", "--snmptrapd-conf", "-c", "--json", "--log", "--state-dir", "--engine-id", "--queue":
+		case "--listen", "--snmptrapd-conf", "-c", "--json", "--log", "--state-dir", "--engine-id", "--queue", "-m", "-M":
 			if v, ok = need(i); !ok {
 				return 1
 			}
 			i++
 		default:
+			if len(a) > 2 && (a[:2] == "-m" || a[:2] == "-M") {
+				mibs.set(a[1], a[2:])
+				continue
+			}
 			if strings.HasPrefix(a, "-") {
 				fmt.Fprintf(stderr, "tsnmp trapd: unknown option %s\n%s", a, trapdUsage)
 				return 1
@@ -78,6 +88,8 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			continue
 		}
 		switch a {
+		case "-m", "-M":
+			mibs.set(a[1], v)
 		case "--listen":
 			listen = append(listen, v)
 		case "--snmptrapd-conf", "-c":
@@ -99,6 +111,7 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			queue = n
 		}
 	}
+	loadMIBs(mibs, stderr, false)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg := &notify.Config{}
 	for _, f := range confs {
@@ -149,6 +162,18 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
 		return 1
 	}
+	var tlsServer *tlstm.ServerConfig
+	if cfg.TLSConf != nil {
+		tc, err := config.ParseSnmpdConf(cfg.TLSFile, cfg.TLSConf)
+		if err == nil {
+			tlsServer, err = tc.BuildTLS()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
+			return 1
+		}
+		policy.TSM = tsm.New(tc.TLS.UsePrefix, nil)
+	}
 	r := notify.New(policy, queue, log)
 	out := &notify.Outputs{Format1: cfg.Format1, Format2: cfg.Format2, Handlers: cfg.Handlers, Forwards: cfg.Forwards, Log: log}
 	var closers []io.Closer
@@ -190,11 +215,25 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: %v\n", spec, err)
 			return 1
 		}
-		if a.Domain != transport.UDP && a.Domain != transport.TCP {
-			fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: tsnmp trapd listens on udp: and tcp: only\n", spec)
+		var srv transport.Server
+		switch a.Domain {
+		case transport.UDP, transport.TCP:
+			srv, err = transport.Listen(a, r, &transport.ServerOptions{Logger: log})
+		case transport.TLS, transport.DTLS:
+			if tlsServer == nil {
+				fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: a tls: or dtls: receiver needs [snmp] localCert and certSecName lines in snmptrapd.conf\n", spec)
+				return 1
+			}
+			opts := &tlstm.Options{ServerOptions: transport.ServerOptions{Logger: log}}
+			if a.Domain == transport.TLS {
+				srv, err = tlstm.Listen(a, r, tlsServer, opts)
+			} else {
+				srv, err = dtls.Listen(a, r, tlsServer, &dtls.Options{Options: *opts})
+			}
+		default:
+			fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: tsnmp trapd listens on udp:, tcp:, tls: and dtls:\n", spec)
 			return 1
 		}
-		srv, err := transport.Listen(a, r, &transport.ServerOptions{Logger: log})
 		if err != nil {
 			for _, s := range servers {
 				s.Close()

@@ -20,14 +20,23 @@ import (
 )
 
 type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	lines int
 }
 
 func (s *syncBuf) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.lines += bytes.Count(p, []byte("\n"))
 	return s.b.Write(p)
+}
+
+// Lines returns the number of lines written.
+func (s *syncBuf) Lines() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lines
 }
 
 func (s *syncBuf) String() string {
@@ -45,20 +54,31 @@ type trapd struct {
 
 // startTrapd runs tsnmp trapd with conf (an snmptrapd.conf) and extra
 // arguments on udp: and tcp: 127.0.0.1 at a free port.
-func startTrapd(t *testing.T, conf string, extra ...string) *trapd {
+func startTrapd(t testing.TB, conf string, extra ...string) *trapd {
 	t.Helper()
-	dir := t.TempDir()
-	cf := filepath.Join(dir, "snmptrapd.conf")
+	cf := filepath.Join(t.TempDir(), "snmptrapd.conf")
 	if err := os.WriteFile(cf, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return startTrapdAt(t, cf, []string{"udp", "tcp"}, extra...)
+}
+
+// startTrapdAt runs tsnmp trapd with the configuration file cf on the
+// domains at 127.0.0.1 and one free port.
+func startTrapdAt(t testing.TB, cf string, domains []string, extra ...string) *trapd {
+	t.Helper()
+	dir := t.TempDir()
 	for range 5 {
 		port := testenv.FreePort(t)
 		p := strconv.Itoa(port)
 		ctx, cancel := context.WithCancel(context.Background())
 		d := &trapd{port: port, out: &syncBuf{}, err: &syncBuf{}}
 		code := make(chan int, 1)
-		args := append([]string{"--snmptrapd-conf", cf, "--state-dir", filepath.Join(dir, "state"), "udp:127.0.0.1:" + p, "tcp:127.0.0.1:" + p}, extra...)
+		args := []string{"--snmptrapd-conf", cf, "--state-dir", filepath.Join(dir, "state")}
+		for _, d := range domains {
+			args = append(args, d+":127.0.0.1:"+p)
+		}
+		args = append(args, extra...)
 		go func() { code <- trapdMain(ctx, args, d.out, d.err) }()
 		var once sync.Once
 		var rc int

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tsnmp/tsnmp/agent"
@@ -23,6 +24,7 @@ import (
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/mib/system"
+	"github.com/tsnmp/tsnmp/notify"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
@@ -39,6 +41,10 @@ type daemon struct {
 	usm   *usm.USM
 	ifmib *ifmib.MIB
 	host  hostMIBs
+	// notify is the notification originator (notify.go); nil without
+	// targets. authTraps holds it while authtrapenable is on.
+	notify    *notifier
+	authTraps atomic.Pointer[notify.Originator]
 
 	mu sync.Mutex
 	// servers are the open listeners, by their listen address (spec).
@@ -144,7 +150,7 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.agent = &agent.Agent{Tree: tree, State: st, Log: log}
+	d.agent = &agent.Agent{Tree: tree, State: st, Log: log, AuthFailure: d.authFailure}
 	d.agent.Stats.Register(tree)
 	d.agent.RegisterEngine(tree)
 	d.agent.RegisterUSMStats(tree)
@@ -159,6 +165,9 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 		return d, nil
 	}
 	if _, err := d.listen(cfg.Listen); err != nil {
+		return nil, err
+	}
+	if err := d.startNotifications(cfg, true); err != nil { // notify.go
 		return nil, err
 	}
 	ok = true
@@ -532,11 +541,17 @@ func (d *daemon) reload() error {
 	if err != nil {
 		return err
 	}
+	if _, err := notifyTargets(&cfg.Notifications); err != nil { // notify.go
+		return err
+	}
 	opened, err := d.listen(cfg.Listen)
 	if err != nil {
 		return err
 	}
 	d.agent.SetPolicy(p)
+	if err := d.reloadNotifications(cfg); err != nil {
+		d.log.Error("notification targets not restarted", "err", err)
+	}
 	var gone []listener
 	d.mu.Lock()
 	for _, l := range d.servers {
@@ -555,6 +570,7 @@ func (d *daemon) reload() error {
 }
 
 func (d *daemon) close() {
+	d.stopNotifications() // notify.go
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, l := range d.servers {

@@ -48,6 +48,7 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 		CacheTTL:      time.Duration(h.CacheTTL),
 		StorageUseNFS: h.StorageUseNFS,
 		SkipNFS:       h.SkipNFS,
+		IgnoreDisks:   h.IgnoreDisks,
 	})
 	d.host.hostres.Register(tree)
 	ipmib.New(ipmib.Config{CacheTTL: time.Duration(h.CacheTTL), Start: d.state.Start()}).Register(tree)

@@ -117,9 +117,7 @@ func (m memoryBurst) String() string {
 // TestMemoryAfterBurst: after a burst of idle TCP connections closes,
 // tsnmpd's RSS comes back within twice its baseline well within 60 s (it
 // stayed at the peak before). CI opens 4,000; BenchmarkMemoryAfterBurst
-// the 16,384, for which the Go runtime keeps about 1.1 KB per
-// connection it once held (goroutine and poll descriptors are never
-// freed), so RSS falls to about 2.8 times the baseline.
+// the 16,384.
 func TestMemoryAfterBurst(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and floods a tsnmpd process")

@@ -259,6 +259,10 @@ type ServeOptions struct {
 	// listener should be skipped rather than end Serve (the DTLS listener
 	// returns errors for refused handshakes).
 	RetryAccept func(error) bool
+	// ParkIdle, if set, parks each admitted connection (see Conn.Park)
+	// until it has something to read, for at most that long (then it is
+	// closed): a connection that sends nothing costs no goroutine.
+	ParkIdle time.Duration
 }
 
 // Serve accepts connections on l until l or the set is closed and runs
@@ -300,11 +304,46 @@ func (s *Set) Serve(l net.Listener, handle func(*Conn), o *ServeOptions) error {
 		if c == nil {
 			continue
 		}
-		go func() {
-			defer s.wg.Done()
-			defer c.Close()
-			handle(c)
-		}()
+		if o != nil && o.ParkIdle > 0 {
+			// No goroutine until the client sends something.
+			s.wg.Done()
+			err := c.Park(time.Now().Add(o.ParkIdle), handle)
+			if err == nil {
+				continue
+			}
+			if !s.addHandler() {
+				c.Close()
+				continue
+			}
+		}
+		go s.run(c, handle)
+	}
+}
+
+// addHandler counts a handler goroutine, unless the set is closed.
+func (s *Set) addHandler() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+// run runs a handler of c (counted in s.wg) and closes c when it
+// returns, unless the handler parked c and so handed it on.
+func (s *Set) run(c *Conn, handle func(*Conn)) {
+	defer s.wg.Done()
+	s.mu.Lock()
+	gen := c.gen
+	s.mu.Unlock()
+	handle(c)
+	s.mu.Lock()
+	mine := c.gen == gen
+	s.mu.Unlock()
+	if mine {
+		c.Close()
 	}
 }
 
@@ -366,6 +405,8 @@ type Conn struct {
 	evicted    bool
 	failed     bool
 	closeOnce  sync.Once
+	gen        uint64        // incremented by Park: who owns c (see run)
+	parkID     atomic.Uint64 // while parked, or 0
 }
 
 // Established records that c finished its handshake or authentication: it
@@ -451,6 +492,7 @@ func (c *Conn) Close() error {
 			s.remove(c)
 		}
 		s.mu.Unlock()
+		unparkClosed(c)
 	})
 	err := c.Conn.Close()
 	if first {
@@ -620,7 +662,7 @@ func (s *Set) admit(nc net.Conn, counted bool) *Conn {
 	s.accepted.Add(1)
 	opened()
 	for _, v := range victims {
-		v.Conn.Close()
+		v.Close() // parked ones have no handler to close them
 	}
 	return c
 }

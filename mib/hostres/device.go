@@ -96,7 +96,7 @@ func (m *MIB) readDevices(time.Time) *devSnap {
 				ifIndex: int64(i.Index)})
 		}
 	}
-	for n, d := range readDisks(m.cfg.FS) {
+	for n, d := range readDisks(m.cfg.FS, m.cfg.IgnoreDisks) {
 		descr := d.model
 		if descr == "" {
 			descr = "disk " + d.name

@@ -3,6 +3,7 @@ package hostres
 import (
 	"bytes"
 	"os"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,7 +56,7 @@ func readSysInt(fs procfs.FS, name string) (uint64, bool) {
 // readDisks lists the block devices of /sys/block that hold data (size
 // above 0: unattached loop devices and unused RAM disks are left out),
 // with their partitions.
-func readDisks(fs procfs.FS) []disk {
+func readDisks(fs procfs.FS, ignore []string) []disk {
 	ents, err := os.ReadDir(fs.Path("/sys/block"))
 	if err != nil {
 		return nil
@@ -63,6 +64,9 @@ func readDisks(fs procfs.FS) []disk {
 	var out []disk
 	for _, e := range ents {
 		name := e.Name()
+		if ignored(name, ignore) {
+			continue
+		}
 		base := "/sys/block/" + name
 		size, ok := readSysInt(fs, base+"/size")
 		if !ok || size == 0 {
@@ -169,4 +173,18 @@ func (m *MIB) partitionRows(r *mib.Request) mib.Rows {
 		}
 	}
 	return rows
+}
+
+// ignored reports whether device name (sda) matches one of the ignoreDisk
+// patterns, given as device paths (/dev/sda) or names, with shell
+// wildcards.
+func ignored(name string, patterns []string) bool {
+	for _, p := range patterns {
+		for _, n := range []string{name, "/dev/" + name} {
+			if ok, _ := path.Match(p, n); ok {
+				return true
+			}
+		}
+	}
+	return false
 }

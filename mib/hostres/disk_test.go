@@ -60,6 +60,13 @@ func TestDisksRecorded(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got[k], want)
 		}
 	}
+	// ignoreDisk /dev/sr*: the CD drive goes.
+	var tree2 mib.Tree
+	New(Config{FS: fs, CPU: cpu, IgnoreDisks: []string{"/dev/sr*"}}).Register(&tree2)
+	got2 := mibtest.Walk(&tree2, HostResources)
+	if _, ok := got2[dsk+"1.393217"]; ok || got2[dsk+"1.393216"] != "1" {
+		t.Errorf("ignoreDisk /dev/sr*: %q %q", got2[dsk+"1.393216"], got2[dsk+"1.393217"])
+	}
 	for k := range got {
 		if len(k) > len(dsk) && k[:len(dsk)] == dsk && k[len(k)-7:] == ".393218" {
 			t.Errorf("%s: a third disk (the RAM disk with a malformed size, or the empty loop device)", k)

@@ -68,6 +68,9 @@ type Config struct {
 	StorageUseNFS *bool
 	// SkipNFS leaves remote file systems out (`skipNFSInHostResources`).
 	SkipNFS bool
+	// IgnoreDisks leaves matching devices (/dev/sdb, or shell patterns
+	// such as /dev/loop*) out of hrDiskStorageTable (`ignoreDisk`).
+	IgnoreDisks []string
 	// DpkgStatus is the dpkg status file; default /var/lib/dpkg/status.
 	DpkgStatus string
 }

@@ -11,13 +11,14 @@
 // Values follow Net-SNMP 5.9's snmpd: ipAddressTable lists each IPv4
 // address with its broadcast address (type broadcast) and IPv6 addresses
 // as ipv6 (link-local ones too, without a zone); ipNetToMediaTable leaves
-// out incomplete entries. Objects Net-SNMP allows to be written are
-// read-only here.
+// out incomplete entries. ipForwarding, ipDefaultTTL, ipv6IpForwarding and
+// ipv6IpDefaultHopLimit can be set, which writes the sysctl.
 package ipmib
 
 import (
 	"bytes"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -174,6 +175,8 @@ func (m *MIB) initScalars() {
 	}
 	one(1, func(r *mib.Request) snmp.Value { return truth(m.sys.Get(r).forwarding) })
 	one(2, func(r *mib.Request) snmp.Value { return snmp.IntegerValue(m.sys.Get(r).ttl) })
+	m.writable(1, "/proc/sys/net/ipv4/conf/all/forwarding", 1, 2, forwardingSysctl)
+	m.writable(2, "/proc/sys/net/ipv4/ip_default_ttl", 1, 255, nil)
 	for i, name := range legacy {
 		one(uint32(3+i), func(r *mib.Request) snmp.Value {
 			return snmp.Counter32Value(uint32(m.sys.Get(r).counters[name]))
@@ -182,6 +185,44 @@ func (m *MIB) initScalars() {
 	one(23, func(*mib.Request) snmp.Value { return snmp.Counter32Value(0) }) // ipRoutingDiscards: not counted
 	one(25, func(r *mib.Request) snmp.Value { return truth(m.sys.Get(r).fwd6) })
 	one(26, func(r *mib.Request) snmp.Value { return snmp.IntegerValue(m.sys.Get(r).hopLimit) })
+	m.writable(25, "/proc/sys/net/ipv6/conf/all/forwarding", 1, 2, forwardingSysctl)
+	m.writable(26, "/proc/sys/net/ipv6/conf/all/hop_limit", 1, 255, nil)
+}
+
+// forwardingSysctl maps forwarding(1)/notForwarding(2) to the sysctl.
+func forwardingSysctl(v int64) int64 {
+	if v == 1 {
+		return 1
+	}
+	return 0
+}
+
+// writable makes the scalar sub settable, as RFC 4293 and Net-SNMP allow:
+// an INTEGER in [lo, hi], written to the sysctl file (through conv when
+// not nil) in the agent's network namespace.
+func (m *MIB) writable(sub uint32, file string, lo, hi int64, conv func(int64) int64) {
+	for _, s := range m.scalars {
+		if s.Objects[0].Sub != sub {
+			continue
+		}
+		s.Objects[0].Test = func(v snmp.Value) snmp.ErrorStatus {
+			switch {
+			case v.Type != snmp.Integer:
+				return snmp.WrongType
+			case v.Int() < lo || v.Int() > hi:
+				return snmp.WrongValue
+			}
+			return snmp.NoError
+		}
+		s.Commit = func(vals map[uint32]snmp.Value) error {
+			v := vals[sub].Int()
+			if conv != nil {
+				v = conv(v)
+			}
+			defer m.sys.Invalidate()
+			return os.WriteFile(m.cfg.FS.Path(file), []byte(strconv.FormatInt(v, 10)+"\n"), 0o644)
+		}
+	}
 }
 
 // ticks returns TimeTicks since the agent's start.

@@ -5,7 +5,6 @@ package trapdtest
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +38,45 @@ type Trapd struct {
 // at one free port. It is stopped when the test ends.
 func Start(t testing.TB, prog, conf string, domains ...string) *Trapd {
 	t.Helper()
+	return StartCmd(t, exec.Command, prog, conf, domains...)
+}
+
+// StartCmd is Start with the command made by command: a network
+// namespace's Command runs snmptrapd inside it.
+func StartCmd(t testing.TB, command func(name string, args ...string) *exec.Cmd, prog, conf string, domains ...string) *Trapd {
+	t.Helper()
+	return start(t, command, prog, conf, nil, nil, domains)
+}
+
+// StartSecure is Start for tls: and dtls: with the PKI that certs.NewPKI
+// wrote in pki: snmptrapd's certificate is "server" and it trusts "ca";
+// conf adds the certSecName and authUser -s tsm lines. It speaks TLS 1.2:
+// Net-SNMP 5.9.5's TLS 1.3 server sometimes leaves the first message
+// unread (see install-netsnmp-5.9.5.sh).
+func StartSecure(t testing.TB, prog, conf, pki string, domains ...string) *Trapd {
+	t.Helper()
+	ossl := filepath.Join(t.TempDir(), "openssl.cnf")
+	if err := os.WriteFile(ossl, []byte("openssl_conf = c\n[c]\nssl_conf = s\n[s]\nsystem_default = d\n[d]\nProtocol = -TLSv1.3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return start(t, exec.Command, prog, "[snmp] localCert server\n[snmp] trustCert ca\n[snmp] tlsAlgorithms DEFAULT:@SECLEVEL=0\n"+conf, func(dir string) {
+		for _, f := range []string{"tls/certs/server.crt", "tls/private/server.key", "tls/ca-certs/ca.crt"} {
+			b, err := os.ReadFile(filepath.Join(pki, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}, []string{"OPENSSL_CONF=" + ossl}, domains)
+}
+
+func start(t testing.TB, command func(name string, args ...string) *exec.Cmd, prog, conf string, setup func(dir string), env, domains []string) *Trapd {
+	t.Helper()
 	path := prog
 	if !filepath.IsAbs(prog) {
 		path = testenv.Need(t, prog)
@@ -57,6 +95,9 @@ func Start(t testing.TB, prog, conf string, domains ...string) *Trapd {
 	if err := os.MkdirAll(persist, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	if setup != nil {
+		setup(dir)
+	}
 	confPath := filepath.Join(dir, "snmptrapd.conf")
 	if err := os.WriteFile(confPath, []byte("[snmp] persistentDir "+persist+"\n"+conf+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -68,14 +109,13 @@ func Start(t testing.TB, prog, conf string, domains ...string) *Trapd {
 		for _, d := range domains {
 			args = append(args, d+":127.0.0.1:"+strconv.Itoa(port))
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		cmd := exec.CommandContext(ctx, path, args...)
+		cmd := command(path, args...)
 		cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+mibs, "SNMPCONFPATH="+dir, "SNMP_PERSISTENT_DIR="+persist, "HOME="+dir)
+		cmd.Env = append(cmd.Env, env...)
 		out := &syncBuffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
-			cancel()
 			t.Fatal(err)
 		}
 		exited := make(chan struct{})
@@ -94,13 +134,11 @@ func Start(t testing.TB, prog, conf string, domains ...string) *Trapd {
 			t.Cleanup(func() {
 				cmd.Process.Kill() // our own child, by its PID
 				<-exited
-				cancel()
 			})
 			return &Trapd{Port: port, Dir: dir, out: out}
 		}
 		cmd.Process.Kill()
 		<-exited
-		cancel()
 		last = out.String()
 	}
 	t.Fatalf("snmptrapd did not start:\n%s", last)
@@ -156,6 +194,7 @@ func Records(log string) []string {
 var (
 	srcPort   = regexp.MustCompile(`\]:\d+->`)
 	localPort = regexp.MustCompile(`->\[([^\]]*)\]:[1-9]\d*`)
+	tlsLocal  = regexp.MustCompile(`TLSTCP: ([0-9.]+):\d+`)
 )
 
 // Normalize removes what differs between two sendings of one notification:
@@ -163,18 +202,28 @@ var (
 func Normalize(rec string) string {
 	rec = stamp.ReplaceAllString(rec, "")
 	rec = srcPort.ReplaceAllString(rec, "]:PORT->")
+	rec = tlsLocal.ReplaceAllString(rec, "TLSTCP: $1:LOCAL")
 	return localPort.ReplaceAllString(rec, "->[$1]:LOCAL")
 }
 
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	lines int
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.lines += bytes.Count(p, []byte("\n"))
 	return s.b.Write(p)
+}
+
+// Lines returns the number of lines snmptrapd printed so far.
+func (d *Trapd) Lines() int {
+	d.out.mu.Lock()
+	defer d.out.mu.Unlock()
+	return d.out.lines
 }
 
 func (s *syncBuffer) String() string {

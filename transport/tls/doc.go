@@ -22,9 +22,12 @@
 //
 // Both sides use one protocol policy (DefaultCipherSuites, DefaultCurves,
 // Extended Master Secret required with TLS 1.2; HTTPSConfig gives the same
-// to https:). Sessions resume with TLS session tickets: the agent's
-// TicketKeys rotate (and seal the DTLS transport's tickets too); the
-// manager's FileSessionCache keeps tickets across processes. Stats are
+// to https:). Sessions resume with TLS session tickets of 16 octets that
+// name state the agent keeps in memory (sessionStore), valid while the
+// agent's rotating TicketKeys (shared with the DTLS transport) still hold
+// the key that was newest at issue; a manager resumes offering X25519
+// rather than X25519MLKEM768, and its FileSessionCache keeps tickets
+// across processes. Stats are
 // SNMP-TLS-TM-MIB's counters, RegisterMIB serves the certToTSN table.
 //
 // docs/tls.md describes configuration, interoperability and measurements.

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ import (
 // startSnmpd595 runs Net-SNMP 5.9.5's snmpd on listen with its
 // configuration directory dir (which holds the PKI) and the given
 // configuration lines; it returns the agent's log.
-func startSnmpd595(t *testing.T, dir, listen, conf string) *strings.Builder {
+func startSnmpd595(t *testing.T, dir, listen, conf string) *syncBuffer {
 	t.Helper()
 	snmpd := testenv.NeedNetSNMP595(t, "sbin/snmpd")
 	persist := filepath.Join(dir, "persist")
@@ -33,7 +34,7 @@ func startSnmpd595(t *testing.T, dir, listen, conf string) *strings.Builder {
 	}
 	cmd := exec.Command(snmpd, "-f", "-Lo", "-C", "-c", confPath, "-p", filepath.Join(dir, "pid"), listen)
 	cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir, "SNMPCONFPATH="+dir, "SNMP_PERSISTENT_DIR="+persist)
-	out := &strings.Builder{}
+	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -97,4 +98,56 @@ func snmpGet(t *testing.T, target string, params manager.TransportParams, maxVer
 	}
 	defer s.Close()
 	return s.Get(context.Background(), snmp.OID{1, 3, 6, 1, 2, 1, 1, 5, 0})
+}
+
+// TestNetSNMP595ChecksPurpose: Net-SNMP 5.9.5's snmpd refuses a manager
+// whose certificate's extended key usage is serverAuth only ("unsuitable
+// certificate purpose"), which tsnmp's agent now refuses too
+// (TestPurpose); carol's clientAuth certificate from the same CA, under
+// the same rule, is accepted.
+func TestNetSNMP595ChecksPurpose(t *testing.T) {
+	dir := t.TempDir()
+	p, err := certs.NewPKI("", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := fmt.Sprintf("tls:127.0.0.1:%d", testenv.FreePort(t))
+	log := startSnmpd595(t, dir, target, fmt.Sprintf(`[snmp] localCert server
+[snmp] trustCert ca
+certSecName 10 --sha1 %s --cn
+rouser -s tsm carol authpriv
+rouser -s tsm localhost authpriv
+`, certs.Compute(crypto.SHA1, p.CA.Cert).Hex()))
+	params := manager.TransportParams{TrustCert: []string{"ca"}, TheirHostname: "localhost", CertDirs: []string{dir}, NoResume: true}
+	params.OurIdentity = "carol"
+	if _, err := snmpGet(t, target, params, gotls.VersionTLS12); err != nil {
+		t.Fatalf("carol: %v\n%s", err, log.String())
+	}
+	params.OurIdentity = "server" // serverAuth only
+	if _, err := snmpGet(t, target, params, gotls.VersionTLS12); err == nil {
+		t.Errorf("Net-SNMP accepted a serverAuth-only manager certificate")
+	}
+	time.Sleep(100 * time.Millisecond)
+	if !strings.Contains(log.String(), "unsuitable certificate purpose") {
+		t.Errorf("snmpd did not refuse for the certificate's purpose:\n%s", log.String())
+	}
+}
+
+// syncBuffer is an io.Writer whose contents may be read while a process
+// writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/netns"
+	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/notify"
+	"github.com/tsnmp/tsnmp/notify/trapdtest"
+	"github.com/tsnmp/tsnmp/transport"
+)
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startReceiver runs tsnmp trapd's receiver and text output in the test
+// process on udp:127.0.0.1 and returns its port and log.
+func startReceiver(t *testing.T, conf string) (int, *lockedBuf) {
+	t.Helper()
+	c, err := notify.ParseConfig("recv.conf", []byte(conf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Policy([]byte{0x80, 0, 0x1f, 0x88, 4, 1, 1, 1, 1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := notify.New(p, 100, nil)
+	port := testenv.FreePort(t)
+	srv, err := transport.Listen(transport.Address{Domain: transport.UDP, Network: "udp4", Host: "127.0.0.1", Port: port}, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	out := &lockedBuf{}
+	o := &notify.Outputs{Text: out}
+	done := make(chan struct{})
+	go func() { o.Run(r.Queue()); close(done) }()
+	t.Cleanup(func() { srv.Close(); r.Close(); <-done })
+	return port, out
+}
+
+func waitRecords(t *testing.T, what string, log func() string, n int) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := trapdtest.Records(log())
+		if len(r) >= n {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s logged %d notifications, want %d:\n%s", what, len(r), n, log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestNotifications starts tsnmpd with trapsink, trap2sink and
+// informsink pointing at Net-SNMP's snmptrapd and at tsnmp's receiver,
+// and authtrapenable 1: both log coldStart three times at start and
+// authenticationFailure three times after a request with a bad
+// community, and they log each notification identically.
+func TestNotifications(t *testing.T) {
+	snmptrapd := trapdtest.Start(t, trapdtest.Debian, "authCommunity log public\n", "udp")
+	port, tlog := startReceiver(t, "authCommunity log public\n")
+	bin := buildDaemon(t)
+	dir := t.TempDir()
+	agentPort := testenv.FreePort(t)
+	var sinks strings.Builder
+	for _, p := range []int{snmptrapd.Port, port} {
+		fmt.Fprintf(&sinks, "trapsink 127.0.0.1:%d public\ntrap2sink 127.0.0.1 public %d\ninformsink udp:127.0.0.1:%d\n", p, p, p)
+	}
+	conf := filepath.Join(dir, "snmpd.conf")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("agentaddress udp:127.0.0.1:%d\nrocommunity public 127.0.0.1\ntrapcommunity public\nauthtrapenable 1\n%s",
+		agentPort, sinks.String())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	daemon := startDaemon(t, bin, nil, "--quiet", "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"))
+	want := waitRecords(t, "snmptrapd", snmptrapd.Output, 3)
+	got := waitRecords(t, "tsnmp trapd", tlog.String, 3)
+	for _, r := range [][]string{want, got} {
+		if !strings.Contains(strings.Join(r, ""), "Cold Start Trap (0)") || strings.Count(strings.Join(r, ""), "SNMPv2-MIB::coldStart") != 2 {
+			t.Errorf("not three coldStarts:\n%s", strings.Join(r, ""))
+		}
+	}
+	// A bad community: authenticationFailure to every target.
+	netsnmpFail(t, "snmpget", "-v2c", "-c", "wrong", "-r", "0", "-t", "0.3", fmt.Sprintf("udp:127.0.0.1:%d", agentPort), "1.3.6.1.2.1.1.3.0")
+	want = waitRecords(t, "snmptrapd", snmptrapd.Output, 6)
+	got = waitRecords(t, "tsnmp trapd", tlog.String, 6)
+	if s := strings.Join(want[3:], ""); !strings.Contains(s, "Authentication Failure Trap (0)") || strings.Count(s, "SNMPv2-MIB::authenticationFailure") != 2 {
+		t.Errorf("not three authenticationFailures:\n%s", s)
+	}
+	norm := func(rs []string) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, trapdtest.Normalize(r))
+		}
+		slices.Sort(out)
+		return out
+	}
+	if w, g := norm(want), norm(got); !slices.Equal(w, g) {
+		t.Errorf("logs differ\nsnmptrapd:\n%s\ntsnmp:\n%s", strings.Join(w, ""), strings.Join(g, ""))
+	}
+	// SIGHUP with only the trap2sink lines left: one authenticationFailure
+	// each, no coldStart.
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("agentaddress udp:127.0.0.1:%d\nrocommunity public 127.0.0.1\nauthtrapenable 1\ntrap2sink 127.0.0.1:%d\ntrap2sink 127.0.0.1:%d\n",
+		agentPort, snmptrapd.Port, port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	daemon.cmd.Process.Signal(syscall.SIGHUP)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(daemon.log.String(), "configuration reloaded"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload:\n%s", daemon.log)
+		}
+	}
+	netsnmpFail(t, "snmpget", "-v2c", "-c", "wrong", "-r", "0", "-t", "0.3", fmt.Sprintf("udp:127.0.0.1:%d", agentPort), "1.3.6.1.2.1.1.3.0")
+	waitRecords(t, "snmptrapd", snmptrapd.Output, 7)
+	waitRecords(t, "tsnmp trapd", tlog.String, 7)
+	time.Sleep(300 * time.Millisecond)
+	for _, r := range []string{snmptrapd.Output(), tlog.String()} {
+		if rs := trapdtest.Records(r); len(rs) != 7 || !strings.Contains(rs[6], "SNMPv2-MIB::authenticationFailure") {
+			t.Errorf("after the reload: %d notifications, want 7, the last an SNMPv2 authenticationFailure:\n%s", len(rs), r)
+		}
+	}
+}
+
+// netsnmpFail runs a Net-SNMP tool that is expected to fail (a timeout).
+func netsnmpFail(t *testing.T, prog string, args ...string) {
+	t.Helper()
+	cmd := osexec.Command(testenv.Need(t, prog), append([]string{"-M", "/dev/null", "-m", ""}, args...)...)
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("%s %v succeeded: %s", prog, args, out)
+	}
+}
+
+// TestLinkUpDownNotifications runs snmptrapd and tsnmpd (with
+// linkUpDownNotifications yes and authtrapenable left off) in a network
+// namespace, sets a veth down and up, and expects linkDown and linkUp
+// with the interface's ifIndex, ifAdminStatus and ifOperStatus; a bad
+// community gives no authenticationFailure.
+func TestLinkUpDownNotifications(t *testing.T) {
+	if err := netns.Available(); err != nil {
+		if testenv.InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ns, err := netns.New("tsnmpd-link")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Delete() })
+	if err := ns.AddVeths("nv", 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	trapd := trapdtest.StartCmd(t, ns.Command, trapdtest.Debian, "authCommunity log public\n", "udp")
+	bin := buildDaemon(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "snmpd.conf")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("agentaddress udp:127.0.0.1:1161\nrocommunity public 127.0.0.1\ntrap2sink 127.0.0.1:%d public\nlinkUpDownNotifications yes\n",
+		trapd.Port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := ns.Command(bin, "--quiet", "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"))
+	log := &lockedBuf{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitRecords(t, "snmptrapd", trapd.Output, 1) // coldStart
+	// Each change is seen on both ends of the pair: the one set down or
+	// up, and its peer, whose carrier follows (lowerLayerDown).
+	if err := ns.IPBatch("link set nva0 down\n"); err != nil {
+		t.Fatal(err)
+	}
+	down := strings.Join(waitRecords(t, "snmptrapd", trapd.Output, 3)[1:], "")
+	if strings.Count(down, "OID: IF-MIB::linkDown") != 2 || !strings.Contains(down, "= INTEGER: down(2)\tIF-MIB::ifOperStatus.") ||
+		!strings.Contains(down, "= INTEGER: lowerLayerDown(7)") {
+		t.Errorf("after a veth went down:\n%s\ntsnmpd:\n%s", down, log.String())
+	}
+	if err := ns.IPBatch("link set nva0 up\n"); err != nil {
+		t.Fatal(err)
+	}
+	up := strings.Join(waitRecords(t, "snmptrapd", trapd.Output, 5)[3:], "")
+	if strings.Count(up, "OID: IF-MIB::linkUp") != 2 || strings.Count(up, "INTEGER: up(1)\tIF-MIB::ifOperStatus.") != 2 {
+		t.Errorf("after the veth came up:\n%s", up)
+	}
+	// authtrapenable is off: a bad community sends nothing.
+	out, err := ns.Command(testenv.Need(t, "snmpget"), "-M", "/dev/null", "-m", "", "-v2c", "-c", "wrong", "-r", "0", "-t", "0.3",
+		"udp:127.0.0.1:1161", "1.3.6.1.2.1.1.3.0").CombinedOutput()
+	if err == nil {
+		t.Fatalf("snmpget with a bad community succeeded: %s", out)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if r := trapdtest.Records(trapd.Output()); len(r) != 5 {
+		t.Errorf("%d notifications, want 5 (no authenticationFailure):\n%s", len(r), strings.Join(r, ""))
+	}
+}
