@@ -514,7 +514,7 @@ func TestEveryNetSNMPDirective(t *testing.T) {
 		t.Fatal(err)
 	}
 	implemented := map[string]bool{"master": true, "agentxsocket": true, "agentxperms": true, "agentxretries": true, "agentxtimeout": true,
-		"proc": true, "pass": true, "extend": true}
+		"proc": true, "pass": true, "extend": true, "trap2sink": true, "ignoredisk": true}
 	warned := map[int]string{}
 	for _, w := range c.Warnings {
 		var n int
