@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -161,6 +162,9 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 	if !p.custom && !force {
 		return
 	}
+	// The set is built once and kept: collecting garbage meanwhile only
+	// costs time.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	set, diags := p.load(!force)
 	defaults := splitList(defaultMIBs)
 	for _, d := range diags {
@@ -168,7 +172,7 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 		// are nowhere; Net-SNMP's own default list is not reported.
 		name, ok := strings.CutPrefix(d.Msg, "Cannot find module (")
 		if ok && d.File == "" && !slices.Contains(defaults, strings.TrimSuffix(name, ")")) {
-			fmt.Fprintf(errw, "%s: At line 0 in (none)\n", d.Msg)
+			fmt.Fprintf(errw, "%s: At line 1 in (none)\n", d.Msg)
 		}
 	}
 	if set != nil && len(set.Defs) > 0 {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/agentx"
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
@@ -41,10 +42,16 @@ type daemon struct {
 	usm   *usm.USM
 	ifmib *ifmib.MIB
 	host  hostMIBs
+	// agentx is the AgentX master, when `master agentx` is configured.
+	agentx          *agentx.Master
+	agentxListeners []net.Listener // until serveAgentX
 	// notify is the notification originator (notify.go); nil without
 	// targets. authTraps holds it while authtrapenable is on.
 	notify    *notifier
 	authTraps atomic.Pointer[notify.Originator]
+	// originator is the running originator, for AgentX subagents'
+	// notifications (agentx.go).
+	originator atomic.Pointer[notify.Originator]
 
 	mu sync.Mutex
 	// servers are the open listeners, by their listen address (spec).
@@ -164,12 +171,16 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 		ok = true
 		return d, nil
 	}
+	if err := d.startAgentX(cfg); err != nil {
+		return nil, err
+	}
 	if _, err := d.listen(cfg.Listen); err != nil {
 		return nil, err
 	}
 	if err := d.startNotifications(cfg, true); err != nil { // notify.go
 		return nil, err
 	}
+	d.serveAgentX()
 	ok = true
 	d.printBanner()
 	log.Info("tsnmpd started", "version", version, "engineID", hex.EncodeToString(st.EngineID),
@@ -577,6 +588,12 @@ func (d *daemon) close() {
 		l.srv.Close()
 	}
 	d.servers = nil
+	for _, l := range d.agentxListeners {
+		l.Close()
+	}
+	if d.agentx != nil {
+		d.agentx.Close()
+	}
 	if d.ifmib != nil {
 		d.ifmib.Close()
 	}

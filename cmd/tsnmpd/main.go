@@ -127,7 +127,7 @@ func newLogger(o *options, w io.Writer) (*slog.Logger, error) {
 	if err := lvl.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	w, err := logWriter(o, w)
+	w, err := openLogOutput(o, w)
 	if err != nil {
 		return nil, err
 	}

@@ -19,9 +19,9 @@ import (
 	"github.com/tsnmp/tsnmp/agent/config"
 )
 
-// logWriter opens where the log goes: --syslog, --log-file ("-" is
+// openLogOutput opens where the log goes: --syslog, --log-file ("-" is
 // standard output), else w (standard error).
-func logWriter(o *options, w io.Writer) (io.Writer, error) {
+func openLogOutput(o *options, w io.Writer) (io.Writer, error) {
 	if o.syslog != "" {
 		f, err := syslogFacility(o.syslog)
 		if err != nil {
@@ -235,11 +235,13 @@ func checkConfig(o *options, w io.Writer) error {
 	return nil
 }
 
-// applyAgentXFlag applies snmpd's -x (--agentx-socket) to the
-// configuration. Hook for the AgentX master: until it is built in, the
-// flag is reported as ignored.
+// applyAgentXFlag applies snmpd's -x (--agentx-socket): as in snmpd, the
+// address replaces agentXSocket and switches the AgentX master on. The
+// master's socket is opened by start, before startService drops
+// privileges.
 func applyAgentXFlag(o *options, cfg *config.Config) {
 	if o.agentXSocket != "" {
-		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("command line: -x %s: no AgentX master in this build; ignored", o.agentXSocket))
+		cfg.AgentX.Enabled = true
+		cfg.AgentX.Sockets = config.StringList{o.agentXSocket}
 	}
 }

@@ -123,7 +123,7 @@ func TestUnitNotify(t *testing.T) {
 	cmd, pid := serviceCommand(t, bin, dir, "", "", fmt.Sprintf("udp:127.0.0.1:%d", port))
 	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sock, "WATCHDOG_USEC=300000")
 	var log syncLog
-	cmd.Stdout, cmd.Stderr = &logWriterT{&log}, &logWriterT{&log}
+	cmd.Stdout, cmd.Stderr = logWriter{&log}, logWriter{&log}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestDropPrivileges(t *testing.T) {
 	cmd, _ := serviceCommand(t, bin, dir, "nobody", "nogroup", fmt.Sprintf("udp:127.0.0.1:%d", port))
 	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sock)
 	var log syncLog
-	cmd.Stdout, cmd.Stderr = &logWriterT{&log}, &logWriterT{&log}
+	cmd.Stdout, cmd.Stderr = logWriter{&log}, logWriter{&log}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,3 @@ func TestDropPrivileges(t *testing.T) {
 		t.Errorf("log:\n%s", log.String())
 	}
 }
-
-type logWriterT struct{ l *syncLog }
-
-func (w *logWriterT) Write(b []byte) (int, error) { w.l.WriteString(string(b)); return len(b), nil }

@@ -387,7 +387,9 @@ func build(s *Set) *tables {
 		t.nodes = append(t.nodes, n)
 		stack = append(stack, n)
 	}
-	slices.SortStableFunc(t.nodes, func(a, b *Node) int { return slices.Compare(a.OID, b.OID) })
+	// Canonical OIDs are unique: an unstable sort orders them (and is
+	// quick on the nearly sorted input).
+	slices.SortFunc(t.nodes, func(a, b *Node) int { return slices.Compare(a.OID, b.OID) })
 	// Aliases share the canonical node's place in the tree.
 	for _, n := range aliases {
 		if c, rest := lookup(t.roots, n.OID); c != nil && len(rest) == 0 {

@@ -1,10 +1,8 @@
 package smiload
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/gob"
 	"encoding/hex"
 	"os"
 	"path/filepath"
@@ -32,12 +30,7 @@ type Request struct {
 
 // cacheVersion changes whenever the cached form or the loader's results
 // change.
-const cacheVersion = "smiload-1"
-
-type cached struct {
-	Set   *smi.Set
-	Diags []Diag
-}
+const cacheVersion = "smiload-2"
 
 // Load loads the modules of r without a cache.
 func Load(r Request) (*smi.Set, []Diag) {
@@ -97,31 +90,53 @@ func LoadCached(r Request) (*smi.Set, []Diag) {
 		dir = filepath.Join(base, "tsnmp")
 	}
 	key := cacheKey(r)
-	path := filepath.Join(dir, "mibs-"+key+".gob")
+	path := filepath.Join(dir, "mibs-"+key)
 	if b, err := os.ReadFile(path); err == nil {
-		var c cached
-		if gob.NewDecoder(bytes.NewReader(b)).Decode(&c) == nil && c.Set != nil {
-			return c.Set, c.Diags
+		if set, diags, err := decodeSet(b); err == nil {
+			return set, diags
 		}
 	}
 	set, diags := Load(r)
-	var buf bytes.Buffer
-	if set != nil && gob.NewEncoder(&buf).Encode(cached{set, diags}) == nil {
-		if os.MkdirAll(dir, 0o755) == nil {
-			tmp, err := os.CreateTemp(dir, ".mibs-*")
-			if err == nil {
-				_, werr := tmp.Write(buf.Bytes())
-				if cerr := tmp.Close(); werr == nil && cerr == nil {
-					werr = os.Rename(tmp.Name(), path)
-				}
-				if werr != nil {
-					os.Remove(tmp.Name())
-				}
-			}
-		}
+	if set != nil && os.MkdirAll(dir, 0o755) == nil {
+		writeCache(dir, path, encodeSet(set, diags))
 	}
 	return set, diags
 }
+
+// writeCache replaces path atomically and keeps only the newest few
+// cache files.
+func writeCache(dir, path string, b []byte) {
+	tmp, err := os.CreateTemp(dir, ".mibs-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	if cerr := tmp.Close(); werr == nil && cerr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "mibs-*"))
+	if len(old) <= keepCaches {
+		return
+	}
+	sort.Slice(old, func(i, j int) bool {
+		a, _ := os.Stat(old[i])
+		b, _ := os.Stat(old[j])
+		return a != nil && b != nil && a.ModTime().After(b.ModTime())
+	})
+	for _, f := range old[keepCaches:] {
+		if f != path {
+			os.Remove(f)
+		}
+	}
+}
+
+// keepCaches is how many loaded sets (for different directories or
+// module lists) the cache keeps.
+const keepCaches = 8
 
 // cacheKey hashes the request and the state of the files it reads.
 func cacheKey(r Request) string {
