@@ -81,7 +81,9 @@ func startExporter(t *testing.T, args ...string) (string, *outBuffer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	errw := &outBuffer{}
-	go func() { done <- run(ctx, "tsnmp", append([]string{"exporter", "--web.listen-address=" + addr}, args...), io.Discard, errw) }()
+	go func() {
+		done <- run(ctx, "tsnmp", append([]string{"exporter", "--web.listen-address=" + addr}, args...), io.Discard, errw)
+	}()
 	t.Cleanup(func() { cancel(); <-done })
 	for i := 0; i < 200; i++ {
 		c, err := http.Get("http://" + addr + "/-/healthy")
