@@ -44,6 +44,8 @@ type daemon struct {
 	// targets. authTraps holds it while authtrapenable is on.
 	notify    *notifier
 	authTraps atomic.Pointer[notify.Originator]
+	// originator is the one in use, for SNMP-TARGET-MIB's tables.
+	originator atomic.Pointer[notify.Originator]
 
 	mu sync.Mutex
 	// servers are the open listeners, by their listen address (spec).
@@ -134,6 +136,7 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	d.agent.Stats.Register(tree)
 	d.agent.RegisterEngine(tree)
 	d.agent.RegisterUSMStats(tree)
+	notify.Register(tree, d.originator.Load) // SNMP-TARGET-MIB, SNMP-NOTIFICATION-MIB
 	d.ssh, d.tls, d.http = newSSHState(tree), newTLSState(tree), &httpState{}
 	p, err := d.policy(cfg)
 	if err != nil {
