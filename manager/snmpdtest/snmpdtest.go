@@ -210,7 +210,12 @@ func Tool(t testing.TB, prog string, args ...string) Result {
 	// A persistent directory of its own: tools that share
 	// /var/lib/snmp/snmpapp.conf rewrite it concurrently and leave it
 	// damaged for every later run.
-	cmd.Env = append(os.Environ(), "SNMPCONFPATH="+os.DevNull, "HOME="+os.TempDir(), "SNMP_PERSISTENT_DIR="+t.TempDir())
+	// (cert_indexes made here: the tools say so when they make it).
+	persist := t.TempDir()
+	if err := os.Mkdir(filepath.Join(persist, "cert_indexes"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), "SNMPCONFPATH="+os.DevNull, "HOME="+os.TempDir(), "SNMP_PERSISTENT_DIR="+persist)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
