@@ -410,6 +410,6 @@ func memoryAfterClose(env *Env, s *Section, procs []*Proc, before func(*Proc) (b
 		t.Add(p.Name, fmt.Sprint(base), fmt.Sprint(peak), fmt.Sprint(w[p].rss), back)
 	}
 	s.Tables = append(s.Tables, t)
-	s.Note("After the TCP series the sessions are closed and each agent's RSS is read every 250 ms for up to %s: the time until it is within twice its RSS at 0 sessions, and the RSS then (or at the end). tsnmpd returns freed memory to the system when its connections fall to half of a peak of at least 256 (internal/connset); the Go runtime keeps about 1.1 KB per connection it once held (goroutine and poll descriptors).", limit)
+	s.Note("After the TCP series the sessions are closed and each agent's RSS is read every 250 ms for up to %s: the time until it is within twice its RSS at 0 sessions, and the RSS then (or at the end). tsnmpd returns freed memory to the system when its connections fall to half of a peak of at least 256, and its idle TCP connections wait without a goroutine (internal/connset); what the Go runtime never frees is about 0.6 KB per connection it once held (its poll descriptor).", limit)
 	return nil
 }

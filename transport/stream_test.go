@@ -248,3 +248,33 @@ func TestTCPIdleTimeoutWhileParked(t *testing.T) {
 		t.Fatal("parked connection still open after Close")
 	}
 }
+
+// TestTCPParkedEvicted: parked connections of a flooding source make
+// room for another source's, up to an even share, and are let go at once
+// (not at their idle timeout).
+func TestTCPParkedEvicted(t *testing.T) {
+	s := startTCP(t, &ServerOptions{MaxConns: 8})
+	floodtest.Idle(t, s.Addr().String(), 8)
+	floodtest.WaitSeen(t, s.ConnStats, 8)
+	for i := 0; i < 4; i++ {
+		c, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := exchange(c, 1); err != nil {
+			t.Fatalf("manager connection %d: %v", i, err)
+		}
+	}
+	if st := s.ConnStats(); st.Evicted != 4 {
+		t.Errorf("evicted %d, want 4", st.Evicted)
+	}
+	// The 4 flood connections left wait parked; the evicted ones do not.
+	deadline := time.Now().Add(2 * time.Second)
+	for parkedCount() > 4 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := parkedCount(); n > 4 {
+		t.Errorf("%d connections parked, want the 4 of the flood still open", n)
+	}
+}

@@ -161,7 +161,7 @@ func init() {
 		why   string
 		names string
 	}{
-		{"AgentX is not supported", "master agentxsocket agentxperms agentxretries agentxtimeout agentxpinginterval"},
+		{"it is a subagent's setting", "agentxpinginterval"},
 		{"not supported (see docs/notifications.md)", "v1trapaddress iquerysecname agentsecname monitor defaultmonitors notificationevent setevent strictdisman"},
 		{"Net-SNMP extension MIBs are not supported", "disk includealldisks proc procfix load swap file pass pass_persist extend extendfix exec sh execfix dlmod interface_fadeout interface_replace_old override injecthandler table add_row smuxpeer smuxsocket proxy logmatch sysorldescr"},
 		{"not applicable to tsnmpd", "agentgroup agentuser leave_pidfile dontlogtcpwrappersconnects maxgetbulkresponses engineidtype engineidnic"},
@@ -182,6 +182,9 @@ func (p *snmpdParser) directive(tok, rest string, depth int) error {
 		return p.errorf(tok, "missing arguments")
 	}
 	if ok, err := p.hostSetting(tok, rest); ok {
+		return err
+	}
+	if ok, err := p.agentXSetting(tok, rest); ok {
 		return err
 	}
 	if ok, err := p.notifySetting(tok, rest); ok { // notify.go

@@ -36,6 +36,8 @@ type options struct {
 	// from the next command-line word.
 	tableC   map[byte]string
 	nextWord string // -C letters that take the next word
+	// mibs holds -m and -M (mibs.go).
+	mibs mibSettings
 }
 
 // usageError is a command-line error: its text is printed, then the usage.
@@ -224,8 +226,12 @@ func (o *options) set(c byte, val string) error {
 		} else if strings.Contains(val, "=") {
 			o.transportParams = append(o.transportParams, val)
 		}
+	case 'm':
+		o.mibs.modules, o.mibs.modulesSet = val, true // mibs.go
+	case 'M':
+		o.mibs.dirs, o.mibs.dirsSet = val, true
 	}
-	// m, M, I, P, L, Y, Z, p, s, S: accepted; the MIB tables are built in.
+	// I, P, L, Y, Z, p, s, S: accepted.
 	return nil
 }
 

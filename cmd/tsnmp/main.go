@@ -114,6 +114,12 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	if len(args) > 0 && subcommands[args[0]] != nil { // tsnmp bench (bench.go)
 		return subcommands[args[0]](ctx, args[1:], stdout, stderr)
 	}
+	if argv0 == "snmptranslate" {
+		return translateMain(args, stdout, stderr) // translate.go
+	}
+	if len(args) > 0 && args[0] == "translate" {
+		return translateMain(args[1:], stdout, stderr) // translate.go
+	}
 	if len(args) > 0 && args[0] == "trapd" {
 		return trapdMain(ctx, args[1:], stdout, stderr) // trapd.go
 	}
@@ -143,6 +149,7 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		return 1
 	}
 	a.o = o
+	loadMIBs(o.mibs, stderr, false) // mibs.go
 	if o.debug {
 		o.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

@@ -32,6 +32,7 @@ const trapdUsage = `usage: tsnmp trapd [OPTIONS] [LISTEN-ADDRESS]...
   --state-dir DIR        keep the engine ID and boots there (informs over SNMPv3 need a stable engine ID)
   --engine-id HEX        the receiver's snmpEngineID (default: from --state-dir, else random)
   --queue N              notifications waiting for the outputs at most (default 10000)
+  -m MODULES, -M DIRS    MIB modules to load, as Net-SNMP's -m and -M
   -f, -Lo, -C, -n        accepted for snmptrapd compatibility
 `
 
@@ -43,6 +44,7 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		stateDir, engineHex string
 		queue               int
 		noLog               bool
+		mibs                mibSettings // mibs.go
 	)
 	need := func(i int) (string, bool) {
 		if i+1 >= len(args) {
@@ -68,12 +70,16 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		case "--no-log":
 			noLog = true
 			continue
-		case "--listen", "--snmptrapd-conf", "-c", "--json", "--log", "--state-dir", "--engine-id", "--queue":
+		case "--listen", "--snmptrapd-conf", "-c", "--json", "--log", "--state-dir", "--engine-id", "--queue", "-m", "-M":
 			if v, ok = need(i); !ok {
 				return 1
 			}
 			i++
 		default:
+			if len(a) > 2 && (a[:2] == "-m" || a[:2] == "-M") {
+				mibs.set(a[1], a[2:])
+				continue
+			}
 			if strings.HasPrefix(a, "-") {
 				fmt.Fprintf(stderr, "tsnmp trapd: unknown option %s\n%s", a, trapdUsage)
 				return 1
@@ -82,6 +88,8 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			continue
 		}
 		switch a {
+		case "-m", "-M":
+			mibs.set(a[1], v)
 		case "--listen":
 			listen = append(listen, v)
 		case "--snmptrapd-conf", "-c":
@@ -103,6 +111,7 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			queue = n
 		}
 	}
+	loadMIBs(mibs, stderr, false)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg := &notify.Config{}
 	for _, f := range confs {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/agentx"
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
@@ -40,11 +41,15 @@ type daemon struct {
 	usm   *usm.USM
 	ifmib *ifmib.MIB
 	host  hostMIBs
+	// agentx is the AgentX master, when `master agentx` is configured.
+	agentx          *agentx.Master
+	agentxListeners []net.Listener // until serveAgentX
 	// notify is the notification originator (notify.go); nil without
 	// targets. authTraps holds it while authtrapenable is on.
 	notify    *notifier
 	authTraps atomic.Pointer[notify.Originator]
-	// originator is the one in use, for SNMP-TARGET-MIB's tables.
+	// originator is the running originator, for SNMP-TARGET-MIB's
+	// tables and AgentX subagents' notifications (agentx.go).
 	originator atomic.Pointer[notify.Originator]
 
 	mu sync.Mutex
@@ -147,12 +152,16 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 		ok = true
 		return d, nil
 	}
+	if err := d.startAgentX(cfg); err != nil {
+		return nil, err
+	}
 	if _, err := d.listen(cfg.Listen); err != nil {
 		return nil, err
 	}
 	if err := d.startNotifications(cfg, true); err != nil { // notify.go
 		return nil, err
 	}
+	d.serveAgentX()
 	ok = true
 	d.printBanner()
 	log.Info("tsnmpd started", "version", version, "engineID", hex.EncodeToString(st.EngineID),
@@ -545,6 +554,12 @@ func (d *daemon) close() {
 		l.srv.Close()
 	}
 	d.servers = nil
+	for _, l := range d.agentxListeners {
+		l.Close()
+	}
+	if d.agentx != nil {
+		d.agentx.Close()
+	}
 	if d.ifmib != nil {
 		d.ifmib.Close()
 	}

@@ -662,7 +662,7 @@ func (s *Set) admit(nc net.Conn, counted bool) *Conn {
 	s.accepted.Add(1)
 	opened()
 	for _, v := range victims {
-		v.Conn.Close()
+		v.Close() // parked ones have no handler to close them
 	}
 	return c
 }

@@ -186,3 +186,11 @@ func unparkClosed(c *Conn) {
 		pk.timer.Stop()
 	}
 }
+
+// Parked returns how many connections are parked.
+func Parked() int {
+	p := &poller
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.parked)
+}

@@ -153,6 +153,9 @@ func lookupObject(name snmp.OID) object {
 //go:generate go run ./internal/unitsgen -mibs ../../../shared/mibs -out units_gen.go
 
 func unitsOf(n *smi.Node) string {
+	if n.Units != "" { // modules loaded at run time carry their UNITS
+		return n.Units
+	}
 	return unitsTable[n.Module+"::"+n.Name]
 }
 

@@ -32,7 +32,14 @@ func (e *ResolveError) Error() string {
 // After a table column, index components may be numbers, enumeration
 // labels, "string" (length-prefixed unless the index is IMPLIED or of
 // fixed size) or 'string' (bytes only).
-func Resolve(name string) ([]uint32, error) {
+func Resolve(name string) ([]uint32, error) { return resolve(name, true) }
+
+// ResolvePath is Resolve without random access: an unqualified name must
+// be a path from the root (".1.3.6", "iso.org.dod"), as snmptranslate
+// reads names without -IR.
+func ResolvePath(name string) ([]uint32, error) { return resolve(name, false) }
+
+func resolve(name string, random bool) ([]uint32, error) {
 	t := load()
 	if i := strings.Index(name, "::"); i >= 0 {
 		mod, rest := name[:i], name[i+2:]
@@ -56,7 +63,7 @@ func Resolve(name string) ([]uint32, error) {
 		return oid, nil
 	}
 	// Random access: the first component names a node in any module.
-	if len(comps) > 0 && !strings.HasPrefix(name, ".") {
+	if random && len(comps) > 0 && !strings.HasPrefix(name, ".") {
 		if ns := t.byName[comps[0]]; len(ns) > 0 {
 			n := ns[0]
 			oid, detail = walk(n, append([]uint32(nil), n.OID...), comps[1:])

@@ -119,8 +119,9 @@ type Node struct {
 
 	// Clauses kept by a run-time loader (empty for the compiled-in modules).
 	Status, Units, Description string
-	Syntax                     string // SYNTAX as written
+	Syntax                     string // the SMI type SYNTAX comes down to, e.g. "Integer32"
 	Ranges                     string // its range or size constraint, e.g. "(0..255)"
+	Macro                      string // e.g. "OBJECT-TYPE", "OBJECT IDENTIFIER"
 
 	fixed    int     // fixed size of an OCTET STRING (SIZE (n)), used in indexes
 	index    []*Node // resolved Index (or the augmented row's)
@@ -136,6 +137,17 @@ func (n *Node) String() string {
 	}
 	return n.Module + "::" + n.Name
 }
+
+// Children returns the named nodes below n, sorted by OID. The result is
+// shared and must not be modified.
+func (n *Node) Children() []*Node { return n.children }
+
+// Roots returns the nodes ccitt, iso and joint-iso-ccitt.
+func Roots() []*Node { return slices.Clone(load().roots) }
+
+// NodesNamed returns every node of that descriptor, from any module; the
+// one Resolve takes the name to mean first.
+func NodesNamed(name string) []*Node { return slices.Clone(load().byName[name]) }
 
 // Parent returns the node of the longest shorter OID, or nil.
 func (n *Node) Parent() *Node { return n.parent }
@@ -227,8 +239,9 @@ type Def struct {
 	Status       string
 	Units        string
 	Description  string
-	Syntax       string // SYNTAX as written, e.g. "OCTET STRING (0..255)"
+	Syntax       string // the SMI type SYNTAX comes down to, e.g. "Integer32"
 	Ranges       string // range or size constraint, e.g. "(0..255)"
+	Macro        string // e.g. "OBJECT-TYPE", "NOTIFICATION-TYPE"
 }
 
 // TCDef is one textual convention or named type of a set of modules.
@@ -319,7 +332,7 @@ func build(s *Set) *tables {
 			TC: d.TC, Hint: d.Hint, Enums: d.Enums, Access: d.Access,
 			Index: unqualifyAll(d.Index), Implied: d.Implied, Augments: unqualify(d.Augments),
 			Objects: unqualifyAll(d.Objects), Status: d.Status, Units: d.Units,
-			Description: d.Description, Syntax: d.Syntax, Ranges: d.Ranges, fixed: d.Fixed,
+			Description: d.Description, Syntax: d.Syntax, Ranges: d.Ranges, Macro: d.Macro, fixed: d.Fixed,
 		}
 	}
 	// Most names have one node: their entries are one-element windows on
@@ -333,8 +346,8 @@ func build(s *Set) *tables {
 		} else {
 			t.byName[n.Name] = ptrs[i : i+1 : i+1]
 		}
-		if n.Module != "" {
-			t.byQual[qualName{n.Module, n.Name}] = n
+		if q := (qualName{n.Module, n.Name}); n.Module != "" && t.byQual[q] == nil {
+			t.byQual[q] = n
 		}
 	}
 	// Build the tree from defs, which are sorted by OID. The first name
@@ -374,7 +387,9 @@ func build(s *Set) *tables {
 		t.nodes = append(t.nodes, n)
 		stack = append(stack, n)
 	}
-	slices.SortStableFunc(t.nodes, func(a, b *Node) int { return slices.Compare(a.OID, b.OID) })
+	// Canonical OIDs are unique: an unstable sort orders them (and is
+	// quick on the nearly sorted input).
+	slices.SortFunc(t.nodes, func(a, b *Node) int { return slices.Compare(a.OID, b.OID) })
 	// Aliases share the canonical node's place in the tree.
 	for _, n := range aliases {
 		if c, rest := lookup(t.roots, n.OID); c != nil && len(rest) == 0 {

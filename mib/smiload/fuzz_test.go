@@ -27,3 +27,22 @@ func FuzzLoad(f *testing.F) {
 		ix.Load("ALL")
 	})
 }
+
+// FuzzDecodeCache feeds damaged cache files to the decoder: it must
+// refuse them, never panic.
+func FuzzDecodeCache(f *testing.F) {
+	mods, _ := parseModules("seed", testMIB)
+	ix := &Index{mods: map[string]*module{}}
+	for _, m := range mods {
+		ix.mods[m.name] = m
+		ix.names = append(ix.names, m.name)
+	}
+	set, diags := ix.Load("ALL")
+	good := encodeSet(set, diags)
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add([]byte(codecMagic))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		decodeSet(b)
+	})
+}

@@ -51,7 +51,8 @@ type Index struct {
 	Dirs  []string
 	mods  map[string]*module
 	names []string // module names, sorted
-	Diags []Diag   // parse problems
+	seq   int
+	Diags []Diag // parse problems
 }
 
 // skipFile tells files of a MIB directory that hold no module.
@@ -112,10 +113,58 @@ func (ix *Index) addFile(path string, src []byte) {
 		}
 	}
 	for _, m := range mods {
-		if ix.mods[m.name] == nil {
-			ix.mods[m.name] = m
+		ix.seq++
+		m.seq = ix.seq
+		// As in Net-SNMP, a module found again later in the search path
+		// is read from the later file, in the place of the first.
+		if old := ix.mods[m.name]; old != nil {
+			m.seq = old.seq
+		}
+		ix.mods[m.name] = m
+	}
+}
+
+// AddCompiled makes the modules of set (e.g. smi.Compiled(), the
+// standard modules built into tsnmp) available where no directory of the
+// search path holds them.
+func (ix *Index) AddCompiled(set *smi.Set) {
+	mods := map[string]*module{}
+	get := func(name string) *module {
+		if m := mods[name]; m != nil {
+			return m
+		}
+		m := &module{name: name, file: "(compiled in)", compiled: true, imports: map[string]string{}, byName: map[string]*def{}, types: map[string]*def{}}
+		mods[name] = m
+		return m
+	}
+	for i := range set.Defs {
+		d := &set.Defs[i]
+		if d.Module == "" {
+			continue
+		}
+		m := get(d.Module)
+		nd := &def{name: d.Name, macro: "OBJECT IDENTIFIER", pre: d}
+		m.byName[d.Name] = nd
+		m.defs = append(m.defs, nd)
+	}
+	for i := range set.TCs {
+		tc := &set.TCs[i]
+		m := get(tc.Module)
+		var es []enumItem
+		for _, e := range tc.Enums {
+			es = append(es, enumItem{e.Label, e.Value})
+		}
+		nd := &def{name: tc.Name, macro: "TYPE", hint: tc.Hint, syntax: syntax{name: tc.Base.String(), enums: es}}
+		m.types[tc.Name] = nd
+		m.defs = append(m.defs, nd)
+	}
+	for n, m := range mods {
+		if ix.mods[n] == nil {
+			ix.mods[n] = m
+			ix.names = append(ix.names, n)
 		}
 	}
+	sort.Strings(ix.names)
 }
 
 // Modules returns the names of the modules in the index, sorted.
@@ -156,7 +205,13 @@ func (ix *Index) Load(names ...string) (*smi.Set, []Diag) {
 	var want []string
 	for _, n := range names {
 		if n == "ALL" {
-			want = append(want, ix.names...)
+			// Every module of the search path; compiled-in ones only
+			// where imported.
+			for _, n := range ix.names {
+				if !ix.mods[n].compiled {
+					want = append(want, n)
+				}
+			}
 			continue
 		}
 		want = append(want, n)
@@ -242,15 +297,22 @@ type gen struct {
 	diags       []Diag
 }
 
-// loadOrder orders modules the way Net-SNMP loads a directory with
-// "-m ALL": reverse alphabetical, each module's imports first. When two
-// modules define the same OID, the one loaded first names it.
+// loadOrder orders modules the way Net-SNMP loads them with "-m ALL":
+// the last file of the search path first, each module's imports before
+// it. When two modules define the same OID, the one loaded first names
+// it.
 func loadOrder(mods map[string]*module) []*module {
 	var names []string
 	for n := range mods {
 		names = append(names, n)
 	}
-	sort.Sort(sort.Reverse(sort.StringSlice(names)))
+	sort.Slice(names, func(i, j int) bool {
+		a, b := mods[names[i]], mods[names[j]]
+		if a.seq != b.seq {
+			return a.seq > b.seq
+		}
+		return names[i] > names[j]
+	})
 	seen := map[string]bool{}
 	var order []*module
 	var visit func(n string)
@@ -353,6 +415,9 @@ func (g *gen) oid(m *module, d *def) ([]uint32, error) {
 	if g.busy[d] {
 		return nil, oidError(d.name + ": OID loop")
 	}
+	if d.pre != nil {
+		return d.pre.OID, nil
+	}
 	g.busy[d] = true
 	defer delete(g.busy, d)
 	var o []uint32
@@ -369,6 +434,14 @@ func (g *gen) oid(m *module, d *def) ([]uint32, error) {
 		}
 		o = append(append(append(o, eo...), 0), uint32(d.trapNum))
 		g.oids[d] = o
+		// Net-SNMP names ENTERPRISE.0 "ENTERPRISE#" in the trap's module.
+		if hash := d.enterp + "#"; m.byName[hash] == nil {
+			imp := &def{name: hash, macro: "OBJECT IDENTIFIER", implicit: true, line: d.line}
+			m.byName[hash] = imp
+			m.defs = append(m.defs, imp)
+			g.owner[imp] = m
+			g.oids[imp] = slices.Clip(o[:len(o)-1])
+		}
 		return o, nil
 	}
 	for i, c := range d.oid {
@@ -382,6 +455,9 @@ func (g *gen) oid(m *module, d *def) ([]uint32, error) {
 			if pd == nil {
 				g.oids[d] = nil
 				return nil, oidError("unknown parent " + c.name)
+			}
+			if last := pm.redefined[c.name]; last != nil {
+				pd = last // as Net-SNMP links children
 			}
 			po, err := g.oid(pm, pd)
 			if err != nil {
@@ -432,12 +508,13 @@ type typeInfo struct {
 	enums    []enumItem
 	fixed    int // fixed string size in an index, or 0
 	ranges   string
+	builtin  string
 }
 
 // resolveType follows a syntax through textual conventions to its base type.
 func (g *gen) resolveType(m *module, d *def, st syntax, depth int) typeInfo {
 	if b, ok := builtinBase[st.name]; ok {
-		ti := typeInfo{base: b, enums: st.enums, fixed: st.fixed, ranges: st.ranges}
+		ti := typeInfo{base: b, enums: st.enums, fixed: st.fixed, ranges: st.ranges, builtin: st.name}
 		if st.name == "NetworkAddress" {
 			ti.tc = st.name
 		}
@@ -452,7 +529,7 @@ func (g *gen) resolveType(m *module, d *def, st syntax, depth int) typeInfo {
 		return typeInfo{tc: st.name}
 	}
 	inner := g.resolveType(tm, td, td.syntax, depth+1)
-	ti := typeInfo{base: inner.base, tc: st.name, hint: td.hint, enums: st.enums, fixed: inner.fixed, ranges: st.ranges}
+	ti := typeInfo{base: inner.base, tc: st.name, hint: td.hint, enums: st.enums, fixed: inner.fixed, ranges: st.ranges, builtin: inner.builtin}
 	if st.sized {
 		ti.fixed = st.fixed
 	}
@@ -520,6 +597,7 @@ func (g *gen) qualify(m *module, d *def, name string) string {
 type outDef struct {
 	def  smi.Def
 	rank int
+	pos  int // place of the definition in its module
 	name string
 }
 
@@ -549,15 +627,19 @@ func (g *gen) set() *smi.Set {
 	}
 	var nodes []*outDef
 	for _, m := range g.order {
-		for _, d := range m.defs {
+		for pos, d := range m.defs {
 			if d.macro == "TYPE" || d.macro == "TEXTUAL-CONVENTION" {
+				continue
+			}
+			if d.pre != nil {
+				nodes = append(nodes, &outDef{def: *d.pre, rank: rank[m], pos: pos, name: d.name})
 				continue
 			}
 			o := g.oids[d]
 			if o == nil {
 				continue
 			}
-			out := smi.Def{Name: d.name, Module: m.name, OID: o, Kind: kinds[d.macro], Status: d.status, Units: d.units, Description: d.descr}
+			out := smi.Def{Name: d.name, Module: m.name, OID: o, Kind: kinds[d.macro], Status: d.status, Units: d.units, Description: d.descr, Macro: d.macro}
 			if d.macro == "OBJECT-TYPE" {
 				switch {
 				case d.syntax.name == "SEQUENCE OF":
@@ -575,7 +657,7 @@ func (g *gen) set() *smi.Set {
 					if ti.base == smi.BaseOctetString {
 						out.Fixed = ti.fixed
 					}
-					out.Syntax = d.syntax.name
+					out.Syntax = ti.builtin
 				}
 				for _, ix := range d.index {
 					if strings.Contains(ix, " ") || builtinBase[ix] != smi.BaseNone {
@@ -597,7 +679,7 @@ func (g *gen) set() *smi.Set {
 				g.warn(m, d, "%s: unknown access %q", d.name, d.access)
 			}
 			out.Access = a
-			nodes = append(nodes, &outDef{def: out, rank: rank[m], name: d.name})
+			nodes = append(nodes, &outDef{def: out, rank: rank[m], pos: pos, name: d.name})
 		}
 	}
 	slices.SortStableFunc(nodes, func(a, b *outDef) int {
@@ -607,7 +689,8 @@ func (g *gen) set() *smi.Set {
 		if a.rank != b.rank {
 			return a.rank - b.rank
 		}
-		return strings.Compare(a.name, b.name)
+		// Within a module, the later definition names an OID.
+		return b.pos - a.pos
 	})
 	s := &smi.Set{Defs: make([]smi.Def, len(nodes))}
 	for i, n := range nodes {

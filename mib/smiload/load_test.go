@@ -3,6 +3,7 @@ package smiload
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -81,6 +82,9 @@ SECOND-MIB DEFINITIONS ::= BEGIN
 IMPORTS testMIB FROM TEST-MIB;
 secondNode OBJECT IDENTIFIER ::= { testMIB 3 }
 gapNode OBJECT IDENTIFIER ::= { testMIB 9 9 1 }
+dupNode OBJECT IDENTIFIER ::= { testMIB 20 }
+dupNode OBJECT IDENTIFIER ::= { testMIB 21 }
+dupChild OBJECT IDENTIFIER ::= { dupNode 1 }
 END
 `
 
@@ -163,6 +167,8 @@ func TestLoadFromDirs(t *testing.T) {
 		"TEST-MIB::testName":     ".1.3.6.1.4.1.99999.1.1.2",
 		"SECOND-MIB::secondNode": ".1.3.6.1.4.1.99999.3",
 		"TEST-MIB::testTrap":     ".1.3.6.1.4.1.99999.0.3",
+		"SECOND-MIB::dupNode":    ".1.3.6.1.4.1.99999.20",
+		"SECOND-MIB::dupChild":   ".1.3.6.1.4.1.99999.21.1",
 		"enterprises":            ".1.3.6.1.4.1",
 	} {
 		oid, err := smi.Resolve(name)
@@ -179,6 +185,13 @@ func TestLoadFromDirs(t *testing.T) {
 		"1.3.6.1.4.1.99999.9.9.1.4": "SECOND-MIB::gapNode.4",
 		"1.3.6.1.4.1.99999.9.9":     "TEST-MIB::testMIB.9.9",
 		"1.3.6.1.4.1.99999.9.8.1":   "TEST-MIB::testMIB.9.8.1",
+		// Net-SNMP's node for ENTERPRISE.0 of SMIv1 traps.
+		"1.3.6.1.4.1.99999.0":   "TEST-MIB::testMIB#",
+		"1.3.6.1.4.1.99999.0.3": "TEST-MIB::testTrap",
+		// A name defined twice: its children hang below the last
+		// definition, the name means the first.
+		"1.3.6.1.4.1.99999.21.1": "SECOND-MIB::dupChild",
+		"SECOND-MIB::dupNode":    "SECOND-MIB::dupNode",
 	} {
 		o, err := smi.Resolve(oid)
 		if err != nil {
@@ -218,3 +231,43 @@ func TestVendorModules(t *testing.T) {
 		t.Log(d)
 	}
 }
+
+// TestCache loads through the cache twice and checks that the second
+// load reads the same set from it, that a damaged cache file is rebuilt,
+// and that changing a module file invalidates the entry.
+func TestCache(t *testing.T) {
+	std := testenv.MIBDir(t)
+	dir := writeDir(t, map[string]string{"tests.my": testMIB})
+	cache := t.TempDir()
+	r := Request{Dirs: []string{dir, std}, Modules: []string{"TEST-MIB"}, CacheDir: cache}
+	want, _ := Load(r)
+	first, _ := LoadCached(r)
+	files, _ := filepath.Glob(filepath.Join(cache, "mibs-*"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v", files)
+	}
+	second, diags := LoadCached(r)
+	if !reflectEqual(want, first) || !reflectEqual(want, second) {
+		t.Fatal("cached set differs from the loaded one")
+	}
+	if len(diags) == 0 {
+		t.Error("diagnostics not kept in the cache")
+	}
+	// Damaged: truncated.
+	b, _ := os.ReadFile(files[0])
+	os.WriteFile(files[0], b[:len(b)/3], 0o644)
+	if got, _ := LoadCached(r); !reflectEqual(want, got) {
+		t.Error("damaged cache not rebuilt")
+	}
+	// A changed module file is read again.
+	changed := strings.Replace(testMIB, "{ enterprises 99999 }", "{ enterprises 99998 }", 1)
+	os.WriteFile(filepath.Join(dir, "tests.my"), []byte(changed+"\n"), 0o644)
+	got, _ := LoadCached(r)
+	smi.Install(got)
+	defer smi.Install(nil)
+	if n := smi.FindNode("TEST-MIB::testMIB"); n == nil || smi.Format(n.OID, true) != ".1.3.6.1.4.1.99998" {
+		t.Errorf("changed module not reloaded: %v", n)
+	}
+}
+
+func reflectEqual(a, b *smi.Set) bool { return reflect.DeepEqual(a, b) }

@@ -2,6 +2,8 @@ package smiload
 
 import (
 	"fmt"
+
+	"github.com/tsnmp/tsnmp/mib/smi"
 	"strconv"
 	"strings"
 )
@@ -126,19 +128,24 @@ type def struct {
 	units    string
 	descr    string
 	line     int
-	implicit bool // node created by a name(number) OID component
+	implicit bool     // node created by a name(number) OID component
+	pre      *smi.Def // definition taken from a compiled-in set
 }
 
 // module is one parsed MIB module.
 type module struct {
-	name    string
-	file    string
-	line    int
-	imports map[string]string // symbol -> module
-	from    []string          // imported modules, in order
-	defs    []*def
-	byName  map[string]*def
-	types   map[string]*def
+	name     string
+	file     string
+	line     int
+	seq      int  // position in the order directories and files were scanned
+	compiled bool // taken from the compiled-in modules
+	// redefined holds the last definition of names defined twice.
+	redefined map[string]*def
+	imports   map[string]string // symbol -> module
+	from      []string          // imported modules, in order
+	defs      []*def
+	byName    map[string]*def
+	types     map[string]*def
 }
 
 type parser struct {
@@ -461,8 +468,16 @@ func (p *parser) parseDef(m *module) {
 		d.oid = p.parseOIDValue()
 	}
 	// A name defined twice in a module (it happens in vendor modules)
-	// means its last definition, as in Net-SNMP.
-	m.byName[d.name] = d
+	// means its first definition, as in Net-SNMP.
+	if old := m.byName[d.name]; old == nil || old.implicit {
+		m.byName[d.name] = d
+	} else {
+		// Children name the parent as defined last.
+		if m.redefined == nil {
+			m.redefined = map[string]*def{}
+		}
+		m.redefined[d.name] = d
+	}
 	m.defs = append(m.defs, d)
 }
 
@@ -621,7 +636,7 @@ func (p *parser) parseConstraint() (int, string) {
 		case "|":
 			b.WriteString(" | ")
 		default:
-			b.WriteString(t.s)
+			b.WriteString(literal(t.s))
 		}
 	}
 	b.WriteByte(')')
@@ -673,4 +688,21 @@ func (p *parser) parseOIDValue() []oidComp {
 	}
 	p.next()
 	return comps
+}
+
+// literal writes a 'hex'H or 'binary'B number in decimal, as Net-SNMP
+// prints ranges.
+func literal(s string) string {
+	if len(s) < 3 || s[0] != '\'' {
+		return s
+	}
+	j := strings.LastIndexByte(s, '\'')
+	base := 16
+	if j+1 < len(s) && (s[j+1] == 'B' || s[j+1] == 'b') {
+		base = 2
+	}
+	if v, err := strconv.ParseUint(s[1:j], base, 64); err == nil && j > 1 {
+		return strconv.FormatUint(v, 10)
+	}
+	return s
 }

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/tsnmp/tsnmp/mib/smi"
+	"github.com/tsnmp/tsnmp/mib/smiload"
+)
+
+// defaultMIBs is Net-SNMP's default list of modules, loaded when the MIB
+// directories are given but no modules.
+const defaultMIBs = "SNMPv2-MIB:IF-MIB:IP-MIB:TCP-MIB:UDP-MIB:HOST-RESOURCES-MIB:NOTIFICATION-LOG-MIB:" +
+	"DISMAN-EVENT-MIB:DISMAN-SCHEDULE-MIB:UCD-SNMP-MIB:UCD-DEMO-MIB:SNMP-TARGET-MIB:NET-SNMP-AGENT-MIB:" +
+	"HOST-RESOURCES-TYPES:SNMP-FRAMEWORK-MIB:SNMP-MPD-MIB:SNMP-USER-BASED-SM-MIB:SNMP-VIEW-BASED-ACM-MIB:" +
+	"SNMP-COMMUNITY-MIB:IPV6-ICMP-MIB:IPV6-MIB:IPV6-TCP-MIB:IPV6-UDP-MIB:IP-FORWARD-MIB:NET-SNMP-PASS-MIB:" +
+	"NET-SNMP-EXTEND-MIB:UCD-DLMOD-MIB:SNMP-NOTIFICATION-MIB:SNMPv2-TM:NET-SNMP-VACM-MIB"
+
+// defaultMIBDirs is the default search path, Debian's Net-SNMP's.
+func defaultMIBDirs() string {
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".snmp", "mibs") + ":/usr/share/snmp/mibs:/usr/share/snmp/mibs/iana:/usr/share/snmp/mibs/ietf"
+}
+
+// mibSettings is the MIB configuration of a run: -m and -M, the MIBS and
+// MIBDIRS environment variables, and snmp.conf's mibs, mibdirs and
+// mibfile, applied in that order of precedence.
+type mibSettings struct {
+	modules, dirs       string // -m and -M
+	modulesSet, dirsSet bool
+}
+
+// set records -m (opt 'm') or -M (opt 'M').
+func (s *mibSettings) set(opt byte, v string) {
+	if opt == 'm' {
+		s.modules, s.modulesSet = v, true
+	} else {
+		s.dirs, s.dirsSet = v, true
+	}
+}
+
+// apply sets a list value the way Net-SNMP does: "+X" adds X (in front
+// for directories, at the end for modules), anything else replaces.
+func apply(cur, v string, front bool) string {
+	if rest, ok := strings.CutPrefix(v, "+"); ok {
+		if cur == "" {
+			return rest
+		}
+		if front {
+			return rest + ":" + cur
+		}
+		return cur + ":" + rest
+	}
+	return v
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ':' || r == ',' || r == ' ' || r == ';' }) {
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// snmpConfDirs returns the directories Net-SNMP's tools read snmp.conf
+// from: $SNMPCONFPATH, else the defaults.
+func snmpConfDirs() []string {
+	if p := os.Getenv("SNMPCONFPATH"); p != "" {
+		return filepath.SplitList(p)
+	}
+	home, _ := os.UserHomeDir()
+	return []string{"/etc/snmp", "/usr/share/snmp", "/usr/lib/snmp", filepath.Join(home, ".snmp")}
+}
+
+// confMIBs reads the mibs, mibdirs and mibfile lines of the snmp.conf
+// files, in the order Net-SNMP reads them.
+func confMIBs() (mibs, dirs []string, files []string) {
+	for _, d := range snmpConfDirs() {
+		for _, name := range []string{"snmp.conf", "snmp.local.conf"} {
+			f, err := os.Open(filepath.Join(d, name))
+			if err != nil {
+				continue
+			}
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				line := strings.TrimSpace(sc.Text())
+				key, val, _ := strings.Cut(line, " ")
+				if key == "" || key[0] == '#' {
+					continue
+				}
+				val = strings.TrimSpace(val)
+				switch strings.ToLower(key) {
+				case "mibs":
+					mibs = append(mibs, val)
+				case "mibdirs":
+					dirs = append(dirs, val)
+				case "mibfile":
+					files = append(files, val)
+				}
+			}
+			f.Close()
+		}
+	}
+	return mibs, dirs, files
+}
+
+// mibPlan is what to load: modules by name from directories, and files.
+type mibPlan struct {
+	dirs    []string
+	modules []string
+	files   []string
+	custom  bool // anything set: otherwise the compiled-in modules serve
+}
+
+// plan works out the directories and modules of a run.
+func (s mibSettings) plan() mibPlan {
+	confMods, confDirs, files := confMIBs()
+	dirs := defaultMIBDirs()
+	custom := false
+	for _, d := range confDirs {
+		dirs, custom = apply(dirs, d, true), true
+	}
+	if v, ok := os.LookupEnv("MIBDIRS"); ok {
+		dirs, custom = apply(dirs, v, true), true
+	}
+	if s.dirsSet {
+		dirs, custom = apply(dirs, s.dirs, true), true
+	}
+	mods := defaultMIBs
+	explicit := false
+	for _, m := range confMods {
+		mods = apply(mods, m, false)
+		explicit = true
+	}
+	if v, ok := os.LookupEnv("MIBS"); ok {
+		mods, explicit = apply(mods, v, false), true
+	}
+	if s.modulesSet {
+		mods, explicit = apply(mods, s.modules, false), true
+	}
+	p := mibPlan{dirs: splitList(dirs), modules: splitList(mods), files: files}
+	// An empty module list (Debian's snmp.conf says "mibs :") adds
+	// nothing to the compiled-in modules.
+	p.custom = custom || len(files) > 0 || explicit && len(p.modules) > 0
+	return p
+}
+
+// loadMIBs loads the modules a run asks for and makes package smi use
+// them. It reports modules asked for by name that are not found, as
+// Net-SNMP does, on errw. With nothing set, the compiled-in standard
+// modules stay in use and nothing is read.
+func loadMIBs(s mibSettings, errw io.Writer, force bool) {
+	p := s.plan()
+	if !p.custom && !force {
+		return
+	}
+	// The set is built once and kept: collecting garbage meanwhile only
+	// costs time.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	set, diags := p.load(!force)
+	defaults := splitList(defaultMIBs)
+	for _, d := range diags {
+		// Modules named on the command line, in MIBS or snmp.conf that
+		// are nowhere; Net-SNMP's own default list is not reported.
+		name, ok := strings.CutPrefix(d.Msg, "Cannot find module (")
+		if ok && d.File == "" && !slices.Contains(defaults, strings.TrimSuffix(name, ")")) {
+			fmt.Fprintf(errw, "%s: At line 1 in (none)\n", d.Msg)
+		}
+	}
+	if set != nil && len(set.Defs) > 0 {
+		smi.Install(set)
+	}
+}
+
+// load reads the plan's modules, through the cache when it is current.
+func (p mibPlan) load(noDescr bool) (*smi.Set, []smiload.Diag) {
+	return smiload.LoadCached(smiload.Request{Dirs: p.dirs, Modules: p.modules, Files: p.files, Compiled: smi.Compiled, NoDescriptions: noDescr})
+}

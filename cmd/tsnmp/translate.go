@@ -1,0 +1,494 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tsnmp/tsnmp/mib/smi"
+)
+
+// translateMain is `tsnmp translate` (snmptranslate): it converts OIDs
+// between numeric and symbolic forms and prints what the loaded MIB
+// modules say about them.
+//
+//	tsnmp translate [-m MODULES] [-M DIRS] [-On|-Of|-Os|-OS] [-IR] [-Td|-Tp|-Ta|-TB|-Tz|-To|-Tl|-Ts] OID...
+func translateMain(args []string, stdout, stderr io.Writer) int {
+	var s mibSettings
+	var oflags, iflags, tflags string
+	var oids []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(a) < 2 || a[0] != '-' || a == "--" {
+			if a == "--" {
+				oids = append(oids, args[i+1:]...)
+				break
+			}
+			oids = append(oids, a)
+			continue
+		}
+		if a == "-h" || a == "--help" {
+			fmt.Fprintln(stdout, "usage: tsnmp translate [-m MODULES] [-M DIRS] [-On|-Of|-Os|-OS] [-IR] [-Td|-Tp|-Ta|-TB|-Tz|-To|-Tl|-Ts] OID...")
+			return 0
+		}
+		opt := a[1]
+		val := a[2:]
+		switch opt {
+		case 'm', 'M', 'O', 'I', 'T', 'P', 'D', 'w', 'L':
+			if val == "" && opt != 'D' {
+				if i+1 >= len(args) {
+					fmt.Fprintf(stderr, "snmptranslate: option requires an argument -- '%c'\n", opt)
+					return 1
+				}
+				i++
+				val = args[i]
+			}
+		case 'V':
+			fmt.Fprintln(stdout, "NET-SNMP version: 5.9.3 (tsnmp)")
+			return 0
+		default:
+			fmt.Fprintf(stderr, "snmptranslate: invalid option -- '%c'\n", opt)
+			return 1
+		}
+		switch opt {
+		case 'm':
+			s.modules, s.modulesSet = val, true
+		case 'M':
+			s.dirs, s.dirsSet = val, true
+		case 'O':
+			oflags += val
+		case 'I':
+			iflags += val
+		case 'T':
+			tflags += val
+		}
+	}
+	loadMIBs(s, stderr, true)
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	random := strings.ContainsAny(iflags, "Rb")
+	style := byte('S')
+	for _, c := range []byte(oflags) {
+		switch c {
+		case 'n', 'f', 's', 'S', 'u':
+			style = c
+		}
+	}
+	// Table dumps that need no OID.
+	switch {
+	case strings.Contains(tflags, "a"):
+		dumpASCII(out)
+		return 0
+	case strings.Contains(tflags, "z"), strings.Contains(tflags, "o"), strings.Contains(tflags, "l"), strings.Contains(tflags, "s") && len(oids) == 0:
+		dumpTable(out, tflags)
+		return 0
+	case strings.Contains(tflags, "p") && len(oids) == 0:
+		printTree(out, smi.Roots()[1], "")
+		return 0
+	}
+	if strings.Contains(tflags, "B") {
+		for _, pat := range oids {
+			re, err := regexp.Compile(pat)
+			if err != nil {
+				fmt.Fprintf(stderr, "%s: %v\n", pat, err)
+				return 2
+			}
+			for _, n := range smi.Nodes() {
+				if n.Module != "" && re.MatchString(n.Name) {
+					fmt.Fprintln(out, formatStyle(n.OID, style))
+				}
+			}
+		}
+		return 0
+	}
+	for i, name := range oids {
+		var oid []uint32
+		var err error
+		if random {
+			oid, err = smi.Resolve(name)
+		} else {
+			oid, err = smi.ResolvePath(name)
+		}
+		if err != nil {
+			out.Flush()
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		if i > 0 {
+			out.WriteByte('\n')
+		}
+		switch {
+		case strings.Contains(tflags, "d"):
+			fmt.Fprintln(out, formatStyle(oid, style))
+			printDetails(out, oid)
+		case strings.Contains(tflags, "p"):
+			n, rest := smi.Lookup(oid)
+			if n == nil || len(rest) > 0 {
+				fmt.Fprintln(out, formatStyle(oid, style))
+				continue
+			}
+			printTree(out, n, "")
+		default:
+			fmt.Fprintln(out, formatStyle(oid, style))
+		}
+	}
+	return 0
+}
+
+// formatStyle prints an OID as -On, -Of, -Os, -OS (the default) or -Ou.
+func formatStyle(oid []uint32, style byte) string {
+	switch style {
+	case 'n':
+		return smi.Format(oid, true)
+	}
+	sym := smi.Format(oid, false)
+	n, _ := smi.Lookup(oid)
+	if n == nil {
+		if style == 'f' || style == 's' || style == 'u' {
+			return strings.TrimPrefix(sym, ".")
+		}
+		return sym
+	}
+	prefix := n.Name
+	if n.Module != "" {
+		prefix = n.Module + "::" + n.Name
+	}
+	suffix := strings.TrimPrefix(sym, prefix)
+	switch style {
+	case 'f':
+		return "." + strings.Join(path(n), ".") + suffix
+	case 's':
+		return n.Name + suffix
+	case 'u':
+		p := strings.Join(path(n), ".")
+		for _, cut := range []string{"iso.org.dod.internet.mgmt.mib-2.", "iso.org.dod.internet.private."} {
+			if strings.HasPrefix(p, cut) {
+				return strings.TrimPrefix(p, cut) + suffix
+			}
+		}
+		return p + suffix
+	}
+	return sym
+}
+
+// path names the arcs from the root to n, with numbers where an arc has
+// no name.
+func path(n *smi.Node) []string {
+	var parts []string
+	for p := n; p != nil; p = p.Parent() {
+		parts = append(parts, p.Name)
+		if pp := p.Parent(); pp != nil {
+			for i := len(p.OID) - 2; i >= len(pp.OID); i-- {
+				parts = append(parts, strconv.FormatUint(uint64(p.OID[i]), 10))
+			}
+		}
+	}
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
+	}
+	return parts
+}
+
+// macroOf names the definition's macro as snmptranslate -Td prints it.
+func macroOf(n *smi.Node) string {
+	switch n.Macro {
+	case "", "OBJECT IDENTIFIER":
+		return "OBJECT-TYPE"
+	}
+	return n.Macro
+}
+
+// printDetails is -Td.
+func printDetails(out *bufio.Writer, oid []uint32) {
+	n, rest := smi.Lookup(oid)
+	if n == nil {
+		return
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(out, "%s OBJECT-TYPE\n", smi.Format(oid, false))
+	}
+	fmt.Fprintf(out, "%s %s\n", n.Name, macroOf(n))
+	from := []string{n.Module}
+	for _, o := range smi.NodesNamed(n.Name) {
+		if o != n && o.Module != "" && slicesEqual(o.OID, n.OID) && !contains(from, o.Module) {
+			from = append(from, o.Module)
+		}
+	}
+	fmt.Fprintf(out, "  -- FROM\t%s\n", strings.Join(from, ", "))
+	if n.TC != "" && n.TC != n.Syntax {
+		fmt.Fprintf(out, "  -- TEXTUAL CONVENTION %s\n", n.TC)
+	}
+	if n.Base != smi.BaseNone {
+		syn := n.Syntax
+		if syn == "" {
+			syn = n.Base.String()
+		}
+		if len(n.Enums) > 0 {
+			var es []string
+			for _, e := range n.Enums {
+				es = append(es, fmt.Sprintf("%s(%d)", e.Label, e.Value))
+			}
+			syn += " {" + strings.Join(es, ", ") + "} "
+		} else if n.Ranges != "" {
+			syn += " " + n.Ranges + " "
+		}
+		fmt.Fprintf(out, "  SYNTAX\t%s\n", syn)
+	}
+	if n.Hint != "" {
+		fmt.Fprintf(out, "  DISPLAY-HINT\t\"%s\"\n", n.Hint)
+	}
+	if n.Units != "" {
+		fmt.Fprintf(out, "  UNITS\t\t\"%s\"\n", n.Units)
+	}
+	if n.Access != smi.AccessNone {
+		fmt.Fprintf(out, "  MAX-ACCESS\t%s\n", n.Access)
+	}
+	if n.Status != "" && n.Macro == "OBJECT-TYPE" {
+		fmt.Fprintf(out, "  STATUS\t%s\n", n.Status)
+	}
+	if len(n.Index) > 0 {
+		idx := slicesClone(n.Index)
+		if n.Implied {
+			idx[len(idx)-1] = "IMPLIED " + idx[len(idx)-1]
+		}
+		fmt.Fprintf(out, "  INDEX\t\t{ %s }\n", strings.Join(idx, ", "))
+	}
+	if n.Augments != "" {
+		fmt.Fprintf(out, "  AUGMENTS\t{ %s }\n", n.Augments)
+	}
+	if n.Description != "" {
+		fmt.Fprintf(out, "  DESCRIPTION\t\"%s\"\n", n.Description)
+	}
+	var comps []string
+	var p *smi.Node
+	for _, a := range ancestors(n) {
+		if p != nil {
+			for i := len(p.OID); i < len(a.OID)-1; i++ {
+				comps = append(comps, strconv.FormatUint(uint64(a.OID[i]), 10))
+			}
+		}
+		comps = append(comps, fmt.Sprintf("%s(%d)", a.Name, a.OID[len(a.OID)-1]))
+		p = a
+	}
+	if p != nil {
+		for i := len(p.OID); i < len(n.OID)-1; i++ {
+			comps = append(comps, strconv.FormatUint(uint64(n.OID[i]), 10))
+		}
+	}
+	comps = append(comps, strconv.FormatUint(uint64(n.OID[len(n.OID)-1]), 10))
+	fmt.Fprintf(out, "::= { %s }\n", strings.Join(comps, " "))
+}
+
+func ancestors(n *smi.Node) []*smi.Node {
+	var as []*smi.Node
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		as = append([]*smi.Node{p}, as...)
+	}
+	return as
+}
+
+func slicesEqual(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func slicesClone(l []string) []string { return append([]string(nil), l...) }
+
+// treeType is the type column of snmptranslate -Tp.
+func treeType(n *smi.Node) string {
+	if n.Base == smi.BaseNone {
+		return ""
+	}
+	switch n.Syntax {
+	case "Integer32":
+		return "Integer32"
+	case "Counter", "Counter32":
+		return "Counter"
+	case "Gauge", "Gauge32":
+		return "Gauge"
+	case "Unsigned32":
+		return "Unsigned"
+	case "NetworkAddress":
+		return "NetAddr"
+	}
+	switch n.Base {
+	case smi.BaseInteger:
+		if len(n.Enums) > 0 {
+			return "EnumVal"
+		}
+		return "INTEGER"
+	case smi.BaseOctetString:
+		return "String"
+	case smi.BaseObjectIdentifier:
+		return "ObjID"
+	case smi.BaseIPAddress:
+		return "IpAddr"
+	case smi.BaseCounter32:
+		return "Counter"
+	case smi.BaseGauge32:
+		return "Gauge"
+	case smi.BaseUnsigned32:
+		return "Unsigned"
+	case smi.BaseTimeTicks:
+		return "TimeTicks"
+	case smi.BaseOpaque:
+		return "Opaque"
+	case smi.BaseCounter64:
+		return "Counter64"
+	case smi.BaseBits:
+		return "BitString"
+	}
+	return ""
+}
+
+func accessFlags(a smi.Access) string {
+	switch a {
+	case smi.AccessReadOnly:
+		return "-R--"
+	case smi.AccessReadWrite:
+		return "-RW-"
+	case smi.AccessReadCreate:
+		return "CR--"
+	case smi.AccessWriteOnly:
+		return "--W-"
+	case smi.AccessForNotify:
+		return "---N"
+	}
+	return "----"
+}
+
+// printTree is -Tp: n and everything below it, each line starting with
+// prefix.
+func printTree(out *bufio.Writer, n *smi.Node, prefix string) {
+	printTreeNode(out, n, prefix, true)
+}
+
+func printTreeNode(out *bufio.Writer, n *smi.Node, prefix string, last bool) {
+	typ := treeType(n)
+	if typ != "" {
+		fmt.Fprintf(out, "%s+-- %s %-9s %s(%d)\n", prefix, accessFlags(n.Access), typ, n.Name, n.OID[len(n.OID)-1])
+	} else {
+		fmt.Fprintf(out, "%s+--%s(%d)\n", prefix, n.Name, n.OID[len(n.OID)-1])
+	}
+	child := prefix + "|  "
+	if last {
+		child = prefix + "   "
+	}
+	kids := n.Children()
+	bar := " "
+	if len(kids) > 0 {
+		bar = "|"
+	}
+	var info []string
+	if n.Kind == smi.KindRow && len(n.Index) > 0 {
+		info = append(info, "Index: "+strings.Join(n.Index, ", "))
+	}
+	if typ != "" {
+		if n.TC != "" && n.TC != n.Syntax {
+			info = append(info, "Textual Convention: "+n.TC)
+		}
+		if len(n.Enums) > 0 {
+			var es []string
+			for _, e := range n.Enums {
+				es = append(es, fmt.Sprintf("%s(%d)", e.Label, e.Value))
+			}
+			info = append(info, "Values: "+strings.Join(es, ", "))
+		} else if r := strings.Trim(n.Ranges, "()"); r != "" {
+			if n.Base == smi.BaseOctetString {
+				info = append(info, "Size: "+r)
+			} else {
+				info = append(info, "Range: "+r)
+			}
+		}
+	}
+	for _, l := range info {
+		if typ != "" {
+			fmt.Fprintf(out, "%s%s     %s\n", child, bar, l)
+		} else {
+			fmt.Fprintf(out, "%s%s  %s\n", child, bar, l)
+		}
+	}
+	if len(kids) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "%s|\n", child)
+	prevComplex := false
+	for i, k := range kids {
+		complex := len(k.Children()) > 0
+		if i > 0 && (prevComplex || complex && treeType(k) == "") {
+			fmt.Fprintf(out, "%s|\n", child)
+		}
+		printTreeNode(out, k, child, i == len(kids)-1)
+		prevComplex = complex
+	}
+}
+
+// dumpTable is -To, -Tl, -Ts and -Tz: one line per node.
+func dumpTable(out *bufio.Writer, tflags string) {
+	nodes := smi.Nodes()
+	// Net-SNMP lists iso's subtree first.
+	slices.SortStableFunc(nodes, func(a, b *smi.Node) int {
+		return cmp.Compare(min(a.OID[0]^1, 1), min(b.OID[0]^1, 1))
+	})
+	for _, n := range nodes {
+		if n.Module == "" && len(n.OID) == 1 {
+			continue
+		}
+		num := strings.TrimPrefix(smi.Format(n.OID, true), ".")
+		switch {
+		case strings.Contains(tflags, "z"):
+			fmt.Fprintf(out, "%q\t\t\t%q\n", n.Name, num)
+		case strings.Contains(tflags, "o"):
+			fmt.Fprintf(out, ".%s\n", num)
+		case strings.Contains(tflags, "l"):
+			var parts []string
+			for _, a := range append(ancestors(n), n) {
+				parts = append(parts, fmt.Sprintf("%s(%d)", a.Name, a.OID[len(a.OID)-1]))
+			}
+			fmt.Fprintf(out, ".%s\n", strings.Join(parts, "."))
+		default:
+			fmt.Fprintf(out, ".%s\n", strings.Join(path(n), "."))
+		}
+	}
+}
+
+// dumpASCII is -Ta: the tree as OBJECT IDENTIFIER assignments.
+func dumpASCII(out *bufio.Writer) {
+	fmt.Fprintln(out, "dump DEFINITIONS ::= BEGIN")
+	var walk func(n *smi.Node)
+	walk = func(n *smi.Node) {
+		kids := n.Children()
+		for i := len(kids) - 1; i >= 0; i-- {
+			k := kids[i]
+			fmt.Fprintf(out, "%s OBJECT IDENTIFIER ::= { %s %d }\n", k.Name, n.Name, k.OID[len(k.OID)-1])
+		}
+		for i := len(kids) - 1; i >= 0; i-- {
+			walk(kids[i])
+		}
+	}
+	for _, r := range smi.Roots() {
+		walk(r)
+	}
+	fmt.Fprintln(out, "END")
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/mib/smi"
+	"github.com/tsnmp/tsnmp/mib/smiload"
+)
+
+// translateBatch runs snmptranslate over many names at once. snmptranslate
+// stops at the first name it cannot resolve, so the batch is restarted
+// after it; those names come back as "".
+func translateBatch(t *testing.T, bin string, common []string, names []string) []string {
+	t.Helper()
+	out := make([]string, len(names))
+	const batch = 4000
+	for start := 0; start < len(names); {
+		end := min(start+batch, len(names))
+		cmd := exec.Command(bin, append(append(append([]string(nil), common...), "--"), names[start:end]...)...)
+		cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS=", "SNMPCONFPATH="+t.TempDir())
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		_ = cmd.Run() // exit status 2 after an unknown name
+		got := 0
+		for _, l := range strings.Split(stdout.String(), "\n") {
+			if l == "" {
+				continue
+			}
+			if start+got < end {
+				out[start+got] = l
+			}
+			got++
+		}
+		start += got
+		if start < end {
+			start++ // the name snmptranslate could not resolve
+		}
+	}
+	return out
+}
+
+// TestTranslateVendorModules compares `tsnmp translate` with Net-SNMP's
+// snmptranslate over the objects of the vendor MIB collection, with -M
+// over the same directories and -m ALL: names to OIDs (-On) and OIDs to
+// names. It reports the share that agrees. By default it checks a sample;
+// TSNMP_TRANSLATE_FULL=1 checks every object.
+func TestTranslateVendorModules(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	dirs := testenv.VendorMIBDirs(t)
+	start := time.Now()
+	set, _ := smiload.Load(smiload.Request{Dirs: dirs, Modules: []string{"ALL"}})
+	t.Logf("loaded %d modules, %d definitions in %v", len(set.Modules), len(set.Defs), time.Since(start))
+	smi.Install(set)
+	defer smi.Install(nil)
+
+	step := 40
+	if os.Getenv("TSNMP_TRANSLATE_FULL") != "" {
+		step = 1
+	}
+	var names, oids []string
+	for i := 0; i < len(set.Defs); i += step {
+		d := &set.Defs[i]
+		names = append(names, d.Module+"::"+d.Name)
+		oids = append(oids, smi.Format(d.OID, true))
+	}
+	common := []string{"-M", strings.Join(dirs, ":"), "-m", "ALL"}
+
+	// Names to OIDs.
+	want := translateBatch(t, bin, append(common, "-On"), names)
+	agree, resolved, mismatches := 0, 0, 0
+	for i, name := range names {
+		if want[i] == "" {
+			continue
+		}
+		resolved++
+		oid, err := smi.ResolvePath(name)
+		got := ""
+		if err == nil {
+			got = formatStyle(oid, 'n')
+		}
+		if got == want[i] {
+			agree++
+		} else if mismatches++; mismatches <= 20 {
+			t.Errorf("-On %s: tsnmp %q, snmptranslate %q", name, got, want[i])
+		}
+	}
+	t.Logf("names to OIDs: %d of %d agree (%.2f%%); snmptranslate resolves %d of %d names",
+		agree, resolved, pct(agree, resolved), resolved, len(names))
+
+	// OIDs to names.
+	want = translateBatch(t, bin, common, oids)
+	agree2, mismatches := 0, 0
+	for i, o := range oids {
+		oid, err := smi.ResolvePath(o)
+		if err != nil {
+			t.Fatalf("%s: %v", o, err)
+		}
+		if got := formatStyle(oid, 'S'); got == want[i] {
+			agree2++
+		} else if mismatches++; mismatches <= 20 {
+			t.Errorf("%s: tsnmp %q, snmptranslate %q", o, got, want[i])
+		}
+	}
+	t.Logf("OIDs to names: %d of %d agree (%.2f%%)", agree2, len(oids), pct(agree2, len(oids)))
+}
+
+func pct(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+var _ = strconv.Itoa

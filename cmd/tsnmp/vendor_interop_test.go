@@ -1,0 +1,47 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/manager/snmpdtest"
+	"github.com/tsnmp/tsnmp/mib/smi"
+)
+
+// TestInteropVendorMIBs loads the vendor modules with -m ALL -M +DIRS and
+// compares tsnmp get and walk with snmpget and snmpwalk against Net-SNMP's
+// snmpd: names from UCD-SNMP-MIB and NET-SNMP-EXTEND-MIB, enumeration
+// labels, DISPLAY-HINTs and string indexes decoded by the INDEX clause.
+func TestInteropVendorMIBs(t *testing.T) {
+	dirs := testenv.VendorMIBDirs(t)
+	std := snmpdtest.MIBDir(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	defer smi.Install(nil)
+	a := snmpdtest.Start(t, communities+`
+extend hello /bin/echo hello world
+extend two /bin/echo -e one\\ntwo
+`)
+	mibArgs := []string{"-M", "+" + strings.Join(dirs, ":"), "-m", "ALL"}
+	c := append(append([]string(nil), mibArgs...), "-v2c", "-c", "public", a.Addr("udp"))
+	check := func(tool string, args ...string) {
+		t.Helper()
+		want := snmpdtest.Tool(t, tool, append(append([]string(nil), c...), args...)...)
+		got := runTsnmp(t, tool, append(append([]string{"-M", std, "-m", "ALL"}, c...), args...)...)
+		masks := append(slices.Clone(volatile), "nsExtendResult", "memAvail", "memTotalFree", "memShared", "memBuffer", "memCached", "laLoad", "laErrMessage", "memSwapError")
+		wl, gl := snmpdtest.Lines(want.Stdout, masks...), snmpdtest.Lines(got.Stdout, masks...)
+		if len(wl) == 0 || !slices.Equal(wl, gl) {
+			t.Errorf("%s %q: stdout differs\nNet-SNMP:\n%s\ntsnmp:\n%s\nstderr %s", tool, args, strings.Join(wl, "\n"), strings.Join(gl, "\n"), got.Stderr)
+		}
+		if got.Code != want.Code {
+			t.Errorf("%s %q: exit code %d, Net-SNMP %d", tool, args, got.Code, want.Code)
+		}
+	}
+	check("snmpget", "UCD-SNMP-MIB::laNames.1", "laConfig.2", "memTotalReal.0", `NET-SNMP-EXTEND-MIB::nsExtendOutput1Line."hello"`, "nsExtendStatus.\"two\"")
+	check("snmpwalk", "NET-SNMP-EXTEND-MIB::nsExtendConfigTable")
+	check("snmpwalk", "-Os", "NET-SNMP-EXTEND-MIB::nsExtendOutput2Table")
+}

@@ -1,0 +1,5 @@
+package transport
+
+import "github.com/tsnmp/tsnmp/internal/connset"
+
+func parkedCount() int { return connset.Parked() }
