@@ -49,8 +49,8 @@ type daemon struct {
 	// targets. authTraps holds it while authtrapenable is on.
 	notify    *notifier
 	authTraps atomic.Pointer[notify.Originator]
-	// originator is the running originator, for AgentX subagents'
-	// notifications (agentx.go).
+	// originator is the running originator, for SNMP-TARGET-MIB's
+	// tables and AgentX subagents' notifications (agentx.go).
 	originator atomic.Pointer[notify.Originator]
 
 	mu sync.Mutex
@@ -161,6 +161,7 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	d.agent.Stats.Register(tree)
 	d.agent.RegisterEngine(tree)
 	d.agent.RegisterUSMStats(tree)
+	notify.Register(tree, d.originator.Load) // SNMP-TARGET-MIB, SNMP-NOTIFICATION-MIB
 	d.ssh, d.tls, d.http = newSSHState(tree), newTLSState(tree), &httpState{}
 	p, err := d.policy(cfg)
 	if err != nil {
