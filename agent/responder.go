@@ -81,6 +81,10 @@ func (q *request) get(req *snmp.PDU) {
 		if q.view.Contains(vb.Name) {
 			v = q.tree.Get(q.r, vb.Name)
 		}
+		if st := q.r.Failure(); st != snmp.NoError {
+			q.fail(req, st, i)
+			return
+		}
 		if q.v1 && (v.Type.IsException() || v.Type == snmp.Counter64) {
 			q.fail(req, snmp.NoSuchName, i)
 			return
@@ -93,6 +97,10 @@ func (q *request) get(req *snmp.PDU) {
 func (q *request) getNext(req *snmp.PDU) {
 	for i, vb := range req.VarBinds {
 		nvb, ok := q.next(vb.Name)
+		if st := q.r.Failure(); st != snmp.NoError {
+			q.fail(req, st, i)
+			return
+		}
 		if !ok {
 			if q.v1 {
 				q.fail(req, snmp.NoSuchName, i)
@@ -107,6 +115,13 @@ func (q *request) getNext(req *snmp.PDU) {
 // getBulk answers a GetBulkRequest (RFC 3416 §4.2.3), stopping before the
 // response would exceed q.maxSize.
 func (q *request) getBulk(req *snmp.PDU, maxReps int) {
+	q.bulk(req, maxReps)
+	if st := q.r.Failure(); st != snmp.NoError {
+		q.fail(req, st, 0)
+	}
+}
+
+func (q *request) bulk(req *snmp.PDU, maxReps int) {
 	n := len(req.VarBinds)
 	nonRep := min(req.NonRepeaters(), n)
 	reps := min(req.MaxRepetitions(), maxReps)
@@ -281,11 +296,16 @@ func v1Status(st snmp.ErrorStatus) snmp.ErrorStatus {
 }
 
 // set answers a SetRequest: every varbind is tested before any is written,
-// so the request applies all or nothing (RFC 3416 §4.2.5).
+// so the request applies all or nothing (RFC 3416 §4.2.5). Handlers whose
+// objects live in another process (mib.PhasedSetter: AgentX subagents)
+// are tested together after every local varbind passed, committed before
+// the local ones, undone when a later commit fails, and always cleaned up
+// (RFC 2741 §7.2.4).
 func (q *request) set(req *snmp.PDU, writeView View) {
 	type group struct {
 		s   mib.Setter
 		vbs []snmp.VarBind
+		idx []int // the varbinds' positions in req
 	}
 	var groups []group
 	for i, vb := range req.VarBinds {
@@ -293,16 +313,18 @@ func (q *request) set(req *snmp.PDU, writeView View) {
 			q.fail(req, snmp.NoAccess, i)
 			return
 		}
-		s, ok := q.tree.Setter(vb.Name)
+		s, ok := q.tree.SetterIn(q.r.ContextName, vb.Name)
 		if !ok {
 			// No object under this name can be created or modified
 			// (RFC 3416 §4.2.5 step 3), whether or not it exists.
 			q.fail(req, snmp.NotWritable, i)
 			return
 		}
-		if st := s.TestSet(q.r, vb); st != snmp.NoError {
-			q.fail(req, st, i)
-			return
+		if _, phased := s.(mib.PhasedSetter); !phased {
+			if st := s.TestSet(q.r, vb); st != snmp.NoError {
+				q.fail(req, st, i)
+				return
+			}
 		}
 		k := 0
 		for k < len(groups) && groups[k].s != s {
@@ -312,24 +334,62 @@ func (q *request) set(req *snmp.PDU, writeView View) {
 			groups = append(groups, group{s: s})
 		}
 		groups[k].vbs = append(groups[k].vbs, vb)
+		groups[k].idx = append(groups[k].idx, i)
 	}
-	for k, g := range groups {
-		if st := g.s.CommitSet(q.r, g.vbs); st != snmp.NoError {
-			if k > 0 {
-				st = snmp.UndoFailed
-			}
-			q.fail(req, st, indexOf(req, g.vbs[0].Name))
+	var phased []mib.PhasedSetter // tested, in order
+	cleanup := func() {
+		for _, p := range phased {
+			p.CleanupSet(q.r)
+		}
+	}
+	for _, g := range groups {
+		p, ok := g.s.(mib.PhasedSetter)
+		if !ok {
+			continue
+		}
+		phased = append(phased, p)
+		if st, i := p.TestSets(q.r, g.vbs); st != snmp.NoError {
+			cleanup()
+			q.fail(req, st, g.idx[min(max(i, 0), len(g.idx)-1)])
 			return
 		}
 	}
-	q.resp.VarBinds = append(q.resp.VarBinds, req.VarBinds...)
-}
-
-func indexOf(req *snmp.PDU, oid snmp.OID) int {
-	for i, vb := range req.VarBinds {
-		if vb.Name.Equal(oid) {
-			return i
+	committed := 0
+	undo := func(st snmp.ErrorStatus) snmp.ErrorStatus {
+		for _, p := range phased[:committed] {
+			if p.UndoSet(q.r) != snmp.NoError {
+				st = snmp.UndoFailed
+			}
 		}
+		cleanup()
+		return st
 	}
-	return 0
+	for _, p := range phased {
+		if st := p.CommitSet(q.r, nil); st != snmp.NoError {
+			st = undo(snmp.CommitFailed)
+			for _, g := range groups {
+				if g.s == p {
+					q.fail(req, st, g.idx[0])
+				}
+			}
+			return
+		}
+		committed++
+	}
+	local := 0
+	for _, g := range groups {
+		if _, ok := g.s.(mib.PhasedSetter); ok {
+			continue
+		}
+		if st := g.s.CommitSet(q.r, g.vbs); st != snmp.NoError {
+			if local > 0 {
+				st = snmp.UndoFailed
+			}
+			q.fail(req, undo(st), g.idx[0])
+			return
+		}
+		local++
+	}
+	cleanup()
+	q.resp.VarBinds = append(q.resp.VarBinds, req.VarBinds...)
 }

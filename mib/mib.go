@@ -35,6 +35,7 @@ type Request struct {
 	lastEntry int
 	lastName  snmp.OID
 	cur       cursor
+	failure   snmp.ErrorStatus
 }
 
 // cursor is the position of a Table.Next answer.
@@ -60,7 +61,34 @@ func (r *Request) Release() {
 	r.arena = r.arena[:0]
 	r.Ctx, r.ContextName = nil, ""
 	r.lastTree, r.lastName, r.cur = nil, nil, cursor{}
+	r.failure = snmp.NoError
 	requestPool.Put(r)
+}
+
+// Fail records that a handler could not answer (an AgentX subagent that
+// timed out): the command responder answers the request with st (genErr)
+// at the varbind being processed. The first failure is kept.
+func (r *Request) Fail(st snmp.ErrorStatus) {
+	if r != nil && r.failure == snmp.NoError {
+		r.failure = st
+	}
+}
+
+// Failure returns what Fail recorded, noError when nothing failed.
+func (r *Request) Failure() snmp.ErrorStatus {
+	if r == nil {
+		return snmp.NoError
+	}
+	return r.failure
+}
+
+// Prefixes returns the subtrees registered in t, in order.
+func (t *Tree) Prefixes() []snmp.OID {
+	out := make([]snmp.OID, len(t.entries))
+	for i, e := range t.entries {
+		out[i] = e.prefix
+	}
+	return out
 }
 
 // Memo returns the value stored under key for this request, calling load
@@ -140,6 +168,9 @@ type entry struct {
 // (and on reload, into a new Tree); lookups are read-only and concurrent.
 type Tree struct {
 	entries []entry // sorted by prefix, non-overlapping
+	// Overlay, when set before the tree serves, adds subtrees that come
+	// and go at run time (AgentX).
+	Overlay Overlay
 }
 
 // Register adds h for the subtree prefix. Registering a prefix that
@@ -170,6 +201,11 @@ func (t *Tree) find(oid snmp.OID) (holder, next int) {
 
 // Get returns the value of an exact instance.
 func (t *Tree) Get(r *Request, oid snmp.OID) snmp.Value {
+	if t.Overlay != nil {
+		if reg, inside, _ := t.Overlay.Region(r.context(), oid); inside {
+			return reg.H.Get(r, oid)
+		}
+	}
 	if h, _ := t.find(oid); h >= 0 {
 		return t.entries[h].h.Get(r, oid)
 	}
@@ -179,6 +215,15 @@ func (t *Tree) Get(r *Request, oid snmp.OID) snmp.Value {
 // Next returns the first instance after oid in the whole tree, and false at
 // the end of the MIB view.
 func (t *Tree) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
+	if t.Overlay != nil {
+		vb, ok, _ := t.nextOverlay(r, oid)
+		return vb, ok
+	}
+	return t.next(r, oid)
+}
+
+// next is Next among the tree's own entries.
+func (t *Tree) next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
 	var h, n int
 	if r != nil && r.lastTree == t && (same(oid, r.lastName) || oid.HasPrefix(t.entries[r.lastEntry].prefix)) {
 		h, n = r.lastEntry, r.lastEntry+1
@@ -215,8 +260,11 @@ func same(a, b snmp.OID) bool {
 // tree, in order, the ones repeated Next calls would return, and returns
 // dst. Handlers that implement Lister give theirs in one call.
 func (t *Tree) List(r *Request, oid snmp.OID, dst []snmp.VarBind, max int) []snmp.VarBind {
+	if t.Overlay != nil {
+		return t.listOverlay(r, oid, dst, max)
+	}
 	for want := len(dst) + max; len(dst) < want; {
-		vb, ok := t.Next(r, oid)
+		vb, ok := t.next(r, oid)
 		if !ok {
 			break
 		}
@@ -241,6 +289,17 @@ func (t *Tree) remember(r *Request, i int, name snmp.OID) {
 
 // Setter returns the Setter for the subtree holding oid, if any.
 func (t *Tree) Setter(oid snmp.OID) (Setter, bool) {
+	return t.SetterIn("", oid)
+}
+
+// SetterIn returns the Setter for the subtree holding oid in an SNMP
+// context, if any: an overlay region's, or the tree's own.
+func (t *Tree) SetterIn(context string, oid snmp.OID) (Setter, bool) {
+	if t.Overlay != nil {
+		if reg, inside, _ := t.Overlay.Region(context, oid); inside {
+			return reg.Set, reg.Set != nil
+		}
+	}
 	if h, _ := t.find(oid); h >= 0 {
 		s, ok := t.entries[h].h.(Setter)
 		return s, ok

@@ -55,6 +55,9 @@ type Config struct {
 	// Host configures the host MIBs (host.go).
 	Host Host `yaml:"host,omitempty"`
 
+	// AgentX configures the AgentX master (agentx.go).
+	AgentX AgentX `yaml:"agentx,omitempty"`
+
 	// TLS configures the TLS and DTLS transports and TSM (tls.go).
 	TLS TLS `yaml:"tls,omitempty"`
 

@@ -96,6 +96,7 @@ func (d *daemon) startNotifications(cfg *config.Config, cold bool) error {
 		return err
 	}
 	d.notify = &notifier{o: o, cfg: *n}
+	d.originator.Store(o)
 	names := make([]string, len(targets))
 	for i, t := range targets {
 		names[i] = t.Name
@@ -159,6 +160,7 @@ func (d *daemon) stopNotifications() {
 		d.notify.links.Close()
 	}
 	d.authTraps.Store(nil)
+	d.originator.Store(nil)
 	d.agent.Stats.EnableAuthenTraps.Store(false)
 	d.notify.o.Stop()
 	for name, s := range d.notify.o.Targets() {

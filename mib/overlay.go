@@ -1,0 +1,141 @@
+package mib
+
+import (
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// Region is a range of OIDs [Lo, Hi) served by one handler of an Overlay.
+// Hi empty means the range extends to the end of the MIB.
+type Region struct {
+	Lo, Hi snmp.OID
+	H      Handler
+	// Set, when not nil, takes the writes to the region.
+	Set Setter
+}
+
+// Overlay holds subtrees registered and withdrawn at run time (AgentX
+// subagents), which take precedence over the Tree's own handlers where
+// they overlap: an Overlay computes its regions so that a more specific
+// registration of the Tree stays visible. Its methods are safe for
+// concurrent use.
+type Overlay interface {
+	// Region returns the region holding oid in the context (inside
+	// true), or else the first region after oid (inside false); ok is
+	// false when neither exists.
+	Region(context string, oid snmp.OID) (reg Region, inside, ok bool)
+}
+
+// PhasedSetter is a Setter whose objects live in another process (an
+// AgentX subagent) and take part in a set in the phases of RFC 2741
+// §7.2.4: all varbinds of one PhasedSetter are tested together after
+// every local varbind passed TestSet, then committed, and undone when a
+// later commit fails; the Cleanup phase always ends the transaction.
+type PhasedSetter interface {
+	Setter
+	// TestSets tests vbs together, returning the error status and the
+	// index in vbs of the varbind at fault.
+	TestSets(r *Request, vbs []snmp.VarBind) (snmp.ErrorStatus, int)
+	// UndoSet reverts a successful CommitSet.
+	UndoSet(r *Request) snmp.ErrorStatus
+	// CleanupSet ends the transaction, whatever its outcome.
+	CleanupSet(r *Request)
+}
+
+func (r *Request) context() string {
+	if r == nil {
+		return ""
+	}
+	return r.ContextName
+}
+
+// maxRegionHops bounds how many overlay regions one Next crosses.
+const maxRegionHops = 10000
+
+// nextOverlay is Next when an overlay is installed. It returns the handler
+// that answered (a region's or -1 for the tree's own entries) through src.
+func (t *Tree) nextOverlay(r *Request, oid snmp.OID) (snmp.VarBind, bool, *Region) {
+	cur := oid
+	for range maxRegionHops {
+		if r.Failure() != snmp.NoError {
+			return snmp.VarBind{}, false, nil
+		}
+		reg, inside, ok := t.Overlay.Region(r.context(), cur)
+		if ok && inside {
+			if vb, found := reg.H.Next(r, cur); found && (len(reg.Hi) == 0 || vb.Name.Compare(reg.Hi) < 0) {
+				return vb, true, &reg
+			}
+			if len(reg.Hi) == 0 {
+				return snmp.VarBind{}, false, nil
+			}
+			cur = reg.Hi
+			continue
+		}
+		vb, found := t.next(r, cur)
+		if ok && (!found || vb.Name.Compare(reg.Lo) >= 0) {
+			cur = reg.Lo
+			// The region's first instance may be Lo itself only in
+			// theory: registrations name subtrees, not instances.
+			if vb2, f2 := reg.H.Next(r, cur); f2 && (len(reg.Hi) == 0 || vb2.Name.Compare(reg.Hi) < 0) {
+				return vb2, true, &reg
+			}
+			if len(reg.Hi) == 0 {
+				return snmp.VarBind{}, false, nil
+			}
+			cur = reg.Hi
+			continue
+		}
+		return vb, found, nil
+	}
+	return snmp.VarBind{}, false, nil
+}
+
+// listOverlay is List when an overlay is installed.
+func (t *Tree) listOverlay(r *Request, oid snmp.OID, dst []snmp.VarBind, max int) []snmp.VarBind {
+	for want := len(dst) + max; len(dst) < want && r.Failure() == snmp.NoError; {
+		// Inside a region whose handler lists: one call (one AgentX
+		// GetBulk) takes the instances up to the region's end.
+		if reg, inside, _ := t.Overlay.Region(r.context(), oid); inside {
+			if l, ok := reg.H.(Lister); ok {
+				n := len(dst)
+				dst = l.List(r, oid, dst, want-len(dst))
+				if len(dst) > n {
+					oid = dst[len(dst)-1].Name
+					continue
+				}
+				if len(reg.Hi) == 0 || r.Failure() != snmp.NoError {
+					break
+				}
+				oid = reg.Hi
+			}
+		}
+		vb, ok, reg := t.nextOverlay(r, oid)
+		if !ok {
+			break
+		}
+		dst = append(dst, vb)
+		if len(dst) < want {
+			if reg != nil {
+				if l, ok := reg.H.(Lister); ok {
+					dst = l.List(r, vb.Name, dst, want-len(dst))
+				}
+			} else if r != nil {
+				if l, ok := t.entries[r.lastEntry].h.(Lister); ok {
+					n := len(dst)
+					dst = l.List(r, vb.Name, dst, want-len(dst))
+					// Drop what a region hides from the tree's handlers.
+					if next, inside, ok := t.Overlay.Region(r.context(), vb.Name); ok && !inside {
+						for i := n; i < len(dst); i++ {
+							if dst[i].Name.Compare(next.Lo) >= 0 {
+								dst = dst[:i]
+								break
+							}
+						}
+					}
+					t.remember(r, r.lastEntry, dst[len(dst)-1].Name)
+				}
+			}
+		}
+		oid = dst[len(dst)-1].Name
+	}
+	return dst
+}
