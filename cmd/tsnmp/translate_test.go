@@ -61,4 +61,64 @@ func head(s string) string {
 	return s
 }
 
-var _ = os.Getenv
+// TestMIBSettings checks how -m, -M, MIBS, MIBDIRS and snmp.conf combine.
+func TestMIBSettings(t *testing.T) {
+	conf := t.TempDir()
+	os.WriteFile(conf+"/snmp.conf", []byte("mibdirs +/conf/dir\nmibs +CONF-MIB\n"), 0o644)
+	t.Setenv("SNMPCONFPATH", conf)
+	t.Setenv("HOME", "/home/u")
+	t.Setenv("MIBS", "") // restored after the test
+	t.Setenv("MIBDIRS", "")
+	os.Unsetenv("MIBS")
+	os.Unsetenv("MIBDIRS")
+	p := mibSettings{dirs: "+/cli/dir", dirsSet: true, modules: "+CLI-MIB", modulesSet: true}.plan()
+	if got := strings.Join(p.dirs, ":"); !strings.HasPrefix(got, "/cli/dir:/conf/dir:/home/u/.snmp/mibs:/usr/share/snmp/mibs") {
+		t.Errorf("dirs %s", got)
+	}
+	if !p.custom || p.modules[0] != "SNMPv2-MIB" || p.modules[len(p.modules)-2] != "CONF-MIB" || p.modules[len(p.modules)-1] != "CLI-MIB" {
+		t.Errorf("modules %v", p.modules)
+	}
+	t.Setenv("MIBDIRS", "/env/dir")
+	t.Setenv("MIBS", "ALL")
+	p = mibSettings{}.plan()
+	if strings.Join(p.dirs, ":") != "/env/dir" || strings.Join(p.modules, ":") != "ALL" {
+		t.Errorf("env: dirs %v modules %v", p.dirs, p.modules)
+	}
+	// Debian's "mibs :" alone keeps the compiled-in modules.
+	os.WriteFile(conf+"/snmp.conf", []byte("mibs :\n"), 0o644)
+	os.Unsetenv("MIBS")
+	os.Unsetenv("MIBDIRS")
+	if p := (mibSettings{}).plan(); p.custom {
+		t.Errorf("mibs : loads modules: %+v", p)
+	}
+}
+
+// TestMIBsAllKeepsCompiled: -m ALL over a directory that holds only a
+// vendor module loads it on top of every compiled-in standard module.
+func TestMIBsAllKeepsCompiled(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/vendor.my", []byte(`ACME-MIB DEFINITIONS ::= BEGIN
+IMPORTS enterprises, OBJECT-TYPE, Integer32 FROM SNMPv2-SMI;
+acme OBJECT IDENTIFIER ::= { enterprises 424242 }
+acmeTemp OBJECT-TYPE SYNTAX Integer32 UNITS "degrees" MAX-ACCESS read-only STATUS current DESCRIPTION "t" ::= { acme 1 }
+END
+`), 0o644)
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	defer smi.Install(nil)
+	var errw bytes.Buffer
+	loadMIBs(mibSettings{modules: "ALL", modulesSet: true, dirs: dir, dirsSet: true}, &errw, false)
+	for _, name := range []string{"ACME-MIB::acmeTemp", "SNMPv2-MIB::sysDescr", "IF-MIB::ifDescr", "SNMP-FRAMEWORK-MIB::snmpEngineID"} {
+		if smi.FindNode(name) == nil {
+			t.Errorf("%s not loaded", name)
+		}
+	}
+	if n := smi.FindNode("acmeTemp"); n == nil || n.Units != "degrees" {
+		t.Errorf("acmeTemp = %+v", n)
+	}
+	if errw.Len() > 0 {
+		t.Errorf("stderr %q", errw.String())
+	}
+}
