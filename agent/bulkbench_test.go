@@ -85,7 +85,11 @@ func BenchmarkWalkHostMIBs(b *testing.B) {
 	h := hostres.New(hostres.Config{CacheTTL: time.Second})
 	defer h.Close()
 	h.Register(&tree)
-	ucd.New(ucd.Config{CacheTTL: time.Second, Disks: []ucd.Disk{{Path: "/", MinKB: -1, MinPercent: 10}}, IncludeAllDisks: &all}).Register(&tree)
+	// As tsnmpd: prTable counts from hrSWRunTable's process listing.
+	u := ucd.New(ucd.Config{CacheTTL: time.Second, Disks: []ucd.Disk{{Path: "/", MinKB: -1, MinPercent: 10}}, IncludeAllDisks: &all,
+		Procs: []ucd.Proc{{Name: "sshd"}, {Name: "cron", Max: 2, Min: 1}}, Processes: h.Processes()})
+	defer u.Close()
+	u.Register(&tree)
 	ipmib.New(ipmib.Config{CacheTTL: time.Second}).Register(&tree)
 	a := &Agent{Tree: &tree, State: st}
 	a.SetPolicy(&Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{}})

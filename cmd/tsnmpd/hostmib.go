@@ -21,8 +21,18 @@ type hostMIBs struct {
 // registerHostMIBs adds the host MIBs, shaped by cfg.Host, to tree.
 func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 	h := &cfg.Host
+	d.host.hostres = hostres.New(hostres.Config{
+		CacheTTL:      time.Duration(h.CacheTTL),
+		StorageUseNFS: h.StorageUseNFS,
+		SkipNFS:       h.SkipNFS,
+		IgnoreDisks:   h.IgnoreDisks,
+	})
+	d.host.hostres.Register(tree)
 	uc := ucd.Config{
-		CacheTTL:        time.Duration(h.CacheTTL),
+		CacheTTL: time.Duration(h.CacheTTL),
+		// prTable counts processes from hrSWRunTable's listing: one
+		// reading of /proc for both.
+		Processes:       d.host.hostres.Processes(),
 		IncludeAllDisks: h.IncludeAllDisks,
 		Load:            h.LoadMax(),
 		MinSwap:         h.MinSwap,
@@ -44,13 +54,6 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 	}
 	d.host.ucd = ucd.New(uc)
 	d.host.ucd.Register(tree)
-	d.host.hostres = hostres.New(hostres.Config{
-		CacheTTL:      time.Duration(h.CacheTTL),
-		StorageUseNFS: h.StorageUseNFS,
-		SkipNFS:       h.SkipNFS,
-		IgnoreDisks:   h.IgnoreDisks,
-	})
-	d.host.hostres.Register(tree)
 	ipmib.New(ipmib.Config{CacheTTL: time.Duration(h.CacheTTL), Start: d.state.Start()}).Register(tree)
 	tcpudp.New(tcpudp.Config{CacheTTL: time.Duration(h.CacheTTL)}).Register(tree)
 }

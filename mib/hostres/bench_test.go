@@ -24,8 +24,11 @@ func BenchmarkWalk(b *testing.B) {
 	defer cpu.Close()
 	all := int64(5)
 	var tree mib.Tree
-	New(Config{CPU: cpu, CacheTTL: time.Second}).Register(&tree)
-	ucd.New(ucd.Config{CPU: cpu, CacheTTL: time.Second, Disks: []ucd.Disk{{Path: "/", MinKB: -1, MinPercent: 10}}, IncludeAllDisks: &all}).Register(&tree)
+	h := New(Config{CPU: cpu, CacheTTL: time.Second})
+	h.Register(&tree)
+	// As tsnmpd: prTable counts from hrSWRunTable's process listing.
+	ucd.New(ucd.Config{CPU: cpu, CacheTTL: time.Second, Disks: []ucd.Disk{{Path: "/", MinKB: -1, MinPercent: 10}}, IncludeAllDisks: &all,
+		Procs: []ucd.Proc{{Name: "sshd"}, {Name: "cron", Max: 2, Min: 1}}, Processes: h.Processes()}).Register(&tree)
 	ipmib.New(ipmib.Config{CacheTTL: time.Second}).Register(&tree)
 	roots := []snmp.OID{HostResources, ucd.UCDavis, ipmib.IP}
 	var dst []snmp.VarBind

@@ -73,6 +73,9 @@ type Config struct {
 	IgnoreDisks []string
 	// DpkgStatus is the dpkg status file; default /var/lib/dpkg/status.
 	DpkgStatus string
+	// Processes is the process listing shared with other MIBs (UCD's
+	// prTable); nil: the MIB reads its own.
+	Processes *procfs.Processes
 }
 
 // MIB serves HOST-RESOURCES-MIB.
@@ -83,11 +86,11 @@ type MIB struct {
 
 	mem     procfs.Cache[procfs.Meminfo]
 	fsys    procfs.Cache[[]procfs.FileSystem]
-	procs   procfs.Cache[*procSnap]
+	procs   *procfs.Processes
+	swRunD  procfs.Derived[*procSnap]
 	devices procfs.Cache[*devSnap]
 	sw      swInstalled
 	mounts  procfs.Mounts
-	pr      procfs.ProcReader
 
 	system, memSize                mib.Scalars
 	storage, device, processor     mib.Table
@@ -109,7 +112,6 @@ func New(cfg Config) *MIB {
 		m.ownCPU = true
 	}
 	m.mounts.FS = cfg.FS
-	m.pr = procfs.ProcReader{FS: cfg.FS, WithCmdline: true}
 	m.sw.fs, m.sw.path = cfg.FS, cfg.DpkgStatus
 	ttl := cfg.CacheTTL
 	m.mem = procfs.Cache[procfs.Meminfo]{TTL: ttl, Load: func(time.Time) procfs.Meminfo {
@@ -123,7 +125,10 @@ func New(cfg Config) *MIB {
 		fs, _ := m.mounts.List(func(f *procfs.FileSystem) bool { return cfg.SkipNFS && f.Remote })
 		return fs
 	}}
-	m.procs = procfs.Cache[*procSnap]{TTL: ttl, Load: m.readProcs}
+	m.procs = cfg.Processes
+	if m.procs == nil {
+		m.procs = procfs.NewProcesses(cfg.FS, ttl)
+	}
 	m.devices = procfs.Cache[*devSnap]{TTL: ttl, Load: m.readDevices}
 	m.initSystem()
 	m.memSize = mib.Scalars{Prefix: HrMemorySize[:len(HrMemorySize)-1], Objects: []mib.Scalar{{Sub: 2, Get: func(r *mib.Request) snmp.Value {
@@ -145,9 +150,9 @@ func New(cfg Config) *MIB {
 	m.fs = mib.Table{Entry: HrFSEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9},
 		Rows: func(r *mib.Request) mib.Rows { return fsRows(m.fsys.Get(r)) }}
 	m.swRun = mib.Table{Entry: HrSWRunEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 7},
-		Rows: func(r *mib.Request) mib.Rows { return swRunRows{m.procs.Get(r)} }}
+		Rows: func(r *mib.Request) mib.Rows { return swRunRows{m.processes(r)} }}
 	m.swRunPerf = mib.Table{Entry: HrSWRunPerfEntry, Columns: []uint32{1, 2},
-		Rows: func(r *mib.Request) mib.Rows { return swRunPerfRows{m.procs.Get(r)} }}
+		Rows: func(r *mib.Request) mib.Rows { return swRunPerfRows{m.processes(r)} }}
 	m.swInst = mib.Table{Entry: HrSWInstalled, Columns: []uint32{1, 2, 3, 4, 5},
 		Rows: func(r *mib.Request) mib.Rows { return m.sw.get(r, ttl) }}
 	return m
@@ -168,6 +173,10 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(HrSWRunPerfEntry, &m.swRunPerf)
 	tree.Register(HrSWInstalled, &m.swInst)
 }
+
+// Processes returns the MIB's process listing, for other MIBs to share
+// (ucd.Config.Processes).
+func (m *MIB) Processes() *procfs.Processes { return m.procs }
 
 // Close stops the MIB's own CPU sampler.
 func (m *MIB) Close() error {

@@ -2,7 +2,6 @@ package hostres
 
 import (
 	"bytes"
-	"time"
 
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
@@ -16,9 +15,13 @@ type procSnap struct {
 	index []uint32 // PIDs, the rows' one-element indexes
 }
 
-func (m *MIB) readProcs(time.Time) *procSnap {
-	// The reader's buffers are reused; Cache serializes loads.
-	ps, _, _ := m.pr.List()
+// processes returns the request's rows of hrSWRunTable and hrSWRunPerfTable,
+// built once per listing of the processes.
+func (m *MIB) processes(r *mib.Request) *procSnap {
+	return m.swRunD.Get(r, m.procs, newProcSnap)
+}
+
+func newProcSnap(ps []procfs.Process) *procSnap {
 	s := &procSnap{ps: ps, index: make([]uint32, len(ps))}
 	for i := range ps {
 		s.index[i] = ps[i].PID

@@ -223,13 +223,18 @@ type prRow struct {
 	errMsg  string
 }
 
-// readProcs counts the processes of each `proc` directive by their
-// kernel task name, as hrSWRunName shows it.
-func (m *MIB) readProcs() []prRow {
+// prRows returns the request's prTable rows, counted once per listing of
+// the processes.
+func (m *MIB) prRows(r *mib.Request) []prRow {
 	if len(m.cfg.Procs) == 0 {
 		return nil
 	}
-	ps, _, _ := m.pr.List()
+	return m.procs.Get(r, m.ps, m.countProcs)
+}
+
+// countProcs counts the processes of each `proc` directive by their
+// kernel task name, as hrSWRunName shows it.
+func (m *MIB) countProcs(ps []procfs.Process) []prRow {
 	counts := make(map[string]int64, len(ps))
 	for i := range ps {
 		counts[ps[i].Comm]++

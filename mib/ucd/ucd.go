@@ -88,6 +88,9 @@ type Config struct {
 	Procs []Proc
 	// MinSwap is memMinimumSwap in kB (`swap` directive); 0: 16000.
 	MinSwap uint64
+	// Processes is the process listing shared with other MIBs
+	// (HOST-RESOURCES' hrSWRunTable); nil: the MIB reads its own.
+	Processes *procfs.Processes
 }
 
 // MIB serves UCD-SNMP-MIB.
@@ -102,10 +105,10 @@ type MIB struct {
 	load   procfs.Cache[loadInfo]
 	stat   procfs.Cache[procfs.Sample]
 	disks  procfs.Cache[[]dskRow]
-	procs  procfs.Cache[[]prRow]
+	procs  procfs.Derived[[]prRow]
 	diskio procfs.Cache[[]diskIORow]
 	mounts procfs.Mounts
-	pr     procfs.ProcReader
+	ps     *procfs.Processes
 
 	memory, stats       mib.Scalars
 	prT, dskT, laT, dio mib.Table
@@ -131,7 +134,6 @@ func New(cfg Config) *MIB {
 		m.ownCPU = true
 	}
 	m.mounts.FS = cfg.FS
-	m.pr.FS = cfg.FS
 	ttl := cfg.CacheTTL
 	m.mem = procfs.Cache[procfs.Meminfo]{TTL: ttl, Load: func(time.Time) procfs.Meminfo {
 		b, err := cfg.FS.ReadFile("/proc/meminfo")
@@ -146,12 +148,15 @@ func New(cfg Config) *MIB {
 		return s
 	}}
 	m.disks = procfs.Cache[[]dskRow]{TTL: ttl, Load: func(time.Time) []dskRow { return m.readDisks() }}
-	m.procs = procfs.Cache[[]prRow]{TTL: ttl, Load: func(time.Time) []prRow { return m.readProcs() }}
+	m.ps = cfg.Processes
+	if m.ps == nil && len(cfg.Procs) > 0 {
+		m.ps = procfs.NewProcesses(cfg.FS, ttl)
+	}
 	m.diskio = procfs.Cache[[]diskIORow]{TTL: ttl, Load: func(time.Time) []diskIORow { return m.readDiskIO() }}
 	m.initMemory()
 	m.initStats()
 	m.prT = mib.Table{Entry: PrEntry, Columns: []uint32{1, 2, 3, 4, 5, 100, 101, 102, 103},
-		Rows: func(r *mib.Request) mib.Rows { return prRows(m.procs.Get(r)) }}
+		Rows: func(r *mib.Request) mib.Rows { return prRows(m.prRows(r)) }}
 	m.dskT = mib.Table{Entry: DskEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 100, 101},
 		Rows: func(r *mib.Request) mib.Rows { return dskRows(m.disks.Get(r)) }}
 	m.laT = mib.Table{Entry: LaEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 100, 101},
