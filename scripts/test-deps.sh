@@ -42,6 +42,8 @@ debs=(
 	"make make"
 	"chromium chromium"
 	"chromium-driver chromedriver"
+	"prometheus-snmp-exporter prometheus-snmp-exporter"
+	"prometheus prometheus"
 )
 missing=()
 for d in "${debs[@]}"; do

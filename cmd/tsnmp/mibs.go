@@ -172,7 +172,7 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 		// are nowhere; Net-SNMP's own default list is not reported.
 		name, ok := strings.CutPrefix(d.Msg, "Cannot find module (")
 		if ok && d.File == "" && !slices.Contains(defaults, strings.TrimSuffix(name, ")")) {
-			fmt.Fprintf(errw, "%s: At line 0 in (none)\n", d.Msg)
+			fmt.Fprintf(errw, "%s: At line 1 in (none)\n", d.Msg)
 		}
 	}
 	if set != nil && len(set.Defs) > 0 {

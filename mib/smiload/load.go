@@ -434,6 +434,14 @@ func (g *gen) oid(m *module, d *def) ([]uint32, error) {
 		}
 		o = append(append(append(o, eo...), 0), uint32(d.trapNum))
 		g.oids[d] = o
+		// Net-SNMP names ENTERPRISE.0 "ENTERPRISE#" in the trap's module.
+		if hash := d.enterp + "#"; m.byName[hash] == nil {
+			imp := &def{name: hash, macro: "OBJECT IDENTIFIER", implicit: true, line: d.line}
+			m.byName[hash] = imp
+			m.defs = append(m.defs, imp)
+			g.owner[imp] = m
+			g.oids[imp] = slices.Clip(o[:len(o)-1])
+		}
 		return o, nil
 	}
 	for i, c := range d.oid {
@@ -447,6 +455,9 @@ func (g *gen) oid(m *module, d *def) ([]uint32, error) {
 			if pd == nil {
 				g.oids[d] = nil
 				return nil, oidError("unknown parent " + c.name)
+			}
+			if last := pm.redefined[c.name]; last != nil {
+				pd = last // as Net-SNMP links children
 			}
 			po, err := g.oid(pm, pd)
 			if err != nil {

@@ -82,6 +82,9 @@ SECOND-MIB DEFINITIONS ::= BEGIN
 IMPORTS testMIB FROM TEST-MIB;
 secondNode OBJECT IDENTIFIER ::= { testMIB 3 }
 gapNode OBJECT IDENTIFIER ::= { testMIB 9 9 1 }
+dupNode OBJECT IDENTIFIER ::= { testMIB 20 }
+dupNode OBJECT IDENTIFIER ::= { testMIB 21 }
+dupChild OBJECT IDENTIFIER ::= { dupNode 1 }
 END
 `
 
@@ -164,6 +167,8 @@ func TestLoadFromDirs(t *testing.T) {
 		"TEST-MIB::testName":     ".1.3.6.1.4.1.99999.1.1.2",
 		"SECOND-MIB::secondNode": ".1.3.6.1.4.1.99999.3",
 		"TEST-MIB::testTrap":     ".1.3.6.1.4.1.99999.0.3",
+		"SECOND-MIB::dupNode":    ".1.3.6.1.4.1.99999.20",
+		"SECOND-MIB::dupChild":   ".1.3.6.1.4.1.99999.21.1",
 		"enterprises":            ".1.3.6.1.4.1",
 	} {
 		oid, err := smi.Resolve(name)
@@ -180,6 +185,13 @@ func TestLoadFromDirs(t *testing.T) {
 		"1.3.6.1.4.1.99999.9.9.1.4": "SECOND-MIB::gapNode.4",
 		"1.3.6.1.4.1.99999.9.9":     "TEST-MIB::testMIB.9.9",
 		"1.3.6.1.4.1.99999.9.8.1":   "TEST-MIB::testMIB.9.8.1",
+		// Net-SNMP's node for ENTERPRISE.0 of SMIv1 traps.
+		"1.3.6.1.4.1.99999.0":   "TEST-MIB::testMIB#",
+		"1.3.6.1.4.1.99999.0.3": "TEST-MIB::testTrap",
+		// A name defined twice: its children hang below the last
+		// definition, the name means the first.
+		"1.3.6.1.4.1.99999.21.1": "SECOND-MIB::dupChild",
+		"SECOND-MIB::dupNode":    "SECOND-MIB::dupNode",
 	} {
 		o, err := smi.Resolve(oid)
 		if err != nil {

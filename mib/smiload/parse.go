@@ -137,13 +137,15 @@ type module struct {
 	name     string
 	file     string
 	line     int
-	seq      int               // position in the order directories and files were scanned
-	compiled bool              // taken from the compiled-in modules
-	imports  map[string]string // symbol -> module
-	from     []string          // imported modules, in order
-	defs     []*def
-	byName   map[string]*def
-	types    map[string]*def
+	seq      int  // position in the order directories and files were scanned
+	compiled bool // taken from the compiled-in modules
+	// redefined holds the last definition of names defined twice.
+	redefined map[string]*def
+	imports   map[string]string // symbol -> module
+	from      []string          // imported modules, in order
+	defs      []*def
+	byName    map[string]*def
+	types     map[string]*def
 }
 
 type parser struct {
@@ -469,6 +471,12 @@ func (p *parser) parseDef(m *module) {
 	// means its first definition, as in Net-SNMP.
 	if old := m.byName[d.name]; old == nil || old.implicit {
 		m.byName[d.name] = d
+	} else {
+		// Children name the parent as defined last.
+		if m.redefined == nil {
+			m.redefined = map[string]*def{}
+		}
+		m.redefined[d.name] = d
 	}
 	m.defs = append(m.defs, d)
 }

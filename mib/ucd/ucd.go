@@ -22,13 +22,16 @@
 //     serves pages/s); the averages of systemStats are over the samples
 //     of the last minute as soon as there are two of them (Net-SNMP waits
 //     for a full minute).
-//   - laConfig is read-only.
+//   - laConfig can be set, as in Net-SNMP, unless the `load` directive
+//     gave it; the value set lasts until the agent restarts.
 package ucd
 
 import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -92,7 +95,8 @@ type MIB struct {
 	cfg     Config
 	ownCPU  bool
 	cpu     *procfs.CPUHistory
-	maxLoad [3]float64
+	maxLoad atomic.Pointer[[3]float64] // laConfig
+	loadSet bool                       // laConfig comes from the configuration: read-only
 
 	mem    procfs.Cache[procfs.Meminfo]
 	load   procfs.Cache[loadInfo]
@@ -115,9 +119,12 @@ func New(cfg Config) *MIB {
 	if cfg.MinSwap == 0 {
 		cfg.MinSwap = 16000
 	}
-	m := &MIB{cfg: cfg, cpu: cfg.CPU, maxLoad: [3]float64{12, 12, 12}}
+	m := &MIB{cfg: cfg, cpu: cfg.CPU}
+	m.maxLoad.Store(&[3]float64{12, 12, 12})
 	if cfg.Load != nil {
-		m.maxLoad = *cfg.Load
+		l := *cfg.Load
+		m.maxLoad.Store(&l)
+		m.loadSet = true
 	}
 	if m.cpu == nil {
 		m.cpu = procfs.NewCPUHistory(cfg.FS, 0)
@@ -159,7 +166,7 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(PrEntry, &m.prT)
 	tree.Register(Memory, &m.memory)
 	tree.Register(DskEntry, &m.dskT)
-	tree.Register(LaEntry, &m.laT)
+	tree.Register(LaEntry, &laHandler{&m.laT, m})
 	tree.Register(SystemStats, &m.stats)
 	tree.Register(DiskIOEntry, &m.dio)
 }
@@ -277,7 +284,7 @@ func (l laRows) Len() int {
 }
 func (l laRows) Index(i int) snmp.OID { return laIndex[i] }
 func (l laRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
-	v, max := l.l.load[i], l.m.maxLoad[i]
+	v, max := l.l.load[i], l.m.maxLoad.Load()[i]
 	high := max != 0 && v >= max
 	switch col {
 	case 1:
@@ -310,4 +317,56 @@ func opaqueFloat(f float32) []byte {
 	b := []byte{0x9f, 0x78, 4, 0, 0, 0, 0}
 	binary.BigEndian.PutUint32(b[3:], math.Float32bits(f))
 	return b
+}
+
+// laHandler serves laTable and lets laConfig be set.
+type laHandler struct {
+	*mib.Table
+	m *MIB
+}
+
+// laConfigValue parses a value for laConfig: a load average of at most 8
+// characters between 0 and 65536, as Net-SNMP accepts.
+func laConfigValue(vb snmp.VarBind) (idx int, v float64, st snmp.ErrorStatus) {
+	rest := vb.Name[len(LaEntry):]
+	if len(rest) != 2 || rest[0] != 4 || rest[1] < 1 || rest[1] > 3 {
+		if len(rest) == 2 && rest[1] >= 1 && rest[1] <= 3 {
+			return 0, 0, snmp.NotWritable
+		}
+		return 0, 0, snmp.NoCreation
+	}
+	if vb.Value.Type != snmp.OctetString {
+		return 0, 0, snmp.WrongType
+	}
+	if len(vb.Value.Bytes) == 0 || len(vb.Value.Bytes) > 8 {
+		return 0, 0, snmp.WrongLength
+	}
+	f, err := strconv.ParseFloat(string(vb.Value.Bytes), 64)
+	if err != nil || f < 0 || f > 65536 {
+		return 0, 0, snmp.WrongValue
+	}
+	return int(rest[1] - 1), f, snmp.NoError
+}
+
+// TestSet implements mib.Setter.
+func (h *laHandler) TestSet(_ *mib.Request, vb snmp.VarBind) snmp.ErrorStatus {
+	_, _, st := laConfigValue(vb)
+	if st == snmp.NoError && h.m.loadSet {
+		return snmp.NotWritable // set in the configuration file
+	}
+	return st
+}
+
+// CommitSet implements mib.Setter.
+func (h *laHandler) CommitSet(_ *mib.Request, vbs []snmp.VarBind) snmp.ErrorStatus {
+	l := *h.m.maxLoad.Load()
+	for _, vb := range vbs {
+		i, v, st := laConfigValue(vb)
+		if st != snmp.NoError {
+			return snmp.CommitFailed
+		}
+		l[i] = v
+	}
+	h.m.maxLoad.Store(&l)
+	return snmp.NoError
 }

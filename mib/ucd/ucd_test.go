@@ -78,3 +78,63 @@ func TestRecorded(t *testing.T) {
 		t.Errorf("GetBulk gave %d varbinds", len(vbs))
 	}
 }
+
+// TestSetLaConfig sets laConfig, which the load directive did not give.
+func TestSetLaConfig(t *testing.T) {
+	fs := procfs.FS{Root: "testdata"}
+	h := procfs.NewCPUHistory(fs, time.Hour)
+	defer h.Close()
+	for _, configured := range []bool{false, true} {
+		cfg := Config{FS: fs, CPU: h}
+		if configured {
+			cfg.Load = &[3]float64{12, 10, 5}
+		}
+		m := New(cfg)
+		var tree mib.Tree
+		m.Register(&tree)
+		r := mib.NewRequest(context.Background(), time.Now())
+		set := func(oid string, v snmp.Value) snmp.ErrorStatus {
+			vb := snmp.VarBind{Name: snmp.MustParseOID(oid), Value: v}
+			s, ok := tree.Setter(vb.Name)
+			if !ok {
+				return snmp.NotWritable
+			}
+			if st := s.TestSet(r, vb); st != snmp.NoError {
+				return st
+			}
+			return s.CommitSet(r, []snmp.VarBind{vb})
+		}
+		want := snmp.NoError
+		if configured {
+			want = snmp.NotWritable
+		}
+		if st := set("1.3.6.1.4.1.2021.10.1.4.3", snmp.StringValue("2.5")); st != want {
+			t.Errorf("configured %v: set laConfig.3 = %v, want %v", configured, st, want)
+		}
+		for _, c := range []struct {
+			oid string
+			v   snmp.Value
+			st  snmp.ErrorStatus
+		}{
+			{"1.3.6.1.4.1.2021.10.1.4.1", snmp.IntegerValue(2), snmp.WrongType},
+			{"1.3.6.1.4.1.2021.10.1.4.1", snmp.StringValue("123456789"), snmp.WrongLength},
+			{"1.3.6.1.4.1.2021.10.1.4.1", snmp.StringValue("-1"), snmp.WrongValue},
+			{"1.3.6.1.4.1.2021.10.1.3.1", snmp.StringValue("1"), snmp.NotWritable},
+			{"1.3.6.1.4.1.2021.10.1.4.4", snmp.StringValue("1"), snmp.NoCreation},
+		} {
+			if st := set(c.oid, c.v); st != c.st {
+				t.Errorf("set %s = %v: %v, want %v", c.oid, c.v, st, c.st)
+			}
+		}
+		got := mibtest.Walk(&tree, LaEntry)
+		wantCfg, wantFlag := "hex:322e3530", "1" // "2.50"; load 2.94 > 2.5
+		if configured {
+			wantCfg, wantFlag = "hex:352e3030", "0" // "5.00"
+		}
+		if got["1.3.6.1.4.1.2021.10.1.4.3"] != wantCfg || got["1.3.6.1.4.1.2021.10.1.100.3"] != wantFlag {
+			t.Errorf("configured %v: laConfig.3 %s laErrorFlag.3 %s", configured, got["1.3.6.1.4.1.2021.10.1.4.3"], got["1.3.6.1.4.1.2021.10.1.100.3"])
+		}
+		r.Release()
+		m.Close()
+	}
+}

@@ -1,0 +1,344 @@
+package exporter
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tsnmp/tsnmp/manager"
+	"github.com/tsnmp/tsnmp/security/usm"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+var authProtocols = map[string]usm.AuthProtocol{
+	"MD5": usm.AuthMD5, "SHA": usm.AuthSHA1, "SHA224": usm.AuthSHA224, "SHA256": usm.AuthSHA256,
+	"SHA384": usm.AuthSHA384, "SHA512": usm.AuthSHA512,
+}
+
+var privProtocols = map[string]usm.PrivProtocol{
+	"DES": usm.PrivDES, "AES": usm.PrivAES128, "AES192": usm.PrivAES192, "AES256": usm.PrivAES256,
+	"AES192C": usm.PrivAES192C, "AES256C": usm.PrivAES256C,
+}
+
+// sessionConfig turns an auth entry into a manager configuration.
+func sessionConfig(a *Auth, context, engineID string, m *Module) (manager.Config, error) {
+	c := manager.Config{Community: a.Community, Timeout: m.Timeout, Retries: *m.Retries, Retransmit: manager.RetransmitAdaptive}
+	if c.Retries == 0 {
+		c.Retries = -1
+	}
+	switch a.Version {
+	case 1:
+		c.Version = snmp.V1
+	case 2:
+		c.Version = snmp.V2c
+	default:
+		c.Version = snmp.V3
+		c.User = a.Username
+		c.ContextName = a.ContextName
+		if context != "" {
+			c.ContextName = context
+		}
+		if engineID != "" {
+			id, err := hex.DecodeString(strings.TrimPrefix(engineID, "0x"))
+			if err != nil {
+				return c, fmt.Errorf("snmp_engineid %q is not hexadecimal", engineID)
+			}
+			c.ContextEngineID = id
+		}
+		switch a.SecurityLevel {
+		case "authPriv":
+			c.Level = snmp.AuthPriv
+			c.PrivProtocol = privProtocols[a.PrivProtocol]
+			c.PrivPassword = a.PrivPassword
+			fallthrough
+		case "authNoPriv":
+			if c.Level == 0 {
+				c.Level = snmp.AuthNoPriv
+			}
+			c.AuthProtocol = authProtocols[a.AuthProtocol]
+			c.AuthPassword = a.Password
+		default:
+			c.Level = snmp.NoAuthNoPriv
+		}
+	}
+	return c, nil
+}
+
+// normTarget turns snmp_exporter's target forms (host, host:port,
+// udp://host:port, tls://host) into tsnmp's (udp:host:port).
+func normTarget(t string) string {
+	if i := strings.Index(t, "://"); i > 0 {
+		return t[:i] + ":" + t[i+3:]
+	}
+	return t
+}
+
+// Pool keeps one session per (target, auth and walk parameters) across
+// scrapes, closing those idle longer than Idle and the least recently
+// used beyond Max.
+type Pool struct {
+	Idle time.Duration
+	Max  int
+
+	mu       sync.Mutex
+	sessions map[string]*pooled
+	// Dials, Reuses and Evictions count what the pool did.
+	Dials, Reuses, Evictions atomic.Int64
+}
+
+type pooled struct {
+	s    *manager.Session
+	used time.Time
+}
+
+func (p *Pool) get(ctx context.Context, target string, cfg manager.Config) (*manager.Session, error) {
+	key := fmt.Sprintf("%s|%v|%q|%q|%d|%d|%q|%d|%q|%x|%q|%v|%d", target, cfg.Version, cfg.Community, cfg.User, cfg.Level,
+		cfg.AuthProtocol, cfg.AuthPassword, cfg.PrivProtocol, cfg.PrivPassword, cfg.ContextEngineID, cfg.ContextName, cfg.Timeout, cfg.Retries)
+	p.mu.Lock()
+	if e := p.sessions[key]; e != nil {
+		if e.s.Err() == nil {
+			e.used = time.Now()
+			p.mu.Unlock()
+			p.Reuses.Add(1)
+			return e.s, nil
+		}
+		e.s.Close()
+		delete(p.sessions, key)
+	}
+	p.mu.Unlock()
+	s, err := manager.Dial(ctx, target, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.Dials.Add(1)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sessions == nil {
+		p.sessions = map[string]*pooled{}
+	}
+	if e := p.sessions[key]; e != nil && e.s.Err() == nil {
+		// Another scrape dialled meanwhile: keep one.
+		s.Close()
+		e.used = time.Now()
+		return e.s, nil
+	}
+	p.sessions[key] = &pooled{s: s, used: time.Now()}
+	p.expireLocked()
+	return s, nil
+}
+
+func (p *Pool) expireLocked() {
+	now := time.Now()
+	for k, e := range p.sessions {
+		if p.Idle > 0 && now.Sub(e.used) > p.Idle {
+			e.s.Close()
+			delete(p.sessions, k)
+			p.Evictions.Add(1)
+		}
+	}
+	for p.Max > 0 && len(p.sessions) > p.Max {
+		var oldK string
+		var old *pooled
+		for k, e := range p.sessions {
+			if old == nil || e.used.Before(old.used) {
+				oldK, old = k, e
+			}
+		}
+		old.s.Close()
+		delete(p.sessions, oldK)
+		p.Evictions.Add(1)
+	}
+}
+
+// Expire closes idle sessions; the server calls it periodically.
+func (p *Pool) Expire() {
+	p.mu.Lock()
+	p.expireLocked()
+	p.mu.Unlock()
+}
+
+// Len is the number of open sessions.
+func (p *Pool) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.sessions)
+}
+
+// Close closes every session.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, e := range p.sessions {
+		e.s.Close()
+		delete(p.sessions, k)
+	}
+}
+
+// result is what one module's scrape brought back.
+type result struct {
+	pdus     map[string]snmp.VarBind
+	requests int
+}
+
+// collect runs the gets and walks of m on s, subtrees concurrently up to
+// walkers at a time.
+func collect(ctx context.Context, s *manager.Session, m *Module, v1 bool, walkers int, log *slog.Logger) (*result, error) {
+	res := &result{pdus: map[string]snmp.VarBind{}}
+	var mu sync.Mutex
+	keep := func(vb snmp.VarBind) {
+		name := vb.Name.String()
+		mu.Lock()
+		res.pdus[name] = snmp.VarBind{Name: vb.Name.Clone(), Value: snmp.Value{Type: vb.Value.Type, Num: vb.Value.Num, Bytes: append([]byte(nil), vb.Value.Bytes...), OID: vb.Value.OID.Clone()}}
+		mu.Unlock()
+	}
+	walk := func(root string) error {
+		oid, _ := parseOID(root)
+		n := 0
+		st, err := s.WalkWith(ctx, oid, manager.WalkOptions{Bulk: !v1, MaxRepetitions: int(m.MaxRepetitions), NoCheckIncreasing: m.AllowNonIncreasingOIDs}, func(vb snmp.VarBind) error {
+			keep(vb)
+			n++
+			return nil
+		})
+		mu.Lock()
+		res.requests += st.Requests
+		mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("walk %s: %w", root, err)
+		}
+		if n == 0 {
+			// As gosnmp's walk: an empty subtree may be a scalar named exactly.
+			p, err := s.Get(ctx, oid)
+			mu.Lock()
+			res.requests++
+			mu.Unlock()
+			if err == nil && len(p.VarBinds) == 1 && !p.VarBinds[0].Value.Type.IsException() && p.VarBinds[0].Value.Type != snmp.Null {
+				keep(p.VarBinds[0])
+			}
+		}
+		return nil
+	}
+
+	gets := append([]string(nil), m.Get...)
+	walks := append([]string(nil), m.Walk...)
+	allowed := map[string][]string{}
+	var filtered []string
+	for _, f := range m.Filters {
+		var list []string
+		oid, _ := parseOID(f.Oid)
+		_, err := s.WalkWith(ctx, oid, manager.WalkOptions{Bulk: !v1, MaxRepetitions: int(m.MaxRepetitions)}, func(vb snmp.VarBind) error {
+			v := vb.Value
+			for _, re := range f.res {
+				if re.MatchString(valueString(&v, "DisplayString", "")) {
+					list = append(list, strconv.FormatUint(uint64(vb.Name[len(vb.Name)-1]), 10))
+					break
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			log.Info("filter walk failed, not filtering", "oid", f.Oid, "err", err)
+			continue
+		}
+		var w []string
+		for _, e := range walks {
+			if !contains(f.Targets, e) {
+				w = append(w, e)
+			}
+		}
+		walks = w
+		for _, t := range f.Targets {
+			if old, ok := allowed[t]; ok {
+				var both []string
+				for _, x := range old {
+					if contains(list, x) {
+						both = append(both, x)
+					}
+				}
+				allowed[t] = both
+			} else {
+				filtered = append(filtered, t)
+				allowed[t] = list
+			}
+		}
+	}
+	for _, t := range filtered {
+		var g []string
+		for _, e := range gets {
+			if !strings.HasPrefix(e, t) {
+				g = append(g, e)
+			}
+		}
+		for _, ix := range allowed[t] {
+			g = append(g, t+"."+ix)
+		}
+		gets = g
+	}
+
+	per := int(m.MaxRepetitions)
+	if per == 0 || v1 {
+		per = 1
+	}
+	for len(gets) > 0 {
+		n := min(per, len(gets))
+		oids := make([]snmp.OID, n)
+		for i, g := range gets[:n] {
+			oids[i], _ = parseOID(g)
+		}
+		p, err := s.Get(ctx, oids...)
+		res.requests++
+		var se *manager.StatusError
+		if v1 && errors.As(err, &se) && p != nil && p.ErrorStatus == snmp.NoSuchName {
+			gets = gets[n:]
+			continue
+		}
+		if err != nil {
+			return res, fmt.Errorf("get: %w", err)
+		}
+		for _, vb := range p.VarBinds {
+			if !vb.Value.Type.IsException() {
+				keep(vb)
+			}
+		}
+		gets = gets[n:]
+	}
+
+	if walkers < 1 {
+		walkers = 1
+	}
+	sem := make(chan struct{}, walkers)
+	errc := make(chan error, len(walks))
+	var wg sync.WaitGroup
+	for _, w := range walks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := walk(w); err != nil {
+				errc <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
