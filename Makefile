@@ -4,7 +4,7 @@ BIN     := bin
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build demo test deps lint unit fuzz-smoke bench clean
+.PHONY: all build demo test deps lint unit fuzz-smoke bench clean install deb
 
 all: build
 
@@ -40,3 +40,44 @@ bench:
 
 clean:
 	rm -rf $(BIN)
+
+# Installation: binaries, systemd units, example configuration and the
+# docs (there are no man pages yet). PREFIX=/usr puts the configuration
+# in /etc and the units in /usr/lib/systemd/system.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
+SBINDIR    ?= $(PREFIX)/sbin
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+DOCDIR     ?= $(PREFIX)/share/doc/tsnmp
+STATEDIR   ?= /var/lib
+
+install:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/install/ ./cmd/tsnmpd ./cmd/tsnmp
+	install -D -m 0755 $(BIN)/install/tsnmpd $(DESTDIR)$(SBINDIR)/tsnmpd
+	install -D -m 0755 $(BIN)/install/tsnmp $(DESTDIR)$(BINDIR)/tsnmp
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/tsnmp $(DESTDIR)$(DOCDIR)
+	for u in tsnmpd.service tsnmp-trapd.service; do \
+		sed -e 's|/usr/sbin/tsnmpd|$(SBINDIR)/tsnmpd|g' -e 's|/usr/bin/tsnmp |$(BINDIR)/tsnmp |g' \
+		    -e 's|/etc/tsnmp/|$(SYSCONFDIR)/tsnmp/|g' -e 's|/usr/share/doc/tsnmp/|$(DOCDIR)/|g' \
+		    dist/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u; chmod 0644 $(DESTDIR)$(UNITDIR)/$$u; done
+	for c in tsnmpd.yaml snmptrapd.conf; do \
+		[ -e $(DESTDIR)$(SYSCONFDIR)/tsnmp/$$c ] || install -m 0644 dist/$$c $(DESTDIR)$(SYSCONFDIR)/tsnmp/$$c; done
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+
+# A Debian package (dpkg-deb) of what install puts under /usr and /etc.
+DEBVERSION := 0.0+git$(shell git log -1 --format=%cd.%h --date=format:%Y%m%d%H%M%S 2>/dev/null || echo 0)
+DEBARCH    := $(shell dpkg --print-architecture 2>/dev/null || $(GO) env GOARCH)
+DEBROOT    ?= $(BIN)/deb/root
+DEB        ?= $(BIN)/tsnmp_$(DEBVERSION)_$(DEBARCH).deb
+
+deb:
+	rm -rf $(DEBROOT)
+	$(MAKE) install PREFIX=/usr DESTDIR=$(abspath $(DEBROOT))
+	install -d $(DEBROOT)/DEBIAN
+	sed -e 's|@VERSION@|$(DEBVERSION)|' -e 's|@ARCH@|$(DEBARCH)|' dist/debian/control.in > $(DEBROOT)/DEBIAN/control
+	install -m 0644 dist/debian/conffiles $(DEBROOT)/DEBIAN/conffiles
+	install -m 0755 dist/debian/postinst dist/debian/prerm dist/debian/postrm $(DEBROOT)/DEBIAN/
+	dpkg-deb --root-owner-group -Zxz --build $(DEBROOT) $(DEB)
+	@echo built $(DEB)

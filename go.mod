@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/chromedp/cdproto v0.159.3
 	github.com/chromedp/chromedp v0.23.0
+	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/klauspost/compress v1.20.3
 	github.com/mdlayher/netlink v1.7.2
 	github.com/pion/dtls/v3 v3.1.15

@@ -103,9 +103,16 @@ func (s *Stats) Register(t *mib.Tree) {
 		Prefix:  snmp.OID{1, 3, 6, 1, 6, 3, 11, 2, 1},
 		Objects: []mib.Scalar{c(1, &s.UnknownSecurityModels), c(2, &s.InvalidMsgs), c(3, &s.UnknownPDUHandlers)},
 	})
-	t.Register(snmp.OID{1, 3, 6, 1, 6, 3, 12, 1}, &mib.Scalars{
+	// Each scalar of snmpTargetObjects on its own: the notification
+	// originator serves the tables between them (snmpTargetAddrTable,
+	// snmpTargetParamsTable).
+	t.Register(snmp.OID{1, 3, 6, 1, 6, 3, 12, 1, 4}, &mib.Scalars{
 		Prefix:  snmp.OID{1, 3, 6, 1, 6, 3, 12, 1},
-		Objects: []mib.Scalar{c(4, &s.UnavailableContexts), c(5, &s.UnknownContexts)},
+		Objects: []mib.Scalar{c(4, &s.UnavailableContexts)},
+	})
+	t.Register(snmp.OID{1, 3, 6, 1, 6, 3, 12, 1, 5}, &mib.Scalars{
+		Prefix:  snmp.OID{1, 3, 6, 1, 6, 3, 12, 1},
+		Objects: []mib.Scalar{c(5, &s.UnknownContexts)},
 	})
 }
 

@@ -76,9 +76,25 @@ type Options struct {
 	// engine's last boot. Engine time then counts from that boot, on the
 	// host's boot clock, for every session alike.
 	Shared bool
+	// Import, when not nil, is the engine ID and boot counter another
+	// agent ran with (snmpd's oldEngineID and engineBoots), taken over
+	// so that managers' localized keys and their view of
+	// snmpEngineBoots stay valid. Without a configured EngineID, the
+	// imported ID is used; under that ID the boot counter continues from
+	// the larger of the stored and the imported counts, so it never goes
+	// back whichever agent ran last.
+	Import *Imported
 	// Log receives the warnings about files removed or refused; nil is
 	// slog.Default().
 	Log *slog.Logger
+}
+
+// Imported is an engine identity taken over from another agent.
+type Imported struct {
+	EngineID []byte
+	Boots    int32
+	// From names where it came from, for messages.
+	From string
 }
 
 // LockedError is returned when another process holds the state directory.
@@ -186,6 +202,15 @@ func (s *State) boot(o Options) error {
 	case lost != "":
 		return fmt.Errorf("engine: %s %s: restarting the counter under engine ID %x would let old messages be replayed (RFC 3414 §2.2.3). Add the line \"engineBoots N\" with N above any value managers have seen from this engine (snmpEngineBoots), or start once with --regenerate-engine-id to make a new engine ID", path, lost, st.id)
 	}
+	imported := o.Import != nil && o.Import.EngineID != nil && (o.EngineID == nil || bytes.Equal(o.EngineID, o.Import.EngineID))
+	if imported && o.EngineID == nil {
+		o.EngineID = o.Import.EngineID
+		if id != nil && !bytes.Equal(id, o.EngineID) {
+			o.Log.Warn("taking over the engine ID of the agent this one replaces; keys localized to the stored one no longer match",
+				"file", path, "stored", hex.EncodeToString(id), "engineID", hex.EncodeToString(o.EngineID), "from", o.Import.From)
+			id = nil
+		}
+	}
 	switch {
 	case o.EngineID != nil && !bytes.Equal(o.EngineID, id):
 		if id != nil {
@@ -200,6 +225,9 @@ func (s *State) boot(o Options) error {
 			o.Log.Warn("no engine state in a state directory that holds other state: starting a new engine ID; keys localized to an earlier one no longer match",
 				"file", path, "engineID", hex.EncodeToString(id))
 		}
+	}
+	if imported && bytes.Equal(id, o.Import.EngineID) && boots < o.Import.Boots {
+		boots = o.Import.Boots
 	}
 	data := fmt.Sprintf("# tsnmp engine state; written at every start\nengineID %x\nengineBoots %%d\n", id)
 	if o.Shared {

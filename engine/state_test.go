@@ -217,3 +217,36 @@ func TestMissingStateWarns(t *testing.T) {
 		t.Errorf("warning for a fresh directory:\n%s", log.String())
 	}
 }
+
+// TestImport: the engine ID and boots of snmpd's persistent file are
+// taken over; under that ID boots continue from the larger of the stored
+// and imported counts, and never go back.
+func TestImport(t *testing.T) {
+	dir := t.TempDir()
+	id := []byte{0x80, 0x00, 0x1f, 0x88, 0x80, 9, 8, 7, 6, 5, 4, 3, 2}
+	own := open(t, dir, Options{})
+	own.Close()
+	s := open(t, dir, Options{Import: &Imported{EngineID: id, Boots: 7, From: "snmpd.conf"}})
+	if !bytes.Equal(s.EngineID, id) || s.Boots != 8 {
+		t.Fatalf("first import: id %x boots %d, want %x 8", s.EngineID, s.Boots, id)
+	}
+	s.Close()
+	// snmpd's file still says 7: the stored 8 wins.
+	s = open(t, dir, Options{Import: &Imported{EngineID: id, Boots: 7}})
+	if s.Boots != 9 {
+		t.Fatalf("second start: boots %d, want 9", s.Boots)
+	}
+	s.Close()
+	// snmpd ran meanwhile and counted to 20: continue above it.
+	s = open(t, dir, Options{Import: &Imported{EngineID: id, Boots: 20}})
+	if s.Boots != 21 {
+		t.Fatalf("after snmpd ran: boots %d, want 21", s.Boots)
+	}
+	s.Close()
+	// A configured engine ID wins over the imported one.
+	cfgID := []byte{0x80, 0, 0, 0, 1, 2, 3, 4}
+	s = open(t, dir, Options{EngineID: cfgID, Import: &Imported{EngineID: id, Boots: 20}})
+	if !bytes.Equal(s.EngineID, cfgID) || s.Boots != 1 {
+		t.Fatalf("configured ID: id %x boots %d", s.EngineID, s.Boots)
+	}
+}

@@ -27,6 +27,36 @@ type Auth struct {
 	PrivPassword  string `yaml:"priv_password"`
 	ContextName   string `yaml:"context_name"`
 	Version       int    `yaml:"version"`
+
+	// TLS holds the certificates of tls:// and dtls:// targets, SSH the
+	// keys of ssh:// targets (tsnmp's Transport Security Model; these
+	// auths are SNMPv3 at authPriv, which the transport provides).
+	TLS *TLSAuth `yaml:"tls"`
+	SSH *SSHAuth `yaml:"ssh"`
+}
+
+// TLSAuth names the exporter's certificate and how the agent's is
+// verified, as tsnmp's -T options do (docs/tls.md).
+type TLSAuth struct {
+	OurIdentity   string   `yaml:"our_identity"`
+	TheirIdentity string   `yaml:"their_identity"`
+	TrustCert     []string `yaml:"trust_cert"`
+	TheirHostname string   `yaml:"their_hostname"`
+	MinVersion    string   `yaml:"min_version"`
+	CertDirs      []string `yaml:"cert_dirs"`
+	CacheDir      string   `yaml:"cache_dir"`
+	NoResume      bool     `yaml:"no_resume"`
+}
+
+// SSHAuth is the SSH user, keys and host key policy (docs/ssh.md).
+type SSHAuth struct {
+	User       string   `yaml:"user"`
+	Identity   []string `yaml:"identity"`
+	Password   string   `yaml:"password"`
+	KnownHosts []string `yaml:"known_hosts"`
+	HostKey    string   `yaml:"host_key"`
+	CacheDir   string   `yaml:"cache_dir"`
+	NoResume   bool     `yaml:"no_resume"`
 }
 
 func defaultAuth() Auth {
@@ -37,6 +67,12 @@ func defaultAuth() Auth {
 func (a *Auth) check() error {
 	if a.Version < 1 || a.Version > 3 {
 		return fmt.Errorf("SNMP version must be 1, 2 or 3, not %d", a.Version)
+	}
+	if a.TLS != nil || a.SSH != nil {
+		if a.Version != 3 {
+			return errors.New("tls and ssh auths are SNMPv3: set version: 3")
+		}
+		return nil
 	}
 	if a.Version != 3 {
 		return nil

@@ -80,6 +80,50 @@ func normTarget(t string) string {
 	return t
 }
 
+// dial opens a session: over tls:, dtls: and ssh: with the Transport
+// Security Model and the auth's certificates or keys, else over udp: or
+// tcp: with the auth's community or USM user.
+func dial(ctx context.Context, target string, cfg manager.Config, a *Auth) (*manager.Session, error) {
+	switch {
+	case manager.IsSecureTarget(target):
+		if a.TLS == nil {
+			return nil, fmt.Errorf("target %s needs an auth with tls: (certificates)", target)
+		}
+		t, _, err := manager.SecureTarget(target)
+		if err != nil {
+			return nil, err
+		}
+		p := manager.TransportParams{OurIdentity: a.TLS.OurIdentity, TheirIdentity: a.TLS.TheirIdentity, TrustCert: a.TLS.TrustCert,
+			TheirHostname: a.TLS.TheirHostname, MinVersion: a.TLS.MinVersion, CertDirs: a.TLS.CertDirs, CacheDir: a.TLS.CacheDir, NoResume: a.TLS.NoResume}
+		c, err := p.ClientConfig(t.String())
+		if err != nil {
+			return nil, err
+		}
+		cfg.Level = snmp.AuthPriv
+		return manager.DialSecure(ctx, target, cfg, c)
+	case manager.IsSSHTarget(target):
+		if a.SSH == nil {
+			return nil, fmt.Errorf("target %s needs an auth with ssh: (user and keys)", target)
+		}
+		t, err := manager.SSHTarget(target)
+		if err != nil {
+			return nil, err
+		}
+		p := manager.SSHParams{User: a.SSH.User, IdentityFiles: a.SSH.Identity, Password: a.SSH.Password, KnownHosts: a.SSH.KnownHosts,
+			HostKey: a.SSH.HostKey, CacheDir: a.SSH.CacheDir, NoResume: a.SSH.NoResume, NoAgent: true}
+		c, err := p.ClientConfig(t.String(), a.Username)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Level = snmp.AuthPriv
+		return manager.DialSSH(ctx, target, cfg, c)
+	}
+	if a.TLS != nil || a.SSH != nil {
+		return nil, fmt.Errorf("auth with tls: or ssh: used for %s, which is not a tls://, dtls:// or ssh:// target", target)
+	}
+	return manager.Dial(ctx, target, cfg)
+}
+
 // Pool keeps one session per (target, auth and walk parameters) across
 // scrapes, closing those idle longer than Idle and the least recently
 // used beyond Max.
@@ -98,9 +142,9 @@ type pooled struct {
 	used time.Time
 }
 
-func (p *Pool) get(ctx context.Context, target string, cfg manager.Config) (*manager.Session, error) {
-	key := fmt.Sprintf("%s|%v|%q|%q|%d|%d|%q|%d|%q|%x|%q|%v|%d", target, cfg.Version, cfg.Community, cfg.User, cfg.Level,
-		cfg.AuthProtocol, cfg.AuthPassword, cfg.PrivProtocol, cfg.PrivPassword, cfg.ContextEngineID, cfg.ContextName, cfg.Timeout, cfg.Retries)
+func (p *Pool) get(ctx context.Context, target string, cfg manager.Config, a *Auth) (*manager.Session, error) {
+	key := fmt.Sprintf("%s|%v|%q|%q|%d|%d|%q|%d|%q|%x|%q|%v|%d|%p", target, cfg.Version, cfg.Community, cfg.User, cfg.Level,
+		cfg.AuthProtocol, cfg.AuthPassword, cfg.PrivProtocol, cfg.PrivPassword, cfg.ContextEngineID, cfg.ContextName, cfg.Timeout, cfg.Retries, a)
 	p.mu.Lock()
 	if e := p.sessions[key]; e != nil {
 		if e.s.Err() == nil {
@@ -113,7 +157,7 @@ func (p *Pool) get(ctx context.Context, target string, cfg manager.Config) (*man
 		delete(p.sessions, key)
 	}
 	p.mu.Unlock()
-	s, err := manager.Dial(ctx, target, cfg)
+	s, err := dial(ctx, target, cfg, a)
 	if err != nil {
 		return nil, err
 	}

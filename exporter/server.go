@@ -240,7 +240,7 @@ func (e *Exporter) scrapeModule(ctx context.Context, fams *families, mu *sync.Mu
 		fail(err)
 		return
 	}
-	s, err := e.Pool.get(ctx, target, cfg)
+	s, err := e.Pool.get(ctx, target, cfg, a)
 	if err != nil {
 		fail(err)
 		return

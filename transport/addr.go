@@ -111,7 +111,11 @@ func ParseAddress(spec string, defaultPort int) (Address, error) {
 	switch {
 	case six:
 		net += "6"
-	case a.Host != "" && !strings.Contains(a.Host, ":"):
+	case a.Host == "":
+		// A bare port is every IPv4 address, as Net-SNMP binds
+		// "udp:161": IPv6 is udp6:161, a socket of its own.
+		net += "4"
+	case !strings.Contains(a.Host, ":"):
 		if ip := parseIP(a.Host); ip != nil && ip.To4() != nil {
 			net += "4"
 		}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -57,4 +58,40 @@ func FuzzYAML(f *testing.F) {
 			t.Fatalf("re-parse of own output: %v\n%s", err, out)
 		}
 	})
+}
+
+func FuzzSnmpdPersistent(f *testing.F) {
+	f.Add([]byte("usmUser 1 3 0x80001f8880bc3ecf01d13f076b00000000 \"migu\" \"migu\" NULL .1.3.6.1.6.3.10.1.1.3 0x97c9ac6f1e6f4594a0c0aed97fcb982bac766180 .1.3.6.1.6.3.10.1.2.4 0x2784a4f52d53d9107e7621d56c136f0d \"\"\nsetserialno 1207353800\nengineBoots 1\noldEngineID 0x80001f8880bc3ecf01d13f076b00000000\nifXTable .1 14:0 18:0x $\n"))
+	f.Add([]byte("psyscontact \"a b\"\npsyslocation here\nengineBoots -1\noldEngineID 0x12\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := ParseSnmpdPersistent("fuzz", data)
+		for i, u := range p.Users {
+			c := &Config{Users: []User{u}}
+			if _, err := c.userKeysOpt(0, []byte{0x80, 0, 0, 0, 1, 2, 3, 4, 5}, false); err != nil {
+				t.Logf("user %d does not build: %v", i, err)
+			}
+		}
+	})
+}
+
+// TestSnmpdPersistentRecorded reads a persistent file Debian's snmpd 5.9.3
+// wrote.
+func TestSnmpdPersistentRecorded(t *testing.T) {
+	p := ParseSnmpdPersistent("snmpd.conf", []byte("# net-snmp persistent data file\nusmUser 1 3 0x80001f8880bc3ecf01d13f076b00000000 \"migu\" \"migu\" NULL .1.3.6.1.6.3.10.1.1.3 0x97c9ac6f1e6f4594a0c0aed97fcb982bac766180 .1.3.6.1.6.3.10.1.2.4 0x2784a4f52d53d9107e7621d56c136f0d \"\"\nsetserialno 1207353800\nengineBoots 1\noldEngineID 0x80001f8880bc3ecf01d13f076b00000000\nifXTable .1 14:0 18:0x $\nifXTable .2 14:0 18:0x $\npsyscontact \"Ops <ops@example.org>\"\nusmUser 2 3 0x80001f8880bc3ecf01d13f076b00000000 \"x\" \"x\" NULL .1.3.6.1.6.3.10.1.1.1 \"\" .1.3.6.1.6.3.10.1.2.1 \"\" \"\"\n"))
+	if p.Boots != 1 || !p.HasBoots || len(p.EngineID) != 17 || p.SetSerialNo != 1207353800 {
+		t.Errorf("engine %x boots %d serial %d", p.EngineID, p.Boots, p.SetSerialNo)
+	}
+	if len(p.Users) != 1 || p.Users[0].Name != "migu" || p.Users[0].Auth != "SHA" || p.Users[0].Priv != "AES" || p.UserStorage[0] != "nonVolatile" {
+		t.Fatalf("users %+v", p.Users)
+	}
+	c := &Config{Users: p.Users}
+	if _, err := c.userKeys(0, p.EngineID); err != nil {
+		t.Errorf("user does not build: %v", err)
+	}
+	if p.Contact == nil || *p.Contact != "Ops <ops@example.org>" {
+		t.Errorf("contact %v", p.Contact)
+	}
+	if len(p.Ignored) != 2 || !strings.Contains(p.Ignored[0], "snmpd.conf:6: ifXTable") || !strings.Contains(p.Ignored[1], "snmpd.conf:9: usmUser: row status 2") {
+		t.Errorf("ignored %q", p.Ignored)
+	}
 }

@@ -14,8 +14,31 @@ import (
 )
 
 // LoadSnmpdConf reads a Net-SNMP snmpd.conf file, following its
-// includeFile and includeDir directives.
+// includeFile, includeDir and includeSearch directives.
 func LoadSnmpdConf(path string) (*Config, error) {
+	return LoadSnmpdConfOptions(path, SnmpdConfOptions{})
+}
+
+// SnmpdConfOptions tune LoadSnmpdConfOptions.
+type SnmpdConfOptions struct {
+	// Strict makes a directive that Net-SNMP does not know an error;
+	// otherwise it is a warning, as snmpd warns.
+	Strict bool
+	// SearchPath is where includeSearch looks for a file after the
+	// including file's directory; nil is DefaultSearchPath.
+	SearchPath []string
+	// Extra are directives given on snmpd's command line
+	// (--agentAddress=udp:161 is "agentAddress udp:161"), read after
+	// the file.
+	Extra []string
+}
+
+// DefaultSearchPath is Net-SNMP's configuration path on Debian, where
+// includeSearch looks.
+var DefaultSearchPath = []string{"/etc/snmp", "/usr/share/snmp", "/usr/lib/x86_64-linux-gnu/snmp"}
+
+// LoadSnmpdConfOptions is LoadSnmpdConf with options.
+func LoadSnmpdConfOptions(path string, o SnmpdConfOptions) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -33,8 +56,21 @@ func LoadSnmpdConf(path string) (*Config, error) {
 		}
 		return names, nil
 	})
+	p.strict = o.Strict
+	p.searchPath = o.SearchPath
+	if p.searchPath == nil {
+		p.searchPath = DefaultSearchPath
+	}
+	if home, err := os.UserHomeDir(); err == nil && o.SearchPath == nil {
+		p.searchPath = append(slices.Clip(p.searchPath), filepath.Join(home, ".snmp"))
+	}
 	if err := p.parse(path, data, 0); err != nil {
 		return nil, err
+	}
+	if len(o.Extra) > 0 {
+		if err := p.parse("command line", []byte(strings.Join(o.Extra, "\n")), 0); err != nil {
+			return nil, err
+		}
 	}
 	return p.finish()
 }
@@ -58,6 +94,9 @@ type snmpdParser struct {
 	seq      int
 	readFile func(string) ([]byte, error)
 	readDir  func(string) ([]string, error)
+	// strict makes unknown directives errors (SnmpdConfOptions.Strict).
+	strict     bool
+	searchPath []string
 
 	// current position, for messages
 	file string
@@ -194,8 +233,8 @@ func (p *snmpdParser) directive(tok, rest string, depth int) error {
 		return err
 	}
 	switch d {
-	case "include", "includesearch":
-		return p.errorf(tok, "not supported; use includeFile or includeDir")
+	case "includesearch":
+		return p.includeSearch(tok, rest, depth)
 	case "includefile":
 		return p.includeFile(tok, rest, depth)
 	case "includedir":
@@ -307,10 +346,21 @@ func (p *snmpdParser) directive(tok, rest string, depth int) error {
 			return err
 		}
 		if why, ok := ignoredDirectives[d]; ok {
-			p.warnf(tok, "ignored: %s", why)
+			if w := wouldHave(d); w != "" {
+				p.warnf(tok, "ignored: snmpd would %s; %s", w, why)
+			} else {
+				p.warnf(tok, "ignored: %s", why)
+			}
 			return nil
 		}
-		return p.errorf(tok, "unknown directive")
+		if w := wouldHave(d); w != "" {
+			p.warnf(tok, "ignored: snmpd would %s; tsnmpd does not", w)
+			return nil
+		}
+		if p.strict {
+			return p.errorf(tok, "unknown directive (--strict)")
+		}
+		p.warnf(tok, "unknown directive; ignored, as snmpd ignores it (--strict makes this an error)")
 	}
 	return nil
 }
@@ -327,6 +377,31 @@ func (p *snmpdParser) includeFile(tok, name string, depth int) error {
 		return p.errorf(tok, "%v", err)
 	}
 	return p.parse(name, data, depth+1)
+}
+
+// includeSearch reads the first file of that name in the including
+// file's directory or the search path; a file found nowhere is a
+// warning, as in snmpd.
+func (p *snmpdParser) includeSearch(tok, name string, depth int) error {
+	if p.readFile == nil {
+		return p.errorf(tok, "includes are not available here")
+	}
+	if filepath.IsAbs(name) {
+		return p.includeFile(tok, name, depth)
+	}
+	for _, dir := range append([]string{filepath.Dir(p.file)}, p.searchPath...) {
+		path := filepath.Join(dir, name)
+		data, err := p.readFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return p.errorf(tok, "%v", err)
+		}
+		return p.parse(path, data, depth+1)
+	}
+	p.warnf(tok, "%s not found in %s; ignored", name, strings.Join(append([]string{filepath.Dir(p.file)}, p.searchPath...), ":"))
+	return nil
 }
 
 func (p *snmpdParser) includeDir(tok, dir string, depth int) error {

@@ -446,7 +446,14 @@ func printTreeNode(out *bufio.Writer, n *smi.Node, prefix string, last bool) {
 
 // dumpTable is -To, -Tl, -Ts and -Tz: one line per node.
 func dumpTable(out *bufio.Writer, tflags string) {
-	nodes := smi.Nodes()
+	// Every name of every OID; a name several modules give one OID once.
+	var nodes []*smi.Node
+	for _, n := range smi.AllNodes() {
+		if l := len(nodes); l > 0 && nodes[l-1].Name == n.Name && slices.Equal(nodes[l-1].OID, n.OID) {
+			continue
+		}
+		nodes = append(nodes, n)
+	}
 	// Net-SNMP lists iso's subtree first.
 	slices.SortStableFunc(nodes, func(a, b *smi.Node) int {
 		return cmp.Compare(min(a.OID[0]^1, 1), min(b.OID[0]^1, 1))

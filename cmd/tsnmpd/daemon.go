@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -51,8 +52,8 @@ type daemon struct {
 	// targets. authTraps holds it while authtrapenable is on.
 	notify    *notifier
 	authTraps atomic.Pointer[notify.Originator]
-	// originator is the running originator, for AgentX subagents'
-	// notifications (agentx.go).
+	// originator is the running originator, for SNMP-TARGET-MIB's
+	// tables and AgentX subagents' notifications (agentx.go).
 	originator atomic.Pointer[notify.Originator]
 
 	mu sync.Mutex
@@ -64,6 +65,8 @@ type daemon struct {
 	ssh  *sshState
 	tls  *tlsState
 	http *httpState
+	// persist is what was read from snmpd's persistent file (migrate.go).
+	persist *config.SnmpdPersistent
 	// banner holds the generated passwords of the zero-config user until
 	// the listeners they are printed for are bound.
 	banner *[2]string
@@ -90,7 +93,7 @@ func loadConfig(o *options) (*config.Config, error) {
 	case o.config != "":
 		cfg, err = config.LoadYAML(o.config)
 	case o.snmpdConf != "":
-		cfg, err = config.LoadSnmpdConf(o.snmpdConf)
+		cfg, err = config.LoadSnmpdConfOptions(o.snmpdConf, config.SnmpdConfOptions{Strict: o.strict, Extra: o.confLines})
 	default:
 		cfg = config.Default()
 	}
@@ -100,6 +103,7 @@ func loadConfig(o *options) (*config.Config, error) {
 	if len(o.listen) > 0 {
 		cfg.Listen = o.listen
 	}
+	applyAgentXFlag(o, cfg)
 	return cfg, nil
 }
 
@@ -118,11 +122,27 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := engine.OpenOptions(o.stateDir, engine.Options{EngineID: engineID, Regenerate: o.regenerate, Shared: o.stdio, Log: log})
+	persist, err := readPersistent(o, cfg)
 	if err != nil {
 		return nil, err
 	}
-	d := &daemon{o: o, log: log, out: out, state: st, errc: make(chan error, 16)}
+	for _, s := range persistIgnored(persist) {
+		log.Warn("snmpd's persistent file", "ignored", s)
+	}
+	st, err := engine.OpenOptions(o.stateDir, engine.Options{EngineID: engineID, Regenerate: o.regenerate, Shared: o.stdio, Import: importEngine(persist), Log: log})
+	if err != nil {
+		return nil, err
+	}
+	d := &daemon{o: o, log: log, out: out, state: st, errc: make(chan error, 16), persist: persist}
+	for _, n := range mergePersistentUsers(cfg, persist, st.EngineID) {
+		log.Info("snmpd's persistent file", "user", n)
+	}
+	if persist != nil && bytes.Equal(persist.EngineID, st.EngineID) && !o.stdio {
+		if err := advanceSnmpdBoots(persist.Path, st.Boots); err != nil {
+			log.Warn("cannot advance engineBoots in snmpd's persistent file; if snmpd is started again on this engine ID, raise it there above this value first",
+				"file", persist.Path, "engineBoots", st.Boots, "err", err)
+		}
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -144,6 +164,7 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	d.agent.Stats.Register(tree)
 	d.agent.RegisterEngine(tree)
 	d.agent.RegisterUSMStats(tree)
+	notify.Register(tree, d.originator.Load) // SNMP-TARGET-MIB, SNMP-NOTIFICATION-MIB
 	d.ssh, d.tls, d.http = newSSHState(tree), newTLSState(tree), &httpState{}
 	p, err := d.policy(cfg)
 	if err != nil {
@@ -176,6 +197,17 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 func (d *daemon) buildTree(cfg *config.Config) (*mib.Tree, error) {
 	var tree mib.Tree
 	contact, name, location := d.loadSystem()
+	if p := d.persist; p != nil {
+		// Values snmpd's SNMP SETs stored, unless tsnmpd has its own.
+		for _, v := range []struct {
+			dst *string
+			src *string
+		}{{&contact, p.Contact}, {&name, p.Name}, {&location, p.Location}} {
+			if *v.dst == "" && v.src != nil {
+				*v.dst = *v.src
+			}
+		}
+	}
 	setting := func(configured, persisted string, ok bool) system.Setting {
 		if configured != "" {
 			return system.Setting{Value: configured, Configured: true}
@@ -190,6 +222,9 @@ func (d *daemon) buildTree(cfg *config.Config) (*mib.Tree, error) {
 		Location: setting(cfg.System.Location, location, true),
 		Persist:  d.persistSystem,
 		ORs:      sysORs,
+	}
+	if p := d.persist; p != nil && p.HasSetSerialNo {
+		sc.SetSerialNo = &p.SetSerialNo
 	}
 	oid, err := cfg.SysObjectID()
 	if err != nil {
@@ -517,6 +552,7 @@ func (d *daemon) reload() error {
 	if err != nil {
 		return err
 	}
+	mergePersistentUsers(cfg, d.persist, d.state.EngineID)
 	p, err := d.policy(cfg)
 	if err != nil {
 		return err

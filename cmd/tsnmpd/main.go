@@ -39,6 +39,19 @@ type options struct {
 	// regenerate lets a state directory whose engine.conf lost its engine
 	// ID or boot counter start a new engine ID.
 	regenerate bool
+
+	// Migration from snmpd (migrate.go, snmpdflags.go).
+	snmpdPersistent string
+	strict          bool
+	confLines       []string
+	checkConfig     bool
+	// Service operation (service.go).
+	pidFile      string
+	user, group  string
+	logFile      string
+	syslog       string
+	agentXSocket string
+	notes        []string
 }
 
 func main() {
@@ -71,6 +84,28 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		fmt.Fprintf(stderr, "Usage: tsnmpd [flags]\n\nThe tsnmp SNMP agent. Without flags it serves udp and tcp on 127.0.0.1:1161 and [::1]:1161.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
+	fs.StringVar(&o.snmpdPersistent, "snmpd-persistent", "", "snmpd's persistent `file` to take the engine ID, boots, usmUser lines, setserialno and\nSNMP-set system values from (default: for --snmpd-conf /etc/snmp/snmpd.conf, /var/lib/snmp/snmpd.conf;\n\"none\" for none)")
+	fs.BoolVar(&o.strict, "strict", false, "make snmpd.conf directives unknown to Net-SNMP fatal instead of warnings")
+	fs.BoolVar(&o.checkConfig, "check-config", false, "print what the configuration and snmpd's persistent file give, what differs from snmpd\nand what is ignored, then exit (also: tsnmpd migrate)")
+	fs.Func("snmpd-directive", "an snmpd.conf `line` read after the file (snmpd's --TOKEN=VALUE)", func(s string) error {
+		o.confLines = append(o.confLines, s)
+		return nil
+	})
+	fs.StringVar(&o.pidFile, "pid-file", "", "write the process ID to `file` (removed at exit)")
+	fs.StringVar(&o.user, "user", "", "after binding the listen addresses, run as this `user` (name or number)")
+	fs.StringVar(&o.group, "group", "", "after binding, run as this `group` (default: the user's group)")
+	fs.StringVar(&o.logFile, "log-file", "", "log to this `file` (\"-\" standard output; default standard error)")
+	fs.StringVar(&o.syslog, "syslog", "", "log to syslog with this `facility` (daemon, user, local0..local7, or snmpd's d, u, 0..7)")
+	fs.StringVar(&o.agentXSocket, "agentx-socket", "", "the AgentX master's `address` (snmpd -x; overrides agentXSocket)")
+	if len(args) > 0 && args[0] == "migrate" {
+		o.checkConfig = true
+		args = args[1:]
+	}
+	args, notes, err := translateSnmpdArgs(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	o.notes = notes
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -91,6 +126,10 @@ func newLogger(o *options, w io.Writer) (*slog.Logger, error) {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	w, err := openLogOutput(o, w)
+	if err != nil {
+		return nil, err
 	}
 	ho := &slog.HandlerOptions{Level: lvl}
 	switch o.logFormat {
@@ -115,6 +154,9 @@ func run(args []string, stderr io.Writer) error {
 		return err
 	}
 	slog.SetDefault(log)
+	for _, n := range o.notes {
+		log.Warn("command line", "note", n)
+	}
 	if o.hashPwd {
 		return hashPassword(os.Stdin, os.Stdout)
 	}
@@ -123,6 +165,15 @@ func run(args []string, stderr io.Writer) error {
 			return err
 		}
 	}
+	if o.checkConfig {
+		return checkConfig(o, os.Stdout)
+	}
+	// Signals are taken before start: a SIGTERM or SIGHUP arriving while
+	// the agent starts is acted on once it runs, not fatal.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
 	d, err := start(o, log, stderr)
 	if err != nil {
 		return err
@@ -131,21 +182,27 @@ func run(args []string, stderr io.Writer) error {
 		defer d.close()
 		return d.serveStdio(os.Stdin, os.Stdout)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+	svc, err := startService(o, log, d)
+	if err != nil {
+		d.close()
+		return err
+	}
+	defer svc.stop()
 	for {
 		select {
 		case <-ctx.Done():
+			svc.notify("STOPPING=1")
 			log.Info("shutting down")
 			d.close()
 			return nil
 		case <-hup:
+			svc.reloading()
 			if err := d.reload(); err != nil {
 				log.Error("reload failed; keeping the running configuration and listen addresses", "err", err)
 			}
+			svc.notify("READY=1")
 		case err := <-d.errc:
+			svc.notify("STOPPING=1")
 			d.close()
 			return err
 		}

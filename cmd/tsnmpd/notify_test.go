@@ -106,6 +106,21 @@ func TestNotifications(t *testing.T) {
 			t.Errorf("not three coldStarts:\n%s", strings.Join(r, ""))
 		}
 	}
+	// The targets, read-only in SNMP-TARGET-MIB and SNMP-NOTIFICATION-MIB.
+	agent := fmt.Sprintf("udp:127.0.0.1:%d", agentPort)
+	domains := netsnmp(t, "snmpwalk", "-v2c", "-c", "public", agent, ".1.3.6.1.6.3.12.1.2.1.2")
+	if n := strings.Count(domains+"\n", "= OID: .1.3.6.1.6.1.1\n"); n != 6 {
+		t.Errorf("snmpTargetAddrTDomain: %d UDP targets, want 6:\n%s", n, domains)
+	}
+	if tags := netsnmp(t, "snmpwalk", "-v2c", "-c", "public", agent, ".1.3.6.1.6.3.12.1.2.1.6"); strings.Count(tags, `"inform"`) != 2 || strings.Count(tags, `"trap"`) != 4 {
+		t.Errorf("snmpTargetAddrTagList:\n%s", tags)
+	}
+	if mp := netsnmp(t, "snmpwalk", "-v2c", "-c", "public", agent, ".1.3.6.1.6.3.12.1.3.1.2"); strings.Count(mp, "INTEGER: 0") != 2 || strings.Count(mp, "INTEGER: 1") != 4 {
+		t.Errorf("snmpTargetParamsMPModel:\n%s", mp)
+	}
+	if nt := netsnmp(t, "snmpwalk", "-v2c", "-c", "public", agent, ".1.3.6.1.6.3.13.1.1.1.3"); !strings.HasSuffix(nt, ".1.3.6.1.6.3.13.1.1.1.3.105.110.102.111.114.109 = INTEGER: 2\n.1.3.6.1.6.3.13.1.1.1.3.116.114.97.112 = INTEGER: 1") {
+		t.Errorf("snmpNotifyType:\n%s", nt)
+	}
 	// A bad community: authenticationFailure to every target.
 	netsnmpFail(t, "snmpget", "-v2c", "-c", "wrong", "-r", "0", "-t", "0.3", fmt.Sprintf("udp:127.0.0.1:%d", agentPort), "1.3.6.1.2.1.1.3.0")
 	want = waitRecords(t, "snmptrapd", snmptrapd.Output, 6)
@@ -151,6 +166,7 @@ func TestNotifications(t *testing.T) {
 func netsnmpFail(t *testing.T, prog string, args ...string) {
 	t.Helper()
 	cmd := osexec.Command(testenv.Need(t, prog), append([]string{"-M", "/dev/null", "-m", ""}, args...)...)
+	cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+t.TempDir())
 	if out, err := cmd.CombinedOutput(); err == nil {
 		t.Fatalf("%s %v succeeded: %s", prog, args, out)
 	}
@@ -210,8 +226,10 @@ func TestLinkUpDownNotifications(t *testing.T) {
 		t.Errorf("after the veth came up:\n%s", up)
 	}
 	// authtrapenable is off: a bad community sends nothing.
-	out, err := ns.Command(testenv.Need(t, "snmpget"), "-M", "/dev/null", "-m", "", "-v2c", "-c", "wrong", "-r", "0", "-t", "0.3",
-		"udp:127.0.0.1:1161", "1.3.6.1.2.1.1.3.0").CombinedOutput()
+	get := ns.Command(testenv.Need(t, "snmpget"), "-M", "/dev/null", "-m", "", "-v2c", "-c", "wrong", "-r", "0", "-t", "0.3",
+		"udp:127.0.0.1:1161", "1.3.6.1.2.1.1.3.0")
+	get.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+t.TempDir())
+	out, err := get.CombinedOutput()
 	if err == nil {
 		t.Fatalf("snmpget with a bad community succeeded: %s", out)
 	}

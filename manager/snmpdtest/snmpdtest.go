@@ -207,7 +207,15 @@ func Tool(t testing.TB, prog string, args ...string) Result {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, append([]string{"-M", mibs, "-m", "ALL"}, args...)...)
 	cmd.Args[0] = prog // messages name the tool as a user would see it
-	cmd.Env = append(os.Environ(), "SNMPCONFPATH="+os.DevNull, "HOME="+os.TempDir())
+	// A persistent directory of its own: tools that share
+	// /var/lib/snmp/snmpapp.conf rewrite it concurrently and leave it
+	// damaged for every later run.
+	// (cert_indexes made here: the tools say so when they make it).
+	persist := t.TempDir()
+	if err := os.Mkdir(filepath.Join(persist, "cert_indexes"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), "SNMPCONFPATH="+os.DevNull, "HOME="+os.TempDir(), "SNMP_PERSISTENT_DIR="+persist)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()

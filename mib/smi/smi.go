@@ -551,6 +551,26 @@ func unqualify(s string) string {
 // an OID, only the one Format prints is included.
 func Nodes() []*Node { return slices.Clone(load().nodes) }
 
+// AllNodes returns every named node, sorted by OID, including the other
+// names of an OID that Nodes leaves out.
+func AllNodes() []*Node {
+	t := load()
+	all := slices.Clone(t.roots)
+	for _, ns := range t.byName {
+		all = append(all, ns...)
+	}
+	slices.SortStableFunc(all, func(a, b *Node) int {
+		if c := slices.Compare(a.OID, b.OID); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Module, b.Module)
+	})
+	return slices.CompactFunc(all, func(a, b *Node) bool { return a == b })
+}
+
 // Modules returns the names of the modules in use, in load order.
 func Modules() []string { return slices.Clone(load().order) }
 

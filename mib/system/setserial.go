@@ -25,9 +25,12 @@ type serialNo struct {
 	v atomic.Int64
 }
 
-func newSerialNo() *serialNo {
+func newSerialNo(start *int32) *serialNo {
 	s := &serialNo{}
 	s.v.Store(rand.Int64N(math.MaxInt32 + 1))
+	if start != nil && *start >= 0 {
+		s.v.Store(int64(*start))
+	}
 	s.Scalars = mib.Scalars{
 		Prefix: SetPrefix,
 		Objects: []mib.Scalar{{

@@ -89,6 +89,9 @@ type Config struct {
 	Persist func(contact, name, location string) error
 	// ORs are the sysORTable rows, indexed 1, 2, ... in this order.
 	ORs []OR
+	// SetSerialNo, when not nil, is snmpSetSerialNo's value at start
+	// (the value another agent kept); else it starts pseudo-random.
+	SetSerialNo *int32
 }
 
 // Group serves the system group.
@@ -116,7 +119,7 @@ func New(cfg Config) *Group {
 		services: int64(cfg.Services),
 		start:    cfg.Start,
 		persist:  cfg.Persist,
-		serial:   newSerialNo(),
+		serial:   newSerialNo(cfg.SetSerialNo),
 	}
 	if len(g.descr) == 0 {
 		g.descr = []byte(Uname())
