@@ -144,3 +144,142 @@ func TestBulkOneRepeater(t *testing.T) {
 		}
 	}
 }
+
+// indexRows counts the values and the row indexes asked of a table.
+type indexRows struct {
+	countingRows
+	indexes *int
+}
+
+func (c indexRows) Index(i int) snmp.OID {
+	*c.indexes++
+	return c.testTable.Index(i)
+}
+
+// TestBulkManyRepeaters checks GetBulk with several repeating varbinds,
+// whose columns are taken from the tree in runs, against chains of
+// GetNext requests: the same varbinds repetition by repetition, through
+// views with holes, across handlers, past the end of the MIB (where a
+// repeater repeats endOfMibView) and within the size limit (whole
+// repetitions only). It also checks that the work stays linear: about
+// one row index looked at per value, not a search per varbind.
+func TestBulkManyRepeaters(t *testing.T) {
+	st, err := engine.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree mib.Tree
+	table := rows(300)
+	values, indexes := 0, 0
+	entry := snmp.OID{1, 3, 6, 1, 2, 1, 2, 2, 1}
+	tree.Register(snmp.OID{1, 3, 6, 1, 2, 1, 1}, &mib.Scalars{
+		Prefix:  snmp.OID{1, 3, 6, 1, 2, 1, 1},
+		Objects: []mib.Scalar{{Sub: 1, Get: func(*mib.Request) snmp.Value { return snmp.StringValue("descr") }}},
+	})
+	tree.Register(entry, &mib.Table{
+		Entry: entry, Columns: []uint32{1, 2, 6},
+		Rows: func(*mib.Request) mib.Rows { return indexRows{countingRows{table, &values}, &indexes} },
+	})
+	tree.Register(snmp.OID{1, 3, 6, 1, 2, 1, 31, 1, 1, 1}, &mib.Table{
+		Entry: snmp.OID{1, 3, 6, 1, 2, 1, 31, 1, 1, 1}, Columns: []uint32{1},
+		Rows: func(*mib.Request) mib.Rows { return rows(3) },
+	})
+	a := &Agent{Tree: &tree, State: st}
+	col := func(c, row uint32) snmp.OID {
+		o := append(entry.Clone(), c)
+		if row > 0 {
+			o = append(o, row)
+		}
+		return o
+	}
+	starts := [][]snmp.OID{
+		{col(1, 0), col(2, 0), col(6, 0)},                                                                          // snmptable's request
+		{col(1, 0), col(2, 0), col(6, 0), col(1, 5), col(2, 7)},                                                    // more, mid-column
+		{col(6, 290), col(6, 298), {1, 3, 6, 1, 2, 1, 31}, {1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 1, 2}, {1, 3, 6, 1, 9}}, // the end of the MIB
+		{{1, 3}, col(1, 100), col(2, 95), col(2, 150), col(6, 1), col(6, 13), col(6, 14), col(2, 300), {1, 3, 6, 1, 2, 1, 1, 1, 0}},
+	}
+	for _, comm := range []string{"public", "holes", "odd"} {
+		for _, maxResp := range []int{0, 1500} {
+			a.SetPolicy(&Policy{Communities: testCommunities{"public": "all", "holes": "holes", "odd": "odd"}, Access: holeAccess{}, MaxResponse: maxResp, MaxBulkResponses: -1})
+			ask := func(typ snmp.PDUType, reps int, from ...snmp.OID) []snmp.VarBind {
+				t.Helper()
+				pdu := snmp.PDU{Type: typ, RequestID: 1, ErrorIndex: reps}
+				for _, o := range from {
+					pdu.VarBinds = append(pdu.VarBinds, snmp.VarBind{Name: o, Value: snmp.NullValue()})
+				}
+				req := snmp.AppendMessage(nil, &snmp.Message{Version: snmp.V2c, Community: []byte(comm), PDU: pdu})
+				out := a.ServeSNMP(benchRef, req, make([]byte, 0, 65536))
+				var m snmp.Message
+				if err := m.Unmarshal(out); err != nil || m.PDU.ErrorStatus != snmp.NoError {
+					t.Fatalf("%v from %v: %v %v", typ, from, err, m.PDU.ErrorStatus)
+				}
+				vbs := m.PDU.VarBinds
+				for i := range vbs {
+					vbs[i].Name = vbs[i].Name.Clone()
+				}
+				return vbs
+			}
+			for _, from := range starts {
+				// Each repeater's chain of GetNext answers, with
+				// endOfMibView repeated once the view ends.
+				chains := make([][]snmp.VarBind, len(from))
+				for j, o := range from {
+					for {
+						vb := ask(snmp.GetNextRequest, 0, o)[0]
+						chains[j] = append(chains[j], vb)
+						if vb.Value.Type == snmp.EndOfMibView {
+							break
+						}
+						o = vb.Name
+					}
+				}
+				for _, reps := range []int{1, 7, 100, 1000} {
+					var want []snmp.VarBind
+					for rep := 0; rep < reps; rep++ {
+						allEnd := true
+						for j := range from {
+							c := chains[j]
+							vb := c[min(rep, len(c)-1)]
+							if vb.Value.Type != snmp.EndOfMibView {
+								allEnd = false
+							}
+							want = append(want, vb)
+						}
+						if allEnd {
+							break
+						}
+					}
+					values, indexes = 0, 0
+					got := ask(snmp.GetBulkRequest, reps, from...)
+					if len(got) == 0 || len(got) > len(want) || (len(got) < len(want) && len(got)%len(from) != 0) {
+						t.Fatalf("%s, max %d, from %v, reps %d: %d varbinds, want %d", comm, maxResp, from, reps, len(got), len(want))
+					}
+					if len(got) < len(want) {
+						// Only whole repetitions that fit are dropped:
+						// one more would not have fitted.
+						room, size := 65507, 0
+						if maxResp > 0 {
+							room = maxResp
+						}
+						for i := range want[:len(got)+len(from)] {
+							size += snmp.VarBindLen(&want[i])
+						}
+						if size < room-100 {
+							t.Fatalf("%s, max %d, from %v, reps %d: %d varbinds, want %d (%d octets fit in %d)", comm, maxResp, from, reps, len(got), len(want), size, room)
+						}
+					}
+					for i := range got {
+						if !got[i].Name.Equal(want[i].Name) || got[i].Value.Type != want[i].Value.Type {
+							t.Fatalf("%s, max %d, from %v, reps %d: varbind %d is %v, want %v", comm, maxResp, from, reps, i, got[i], want[i])
+						}
+					}
+					// One index per value read and a search (9 for 300
+					// rows) per repeater and run, not one per varbind.
+					if limit := 2*values + 100*len(from); indexes > limit {
+						t.Errorf("%s, max %d, from %v, reps %d: %d row indexes looked at for %d values read, %d varbinds; want at most %d", comm, maxResp, from, reps, indexes, values, len(got), limit)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"sync"
+
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -159,37 +161,129 @@ func (q *request) bulk(req *snmp.PDU, maxReps int) {
 		q.bulkOne(repeaters[0].Name, reps, size)
 		return
 	}
+	q.bulkMany(repeaters, reps, size)
+}
+
+// bulkMany answers the repetitions of several repeating varbinds, which
+// is how snmptable asks for a table's columns. Each repeater's instances
+// come from the tree in runs (run), a chunk of repetitions at a time no
+// longer than what could still fit, and are laid out repetition by
+// repetition; a repetition that does not fit is dropped whole (truncate).
+// A repeater at the end of the MIB view repeats endOfMibView under the
+// last name it answered, and the response ends after a repetition in
+// which every repeater is at the end (RFC 3416 §4.2.3).
+func (q *request) bulkMany(repeaters []snmp.VarBind, reps, size int) {
+	width := len(repeaters)
 	base := len(q.resp.VarBinds)
-	for rep := 0; rep < reps; rep++ {
-		allEnd := true
-		for j, vb := range repeaters {
-			from := vb.Name
-			if rep > 0 {
-				prev := q.resp.VarBinds[base+(rep-1)*len(repeaters)+j]
-				if prev.Value.Type == snmp.EndOfMibView {
-					if !add(prev) {
-						q.truncate(base, rep, len(repeaters))
-						return
-					}
-					continue
+	type column struct {
+		from  snmp.OID // where the next run starts: the last name answered
+		ended bool     // the view ended after from
+		off   int      // where this chunk's instances start in scratch
+		n     int      // how many this chunk has
+	}
+	var buf [16]column
+	cols := buf[:0]
+	if width > len(buf) {
+		cols = make([]column, 0, width)
+	}
+	cols = cols[:width]
+	for j, vb := range repeaters {
+		cols[j].from = vb.Name
+	}
+	sp := scratchPool.Get().(*[]snmp.VarBind)
+	scratch := *sp
+	defer func() {
+		clear(scratch[:cap(scratch)])
+		*sp = scratch[:0]
+		scratchPool.Put(sp)
+	}()
+	// The first chunk is short; later ones are as long as the room left
+	// holds at the octets per varbind seen so far (never under 7, the
+	// smallest varbind), so little is read that does not fit.
+	perVB, start := 7, size
+	chunk := min(reps, 32, (q.maxSize-size)/(perVB*width)+1)
+	for rep := 0; rep < reps; {
+		scratch = scratch[:0]
+		for j := range cols {
+			c := &cols[j]
+			c.off = len(scratch)
+			if !c.ended {
+				scratch, c.ended = q.run(c.from, chunk, scratch)
+			}
+			c.n = len(scratch) - c.off
+		}
+		for i := 0; i < chunk; i, rep = i+1, rep+1 {
+			allEnd := true
+			for j := range cols {
+				c := &cols[j]
+				var vb snmp.VarBind
+				switch {
+				case i < c.n:
+					vb = scratch[c.off+i]
+					allEnd = false
+				case c.n > 0:
+					vb = snmp.VarBind{Name: scratch[c.off+c.n-1].Name, Value: snmp.ExceptionValue(snmp.EndOfMibView)}
+				default:
+					vb = snmp.VarBind{Name: c.from, Value: snmp.ExceptionValue(snmp.EndOfMibView)}
 				}
-				from = prev.Name
+				l := snmp.VarBindLen(&vb)
+				if size+l > q.maxSize {
+					q.truncate(base, rep, width)
+					return
+				}
+				size += l
+				q.resp.VarBinds = append(q.resp.VarBinds, vb)
 			}
-			nvb, ok := q.next(from)
-			if ok {
-				allEnd = false
-			} else {
-				nvb = snmp.VarBind{Name: from, Value: snmp.ExceptionValue(snmp.EndOfMibView)}
-			}
-			if !add(nvb) {
-				q.truncate(base, rep, len(repeaters))
+			if allEnd {
 				return
 			}
 		}
-		if allEnd {
-			return
+		for j := range cols {
+			if c := &cols[j]; c.n > 0 {
+				c.from = scratch[c.off+c.n-1].Name
+			}
 		}
+		perVB = max(7, (size-start)/(len(q.resp.VarBinds)-base))
+		chunk = min(reps-rep, (q.maxSize-size)/(perVB*width)+1)
 	}
+}
+
+// scratchPool holds the buffers bulkMany lists columns into.
+var scratchPool = sync.Pool{New: func() any { return new([]snmp.VarBind) }}
+
+// run appends to dst up to n in-view instances after from, those a chain
+// of next calls would return, taken from the tree in runs; ended reports
+// that the view ended before n were found.
+func (q *request) run(from snmp.OID, n int, dst []snmp.VarBind) (_ []snmp.VarBind, ended bool) {
+	for n > 0 {
+		base := len(dst)
+		vbs := q.tree.List(q.r, from, dst, n)
+		if len(vbs) == base {
+			return vbs, true
+		}
+		from = vbs[len(vbs)-1].Name
+		k := base
+		for i := base; i < len(vbs); i++ {
+			if q.view.Contains(vbs[i].Name) {
+				vbs[k] = vbs[i]
+				k++
+			}
+		}
+		dst = vbs[:k]
+		n -= k - base
+		if k > base {
+			continue
+		}
+		// The whole run was out of view: next skips what the view excludes.
+		nvb, ok := q.next(from)
+		if !ok {
+			return dst, true
+		}
+		dst = append(dst, nvb)
+		n--
+		from = nvb.Name
+	}
+	return dst, false
 }
 
 // bulkOne answers the repetitions of a GetBulk's only repeating varbind,

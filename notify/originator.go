@@ -266,6 +266,15 @@ func (t *target) dial() (*manager.Session, error) {
 		return t.session, nil
 	}
 	cfg := t.cfg.Session
+	if t.cfg.Inform && cfg.Retransmit == manager.RetransmitAuto {
+		// The target's timeout until a round trip has been measured on
+		// the session, then the manager's adaptive timer, never above
+		// the target's timeout.
+		cfg.Retransmit = manager.RetransmitAdaptive
+		if cfg.MaxRTO == 0 {
+			cfg.MaxRTO = cfg.Timeout
+		}
+	}
 	if cfg.Version == snmp.V3 && !t.cfg.Inform && len(cfg.SecurityEngineID) == 0 {
 		// Traps: the agent's engine is authoritative.
 		cfg.SecurityEngineID, cfg.EngineBoots = t.o.EngineID, t.o.EngineBoots

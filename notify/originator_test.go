@@ -125,6 +125,13 @@ authUser log informer priv
 	for o.Targets()["v3inform"].Acked.Load() < 1 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+	for _, tg := range o.targets {
+		if tg.cfg.Inform {
+			if srtt, _, rto := tg.session.RTT(); srtt <= 0 || rto >= tg.cfg.Session.Timeout {
+				t.Errorf("%s: the adaptive timer measured nothing (srtt %v, rto %v)", tg.cfg.Name, srtt, rto)
+			}
+		}
+	}
 	st := o.Targets()
 	if st["inform"].Acked.Load() != 1 || st["v3inform"].Acked.Load() != 1 || st["v1"].Sent.Load() != 1 || o.OutTraps.Load() != 5 {
 		t.Errorf("counters: inform acked %d, v3inform acked %d, v1 sent %d, snmpOutTraps %d",

@@ -182,5 +182,8 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 
 // load reads the plan's modules, through the cache when it is current.
 func (p mibPlan) load(noDescr bool) (*smi.Set, []smiload.Diag) {
-	return smiload.LoadCached(smiload.Request{Dirs: p.dirs, Modules: p.modules, Files: p.files, Compiled: smi.Compiled, NoDescriptions: noDescr})
+	// The commands keep every compiled-in module with -m ALL;
+	// translate, like snmptranslate, only what the directories hold.
+	return smiload.LoadCached(smiload.Request{Dirs: p.dirs, Modules: p.modules, Files: p.files,
+		Compiled: smi.Compiled, AllCompiled: noDescr, NoDescriptions: noDescr})
 }

@@ -92,3 +92,33 @@ func TestMIBSettings(t *testing.T) {
 		t.Errorf("mibs : loads modules: %+v", p)
 	}
 }
+
+// TestMIBsAllKeepsCompiled: -m ALL over a directory that holds only a
+// vendor module loads it on top of every compiled-in standard module.
+func TestMIBsAllKeepsCompiled(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/vendor.my", []byte(`ACME-MIB DEFINITIONS ::= BEGIN
+IMPORTS enterprises, OBJECT-TYPE, Integer32 FROM SNMPv2-SMI;
+acme OBJECT IDENTIFIER ::= { enterprises 424242 }
+acmeTemp OBJECT-TYPE SYNTAX Integer32 UNITS "degrees" MAX-ACCESS read-only STATUS current DESCRIPTION "t" ::= { acme 1 }
+END
+`), 0o644)
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	defer smi.Install(nil)
+	var errw bytes.Buffer
+	loadMIBs(mibSettings{modules: "ALL", modulesSet: true, dirs: dir, dirsSet: true}, &errw, false)
+	for _, name := range []string{"ACME-MIB::acmeTemp", "SNMPv2-MIB::sysDescr", "IF-MIB::ifDescr", "SNMP-FRAMEWORK-MIB::snmpEngineID"} {
+		if smi.FindNode(name) == nil {
+			t.Errorf("%s not loaded", name)
+		}
+	}
+	if n := smi.FindNode("acmeTemp"); n == nil || n.Units != "degrees" {
+		t.Errorf("acmeTemp = %+v", n)
+	}
+	if errw.Len() > 0 {
+		t.Errorf("stderr %q", errw.String())
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +119,60 @@ func TestTrapErrors(t *testing.T) {
 		if !strings.HasPrefix(r.Stderr, c.out) || r.Code != c.code {
 			t.Errorf("%s %q: exit %d, stderr %q; want %d, %q", c.tool, c.args, r.Code, r.Stderr, c.code, c.out)
 		}
+	}
+}
+
+// protocolMatrix is every USM authentication protocol with AES and every
+// privacy protocol with SHA-256: user NAME, -a, -x.
+var protocolMatrix = func() (m [][3]string) {
+	for _, a := range []string{"MD5", "SHA", "SHA-224", "SHA-256", "SHA-384", "SHA-512"} {
+		m = append(m, [3]string{"p" + strings.ReplaceAll(a, "-", "") + "AES", a, "AES"})
+	}
+	for _, x := range []string{"DES", "AES192", "AES256", "AES192C", "AES256C"} {
+		m = append(m, [3]string{"pSHA256" + x, "SHA-256", x})
+	}
+	return m
+}()
+
+// matrixConf has the createUser and authUser lines of protocolMatrix for
+// the engines the senders name with -e.
+func matrixConf() string {
+	var b strings.Builder
+	for _, p := range protocolMatrix {
+		for _, e := range []string{"0x80001f8804aabbccdd01", "0x80001f8804aabbccdd02"} {
+			fmt.Fprintf(&b, "createUser -e %s %s %s authpass123 %s privpass123\n", e, p[0], p[1], p[2])
+		}
+		fmt.Fprintf(&b, "authUser log,execute %s priv\n", p[0])
+	}
+	return b.String()
+}
+
+// TestTrapProtocols sends an SNMPv3 authPriv trap with every
+// authentication and privacy protocol, from Net-SNMP 5.9.3's snmptrap and
+// from tsnmp trap, to snmptrapd: both must be logged identically.
+func TestTrapProtocols(t *testing.T) {
+	t.Parallel()
+	d := trapdtest.Start(t, trapdtest.Debian, trapdConf+matrixConf(), "udp")
+	n := 0
+	for _, p := range protocolMatrix {
+		t.Run(p[0], func(t *testing.T) {
+			args := func(engine string) []string {
+				return []string{"-v3", "-e", engine, "-u", p[0], "-l", "authPriv", "-a", p[1], "-A", "authpass123", "-x", p[2], "-X", "privpass123",
+					d.Addr("udp"), "60", "IF-MIB::linkUp", "ifIndex.1", "i", "1"}
+			}
+			if r := snmpdtest.Tool(t, "snmptrap", args("0x80001f8804aabbccdd01")...); r.Code != 0 {
+				t.Fatalf("snmptrap: %s", r.Stderr)
+			}
+			n++
+			want := d.Wait(t, n, 5*time.Second)[n-1]
+			if r := runTsnmp(t, "snmptrap", args("0x80001f8804aabbccdd02")...); r.Code != 0 {
+				t.Fatalf("tsnmp trap: %s", r.Stderr)
+			}
+			n++
+			got := d.Wait(t, n, 5*time.Second)[n-1]
+			if trapdtest.Normalize(want) != trapdtest.Normalize(got) {
+				t.Errorf("snmptrapd logged differently\nsnmptrap:\n%s\ntsnmp trap:\n%s", want, got)
+			}
+		})
 	}
 }

@@ -312,3 +312,31 @@ func TestTrapdJSON(t *testing.T) {
 		t.Errorf("--no-log wrote the text log: %q", d.out.String())
 	}
 }
+
+// TestTrapdProtocols sends an SNMPv3 authPriv trap with every
+// authentication and privacy protocol from Net-SNMP 5.9.3's snmptrap to
+// snmptrapd and to tsnmp trapd: both must log it identically.
+func TestTrapdProtocols(t *testing.T) {
+	t.Parallel()
+	conf := trapdConf + matrixConf()
+	n := trapdtest.Start(t, trapdtest.Debian, conf, "udp")
+	d := startTrapd(t, conf)
+	for i, p := range protocolMatrix {
+		t.Run(p[0], func(t *testing.T) {
+			args := func(addr string) []string {
+				return []string{"-v3", "-e", "0x80001f8804aabbccdd01", "-u", p[0], "-l", "authPriv", "-a", p[1], "-A", "authpass123",
+					"-x", p[2], "-X", "privpass123", addr, "61", "IF-MIB::linkDown", "ifIndex.1", "i", "1"}
+			}
+			for _, addr := range []string{n.Addr("udp"), d.addr("udp")} {
+				if r := snmpdtest.Tool(t, "snmptrap", args(addr)...); r.Code != 0 {
+					t.Fatalf("snmptrap: %s", r.Stderr)
+				}
+			}
+			want := n.Wait(t, i+1, 5*time.Second)[i]
+			got := d.wait(t, i+1)[i]
+			if trapdtest.Normalize(want) != trapdtest.Normalize(got) {
+				t.Errorf("logs differ\nsnmptrapd:\n%s\ntsnmp trapd:\n%s", want, got)
+			}
+		})
+	}
+}

@@ -160,3 +160,28 @@ func TestMigrateFromSnmpd(t *testing.T) {
 		t.Error("migrate created the state directory")
 	}
 }
+
+// TestDebianDefaultConf starts tsnmpd on the snmpd.conf Debian's snmpd
+// package installs, with snmpd's command line and a trailing listening
+// address: it starts, and answers as that file says (public sees the
+// systemonly view).
+func TestDebianDefaultConf(t *testing.T) {
+	testenv.Need(t, "snmpd")
+	if _, err := os.Stat("/etc/snmp/snmpd.conf"); err != nil {
+		t.Fatalf("Debian's snmpd package is installed but %v", err)
+	}
+	bin := buildDaemon(t)
+	port := testenv.FreePort(t)
+	addr := fmt.Sprintf("udp:127.0.0.1:%d", port)
+	p := startDaemon(t, bin, nil, "-f", "-Lo", "-C", "-c", "/etc/snmp/snmpd.conf", "--snmpd-persistent", "none",
+		"--state-dir", filepath.Join(t.TempDir(), "state"), "--quiet", addr)
+	if out := netsnmp(t, "snmpget", "-v2c", "-c", "public", addr, ".1.3.6.1.2.1.1.5.0"); !strings.Contains(out, ".1.3.6.1.2.1.1.5.0 = STRING") {
+		t.Errorf("sysName: %s", out)
+	}
+	if out := netsnmp(t, "snmpget", "-v2c", "-c", "public", addr, ".1.3.6.1.2.1.2.1.0"); !strings.Contains(out, "No Such Object") {
+		t.Errorf("ifNumber outside systemonly: %s", out)
+	}
+	if strings.Contains(p.log.String(), "level=ERROR") {
+		t.Errorf("log:\n%s", p.log)
+	}
+}

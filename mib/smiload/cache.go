@@ -20,6 +20,8 @@ type Request struct {
 	// Compiled, if set, gives modules to use where the directories have
 	// none of that name (smi.Compiled: the standard modules built in).
 	Compiled func() *smi.Set
+	// AllCompiled makes "ALL" include every module Compiled gives.
+	AllCompiled bool
 	// NoDescriptions leaves DESCRIPTION texts out (they are most of the
 	// size and only snmptranslate -Td prints them).
 	NoDescriptions bool
@@ -64,6 +66,7 @@ func Load(r Request) (*smi.Set, []Diag) {
 	sort.Strings(ix.names)
 	if r.Compiled != nil {
 		ix.AddCompiled(r.Compiled())
+		ix.AllCompiled = r.AllCompiled
 	}
 	set, diags := ix.Load(mods...)
 	if r.NoDescriptions {
@@ -165,6 +168,9 @@ func cacheKey(r Request) string {
 	}
 	if r.NoDescriptions {
 		put("nodescr")
+	}
+	if r.AllCompiled {
+		put("allcompiled")
 	}
 	stat := func(p string) {
 		if fi, err := os.Stat(p); err == nil {

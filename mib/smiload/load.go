@@ -53,6 +53,9 @@ type Index struct {
 	names []string // module names, sorted
 	seq   int
 	Diags []Diag // parse problems
+	// AllCompiled makes "ALL" include the compiled-in modules given to
+	// AddCompiled, not only those the loaded modules import.
+	AllCompiled bool
 }
 
 // skipFile tells files of a MIB directory that hold no module.
@@ -208,7 +211,7 @@ func (ix *Index) Load(names ...string) (*smi.Set, []Diag) {
 			// Every module of the search path; compiled-in ones only
 			// where imported.
 			for _, n := range ix.names {
-				if !ix.mods[n].compiled {
+				if !ix.mods[n].compiled || ix.AllCompiled {
 					want = append(want, n)
 				}
 			}

@@ -1,0 +1,125 @@
+package agent
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/engine"
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/hostres"
+	"github.com/tsnmp/tsnmp/mib/ipmib"
+	"github.com/tsnmp/tsnmp/mib/ucd"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// benchBulk answers one GetBulk of reps repetitions of the given columns
+// under entry per op, as snmptable asks, and reports the varbinds per op.
+func benchBulk(b *testing.B, tree *mib.Tree, entry snmp.OID, cols []uint32, reps int) {
+	st, err := engine.Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := &Agent{Tree: tree, State: st}
+	a.SetPolicy(&Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{}, MaxBulkResponses: -1})
+	var vbs []snmp.VarBind
+	for _, c := range cols {
+		vbs = append(vbs, snmp.VarBind{Name: append(entry.Clone(), c), Value: snmp.NullValue()})
+	}
+	req := snmp.AppendMessage(nil, &snmp.Message{Version: snmp.V2c, Community: []byte("public"),
+		PDU: snmp.PDU{Type: snmp.GetBulkRequest, RequestID: 1, ErrorIndex: reps, VarBinds: vbs}})
+	out := make([]byte, 0, 65536)
+	var m snmp.Message
+	if err := m.Unmarshal(a.ServeSNMP(benchRef, req, out)); err != nil || m.PDU.ErrorStatus != snmp.NoError {
+		b.Fatalf("%v %v", err, m.PDU.ErrorStatus)
+	}
+	n := len(m.PDU.VarBinds)
+	b.ReportAllocs()
+	for b.Loop() {
+		if a.ServeSNMP(benchRef, req, out) == nil {
+			b.Fatal("no response")
+		}
+	}
+	b.ReportMetric(float64(n), "varbinds/op")
+}
+
+// BenchmarkBulkTable5x1000 asks 5 columns of a 1,000-row ifTable-like
+// table in one GetBulk (the response holds what fits in 65,507 octets).
+func BenchmarkBulkTable5x1000(b *testing.B) {
+	var tree mib.Tree
+	table := rows(1000)
+	entry := snmp.OID{1, 3, 6, 1, 2, 1, 2, 2, 1}
+	tree.Register(entry, &mib.Table{Entry: entry, Columns: []uint32{1, 2, 3, 4, 5, 6},
+		Rows: func(*mib.Request) mib.Rows { return table }})
+	benchBulk(b, &tree, entry, []uint32{1, 2, 3, 4, 5}, 1000)
+}
+
+// BenchmarkBulkHostTables asks hrStorageTable's and hrSWRunTable's
+// columns, 50 repetitions each, from cached readings.
+func BenchmarkBulkHostTables(b *testing.B) {
+	var tree mib.Tree
+	m := hostres.New(hostres.Config{CacheTTL: time.Hour})
+	defer m.Close()
+	m.Register(&tree)
+	b.Run("hrStorageTable", func(b *testing.B) {
+		benchBulk(b, &tree, hostres.HrStorageEntry, []uint32{2, 3, 4, 5, 6}, 50)
+	})
+	b.Run("hrSWRunTable", func(b *testing.B) {
+		benchBulk(b, &tree, hostres.HrSWRunEntry, []uint32{1, 2, 4, 5, 6, 7}, 50)
+	})
+}
+
+// BenchmarkWalkHostMIBs walks HOST-RESOURCES-MIB, UCD-SNMP-MIB and IP-MIB
+// through the agent in GetBulk requests of 25 repetitions, as
+// cmd/tsnmpd's BenchmarkWalkHostMIBs does over UDP, each walk 1.1 s after
+// the last (outside the timer) so that every reading of the kernel is
+// taken afresh, as there.
+//
+//	go test -run '^$' -bench WalkHostMIBs -benchtime 10x -cpuprofile cpu.out ./agent
+func BenchmarkWalkHostMIBs(b *testing.B) {
+	st, err := engine.Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	all := int64(5)
+	var tree mib.Tree
+	h := hostres.New(hostres.Config{CacheTTL: time.Second})
+	defer h.Close()
+	h.Register(&tree)
+	ucd.New(ucd.Config{CacheTTL: time.Second, Disks: []ucd.Disk{{Path: "/", MinKB: -1, MinPercent: 10}}, IncludeAllDisks: &all}).Register(&tree)
+	ipmib.New(ipmib.Config{CacheTTL: time.Second}).Register(&tree)
+	a := &Agent{Tree: &tree, State: st}
+	a.SetPolicy(&Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{}})
+	roots := []snmp.OID{hostres.HostResources, ucd.UCDavis, ipmib.IP}
+	out := make([]byte, 0, 65536)
+	var req []byte
+	var m snmp.Message
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		time.Sleep(1100 * time.Millisecond)
+		b.StartTimer()
+		n = 0
+		for _, root := range roots {
+			cur := root
+			for done := false; !done; {
+				req = snmp.AppendMessage(req[:0], &snmp.Message{Version: snmp.V2c, Community: []byte("public"),
+					PDU: snmp.PDU{Type: snmp.GetBulkRequest, RequestID: 1, ErrorIndex: 25, VarBinds: []snmp.VarBind{{Name: cur, Value: snmp.NullValue()}}}})
+				if err := m.Unmarshal(a.ServeSNMP(benchRef, req, out)); err != nil {
+					b.Fatal(err)
+				}
+				done = len(m.PDU.VarBinds) == 0
+				for _, vb := range m.PDU.VarBinds {
+					if vb.Value.Type.IsException() || !vb.Name.HasPrefix(root) {
+						done = true
+						break
+					}
+					n++
+					cur = vb.Name
+				}
+				cur = cur.Clone()
+			}
+		}
+	}
+	b.ReportMetric(float64(n), "varbinds/walk")
+}
