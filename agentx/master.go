@@ -656,7 +656,17 @@ func (g *region) Get(r *mib.Request, oid snmp.OID) snmp.Value {
 // Next implements mib.Handler.
 func (g *region) Next(r *mib.Request, oid snmp.OID) (snmp.VarBind, bool) {
 	var one [1]snmp.VarBind
-	if vbs := g.list(r, oid, one[:0], 1, TypeGetNext); len(vbs) == 1 {
+	if vbs := g.list(r, oid, false, one[:0], 1, TypeGetNext); len(vbs) == 1 {
+		return vbs[0], true
+	}
+	return snmp.VarBind{}, false
+}
+
+// AtOrNext implements mib.AtOrNexter: a GetNext-PDU whose search range
+// includes its start.
+func (g *region) AtOrNext(r *mib.Request, oid snmp.OID) (snmp.VarBind, bool) {
+	var one [1]snmp.VarBind
+	if vbs := g.list(r, oid, true, one[:0], 1, TypeGetNext); len(vbs) == 1 {
 		return vbs[0], true
 	}
 	return snmp.VarBind{}, false
@@ -664,14 +674,14 @@ func (g *region) Next(r *mib.Request, oid snmp.OID) (snmp.VarBind, bool) {
 
 // List implements mib.Lister with one GetBulk-PDU.
 func (g *region) List(r *mib.Request, oid snmp.OID, dst []snmp.VarBind, max int) []snmp.VarBind {
-	return g.list(r, oid, dst, max, TypeGetBulk)
+	return g.list(r, oid, false, dst, max, TypeGetBulk)
 }
 
-func (g *region) list(r *mib.Request, oid snmp.OID, dst []snmp.VarBind, max int, typ byte) []snmp.VarBind {
+func (g *region) list(r *mib.Request, oid snmp.OID, include bool, dst []snmp.VarBind, max int, typ byte) []snmp.VarBind {
 	if max <= 0 {
 		return dst
 	}
-	p := &PDU{Type: typ, Context: g.reg.ctx, Ranges: []SearchRange{{Start: oid, End: g.hi}}}
+	p := &PDU{Type: typ, Context: g.reg.ctx, Ranges: []SearchRange{{Start: oid, Include: include, End: g.hi}}}
 	if typ == TypeGetBulk {
 		p.MaxRepetition = uint16(min(max, 0xffff))
 	}
@@ -685,8 +695,9 @@ func (g *region) list(r *mib.Request, oid snmp.OID, dst []snmp.VarBind, max int,
 		return dst
 	}
 	last := oid
-	for _, vb := range resp.VarBinds {
-		if vb.Value.Type.IsException() || vb.Name.Compare(last) <= 0 || (len(g.hi) > 0 && vb.Name.Compare(g.hi) >= 0) {
+	for i, vb := range resp.VarBinds {
+		c := vb.Name.Compare(last)
+		if vb.Value.Type.IsException() || c < 0 || (c == 0 && !(include && i == 0)) || (len(g.hi) > 0 && vb.Name.Compare(g.hi) >= 0) {
 			break
 		}
 		dst = append(dst, vb)
@@ -904,3 +915,4 @@ func (m *Master) deallocate(s *session, p *PDU) (uint16, uint16) {
 
 var _ mib.PhasedSetter = (*session)(nil)
 var _ mib.Lister = (*region)(nil)
+var _ mib.AtOrNexter = (*region)(nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,6 +177,27 @@ func BenchmarkExporters(b *testing.B) {
 				b.ReportMetric(float64(pk)/scrapes, "agent-pkts/scrape")
 				b.ReportMetric(0, "ns/op")
 			})
+		}
+	}
+}
+
+// BenchmarkScrape is one exporter's scrape of if_mib (SNMPv2c) from a
+// tsnmpd, in process: the exporter's own cost per scrape.
+func BenchmarkScrape(b *testing.B) {
+	targets, _, _ := benchAgents(b, 1)
+	e := &Exporter{ConfigFiles: []string{"testdata/snmp-old.yml"}, WalkConcurrency: 4, Pool: &Pool{}}
+	if err := e.Reload(); err != nil {
+		b.Fatal(err)
+	}
+	defer e.Pool.Close()
+	h := e.Handler()
+	req := httptest.NewRequest("GET", "/snmp?target="+targets[0]+"&module=if_mib", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatal(w.Body.String())
 		}
 	}
 }

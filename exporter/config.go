@@ -158,6 +158,9 @@ type Metric struct {
 	DisplayHint     string                     `yaml:"display_hint"`
 
 	oid []uint32
+	// labelKey identifies the metric's indexes and lookups: metrics with
+	// the same key decode a row's labels alike.
+	labelKey string
 }
 
 // Index describes one index of a table row.
@@ -434,6 +437,18 @@ func decodeModule(n *yaml.Node) (*Module, error) {
 			return nil, fmt.Errorf("metric %s: OID %q: %v", mt.Name, mt.Oid, err)
 		}
 		mt.oid = o
+		if len(mt.Indexes) > 0 {
+			var k strings.Builder
+			for _, ix := range mt.Indexes {
+				fmt.Fprintf(&k, "%q %q %d %v %v;", ix.Labelname, ix.Type, ix.FixedSize, ix.Implied, ix.EnumValues)
+			}
+			for _, l := range mt.Lookups {
+				if l != nil {
+					fmt.Fprintf(&k, "%q %q %q %q %q %v;", l.Labels, l.Labelname, l.Oid, l.Type, l.DisplayHint, l.EnumValues)
+				}
+			}
+			mt.labelKey = k.String()
+		}
 		for _, ix := range mt.Indexes {
 			if ix == nil || !indexTypes[ix.Type] {
 				t := ""

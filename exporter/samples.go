@@ -75,10 +75,30 @@ func prevOID(oid string) string {
 // addSamples adds the samples of one varbind of metric m.
 func addSamples(f *families, m *Metric, index snmp.OID, vb *snmp.VarBind, pdus map[string]snmp.VarBind) {
 	idx := ints(index)
-	labels, order := indexLabels(idx, m, pdus)
-	ls := make([]label, 0, len(order)+1)
-	for _, n := range order {
-		ls = append(ls, label{n, labels[n]})
+	var ls []label
+	labels := map[string]string{}
+	key := ""
+	if m.labelKey != "" {
+		key = m.labelKey + "|" + index.String()
+	}
+	if c, ok := f.labelCache[key]; ok && key != "" {
+		ls = append(make([]label, 0, len(c)+1), c...)
+		for _, l := range c {
+			labels[l.name] = l.value
+		}
+	} else {
+		var order []string
+		labels, order = indexLabels(idx, m, pdus)
+		ls = make([]label, 0, len(order)+1)
+		for _, n := range order {
+			ls = append(ls, label{n, labels[n]})
+		}
+		if key != "" {
+			if f.labelCache == nil {
+				f.labelCache = map[string][]label{}
+			}
+			f.labelCache[key] = append([]label(nil), ls...)
+		}
 	}
 	v := &vb.Value
 	value := number(v)

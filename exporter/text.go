@@ -31,6 +31,9 @@ type families struct {
 	// dup counts samples dropped as duplicates of earlier ones.
 	seen map[string]bool
 	errs []string
+	// labelCache keeps the decoded index labels of a row per scrape,
+	// shared by the metrics of a table with the same indexes and lookups.
+	labelCache map[string][]label
 }
 
 func newFamilies() *families {

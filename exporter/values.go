@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"strconv"
@@ -102,6 +103,15 @@ func bytesString(b []byte, typ, hint string) string {
 	}
 	if typ == "" || typ == "Bits" {
 		typ = "OctetString"
+	}
+	switch typ {
+	case "DisplayString":
+		return strings.ToValidUTF8(string(b), "\uFFFD")
+	case "OctetString":
+		if len(b) == 0 {
+			return ""
+		}
+		return "0x" + strings.ToUpper(hex.EncodeToString(b))
 	}
 	parts := make([]int, 0, len(b)+1)
 	if typ == "OctetString" || typ == "DisplayString" {

@@ -66,8 +66,9 @@ type Config struct {
 
 	// Timeout is the wait of the first attempt (default 1s). Retries is
 	// the number of retransmissions on UDP: 0 means DefaultRetries, a
-	// negative value means none. On TCP nothing is retransmitted and a
-	// request waits Timeout*(Retries+1) in all.
+	// negative value means none. On TCP, TLS and SSH a request waits
+	// Timeout*(Retries+1) in all and only the first request of a
+	// connection is sent again, once, after Timeout (see exchange).
 	Timeout    time.Duration
 	Retries    int
 	Retransmit Retransmit
@@ -170,6 +171,8 @@ type Session struct {
 	done    chan struct{}
 
 	nextID atomic.Uint32
+	// sent is set once a request has been written: see exchange.
+	sent atomic.Bool
 	// ownEngineID is the engine ID of notifications over TSM (notify.go).
 	ownEngineID []byte
 }
@@ -453,9 +456,20 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 	defer s.release(w)
 	attempts := s.cfg.Retries + 1
 	wait := s.cfg.Timeout
+	var rest time.Duration // the second wait of a stream's first request
 	if s.target.Stream() {
 		wait *= time.Duration(attempts)
 		attempts = 1
+		// Some TLS 1.3 agents (Net-SNMP up to 5.9.5) can leave unread a
+		// request that arrives with the end of the handshake. The first
+		// request on a stream is therefore sent again, unchanged, if no
+		// answer came within Timeout; later ones are not retransmitted.
+		if !s.sent.Swap(true) && s.cfg.Retries > 0 {
+			rest = wait - s.cfg.Timeout
+			wait = s.cfg.Timeout
+			attempts = 2
+			fresh = false
+		}
 	} else if adaptive {
 		wait = s.rto.RTO()
 	}
@@ -501,6 +515,8 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 		}
 		if adaptive {
 			wait = s.rto.Backoff()
+		} else if rest > 0 {
+			wait = rest
 		}
 	}
 	return ErrTimeout

@@ -216,7 +216,7 @@ func (t *Tree) Get(r *Request, oid snmp.OID) snmp.Value {
 // the end of the MIB view.
 func (t *Tree) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
 	if t.Overlay != nil {
-		vb, ok, _ := t.nextOverlay(r, oid)
+		vb, ok, _ := t.nextOverlay(r, oid, false)
 		return vb, ok
 	}
 	return t.next(r, oid)

@@ -51,9 +51,28 @@ func (r *Request) context() string {
 // maxRegionHops bounds how many overlay regions one Next crosses.
 const maxRegionHops = 10000
 
-// nextOverlay is Next when an overlay is installed. It returns the handler
-// that answered (a region's or -1 for the tree's own entries) through src.
-func (t *Tree) nextOverlay(r *Request, oid snmp.OID) (snmp.VarBind, bool, *Region) {
+// AtOrNexter is implemented by overlay handlers that can answer "the
+// first instance at or after oid" in one step (an AgentX search range
+// with include set); others are asked Get, then Next.
+type AtOrNexter interface {
+	AtOrNext(r *Request, oid snmp.OID) (snmp.VarBind, bool)
+}
+
+// atOrNext returns the first instance of h at or after oid.
+func atOrNext(r *Request, h Handler, oid snmp.OID) (snmp.VarBind, bool) {
+	if a, ok := h.(AtOrNexter); ok {
+		return a.AtOrNext(r, oid)
+	}
+	if v := h.Get(r, oid); !v.Type.IsException() {
+		return snmp.VarBind{Name: oid, Value: v}, true
+	}
+	return h.Next(r, oid)
+}
+
+// nextOverlay is Next when an overlay is installed: the first instance
+// after oid (or at it, when inclusive). It returns the region that
+// answered, nil for the tree's own entries.
+func (t *Tree) nextOverlay(r *Request, oid snmp.OID, inclusive bool) (snmp.VarBind, bool, *Region) {
 	cur := oid
 	for range maxRegionHops {
 		if r.Failure() != snmp.NoError {
@@ -61,27 +80,38 @@ func (t *Tree) nextOverlay(r *Request, oid snmp.OID) (snmp.VarBind, bool, *Regio
 		}
 		reg, inside, ok := t.Overlay.Region(r.context(), cur)
 		if ok && inside {
-			if vb, found := reg.H.Next(r, cur); found && (len(reg.Hi) == 0 || vb.Name.Compare(reg.Hi) < 0) {
+			var vb snmp.VarBind
+			var found bool
+			if inclusive {
+				vb, found = atOrNext(r, reg.H, cur)
+			} else {
+				vb, found = reg.H.Next(r, cur)
+			}
+			if found && (len(reg.Hi) == 0 || vb.Name.Compare(reg.Hi) < 0) {
 				return vb, true, &reg
 			}
-			if len(reg.Hi) == 0 {
+			if len(reg.Hi) == 0 || r.Failure() != snmp.NoError {
 				return snmp.VarBind{}, false, nil
 			}
-			cur = reg.Hi
+			// Where the region ends may be an instance of what follows.
+			cur, inclusive = reg.Hi, true
 			continue
 		}
-		vb, found := t.next(r, cur)
+		var vb snmp.VarBind
+		found := false
+		if inclusive {
+			if h, _ := t.find(cur); h >= 0 {
+				if v := t.entries[h].h.Get(r, cur); !v.Type.IsException() {
+					vb, found = snmp.VarBind{Name: cur, Value: v}, true
+				}
+			}
+		}
+		if !found {
+			vb, found = t.next(r, cur)
+		}
 		if ok && (!found || vb.Name.Compare(reg.Lo) >= 0) {
-			cur = reg.Lo
-			// The region's first instance may be Lo itself only in
-			// theory: registrations name subtrees, not instances.
-			if vb2, f2 := reg.H.Next(r, cur); f2 && (len(reg.Hi) == 0 || vb2.Name.Compare(reg.Hi) < 0) {
-				return vb2, true, &reg
-			}
-			if len(reg.Hi) == 0 {
-				return snmp.VarBind{}, false, nil
-			}
-			cur = reg.Hi
+			// The region comes first; its start may be an instance.
+			cur, inclusive = reg.Lo, true
 			continue
 		}
 		return vb, found, nil
@@ -91,10 +121,11 @@ func (t *Tree) nextOverlay(r *Request, oid snmp.OID) (snmp.VarBind, bool, *Regio
 
 // listOverlay is List when an overlay is installed.
 func (t *Tree) listOverlay(r *Request, oid snmp.OID, dst []snmp.VarBind, max int) []snmp.VarBind {
+	inclusive := false
 	for want := len(dst) + max; len(dst) < want && r.Failure() == snmp.NoError; {
 		// Inside a region whose handler lists: one call (one AgentX
 		// GetBulk) takes the instances up to the region's end.
-		if reg, inside, _ := t.Overlay.Region(r.context(), oid); inside {
+		if reg, inside, _ := t.Overlay.Region(r.context(), oid); inside && !inclusive {
 			if l, ok := reg.H.(Lister); ok {
 				n := len(dst)
 				dst = l.List(r, oid, dst, want-len(dst))
@@ -105,10 +136,11 @@ func (t *Tree) listOverlay(r *Request, oid snmp.OID, dst []snmp.VarBind, max int
 				if len(reg.Hi) == 0 || r.Failure() != snmp.NoError {
 					break
 				}
-				oid = reg.Hi
+				oid, inclusive = reg.Hi, true
 			}
 		}
-		vb, ok, reg := t.nextOverlay(r, oid)
+		vb, ok, reg := t.nextOverlay(r, oid, inclusive)
+		inclusive = false
 		if !ok {
 			break
 		}

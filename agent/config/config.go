@@ -55,6 +55,10 @@ type Config struct {
 	// Host configures the host MIBs (host.go).
 	Host Host `yaml:"host,omitempty"`
 
+	// Extend and Pass add data from programs (extend.go).
+	Extend []Extend `yaml:"extend,omitempty"`
+	Pass   []Pass   `yaml:"pass,omitempty"`
+
 	// AgentX configures the AgentX master (agentx.go).
 	AgentX AgentX `yaml:"agentx,omitempty"`
 

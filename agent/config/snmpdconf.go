@@ -202,7 +202,7 @@ func init() {
 	}{
 		{"it is a subagent's setting", "agentxpinginterval"},
 		{"not supported (see docs/notifications.md)", "v1trapaddress iquerysecname agentsecname monitor defaultmonitors notificationevent setevent strictdisman"},
-		{"Net-SNMP extension MIBs are not supported", "disk includealldisks proc procfix load swap file pass pass_persist extend extendfix exec sh execfix dlmod interface_fadeout interface_replace_old override injecthandler table add_row smuxpeer smuxsocket proxy logmatch sysorldescr"},
+		{"Net-SNMP extension MIBs are not supported", "disk includealldisks proc procfix load swap file extendfix execfix dlmod interface_fadeout interface_replace_old override injecthandler table add_row smuxpeer smuxsocket proxy logmatch sysorldescr"},
 		{"not applicable to tsnmpd", "agentgroup agentuser leave_pidfile dontlogtcpwrappersconnects maxgetbulkresponses engineidtype engineidnic"},
 		{"snmpd's persistent state is not read from here", "oldengineid usmuser vacmview vacmgroup vacmaccess vacmauthaccess psyslocation psyscontact psysname setserialno engineboots"},
 	} {
@@ -224,6 +224,9 @@ func (p *snmpdParser) directive(tok, rest string, depth int) error {
 		return err
 	}
 	if ok, err := p.agentXSetting(tok, rest); ok {
+		return err
+	}
+	if ok, err := p.extendSetting(tok, rest); ok {
 		return err
 	}
 	if ok, err := p.notifySetting(tok, rest); ok { // notify.go

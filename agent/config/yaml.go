@@ -138,6 +138,9 @@ func (c *Config) check(requireSecrets bool) error {
 	if err := c.HTTP.check(c); err != nil {
 		return err
 	}
+	if err := c.checkExtend(); err != nil {
+		return err
+	}
 	if err := c.AgentX.check(); err != nil {
 		return &ConfigError{Origin: c.originOf("agentx"), Path: "agentx", Err: err}
 	}

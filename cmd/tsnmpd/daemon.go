@@ -23,6 +23,7 @@ import (
 	"github.com/tsnmp/tsnmp/agentx"
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/extend"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/mib/system"
 	"github.com/tsnmp/tsnmp/notify"
@@ -45,6 +46,8 @@ type daemon struct {
 	// agentx is the AgentX master, when `master agentx` is configured.
 	agentx          *agentx.Master
 	agentxListeners []net.Listener // until serveAgentX
+	// passes are the pass and pass_persist subtrees (extend.go).
+	passes []*extend.Pass
 	// notify is the notification originator (notify.go); nil without
 	// targets. authTraps holds it while authtrapenable is on.
 	notify    *notifier
@@ -235,6 +238,7 @@ func (d *daemon) buildTree(cfg *config.Config) (*mib.Tree, error) {
 	d.ifmib = ifmib.New(ifmib.Config{CacheTTL: time.Duration(cfg.Limits.IfCacheTTL), Start: d.state.Start()})
 	d.ifmib.Register(&tree)
 	d.registerHostMIBs(cfg, &tree)
+	d.registerExtend(cfg, &tree)
 	return &tree, nil
 }
 
@@ -599,5 +603,6 @@ func (d *daemon) close() {
 		d.ifmib.Close()
 	}
 	d.closeHostMIBs()
+	d.closePasses()
 	d.state.Close()
 }

@@ -3,6 +3,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,17 @@ import (
 
 	"github.com/tsnmp/tsnmp/internal/localhost"
 )
+
+// Net-SNMP's tools and agents keep persistent state (snmpapp.conf,
+// snmpd.conf) in one directory, /var/lib/snmp by default. Tools of test
+// binaries running side by side rewrote the same file, damaging it for
+// every later run, so each test process gets a directory of its own
+// (Net-SNMP creates it on first write) unless the caller chose one.
+func init() {
+	if os.Getenv("SNMP_PERSISTENT_DIR") == "" {
+		os.Setenv("SNMP_PERSISTENT_DIR", filepath.Join(os.TempDir(), fmt.Sprintf("tsnmp-netsnmp-%d", os.Getpid())))
+	}
+}
 
 // InCI reports whether tests run under CI (CI=true), where a missing peer
 // is a failure.

@@ -1,0 +1,106 @@
+package agentx
+
+import (
+	"testing"
+
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// TestRegions checks who serves what (RFC 2741 §7.1.5.1): the more
+// specific subtree wins, then the lower priority value; the agent's own
+// subtrees count as priority 127 and stay visible inside a subagent's
+// broader registration; same subtree and priority is a duplicate.
+func TestRegions(t *testing.T) {
+	static := []snmp.OID{{1, 3, 6, 1, 4, 1, 2021, 4}}
+	m := New(Config{Static: func() []snmp.OID { return static }})
+	a := &session{m: m, id: 1}
+	b := &session{m: m, id: 2}
+	reg := func(s *session, prio byte, sub snmp.OID, rangeSub byte, upper uint32) uint16 {
+		return m.register(s, &PDU{Type: TypeRegister, Priority: prio, Subtree: sub, RangeSubID: rangeSub, UpperBound: upper})
+	}
+	if e := reg(a, 127, snmp.OID{1, 3, 6, 1, 4, 1, 2021}, 0, 0); e != 0 {
+		t.Fatal(e)
+	}
+	if e := reg(b, 127, snmp.OID{1, 3, 6, 1, 4, 1, 2021}, 0, 0); e != ErrDuplicateRegistration {
+		t.Fatalf("duplicate: %d", e)
+	}
+	if e := reg(b, 100, snmp.OID{1, 3, 6, 1, 4, 1, 2021}, 0, 0); e != 0 {
+		t.Fatal(e)
+	}
+	if e := reg(a, 127, snmp.OID{1, 3, 6, 1, 4, 1, 2021, 4}, 0, 0); e != ErrDuplicateRegistration {
+		t.Fatalf("duplicate of the agent's own: %d", e)
+	}
+	// A range: 1.3.6.1.2.1.2.2.1.{1..3}.
+	if e := reg(a, 127, snmp.OID{1, 3, 6, 1, 2, 1, 2, 2, 1, 1}, 10, 3); e != 0 {
+		t.Fatal(e)
+	}
+	owner := func(oid snmp.OID) uint32 {
+		r, inside, _ := m.Region("", oid)
+		if !inside {
+			return 0
+		}
+		return r.H.(*region).reg.s.id
+	}
+	for _, c := range []struct {
+		oid  snmp.OID
+		want uint32
+	}{
+		{snmp.OID{1, 3, 6, 1, 4, 1, 2021, 1, 0}, 2},    // priority 100 beats 127
+		{snmp.OID{1, 3, 6, 1, 4, 1, 2021, 4, 5, 0}, 0}, // the agent's more specific subtree
+		{snmp.OID{1, 3, 6, 1, 4, 1, 2021, 5, 0}, 2},
+		{snmp.OID{1, 3, 6, 1, 4, 1, 2022}, 0},
+		{snmp.OID{1, 3, 6, 1, 2, 1, 2, 2, 1, 2, 7}, 1},
+		{snmp.OID{1, 3, 6, 1, 2, 1, 2, 2, 1, 4, 7}, 0},
+	} {
+		if got := owner(c.oid); got != c.want {
+			t.Errorf("%s: session %d, want %d", c.oid, got, c.want)
+		}
+	}
+	// The region after 2021.4 starts at 2021.5 and is b's.
+	r, inside, ok := m.Region("", snmp.OID{1, 3, 6, 1, 4, 1, 2021, 4, 9})
+	if inside || !ok || !r.Lo.Equal(snmp.OID{1, 3, 6, 1, 4, 1, 2021, 5}) {
+		t.Errorf("next region: %v %v %s", inside, ok, r.Lo)
+	}
+	// Unregistering b's subtree hands it back to a.
+	if e := m.unregister(b, &PDU{Type: TypeUnregister, Priority: 100, Subtree: snmp.OID{1, 3, 6, 1, 4, 1, 2021}}); e != 0 {
+		t.Fatal(e)
+	}
+	if got := owner(snmp.OID{1, 3, 6, 1, 4, 1, 2021, 1, 0}); got != 1 {
+		t.Errorf("after unregister: session %d", got)
+	}
+	if e := m.unregister(b, &PDU{Type: TypeUnregister, Priority: 100, Subtree: snmp.OID{1, 3, 6, 1, 4, 1, 2021}}); e != ErrUnknownRegistration {
+		t.Errorf("second unregister: %d", e)
+	}
+}
+
+// TestIndexAllocation: explicit values are allocated once, ANY_INDEX and
+// NEW_INDEX give unallocated integers, and values are freed with their
+// session.
+func TestIndexAllocation(t *testing.T) {
+	m := New(Config{})
+	a := &session{m: m, id: 1}
+	b := &session{m: m, id: 2}
+	m.sessions[1], m.sessions[2] = a, b
+	name := snmp.OID{1, 3, 6, 1, 4, 1, 9, 1}
+	vb := func(v int64) []snmp.VarBind { return []snmp.VarBind{{Name: name, Value: snmp.IntegerValue(v)}} }
+	if e, _, _ := m.allocate(a, &PDU{VarBinds: vb(1)}); e != 0 {
+		t.Fatal(e)
+	}
+	if e, i, _ := m.allocate(b, &PDU{VarBinds: vb(1)}); e != ErrIndexAlreadyAllocated || i != 1 {
+		t.Fatalf("again: %d %d", e, i)
+	}
+	e, _, got := m.allocate(b, &PDU{Flags: FlagAnyIndex, VarBinds: vb(0)})
+	if e != 0 || got[0].Value.Int() != 2 {
+		t.Fatalf("any: %d %v", e, got)
+	}
+	if e, _ := m.deallocate(a, &PDU{VarBinds: vb(2)}); e != ErrIndexNotAllocated {
+		t.Fatalf("deallocating another session's value: %d", e)
+	}
+	m.closeSession(1)
+	if e, _, _ := m.allocate(b, &PDU{VarBinds: vb(1)}); e != 0 {
+		t.Fatalf("value of a closed session: %d", e)
+	}
+	if e, _, _ := m.allocate(b, &PDU{Flags: FlagNewIndex, VarBinds: []snmp.VarBind{{Name: name, Value: snmp.StringValue("x")}}}); e != ErrIndexWrongType {
+		t.Fatalf("new string index: %d", e)
+	}
+}
