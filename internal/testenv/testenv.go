@@ -19,7 +19,11 @@ import (
 // (Net-SNMP creates it on first write) unless the caller chose one.
 func init() {
 	if os.Getenv("SNMP_PERSISTENT_DIR") == "" {
-		os.Setenv("SNMP_PERSISTENT_DIR", filepath.Join(os.TempDir(), fmt.Sprintf("tsnmp-netsnmp-%d", os.Getpid())))
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("tsnmp-netsnmp-%d", os.Getpid()))
+		// Made here: a tool that creates it says so on its output
+		// ("Created directory: ..."), which tests compare.
+		os.MkdirAll(filepath.Join(dir, "cert_indexes"), 0o700)
+		os.Setenv("SNMP_PERSISTENT_DIR", dir)
 	}
 }
 
