@@ -333,6 +333,11 @@ func (p *Pool) GetSSH(ctx context.Context, target string, cfg Config, params *SS
 		if err != nil {
 			return nil, err
 		}
+		if c.Cache != nil {
+			// A long-lived manager: the state stays in memory and the
+			// file is written in the background, off the request path.
+			c.Cache.Background = true
+		}
 		return DialSSH(ctx, target, cfg, c)
 	})
 }

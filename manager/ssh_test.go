@@ -206,6 +206,36 @@ func TestSSHSessionsShareOneConnection(t *testing.T) {
 	}
 }
 
+// TestSSHPoolResumesFromMemory: a pool keeps the resumption state in
+// memory, so its next connection resumes even where the cache directory
+// cannot be written.
+func TestSSHPoolResumesFromMemory(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("SSH_AUTH_SOCK", "")
+	id := writeKey(t, dir, "alice")
+	addr, fp, _ := sshAgent(t, "rouser -s tsm alice authpriv\n", map[string]string{"alice": id + ".pub"})
+	target := "ssh:" + addr
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o600)
+	p := &SSHParams{IdentityFiles: []string{id}, HostKey: fp, CacheDir: filepath.Join(file, "cache")}
+	ctx := context.Background()
+	cfg := Config{User: "alice", Timeout: 5 * time.Second, Retries: -1}
+	for i, want := range []bool{false, true} {
+		var pool Pool
+		s, err := pool.GetSSH(ctx, target, cfg, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Resumed() != want {
+			t.Fatalf("connection %d: resumed %v, want %v", i, s.Resumed(), want)
+		}
+		if _, err := s.Get(ctx, snmp.OID{1, 3, 6, 1, 2, 1, 1, 1, 0}); err != nil {
+			t.Fatal(err)
+		}
+		pool.Close()
+	}
+}
+
 func mustSSHConfig(t *testing.T, p *SSHParams, target string) *sshtm.ClientConfig {
 	t.Helper()
 	tg, err := SSHTarget(target)

@@ -2,6 +2,7 @@ package ssh
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"net"
 	"sync/atomic"
@@ -152,4 +153,27 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.n.Add(int64(n))
 	return n, err
+}
+
+// BenchmarkStatePut stores resumption state as the CLI does (the file
+// written before Put returns) and as manager.Pool does (in memory, the
+// file written in the background): the cost on the connection's path.
+func BenchmarkStatePut(b *testing.B) {
+	state := bytes.Repeat([]byte{7}, 300)
+	for _, bg := range []bool{false, true} {
+		name := "file"
+		if bg {
+			name = "background"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := &StateCache{Dir: b.TempDir(), Background: bg}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.Put("scope", state); err != nil {
+					b.Fatal(err)
+				}
+			}
+			background.Wait()
+		})
+	}
 }

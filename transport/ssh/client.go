@@ -1,6 +1,7 @@
 package ssh
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 
 	tssh "github.com/tsnmp/tsnmp/ssh"
@@ -100,9 +102,30 @@ func (c *Client) Close() error {
 // StateCache keeps SSH resumption state in files, one per scope, mode
 // 0600 in a directory of mode 0700, so that separate manager processes
 // resume each other's sessions. State is single-use: Take removes it.
+//
+// The process also keeps what it stored in memory, and Take looks there
+// first. With Background set (a long-lived manager: manager.Pool), Put
+// and Take return at once and the file is written or removed by a
+// goroutine, so that no file write delays a connection; a process that
+// exits soon after (the CLI) leaves it unset, and Put writes the file
+// before it returns.
 type StateCache struct {
-	Dir string
+	Dir        string
+	Background bool
 }
+
+// stateMem is the state this process stored and has not taken, by file
+// path. fileMu orders the file writes and removals, so that a background
+// write never brings back state that was taken or replaced meanwhile.
+var (
+	stateMem = struct {
+		sync.Mutex
+		m map[string][]byte
+	}{m: map[string][]byte{}}
+	fileMu sync.Mutex
+	// background counts the file writes and removals under way.
+	background sync.WaitGroup
+)
 
 // Path is the file holding the state of scope.
 func (c *StateCache) Path(scope string) string {
@@ -113,6 +136,22 @@ func (c *StateCache) Path(scope string) string {
 // Take returns and removes the state of scope, or nil.
 func (c *StateCache) Take(scope string) []byte {
 	p := c.Path(scope)
+	stateMem.Lock()
+	st, ok := stateMem.m[p]
+	delete(stateMem.m, p)
+	stateMem.Unlock()
+	if ok {
+		// The file holds the same state (or will): remove it so that
+		// no other process uses it again.
+		if c.Background {
+			background.Go(func() { c.remove(p) })
+		} else {
+			c.remove(p)
+		}
+		return st
+	}
+	fileMu.Lock()
+	defer fileMu.Unlock()
 	f, err := os.Open(p)
 	if err != nil {
 		return nil
@@ -129,29 +168,58 @@ func (c *StateCache) Take(scope string) []byte {
 	return b
 }
 
-// Put stores state for scope, replacing what was there.
+func (c *StateCache) remove(p string) {
+	fileMu.Lock()
+	defer fileMu.Unlock()
+	_ = os.Remove(p)
+}
+
+// Put stores state for scope, replacing what was there. With Background
+// it returns at once and the file is written later, unless the state was
+// taken or replaced by then.
 func (c *StateCache) Put(scope string, state []byte) error {
+	p := c.Path(scope)
+	state = bytes.Clone(state)
+	stateMem.Lock()
+	stateMem.m[p] = state
+	stateMem.Unlock()
+	if !c.Background {
+		fileMu.Lock()
+		defer fileMu.Unlock()
+		return c.write(p, state)
+	}
+	background.Go(func() {
+		fileMu.Lock()
+		defer fileMu.Unlock()
+		stateMem.Lock()
+		cur, ok := stateMem.m[p]
+		stateMem.Unlock()
+		if ok && bytes.Equal(cur, state) {
+			_ = c.write(p, state)
+		}
+	})
+	return nil
+}
+
+// write replaces the file p with state: a temporary file (which
+// os.CreateTemp makes with mode 0600) renamed over it.
+func (c *StateCache) write(p string, state []byte) error {
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return err
 	}
-	p := c.Path(scope)
 	tmp, err := os.CreateTemp(c.Dir, ".ssh-resume-*")
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
+	_, err = tmp.Write(state)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if _, err := tmp.Write(state); err != nil {
-		tmp.Close()
-		return err
+	if err == nil {
+		err = os.Rename(tmp.Name(), p)
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
+	if err != nil {
+		os.Remove(tmp.Name())
 		return fmt.Errorf("ssh: storing resumption state: %w", err)
 	}
 	return nil

@@ -448,3 +448,49 @@ func TestSessionLimits(t *testing.T) {
 	}
 	waitCounter(t, &stats, SessionCloses, 1)
 }
+
+// TestStateCacheBackground: a long-lived manager's cache keeps the state
+// in memory, returns before any file is written, writes the file later
+// for other processes, and never brings back state taken or replaced
+// meanwhile.
+func TestStateCacheBackground(t *testing.T) {
+	c := &StateCache{Dir: filepath.Join(t.TempDir(), "x"), Background: true}
+	if err := c.Put("a", []byte("s1")); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Take("a"); string(got) != "s1" {
+		t.Fatalf("Take = %q", got)
+	}
+	background.Wait()
+	if _, err := os.Stat(c.Path("a")); !os.IsNotExist(err) {
+		t.Fatalf("taken state left in a file: %v", err)
+	}
+	c.Put("b", []byte("s2"))
+	background.Wait()
+	if b, err := os.ReadFile(c.Path("b")); err != nil || string(b) != "s2" {
+		t.Fatalf("state file %q %v, want s2 for other processes", b, err)
+	}
+	if fi, err := os.Stat(c.Path("b")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("state file %v %v", fi, err)
+	}
+	c.Put("b", []byte("s3"))
+	if got := c.Take("b"); string(got) != "s3" {
+		t.Fatalf("Take = %q, want the latest state", got)
+	}
+	background.Wait()
+	if _, err := os.Stat(c.Path("b")); !os.IsNotExist(err) {
+		t.Fatalf("replaced or taken state left in a file: %v", err)
+	}
+	// A directory that cannot be created: the process still resumes
+	// from memory.
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	bad := &StateCache{Dir: filepath.Join(file, "x"), Background: true}
+	if err := bad.Put("c", []byte("s4")); err != nil {
+		t.Fatal(err)
+	}
+	background.Wait()
+	if got := bad.Take("c"); string(got) != "s4" {
+		t.Fatalf("Take = %q from memory", got)
+	}
+}
