@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -41,16 +40,7 @@ import (
 // which favours it.
 func BenchmarkWalkHostMIBs(b *testing.B) {
 	testenv.Need(b, "snmpd")
-	if err := netns.Available(); err != nil {
-		if testenv.InCI() {
-			b.Fatal(err)
-		}
-		b.Skip(err)
-	}
-	ns, err := netns.New("tsnmp-hostbench")
-	if err != nil {
-		b.Fatal(err)
-	}
+	ns := newNetns(b, "tsnmp-hostbench")
 	defer ns.Delete()
 	if err := ns.IPBatch(`link add va type veth peer name vb
 link set va up

@@ -34,16 +34,7 @@ func BenchmarkBulkwalkIfTable1000(b *testing.B) {
 		reps = v
 	}
 	testenv.Need(b, "snmpd")
-	if err := netns.Available(); err != nil {
-		if testenv.InCI() {
-			b.Fatal(err)
-		}
-		b.Skip(err)
-	}
-	ns, err := netns.New("tsnmp-walk")
-	if err != nil {
-		b.Fatal(err)
-	}
+	ns := newNetns(b, "tsnmp-walk")
 	defer ns.Delete()
 	if err := ns.AddVeths("v", 0, 500); err != nil {
 		b.Fatal(err)
@@ -150,4 +141,22 @@ func reportWalkTimes(b *testing.B, times map[string][]time.Duration) (tsnmpd, sn
 	b.ReportMetric(float64(snmpd.Microseconds())/1000, "snmpd-ms")
 	b.ReportMetric(float64(med(ratios))/1000, "speedup")
 	return tsnmpd, snmpd
+}
+
+// newNetns creates a network namespace named from prefix for a test; the
+// caller deletes it. Where namespaces are not available the test is
+// skipped, or fails under CI=true.
+func newNetns(tb testing.TB, prefix string) *netns.NS {
+	tb.Helper()
+	if err := netns.Available(); err != nil {
+		if testenv.InCI() {
+			tb.Fatal(err)
+		}
+		tb.Skip(err)
+	}
+	ns, err := netns.New(prefix)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ns
 }
