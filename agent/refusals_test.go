@@ -1,13 +1,11 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,30 +18,11 @@ import (
 	"github.com/tsnmp/tsnmp/transport"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// lines returns the JSON log records written so far.
-func (l *lockedBuffer) lines(t *testing.T) []map[string]any {
+// logLines returns the JSON log records written to l so far.
+func logLines(t *testing.T, l *testenv.LogBuffer) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for _, s := range strings.Split(strings.TrimSpace(l.b.String()), "\n") {
+	for _, s := range strings.Split(strings.TrimSpace(l.String()), "\n") {
 		if s == "" {
 			continue
 		}
@@ -82,7 +61,7 @@ func TestRefusalsLogged(t *testing.T) {
 	}
 	a := newTestAgent(t, st, &Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{},
 		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: m}})
-	var logs lockedBuffer
+	var logs testenv.LogBuffer
 	a.Log = slog.New(slog.NewJSONHandler(&logs, nil))
 	// The log's clock moves only when the test says so.
 	var clock atomic.Int64
@@ -121,7 +100,7 @@ func TestRefusalsLogged(t *testing.T) {
 	}
 	refusals := func(reason string) []map[string]any {
 		var out []map[string]any
-		for _, l := range logs.lines(t) {
+		for _, l := range logLines(t, &logs) {
 			if l["msg"] == "request refused" && strings.HasPrefix(fmt.Sprint(l["reason"]), reason) {
 				out = append(out, l)
 			}

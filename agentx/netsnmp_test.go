@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -53,7 +52,7 @@ func startSnmpdSubagent(t testing.TB, m *Master, socket, conf string, prefix snm
 	}
 	cmd := exec.Command(snmpd, "-f", "-Lo", "-X", "-x", socket, "-C", "-c", cf, "-M", "/nonexistent", "-m", "")
 	cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+dir, "MIBS=", "HOME="+dir)
-	out := &lockedBuffer{}
+	out := &testenv.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -116,21 +115,4 @@ func TestNetSNMPSubagentWalk(t *testing.T) {
 	if !strings.Contains(s, "1.3.6.1.4.1.8072.1.3.2.4.1.2.5.104.101.108.108.111.1 hello world") || !strings.Contains(s, "1.3.6.1.4.1.8072.9999.1.0") {
 		t.Fatalf("walk:\n%s", s)
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

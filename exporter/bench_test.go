@@ -37,7 +37,7 @@ func benchAgents(b *testing.B, n int) (targets []string, authPass, privPass stri
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+b.TempDir())
-	out := &lockedBuffer{}
+	out := &testenv.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -83,7 +83,7 @@ func inPkts(b *testing.B, target string) uint64 {
 // startProcess runs an exporter program and waits for its port.
 func startProcess(b *testing.B, addr string, name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
-	out := &lockedBuffer{}
+	out := &testenv.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

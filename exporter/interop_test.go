@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -96,24 +95,6 @@ func canonical(t *testing.T, s string) string {
 	return name + "{" + strings.Join(parts, ",") + "}"
 }
 
-// lockedBuffer collects a child's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func familyOf(series string) string {
 	n, _, _ := strings.Cut(series, "{")
 	return n
@@ -142,7 +123,7 @@ func startSNMPExporter(t *testing.T, cfg string) string {
 	port := testenv.FreePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "--config.file="+cfg, "--web.listen-address="+addr)
-	out := &lockedBuffer{}
+	out := &testenv.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -182,7 +163,7 @@ func startTsnmpd(t *testing.T) string {
 	target := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "--listen", "udp:"+target)
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
-	out := &lockedBuffer{}
+	out := &testenv.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -13,11 +13,11 @@ import (
 	"github.com/chromedp/cdproto/security"
 	"github.com/chromedp/chromedp"
 
+	"github.com/tsnmp/tsnmp/internal/loopagent"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager/format"
 	"github.com/tsnmp/tsnmp/mib/smi"
 	"github.com/tsnmp/tsnmp/snmp"
-	"github.com/tsnmp/tsnmp/webmgmt/webmgmttest"
 )
 
 // chromium returns Debian's chromium, failing the test under CI and
@@ -87,7 +87,7 @@ func browser(t *testing.T) context.Context {
 // the table against a walk of the same agent printed as `tsnmp walk`
 // prints it; then signs in as a USM user over https.
 func TestBrowser(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{})
+	a := startAgent(t, loopagent.Options{})
 	ctx := browser(t)
 	// Each step waits at most 15 s for what it expects on the page.
 	step := func() context.Context {

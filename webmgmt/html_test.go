@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/tsnmp/tsnmp/internal/loopagent"
 	"github.com/tsnmp/tsnmp/snmp"
-	"github.com/tsnmp/tsnmp/webmgmt/webmgmttest"
 )
 
 // browserAccept is the Accept header Chromium sends for a navigation.
@@ -22,7 +22,7 @@ const hostile = `<script>alert("descr")</script><img src=x onerror=alert(1)>&'"`
 // HTTP, a requested name echoed in an error) as text: html/template
 // escapes them, and the pages allow no script anyway.
 func TestHTMLEscapes(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{NoTLS: true, Descr: hostile})
+	a := startAgent(t, loopagent.Options{NoTLS: true, Descr: hostile})
 	c := client(nil, false)
 	put := do(t, c, "PUT", a.HTTPURL+"/mib/sysContact.0", map[string]string{"Authorization": "SNMP-Community private", "Content-Type": "text/plain"}, `</td></tr></table><script>alert("contact")</script>`)
 	if put.status != 200 {
@@ -59,7 +59,7 @@ func TestHTMLEscapes(t *testing.T) {
 // TestHTMLIndexFollowsView lists what the caller's VACM view holds and
 // nothing else, and draws tables outside the view empty.
 func TestHTMLIndexFollowsView(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{NoTLS: true})
+	a := startAgent(t, loopagent.Options{NoTLS: true})
 	c := client(nil, false)
 	get := func(path string) (int, string) {
 		r := do(t, c, "GET", a.HTTPURL+path, map[string]string{"Accept": browserAccept}, "")
@@ -101,7 +101,7 @@ func TestHTMLIndexFollowsView(t *testing.T) {
 // community form, and over https the Basic challenge), and each identity
 // (community, USM user, client certificate) reads its view.
 func TestHTMLNegotiationAndLogin(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{})
+	a := startAgent(t, loopagent.Options{})
 	plain := client(nil, false)
 	for _, tc := range []struct{ accept, query, want string }{
 		{browserAccept, "", "text/html; charset=utf-8"},
@@ -168,7 +168,7 @@ func TestHTMLNegotiationAndLogin(t *testing.T) {
 // whose INDEX object is ifTable's) and compares every cell with a walk,
 // as TestBrowser does in chromium; it runs where no browser is installed.
 func TestHTMLTablesMatchWalk(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{NoTLS: true})
+	a := startAgent(t, loopagent.Options{NoTLS: true})
 	c := client(nil, false)
 	s := snmpSession(t, a, "public")
 	for _, tc := range []struct {

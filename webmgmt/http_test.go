@@ -17,20 +17,20 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/tsnmp/tsnmp/internal/certs"
+	"github.com/tsnmp/tsnmp/internal/loopagent"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/mib/smi"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/webmgmt"
-	"github.com/tsnmp/tsnmp/webmgmt/webmgmttest"
 )
 
-func startAgent(t testing.TB, o webmgmttest.Options) *webmgmttest.Agent {
+func startAgent(t testing.TB, o loopagent.Options) *loopagent.Agent {
 	t.Helper()
 	if o.IfCacheTTL == 0 {
 		// Every read of the test sees the same interface snapshot.
 		o.IfCacheTTL = time.Hour
 	}
-	a, err := webmgmttest.Start(o)
+	a, err := loopagent.Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func do(t testing.TB, c *http.Client, method, url string, hdr map[string]string,
 	return response{status: resp.StatusCode, header: resp.Header, body: b, proto: resp.ProtoMajor}
 }
 
-func snmpSession(t testing.TB, a *webmgmttest.Agent, community string) *manager.Session {
+func snmpSession(t testing.TB, a *loopagent.Agent, community string) *manager.Session {
 	t.Helper()
 	s, err := manager.Dial(context.Background(), "udp:"+a.SNMPAddr, manager.Config{Version: snmp.V2c, Community: community})
 	if err != nil {
@@ -179,7 +179,7 @@ var (
 // an SNMP walk (or get) of the same agent returns. The interface cache
 // outlives the test, so both see the same instant.
 func TestRepresentationsMatchSNMP(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{})
+	a := startAgent(t, loopagent.Options{})
 	s := snmpSession(t, a, "public")
 	table := snmpWalk(t, s, ifTable)
 	if len(table) == 0 {
@@ -262,7 +262,7 @@ func TestRepresentationsMatchSNMP(t *testing.T) {
 
 // TestAcceptNegotiation picks representations from Accept.
 func TestAcceptNegotiation(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{NoTLS: true})
+	a := startAgent(t, loopagent.Options{NoTLS: true})
 	c := client(nil, false)
 	for accept, want := range map[string]string{
 		"":                                       "application/json",
@@ -290,7 +290,7 @@ func TestAcceptNegotiation(t *testing.T) {
 // TestIdentities checks that each identity gets the VACM view SNMP gives
 // the same principal.
 func TestIdentities(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{})
+	a := startAgent(t, loopagent.Options{})
 	plain := client(nil, false)
 	basic := func(u, p string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p)) }
 	anon := client(a.ClientTLS(nil), false)
@@ -370,7 +370,7 @@ func TestIdentities(t *testing.T) {
 
 // TestSet writes through PUT and SOAP and reads back over SNMP.
 func TestSet(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{NoTLS: true})
+	a := startAgent(t, loopagent.Options{NoTLS: true})
 	c := client(nil, false)
 	s := snmpSession(t, a, "public")
 	get := func(oid snmp.OID) string {
@@ -458,7 +458,7 @@ func TestSet(t *testing.T) {
 // TestErrors checks statuses, error bodies and counters of refused
 // requests.
 func TestErrors(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{NoTLS: true})
+	a := startAgent(t, loopagent.Options{NoTLS: true})
 	c := client(nil, false)
 	auth := map[string]string{"Authorization": "SNMP-Community private"}
 	long := strings.Repeat("a", webmgmt.MaxURL)
@@ -520,7 +520,7 @@ func TestErrors(t *testing.T) {
 
 // TestTruncation stops long walks at ?max= and says where to continue.
 func TestTruncation(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{NoTLS: true, Rows: 30})
+	a := startAgent(t, loopagent.Options{NoTLS: true, Rows: 30})
 	c := client(nil, false)
 	auth := map[string]string{"Authorization": "SNMP-Community public"}
 	r := do(t, c, "GET", a.HTTPURL+"/mib/ifTable/ifDescr?max=10", auth, "")
@@ -574,7 +574,7 @@ func TestPlainHTTPOnlyOnLoopback(t *testing.T) {
 
 // TestH2C serves HTTP/2 without TLS to clients with prior knowledge.
 func TestH2C(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{NoTLS: true})
+	a := startAgent(t, loopagent.Options{NoTLS: true})
 	var p http.Protocols
 	p.SetUnencryptedHTTP2(true)
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Protocols: &p}}
@@ -589,7 +589,7 @@ func TestH2C(t *testing.T) {
 // redirected) and the methods a resource does not allow (405 with Allow,
 // in the negotiated format).
 func TestRouting(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{NoTLS: true})
+	a := startAgent(t, loopagent.Options{NoTLS: true})
 	c := client(nil, false)
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	auth := map[string]string{"Authorization": "SNMP-Community public"}
@@ -633,7 +633,7 @@ func TestRouting(t *testing.T) {
 // TestHSTS sends Strict-Transport-Security on every https response, and
 // never over plain http (RFC 6797 §7.2).
 func TestHSTS(t *testing.T) {
-	a := startAgent(t, webmgmttest.Options{})
+	a := startAgent(t, loopagent.Options{})
 	want := "max-age=63072000"
 	for _, h2 := range []bool{false, true} {
 		c := client(a.ClientTLS(nil), h2)
@@ -665,7 +665,7 @@ func TestHSTS(t *testing.T) {
 		age  time.Duration
 		want string
 	}{{24 * time.Hour, "max-age=86400"}, {-1, ""}} {
-		b := startAgent(t, webmgmttest.Options{Handler: webmgmt.Config{HSTSMaxAge: tc.age}})
+		b := startAgent(t, loopagent.Options{Handler: webmgmt.Config{HSTSMaxAge: tc.age}})
 		r := do(t, client(b.ClientTLS(nil), false), "GET", b.HTTPSURL+"/mib/sysDescr.0", map[string]string{"Authorization": "SNMP-Community public"}, "")
 		if got := r.header.Get("Strict-Transport-Security"); r.status != 200 || got != tc.want {
 			t.Errorf("HSTSMaxAge %v: %d %q, want %q", tc.age, r.status, got, tc.want)

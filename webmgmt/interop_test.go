@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tsnmp/tsnmp/internal/loopagent"
 	"github.com/tsnmp/tsnmp/manager/format"
 	"github.com/tsnmp/tsnmp/manager/snmpdtest"
 	"github.com/tsnmp/tsnmp/webmgmt"
-	"github.com/tsnmp/tsnmp/webmgmt/webmgmttest"
 )
 
 // TestInteropSnmpwalk compares Net-SNMP's snmpwalk of the agent with each
@@ -15,7 +15,7 @@ import (
 // with the options given to snmpwalk (-On -Oq -Oe -Ot).
 func TestInteropSnmpwalk(t *testing.T) {
 	snmpdtest.Require(t, "snmpwalk")
-	a := startAgent(t, webmgmttest.Options{NoTLS: true})
+	a := startAgent(t, loopagent.Options{NoTLS: true})
 	c := client(nil, false)
 	out := format.Options{NumericOIDs: true, Quick: true, NumericEnums: true, NumericTimeticks: true}
 	for _, tc := range []struct{ oid, path string }{

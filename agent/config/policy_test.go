@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/loopagent"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
-	"github.com/tsnmp/tsnmp/webmgmt/webmgmttest"
 )
 
 // TestPolicyLimits: an agent assembled with config.Policy (here the
@@ -16,7 +16,7 @@ import (
 // limits) applies the configuration's limits, communities and users, over
 // UDP.
 func TestPolicyLimits(t *testing.T) {
-	a, err := webmgmttest.Start(webmgmttest.Options{NoTLS: true, Rows: 40, Config: `
+	a, err := loopagent.Start(loopagent.Options{NoTLS: true, Rows: 40, Config: `
 communities:
   - community: public
     source: 127.0.0.1

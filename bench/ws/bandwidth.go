@@ -18,12 +18,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/bench/harness"
+	"github.com/tsnmp/tsnmp/internal/loopagent"
 	"github.com/tsnmp/tsnmp/internal/pcap"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/webmgmt"
-	"github.com/tsnmp/tsnmp/webmgmt/webmgmttest"
 )
 
 // Header sizes used when IP-level bytes are computed rather than
@@ -303,7 +303,7 @@ func udpExchange(addr, method string, rows, n int) (exchange, error) {
 	return ex, nil
 }
 
-func runBandwidth(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Report) error {
+func runBandwidth(ctx context.Context, a *loopagent.Agent, o *Options, rep *Report) error {
 	httpAddr := strings.TrimPrefix(a.HTTPURL, "http://")
 	_, hp, _ := net.SplitHostPort(httpAddr)
 	hport, _ := strconv.Atoi(hp)
@@ -521,7 +521,7 @@ func httpTarget(name, addr, method, resource string, max int) (*rttTarget, error
 	return t, nil
 }
 
-func runRTT(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Report) error {
+func runRTT(ctx context.Context, a *loopagent.Agent, o *Options, rep *Report) error {
 	httpAddr := strings.TrimPrefix(a.HTTPURL, "http://")
 	var targets []*rttTarget
 	defer func() {
@@ -553,7 +553,7 @@ func runRTT(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Report) 
 		name string
 		ttl  time.Duration
 	}{{"1 s cache", time.Second}, {"no cache", time.Nanosecond}} {
-		ka, err := webmgmttest.Start(webmgmttest.Options{NoTLS: true, IfCacheTTL: k.ttl})
+		ka, err := loopagent.Start(loopagent.Options{NoTLS: true, IfCacheTTL: k.ttl})
 		if err != nil {
 			return err
 		}
@@ -626,7 +626,7 @@ func runRTT(ctx context.Context, a *webmgmttest.Agent, o *Options, rep *Report) 
 }
 
 // countKernelRows returns the number of interfaces the kernel agent has.
-func countKernelRows(a *webmgmttest.Agent) int {
+func countKernelRows(a *loopagent.Agent) int {
 	c := &http.Client{Timeout: 5 * time.Second}
 	req, _ := http.NewRequest("GET", a.HTTPURL+"/mib/ifNumber.0", nil)
 	req.Header.Set("Authorization", "SNMP-Community public")

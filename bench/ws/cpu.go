@@ -16,12 +16,12 @@ import (
 	"time"
 
 	"github.com/tsnmp/tsnmp/agent"
+	"github.com/tsnmp/tsnmp/internal/loopagent"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
 	"github.com/tsnmp/tsnmp/webmgmt"
-	"github.com/tsnmp/tsnmp/webmgmt/webmgmttest"
 )
 
 // Codecs measured by the coding experiment.
@@ -51,7 +51,7 @@ type Messages struct {
 
 // NewMessages reads the first n ifTable objects from the agent (through
 // the same session API the HTTP handler uses) and encodes them.
-func NewMessages(a *webmgmttest.Agent, n int) (*Messages, func(), error) {
+func NewMessages(a *loopagent.Agent, n int) (*Messages, func(), error) {
 	p := a.Agent.Policy()
 	name, ctxName, ok := p.Communities.Lookup([]byte("public"), netip.MustParseAddr("127.0.0.1"))
 	if !ok {
@@ -135,7 +135,7 @@ func timeOp(op func(), d time.Duration) float64 {
 	return best
 }
 
-func runCoding(o *Options, a *webmgmttest.Agent) []CodingPoint {
+func runCoding(o *Options, a *loopagent.Agent) []CodingPoint {
 	d := 100 * time.Millisecond
 	if o.Quick {
 		d = 2 * time.Millisecond
@@ -279,7 +279,7 @@ func allocs(op func(), runs int) (int64, int64) {
 
 // ServeSNMPOp returns one GetBulk of n repetitions from ifTable handled
 // by the agent (decode, access control, retrieval, encode).
-func ServeSNMPOp(a *webmgmttest.Agent, n int) func() {
+func ServeSNMPOp(a *loopagent.Agent, n int) func() {
 	msg := snmpRequest(SNMPGetBulk, 0, n, 1)
 	ref := &transport.StateReference{Domain: transport.UDP, Remote: netip.MustParseAddrPort("127.0.0.1:40000")}
 	out := make([]byte, 0, 65536)
@@ -292,7 +292,7 @@ func ServeSNMPOp(a *webmgmttest.Agent, n int) func() {
 
 // ServeHTTPOp returns one request for n ifTable objects in method's
 // representation handled by the web-services handler.
-func ServeHTTPOp(a *webmgmttest.Agent, method string, n int) func() {
+func ServeHTTPOp(a *loopagent.Agent, method string, n int) func() {
 	raw := httpRequest(method, "127.0.0.1", "ifTable", n)
 	w := &discardWriter{h: http.Header{}}
 	return func() {
@@ -306,7 +306,7 @@ func ServeHTTPOp(a *webmgmttest.Agent, method string, n int) func() {
 	}
 }
 
-func runMemory(o *Options, a *webmgmttest.Agent, rep *Report) {
+func runMemory(o *Options, a *loopagent.Agent, rep *Report) {
 	runs := 200
 	if o.Quick {
 		runs = 5

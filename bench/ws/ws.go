@@ -29,8 +29,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/loopagent"
 	"github.com/tsnmp/tsnmp/internal/netns"
-	"github.com/tsnmp/tsnmp/webmgmt/webmgmttest"
 )
 
 // Options configure Run. Zero values take the defaults.
@@ -207,7 +207,7 @@ type Report struct {
 func Run(ctx context.Context, o Options) (*Report, error) {
 	o.defaults()
 	rep := &Report{Started: time.Now(), GoVersion: runtime.Version(), CPU: cpuModel(), Rows: o.Rows}
-	a, err := webmgmttest.Start(webmgmttest.Options{Rows: o.Rows, NoTLS: true})
+	a, err := loopagent.Start(loopagent.Options{Rows: o.Rows, NoTLS: true})
 	if err != nil {
 		return nil, err
 	}

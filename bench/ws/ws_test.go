@@ -11,17 +11,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tsnmp/tsnmp/internal/loopagent"
 	"github.com/tsnmp/tsnmp/internal/testenv"
-	"github.com/tsnmp/tsnmp/webmgmt/webmgmttest"
 )
 
 var (
 	reportFile = flag.String("ws.report", "", "run the full experiment and write the text report to this file (and JSON beside it)")
 )
 
-func startSynthetic(tb testing.TB, rows int) *webmgmttest.Agent {
+func startSynthetic(tb testing.TB, rows int) *loopagent.Agent {
 	tb.Helper()
-	a, err := webmgmttest.Start(webmgmttest.Options{Rows: rows, NoTLS: true})
+	a, err := loopagent.Start(loopagent.Options{Rows: rows, NoTLS: true})
 	if err != nil {
 		tb.Fatal(err)
 	}

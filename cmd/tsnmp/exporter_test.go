@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,24 +21,6 @@ import (
 
 	"github.com/tsnmp/tsnmp/internal/testenv"
 )
-
-// outBuffer collects a child's output while the test reads it.
-type outBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *outBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *outBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // startAgents runs one tsnmpd (zero configuration: v2c public) listening
 // on 127.0.0.1 to 127.0.0.n at one port; it returns the targets.
@@ -58,7 +39,7 @@ func startAgents(t *testing.T, n int) []string {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
-	out := &outBuffer{}
+	out := &testenv.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -75,12 +56,12 @@ func startAgents(t *testing.T, n int) []string {
 }
 
 // startExporter runs `tsnmp exporter` in this process until the test ends.
-func startExporter(t *testing.T, args ...string) (string, *outBuffer) {
+func startExporter(t *testing.T, args ...string) (string, *testenv.LogBuffer) {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
-	errw := &outBuffer{}
+	errw := &testenv.LogBuffer{}
 	go func() {
 		done <- run(ctx, "tsnmp", append([]string{"exporter", "--web.listen-address=" + addr}, args...), io.Discard, errw)
 	}()
@@ -146,7 +127,7 @@ scrape_configs:
 	paddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	cmd := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+paddr)
-	out := &outBuffer{}
+	out := &testenv.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -116,19 +115,7 @@ func BenchmarkAgentXWalk(b *testing.B) {
 			}
 		}
 	}
-	med := func(ds []time.Duration) time.Duration {
-		ds = append([]time.Duration(nil), ds...)
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		return ds[len(ds)/2]
-	}
-	ratios := make([]time.Duration, len(times["tsnmpd"]))
-	for i := range ratios {
-		ratios[i] = time.Duration(1000 * times["snmpd"][i].Seconds() / times["tsnmpd"][i].Seconds())
-	}
-	t, s := med(times["tsnmpd"]), med(times["snmpd"])
-	b.ReportMetric(float64(t.Microseconds())/1000, "tsnmpd-ms")
-	b.ReportMetric(float64(s.Microseconds())/1000, "snmpd-ms")
+	t, s := reportWalkTimes(b, times)
 	b.ReportMetric(1001/t.Seconds(), "tsnmpd-varbinds/s")
 	b.ReportMetric(1001/s.Seconds(), "snmpd-varbinds/s")
-	b.ReportMetric(float64(med(ratios))/1000, "speedup")
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/notify"
 	"github.com/tsnmp/tsnmp/notify/trapdtest"
@@ -178,16 +177,7 @@ func netsnmpFail(t *testing.T, prog string, args ...string) {
 // with the interface's ifIndex, ifAdminStatus and ifOperStatus; a bad
 // community gives no authenticationFailure.
 func TestLinkUpDownNotifications(t *testing.T) {
-	if err := netns.Available(); err != nil {
-		if testenv.InCI() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	ns, err := netns.New("tsnmpd-link")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := newNetns(t, "tsnmpd-link")
 	t.Cleanup(func() { ns.Delete() })
 	if err := ns.AddVeths("nv", 0, 1); err != nil {
 		t.Fatal(err)

@@ -16,13 +16,15 @@ import (
 // snmpd.conf) in one directory, /var/lib/snmp by default. Tools of test
 // binaries running side by side rewrote the same file, damaging it for
 // every later run, so each test process gets a directory of its own
-// (Net-SNMP creates it on first write) unless the caller chose one.
+// unless the caller chose one. It is made here, with the cert_indexes
+// folder Net-SNMP's TLS code wants, because a tool that has to create
+// them says so on stderr, which tests comparing output would see.
 func init() {
-	if os.Getenv("SNMP_PERSISTENT_DIR") == "" {
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("tsnmp-netsnmp-%d", os.Getpid()))
-		// Made here: a tool that creates it says so on its output
-		// ("Created directory: ..."), which tests compare.
-		os.MkdirAll(filepath.Join(dir, "cert_indexes"), 0o700)
+	if os.Getenv("SNMP_PERSISTENT_DIR") != "" {
+		return
+	}
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("tsnmp-netsnmp-%d", os.Getpid()))
+	if err := os.MkdirAll(filepath.Join(dir, "cert_indexes"), 0o700); err == nil {
 		os.Setenv("SNMP_PERSISTENT_DIR", dir)
 	}
 }

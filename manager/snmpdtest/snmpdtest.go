@@ -127,7 +127,7 @@ func Start(t testing.TB, conf string) *Agent {
 		cmd := exec.CommandContext(ctx, snmpd, "-f", "-Lo", "-C", "-c", confPath, "-p", filepath.Join(dir, "pid"),
 			"udp:127.0.0.1:"+p, "tcp:127.0.0.1:"+p, "udp6:[::1]:"+p, "tcp6:[::1]:"+p)
 		cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir, "SNMPCONFPATH="+dir, "SNMP_PERSISTENT_DIR="+persist)
-		var out syncBuffer
+		var out testenv.LogBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		// The agent dies with the test binary even if cleanups never run.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -172,23 +172,6 @@ func listening(port int) bool {
 	}
 	c.Close()
 	return true
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // Result is the outcome of running a command.
@@ -351,7 +334,7 @@ rouser -s tsm Alice authpriv
 	}
 	cmd := exec.Command(s.Snmpd, "-f", "-Lo", "-C", "-c", confPath, "-p", filepath.Join(agentDir, "pid"), s.Listen)
 	cmd.Env = append(append(os.Environ(), "MIBS=", "MIBDIRS="+agentDir, "SNMPCONFPATH="+agentDir, "SNMP_PERSISTENT_DIR="+persist), s.Env...)
-	var out syncBuffer
+	var out testenv.LogBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -406,7 +389,7 @@ func StartPysnmp(t testing.TB) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var stderr syncBuffer
+		var stderr testenv.LogBuffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

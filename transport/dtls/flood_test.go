@@ -3,6 +3,7 @@ package dtls
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -90,8 +91,11 @@ func abandon(t testing.TB, agent *net.UDPAddr) (bool, error) {
 	if b == nil || err != nil {
 		return false, err
 	}
+	if protocol.ContentType(b[0]) == protocol.ContentTypeAlert {
+		return false, nil // refused, with an alert
+	}
 	if handshakeType(b) != hsk.TypeHelloVerifyRequest {
-		return false, errors.New("no HelloVerifyRequest")
+		return false, fmt.Errorf("no HelloVerifyRequest: record type %d, handshake type %d", b[0], handshakeType(b))
 	}
 	var hvr hsk.MessageHelloVerifyRequest
 	if err := hvr.Unmarshal(b[recordlayer.FixedHeaderSize+hsk.HeaderLength:]); err != nil {

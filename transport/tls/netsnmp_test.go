@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,7 +22,7 @@ import (
 // startSnmpd595 runs Net-SNMP 5.9.5's snmpd on listen with its
 // configuration directory dir (which holds the PKI) and the given
 // configuration lines; it returns the agent's log.
-func startSnmpd595(t *testing.T, dir, listen, conf string) *syncBuffer {
+func startSnmpd595(t *testing.T, dir, listen, conf string) *testenv.LogBuffer {
 	t.Helper()
 	snmpd := testenv.NeedNetSNMP595(t, "sbin/snmpd")
 	persist := filepath.Join(dir, "persist")
@@ -34,7 +33,7 @@ func startSnmpd595(t *testing.T, dir, listen, conf string) *syncBuffer {
 	}
 	cmd := exec.Command(snmpd, "-f", "-Lo", "-C", "-c", confPath, "-p", filepath.Join(dir, "pid"), listen)
 	cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir, "SNMPCONFPATH="+dir, "SNMP_PERSISTENT_DIR="+persist)
-	out := &syncBuffer{}
+	out := &testenv.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -131,23 +130,4 @@ rouser -s tsm localhost authpriv
 	if !strings.Contains(log.String(), "unsuitable certificate purpose") {
 		t.Errorf("snmpd did not refuse for the certificate's purpose:\n%s", log.String())
 	}
-}
-
-// syncBuffer is an io.Writer whose contents may be read while a process
-// writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

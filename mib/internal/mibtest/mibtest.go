@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -113,29 +112,10 @@ func ParseWalk(t testing.TB, out []byte) map[string]string {
 	return got
 }
 
-// syncBuffer is a bytes.Buffer safe for a writing process and a reading
-// test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Snmpd is a running Net-SNMP snmpd.
 type Snmpd struct {
 	Addr string
-	Log  *syncBuffer
+	Log  *testenv.LogBuffer
 	ns   []string // command prefix to run tools in its network namespace
 }
 
@@ -159,7 +139,7 @@ func StartSnmpd(t testing.TB, netns, conf string) *Snmpd {
 	} else {
 		addr = "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 	}
-	s := &Snmpd{Addr: addr, Log: new(syncBuffer), ns: prefix}
+	s := &Snmpd{Addr: addr, Log: new(testenv.LogBuffer), ns: prefix}
 	args := append(append([]string{}, prefix...), bin, "-f", "-Le", "-I", "-smux", "-C", "-c", file,
 		"-p", filepath.Join(dir, "snmpd.pid"), "udp:"+addr)
 	cmd := exec.Command(args[0], args[1:]...)

@@ -1,4 +1,4 @@
-package webmgmttest
+package loopagent
 
 import (
 	"crypto"

@@ -1,7 +1,7 @@
-// Package webmgmttest starts an in-process tsnmp agent that serves one MIB
+// Package loopagent starts an in-process tsnmp agent that serves one MIB
 // tree over SNMP (UDP and TCP on loopback) and over HTTP (plain HTTP and
 // https on loopback), for tests and the web-services experiments.
-package webmgmttest
+package loopagent
 
 import (
 	"context"
@@ -100,11 +100,11 @@ func Start(o Options) (*Agent, error) {
 	if o.Config == "" {
 		o.Config = DefaultConfig
 	}
-	cfg, err := config.ParseYAML("webmgmttest.yaml", []byte(o.Config))
+	cfg, err := config.ParseYAML("loopagent.yaml", []byte(o.Config))
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "webmgmttest")
+	dir, err := os.MkdirTemp("", "loopagent")
 	if err != nil {
 		return nil, err
 	}
