@@ -513,10 +513,10 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 				return s.Err()
 			}
 		}
-		if adaptive {
+		if rest > 0 {
+			wait = rest // a stream: its timer is not the UDP estimator's
+		} else if adaptive {
 			wait = s.rto.Backoff()
-		} else if rest > 0 {
-			wait = rest
 		}
 	}
 	return ErrTimeout
