@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"github.com/tsnmp/tsnmp/internal/testenv"
-
 	"bytes"
 	"fmt"
 	"os"
@@ -11,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
 )
 
 // drive runs a progress display through two experiments.
