@@ -47,8 +47,8 @@ func TestSWRunRecorded(t *testing.T) {
 		run + "6.2":            "2", // a kernel thread: operatingSystem
 		run + "2.300":          "hex:" + hexs("my prog (x)"),
 		run + "4.300":          "hex:" + hexs("/usr/bin/my prog"),
-		run + "5.300":          "hex:" + hexs("-v"), // the parameters end at the empty argument, as in snmpd
-		run + "7.300":          "3",                 // notRunnable (D)
+		run + "5.300":          "hex:" + hexs("-v  --x"),
+		run + "7.300":          "3", // notRunnable (D)
 		perf + "1.1":           "200",
 		perf + "2.1":           strconv.FormatUint(200*procfs.PageKB, 10), // 200 pages
 		perf + "1.300":         "10",
