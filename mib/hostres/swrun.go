@@ -57,20 +57,12 @@ func runStatus(state byte) int64 {
 }
 
 // splitCmdline returns argv[0] and the other arguments joined by spaces,
-// each cut to the 128 octets of hrSWRunPath and hrSWRunParameters. As in
-// snmpd, the command line is read as one text line (it ends after the first
-// newline, which it keeps) and the arguments end at the first empty one.
+// each cut to the 128 octets of hrSWRunPath and hrSWRunParameters.
 func splitCmdline(c []byte) (path, params []byte) {
-	if i := bytes.IndexByte(c, '\n'); i >= 0 {
-		c = c[:i+1]
-	}
 	path, rest, _ := bytes.Cut(c, []byte{0})
-	if i := bytes.Index(rest, []byte{0, 0}); i >= 0 {
-		rest = rest[:i]
-	} else if len(rest) > 0 && rest[0] == 0 {
-		rest = nil
+	if len(rest) > 128 {
+		rest = rest[:128]
 	}
-	rest = rest[:min(len(rest), 128)]
 	if bytes.IndexByte(rest, 0) >= 0 {
 		rest = bytes.ReplaceAll(rest, []byte{0}, []byte{' '})
 	}
