@@ -56,7 +56,6 @@ var netSNMPDirectives = map[string]string{
 	"procfix":             "run a command to fix a prTable error",
 	"load":                "set laTable thresholds",
 	"swap":                "set the memory table's swap threshold",
-	"file":                "watch a file's size in fileTable",
 	"logmatch":            "count regular-expression matches in a log file (logMatchTable)",
 	"extendfix":           "run a command to fix an extend entry",
 	"execfix":             "run a command to fix an extTable error",

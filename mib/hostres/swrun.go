@@ -1,8 +1,6 @@
 package hostres
 
 import (
-	"bytes"
-
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -56,18 +54,8 @@ func runStatus(state byte) int64 {
 	return runInvalid
 }
 
-// splitCmdline returns argv[0] and the other arguments joined by spaces,
-// each cut to the 128 octets of hrSWRunPath and hrSWRunParameters.
-func splitCmdline(c []byte) (path, params []byte) {
-	path, rest, _ := bytes.Cut(c, []byte{0})
-	if len(rest) > 128 {
-		rest = rest[:128]
-	}
-	if bytes.IndexByte(rest, 0) >= 0 {
-		rest = bytes.ReplaceAll(rest, []byte{0}, []byte{' '})
-	}
-	return path[:min(len(path), 128)], rest
-}
+// splitCmdline gives hrSWRunPath and hrSWRunParameters.
+var splitCmdline = procfs.SplitCmdline
 
 type swRunRows struct{ *procSnap }
 
