@@ -117,3 +117,15 @@ func TestProcRegexAndFile(t *testing.T) {
 		}
 	}
 }
+
+// TestExecArgsAsWritten keeps an exec line's arguments as written, quotes
+// and inner spaces included, for the program runner to split as snmpd.
+func TestExecArgsAsWritten(t *testing.T) {
+	c, err := ParseSnmpdConf("e.conf", []byte("exec failer  /bin/sh -c \"echo  two; exit 3\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Extend) != 1 || c.Extend[0].Command != "/bin/sh" || c.Extend[0].Args != `-c "echo  two; exit 3"` {
+		t.Errorf("extend %+v", c.Extend)
+	}
+}
