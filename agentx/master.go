@@ -23,6 +23,9 @@ const (
 	DefaultSocket  = "/var/agentx/master"
 	// DefaultPriority is the priority of tsnmpd's own objects.
 	DefaultPriority = 127
+	// DefaultPingInterval is how long a subagent connection may stay
+	// silent before the master checks that the subagent still answers.
+	DefaultPingInterval = 30 * time.Second
 	// maxRangeSubtrees bounds how many subtrees one range registration
 	// may name.
 	maxRangeSubtrees = 4096
@@ -46,7 +49,12 @@ type Config struct {
 	// the context and the varbinds, snmpTrapOID.0 first or after
 	// sysUpTime.0 (RFC 2741 §6.2.10).
 	Notify func(context string, vbs []snmp.VarBind)
-	Log    *slog.Logger
+	// PingInterval is how long a connection may stay silent before the
+	// master probes it (DefaultPingInterval when zero; negative: never).
+	// A connection that leaves Retries probes in a row unanswered is
+	// closed with reason timeouts.
+	PingInterval time.Duration
+	Log          *slog.Logger
 }
 
 // Stats are the master's counters.
@@ -59,6 +67,9 @@ type Stats struct {
 	Timeouts    atomic.Uint64 // requests a subagent left unanswered in time
 	Failures    atomic.Uint64 // requests lost with a subagent's connection or answered in error
 	Notifies    atomic.Uint64 // notifications received from subagents
+	Pings       atomic.Uint64 // probes sent to silent connections
+	PingsLost   atomic.Uint64 // probes left unanswered in time
+	PingCloses  atomic.Uint64 // connections closed because probes went unanswered
 }
 
 // Master is an AgentX master agent. It implements mib.Overlay: install it
@@ -76,6 +87,11 @@ type Master struct {
 	conns     map[*conn]struct{}
 	indexes   map[string]map[string]uint32 // context+name -> value -> session
 	closed    bool
+	nextConn  uint32
+	nextReg   uint32
+
+	// sysUpTime of the last row creation or deletion, per AGENTX-MIB table
+	connChanged, sessChanged, regChanged atomic.Uint32
 
 	regions atomic.Pointer[map[string][]mib.Region]
 	txn     atomic.Uint32
@@ -89,6 +105,9 @@ func New(cfg Config) *Master {
 	}
 	if cfg.Retries <= 0 {
 		cfg.Retries = DefaultRetries
+	}
+	if cfg.PingInterval == 0 {
+		cfg.PingInterval = DefaultPingInterval
 	}
 	if cfg.Start.IsZero() {
 		cfg.Start = time.Now()
@@ -154,11 +173,17 @@ func (m *Master) Serve(l net.Listener) error {
 			c.Close()
 			return net.ErrClosed
 		}
-		cn := &conn{m: m, c: c, pending: map[uint32]chan *PDU{}, w: bufio.NewWriter(c)}
+		cn := &conn{m: m, c: c, pending: map[uint32]chan *PDU{}, w: bufio.NewWriter(c), opened: m.uptime(), quit: make(chan struct{})}
+		cn.domain, cn.addr = transportAddress(c)
+		m.nextConn++
+		cn.index = m.nextConn
 		m.conns[cn] = struct{}{}
-		m.wg.Add(1)
+		m.connChanged.Store(m.uptime())
+		m.wg.Add(2)
 		m.mu.Unlock()
+		cn.heard.Store(time.Now().UnixNano())
 		go cn.serve()
+		go cn.pinger()
 	}
 }
 
@@ -209,6 +234,15 @@ type conn struct {
 	packet  atomic.Uint32
 	dead    bool
 	once    sync.Once
+
+	// for AGENTX-MIB's agentxConnectionTable
+	index  uint32
+	opened uint32
+	domain snmp.OID
+	addr   []byte
+
+	heard atomic.Int64  // when the subagent last sent a PDU (Unix ns)
+	quit  chan struct{} // closed when the connection is
 }
 
 // send writes p.
@@ -238,6 +272,7 @@ func (c *conn) shutdown(reason byte) {
 			c.m.closeSession(id)
 		}
 		c.c.Close()
+		close(c.quit)
 	})
 }
 
@@ -264,6 +299,7 @@ func (c *conn) serve() {
 		c.pm.Unlock()
 		m.mu.Lock()
 		delete(m.conns, c)
+		m.connChanged.Store(m.uptime())
 		m.mu.Unlock()
 	}()
 	r := bufio.NewReader(c.c)
@@ -283,6 +319,7 @@ func (c *conn) serve() {
 		if _, err := io.ReadFull(r, b[HeaderLen:]); err != nil {
 			return
 		}
+		c.heard.Store(time.Now().UnixNano())
 		p, err := Decode(b)
 		if err != nil {
 			m.Stats.ParseErrors.Add(1)
@@ -375,6 +412,11 @@ type session struct {
 	order   byte
 	descr   string
 	misses  atomic.Int32 // requests in a row left unanswered
+
+	// for AGENTX-MIB's agentxSessionTable
+	oid        snmp.OID
+	opened     uint32
+	timeoutSec byte
 }
 
 func (m *Master) open(c *conn, p *PDU) {
@@ -388,11 +430,13 @@ func (m *Master) open(c *conn, p *PDU) {
 	for m.nextID == 0 || m.sessions[m.nextID] != nil {
 		m.nextID++
 	}
-	s := &session{m: m, c: c, id: m.nextID, order: p.Flags & FlagNetworkByteOrder, descr: p.Descr}
+	s := &session{m: m, c: c, id: m.nextID, order: p.Flags & FlagNetworkByteOrder, descr: p.Descr,
+		oid: p.ID.Clone(), opened: m.uptime(), timeoutSec: p.Timeout}
 	if p.Timeout != 0 {
 		s.timeout = time.Duration(p.Timeout) * time.Second
 	}
 	m.sessions[s.id] = s
+	m.sessChanged.Store(m.uptime())
 	m.mu.Unlock()
 	m.Stats.Opens.Add(1)
 	m.Stats.Sessions.Add(1)
@@ -410,7 +454,12 @@ func (m *Master) closeSession(id uint32) {
 		return
 	}
 	delete(m.sessions, id)
+	m.sessChanged.Store(m.uptime())
+	n := len(m.regs)
 	m.regs = slices.DeleteFunc(m.regs, func(r *registration) bool { return r.s == s })
+	if len(m.regs) != n {
+		m.regChanged.Store(m.uptime())
+	}
 	for _, vals := range m.indexes {
 		for k, sid := range vals {
 			if sid == id {
@@ -438,6 +487,10 @@ type registration struct {
 	rangeSubID byte
 	upper      uint32
 	base       snmp.OID
+	// for AGENTX-MIB's agentxRegistrationTable: one row per Register-PDU
+	index      uint32
+	timeoutSec byte
+	instance   bool
 }
 
 func expand(p *PDU) ([]snmp.OID, bool) {
@@ -489,11 +542,14 @@ func (m *Master) register(s *session, p *PDU) uint16 {
 	if p.Timeout != 0 {
 		t = time.Duration(p.Timeout) * time.Second
 	}
+	m.nextReg++
 	for _, sub := range subs {
 		m.seq++
 		m.regs = append(m.regs, &registration{s: s, ctx: p.Context, subtree: sub, priority: p.Priority,
-			timeout: t, seq: m.seq, rangeSubID: p.RangeSubID, upper: p.UpperBound, base: p.Subtree})
+			timeout: t, seq: m.seq, rangeSubID: p.RangeSubID, upper: p.UpperBound, base: p.Subtree,
+			index: m.nextReg, timeoutSec: p.Timeout, instance: p.Flags&FlagInstanceRegistration != 0})
 	}
+	m.regChanged.Store(m.uptime())
 	m.rebuildLocked()
 	m.cfg.Log.Debug("agentx: registered", "session", s.id, "subtree", p.Subtree.String(), "priority", p.Priority, "context", p.Context)
 	return 0
@@ -510,6 +566,7 @@ func (m *Master) unregister(s *session, p *PDU) uint16 {
 	if len(m.regs) == n {
 		return ErrUnknownRegistration
 	}
+	m.regChanged.Store(m.uptime())
 	m.rebuildLocked()
 	return 0
 }
@@ -731,6 +788,28 @@ func (m *Master) transaction(r *mib.Request) uint32 {
 // timeout. A missing answer is counted; too many in a row close the session.
 func (s *session) request(r *mib.Request, timeout time.Duration, p *PDU) (*PDU, bool) {
 	m := s.m
+	m.Stats.Requests.Add(1)
+	resp, ok, timedOut := s.exchange(r, timeout, p)
+	if !timedOut {
+		return resp, ok
+	}
+	m.Stats.Timeouts.Add(1)
+	if n := s.misses.Add(1); int(n) >= m.cfg.Retries {
+		m.cfg.Log.Warn("agentx: subagent left requests unanswered; closing its session", "session", s.id, "descr", s.descr, "unanswered", n)
+		go func() {
+			s.c.send(&PDU{Type: TypeClose, SessionID: s.id, Flags: s.order, Reason: ReasonTimeouts})
+			m.closeSession(s.id)
+		}()
+	} else {
+		m.cfg.Log.Info("agentx: subagent did not answer in time", "session", s.id, "descr", s.descr, "timeout", timeout)
+	}
+	return nil, false
+}
+
+// exchange sends p and waits for its answer, at most timeout; timedOut
+// reports that none came in time.
+func (s *session) exchange(r *mib.Request, timeout time.Duration, p *PDU) (resp *PDU, ok, timedOut bool) {
+	m := s.m
 	c := s.c
 	p.SessionID = s.id
 	p.Flags |= s.order
@@ -741,18 +820,17 @@ func (s *session) request(r *mib.Request, timeout time.Duration, p *PDU) (*PDU, 
 	if c.dead {
 		c.pm.Unlock()
 		m.Stats.Failures.Add(1)
-		return nil, false
+		return nil, false, false
 	}
 	c.pending[p.PacketID] = ch
 	c.pm.Unlock()
-	m.Stats.Requests.Add(1)
 	if err := c.send(p); err != nil {
 		c.pm.Lock()
 		delete(c.pending, p.PacketID)
 		c.pm.Unlock()
 		m.Stats.Failures.Add(1)
 		c.shutdown(ReasonOther)
-		return nil, false
+		return nil, false, false
 	}
 	var done <-chan struct{}
 	if r != nil && r.Ctx != nil {
@@ -764,27 +842,101 @@ func (s *session) request(r *mib.Request, timeout time.Duration, p *PDU) (*PDU, 
 	case resp, ok := <-ch:
 		if !ok {
 			m.Stats.Failures.Add(1)
-			return nil, false
+			return nil, false, false
 		}
 		s.misses.Store(0)
-		return resp, true
+		return resp, true, false
 	case <-t.C:
 	case <-done:
 	}
 	c.pm.Lock()
 	delete(c.pending, p.PacketID)
 	c.pm.Unlock()
-	m.Stats.Timeouts.Add(1)
-	if n := s.misses.Add(1); int(n) >= m.cfg.Retries {
-		m.cfg.Log.Warn("agentx: subagent left requests unanswered; closing its session", "session", s.id, "descr", s.descr, "unanswered", n)
-		go func() {
-			c.send(&PDU{Type: TypeClose, SessionID: s.id, Flags: s.order, Reason: ReasonTimeouts})
-			m.closeSession(s.id)
-		}()
-	} else {
-		m.cfg.Log.Info("agentx: subagent did not answer in time", "session", s.id, "descr", s.descr, "timeout", timeout)
+	return nil, false, true
+}
+
+// pinger checks that a silent subagent still answers. Every PDU the
+// subagent sends shows it alive; when it has sent none for PingInterval,
+// the master probes it with a Get-PDU for the start of one of its
+// registrations (or 0.0), a request without effect whose Response-PDU,
+// whatever its error, shows the subagent reads and answers. RFC 2741
+// §6.2.8 defines the Ping-PDU as sent by a subagent to the master, and
+// subagents (Net-SNMP's among them) leave one from the master
+// unanswered, so the master does not send it. A connection whose
+// subagent leaves Retries probes in a row unanswered, hung while its
+// socket stays open, is closed with reason timeouts, which removes its
+// registrations.
+func (c *conn) pinger() {
+	m := c.m
+	defer m.wg.Done()
+	iv := m.cfg.PingInterval
+	if iv < 0 {
+		return
 	}
-	return nil, false
+	t := time.NewTimer(iv)
+	defer t.Stop()
+	lost := 0
+	for {
+		select {
+		case <-c.quit:
+			return
+		case <-t.C:
+		}
+		silent := time.Since(time.Unix(0, c.heard.Load()))
+		if silent < iv {
+			lost = 0
+			t.Reset(iv - silent)
+			continue
+		}
+		s, ctx, oid := c.probeTarget()
+		if s == nil {
+			t.Reset(iv)
+			continue
+		}
+		m.Stats.Pings.Add(1)
+		timeout := s.timeout
+		if timeout <= 0 {
+			timeout = m.cfg.Timeout
+		}
+		_, _, timedOut := s.exchange(nil, timeout, &PDU{Type: TypeGet, Context: ctx, Ranges: []SearchRange{{Start: oid}}})
+		if !timedOut {
+			lost = 0
+			t.Reset(iv)
+			continue
+		}
+		m.Stats.PingsLost.Add(1)
+		if lost++; lost >= m.cfg.Retries {
+			m.Stats.PingCloses.Add(1)
+			m.cfg.Log.Warn("agentx: subagent connection silent and unanswering; closing it", "connection", c.index, "session", s.id, "descr", s.descr, "probes_unanswered", lost)
+			c.shutdown(ReasonTimeouts)
+			return
+		}
+		m.cfg.Log.Info("agentx: silent subagent did not answer a probe", "connection", c.index, "session", s.id, "descr", s.descr, "timeout", timeout)
+		t.Reset(0)
+	}
+}
+
+// probeTarget returns a session of c to probe, and the context and OID
+// of the Get-PDU to probe it with.
+func (c *conn) probeTarget() (*session, string, snmp.OID) {
+	m := c.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var s *session
+	for _, x := range m.sessions {
+		if x.c == c && (s == nil || x.id < s.id) {
+			s = x
+		}
+	}
+	if s == nil {
+		return nil, "", nil
+	}
+	for _, r := range m.regs {
+		if r.s == s {
+			return s, r.ctx, r.subtree.Clone()
+		}
+	}
+	return s, "", snmp.OID{0, 0}
 }
 
 // setRequest sends a set phase and returns its status and index.

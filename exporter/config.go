@@ -59,12 +59,13 @@ type SSHAuth struct {
 	NoResume   bool     `yaml:"no_resume"`
 }
 
-func defaultAuth() Auth {
+// DefaultAuth is an auth entry with snmp_exporter's defaults.
+func DefaultAuth() Auth {
 	return Auth{Community: "public", SecurityLevel: "noAuthNoPriv", AuthProtocol: "MD5", PrivProtocol: "DES", Version: 2}
 }
 
-// check applies snmp_exporter's rules for an auth entry.
-func (a *Auth) check() error {
+// Check applies snmp_exporter's rules for an auth entry.
+func (a *Auth) Check() error {
 	if a.Version < 1 || a.Version > 3 {
 		return fmt.Errorf("SNMP version must be 1, 2 or 3, not %d", a.Version)
 	}
@@ -292,9 +293,9 @@ func (c *Config) Add(file string, b []byte) error {
 		}
 		for i := 0; i+1 < len(auths.Content); i += 2 {
 			name, v, line := auths.Content[i].Value, auths.Content[i+1], auths.Content[i].Line
-			a := defaultAuth()
+			a := DefaultAuth()
 			if err := strictDecode(v, &a); err == nil {
-				err = a.check()
+				err = a.Check()
 				if err != nil {
 					c.Errors = append(c.Errors, &ModuleError{File: file, Line: line, Module: "auths: " + name, Err: err})
 					continue
@@ -382,7 +383,7 @@ func decodeModule(n *yaml.Node) (*Module, error) {
 		m.Timeout = 5 * time.Second
 	}
 	if m.OldAuth != nil || m.OldVersion != 0 {
-		a := defaultAuth()
+		a := DefaultAuth()
 		if m.OldAuth != nil {
 			o := m.OldAuth
 			set := func(dst *string, v string) {
@@ -402,7 +403,7 @@ func decodeModule(n *yaml.Node) (*Module, error) {
 		if m.OldVersion != 0 {
 			a.Version = m.OldVersion
 		}
-		if err := a.check(); err != nil {
+		if err := a.Check(); err != nil {
 			return nil, err
 		}
 		m.auth = &a

@@ -1,145 +1,22 @@
 package exporter
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"math"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/exporter/internal/exptest"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager/snmpdtest"
 )
 
-// exposition is one scrape's text, parsed.
-type exposition struct {
-	help, typ map[string]string
-	values    map[string]float64 // "name{sorted labels}"
-}
-
-func parseExposition(t *testing.T, text string) *exposition {
-	t.Helper()
-	e := &exposition{help: map[string]string{}, typ: map[string]string{}, values: map[string]float64{}}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		l := sc.Text()
-		if l == "" {
-			continue
-		}
-		if rest, ok := strings.CutPrefix(l, "# HELP "); ok {
-			n, h, _ := strings.Cut(rest, " ")
-			e.help[n] = h
-			continue
-		}
-		if rest, ok := strings.CutPrefix(l, "# TYPE "); ok {
-			n, ty, _ := strings.Cut(rest, " ")
-			e.typ[n] = ty
-			continue
-		}
-		i := strings.LastIndexByte(l, ' ')
-		if i < 0 {
-			t.Fatalf("bad sample line %q", l)
-		}
-		v, err := strconv.ParseFloat(l[i+1:], 64)
-		if err != nil {
-			t.Fatalf("bad value in %q", l)
-		}
-		series := canonical(t, l[:i])
-		if strings.HasPrefix(series, "snmp_scrape_") {
-			// snmp_exporter labels these with module= since 0.24; 0.21 did not.
-			series = familyOf(series)
-		}
-		e.values[series] = v
-	}
-	return e
-}
-
-// canonical sorts the labels of a series name.
-func canonical(t *testing.T, s string) string {
-	name, labels, ok := strings.Cut(s, "{")
-	if !ok {
-		return s
-	}
-	labels = strings.TrimSuffix(labels, "}")
-	var parts []string
-	for labels != "" {
-		eq := strings.Index(labels, `="`)
-		if eq < 0 {
-			t.Fatalf("bad labels in %q", s)
-		}
-		j := eq + 2
-		for ; j < len(labels); j++ {
-			if labels[j] == '\\' {
-				j++
-				continue
-			}
-			if labels[j] == '"' {
-				break
-			}
-		}
-		parts = append(parts, labels[:j+1])
-		labels = strings.TrimPrefix(labels[j+1:], ",")
-	}
-	sort.Strings(parts)
-	return name + "{" + strings.Join(parts, ",") + "}"
-}
-
-func familyOf(series string) string {
-	n, _, _ := strings.Cut(series, "{")
-	return n
-}
-
-// moving are the gauges whose value changes between two scrapes.
-var moving = map[string]bool{
-	"sysUpTime": true, "hrSystemUptime": true, "hrSystemDate": true, "hrSystemProcesses": true,
-	"hrSystemNumUsers": true, "hrStorageUsed": true,
-}
-
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
-// startSNMPExporter runs Debian's prometheus-snmp-exporter on cfg.
-func startSNMPExporter(t *testing.T, cfg string) string {
-	bin := testenv.Need(t, "prometheus-snmp-exporter")
-	port := testenv.FreePort(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "--config.file="+cfg, "--web.listen-address="+addr)
-	out := &testenv.LogBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; i < 200; i++ {
-		if resp, err := http.Get("http://" + addr + "/"); err == nil {
-			resp.Body.Close()
-			return "http://" + addr
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatalf("prometheus-snmp-exporter did not start:\n%s", out.String())
-	return ""
-}
+func get(t *testing.T, url string) (int, string) { return exptest.Get(t, url) }
 
 func newTestExporter(t *testing.T, files ...string) (*Exporter, string) {
 	e := &Exporter{ConfigFiles: files, WalkConcurrency: 4, Pool: &Pool{Idle: time.Minute, Max: 100}}
@@ -186,7 +63,7 @@ func startTsnmpd(t *testing.T) string {
 // value.
 func TestSideBySide(t *testing.T) {
 	cfg, _ := filepath.Abs("testdata/snmp-old.yml")
-	ref := startSNMPExporter(t, cfg)
+	ref := exptest.StartSNMPExporter(t, cfg)
 	_, ours := newTestExporter(t, cfg)
 	agent := snmpdtest.Start(t, "rocommunity public 127.0.0.1")
 	targets := map[string]string{
@@ -196,47 +73,7 @@ func TestSideBySide(t *testing.T) {
 	for agentName, target := range targets {
 		for _, module := range []string{"if_mib", "system", "hrstorage"} {
 			t.Run(agentName+"/"+module, func(t *testing.T) {
-				q := "/snmp?target=" + target + "&module=" + module
-				code, theirs := get(t, ref+q)
-				if code != 200 {
-					t.Fatalf("snmp_exporter: %d %s", code, theirs)
-				}
-				code, mine := get(t, ours+q)
-				if code != 200 {
-					t.Fatalf("tsnmp exporter: %d %s", code, mine)
-				}
-				a, b := parseExposition(t, theirs), parseExposition(t, mine)
-				t.Logf("%d series from snmp_exporter, %d from tsnmp", len(a.values), len(b.values))
-				if len(a.values) < 3 {
-					t.Fatalf("snmp_exporter returned almost nothing:\n%s", theirs)
-				}
-				for s, va := range a.values {
-					vb, ok := b.values[s]
-					if !ok {
-						t.Errorf("missing series %s", s)
-						continue
-					}
-					f := familyOf(s)
-					switch {
-					case strings.HasPrefix(f, "snmp_scrape_"):
-					case a.typ[f] == "counter" || moving[f]:
-						if math.Abs(va-vb) > math.Max(1e5, 0.05*math.Abs(va)) {
-							t.Errorf("%s: snmp_exporter %v, tsnmp %v", s, va, vb)
-						}
-					case va != vb:
-						t.Errorf("%s: snmp_exporter %v, tsnmp %v", s, va, vb)
-					}
-				}
-				for s := range b.values {
-					if _, ok := a.values[s]; !ok {
-						t.Errorf("extra series %s", s)
-					}
-				}
-				for f, h := range a.help {
-					if b.help[f] != h || b.typ[f] != a.typ[f] {
-						t.Errorf("family %s: snmp_exporter %s %q, tsnmp %s %q", f, a.typ[f], h, b.typ[f], b.help[f])
-					}
-				}
+				exptest.Compare(t, ref, ours, "/snmp?target="+target+"&module="+module)
 			})
 		}
 	}

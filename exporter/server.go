@@ -73,7 +73,7 @@ func (e *Exporter) Reload() error {
 		e.log().Error("configuration entry left out", "err", me)
 	}
 	if _, ok := c.Auths["public_v2"]; !ok {
-		a := defaultAuth()
+		a := DefaultAuth()
 		c.Auths["public_v2"] = &a
 	}
 	e.cfg.Store(c)

@@ -34,10 +34,12 @@ type Config struct {
 	Listen []string
 	// Warnings are the lines ignored, each naming file and line.
 	Warnings []string
-	// TLSFile and TLSConf are the file and its TLS lines ([snmp]
-	// localCert, trustCert, tlsAlgorithms, tlsMinVersion; certSecName),
-	// with every other line blank so line numbers stay: the snmpd.conf
-	// loader builds the TLS and DTLS server configuration from them.
+	// TLSFile and TLSConf are the file and its TLS and SSH lines ([snmp]
+	// localCert, trustCert, tlsAlgorithms, tlsMinVersion; certSecName;
+	// sshHostKey, sshAuthorizedKeys, sshAuthorizedKeysDir, sshPassword
+	// and the other ssh* lines of tsnmpd's snmpd.conf), with every other
+	// line blank so line numbers stay: the snmpd.conf loader builds the
+	// TLS, DTLS and SSH server configuration from them.
 	TLSFile string
 	TLSConf []byte
 }
@@ -177,7 +179,8 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	return c, nil
 }
 
-// isTLSLine reports whether a line configures the TLS and DTLS server.
+// isTLSLine reports whether a line configures the TLS, DTLS or SSH
+// server.
 func isTLSLine(text string) bool {
 	w := strings.Fields(text)
 	if len(w) > 1 && strings.EqualFold(w[0], "[snmp]") {
@@ -187,7 +190,7 @@ func isTLSLine(text string) bool {
 	case "localcert", "trustcert", "certsecname", "tlsalgorithms", "tlsminversion", "tlsminimumversion", "tsmuseprefix":
 		return true
 	}
-	return false
+	return strings.HasPrefix(strings.ToLower(w[0]), "ssh")
 }
 
 func unquote(s string) string {

@@ -66,7 +66,8 @@ func (n *Notification) V2VarBinds() []snmp.VarBind {
 
 // TransportString returns the sender's address as snmptrapd prints it
 // ("UDP: [127.0.0.1]:40000->[127.0.0.1]:162"). Over stream transports it
-// names the local end [0.0.0.0]:0, as Net-SNMP does.
+// names the local end [0.0.0.0]:0, as Net-SNMP does; over SSH only the
+// sender ("SSH: [127.0.0.1]:40000").
 func (n *Notification) TransportString() string {
 	switch n.Domain {
 	case transport.DTLS:
@@ -93,7 +94,10 @@ func (n *Notification) TransportString() string {
 	if local.Addr().Is4In6() {
 		local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
 	}
-	if n.Domain == transport.TCP || n.Domain == transport.TLS || n.Domain == transport.SSH || !local.IsValid() {
+	if n.Domain == transport.SSH {
+		return fmt.Sprintf("SSH: [%s]:%d", remote.Addr(), remote.Port()) // Net-SNMP's SSH address format
+	}
+	if n.Domain == transport.TCP || n.Domain == transport.TLS || !local.IsValid() {
 		local = netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
 	}
 	return fmt.Sprintf("%s: [%s]:%d->[%s]:%d", name, remote.Addr(), remote.Port(), local.Addr(), local.Port())

@@ -26,6 +26,11 @@ type AgentX struct {
 	// Retries is how many requests in a row a subagent may leave
 	// unanswered before its session is closed (agentXRetries; default 5).
 	Retries int `yaml:"retries,omitempty"`
+	// PingInterval is how long a subagent connection may stay silent
+	// before the master checks that the subagent still answers
+	// (agentXPingInterval, which in snmpd is the subagent's side of the
+	// same check; default 30s; "-1" or "off" never checks).
+	PingInterval Duration `yaml:"ping_interval,omitempty"`
 }
 
 // DefaultAgentXSocket is where subagents connect by default.
@@ -104,7 +109,7 @@ func (p *snmpdParser) agentXSetting(tok, rest string) (ok bool, err error) {
 	a := &p.c.AgentX
 	w := strings.Fields(rest)
 	switch strings.ToLower(tok) {
-	case "master", "agentxsocket", "agentxperms", "agentxtimeout", "agentxretries":
+	case "master", "agentxsocket", "agentxperms", "agentxtimeout", "agentxretries", "agentxpinginterval":
 		p.c.setOrigin("agentx", p.origin())
 	}
 	switch strings.ToLower(tok) {
@@ -144,6 +149,19 @@ func (p *snmpdParser) agentXSetting(tok, rest string) (ok bool, err error) {
 			return true, p.errorf(tok, "%q is not a non-negative number", w[0])
 		}
 		a.Retries = v
+	case "agentxpinginterval":
+		if strings.EqualFold(w[0], "off") {
+			a.PingInterval = -1
+			break
+		}
+		v, err := strconv.ParseFloat(w[0], 64)
+		if err != nil || v == 0 {
+			return true, p.errorf(tok, "%q is not a number of seconds (or off, or -1 to never check)", w[0])
+		}
+		if v < 0 {
+			v = -1e-9
+		}
+		a.PingInterval = Duration(v * float64(time.Second))
 	default:
 		return false, nil
 	}

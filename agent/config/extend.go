@@ -70,7 +70,13 @@ func (p *snmpdParser) extendSetting(tok, rest string) (ok bool, err error) {
 		if len(w) < 2 {
 			return true, p.errorf(tok, "want NAME PROG [ARGS]")
 		}
-		e := Extend{Name: w[0], Command: w[1], Args: strings.Join(w[2:], " ")}
+		// The arguments are the rest of the line as written: quotes and
+		// the spaces inside them are the program's to split.
+		args := strings.TrimSpace(rest)
+		for range 2 {
+			args = strings.TrimSpace(args[len(strings.Fields(args)[0]):])
+		}
+		e := Extend{Name: w[0], Command: w[1], Args: args}
 		switch d {
 		case "extend-sh":
 			e.Shell = true

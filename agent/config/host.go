@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -18,8 +19,10 @@ type Host struct {
 	// Load holds laConfig for 1, 5 and 15 minutes (`load MAX [MAX5
 	// [MAX15]]`); empty: 12 each.
 	Load []float64 `yaml:"load,omitempty"`
-	// Procs are prTable's rows (`proc NAME [MAX [MIN]]`).
+	// Procs are prTable's rows (`proc NAME [MAX [MIN [REGEX]]]`).
 	Procs []Proc `yaml:"procs,omitempty"`
+	// Files are fileTable's rows (`file PATH [MAXSIZE]`).
+	Files []File `yaml:"files,omitempty"`
 	// MinSwap is memMinimumSwap in kB (`swap MIN`); 0: 16000.
 	MinSwap uint64 `yaml:"min_swap,omitempty"`
 	// StorageUseNFS: true (the default) serves NFS mounts in hrStorageTable
@@ -52,6 +55,32 @@ type Proc struct {
 	Name string `yaml:"name"`
 	Max  int64  `yaml:"max"`
 	Min  int64  `yaml:"min"`
+	// Regexp, when set, counts the processes whose command line (path,
+	// a space, parameters) it matches instead of those named Name (RE2
+	// syntax: Go's regexp package).
+	Regexp string `yaml:"regexp,omitempty"`
+}
+
+// File is one `file` directive: fileTable watches the size of Path and
+// flags it above MaxKB kB (nil: no limit).
+type File struct {
+	Path  string `yaml:"path"`
+	MaxKB *int64 `yaml:"max_kb,omitempty"`
+}
+
+// checkHost checks what the parsers do not: the proc regular expressions.
+func (c *Config) checkHost() error {
+	for i, p := range c.Host.Procs {
+		if p.Regexp == "" {
+			continue
+		}
+		if _, err := regexp.Compile(p.Regexp); err != nil {
+			path := fmt.Sprintf("host.procs[%d].regexp", i)
+			return &ConfigError{Origin: c.originOf(fmt.Sprintf("host.procs[%d]", i)), Path: path,
+				Err: fmt.Errorf("%v (Go's RE2 syntax: no backreferences or lookaround)", err)}
+		}
+	}
+	return nil
 }
 
 // hostSetting handles the host MIB directives; ok is false for others.
@@ -110,9 +139,23 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 			}
 			h.Load = append(h.Load, v)
 		}
+	case "file":
+		if len(w) == 0 || len(w) > 2 {
+			return true, p.errorf(tok, "want PATH [MAXSIZE]")
+		}
+		f := File{Path: w[0]}
+		if len(w) == 2 {
+			v, err := num(w[1])
+			if err != nil {
+				return true, err
+			}
+			f.MaxKB = &v
+		}
+		p.c.setOrigin(fmt.Sprintf("host.files[%d]", len(h.Files)), p.origin())
+		h.Files = append(h.Files, f)
 	case "proc":
-		if len(w) == 0 || len(w) > 3 {
-			return true, p.errorf(tok, "want NAME [MAX [MIN]] (regular expressions are not supported)")
+		if len(w) == 0 {
+			return true, p.errorf(tok, "want NAME [MAX [MIN [REGEX]]]")
 		}
 		pr := Proc{Name: w[0], Min: 1}
 		for _, q := range h.Procs {
@@ -130,6 +173,17 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 				if pr.Min, err = num(w[2]); err != nil {
 					return true, err
 				}
+			}
+			if len(w) > 3 {
+				// The regular expression is the rest of the line.
+				re := strings.TrimSpace(rest)
+				for range 3 {
+					re = strings.TrimSpace(re[len(strings.Fields(re)[0]):])
+				}
+				if _, err := regexp.Compile(re); err != nil {
+					return true, p.errorf(tok, "regular expression %q: %v (Go's RE2 syntax: no backreferences or lookaround)", re, err)
+				}
+				pr.Regexp = re
 			}
 		}
 		p.c.setOrigin(fmt.Sprintf("host.procs[%d]", len(h.Procs)), p.origin())

@@ -35,7 +35,7 @@ realStorageUnits 0
 	if l := h.LoadMax(); l == nil || *l != [3]float64{12, 10, 10} {
 		t.Errorf("load %v", l)
 	}
-	if len(h.Procs) != 3 || h.Procs[0] != (Proc{"sshd", 5, 1}) || h.Procs[1] != (Proc{"cron", 0, 1}) || h.Procs[2] != (Proc{"bad", 0, 0}) {
+	if len(h.Procs) != 3 || h.Procs[0] != (Proc{Name: "sshd", Max: 5, Min: 1}) || h.Procs[1] != (Proc{Name: "cron", Max: 0, Min: 1}) || h.Procs[2] != (Proc{Name: "bad", Max: 0, Min: 0}) {
 		t.Errorf("procs %+v", h.Procs)
 	}
 	if h.MinSwap != 32000 || h.StorageUseNFS == nil || *h.StorageUseNFS || !h.SkipNFS || len(h.IgnoreDisks) != 1 {
@@ -50,7 +50,7 @@ realStorageUnits 0
 	if len(warned) != 1 || !strings.HasPrefix(warned[0], "host.conf:14:") {
 		t.Errorf("warnings %q", c.Warnings)
 	}
-	for _, bad := range []string{"disk", "disk / x%", "load x", "proc a 1 2 3", "proc a\nproc a", "swap -1", "storageUseNFS 3", "skipNFSInHostResources maybe"} {
+	for _, bad := range []string{"disk", "disk / x%", "load x", "proc a 1 2 (x", "proc a 1 2 (?=x)", "file", "file /x -1", "proc a\nproc a", "swap -1", "storageUseNFS 3", "skipNFSInHostResources maybe"} {
 		_, err := ParseSnmpdConf("bad.conf", []byte(bad+"\n"))
 		if err == nil || !strings.Contains(err.Error(), "bad.conf:") {
 			t.Errorf("%q: error %v, want one naming the file and line", bad, err)
@@ -73,6 +73,9 @@ host:
   load: [12, 10, 8]
   procs:
     - {name: sshd, max: 5, min: 1}
+    - {name: web, max: 0, min: 1, regexp: "^/usr/sbin/nginx .*master"}
+  files:
+    - {path: /var/log/syslog, max_kb: 100000}
   min_swap: 32000
   storage_use_nfs: false
   skip_nfs: true
@@ -83,8 +86,46 @@ host:
 	}
 	h := c.Host
 	if len(h.Disks) != 2 || *h.Disks[0].MinPercent != 10 || *h.Disks[1].MinKB != 500000 || *h.IncludeAllDisks != 5 ||
-		*h.LoadMax() != [3]float64{12, 10, 8} || h.Procs[0] != (Proc{"sshd", 5, 1}) || h.MinSwap != 32000 ||
-		*h.StorageUseNFS || !h.SkipNFS || h.CacheTTL != Duration(2*time.Second) {
+		*h.LoadMax() != [3]float64{12, 10, 8} || h.Procs[0] != (Proc{Name: "sshd", Max: 5, Min: 1}) || h.MinSwap != 32000 ||
+		*h.StorageUseNFS || !h.SkipNFS || h.CacheTTL != Duration(2*time.Second) ||
+		h.Procs[1].Regexp != "^/usr/sbin/nginx .*master" || len(h.Files) != 1 || *h.Files[0].MaxKB != 100000 {
 		t.Errorf("host %+v", h)
+	}
+	_, err = ParseYAML("bad.yaml", []byte("communities:\n  - {community: public, access: ro}\nhost:\n  procs:\n    - {name: x, regexp: \"a(\"}\n"))
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml:5") || !strings.Contains(err.Error(), "regexp") {
+		t.Errorf("bad regexp: error %v, want one naming bad.yaml:5 and the regexp", err)
+	}
+}
+
+// TestProcRegexAndFile reads proc's regular expression (the rest of the
+// line, spaces included) and file.
+func TestProcRegexAndFile(t *testing.T) {
+	c, err := ParseSnmpdConf("p.conf", []byte("proc httpd 10 1 ^/usr/sbin/(apache2|httpd) -k  start\nfile /var/log/syslog\nfile /tmp/x 50\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := c.Host
+	if len(h.Procs) != 1 || h.Procs[0] != (Proc{Name: "httpd", Max: 10, Min: 1, Regexp: "^/usr/sbin/(apache2|httpd) -k  start"}) {
+		t.Errorf("procs %+v", h.Procs)
+	}
+	if len(h.Files) != 2 || h.Files[0].Path != "/var/log/syslog" || h.Files[0].MaxKB != nil || *h.Files[1].MaxKB != 50 {
+		t.Errorf("files %+v", h.Files)
+	}
+	for _, w := range c.Warnings {
+		if strings.Contains(w, "file") {
+			t.Errorf("file directive warned about: %s", w)
+		}
+	}
+}
+
+// TestExecArgsAsWritten keeps an exec line's arguments as written, quotes
+// and inner spaces included, for the program runner to split as snmpd.
+func TestExecArgsAsWritten(t *testing.T) {
+	c, err := ParseSnmpdConf("e.conf", []byte("exec failer  /bin/sh -c \"echo  two; exit 3\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Extend) != 1 || c.Extend[0].Command != "/bin/sh" || c.Extend[0].Args != `-c "echo  two; exit 3"` {
+		t.Errorf("extend %+v", c.Extend)
 	}
 }

@@ -495,7 +495,7 @@ func TestIncludeSearch(t *testing.T) {
 func TestEveryNetSNMPDirective(t *testing.T) {
 	lines := map[string]string{
 		"master": "master agentx", "agentxsocket": "agentXSocket /tmp/x", "agentxperms": "agentXPerms 0600",
-		"agentxretries": "agentXRetries 2", "agentxtimeout": "agentXTimeout 2",
+		"agentxretries": "agentXRetries 2", "agentxtimeout": "agentXTimeout 2", "agentxpinginterval": "agentXPingInterval 10",
 		"proc": "proc sshd", "pass": "pass .1.3.6.1.4.1.8072.2.255 /bin/true", "extend": "extend t /bin/true",
 		"trap2sink": "trap2sink localhost public", "monitor": "monitor -r 10 x .1.3.6 != 0",
 		"agentuser": "agentuser nobody", "interface": "interface eth0 6 100000000",
@@ -513,7 +513,7 @@ func TestEveryNetSNMPDirective(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	implemented := map[string]bool{"master": true, "agentxsocket": true, "agentxperms": true, "agentxretries": true, "agentxtimeout": true,
+	implemented := map[string]bool{"master": true, "agentxsocket": true, "agentxperms": true, "agentxretries": true, "agentxtimeout": true, "agentxpinginterval": true,
 		"proc": true, "pass": true, "extend": true, "trap2sink": true, "ignoredisk": true}
 	warned := map[int]string{}
 	for _, w := range c.Warnings {

@@ -29,9 +29,8 @@ var netSNMPDirectives = map[string]string{
 	"authaccess":            "grant access for notification types to a group (snmptrapd)",
 	"tsmusetransportprefix": "prefix TSM security names with the transport (tls:, dtls:, ssh:)",
 	// AgentX subagent side and SMUX.
-	"agentxpinginterval": "ping the AgentX master at this interval (a subagent's setting)",
-	"smuxpeer":           "accept a SMUX peer (RFC 1227) for this subtree",
-	"smuxsocket":         "listen for SMUX peers on this address",
+	"smuxpeer":   "accept a SMUX peer (RFC 1227) for this subtree",
+	"smuxsocket": "listen for SMUX peers on this address",
 	// Notifications.
 	"authtrapenable":          "send authenticationFailure notifications",
 	"trapsink":                "send SNMPv1 traps to this host",
@@ -57,7 +56,6 @@ var netSNMPDirectives = map[string]string{
 	"procfix":             "run a command to fix a prTable error",
 	"load":                "set laTable thresholds",
 	"swap":                "set the memory table's swap threshold",
-	"file":                "watch a file's size in fileTable",
 	"logmatch":            "count regular-expression matches in a log file (logMatchTable)",
 	"extendfix":           "run a command to fix an extend entry",
 	"execfix":             "run a command to fix an extTable error",

@@ -141,6 +141,9 @@ func (c *Config) check(requireSecrets bool) error {
 	if err := c.checkExtend(); err != nil {
 		return err
 	}
+	if err := c.checkHost(); err != nil {
+		return err
+	}
 	if err := c.AgentX.check(); err != nil {
 		return &ConfigError{Origin: c.originOf("agentx"), Path: "agentx", Err: err}
 	}

@@ -8,28 +8,33 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/notify"
 	"github.com/tsnmp/tsnmp/security/tsm"
+	tssh "github.com/tsnmp/tsnmp/ssh"
 	"github.com/tsnmp/tsnmp/transport"
 	"github.com/tsnmp/tsnmp/transport/dtls"
+	sshtm "github.com/tsnmp/tsnmp/transport/ssh"
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
 
 // trapdUsage is tsnmp trapd's usage text.
 const trapdUsage = `usage: tsnmp trapd [OPTIONS] [LISTEN-ADDRESS]...
   Receives notifications (traps and informs) and prints them in snmptrapd's format.
-  --listen ADDR          listen on ADDR (repeatable; default udp:162): udp:, tcp: (162), tls:, dtls: (10162)
+  --listen ADDR          listen on ADDR (repeatable; default udp:162): udp:, tcp: (162), tls:, dtls: (10162), ssh: (5162)
   --snmptrapd-conf FILE  read snmptrapd.conf directives (also -c FILE)
   --json FILE            write one JSON object per notification to FILE ("-" is standard output)
   --log FILE             write the text log to FILE instead of standard output ("-")
   --no-log               do not write the text log
-  --state-dir DIR        keep the engine ID and boots there (informs over SNMPv3 need a stable engine ID)
+  --state-dir DIR        keep the engine ID and boots there (informs over SNMPv3 need a stable engine ID),
+                         and the SSH host key when no sshHostKey line names one
   --engine-id HEX        the receiver's snmpEngineID (default: from --state-dir, else random)
   --queue N              notifications waiting for the outputs at most (default 10000)
   -m MODULES, -M DIRS    MIB modules to load, as Net-SNMP's -m and -M
@@ -163,15 +168,23 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	var tlsServer *tlstm.ServerConfig
+	var sshConf config.SSH
 	if cfg.TLSConf != nil {
 		tc, err := config.ParseSnmpdConf(cfg.TLSFile, cfg.TLSConf)
 		if err == nil {
+			for _, w := range tc.Warnings {
+				log.Warn(w)
+			}
 			tlsServer, err = tc.BuildTLS()
+		}
+		if err == nil {
+			err = tc.SSH.CheckSSH()
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
 			return 1
 		}
+		sshConf = tc.SSH
 		policy.TSM = tsm.New(tc.TLS.UsePrefix, nil)
 	}
 	r := notify.New(policy, queue, log)
@@ -230,8 +243,16 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			} else {
 				srv, err = dtls.Listen(a, r, tlsServer, &dtls.Options{Options: *opts})
 			}
+		case transport.SSH:
+			var sc *sshtm.ServerConfig
+			if sc, err = trapdSSH(&sshConf, stateDir, log); err != nil {
+				fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: %v\n", spec, err)
+				return 1
+			}
+			srv, err = sshtm.Listen(a, r, sc, &sshtm.Options{ServerOptions: transport.ServerOptions{Logger: log,
+				MaxConns: sshConf.MaxSessions, IdleTimeout: time.Duration(sshConf.IdleTimeout)}})
 		default:
-			fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: tsnmp trapd listens on udp:, tcp:, tls: and dtls:\n", spec)
+			fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: tsnmp trapd listens on udp:, tcp:, tls:, dtls: and ssh:\n", spec)
 			return 1
 		}
 		if err != nil {
@@ -268,6 +289,63 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	<-done
 	logCounters(stderr, r, out)
 	return 0
+}
+
+// trapdSSH is the SSH server of an ssh: listener: the host keys of
+// sshHostKey lines, else the Ed25519 key tsnmpd would generate, kept in
+// the state directory; the senders (SSH clients) log in with the keys of
+// sshAuthorizedKeys and sshAuthorizedKeysDir, or sshPassword hashes, as
+// at tsnmpd's SSH server. The SSH user is the securityName authUser
+// lines authorize (with -s tsm).
+func trapdSSH(c *config.SSH, stateDir string, log *slog.Logger) (*sshtm.ServerConfig, error) {
+	if !c.Enabled() {
+		return nil, errors.New("an ssh: receiver needs senders: sshAuthorizedKeys USER FILE, sshAuthorizedKeysDir DIR or sshPassword USER HASH lines in snmptrapd.conf")
+	}
+	var keys []tssh.Signer
+	for _, f := range c.HostKeys {
+		k, err := tssh.LoadPrivateKeyFile(f, nil)
+		if err != nil {
+			return nil, fmt.Errorf("ssh host key: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		if stateDir == "" {
+			return nil, errors.New("an ssh: receiver needs a host key: an sshHostKey FILE line in snmptrapd.conf, or --state-dir to keep a generated one")
+		}
+		path := filepath.Join(stateDir, sshtm.HostKeyFile)
+		k, created, err := sshtm.LoadOrCreateHostKey(path)
+		if err != nil {
+			return nil, fmt.Errorf("ssh host key %s: %w", path, err)
+		}
+		if created {
+			log.Info("generated SSH host key", "file", path)
+		}
+		keys = append(keys, k)
+	}
+	log.Info("ssh host key", "fingerprint", tssh.Fingerprint(keys[0].PublicKey()))
+	sc := &sshtm.ServerConfig{
+		HostKeys:           keys,
+		AuthorizedKeysFile: c.AuthorizedKeysFile,
+		PasswordHashes:     c.Passwords,
+		KeyExchanges:       c.KeyExchanges,
+		Ciphers:            c.Ciphers,
+		MACs:               c.MACs,
+		AllowNone:          c.AllowNone,
+		MaxChannels:        c.MaxChannels,
+		MaxUnauthenticated: c.MaxUnauthenticated,
+		KeepaliveInterval:  time.Duration(c.Keepalive),
+	}
+	if !c.NoResumption {
+		both := len(c.ResumptionMethods) == 0
+		sc.Resumption = &tssh.ResumptionConfig{
+			ServerCache:       both || slices.Contains(c.ResumptionMethods, "cache"),
+			Tickets:           both || slices.Contains(c.ResumptionMethods, "ticket"),
+			Lifetime:          time.Duration(c.ResumptionLifetime),
+			TicketKeyRotation: time.Duration(c.TicketRotation),
+		}
+	}
+	return sc, nil
 }
 
 // logCounters writes the receiver's self-counters, as tsnmp trapd does at

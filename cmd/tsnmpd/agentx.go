@@ -34,12 +34,13 @@ func (d *daemon) startAgentX(cfg *config.Config) error {
 	}
 	tree := d.agent.Tree
 	m := agentx.New(agentx.Config{
-		Timeout: time.Duration(ax.Timeout),
-		Retries: ax.Retries,
-		Start:   d.state.Start(),
-		Static:  tree.Prefixes,
-		Log:     d.log,
-		Notify:  d.subagentNotification,
+		Timeout:      time.Duration(ax.Timeout),
+		Retries:      ax.Retries,
+		PingInterval: time.Duration(ax.PingInterval),
+		Start:        d.state.Start(),
+		Static:       tree.Prefixes,
+		Log:          d.log,
+		Notify:       d.subagentNotification,
 	})
 	var ls []net.Listener
 	for _, s := range socks {
@@ -60,6 +61,7 @@ func (d *daemon) startAgentX(cfg *config.Config) error {
 		}
 		ls = append(ls, l)
 	}
+	m.RegisterMIB(tree)
 	tree.Overlay = m
 	d.agentx = m
 	d.agentxListeners = ls

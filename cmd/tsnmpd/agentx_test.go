@@ -151,3 +151,36 @@ func names(walk string) string {
 	}
 	return b.String()
 }
+
+// TestAgentXMIBThroughTsnmpd: snmpwalk reads AGENTX-MIB (RFC 2742) from
+// tsnmpd with Net-SNMP's snmpd registered as a subagent, and snmpset of
+// agentxSessionAdminStatus to down(2) closes the subagent's session: its
+// objects and rows are gone.
+func TestAgentXMIBThroughTsnmpd(t *testing.T) {
+	f := startAgentXMaster(t, "agentXTimeout 4\n")
+	f.subagent(t, "extend hello /bin/echo hello world\n", extendOut1)
+	walk, err := f.snmp(t, "snmpwalk", "1.3.6.1.2.1.74")
+	if err != nil {
+		t.Fatalf("walk AGENTX-MIB: %v\n%s", err, walk)
+	}
+	for _, want := range []string{
+		".1.3.6.1.2.1.74.1.1.1.0 = INTEGER: 4",
+		".1.3.6.1.2.1.74.1.1.2.0 = INTEGER: 1",
+		".1.3.6.1.2.1.74.1.2.2.1.3.1 = OID: .1.3.6.1.2.1.100.1.13",
+		`.1.3.6.1.2.1.74.1.3.2.1.3.1.1 = STRING: "Net-SNMP AgentX sub-agent"`,
+		".1.3.6.1.2.1.74.1.3.2.1.4.1.1 = INTEGER: 1",
+		".1.3.6.1.2.1.74.1.4.2.1.3.1.1.",
+	} {
+		if !strings.Contains(walk, want) {
+			t.Fatalf("AGENTX-MIB walk lacks %q:\n%s", want, walk)
+		}
+	}
+	out, err := f.snmp(t, "snmpset", ".1.3.6.1.2.1.74.1.3.2.1.4.1.1", "i", "2")
+	if err != nil {
+		t.Fatalf("set agentxSessionAdminStatus down: %v\n%s", err, out)
+	}
+	out, _ = f.snmp(t, "snmpget", extendOut1, ".1.3.6.1.2.1.74.1.3.2.1.3.1.1")
+	if strings.Count(out, "No Such") != 2 {
+		t.Fatalf("after down(2) the subagent's objects and session row remain:\n%s", out)
+	}
+}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"regexp"
+	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/tsnmp/tsnmp/agent/config"
@@ -50,8 +53,20 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 		uc.Disks = append(uc.Disks, x)
 	}
 	for _, p := range h.Procs {
-		uc.Procs = append(uc.Procs, ucd.Proc{Name: p.Name, Max: p.Max, Min: p.Min})
+		up := ucd.Proc{Name: p.Name, Max: p.Max, Min: p.Min}
+		if p.Regexp != "" {
+			up.Regexp = regexp.MustCompile(p.Regexp) // checked when the configuration was read
+		}
+		uc.Procs = append(uc.Procs, up)
 	}
+	for _, f := range h.Files {
+		uf := ucd.File{Path: f.Path, MaxKB: -1}
+		if f.MaxKB != nil {
+			uf.MaxKB = *f.MaxKB
+		}
+		uc.Files = append(uc.Files, uf)
+	}
+	uc.Version = versionInfo()
 	d.host.ucd = ucd.New(uc)
 	d.host.ucd.Register(tree)
 	ipmib.New(ipmib.Config{CacheTTL: time.Duration(h.CacheTTL), Start: d.state.Start()}).Register(tree)
@@ -65,4 +80,22 @@ func (d *daemon) closeHostMIBs() {
 	if d.host.hostres != nil {
 		d.host.hostres.Close()
 	}
+}
+
+// versionInfo is what UCD-SNMP-MIB's version group says of tsnmpd: its
+// version, the time and revision of the commit it was built from, and the
+// Go toolchain in place of configure options.
+func versionInfo() ucd.VersionInfo {
+	v := ucd.VersionInfo{Tag: version, ConfigureOptions: runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.time":
+				v.Date = s.Value
+			case "vcs.revision":
+				v.Ident = s.Value
+			}
+		}
+	}
+	return v
 }

@@ -182,7 +182,7 @@ func (en *entry) run(now time.Time) *result {
 	if en.c.Shell {
 		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", strings.TrimSpace(en.c.Command+" "+en.c.Args))
 	} else {
-		cmd = exec.CommandContext(ctx, en.c.Command, strings.Fields(en.c.Args)...)
+		cmd = exec.CommandContext(ctx, en.c.Command, SplitArgs(en.c.Args)...)
 	}
 	cmd.WaitDelay = time.Second
 	var out bytes.Buffer
@@ -267,4 +267,43 @@ func (l *lineRows) Len() int             { return len(l.idx) }
 func (l *lineRows) Index(i int) snmp.OID { return l.idx[i] }
 func (l *lineRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 	return snmp.StringValue(l.lines[i]), col == 2
+}
+
+// SplitArgs splits a command's arguments as snmpd does for extend and
+// exec lines: at spaces and tabs, except inside single or double quotes,
+// which are removed; a backslash takes the next character as it is.
+func SplitArgs(s string) []string {
+	var out []string
+	var w strings.Builder
+	in, quote := false, byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+			in = true
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else {
+				w.WriteByte(c)
+			}
+		case c == '"' || c == '\'':
+			quote, in = c, true
+		case c == ' ' || c == '\t':
+			if in {
+				out = append(out, w.String())
+				w.Reset()
+				in = false
+			}
+		default:
+			w.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, w.String())
+	}
+	return out
 }

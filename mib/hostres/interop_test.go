@@ -101,11 +101,17 @@ func TestInteropNetSNMP(t *testing.T) {
 			}
 		}
 	}
-	// Net-SNMP ends hrSWRunParameters at the first empty argument; tsnmp
-	// keeps them all (an empty argument shows as two spaces).
+	// Net-SNMP ends hrSWRunParameters at the first empty argument, and
+	// reads the command line as one text line, so hrSWRunPath and
+	// hrSWRunParameters end after the first newline; tsnmp keeps all of
+	// them (an empty argument shows as two spaces).
 	for k, v := range theirs {
-		if strings.HasPrefix(k, run+"5.") && ours[k] != v && strings.HasPrefix(ours[k], v+"20") {
-			t.Logf("%s: Net-SNMP cut %q at an empty argument: %q", k, mibtest.Text(ours[k]), mibtest.Text(v))
+		o := ours[k]
+		if !strings.HasPrefix(k, run+"4.") && !strings.HasPrefix(k, run+"5.") || o == v || !strings.HasPrefix(o, v) {
+			continue
+		}
+		if strings.HasPrefix(k, run+"5.") && strings.HasPrefix(o, v+"20") || strings.HasSuffix(v, "0a") {
+			t.Logf("%s: Net-SNMP cut %q to %q", k, mibtest.Text(o), mibtest.Text(v))
 			ours[k] = v
 		}
 	}

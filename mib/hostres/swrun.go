@@ -1,8 +1,6 @@
 package hostres
 
 import (
-	"bytes"
-
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -56,26 +54,8 @@ func runStatus(state byte) int64 {
 	return runInvalid
 }
 
-// splitCmdline returns argv[0] and the other arguments joined by spaces,
-// each cut to the 128 octets of hrSWRunPath and hrSWRunParameters. As in
-// snmpd, the command line is read as one text line (it ends after the first
-// newline, which it keeps) and the arguments end at the first empty one.
-func splitCmdline(c []byte) (path, params []byte) {
-	if i := bytes.IndexByte(c, '\n'); i >= 0 {
-		c = c[:i+1]
-	}
-	path, rest, _ := bytes.Cut(c, []byte{0})
-	if i := bytes.Index(rest, []byte{0, 0}); i >= 0 {
-		rest = rest[:i]
-	} else if len(rest) > 0 && rest[0] == 0 {
-		rest = nil
-	}
-	rest = rest[:min(len(rest), 128)]
-	if bytes.IndexByte(rest, 0) >= 0 {
-		rest = bytes.ReplaceAll(rest, []byte{0}, []byte{' '})
-	}
-	return path[:min(len(path), 128)], rest
-}
+// splitCmdline gives hrSWRunPath and hrSWRunParameters.
+var splitCmdline = procfs.SplitCmdline
 
 type swRunRows struct{ *procSnap }
 

@@ -14,7 +14,9 @@ import (
 
 // IP-FORWARD-MIB (RFC 4292) OIDs served.
 var (
-	IpCidrRouteEntry    = snmp.OID{1, 3, 6, 1, 2, 1, 4, 24, 4, 1}
+	IpCidrRouteEntry = snmp.OID{1, 3, 6, 1, 2, 1, 4, 24, 4, 1}
+	// IpRouteEntry is RFC 1213's ipRouteTable, served read-only.
+	IpRouteEntry        = snmp.OID{1, 3, 6, 1, 2, 1, 4, 21, 1}
 	InetCidrRouteNumber = snmp.OID{1, 3, 6, 1, 2, 1, 4, 24, 6}
 	InetCidrRouteEntry  = snmp.OID{1, 3, 6, 1, 2, 1, 4, 24, 7, 1}
 	// ForwardModuleID is ipForward, for sysORTable.
@@ -31,6 +33,8 @@ type routeRow struct {
 type routeSnap struct {
 	inet []routeRow
 	cidr []routeRow // IPv4 routes, ipCidrRouteTable's index in index
+	// legacy are ipRouteTable's rows, in cidr.
+	legacy []*routeRow
 }
 
 // readRoutes takes one route dump per family: IPv4 routes of the main
@@ -46,7 +50,7 @@ func (m *MIB) readRoutes(time.Time) *routeSnap {
 			if fam == unix.AF_INET && r.Table != unix.RT_TABLE_MAIN {
 				continue
 			}
-			if r.Type != unix.RTN_UNICAST && r.Type != unix.RTN_LOCAL && r.Type != unix.RTN_MULTICAST {
+			if r.Type != unix.RTN_UNICAST && r.Type != unix.RTN_LOCAL && r.Type != unix.RTN_MULTICAST && r.Type != unix.RTN_ANYCAST {
 				continue
 			}
 			nh := r.Gateway
@@ -83,6 +87,7 @@ func (m *MIB) readRoutes(time.Time) *routeSnap {
 		slices.SortStableFunc(*t, func(a, b routeRow) int { return a.index.Compare(b.index) })
 		*t = slices.CompactFunc(*t, func(a, b routeRow) bool { return a.index.Equal(b.index) })
 	}
+	s.legacy = s.legacyRoutes()
 	return s
 }
 
@@ -106,6 +111,8 @@ func (m *MIB) initRoutes() {
 		Get: func(r *mib.Request) snmp.Value { return snmp.Gauge32Value(uint32(len(m.routes.Get(r).inet))) }}}}
 	m.inetRoutes = mib.Table{Entry: InetCidrRouteEntry, Columns: []uint32{7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17},
 		Rows: func(r *mib.Request) mib.Rows { return inetRouteRows{m.routes.Get(r)} }}
+	m.legacyRoutes = mib.Table{Entry: IpRouteEntry, Columns: []uint32{1, 2, 3, 7, 8, 9, 11, 13},
+		Rows: func(r *mib.Request) mib.Rows { return legacyRouteRows(m.routes.Get(r).legacy) }}
 	m.cidrRoutes = mib.Table{Entry: IpCidrRouteEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16},
 		Rows: func(r *mib.Request) mib.Rows { return cidrRouteRows{m.routes.Get(r)} }}
 }

@@ -73,6 +73,14 @@ func TestInteropNetSNMP(t *testing.T) {
 	if err := ns.IPBatch(setup); err != nil {
 		t.Fatal(err)
 	}
+	// Per-interface neighbour and forwarding settings that differ from
+	// the defaults, for ipv4InterfaceTable and ipv6InterfaceTable.
+	for _, k := range []string{"net.ipv4.neigh.va.retrans_time_ms=1500", "net.ipv6.neigh.va.retrans_time_ms=2500",
+		"net.ipv6.neigh.va.base_reachable_time_ms=31000", "net.ipv6.conf.va.forwarding=1"} {
+		if out, err := ns.Command("sysctl", "-qw", k).CombinedOutput(); err != nil {
+			t.Fatalf("sysctl %s: %v: %s", k, err, out)
+		}
+	}
 	snmpd := mibtest.StartSnmpd(t, ns.Name, "")
 	theirs := snmpd.Walk(t, "1.3.6.1.2.1.4")
 	for k, v := range snmpd.Walk(t, "1.3.6.1.2.1.5") {
@@ -92,7 +100,9 @@ func TestInteropNetSNMP(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ip = "1.3.6.1.2.1.4."
+	checkInterfaceTables(t, ns, ours)
 	rules := map[string]mibtest.Rule{
+		ip + "21.1.": {}, ip + "36.1.": {},
 		ip + "1.": {}, ip + "2.": {}, ip + "25.": {}, ip + "26.": {}, ip + "23.": {},
 		ip + "20.1.": {}, ip + "22.1.": {}, ip + "32.1.": {}, ip + "34.1.": {},
 		ip + "35.1.": {}, ip + "35.1.5.": {Skip: "ipNetToPhysicalLastUpdated: each agent's own clock"},
@@ -172,8 +182,19 @@ func TestInteropNetSNMP(t *testing.T) {
 	rules["1.3.6.1.2.1.5.29.1."] = mibtest.Rule{Tol: 10}
 	rules["1.3.6.1.2.1.5.30.1."] = mibtest.Rule{Tol: 10}
 	n := mibtest.Compare(t, ours, theirs, rules)
-	if n < 220 {
-		t.Errorf("compared %d values, want at least 220", n)
+	for _, c := range []string{"21.1.1.", "36.1.2."} {
+		rows := 0
+		for k := range theirs {
+			if strings.HasPrefix(k, ip+c) {
+				rows++
+			}
+		}
+		if rows < 4 {
+			t.Errorf("Net-SNMP has %d rows of %s, want at least 4", rows, ip+c)
+		}
+	}
+	if n < 300 {
+		t.Errorf("compared %d values, want at least 300", n)
 	}
 	if t.Failed() {
 		t.Logf("snmpd log:\n%s", snmpd.Log)
@@ -218,5 +239,69 @@ func rekeyRoutes(m map[string]string) {
 		idx, col, _ := strings.Cut(k, " ")
 		r := rows[idx]
 		m["route:"+r.key+"%"+r.ifIndex+"/"+col] = v
+	}
+}
+
+// checkInterfaceTables checks ipv4InterfaceTable and ipv6InterfaceTable,
+// which Debian's snmpd does not serve, against the namespace's
+// interfaces: a row for each interface with an address of the family,
+// with the sysctls the test set.
+func checkInterfaceTables(t *testing.T, ns *netns.NS, ours map[string]string) {
+	t.Helper()
+	idx := map[string]string{}
+	want4, want6 := map[string]bool{}, map[string]bool{}
+	for fam, want := range map[string]map[string]bool{"-4": want4, "-6": want6} {
+		out, err := ns.Command("ip", "-o", fam, "addr", "show").Output()
+		if err != nil {
+			t.Fatalf("ip %s addr: %v", fam, err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			i := strings.TrimSuffix(f[0], ":")
+			want[i] = true
+			idx[f[1]] = i
+		}
+	}
+	const ip = "1.3.6.1.2.1.4."
+	rows := func(col string) map[string]bool {
+		got := map[string]bool{}
+		for k := range ours {
+			if r, ok := strings.CutPrefix(k, ip+col); ok {
+				got[r] = true
+			}
+		}
+		return got
+	}
+	for what, c := range map[string]struct {
+		col  string
+		want map[string]bool
+	}{"ipv4InterfaceTable": {"28.1.3.", want4}, "ipv6InterfaceTable": {"30.1.5.", want6}} {
+		got := rows(c.col)
+		if len(got) != len(c.want) || len(got) < 4 {
+			t.Errorf("%s rows %v, want %v (the interfaces with addresses of the family)", what, got, c.want)
+		}
+		for i := range c.want {
+			if !got[i] {
+				t.Errorf("%s has no row for ifIndex %s", what, i)
+			}
+		}
+	}
+	va, lo := idx["va"], idx["lo"]
+	for k, want := range map[string]string{
+		ip + "27.0": "0", ip + "29.0": "0",
+		ip + "28.1.2." + va: "65535", ip + "28.1.3." + va: "1", ip + "28.1.4." + va: "1500", ip + "28.1.4." + lo: "1000",
+		ip + "30.1.2." + va: "65535", ip + "30.1.5." + va: "1", ip + "30.1.6." + va: "31000", ip + "30.1.7." + va: "2500",
+		ip + "30.1.8." + va: "1", ip + "30.1.8." + lo: "2",
+		ip + "30.1.3." + lo: "hex:", // no link-local address on lo
+	} {
+		if ours[k] != want {
+			t.Errorf("%s = %q, want %q", k, ours[k], want)
+		}
+	}
+	if id := ours[ip+"30.1.3."+va]; len(id) != len("hex:")+16 {
+		t.Errorf("ipv6InterfaceIdentifier of va = %q, want 8 octets", id)
 	}
 }

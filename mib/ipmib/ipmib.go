@@ -1,11 +1,15 @@
 // Package ipmib implements IP-MIB (RFC 4293) for Linux: ipForwarding,
 // ipDefaultTTL, ipv6IpForwarding and ipv6IpDefaultHopLimit, the legacy IP
 // counters, ipAddressTable and the legacy ipAddrTable,
-// ipNetToPhysicalTable and the legacy ipNetToMediaTable.
+// ipNetToPhysicalTable and the legacy ipNetToMediaTable,
+// ipv4InterfaceTable, ipv6InterfaceTable and ipv6ScopeZoneIndexTable, and
+// RFC 1213's ipRouteTable.
 //
 // Addresses come from one RTM_GETADDR dump and neighbours from one
 // RTM_GETNEIGH dump (both families) per reading, shared by all requests for
-// CacheTTL; the scalars from /proc/sys/net and /proc/net/snmp. Everything
+// CacheTTL; the scalars from /proc/sys/net and /proc/net/snmp, the
+// per-interface tables from the address dump and the interfaces' sysctls
+// under /proc/sys/net/ipv4/neigh, ipv6/neigh and ipv6/conf. Everything
 // is read in the network namespace of the thread that calls New.
 //
 // Values follow Net-SNMP 5.9's snmpd: ipAddressTable lists each IPv4
@@ -74,6 +78,11 @@ type MIB struct {
 	scalars                    []*mib.Scalars
 	addr, address, media, phys mib.Table
 	prefixes                   mib.Table
+
+	ifaces                    procfs.Cache[*ifaceSnap]
+	ifaceLastChange           []*mib.Scalars
+	v4Ifaces, v6Ifaces, zones mib.Table
+	legacyRoutes              mib.Table
 }
 
 // New returns the MIB, reading the calling thread's network namespace.
@@ -93,6 +102,7 @@ func New(cfg Config) *MIB {
 	m.initSysStats()
 	m.initIfStats()
 	m.initRoutes()
+	m.initIfaces()
 	m.addr = mib.Table{Entry: IpAddrEntry, Columns: []uint32{1, 2, 3, 4},
 		Rows: func(r *mib.Request) mib.Rows { return ipAddrRows{m.addrs.Get(r)} }}
 	m.address = mib.Table{Entry: IpAddressEntry, Columns: []uint32{3, 4, 5, 6, 7, 8, 9, 10, 11},
@@ -112,6 +122,7 @@ func (m *MIB) Register(tree *mib.Tree) {
 		tree.Register(s.Prefix.Append(s.Objects[0].Sub), s)
 	}
 	tree.Register(IpAddrEntry, &m.addr)
+	tree.Register(IpRouteEntry, &m.legacyRoutes)
 	tree.Register(IpNetToMediaEntry, &m.media)
 	tree.Register(IpCidrRouteEntry, &m.cidrRoutes)
 	tree.Register(InetCidrRouteNumber, &m.routeNumber)
@@ -119,9 +130,14 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(IpSystemStatsEntry, &m.sysStats)
 	tree.Register(IpIfStatsTableLastChange, &m.ifStatsLastChange)
 	tree.Register(IpIfStatsEntry, &m.ifStats)
+	tree.Register(m.ifaceLastChange[0].Prefix.Append(27), m.ifaceLastChange[0])
+	tree.Register(Ipv4InterfaceEntry, &m.v4Ifaces)
+	tree.Register(m.ifaceLastChange[1].Prefix.Append(29), m.ifaceLastChange[1])
+	tree.Register(Ipv6InterfaceEntry, &m.v6Ifaces)
 	tree.Register(IpAddressPrefixEntry, &m.prefixes)
 	tree.Register(IpAddressEntry, &m.address)
 	tree.Register(IpNetToPhysEntry, &m.phys)
+	tree.Register(Ipv6ScopeZoneIndexEntry, &m.zones)
 	for _, o := range m.icmpScalars.Objects {
 		tree.Register(ICMP.Append(o.Sub), &mib.Scalars{Prefix: ICMP, Objects: []mib.Scalar{o}})
 	}

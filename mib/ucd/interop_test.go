@@ -55,14 +55,17 @@ func TestInteropNetSNMP(t *testing.T) {
 	}
 	name := fmt.Sprintf("tsnmp%d", os.Getpid()%1000000)
 	startNamed(t, name, 3)
-	conf := fmt.Sprintf("disk / 10%%\ndisk /nonexistent\ndisk %s 500\ndisk %s\ndisk %s 99%%\nincludeAllDisks 5%%\nload 12 10 0.001\nproc %s 2 1\nproc %s 5\nproc tsnmp-none\nswap 16000\n",
-		small, big, loop, name, name+"x")
+	conf := fmt.Sprintf("disk / 10%%\ndisk /nonexistent\ndisk %s 500\ndisk %s\ndisk %s 99%%\nincludeAllDisks 5%%\nload 12 10 0.001\nproc %s 2 1\nproc %s 5\nproc tsnmp-none\nswap 16000\n"+
+		"file %s/f 500\nfile %s/f\nfile /nonexistent 10\nfile /etc/passwd 1000000\n",
+		small, big, loop, name, name+"x", small, small)
 	cfgAll := int64(5)
 	cfg := Config{
 		Disks:           []Disk{{Path: "/", MinKB: -1, MinPercent: 10}, {Path: "/nonexistent", MinKB: 100000, MinPercent: -1}, {Path: small, MinKB: 500, MinPercent: -1}, {Path: big, MinKB: 100000, MinPercent: -1}, {Path: loop, MinKB: -1, MinPercent: 99}},
 		IncludeAllDisks: &cfgAll,
 		Load:            &[3]float64{12, 10, 0.001},
 		Procs:           []Proc{{Name: name, Max: 2, Min: 1}, {Name: name + "x", Max: 5}, {Name: "tsnmp-none", Min: 1}},
+		Files:           []File{{Path: small + "/f", MaxKB: 500}, {Path: small + "/f", MaxKB: -1}, {Path: "/nonexistent", MaxKB: 10}, {Path: "/etc/passwd", MaxKB: 1000000}},
+		Version:         VersionInfo{Tag: "tsnmp-test", Date: "2026-11-25T00:00:00Z", Ident: "0123abc"},
 	}
 	snmpd := mibtest.StartSnmpd(t, "", conf)
 	m := New(cfg)
@@ -81,8 +84,8 @@ func TestInteropNetSNMP(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	ours := mibtest.Walk(&tree, UCDavis)
-	for _, k := range []string{"1.3.6.1.4.1.2021.100", "1.3.6.1.4.1.2021.101", "1.3.6.1.4.1.2021.16", "1.3.6.1.4.1.2021.13.14"} {
-		for o := range theirs { // Net-SNMP's own version, error and config groups: not served
+	for _, k := range []string{"1.3.6.1.4.1.2021.101", "1.3.6.1.4.1.2021.16", "1.3.6.1.4.1.2021.13.14"} {
+		for o := range theirs { // Net-SNMP's error, logmatch and config groups: not served
 			if strings.HasPrefix(o, k+".") {
 				delete(theirs, o)
 			}
@@ -95,6 +98,8 @@ func TestInteropNetSNMP(t *testing.T) {
 		dsk = "1.3.6.1.4.1.2021.9.1."
 		pr  = "1.3.6.1.4.1.2021.2.1."
 		dio = "1.3.6.1.4.1.2021.13.15.1.1."
+		fil = "1.3.6.1.4.1.2021.15.1."
+		ver = "1.3.6.1.4.1.2021.100."
 	)
 	memTol := mibtest.Rule{Tol: 4096, Frac: 0.05} // kB that move between two readings
 	rules := map[string]mibtest.Rule{
@@ -107,7 +112,11 @@ func TestInteropNetSNMP(t *testing.T) {
 		dsk:         {}, dsk + "7.": {Tol: 262144}, dsk + "8.": {Tol: 262144}, dsk + "9.": {Tol: 1}, dsk + "10.": {Tol: 1},
 		dsk + "13.": {Tol: 262144}, dsk + "15.": {Tol: 262144}, dsk + "101.": {Skip: "message carries free space"},
 		pr:  {},
-		dio: {}, dio + "3.": {Frac: 0.05, Tol: 1 << 20}, dio + "4.": {Frac: 0.05, Tol: 1 << 20}, dio + "5.": {Frac: 0.05, Tol: 100}, dio + "6.": {Frac: 0.05, Tol: 100},
+		fil: {},
+		ver: {}, ver + "2.": {Skip: "versionTag: each agent's own"}, ver + "3.": {Skip: "versionDate: each agent's own"},
+		ver + "5.": {Skip: "versionIdent: each agent's own"}, ver + "6.": {Skip: "versionConfigureOptions: each agent's own"},
+		ver + "4.": {Skip: "versionCDate: checked below"},
+		dio:        {}, dio + "3.": {Frac: 0.05, Tol: 1 << 20}, dio + "4.": {Frac: 0.05, Tol: 1 << 20}, dio + "5.": {Frac: 0.05, Tol: 100}, dio + "6.": {Frac: 0.05, Tol: 100},
 		dio + "9.": {Skip: "Net-SNMP's damped averages start at its first sample"}, dio + "10.": {Skip: "as diskIOLA1"}, dio + "11.": {Skip: "as diskIOLA1"},
 		dio + "12.": {Frac: 0.05, Tol: 1 << 20}, dio + "13.": {Frac: 0.05, Tol: 1 << 20}, dio + "14.": {Frac: 0.05, Tol: 1e6},
 	}
@@ -176,8 +185,17 @@ func TestInteropNetSNMP(t *testing.T) {
 	if lo, hi := ours[dsk+"11."+bigRow], ours[dsk+"12."+bigRow]; lo != "0" || hi != "5" {
 		t.Errorf("dskTotalLow/High of 20 TB = %s/%s, want 0/5 (20*2^30 kB)", lo, hi)
 	}
+	// versionCDate: the current time as ctime(3) writes it, on both.
+	for who, m := range map[string]map[string]string{"tsnmp": ours, "Net-SNMP": theirs} {
+		d, err := time.ParseInLocation(time.ANSIC, mibtest.Text(m[ver+"4.0"]), time.Local)
+		if err != nil || time.Since(d).Abs() > time.Minute {
+			t.Errorf("%s versionCDate %q: %v, want the current time", who, mibtest.Text(m[ver+"4.0"]), err)
+		}
+	}
 	// The rows this test configured say what they should.
 	for k, want := range map[string]string{
+		fil + "100.1": "1", fil + "101.1": "hex:" + fmt.Sprintf("%x", small+"/f: size exceeds 500kb (= 700kb)"),
+		fil + "3.2": "700", fil + "4.2": "-1", fil + "3.3": "0", ver + "2.0": "hex:" + fmt.Sprintf("%x", "tsnmp-test"),
 		pr + "5.1": "3", pr + "100.1": "1", pr + "101.1": "hex:" + fmt.Sprintf("%x", fmt.Sprintf("Too many %s running (# = 3)", name)),
 		pr + "5.3": "0", pr + "100.3": "1", la + "100.3": "1",
 	} {

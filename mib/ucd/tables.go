@@ -233,15 +233,29 @@ func (m *MIB) prRows(r *mib.Request) []prRow {
 }
 
 // countProcs counts the processes of each `proc` directive by their
-// kernel task name, as hrSWRunName shows it.
+// kernel task name, as hrSWRunName shows it, or, for a directive with a
+// regular expression, by the processes whose hrSWRunPath and
+// hrSWRunParameters, joined by a space, it matches (as Net-SNMP built
+// with PCRE does).
 func (m *MIB) countProcs(ps []procfs.Process) []prRow {
 	counts := make(map[string]int64, len(ps))
 	for i := range ps {
 		counts[ps[i].Comm]++
 	}
+	var line []byte
 	rows := make([]prRow, len(m.cfg.Procs))
 	for i, p := range m.cfg.Procs {
 		c := counts[p.Name]
+		if p.Regexp != nil {
+			c = 0
+			for j := range ps {
+				path, params := procfs.SplitCmdline(ps[j].Cmdline)
+				line = append(append(append(line[:0], path...), ' '), params...)
+				if p.Regexp.Match(line) {
+					c++
+				}
+			}
+		}
 		r := prRow{index: snmp.OID{uint32(i + 1)}, p: p, count: c}
 		switch {
 		case p.Min != 0 && c < p.Min:

@@ -1,13 +1,14 @@
 // Package ucd implements the parts of Net-SNMP's UCD-SNMP-MIB
 // (enterprises.2021) that Linux monitoring templates read: the memory
-// group, laTable, systemStats, dskTable and prTable, and UCD-DISKIO-MIB's
-// diskIOTable.
+// group, laTable, systemStats, dskTable, prTable, fileTable and the
+// version group, and UCD-DISKIO-MIB's diskIOTable.
 //
 // Each table is read from the kernel once per request (mib.Request.Memo)
 // and the reading is shared by all requests for CacheTTL: /proc/meminfo
 // for memory, sysinfo(2) for load averages, /proc/self/mounts and one
 // statfs(2) per file system for dskTable, /proc/PID/stat for prTable,
-// /proc/diskstats for diskIOTable. The systemStats averages over the last
+// /proc/diskstats for diskIOTable, one stat(2) per watched file for
+// fileTable. The systemStats averages over the last
 // minute come from a sampler that reads /proc/stat and /proc/vmstat every
 // 5 seconds.
 //
@@ -30,6 +31,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -61,10 +63,14 @@ type Disk struct {
 	MinKB, MinPercent int64
 }
 
-// Proc is a `proc NAME [MAX [MIN]]` directive.
+// Proc is a `proc NAME [MAX [MIN [REGEX]]]` directive.
 type Proc struct {
 	Name     string
 	Max, Min int64
+	// Regexp, when not nil, counts the processes whose command line
+	// (hrSWRunPath, a space and hrSWRunParameters) it matches, instead of
+	// those whose task name is Name.
+	Regexp *regexp.Regexp
 }
 
 // Config configures the MIB.
@@ -88,6 +94,10 @@ type Config struct {
 	Procs []Proc
 	// MinSwap is memMinimumSwap in kB (`swap` directive); 0: 16000.
 	MinSwap uint64
+	// Files are fileTable's rows (`file PATH [MAXSIZE]`).
+	Files []File
+	// Version is what the version group says of the agent.
+	Version VersionInfo
 	// Processes is the process listing shared with other MIBs
 	// (HOST-RESOURCES' hrSWRunTable); nil: the MIB reads its own.
 	Processes *procfs.Processes
@@ -107,11 +117,12 @@ type MIB struct {
 	disks  procfs.Cache[[]dskRow]
 	procs  procfs.Derived[[]prRow]
 	diskio procfs.Cache[[]diskIORow]
+	files  procfs.Cache[[]fileRow]
 	mounts procfs.Mounts
 	ps     *procfs.Processes
 
-	memory, stats       mib.Scalars
-	prT, dskT, laT, dio mib.Table
+	memory, stats, version     mib.Scalars
+	prT, dskT, laT, dio, fileT mib.Table
 }
 
 // New returns the MIB; call Close to stop its sampler.
@@ -153,8 +164,12 @@ func New(cfg Config) *MIB {
 		m.ps = procfs.NewProcesses(cfg.FS, ttl)
 	}
 	m.diskio = procfs.Cache[[]diskIORow]{TTL: ttl, Load: func(time.Time) []diskIORow { return m.readDiskIO() }}
+	m.files = procfs.Cache[[]fileRow]{TTL: ttl, Load: m.readFiles}
 	m.initMemory()
 	m.initStats()
+	m.initVersion()
+	m.fileT = mib.Table{Entry: FileEntry, Columns: []uint32{1, 2, 3, 4, 100, 101},
+		Rows: func(r *mib.Request) mib.Rows { return fileRows(m.files.Get(r)) }}
 	m.prT = mib.Table{Entry: PrEntry, Columns: []uint32{1, 2, 3, 4, 5, 100, 101, 102, 103},
 		Rows: func(r *mib.Request) mib.Rows { return prRows(m.prRows(r)) }}
 	m.dskT = mib.Table{Entry: DskEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 100, 101},
@@ -174,6 +189,8 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(LaEntry, &laHandler{&m.laT, m})
 	tree.Register(SystemStats, &m.stats)
 	tree.Register(DiskIOEntry, &m.dio)
+	tree.Register(FileEntry, &m.fileT)
+	tree.Register(Version, &m.version)
 }
 
 // Close stops the MIB's own CPU sampler.

@@ -2,6 +2,9 @@ package ucd
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"regexp"
 	"testing"
 	"time"
 
@@ -136,5 +139,36 @@ func TestSetLaConfig(t *testing.T) {
 		}
 		r.Release()
 		m.Close()
+	}
+}
+
+// TestProcRegexp counts processes by a regular expression over their
+// command line (path, a space, parameters), as Net-SNMP built with PCRE
+// does; Debian's snmpd is built without it, so this test has no peer.
+func TestProcRegexp(t *testing.T) {
+	name := fmt.Sprintf("tsnmpre%d", os.Getpid()%1000000)
+	startNamed(t, name, 2) // runs "DIR/NAME 60"
+	ps := procfs.NewProcesses(procfs.Host, time.Second)
+	m := New(Config{Processes: ps, Procs: []Proc{
+		{Name: "by-path", Max: 0, Min: 1, Regexp: regexp.MustCompile("/" + name + " 60$")},
+		{Name: "too-many", Max: 1, Min: 0, Regexp: regexp.MustCompile("^/.*/" + name + " ")},
+		{Name: "absent", Max: 0, Min: 1, Regexp: regexp.MustCompile("/" + name + " 61$")},
+		{Name: name, Max: 0, Min: 1}, // by task name, beside the others
+	}})
+	defer m.Close()
+	var tree mib.Tree
+	m.Register(&tree)
+	got := mibtest.Walk(&tree, PrEntry)
+	const pr = "1.3.6.1.4.1.2021.2.1."
+	hex := func(s string) string { return "hex:" + fmt.Sprintf("%x", s) }
+	for k, want := range map[string]string{
+		pr + "2.1": hex("by-path"), pr + "5.1": "2", pr + "100.1": "0",
+		pr + "5.2": "2", pr + "100.2": "1", pr + "101.2": hex("Too many too-many running (# = 2)"),
+		pr + "5.3": "0", pr + "100.3": "1", pr + "101.3": hex("No absent process running"),
+		pr + "5.4": "2",
+	} {
+		if got[k] != want {
+			t.Errorf("%s = %q, want %q", k, got[k], want)
+		}
 	}
 }

@@ -174,3 +174,16 @@ var PageKB = uint64(os.Getpagesize() / 1024)
 
 // FormatPID returns the decimal PID.
 func FormatPID(pid uint32) string { return strconv.FormatUint(uint64(pid), 10) }
+
+// SplitCmdline returns argv[0] and the other arguments joined by spaces,
+// each cut to the 128 octets of hrSWRunPath and hrSWRunParameters.
+func SplitCmdline(c []byte) (path, params []byte) {
+	path, rest, _ := bytes.Cut(c, []byte{0})
+	if len(rest) > 128 {
+		rest = rest[:128]
+	}
+	if bytes.IndexByte(rest, 0) >= 0 {
+		rest = bytes.ReplaceAll(rest, []byte{0}, []byte{' '})
+	}
+	return path[:min(len(path), 128)], rest
+}

@@ -1,0 +1,243 @@
+package ipmib
+
+import (
+	"net"
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// IP-MIB per-interface tables served.
+var (
+	Ipv4InterfaceTableLastChange = snmp.OID{1, 3, 6, 1, 2, 1, 4, 27}
+	Ipv4InterfaceEntry           = snmp.OID{1, 3, 6, 1, 2, 1, 4, 28, 1}
+	Ipv6InterfaceTableLastChange = snmp.OID{1, 3, 6, 1, 2, 1, 4, 29}
+	Ipv6InterfaceEntry           = snmp.OID{1, 3, 6, 1, 2, 1, 4, 30, 1}
+	Ipv6ScopeZoneIndexEntry      = snmp.OID{1, 3, 6, 1, 2, 1, 4, 36, 1}
+)
+
+// reasmMaxSize is the largest datagram Linux reassembles: the 16-bit
+// total length of IPv4 and the IPv6 payload length.
+const reasmMaxSize = 65535
+
+// ifaceRow is one interface of ipv4InterfaceTable or ipv6InterfaceTable.
+type ifaceRow struct {
+	index      snmp.OID // ifIndex
+	enabled    bool
+	retransmit uint32 // ms
+	reachable  uint32 // ms, IPv6 only
+	forwarding bool   // IPv6 only
+	ifID       []byte // IPv6 interface identifier, from the link-local address
+}
+
+type ifaceSnap struct {
+	v4, v6 []ifaceRow
+	zones  []uint32 // ifIndexes with an IPv6 link-local address
+}
+
+// readIfaces builds the per-interface tables from the address dump and
+// the interfaces' neighbour and configuration sysctls (a few small files
+// per interface that has addresses of the family).
+func (m *MIB) readIfaces(now time.Time) *ifaceSnap {
+	as := m.addrs.Current(now)
+	names := map[uint32]string{}
+	if ifs, err := net.Interfaces(); err == nil {
+		for _, i := range ifs {
+			names[uint32(i.Index)] = i.Name
+		}
+	}
+	v4, v6 := map[uint32]bool{}, map[uint32]bool{}
+	linkLocal := map[uint32][]byte{}
+	for _, r := range as.rows {
+		if r.typ != 1 {
+			continue
+		}
+		if len(r.addr) == 4 {
+			v4[r.ifIndex] = true
+			continue
+		}
+		v6[r.ifIndex] = true
+		if r.addr[0] == 0xfe && r.addr[1]&0xc0 == 0x80 {
+			if _, ok := linkLocal[r.ifIndex]; !ok {
+				linkLocal[r.ifIndex] = r.addr[8:16]
+			}
+		}
+	}
+	fs := m.cfg.FS
+	ms := func(name string) uint32 { return uint32(max(readInt(fs, name), 0)) }
+	s := &ifaceSnap{}
+	for _, ix := range slices.Sorted(mapKeys(v4)) {
+		name := names[ix]
+		s.v4 = append(s.v4, ifaceRow{index: snmp.OID{ix}, enabled: true,
+			retransmit: ms("/proc/sys/net/ipv4/neigh/" + name + "/retrans_time_ms")})
+	}
+	for _, ix := range slices.Sorted(mapKeys(v6)) {
+		name := names[ix]
+		conf := "/proc/sys/net/ipv6/conf/" + name + "/"
+		neigh := "/proc/sys/net/ipv6/neigh/" + name + "/"
+		s.v6 = append(s.v6, ifaceRow{index: snmp.OID{ix},
+			enabled:    readInt(fs, conf+"disable_ipv6") == 0,
+			forwarding: readInt(fs, conf+"forwarding") != 0,
+			retransmit: ms(neigh + "retrans_time_ms"),
+			reachable:  ms(neigh + "base_reachable_time_ms"),
+			ifID:       linkLocal[ix]})
+	}
+	s.zones = slices.Sorted(mapKeys(linkLocal))
+	return s
+}
+
+func mapKeys[V any](m map[uint32]V) func(func(uint32) bool) {
+	return func(yield func(uint32) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func (m *MIB) initIfaces() {
+	m.ifaces = procfs.Cache[*ifaceSnap]{TTL: m.cfg.CacheTTL, Load: m.readIfaces}
+	zero := func(*mib.Request) snmp.Value { return snmp.TimeTicksValue(0) }
+	// The tables' last change: none of their objects changes while the
+	// agent runs unless the administrator changes the interfaces, which
+	// the agent does not track; 0 says "not since the agent started".
+	m.ifaceLastChange = []*mib.Scalars{
+		{Prefix: IP, Objects: []mib.Scalar{{Sub: 27, Get: zero}}},
+		{Prefix: IP, Objects: []mib.Scalar{{Sub: 29, Get: zero}}},
+	}
+	m.v4Ifaces = mib.Table{Entry: Ipv4InterfaceEntry, Columns: []uint32{2, 3, 4},
+		Rows: func(r *mib.Request) mib.Rows { return v4IfaceRows(m.ifaces.Get(r).v4) }}
+	m.v6Ifaces = mib.Table{Entry: Ipv6InterfaceEntry, Columns: []uint32{2, 3, 5, 6, 7, 8},
+		Rows: func(r *mib.Request) mib.Rows { return v6IfaceRows(m.ifaces.Get(r).v6) }}
+	m.zones = mib.Table{Entry: Ipv6ScopeZoneIndexEntry, Columns: []uint32{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13},
+		Rows: func(r *mib.Request) mib.Rows { return zoneRows(m.ifaces.Get(r).zones) }}
+}
+
+func upDown(b bool) snmp.Value {
+	if b {
+		return snmp.IntegerValue(1)
+	}
+	return snmp.IntegerValue(2)
+}
+
+type v4IfaceRows []ifaceRow
+
+func (s v4IfaceRows) Len() int             { return len(s) }
+func (s v4IfaceRows) Index(i int) snmp.OID { return s[i].index }
+func (s v4IfaceRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	w := &s[i]
+	switch col {
+	case 2:
+		return snmp.IntegerValue(reasmMaxSize), true
+	case 3:
+		return upDown(w.enabled), true
+	case 4:
+		return snmp.Gauge32Value(w.retransmit), true
+	}
+	return snmp.Value{}, false
+}
+
+type v6IfaceRows []ifaceRow
+
+func (s v6IfaceRows) Len() int             { return len(s) }
+func (s v6IfaceRows) Index(i int) snmp.OID { return s[i].index }
+func (s v6IfaceRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	w := &s[i]
+	switch col {
+	case 2:
+		return snmp.Gauge32Value(reasmMaxSize), true
+	case 3:
+		return snmp.BytesValue(w.ifID), true
+	case 5:
+		return upDown(w.enabled), true
+	case 6:
+		return snmp.Gauge32Value(w.reachable), true
+	case 7:
+		return snmp.Gauge32Value(w.retransmit), true
+	case 8:
+		return upDown(w.forwarding), true
+	}
+	return snmp.Value{}, false
+}
+
+// zoneRows is ipv6ScopeZoneIndexTable: one row per interface with an IPv6
+// link-local address, whose link-local zone is the interface itself (the
+// zone index of a link-local address on Linux is its ifIndex); Linux has
+// no zones of the other scopes, which are 0, as in Net-SNMP.
+type zoneRows []uint32
+
+func (z zoneRows) Len() int             { return len(z) }
+func (z zoneRows) Index(i int) snmp.OID { return snmp.OID{z[i]} }
+func (z zoneRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	switch {
+	case col == 2:
+		return snmp.Gauge32Value(z[i]), true
+	case col >= 3 && col <= 13:
+		return snmp.Gauge32Value(0), true
+	}
+	return snmp.Value{}, false
+}
+
+// legacyRouteRows is RFC 1213's ipRouteTable: the IPv4 routes of the main
+// table, one row per destination (the first by mask when several share
+// it, as the table's index is the destination alone), with Net-SNMP's
+// values on Linux: ipRouteMetric1 1 via a gateway and 0 otherwise, type
+// indirect(4) or direct(3), proto local(2), ipRouteInfo 0.0. The metrics
+// 2 to 5 and ipRouteAge, which Linux does not keep, are not served.
+type legacyRouteRows []*routeRow
+
+func (s legacyRouteRows) Len() int             { return len(s) }
+func (s legacyRouteRows) Index(i int) snmp.OID { return s[i].index[:4] }
+func (s legacyRouteRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	w := s[i]
+	switch col {
+	case 1:
+		return snmp.IPValue([4]byte(w.r.Dst)), true
+	case 2:
+		return snmp.IntegerValue(int64(w.r.OIF)), true
+	case 3:
+		return snmp.IntegerValue(boolInt(w.remote)), true
+	case 7:
+		return snmp.IPValue([4]byte(w.r.Gateway)), true
+	case 8:
+		return snmp.IntegerValue(routeType(w)), true
+	case 9:
+		return snmp.IntegerValue(2), true
+	case 11:
+		mk := maskOf(w.r.DstLen)
+		return snmp.IPValue([4]byte{byte(mk >> 24), byte(mk >> 16), byte(mk >> 8), byte(mk)}), true
+	case 13:
+		return snmp.OIDValue(zeroDotZero), true
+	}
+	return snmp.Value{}, false
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// legacyRoutes picks ipRouteTable's rows from ipCidrRouteTable's, which
+// are sorted by destination first.
+func (s *routeSnap) legacyRoutes() []*routeRow {
+	var out []*routeRow
+	for i := range s.cidr {
+		w := &s.cidr[i]
+		if w.r.Type == unix.RTN_MULTICAST { // not in /proc/net/route
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].index[:4].Equal(w.index[:4]) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
