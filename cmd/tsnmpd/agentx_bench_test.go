@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/pysubagent"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
 // BenchmarkAgentXWalk times a GetBulk walk of a subagent's table (the
-// Python subagent of testdata/subagent.py with 500 rows, 1,001 objects)
+// Python subagent of internal/pysubagent with 500 rows, 1,001 objects)
 // through tsnmpd as AgentX master and through Net-SNMP's snmpd as AgentX
 // master, each with its own instance of the same subagent, walked by the
 // same manager, alternating, 9 rounds after a warm-up walk each.
@@ -33,6 +34,10 @@ func BenchmarkAgentXWalk(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
+	script, err := pysubagent.Write(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
 	tp, sp := testenv.FreePort(b), testenv.FreePort(b)
 	tconf := filepath.Join(dir, "tsnmpd.conf")
 	os.WriteFile(tconf, fmt.Appendf(nil, "master agentx\nagentXSocket %s/t.sock\nrocommunity public 127.0.0.1\n", dir), 0o600)
@@ -58,7 +63,7 @@ func BenchmarkAgentXWalk(b *testing.B) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		c := exec.Command(py, "testdata/subagent.py", path, "500")
+		c := exec.Command(py, script, path, "500")
 		out, _ := c.StdoutPipe()
 		c.Stderr = os.Stderr
 		if err := c.Start(); err != nil {

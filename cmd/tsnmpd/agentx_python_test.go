@@ -8,17 +8,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/pysubagent"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/notify/trapdtest"
 )
 
-// pythonSubagent runs testdata/subagent.py, an AgentX subagent written
+// pythonSubagent runs internal/pysubagent's subagent.py, an AgentX subagent written
 // in Python that speaks network byte order, and waits until it
 // registered.
 func (f *agentxFixture) pythonSubagent(t *testing.T, rows string) *exec.Cmd {
 	t.Helper()
 	py := testenv.Need(t, "python3")
-	cmd := exec.Command(py, "testdata/subagent.py", f.sock, rows)
+	script, err := pysubagent.Write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, script, f.sock, rows)
 	stdout, _ := cmd.StdoutPipe()
 	out := &syncLog{}
 	cmd.Stderr = logWriter{out}

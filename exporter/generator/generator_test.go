@@ -324,7 +324,8 @@ func FuzzLoad(f *testing.F) {
 
 // TestGeneratedScrape scrapes snmpd through Debian's snmp_exporter and
 // tsnmp exporter, both on the snmp.yml tsnmp generates in the old format,
-// and compares what they return.
+// and compares what they return. (tcpudp is left out: the machine's
+// connections change between the two scrapes.)
 func TestGeneratedScrape(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "snmp.yml")
 	if err := os.WriteFile(file, generate(t, "testdata/generator-0.21.yml", Options{}), 0o644); err != nil {
@@ -338,7 +339,7 @@ func TestGeneratedScrape(t *testing.T) {
 	srv := httptest.NewServer(e.Handler())
 	t.Cleanup(func() { srv.Close(); e.Pool.Close() })
 	agent := snmpdtest.Start(t, "rocommunity public 127.0.0.1")
-	for _, module := range []string{"if_mib", "system", "hrstorage", "hrdevice", "ip", "tcpudp", "stack", "instances"} {
+	for _, module := range []string{"if_mib", "system", "hrstorage", "hrdevice", "ip", "stack", "instances"} {
 		t.Run(module, func(t *testing.T) {
 			exptest.Compare(t, ref, srv.URL, fmt.Sprintf("/snmp?target=127.0.0.1:%d&module=%s", agent.Port, module))
 		})

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A small AgentX subagent (RFC 2741) for tsnmpd's tests.
+"""A small AgentX subagent (RFC 2741) for tsnmpd's tests and tsnmp bench.
 
 It speaks network byte order (the master must honour the flag), registers
 PREFIX (1.3.6.1.4.1.99998) and serves:
