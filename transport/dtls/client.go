@@ -151,9 +151,10 @@ type Conn struct {
 }
 
 // maxTicketRequests bounds the ticket requests of a session. The first
-// goes right after the handshake and may arrive before the agent has
-// finished its side of it, when pion/dtls drops early application data;
-// the second goes with the first message.
+// goes right after the handshake; the second goes with the first message,
+// in case the first datagram was lost (or reached an agent that drops
+// records arriving just before its side of the handshake completes, as
+// tsnmp's did before holdListener).
 const maxTicketRequests = 2
 
 func (c *Conn) askTicket() {

@@ -89,8 +89,7 @@ func client(p *certs.PKI, who *certs.Issued) *tlstm.ClientConfig {
 }
 
 // ask sends a message and returns the answer, retransmitting as SNMP over
-// UDP does: the first datagram after a handshake may reach the agent
-// before it completed its side, and pion/dtls drops it.
+// UDP does.
 func ask(c net.Conn) (string, error) {
 	b := make([]byte, 2000)
 	var err error

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/pion/dtls/v3"
+	"github.com/pion/transport/v5/udp"
 	"github.com/tsnmp/tsnmp/internal/connset"
 	"github.com/tsnmp/tsnmp/transport"
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
@@ -81,6 +82,7 @@ type Server struct {
 	tickets ticketStore
 	now     func() time.Time
 	set     *connset.Set
+	hold    *holdListener
 	own     bool
 }
 
@@ -151,8 +153,15 @@ func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, o
 		popts = append(popts, dtls.WithPSK(s.psk))
 	}
 	popts = append(popts, dtls.WithCipherSuites(suites...))
-	l, err := dtls.ListenWithOptions(a.Network, ua, popts...)
+	lc := udp.ListenConfig{AcceptFilter: startsHandshake}
+	ul, err := lc.Listen(a.Network, ua)
 	if err != nil {
+		return nil, err
+	}
+	s.hold = newHoldListener(ul)
+	l, err := dtls.NewListenerWithOptions(s.hold, popts...)
+	if err != nil {
+		ul.Close()
 		return nil, err
 	}
 	s.l = l
@@ -333,6 +342,7 @@ func (s *Server) serveConn(c *dtls.Conn, sc *connset.Conn) {
 		c.Close()
 		return
 	}
+	s.hold.established(c.RemoteAddr())
 	sc.Established()
 	s.stats().Inc(tlstm.SessionAccepts)
 	if log != nil {
