@@ -290,7 +290,7 @@ func collect(ctx context.Context, s *manager.Session, m *Module, v1 bool, walker
 	walk := func(root string) error {
 		oid, _ := parseOID(root)
 		n := 0
-		st, err := s.WalkWith(ctx, oid, manager.WalkOptions{Bulk: !v1, MaxRepetitions: int(m.MaxRepetitions), NoCheckIncreasing: m.AllowNonIncreasingOIDs}, func(vb snmp.VarBind) error {
+		st, err := s.WalkWith(ctx, oid, manager.WalkOptions{Bulk: !v1, MaxRepetitions: int(m.MaxRepetitions), NoCheckIncreasing: m.AllowNonIncreasingOIDs, Reuse: true}, func(vb snmp.VarBind) error {
 			keep(vb)
 			n++
 			return nil
