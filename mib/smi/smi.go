@@ -128,6 +128,7 @@ type Node struct {
 	implied  bool    // last of index is IMPLIED
 	parent   *Node
 	children []*Node // canonical children sorted by last sub-identifier
+	below    bool    // a Source has definitions below this OID
 }
 
 // String returns "Module::Name".
@@ -140,14 +141,28 @@ func (n *Node) String() string {
 
 // Children returns the named nodes below n, sorted by OID. The result is
 // shared and must not be modified.
-func (n *Node) Children() []*Node { return n.children }
+func (n *Node) Children() []*Node {
+	if lazy.Load() != nil {
+		ensureSubtree(n.OID)
+		if c := exactNode(n.OID); c != nil {
+			return c.children
+		}
+	}
+	return n.children
+}
 
 // Roots returns the nodes ccitt, iso and joint-iso-ccitt.
-func Roots() []*Node { return slices.Clone(load().roots) }
+func Roots() []*Node {
+	ensureAll()
+	return slices.Clone(load().roots)
+}
 
 // NodesNamed returns every node of that descriptor, from any module; the
 // one Resolve takes the name to mean first.
-func NodesNamed(name string) []*Node { return slices.Clone(load().byName[name]) }
+func NodesNamed(name string) []*Node {
+	ensureName(name)
+	return slices.Clone(load().byName[name])
+}
 
 // Parent returns the node of the longest shorter OID, or nil.
 func (n *Node) Parent() *Node { return n.parent }
@@ -277,6 +292,7 @@ func load() *tables {
 // instead of the compiled-in standard modules. Install(nil) restores
 // those.
 func Install(s *Set) {
+	lazy.Store(nil)
 	if s == nil {
 		current.Store(nil)
 		return
@@ -309,20 +325,30 @@ func compiledSet() *Set {
 }
 
 func build(s *Set) *tables {
+	modules := make(map[string]bool, len(s.Modules))
+	rank := make(map[string]int, len(s.Modules))
+	for i, m := range s.Modules {
+		modules[m] = true
+		rank[m] = i
+	}
+	return buildWith(s, nil, modules, rank)
+}
+
+// buildWith builds the tables of s, given the set of its modules and
+// their ranks in load order. below, if not nil, marks the definitions a
+// Source has more definitions under.
+func buildWith(s *Set, below []bool, modules map[string]bool, rank map[string]int) *tables {
 	defs := s.Defs
 	t := &tables{
 		byName:  make(map[string][]*Node, len(defs)+3),
 		byQual:  make(map[qualName]*Node, len(defs)+3),
-		modules: make(map[string]bool, len(s.Modules)),
+		modules: modules,
 		tcs:     make(map[string]*TC, 2*len(s.TCs)),
-	}
-	for _, m := range s.Modules {
-		t.modules[m] = true
 	}
 	t.order = s.Modules
 	nodes := make([]Node, len(defs)+3)
 	for i, r := range []string{"ccitt", "iso", "joint-iso-ccitt"} {
-		nodes[i] = Node{Name: r, OID: []uint32{uint32(i)}}
+		nodes[i] = Node{Name: r, OID: []uint32{uint32(i)}, below: below != nil}
 	}
 	for i := range defs {
 		d := &defs[i]
@@ -333,6 +359,9 @@ func build(s *Set) *tables {
 			Index: unqualifyAll(d.Index), Implied: d.Implied, Augments: unqualify(d.Augments),
 			Objects: unqualifyAll(d.Objects), Status: d.Status, Units: d.Units,
 			Description: d.Description, Syntax: d.Syntax, Ranges: d.Ranges, Macro: d.Macro, fixed: d.Fixed,
+		}
+		if below != nil {
+			n.below = below[i]
 		}
 	}
 	// Most names have one node: their entries are one-element windows on
@@ -398,10 +427,6 @@ func build(s *Set) *tables {
 	}
 	// A name defined by several modules means, as in Net-SNMP, the OID
 	// the last-loaded module gives it, and the node named there.
-	rank := make(map[string]int, len(s.Modules))
-	for i, m := range s.Modules {
-		rank[m] = i
-	}
 	for _, ns := range t.byName {
 		if len(ns) < 2 {
 			continue
@@ -549,11 +574,15 @@ func unqualify(s string) string {
 
 // Nodes returns every named node, sorted by OID; where several names share
 // an OID, only the one Format prints is included.
-func Nodes() []*Node { return slices.Clone(load().nodes) }
+func Nodes() []*Node {
+	ensureAll()
+	return slices.Clone(load().nodes)
+}
 
 // AllNodes returns every named node, sorted by OID, including the other
 // names of an OID that Nodes leaves out.
 func AllNodes() []*Node {
+	ensureAll()
 	t := load()
 	all := slices.Clone(t.roots)
 	for _, ns := range t.byName {
@@ -578,6 +607,7 @@ func Modules() []string { return slices.Clone(load().order) }
 // unqualified name defined by several modules gives the node Resolve
 // takes it to mean.
 func FindNode(name string) *Node {
+	ensureName(unqualify(name))
 	t := load()
 	if strings.Contains(name, "::") {
 		return t.byQual[qual(name)]
@@ -591,6 +621,7 @@ func FindNode(name string) *Node {
 // TextualConvention returns the textual convention (or SMIv1 named type)
 // "Module::Name" or "Name".
 func TextualConvention(name string) (*TC, bool) {
+	ensureTC(name)
 	tc, ok := load().tcs[name]
 	return tc, ok
 }
@@ -599,6 +630,7 @@ func TextualConvention(name string) (*TC, bool) {
 // and the rest of oid after it. It returns nil and oid if no node matches.
 // It does not allocate.
 func Lookup(oid []uint32) (*Node, []uint32) {
+	ensureOID(oid)
 	return lookup(load().roots, oid)
 }
 

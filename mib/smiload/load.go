@@ -56,6 +56,27 @@ type Index struct {
 	// AllCompiled makes "ALL" include the compiled-in modules given to
 	// AddCompiled, not only those the loaded modules import.
 	AllCompiled bool
+	// stats records the state of the directories and files read, for
+	// the cache.
+	dirStats, fileStats []fileStat
+}
+
+// fileStat is the size and modification time of a file or directory, as
+// the cache checks them; a missing one has mtime -1.
+type fileStat struct {
+	path        string
+	size, mtime int64
+}
+
+func statOf(path string) fileStat {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStat{path: path, mtime: -1}
+	}
+	if fi.IsDir() {
+		return fileStat{path: path, mtime: fi.ModTime().UnixNano()}
+	}
+	return fileStat{path: path, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 }
 
 // skipFile tells files of a MIB directory that hold no module.
@@ -73,22 +94,31 @@ func skipFile(name string) bool {
 // ScanDirs parses every file in the directories (not their
 // subdirectories). Where several files define a module, the first
 // directory in dirs wins, and within a directory the first file by name.
-// A directory that does not exist is skipped, as Net-SNMP does.
+// A directory that does not exist or cannot be read is skipped, as
+// Net-SNMP does (the latter with a diagnostic).
 func ScanDirs(dirs []string) (*Index, error) {
 	ix := &Index{Dirs: dirs, mods: map[string]*module{}}
 	for _, dir := range dirs {
+		ix.dirStats = append(ix.dirStats, statOf(dir))
 		ents, err := os.ReadDir(dir)
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue
+			// Missing, not a directory or unreadable: skipped, as
+			// Net-SNMP does, the rest of the search path still serves.
+			if !errors.Is(err, os.ErrNotExist) {
+				ix.Diags = append(ix.Diags, Diag{File: dir, Msg: err.Error()})
 			}
-			return nil, err
+			continue
 		}
 		for _, e := range ents {
 			if e.IsDir() || skipFile(e.Name()) {
 				continue
 			}
 			path := filepath.Join(dir, e.Name())
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			ix.fileStats = append(ix.fileStats, fileStat{path: path, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
 			b, err := os.ReadFile(path)
 			if err != nil {
 				ix.Diags = append(ix.Diags, Diag{File: path, Msg: err.Error()})

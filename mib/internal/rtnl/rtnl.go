@@ -334,3 +334,136 @@ func Routes(family uint8) ([]Route, error) {
 	})
 	return out, err
 }
+
+// NeighParms is one interface's neighbour discovery parameters, from an
+// RTM_GETNEIGHTBL dump.
+type NeighParms struct {
+	Family uint8 // AF_INET (ARP) or AF_INET6 (neighbour discovery)
+	Index  uint32
+	// BaseReachable and Retrans are base_reachable_time_ms and
+	// retrans_time_ms.
+	BaseReachable, Retrans uint64
+}
+
+// Neighbour table attributes (linux/neighbour.h).
+const (
+	ndtaParms              = 6
+	ndtpaIfindex           = 1
+	ndtpaBaseReachableTime = 4
+	ndtpaRetransTime       = 5
+	sizeofNdtmsg           = 4
+)
+
+// ParseNeighTable decodes an RTM_NEWNEIGHTBL payload; ok is false for the
+// messages that describe a table rather than one interface.
+func ParseNeighTable(b []byte) (p NeighParms, ok bool, err error) {
+	if len(b) < sizeofNdtmsg {
+		return p, false, ErrShort
+	}
+	p.Family = b[0]
+	err = Attrs(b[sizeofNdtmsg:], func(typ uint16, v []byte) {
+		if typ != ndtaParms {
+			return
+		}
+		Attrs(v, func(typ uint16, v []byte) {
+			switch {
+			case typ == ndtpaIfindex && len(v) >= 4:
+				p.Index, ok = binary.NativeEndian.Uint32(v), true
+			case typ == ndtpaBaseReachableTime && len(v) >= 8:
+				p.BaseReachable = binary.NativeEndian.Uint64(v)
+			case typ == ndtpaRetransTime && len(v) >= 8:
+				p.Retrans = binary.NativeEndian.Uint64(v)
+			}
+		})
+	})
+	return p, ok && p.Index != 0, err
+}
+
+// NeighTables dumps the per-interface parameters of every neighbour
+// table (ARP and IPv6 neighbour discovery) in one RTM_GETNEIGHTBL dump.
+func NeighTables() ([]NeighParms, error) {
+	body := make([]byte, sizeofNdtmsg)
+	var out []NeighParms
+	err := Dump(unix.RTM_GETNEIGHTBL, body, func(typ uint16, b []byte) error {
+		if typ != unix.RTM_NEWNEIGHTBL {
+			return nil
+		}
+		p, ok, err := ParseNeighTable(b)
+		if ok {
+			out = append(out, p)
+		}
+		return err
+	})
+	return out, err
+}
+
+// Inet6Conf is an interface's IPv6 configuration, from the
+// IFLA_AF_SPEC/AF_INET6/IFLA_INET6_CONF attribute of an RTM_GETLINK dump.
+type Inet6Conf struct {
+	Index       uint32
+	Name        string
+	Forwarding  bool
+	DisableIPv6 bool
+	HasInet6    bool // the interface has an IPv6 configuration
+}
+
+// IPv6 devconf array positions (linux/ipv6.h).
+const (
+	devconfForwarding  = 0
+	devconfDisableIPv6 = 26
+)
+
+// ParseLinkInet6 decodes an RTM_NEWLINK payload's index, name and IPv6
+// configuration.
+func ParseLinkInet6(b []byte) (Inet6Conf, error) {
+	var c Inet6Conf
+	if len(b) < unix.SizeofIfInfomsg {
+		return c, ErrShort
+	}
+	c.Index = binary.NativeEndian.Uint32(b[4:])
+	err := Attrs(b[unix.SizeofIfInfomsg:], func(typ uint16, v []byte) {
+		switch typ {
+		case unix.IFLA_IFNAME:
+			c.Name = cstring(v)
+		case unix.IFLA_AF_SPEC:
+			Attrs(v, func(fam uint16, v []byte) {
+				if fam != unix.AF_INET6 {
+					return
+				}
+				Attrs(v, func(typ uint16, v []byte) {
+					if typ != unix.IFLA_INET6_CONF {
+						return
+					}
+					c.HasInet6 = true
+					conf := func(i int) int32 {
+						if len(v) < 4*(i+1) {
+							return 0
+						}
+						return int32(binary.NativeEndian.Uint32(v[4*i:]))
+					}
+					c.Forwarding = conf(devconfForwarding) != 0
+					c.DisableIPv6 = conf(devconfDisableIPv6) != 0
+				})
+			})
+		}
+	})
+	return c, err
+}
+
+// LinksInet6 dumps every interface's IPv6 configuration in one
+// RTM_GETLINK dump.
+func LinksInet6() ([]Inet6Conf, error) {
+	body := make([]byte, unix.SizeofIfInfomsg)
+	var out []Inet6Conf
+	err := Dump(unix.RTM_GETLINK, body, func(typ uint16, b []byte) error {
+		if typ != unix.RTM_NEWLINK {
+			return nil
+		}
+		c, err := ParseLinkInet6(b)
+		if err == nil {
+			out = append(out, c)
+		}
+		return err
+	})
+	return out, err
+}
