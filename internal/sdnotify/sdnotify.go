@@ -50,14 +50,14 @@ func (s *Service) Reloading() {
 }
 
 // Stopping tells systemd the service is stopping and ends the watchdog
-// pings.
+// pings; calls after the first do nothing.
 func (s *Service) Stopping() {
 	s.once.Do(func() {
 		if s.stop != nil {
 			close(s.stop)
 		}
+		s.Notify("STOPPING=1")
 	})
-	s.Notify("STOPPING=1")
 }
 
 func (s *Service) watchdog(every time.Duration) {
