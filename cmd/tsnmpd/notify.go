@@ -250,6 +250,15 @@ func (d *daemon) startNotifications(cfg *config.Config, cold bool) error {
 	return nil
 }
 
+// notifyMetrics appends the notification targets' counters to the web
+// interface's /metrics.
+func (d *daemon) notifyMetrics(b []byte) []byte {
+	if o := d.originator.Load(); o != nil {
+		return o.AppendMetrics(b)
+	}
+	return b
+}
+
 // authFailure is the agent's AuthFailure hook: authenticationFailure to
 // every target while authtrapenable is on.
 func (d *daemon) authFailure(*transport.StateReference) {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,9 +31,9 @@ func TestNotificationFilters(t *testing.T) {
 	p3, r3 := startReceiver(t, "authCommunity log public\n")
 	bin := buildDaemon(t)
 	dir := t.TempDir()
-	agentPort := testenv.FreePort(t)
+	agentPort, httpPort := testenv.FreePort(t), testenv.FreePort(t)
 	conf := filepath.Join(dir, "snmpd.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`agentaddress udp:127.0.0.1:%d
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`agentaddress udp:127.0.0.1:%d,http:127.0.0.1:%d
 rocommunity public 127.0.0.1
 authtrapenable 1
 notificationFilter authonly .1.3.6.1.6.3.1.1.5.5 "" included
@@ -44,7 +46,7 @@ view startviews included .1.3.6.1.6.3.1.1.5.2
 access trapgrp "" any noauth exact none none startviews
 trap2sink -name viewed 127.0.0.1:%d secret
 trap2sink -name all 127.0.0.1:%d public
-`, agentPort, p1, p2, p3)), 0o600); err != nil {
+`, agentPort, httpPort, p1, p2, p3)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	daemon := startDaemon(t, bin, nil, "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"))
@@ -77,6 +79,22 @@ trap2sink -name all 127.0.0.1:%d public
 			if !strings.Contains(recs[i], "SNMPv2-MIB::"+w) {
 				t.Errorf("%s: notification %d is not %s:\n%s", name, i, w, recs[i])
 			}
+		}
+	}
+	// The per-target counters at the web interface's /metrics.
+	req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/metrics", httpPort), nil)
+	req.Header.Set("Authorization", "SNMP-Community public")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, w := range []string{`tsnmp_notify_sent_total{target="filtered"} 1`, `tsnmp_notify_filtered_total{target="filtered"} 2`,
+		`tsnmp_notify_filtered_total{target="viewed"} 1`, `tsnmp_notify_sent_total{target="all"} 3`, `tsnmp_notify_dropped_total{target="all"} 0`,
+		"tsnmp_notify_out_traps_total 6", "# TYPE tsnmp_notify_acknowledged_total counter"} {
+		if !strings.Contains(string(body), w+"\n") {
+			t.Errorf("/metrics (%s) lacks %q:\n%s", resp.Status, w, body)
 		}
 	}
 	daemon.cmd.Process.Signal(syscall.SIGTERM)

@@ -70,11 +70,10 @@ func (m *MIB) readIfaces(now time.Time) *ifaceSnap {
 			nd[[2]uint32{uint32(p.Family), p.Index}] = parms{uint32(min(p.Retrans, 1<<32-1)), uint32(min(p.BaseReachable, 1<<32-1))}
 		}
 	}
-	conf := map[uint32]rtnl.Inet6Conf{}
-	if cs, err := rtnl.LinksInet6(); err == nil || len(cs) > 0 {
-		for _, c := range cs {
-			conf[c.Index] = c
-		}
+	conf := map[uint32]*rtnl.Link{}
+	links := m.links.Current(now)
+	for i := range links {
+		conf[links[i].Index] = &links[i]
 	}
 	s := &ifaceSnap{}
 	for _, ix := range slices.Sorted(mapKeys(v4)) {
@@ -83,6 +82,9 @@ func (m *MIB) readIfaces(now time.Time) *ifaceSnap {
 	}
 	for _, ix := range slices.Sorted(mapKeys(v6)) {
 		p, c := nd[[2]uint32{unix.AF_INET6, ix}], conf[ix]
+		if c == nil {
+			c = &rtnl.Link{}
+		}
 		s.v6 = append(s.v6, ifaceRow{index: snmp.OID{ix},
 			enabled:    !c.DisableIPv6,
 			forwarding: c.Forwarding,

@@ -80,6 +80,7 @@ type MIB struct {
 	addr, address, media, phys mib.Table
 	prefixes                   mib.Table
 
+	links                     procfs.Cache[[]rtnl.Link]
 	ifaces                    procfs.Cache[*ifaceSnap]
 	ifaceLastChange           []*mib.Scalars
 	v4Ifaces, v6Ifaces, zones mib.Table
@@ -97,6 +98,10 @@ func New(cfg Config) *MIB {
 	m := &MIB{cfg: cfg}
 	m.addrs = procfs.Cache[*addrSnap]{TTL: cfg.CacheTTL, Load: m.readAddrs}
 	m.neigh = procfs.Cache[*neighSnap]{TTL: cfg.CacheTTL, Load: m.readNeighs}
+	m.links = procfs.Cache[[]rtnl.Link]{TTL: cfg.CacheTTL, Load: func(time.Time) []rtnl.Link {
+		ls, _ := rtnl.Links()
+		return ls
+	}}
 	m.sys = procfs.Cache[ipSys]{TTL: cfg.CacheTTL, Load: func(time.Time) ipSys { return readSys(cfg.FS) }}
 	m.initScalars()
 	m.initICMP()

@@ -397,30 +397,38 @@ func NeighTables() ([]NeighParms, error) {
 	return out, err
 }
 
-// Inet6Conf is an interface's IPv6 configuration, from the
-// IFLA_AF_SPEC/AF_INET6/IFLA_INET6_CONF attribute of an RTM_GETLINK dump.
-type Inet6Conf struct {
-	Index       uint32
-	Name        string
+// Link is an RTM_NEWLINK message: an interface's index, name and flags,
+// and, from IFLA_AF_SPEC/AF_INET6, its IPv6 configuration and counters.
+type Link struct {
+	Index uint32
+	Name  string
+	Flags uint32 // IFF_*
+	// HasInet6 says the interface has an IPv6 configuration (and the
+	// other IPv6 fields are set).
+	HasInet6    bool
 	Forwarding  bool
 	DisableIPv6 bool
-	HasInet6    bool // the interface has an IPv6 configuration
+	// Stats6 are the interface's IPv6 counters (IFLA_INET6_STATS) indexed
+	// by the kernel's IPSTATS_MIB_* (element 0 is their count), the
+	// counters /proc/net/dev_snmp6/NAME prints.
+	Stats6 []uint64
 }
 
-// IPv6 devconf array positions (linux/ipv6.h).
+// IPv6 devconf array positions (linux/ipv6.h) and IFLA_INET6_STATS.
 const (
 	devconfForwarding  = 0
 	devconfDisableIPv6 = 26
+	iflaInet6Stats     = 3
 )
 
-// ParseLinkInet6 decodes an RTM_NEWLINK payload's index, name and IPv6
-// configuration.
-func ParseLinkInet6(b []byte) (Inet6Conf, error) {
-	var c Inet6Conf
+// ParseLink decodes an RTM_NEWLINK payload.
+func ParseLink(b []byte) (Link, error) {
+	var c Link
 	if len(b) < unix.SizeofIfInfomsg {
 		return c, ErrShort
 	}
 	c.Index = binary.NativeEndian.Uint32(b[4:])
+	c.Flags = binary.NativeEndian.Uint32(b[8:])
 	err := Attrs(b[unix.SizeofIfInfomsg:], func(typ uint16, v []byte) {
 		switch typ {
 		case unix.IFLA_IFNAME:
@@ -431,18 +439,23 @@ func ParseLinkInet6(b []byte) (Inet6Conf, error) {
 					return
 				}
 				Attrs(v, func(typ uint16, v []byte) {
-					if typ != unix.IFLA_INET6_CONF {
-						return
-					}
-					c.HasInet6 = true
-					conf := func(i int) int32 {
-						if len(v) < 4*(i+1) {
-							return 0
+					switch typ {
+					case unix.IFLA_INET6_CONF:
+						c.HasInet6 = true
+						conf := func(i int) int32 {
+							if len(v) < 4*(i+1) {
+								return 0
+							}
+							return int32(binary.NativeEndian.Uint32(v[4*i:]))
 						}
-						return int32(binary.NativeEndian.Uint32(v[4*i:]))
+						c.Forwarding = conf(devconfForwarding) != 0
+						c.DisableIPv6 = conf(devconfDisableIPv6) != 0
+					case iflaInet6Stats:
+						c.Stats6 = make([]uint64, len(v)/8)
+						for i := range c.Stats6 {
+							c.Stats6[i] = binary.NativeEndian.Uint64(v[8*i:])
+						}
 					}
-					c.Forwarding = conf(devconfForwarding) != 0
-					c.DisableIPv6 = conf(devconfDisableIPv6) != 0
 				})
 			})
 		}
@@ -450,16 +463,15 @@ func ParseLinkInet6(b []byte) (Inet6Conf, error) {
 	return c, err
 }
 
-// LinksInet6 dumps every interface's IPv6 configuration in one
-// RTM_GETLINK dump.
-func LinksInet6() ([]Inet6Conf, error) {
+// Links dumps every interface in one RTM_GETLINK dump.
+func Links() ([]Link, error) {
 	body := make([]byte, unix.SizeofIfInfomsg)
-	var out []Inet6Conf
+	var out []Link
 	err := Dump(unix.RTM_GETLINK, body, func(typ uint16, b []byte) error {
 		if typ != unix.RTM_NEWLINK {
 			return nil
 		}
-		c, err := ParseLinkInet6(b)
+		c, err := ParseLink(b)
 		if err == nil {
 			out = append(out, c)
 		}

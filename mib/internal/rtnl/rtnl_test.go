@@ -65,7 +65,7 @@ func linkMsg() []byte {
 	b = append(b, attr(unix.IFLA_IFNAME, []byte("va\x00"))...)
 	conf := make([]byte, 4*30)
 	binary.NativeEndian.PutUint32(conf[4*devconfForwarding:], 1)
-	inet6 := attr(unix.IFLA_INET6_CONF, conf)
+	inet6 := append(attr(unix.IFLA_INET6_CONF, conf), attr(iflaInet6Stats, append(append(u64(2), u64(77)...), u64(5)...))...)
 	spec := append(attr(unix.AF_INET, attr(1, make([]byte, 8))), attr(unix.AF_INET6, inet6)...)
 	return append(b, attr(unix.IFLA_AF_SPEC, spec)...)
 }
@@ -79,11 +79,11 @@ func TestParseInterfaceParms(t *testing.T) {
 	if _, ok, _ := ParseNeighTable([]byte{unix.AF_INET, 0, 0, 0}); ok {
 		t.Error("a table without an interface index taken as a row")
 	}
-	c, err := ParseLinkInet6(linkMsg())
-	if err != nil || c != (Inet6Conf{Index: 4, Name: "va", Forwarding: true, HasInet6: true}) {
+	c, err := ParseLink(linkMsg())
+	if err != nil || c.Index != 4 || c.Name != "va" || !c.Forwarding || !c.HasInet6 || c.DisableIPv6 || len(c.Stats6) != 3 || c.Stats6[1] != 77 {
 		t.Errorf("link: %+v %v", c, err)
 	}
-	if _, err := ParseLinkInet6(linkMsg()[:10]); err == nil {
+	if _, err := ParseLink(linkMsg()[:10]); err == nil {
 		t.Error("a truncated link message accepted")
 	}
 }
@@ -189,7 +189,9 @@ func FuzzParse(f *testing.F) {
 		if p, ok, _ := ParseNeighTable(b); ok && p.Index == 0 {
 			t.Fatalf("neighbour parameters without an interface: %+v", p)
 		}
-		ParseLinkInet6(b)
+		if l, err := ParseLink(b); err == nil && len(l.Stats6) > len(b)/8 {
+			t.Fatalf("link with %d counters from %d bytes", len(l.Stats6), len(b))
+		}
 		if r, err := ParseRoute(b); err == nil && (len(r.Dst) != 4 && len(r.Dst) != 16 || int(r.DstLen) > 8*len(r.Dst)) {
 			t.Fatalf("route %+v", r)
 		}
