@@ -127,12 +127,20 @@ func TestDumpPackets(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"-d", "-v2c", "-c", "public", a.Addr("udp"), "sysDescr.0"},
-		{"-d", "-v1", "-c", "public", a.Addr("udp"), ".1.3.6.1.2.1.1.3.0", "sysContact.0"},
+		{"-d", "-v1", "-c", "public", a.Addr("udp"), ".1.3.6.1.2.1.1.4.0", "sysName.0"},
 	} {
 		args = append([]string{"-M", mibs, "-m", "ALL"}, args...)
-		want := toolWithConf(t, "snmpget", empty, args...)
-		got := runTsnmp(t, "snmpget", args...)
-		if w, g := mask(want.Stderr), mask(got.Stderr); w != g || !strings.Contains(g, "Sending ") || !strings.Contains(g, "Received ") {
+		// A request ID below 2^23 is one byte shorter: such a run is
+		// made again.
+		var w, g string
+		for range 3 {
+			want := toolWithConf(t, "snmpget", empty, args...)
+			got := runTsnmp(t, "snmpget", args...)
+			if w, g = mask(want.Stderr), mask(got.Stderr); w == g {
+				break
+			}
+		}
+		if w != g || !strings.Contains(g, "Sending ") || !strings.Contains(g, "Received ") {
 			t.Errorf("%q: dump differs\nNet-SNMP:\n%s\ntsnmp:\n%s", args, w, g)
 		}
 	}
