@@ -224,7 +224,6 @@ func init() {
 		why   string
 		names string
 	}{
-		{"it is a subagent's setting", "agentxpinginterval"},
 		{"not supported (see docs/notifications.md)", "v1trapaddress iquerysecname agentsecname monitor defaultmonitors notificationevent setevent strictdisman"},
 		{"Net-SNMP extension MIBs are not supported", "disk includealldisks proc procfix load swap file extendfix execfix dlmod interface_fadeout interface_replace_old override injecthandler table add_row smuxpeer smuxsocket proxy logmatch sysorldescr"},
 		{"not applicable to tsnmpd", "agentgroup agentuser leave_pidfile dontlogtcpwrappersconnects maxgetbulkresponses engineidtype engineidnic"},
