@@ -66,6 +66,8 @@ var commands = map[string]string{
 	"table":    "snmptable",
 	"trap":     "snmptrap",
 	"inform":   "snmpinform",
+	"status":   "snmpstatus",
+	"df":       "snmpdf",
 }
 
 var usages = map[string]string{
@@ -78,6 +80,8 @@ var usages = map[string]string{
 	"snmptable":    "AGENT TABLE-OID",
 	"snmptrap":     "AGENT TRAP-PARAMETERS",
 	"snmpinform":   "AGENT TRAP-PARAMETERS",
+	"snmpstatus":   "AGENT",
+	"snmpdf":       "AGENT",
 }
 
 // app is one run of a tool.
@@ -259,6 +263,10 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		cmd = a.table
 	case "snmptrap", "snmpinform":
 		cmd = a.trap // trap.go
+	case "snmpstatus":
+		cmd = a.status // smalltools.go
+	case "snmpdf":
+		cmd = a.df
 	}
 	return cmd(operands)
 }
