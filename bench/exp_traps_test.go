@@ -12,8 +12,8 @@ import (
 )
 
 // TestTrapsExperiment runs `tsnmp bench traps` in a small form (one
-// repetition, a storm of 2,000 traps): a round-trip row per session and
-// receiver, a storm row per receiver in which every trap sent is
+// repetition, 1,000 traps for the rate, a storm of 2,000 traps): a rate
+// and a round-trip row per session and receiver, a storm row per receiver in which every trap sent is
 // accounted for, and the plot's two series.
 func TestTrapsExperiment(t *testing.T) {
 	testenv.Need(t, "snmptrapd")
@@ -31,16 +31,21 @@ func TestTrapsExperiment(t *testing.T) {
 	if err := runTraps(ctx, env, s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Skipped != "" || len(s.Tables) != 2 || len(s.Tables[0].Rows) != 4 || len(s.Tables[1].Rows) != 2 {
+	if s.Skipped != "" || len(s.Tables) != 3 || len(s.Tables[0].Rows) != 4 || len(s.Tables[1].Rows) != 4 || len(s.Tables[2].Rows) != 2 {
 		t.Fatalf("section: %+v", s)
 	}
 	for _, row := range s.Tables[0].Rows {
+		if row[2] != "1000" || row[3] == "" || row[3] == "0" {
+			t.Errorf("receive-rate row: %q", row)
+		}
+	}
+	for _, row := range s.Tables[1].Rows {
 		if row[2] != "50" || row[3] == "" {
 			t.Errorf("round-trip row: %q", row)
 		}
 	}
 	for i, name := range []string{"tsnmp trapd", "snmptrapd"} {
-		row := s.Tables[1].Rows[i]
+		row := s.Tables[2].Rows[i]
 		if row[0] != name || row[1] != "2000" || row[6] != "0" {
 			t.Errorf("storm row %d: %q (want %s, 2000 sent, 0 unaccounted)", i, row, name)
 		}
