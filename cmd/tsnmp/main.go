@@ -66,6 +66,9 @@ var commands = map[string]string{
 	"table":    "snmptable",
 	"trap":     "snmptrap",
 	"inform":   "snmpinform",
+	"status":   "snmpstatus",
+	"df":       "snmpdf",
+	"netstat":  "snmpnetstat",
 }
 
 var usages = map[string]string{
@@ -78,6 +81,9 @@ var usages = map[string]string{
 	"snmptable":    "AGENT TABLE-OID",
 	"snmptrap":     "AGENT TRAP-PARAMETERS",
 	"snmpinform":   "AGENT TRAP-PARAMETERS",
+	"snmpstatus":   "AGENT",
+	"snmpdf":       "AGENT",
+	"snmpnetstat":  "AGENT",
 }
 
 // app is one run of a tool.
@@ -259,6 +265,12 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		cmd = a.table
 	case "snmptrap", "snmpinform":
 		cmd = a.trap // trap.go
+	case "snmpstatus":
+		cmd = a.status // smalltools.go
+	case "snmpdf":
+		cmd = a.df
+	case "snmpnetstat":
+		cmd = a.netstat // netstat.go
 	}
 	return cmd(operands)
 }
