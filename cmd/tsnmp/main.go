@@ -69,6 +69,7 @@ var commands = map[string]string{
 	"status":   "snmpstatus",
 	"df":       "snmpdf",
 	"netstat":  "snmpnetstat",
+	"delta":    "snmpdelta",
 }
 
 var usages = map[string]string{
@@ -84,6 +85,7 @@ var usages = map[string]string{
 	"snmpstatus":   "AGENT",
 	"snmpdf":       "AGENT",
 	"snmpnetstat":  "AGENT",
+	"snmpdelta":    "AGENT OID...",
 }
 
 // app is one run of a tool.
@@ -158,7 +160,7 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	stderr = &lockedWriter{w: stderr} // -d dumps from the reading goroutine
 	a := &app{tool: tool, out: bufio.NewWriter(stdout), errw: stderr, ctx: ctx}
 	defer a.out.Flush()
-	nextWord := map[string]string{"snmptable": "wcfr", "snmpwalk": "E"}[tool]
+	nextWord := map[string]string{"snmptable": "wcfr", "snmpwalk": "E", "snmpdelta": "pPvFL"}[tool]
 	permute := tool != "snmpset" && tool != "snmptrap" && tool != "snmpinform"
 	o, err := parseArgsTool(args, permute, nextWord)
 	if err != nil {
@@ -271,6 +273,8 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		cmd = a.df
 	case "snmpnetstat":
 		cmd = a.netstat // netstat.go
+	case "snmpdelta":
+		cmd = a.delta // delta.go
 	}
 	return cmd(operands)
 }
