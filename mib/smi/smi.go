@@ -261,7 +261,7 @@ type Set struct {
 
 var (
 	current     atomic.Pointer[tables]
-	defaultOnce = sync.OnceValue(func() *tables { return build(compiledSet()) })
+	defaultOnce = sync.OnceValue(buildCompiled)
 )
 
 // load returns the tables in use: those Install gave, else the compiled-in
@@ -310,30 +310,66 @@ func compiledSet() *Set {
 
 func build(s *Set) *tables {
 	defs := s.Defs
-	t := &tables{
-		byName:  make(map[string][]*Node, len(defs)+3),
-		byQual:  make(map[qualName]*Node, len(defs)+3),
-		modules: make(map[string]bool, len(s.Modules)),
-		tcs:     make(map[string]*TC, 2*len(s.TCs)),
-	}
-	for _, m := range s.Modules {
-		t.modules[m] = true
-	}
-	t.order = s.Modules
 	nodes := make([]Node, len(defs)+3)
-	for i, r := range []string{"ccitt", "iso", "joint-iso-ccitt"} {
-		nodes[i] = Node{Name: r, OID: []uint32{uint32(i)}}
-	}
 	for i := range defs {
 		d := &defs[i]
-		n := &nodes[i+3]
-		*n = Node{
+		nodes[i+3] = Node{
 			Name: d.Name, Module: d.Module, OID: d.OID, Kind: d.Kind, Base: d.Base,
 			TC: d.TC, Hint: d.Hint, Enums: d.Enums, Access: d.Access,
 			Index: unqualifyAll(d.Index), Implied: d.Implied, Augments: unqualify(d.Augments),
 			Objects: unqualifyAll(d.Objects), Status: d.Status, Units: d.Units,
 			Description: d.Description, Syntax: d.Syntax, Ranges: d.Ranges, Macro: d.Macro, fixed: d.Fixed,
 		}
+	}
+	return finish(s.Modules, nodes, func(i int) (string, []string, bool) {
+		return defs[i].Augments, defs[i].Index, defs[i].Implied
+	}, s.TCs)
+}
+
+// buildCompiled builds the tables of the compiled-in modules straight
+// from the generated definitions: a one-shot command pays for this at
+// start, so it makes one Node per definition and nothing in between
+// (build(compiledSet()) gives the same tables).
+func buildCompiled() *tables {
+	oids := parseOIDs()
+	enumCache := map[string][]Enum{}
+	nodes := make([]Node, len(nodeDefs)+3)
+	for i := range nodeDefs {
+		d := &nodeDefs[i]
+		nodes[i+3] = Node{
+			Name: d.name, Module: d.module, OID: oids[i], Kind: d.kind, Base: d.base,
+			TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, enumCache), Access: d.access,
+			Index: fields(d.index, true), Implied: d.implied, Augments: unqualify(d.augments),
+			Objects: fields(d.objects, true), fixed: d.fixed,
+		}
+	}
+	tcs := make([]TCDef, len(tcDefs))
+	for i := range tcDefs {
+		d := &tcDefs[i]
+		tcs[i] = TCDef{Name: d.name, Module: d.module, Base: d.base, Hint: d.hint, Enums: parseEnums(d.enums, enumCache)}
+	}
+	return finish(moduleNames, nodes, func(i int) (string, []string, bool) {
+		d := &nodeDefs[i]
+		return d.augments, fields(d.index, false), d.implied
+	}, tcs)
+}
+
+// finish completes tables whose nodes[3:] hold the definitions, sorted
+// by OID; row(i) returns the qualified AUGMENTS and INDEX and the IMPLIED
+// of definition i (a row).
+func finish(modules []string, nodes []Node, row func(i int) (augments string, index []string, implied bool), tcList []TCDef) *tables {
+	t := &tables{
+		byName:  make(map[string][]*Node, len(nodes)),
+		byQual:  make(map[qualName]*Node, len(nodes)),
+		modules: make(map[string]bool, len(modules)),
+		tcs:     make(map[string]*TC, 2*len(tcList)),
+	}
+	for _, m := range modules {
+		t.modules[m] = true
+	}
+	t.order = modules
+	for i, r := range []string{"ccitt", "iso", "joint-iso-ccitt"} {
+		nodes[i] = Node{Name: r, OID: []uint32{uint32(i)}}
 	}
 	// Most names have one node: their entries are one-element windows on
 	// ptrs (capped, so appending a second node copies), not allocations.
@@ -398,8 +434,8 @@ func build(s *Set) *tables {
 	}
 	// A name defined by several modules means, as in Net-SNMP, the OID
 	// the last-loaded module gives it, and the node named there.
-	rank := make(map[string]int, len(s.Modules))
-	for i, m := range s.Modules {
+	rank := make(map[string]int, len(modules))
+	for i, m := range modules {
 		rank[m] = i
 	}
 	for _, ns := range t.byName {
@@ -421,10 +457,10 @@ func build(s *Set) *tables {
 		ns[0], ns[pick] = ns[pick], ns[0]
 	}
 	// Resolve indexes.
-	defByQual := map[qualName]*Def{}
-	for i := range defs {
-		if defs[i].Kind == KindRow {
-			defByQual[qualName{defs[i].Module, defs[i].Name}] = &defs[i]
+	rowByQual := map[qualName]int{}
+	for i := range nodes[3:] {
+		if n := &nodes[i+3]; n.Kind == KindRow {
+			rowByQual[qualName{n.Module, n.Name}] = i
 		}
 	}
 	for i := range nodes[3:] {
@@ -432,14 +468,14 @@ func build(s *Set) *tables {
 		if n.Kind != KindRow {
 			continue
 		}
-		d := &defs[i]
-		if d.Augments != "" {
-			if a := defByQual[qual(d.Augments)]; a != nil {
-				d = a
+		augments, index, implied := row(i)
+		if augments != "" {
+			if a, ok := rowByQual[qual(augments)]; ok {
+				_, index, implied = row(a)
 			}
 		}
-		n.implied = d.Implied
-		for _, q := range d.Index {
+		n.implied = implied
+		for _, q := range index {
 			in := t.byQual[qual(q)]
 			if in == nil {
 				n.index = nil // e.g. an SMIv1 INDEX naming a type
@@ -448,8 +484,8 @@ func build(s *Set) *tables {
 			n.index = append(n.index, in)
 		}
 	}
-	for i := range s.TCs {
-		d := &s.TCs[i]
+	for i := range tcList {
+		d := &tcList[i]
 		tc := &TC{Name: d.Name, Module: d.Module, Base: d.Base, Hint: d.Hint, Enums: d.Enums}
 		t.tcs[d.Module+"::"+d.Name] = tc
 		if t.tcs[d.Name] == nil {
@@ -494,14 +530,26 @@ func parseOIDs() [][]uint32 {
 	for i := range nodeDefs {
 		start := len(all)
 		s := nodeDefs[i].oid
-		for s != "" {
-			f, rest, _ := strings.Cut(s, ".")
-			v, err := strconv.ParseUint(f, 10, 32)
-			if err != nil {
+		// Digits and dots only, each arc at most 10 digits (mibgen
+		// writes them): parsed here without strconv, as this runs at
+		// every command's start.
+		var v uint64
+		digits := 0
+		for j := 0; j <= len(s); j++ {
+			if j == len(s) || s[j] == '.' {
+				if digits == 0 || v > 1<<32-1 {
+					panic("smi: bad OID in generated table: " + nodeDefs[i].oid)
+				}
+				all = append(all, uint32(v))
+				v, digits = 0, 0
+				continue
+			}
+			c := s[j] - '0'
+			if c > 9 || digits == 10 {
 				panic("smi: bad OID in generated table: " + nodeDefs[i].oid)
 			}
-			all = append(all, uint32(v))
-			s = rest
+			v = v*10 + uint64(c)
+			digits++
 		}
 		oids[i] = all[start:len(all):len(all)]
 	}
