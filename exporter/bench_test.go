@@ -101,6 +101,25 @@ func startProcess(b *testing.B, addr string, name string, args ...string) *exec.
 	return nil
 }
 
+// benchConfig writes testdata/snmp-old.yml with a module if_mib_v3 that
+// walks if_mib's subtrees over SNMPv3 authPriv with tsnmpd's user. It has
+// no metrics of its own: the walk is what is measured, the same for both
+// exporters.
+func benchConfig(b *testing.B, authPass, privPass string) string {
+	old, err := os.ReadFile("testdata/snmp-old.yml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	v3auth := "  version: 3\n  auth:\n    username: tsnmp\n    security_level: authPriv\n    password: " + authPass +
+		"\n    auth_protocol: SHA256\n    priv_protocol: AES\n    priv_password: " + privPass + "\n"
+	v3 := strings.Replace(string(old), "\nif_mib:\n", "\nif_mib_v3:\n"+v3auth+"  walk:\n  - 1.3.6.1.2.1.2\n  - 1.3.6.1.2.1.31.1.1\n  get:\n  - 1.3.6.1.2.1.1.3.0\n  metrics: []\nif_mib:\n", 1)
+	cfg := filepath.Join(b.TempDir(), "snmp.yml")
+	if err := os.WriteFile(cfg, []byte(v3), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return cfg
+}
+
 // BenchmarkExporters scrapes if_mib from many tsnmpd targets (default 100;
 // TSNMP_BENCH_TARGETS sets it) through tsnmp exporter and Debian's
 // snmp_exporter, each a separate process, 16 scrapes at a time, with
@@ -117,17 +136,7 @@ func BenchmarkExporters(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-o", tsnmp, "github.com/tsnmp/tsnmp/cmd/tsnmp").CombinedOutput(); err != nil {
 		b.Fatalf("go build tsnmp: %v\n%s", err, out)
 	}
-	old, err := os.ReadFile("testdata/snmp-old.yml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	v3auth := "  version: 3\n  auth:\n    username: tsnmp\n    security_level: authPriv\n    password: " + authPass +
-		"\n    auth_protocol: SHA256\n    priv_protocol: AES\n    priv_password: " + privPass + "\n"
-	v3 := strings.Replace(string(old), "\nif_mib:\n", "\nif_mib_v3:\n"+v3auth+"  walk:\n  - 1.3.6.1.2.1.2\n  - 1.3.6.1.2.1.31.1.1\n  get:\n  - 1.3.6.1.2.1.1.3.0\n  metrics: []\nif_mib:\n", 1)
-	// if_mib_v3 has no metrics of its own in this file: the walk is
-	// what is measured, the same for both exporters.
-	cfg := filepath.Join(b.TempDir(), "snmp.yml")
-	os.WriteFile(cfg, []byte(v3), 0o600)
+	cfg := benchConfig(b, authPass, privPass)
 
 	for _, ex := range []string{"tsnmp", "snmp_exporter"} {
 		addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(b))
@@ -181,23 +190,28 @@ func BenchmarkExporters(b *testing.B) {
 	}
 }
 
-// BenchmarkScrape is one exporter's scrape of if_mib (SNMPv2c) from a
-// tsnmpd, in process: the exporter's own cost per scrape.
+// BenchmarkScrape is one exporter's scrape of if_mib (SNMPv2c) and of
+// if_mib_v3 (its walk over SNMPv3 authPriv) from a tsnmpd, in process:
+// the exporter's own cost per scrape.
 func BenchmarkScrape(b *testing.B) {
-	targets, _, _ := benchAgents(b, 1)
-	e := &Exporter{ConfigFiles: []string{"testdata/snmp-old.yml"}, WalkConcurrency: 4, Pool: &Pool{}}
+	targets, authPass, privPass := benchAgents(b, 1)
+	e := &Exporter{ConfigFiles: []string{benchConfig(b, authPass, privPass)}, WalkConcurrency: 4, Pool: &Pool{}}
 	if err := e.Reload(); err != nil {
 		b.Fatal(err)
 	}
 	defer e.Pool.Close()
 	h := e.Handler()
-	req := httptest.NewRequest("GET", "/snmp?target="+targets[0]+"&module=if_mib", nil)
-	b.ReportAllocs()
-	for b.Loop() {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		if w.Code != 200 {
-			b.Fatal(w.Body.String())
-		}
+	for _, module := range []string{"if_mib", "if_mib_v3"} {
+		b.Run(module, func(b *testing.B) {
+			req := httptest.NewRequest("GET", "/snmp?target="+targets[0]+"&module="+module, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != 200 {
+					b.Fatal(w.Body.String())
+				}
+			}
+		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -132,6 +134,55 @@ type Module struct {
 	Line int    `yaml:"-"`
 	// auth is the module's own auth in the old format (nil in the new).
 	auth *Auth
+	// tree finds a varbind's metric, refs the varbinds that lookups and
+	// typed strings read by OID (built once, by trees).
+	tree, refs *metricTree
+	once       sync.Once
+	// overlap is set when a get or walk lies inside another: the same
+	// varbind may come twice.
+	overlap bool
+	// lastMatches sizes the next scrape's list of metric varbinds.
+	lastMatches atomic.Int64
+}
+
+// trees returns the module's metric and reference trees.
+func (m *Module) trees() (tree, refs *metricTree) {
+	m.once.Do(func() {
+		m.tree = buildTree(m.Metrics)
+		var rs []*Metric
+		ref := func(oid string) {
+			if o, err := parseOID(oid); err == nil && len(o) > 0 {
+				rs = append(rs, &Metric{oid: o})
+			}
+		}
+		for _, mt := range m.Metrics {
+			if _, ok := combined[mt.Type]; ok {
+				ref(prevOID(mt.Oid))
+			}
+			for _, l := range mt.Lookups {
+				if l == nil || len(l.Labels) == 0 {
+					continue
+				}
+				ref(l.Oid)
+				if _, ok := combined[l.Type]; ok {
+					ref(prevOID(l.Oid))
+				}
+			}
+		}
+		m.refs = buildTree(rs)
+		all := append(append([]string(nil), m.Walk...), m.Get...)
+		for _, f := range m.Filters {
+			all = append(all, f.Targets...)
+		}
+		for i, a := range all {
+			for j, b := range all {
+				if i != j && (a == b || strings.HasPrefix(a, b+".")) {
+					m.overlap = true
+				}
+			}
+		}
+	})
+	return m.tree, m.refs
 }
 
 // DynamicFilter keeps the indices whose value at Oid matches one of Values.
@@ -485,6 +536,7 @@ func decodeModule(n *yaml.Node) (*Module, error) {
 			}
 		}
 	}
+	m.trees()
 	return m, nil
 }
 

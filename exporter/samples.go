@@ -74,31 +74,26 @@ func prevOID(oid string) string {
 
 // addSamples adds the samples of one varbind of metric m.
 func addSamples(f *families, m *Metric, index snmp.OID, vb *snmp.VarBind, pdus map[string]snmp.VarBind) {
-	idx := ints(index)
+	// ls is sorted and shared by the samples of the row: appending to it
+	// copies (its capacity is its length).
 	var ls []label
-	labels := map[string]string{}
-	key := ""
-	if m.labelKey != "" {
-		key = m.labelKey + "|" + index.String()
-	}
-	if c, ok := f.labelCache[key]; ok && key != "" {
-		ls = append(make([]label, 0, len(c)+1), c...)
-		for _, l := range c {
-			labels[l.name] = l.value
-		}
-	} else {
-		var order []string
-		labels, order = indexLabels(idx, m, pdus)
-		ls = make([]label, 0, len(order)+1)
-		for _, n := range order {
-			ls = append(ls, label{n, labels[n]})
-		}
-		if key != "" {
+	switch {
+	case m.labelKey != "":
+		b := append(f.keyBuf[:0], m.labelKey...)
+		b = append(b, '|')
+		b = index.AppendTo(b)
+		f.keyBuf = b
+		if c, ok := f.labelCache[string(b)]; ok {
+			ls = c
+		} else {
+			ls = rowLabels(index, m, pdus)
 			if f.labelCache == nil {
 				f.labelCache = map[string][]label{}
 			}
-			f.labelCache[key] = append([]label(nil), ls...)
+			f.labelCache[string(b)] = ls
 		}
+	case len(m.Indexes) > 0 || len(m.Lookups) > 0:
+		ls = rowLabels(index, m, pdus)
 	}
 	v := &vb.Value
 	value := number(v)
@@ -131,10 +126,8 @@ func addSamples(f *families, m *Metric, index snmp.OID, vb *snmp.VarBind, pdus m
 		f.add(m.Name, m.Help, "gauge", scale(m, t), ls)
 		return
 	case "EnumAsInfo":
-		for _, l := range ls {
-			if l.name == m.Name {
-				return
-			}
+		if hasLabel(ls, m.Name) {
+			return
 		}
 		st, ok := m.EnumValues[int(value)]
 		if !ok {
@@ -173,7 +166,7 @@ func addSamples(f *families, m *Metric, index snmp.OID, vb *snmp.VarBind, pdus m
 	typ := m.Type
 	if tm, ok := combined[typ]; ok {
 		typ = "OctetString"
-		if p, ok := pdus[prevOID(m.Oid)+"."+joinInts(idx)]; ok {
+		if p, ok := pdus[prevOID(m.Oid)+"."+index.String()]; ok {
 			if t, ok := tm[intValue(&p.Value)]; ok {
 				typ = t
 			}
@@ -197,10 +190,31 @@ func addSamples(f *families, m *Metric, index snmp.OID, vb *snmp.VarBind, pdus m
 		}
 		return
 	}
-	if _, ok := labels[m.Name]; !ok {
+	if !hasLabel(ls, m.Name) {
 		ls = append(ls, label{m.Name, s})
 	}
 	f.add(m.Name, m.Help, "gauge", scale(m, 1), ls)
+}
+
+func hasLabel(ls []label, name string) bool {
+	for _, l := range ls {
+		if l.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// rowLabels returns the labels of a row, sorted by name, with no spare
+// capacity.
+func rowLabels(index snmp.OID, m *Metric, pdus map[string]snmp.VarBind) []label {
+	labels, order := indexLabels(ints(index), m, pdus)
+	ls := make([]label, 0, len(order))
+	for _, n := range order {
+		ls = append(ls, label{n, labels[n]})
+	}
+	sortLabels(ls)
+	return ls
 }
 
 func scale(m *Metric, v float64) float64 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,7 +133,7 @@ type Pool struct {
 	Max  int
 
 	mu       sync.Mutex
-	sessions map[string]*pooled
+	sessions map[poolKey]*pooled
 	// Dials, Reuses and Evictions count what the pool did.
 	Dials, Reuses, Evictions atomic.Int64
 }
@@ -142,9 +143,24 @@ type pooled struct {
 	used time.Time
 }
 
+// poolKey is what makes two scrapes' sessions interchangeable.
+type poolKey struct {
+	target                          string
+	version                         snmp.Version
+	community, user                 string
+	level                           snmp.SecurityLevel
+	authProto                       usm.AuthProtocol
+	authPass                        string
+	privProto                       usm.PrivProtocol
+	privPass, engineID, contextName string
+	timeout                         time.Duration
+	retries                         int
+	auth                            *Auth
+}
+
 func (p *Pool) get(ctx context.Context, target string, cfg manager.Config, a *Auth) (*manager.Session, error) {
-	key := fmt.Sprintf("%s|%v|%q|%q|%d|%d|%q|%d|%q|%x|%q|%v|%d|%p", target, cfg.Version, cfg.Community, cfg.User, cfg.Level,
-		cfg.AuthProtocol, cfg.AuthPassword, cfg.PrivProtocol, cfg.PrivPassword, cfg.ContextEngineID, cfg.ContextName, cfg.Timeout, cfg.Retries, a)
+	key := poolKey{target, cfg.Version, cfg.Community, cfg.User, cfg.Level, cfg.AuthProtocol, cfg.AuthPassword,
+		cfg.PrivProtocol, cfg.PrivPassword, string(cfg.ContextEngineID), cfg.ContextName, cfg.Timeout, cfg.Retries, a}
 	p.mu.Lock()
 	if e := p.sessions[key]; e != nil {
 		if e.s.Err() == nil {
@@ -165,7 +181,7 @@ func (p *Pool) get(ctx context.Context, target string, cfg manager.Config, a *Au
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.sessions == nil {
-		p.sessions = map[string]*pooled{}
+		p.sessions = map[poolKey]*pooled{}
 	}
 	if e := p.sessions[key]; e != nil && e.s.Err() == nil {
 		// Another scrape dialled meanwhile: keep one.
@@ -188,7 +204,7 @@ func (p *Pool) expireLocked() {
 		}
 	}
 	for p.Max > 0 && len(p.sessions) > p.Max {
-		var oldK string
+		var oldK poolKey
 		var old *pooled
 		for k, e := range p.sessions {
 			if old == nil || e.used.Before(old.used) {
@@ -225,21 +241,50 @@ func (p *Pool) Close() {
 	}
 }
 
-// result is what one module's scrape brought back.
+// result is what one module's scrape brought back: the varbinds of
+// metrics, and by OID those that lookups and typed strings refer to.
 type result struct {
+	matches  []match
 	pdus     map[string]snmp.VarBind
+	returned int
 	requests int
+}
+
+// match is a varbind of metric m, its row index.
+type match struct {
+	vb    snmp.VarBind
+	m     *Metric
+	index snmp.OID
+}
+
+// dedupe drops varbinds returned twice (by a get and a walk over it).
+func (r *result) dedupe() {
+	slices.SortFunc(r.matches, func(a, b match) int { return a.vb.Name.Compare(b.vb.Name) })
+	r.matches = slices.CompactFunc(r.matches, func(a, b match) bool { return a.vb.Name.Equal(b.vb.Name) })
 }
 
 // collect runs the gets and walks of m on s, subtrees concurrently up to
 // walkers at a time.
 func collect(ctx context.Context, s *manager.Session, m *Module, v1 bool, walkers int, log *slog.Logger) (*result, error) {
-	res := &result{pdus: map[string]snmp.VarBind{}}
+	res := &result{pdus: map[string]snmp.VarBind{}, matches: make([]match, 0, m.lastMatches.Load())}
 	var mu sync.Mutex
+	var ar arena
+	tree, refs := m.trees()
 	keep := func(vb snmp.VarBind) {
-		name := vb.Name.String()
+		mt, index := tree.find(vb.Name)
+		ref, _ := refs.find(vb.Name)
 		mu.Lock()
-		res.pdus[name] = snmp.VarBind{Name: vb.Name.Clone(), Value: snmp.Value{Type: vb.Value.Type, Num: vb.Value.Num, Bytes: append([]byte(nil), vb.Value.Bytes...), OID: vb.Value.OID.Clone()}}
+		res.returned++
+		if mt != nil || ref != nil {
+			c := snmp.VarBind{Name: ar.oid(vb.Name), Value: snmp.Value{Type: vb.Value.Type, Num: vb.Value.Num, Bytes: ar.bytes(vb.Value.Bytes), OID: ar.oid(vb.Value.OID)}}
+			if mt != nil {
+				res.matches = append(res.matches, match{c, mt, c.Name[len(c.Name)-len(index):]})
+			}
+			if ref != nil {
+				ar.key = vb.Name.AppendTo(ar.key[:0])
+				res.pdus[string(ar.key)] = c
+			}
+		}
 		mu.Unlock()
 	}
 	walk := func(root string) error {
@@ -375,7 +420,43 @@ func collect(ctx context.Context, s *manager.Session, m *Module, v1 bool, walker
 	if err := <-errc; err != nil {
 		return res, err
 	}
+	if m.overlap {
+		res.dedupe()
+	}
+	m.lastMatches.Store(int64(len(res.matches)))
 	return res, nil
+}
+
+// arena copies the OIDs and strings of a scrape's varbinds into a few
+// large blocks instead of one allocation each.
+type arena struct {
+	oids []uint32
+	b    []byte
+	key  []byte
+}
+
+func (a *arena) oid(o snmp.OID) snmp.OID {
+	if o == nil {
+		return nil
+	}
+	if cap(a.oids)-len(a.oids) < len(o) {
+		a.oids = make([]uint32, 0, max(2048, len(o)))
+	}
+	n := len(a.oids)
+	a.oids = append(a.oids, o...)
+	return a.oids[n:len(a.oids):len(a.oids)]
+}
+
+func (a *arena) bytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	if cap(a.b)-len(a.b) < len(b) {
+		a.b = make([]byte, 0, max(4096, len(b)))
+	}
+	n := len(a.b)
+	a.b = append(a.b, b...)
+	return a.b[n:len(a.b):len(a.b)]
 }
 
 func contains(l []string, s string) bool {

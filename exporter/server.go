@@ -216,6 +216,7 @@ func (e *Exporter) serveSNMP(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 	wg.Wait()
+	fams.finish()
 	if len(fams.errs) > 0 {
 		e.scrapeErrors.Add(1)
 		http.Error(w, "An error has occurred while serving metrics:\n\n"+strings.Join(fams.errs, "\n"), http.StatusInternalServerError)
@@ -247,34 +248,26 @@ func (e *Exporter) scrapeModule(ctx context.Context, fams *families, mu *sync.Mu
 	}
 	res, err := collect(ctx, s, m, cfg.Version == snmp.V1, e.WalkConcurrency, e.log())
 	e.packets.Add(int64(res.requests))
-	e.pdus.Add(int64(len(res.pdus)))
+	e.pdus.Add(int64(res.returned))
 	if err != nil {
 		fail(err)
 		return
 	}
 	walk := time.Since(start).Seconds()
-	tree := buildTree(m.Metrics)
 	local := newFamilies()
 	ml := []label{{"module", name}}
 	local.add("snmp_scrape_walk_duration_seconds", "Time SNMP walk/bulkwalk took.", "gauge", walk, ml)
 	local.add("snmp_scrape_packets_sent", "Packets sent for get, bulkget, and walk; including retries.", "gauge", float64(res.requests), ml)
 	local.add("snmp_scrape_packets_retried", "Packets retried for get, bulkget, and walk.", "gauge", 0, ml)
-	local.add("snmp_scrape_pdus_returned", "PDUs returned from get, bulkget, and walk.", "gauge", float64(len(res.pdus)), ml)
-	for _, vb := range res.pdus {
-		mt, index := tree.find(vb.Name)
-		if mt != nil {
-			addSamples(local, mt, index, &vb, res.pdus)
-		}
+	local.add("snmp_scrape_pdus_returned", "PDUs returned from get, bulkget, and walk.", "gauge", float64(res.returned), ml)
+	for i := range res.matches {
+		x := &res.matches[i]
+		addSamples(local, x.m, x.index, &x.vb, res.pdus)
 	}
 	d := time.Since(start).Seconds()
 	local.add("snmp_scrape_duration_seconds", "Total SNMP time scrape took (walk and processing).", "gauge", d, ml)
 	mu.Lock()
-	for _, f := range local.byName {
-		for _, s := range f.samples {
-			fams.add(f.name, f.help, f.typ, s.value, s.labels)
-		}
-	}
-	fams.errs = append(fams.errs, local.errs...)
+	fams.merge(local)
 	mu.Unlock()
 	e.mu.Lock()
 	if e.durations == nil {

@@ -3,9 +3,10 @@ package exporter
 import (
 	"io"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The Prometheus text exposition format (version 0.0.4) is written here
@@ -28,20 +29,31 @@ type family struct {
 // families collects the samples of one scrape by family name.
 type families struct {
 	byName map[string]*family
-	// dup counts samples dropped as duplicates of earlier ones.
-	seen map[string]bool
-	errs []string
+	errs   []string
 	// labelCache keeps the decoded index labels of a row per scrape,
-	// shared by the metrics of a table with the same indexes and lookups.
+	// sorted, shared by the metrics of a table with the same indexes and
+	// lookups (and by their samples, which do not modify them).
 	labelCache map[string][]label
+	keyBuf     []byte
+	finished   bool
 }
 
 func newFamilies() *families {
-	return &families{byName: map[string]*family{}, seen: map[string]bool{}}
+	return &families{byName: map[string]*family{}}
 }
 
+// sortLabels sorts a few labels by name; they usually are sorted already.
+func sortLabels(ls []label) {
+	for i := 1; i < len(ls); i++ {
+		for j := i; j > 0 && ls[j].name < ls[j-1].name; j-- {
+			ls[j], ls[j-1] = ls[j-1], ls[j]
+		}
+	}
+}
+
+// add adds a sample; labels must not be modified afterwards.
 func (f *families) add(name, help, typ string, value float64, labels []label) {
-	sort.Slice(labels, func(i, j int) bool { return labels[i].name < labels[j].name })
+	sortLabels(labels)
 	fam := f.byName[name]
 	if fam == nil {
 		fam = &family{name: name, help: help, typ: typ}
@@ -50,92 +62,155 @@ func (f *families) add(name, help, typ string, value float64, labels []label) {
 		f.errs = append(f.errs, "collected metric "+name+" has help "+strconv.Quote(help)+" but should have "+strconv.Quote(fam.help))
 		return
 	}
-	var key strings.Builder
-	key.WriteString(name)
-	for _, l := range labels {
-		key.WriteString("\xff" + l.name + "\xfe" + l.value)
+	fam.samples = append(fam.samples, sample{labels: labels, value: value})
+	f.finished = false
+}
+
+// merge adds the samples of o.
+func (f *families) merge(o *families) {
+	for _, of := range o.byName {
+		fam := f.byName[of.name]
+		if fam == nil {
+			f.byName[of.name] = of
+			continue
+		}
+		if fam.help != of.help || fam.typ != of.typ {
+			f.errs = append(f.errs, "collected metric "+of.name+" has help "+strconv.Quote(of.help)+" but should have "+strconv.Quote(fam.help))
+			continue
+		}
+		fam.samples = append(fam.samples, of.samples...)
 	}
-	if f.seen[key.String()] {
-		f.errs = append(f.errs, "collected metric "+name+" "+labelText(labels)+" was collected before with the same name and label values")
+	f.errs = append(f.errs, o.errs...)
+	f.finished = false
+}
+
+// finish sorts every family's samples by labels and reports (and drops)
+// samples collected twice with the same labels.
+func (f *families) finish() {
+	if f.finished {
 		return
 	}
-	f.seen[key.String()] = true
-	fam.samples = append(fam.samples, sample{labels: labels, value: value})
+	f.finished = true
+	for _, fam := range f.byName {
+		slices.SortStableFunc(fam.samples, func(a, b sample) int { return compareLabels(a.labels, b.labels) })
+		out := fam.samples[:0]
+		for i, s := range fam.samples {
+			if i > 0 && compareLabels(fam.samples[i-1].labels, s.labels) == 0 {
+				f.errs = append(f.errs, "collected metric "+fam.name+" "+labelText(s.labels)+" was collected before with the same name and label values")
+				continue
+			}
+			out = append(out, s)
+		}
+		fam.samples = out
+	}
 }
 
 func labelText(ls []label) string {
-	var b strings.Builder
-	b.WriteByte('{')
+	return string(appendLabels(nil, ls))
+}
+
+func appendLabels(b []byte, ls []label) []byte {
+	b = append(b, '{')
 	for i, l := range ls {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(l.name + `="`)
-		b.WriteString(escapeLabel(l.value))
-		b.WriteByte('"')
+		b = append(b, l.name...)
+		b = append(b, '=', '"')
+		b = appendEscaped(b, l.value, true)
+		b = append(b, '"')
 	}
-	b.WriteByte('}')
-	return b.String()
+	return append(b, '}')
 }
 
-var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
-var labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+// appendEscaped escapes backslash and newline, and the double quote in
+// label values.
+func appendEscaped(b []byte, s string, quote bool) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			b = append(b, '\\', '\\')
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '"' && quote:
+			b = append(b, '\\', '"')
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
 
-func escapeLabel(s string) string { return labelEscaper.Replace(s) }
+func escapeLabel(s string) string { return string(appendEscaped(nil, s, true)) }
 
-func formatFloat(v float64) string {
+func formatFloat(v float64) string { return string(appendFloat(nil, v)) }
+
+func appendFloat(b []byte, v float64) []byte {
 	switch {
 	case math.IsInf(v, 1):
-		return "+Inf"
+		return append(b, "+Inf"...)
 	case math.IsInf(v, -1):
-		return "-Inf"
+		return append(b, "-Inf"...)
 	case math.IsNaN(v):
-		return "NaN"
+		return append(b, "NaN"...)
 	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
+
+// writeBufs are the output buffers of write, kept between scrapes.
+var writeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<15); return &b }}
 
 // write writes the families sorted by name, samples sorted by labels.
 func (f *families) write(w io.Writer) error {
+	f.finish()
 	names := make([]string, 0, len(f.byName))
 	for n := range f.byName {
 		names = append(names, n)
 	}
-	sort.Strings(names)
-	var b strings.Builder
+	slices.Sort(names)
+	bp := writeBufs.Get().(*[]byte)
+	defer writeBufs.Put(bp)
+	b := (*bp)[:0]
+	defer func() { *bp = b[:0] }()
 	for _, n := range names {
 		fam := f.byName[n]
-		sort.SliceStable(fam.samples, func(i, j int) bool { return lessLabels(fam.samples[i].labels, fam.samples[j].labels) })
-		b.WriteString("# HELP " + n + " " + helpEscaper.Replace(fam.help) + "\n")
-		b.WriteString("# TYPE " + n + " " + fam.typ + "\n")
+		b = append(b, "# HELP "...)
+		b = append(b, n...)
+		b = append(b, ' ')
+		b = appendEscaped(b, fam.help, false)
+		b = append(b, "\n# TYPE "...)
+		b = append(b, n...)
+		b = append(b, ' ')
+		b = append(b, fam.typ...)
+		b = append(b, '\n')
 		for _, s := range fam.samples {
-			b.WriteString(n)
+			b = append(b, n...)
 			if len(s.labels) > 0 {
-				b.WriteString(labelText(s.labels))
+				b = appendLabels(b, s.labels)
 			}
-			b.WriteByte(' ')
-			b.WriteString(formatFloat(s.value))
-			b.WriteByte('\n')
+			b = append(b, ' ')
+			b = appendFloat(b, s.value)
+			b = append(b, '\n')
 		}
-		if b.Len() > 1<<16 {
-			if _, err := io.WriteString(w, b.String()); err != nil {
+		if len(b) > 1<<15 {
+			if _, err := w.Write(b); err != nil {
 				return err
 			}
-			b.Reset()
+			b = b[:0]
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := w.Write(b)
 	return err
 }
 
-func lessLabels(a, b []label) bool {
+func compareLabels(a, b []label) int {
 	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i].name != b[i].name {
-			return a[i].name < b[i].name
+		if c := strings.Compare(a[i].name, b[i].name); c != 0 {
+			return c
 		}
-		if a[i].value != b[i].value {
-			return a[i].value < b[i].value
+		if c := strings.Compare(a[i].value, b[i].value); c != 0 {
+			return c
 		}
 	}
-	return len(a) < len(b)
+	return len(a) - len(b)
 }

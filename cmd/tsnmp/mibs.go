@@ -165,7 +165,21 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 	// The set is built once and kept: collecting garbage meanwhile only
 	// costs time.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	set, diags := p.load(!force)
+	r := smiload.Request{Dirs: p.dirs, Modules: p.modules, Files: p.files, Compiled: smi.Compiled}
+	var diags []smiload.Diag
+	var set *smi.Set
+	var src *smiload.Source
+	if force {
+		// translate, like snmptranslate, knows only what the directories
+		// hold, with descriptions.
+		set, diags = smiload.LoadCached(r)
+	} else {
+		// The commands keep every compiled-in module with -m ALL, and
+		// read only the definitions they use.
+		r.AllCompiled, r.NoDescriptions = true, true
+		src = smiload.Open(r)
+		diags = src.Diags(false)
+	}
 	defaults := splitList(defaultMIBs)
 	for _, d := range diags {
 		// Modules named on the command line, in MIBS or snmp.conf that
@@ -175,15 +189,10 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 			fmt.Fprintf(errw, "%s: At line 1 in (none)\n", d.Msg)
 		}
 	}
-	if set != nil && len(set.Defs) > 0 {
+	switch {
+	case set != nil && len(set.Defs) > 0:
 		smi.Install(set)
+	case src != nil && src.Len() > 0:
+		smi.InstallSource(src)
 	}
-}
-
-// load reads the plan's modules, through the cache when it is current.
-func (p mibPlan) load(noDescr bool) (*smi.Set, []smiload.Diag) {
-	// The commands keep every compiled-in module with -m ALL;
-	// translate, like snmptranslate, only what the directories hold.
-	return smiload.LoadCached(smiload.Request{Dirs: p.dirs, Modules: p.modules, Files: p.files,
-		Compiled: smi.Compiled, AllCompiled: noDescr, NoDescriptions: noDescr})
 }

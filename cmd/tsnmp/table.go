@@ -210,8 +210,8 @@ func briefCommon(f1, f2 string) int {
 // children returns the named nodes directly below n, by sub-identifier.
 func children(n *smi.Node) []*smi.Node {
 	var out []*smi.Node
-	for _, c := range smi.Nodes() {
-		if c.Parent() == n && len(c.OID) == len(n.OID)+1 {
+	for _, c := range n.Children() {
+		if len(c.OID) == len(n.OID)+1 {
 			out = append(out, c)
 		}
 	}

@@ -44,4 +44,6 @@ extend two /bin/echo -e one\\ntwo
 	check("snmpget", "UCD-SNMP-MIB::laNames.1", "laConfig.2", "memTotalReal.0", `NET-SNMP-EXTEND-MIB::nsExtendOutput1Line."hello"`, "nsExtendStatus.\"two\"")
 	check("snmpwalk", "NET-SNMP-EXTEND-MIB::nsExtendConfigTable")
 	check("snmpwalk", "-Os", "NET-SNMP-EXTEND-MIB::nsExtendOutput2Table")
+	check("snmptable", "-Cb", "NET-SNMP-EXTEND-MIB::nsExtendConfigTable")
+	check("snmpgetnext", "UCD-SNMP-MIB::laTable", ".1.3.6.1.4.1.2021.4.5")
 }

@@ -40,6 +40,17 @@ func Resolve(name string) ([]uint32, error) { return resolve(name, true) }
 func ResolvePath(name string) ([]uint32, error) { return resolve(name, false) }
 
 func resolve(name string, random bool) ([]uint32, error) {
+	ensureInput(name)
+	oid, err := resolveIn(name, random)
+	if err != nil && ensureCurrent() {
+		// A module changed since the source was made: with the whole
+		// set read again, the name may now be known.
+		oid, err = resolveIn(name, random)
+	}
+	return oid, err
+}
+
+func resolveIn(name string, random bool) ([]uint32, error) {
 	t := load()
 	if i := strings.Index(name, "::"); i >= 0 {
 		mod, rest := name[:i], name[i+2:]
@@ -117,11 +128,24 @@ func walk(n *Node, oid []uint32, comps []string) ([]uint32, string) {
 	if n != nil {
 		kids, label = n.children, n.Name
 	}
+	lz := lazy.Load() != nil
 	var row *Node // row whose index comps are being read
 	k := 0        // position in row.index; -1 once types are unknown
 	pending := 0  // numeric components still to come for row.index[k]
 	for _, c := range comps {
 		if row == nil {
+			if v, err := strconv.ParseUint(c, 10, 32); err == nil && lz {
+				// Read the definitions along the OID so far.
+				ensureOID(append(oid[:len(oid):len(oid)], uint32(v)))
+				if n != nil {
+					if m := exactNode(oid); m != nil {
+						n = m
+						kids = n.children
+					}
+				} else if len(oid) == 0 {
+					kids = load().roots
+				}
+			}
 			if child := findChild(kids, c); child != nil {
 				oid = append(oid, child.OID[len(child.OID)-1])
 				n, kids, label = child, child.children, child.Name

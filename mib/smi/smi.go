@@ -128,6 +128,7 @@ type Node struct {
 	implied  bool    // last of index is IMPLIED
 	parent   *Node
 	children []*Node // canonical children sorted by last sub-identifier
+	below    bool    // a Source has definitions below this OID
 }
 
 // String returns "Module::Name".
@@ -140,14 +141,28 @@ func (n *Node) String() string {
 
 // Children returns the named nodes below n, sorted by OID. The result is
 // shared and must not be modified.
-func (n *Node) Children() []*Node { return n.children }
+func (n *Node) Children() []*Node {
+	if lazy.Load() != nil {
+		ensureSubtree(n.OID)
+		if c := exactNode(n.OID); c != nil {
+			return c.children
+		}
+	}
+	return n.children
+}
 
 // Roots returns the nodes ccitt, iso and joint-iso-ccitt.
-func Roots() []*Node { return slices.Clone(load().roots) }
+func Roots() []*Node {
+	ensureAll()
+	return slices.Clone(load().roots)
+}
 
 // NodesNamed returns every node of that descriptor, from any module; the
 // one Resolve takes the name to mean first.
-func NodesNamed(name string) []*Node { return slices.Clone(load().byName[name]) }
+func NodesNamed(name string) []*Node {
+	ensureName(name)
+	return slices.Clone(load().byName[name])
+}
 
 // Parent returns the node of the longest shorter OID, or nil.
 func (n *Node) Parent() *Node { return n.parent }
@@ -277,6 +292,7 @@ func load() *tables {
 // instead of the compiled-in standard modules. Install(nil) restores
 // those.
 func Install(s *Set) {
+	lazy.Store(nil)
 	if s == nil {
 		current.Store(nil)
 		return
@@ -309,27 +325,44 @@ func compiledSet() *Set {
 }
 
 func build(s *Set) *tables {
+	modules := make(map[string]bool, len(s.Modules))
+	rank := make(map[string]int, len(s.Modules))
+	for i, m := range s.Modules {
+		modules[m] = true
+		rank[m] = i
+	}
+	return buildWith(s, nil, modules, rank)
+}
+
+// buildWith builds the tables of s, given the set of its modules and
+// their ranks in load order. below, if not nil, marks the definitions a
+// Source has more definitions under.
+func buildWith(s *Set, below []bool, modules map[string]bool, rank map[string]int) *tables {
 	defs := s.Defs
 	nodes := make([]Node, len(defs)+3)
 	for i := range defs {
 		d := &defs[i]
-		nodes[i+3] = Node{
+		n := &nodes[i+3]
+		*n = Node{
 			Name: d.Name, Module: d.Module, OID: d.OID, Kind: d.Kind, Base: d.Base,
 			TC: d.TC, Hint: d.Hint, Enums: d.Enums, Access: d.Access,
 			Index: unqualifyAll(d.Index), Implied: d.Implied, Augments: unqualify(d.Augments),
 			Objects: unqualifyAll(d.Objects), Status: d.Status, Units: d.Units,
 			Description: d.Description, Syntax: d.Syntax, Ranges: d.Ranges, Macro: d.Macro, fixed: d.Fixed,
 		}
+		if below != nil {
+			n.below = below[i]
+		}
 	}
-	return finish(s.Modules, nodes, func(i int) (string, []string, bool) {
+	return finish(s.Modules, nodes, below != nil, func(i int) (string, []string, bool) {
 		return defs[i].Augments, defs[i].Index, defs[i].Implied
-	}, s.TCs)
+	}, s.TCs, modules, rank)
 }
 
 // buildCompiled builds the tables of the compiled-in modules straight
-// from the generated definitions: a one-shot command pays for this at
-// start, so it makes one Node per definition and nothing in between
-// (build(compiledSet()) gives the same tables).
+// from the generated definitions: a command pays for this at start, so it
+// makes one Node per definition and nothing in between (build(Compiled())
+// gives the same tables).
 func buildCompiled() *tables {
 	oids := parseOIDs()
 	enumCache := map[string][]Enum{}
@@ -348,28 +381,33 @@ func buildCompiled() *tables {
 		d := &tcDefs[i]
 		tcs[i] = TCDef{Name: d.name, Module: d.module, Base: d.base, Hint: d.hint, Enums: parseEnums(d.enums, enumCache)}
 	}
-	return finish(moduleNames, nodes, func(i int) (string, []string, bool) {
+	modules := make(map[string]bool, len(moduleNames))
+	rank := make(map[string]int, len(moduleNames))
+	for i, m := range moduleNames {
+		modules[m] = true
+		rank[m] = i
+	}
+	return finish(moduleNames, nodes, false, func(i int) (string, []string, bool) {
 		d := &nodeDefs[i]
 		return d.augments, fields(d.index, false), d.implied
-	}, tcs)
+	}, tcs, modules, rank)
 }
 
-// finish completes tables whose nodes[3:] hold the definitions, sorted
-// by OID; row(i) returns the qualified AUGMENTS and INDEX and the IMPLIED
-// of definition i (a row).
-func finish(modules []string, nodes []Node, row func(i int) (augments string, index []string, implied bool), tcList []TCDef) *tables {
+// finish completes tables whose nodes[3:] hold the definitions, sorted by
+// OID; row(i) returns the qualified AUGMENTS and INDEX and the IMPLIED of
+// definition i (a row). lazy marks the roots as having definitions a
+// Source has yet to give.
+func finish(order []string, nodes []Node, lazy bool, row func(i int) (augments string, index []string, implied bool),
+	tcList []TCDef, modules map[string]bool, rank map[string]int) *tables {
 	t := &tables{
 		byName:  make(map[string][]*Node, len(nodes)),
 		byQual:  make(map[qualName]*Node, len(nodes)),
-		modules: make(map[string]bool, len(modules)),
+		modules: modules,
 		tcs:     make(map[string]*TC, 2*len(tcList)),
 	}
-	for _, m := range modules {
-		t.modules[m] = true
-	}
-	t.order = modules
+	t.order = order
 	for i, r := range []string{"ccitt", "iso", "joint-iso-ccitt"} {
-		nodes[i] = Node{Name: r, OID: []uint32{uint32(i)}}
+		nodes[i] = Node{Name: r, OID: []uint32{uint32(i)}, below: lazy}
 	}
 	// Most names have one node: their entries are one-element windows on
 	// ptrs (capped, so appending a second node copies), not allocations.
@@ -434,10 +472,6 @@ func finish(modules []string, nodes []Node, row func(i int) (augments string, in
 	}
 	// A name defined by several modules means, as in Net-SNMP, the OID
 	// the last-loaded module gives it, and the node named there.
-	rank := make(map[string]int, len(modules))
-	for i, m := range modules {
-		rank[m] = i
-	}
 	for _, ns := range t.byName {
 		if len(ns) < 2 {
 			continue
@@ -597,11 +631,15 @@ func unqualify(s string) string {
 
 // Nodes returns every named node, sorted by OID; where several names share
 // an OID, only the one Format prints is included.
-func Nodes() []*Node { return slices.Clone(load().nodes) }
+func Nodes() []*Node {
+	ensureAll()
+	return slices.Clone(load().nodes)
+}
 
 // AllNodes returns every named node, sorted by OID, including the other
 // names of an OID that Nodes leaves out.
 func AllNodes() []*Node {
+	ensureAll()
 	t := load()
 	all := slices.Clone(t.roots)
 	for _, ns := range t.byName {
@@ -626,6 +664,7 @@ func Modules() []string { return slices.Clone(load().order) }
 // unqualified name defined by several modules gives the node Resolve
 // takes it to mean.
 func FindNode(name string) *Node {
+	ensureName(unqualify(name))
 	t := load()
 	if strings.Contains(name, "::") {
 		return t.byQual[qual(name)]
@@ -639,6 +678,7 @@ func FindNode(name string) *Node {
 // TextualConvention returns the textual convention (or SMIv1 named type)
 // "Module::Name" or "Name".
 func TextualConvention(name string) (*TC, bool) {
+	ensureTC(name)
 	tc, ok := load().tcs[name]
 	return tc, ok
 }
@@ -647,6 +687,7 @@ func TextualConvention(name string) (*TC, bool) {
 // and the rest of oid after it. It returns nil and oid if no node matches.
 // It does not allocate.
 func Lookup(oid []uint32) (*Node, []uint32) {
+	ensureOID(oid)
 	return lookup(load().roots, oid)
 }
 

@@ -36,3 +36,21 @@ func BenchmarkLoadVendorCached(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpenVendorGet opens the cache entry of the whole vendor
+// collection as a Source and resolves and prints one instance, the MIB
+// work of `tsnmp get -m ALL memTotalReal.0`.
+func BenchmarkOpenVendorGet(b *testing.B) {
+	dirs := testenv.VendorMIBDirs(b)
+	r := Request{Dirs: dirs, Modules: []string{"ALL"}, NoDescriptions: true, CacheDir: b.TempDir()}
+	Open(r)
+	defer smi.Install(nil)
+	b.ResetTimer()
+	for b.Loop() {
+		smi.InstallSource(Open(r))
+		o, err := smi.Resolve("memTotalReal.0")
+		if err != nil || smi.Format(o, false) != "UCD-SNMP-MIB::memTotalReal.0" {
+			b.Fatal(smi.Format(o, false), err)
+		}
+	}
+}

@@ -32,16 +32,25 @@ type Request struct {
 
 // cacheVersion changes whenever the cached form or the loader's results
 // change.
-const cacheVersion = "smiload-2"
+const cacheVersion = "smiload-3"
 
 // Load loads the modules of r without a cache.
 func Load(r Request) (*smi.Set, []Diag) {
+	c := load(r)
+	return c.set, c.diags
+}
+
+// load loads the modules of r and records what the cache needs.
+func load(r Request) *cacheContent {
 	ix, err := ScanDirs(r.Dirs)
 	if err != nil {
-		return nil, []Diag{{Msg: err.Error()}}
+		return &cacheContent{diags: []Diag{{Msg: err.Error()}}}
 	}
 	mods := r.Modules
+	files := ix.fileStats
 	for _, f := range r.Files {
+		st := statOf(f)
+		files = append(files, st)
 		b, err := os.ReadFile(f)
 		if err != nil {
 			ix.Diags = append(ix.Diags, Diag{File: f, Msg: err.Error()})
@@ -74,36 +83,79 @@ func Load(r Request) (*smi.Set, []Diag) {
 			set.Defs[i].Description = ""
 		}
 	}
-	return set, append(ix.Diags, diags...)
+	c := &cacheContent{set: set, diags: append(ix.Diags, diags...), dirs: ix.dirStats, files: files,
+		dirFiles: len(ix.fileStats), moduleFor: map[string]int{}}
+	at := map[string]int{}
+	for i, f := range files {
+		at[f.path] = i
+	}
+	for _, n := range set.Modules {
+		if m := ix.mods[n]; m != nil {
+			if i, ok := at[m.file]; ok {
+				c.moduleFor[n] = i
+			}
+		}
+	}
+	return c
 }
 
-// LoadCached is Load through a cache of its results keyed by the request
-// and the names, sizes and modification times of every file it may
-// read. A damaged or stale cache entry is rebuilt.
+// LoadCached is Load through the cache: the set is read from it when
+// every directory and file of r is as it was when it was made. A
+// damaged or stale cache entry is rebuilt.
 func LoadCached(r Request) (*smi.Set, []Diag) {
+	src := Open(r)
+	if !src.Current() {
+		src.stale = true
+	}
+	set := src.Set()
+	return set, src.Diags(true)
+}
+
+// Open returns the modules of r as a smi.Source that reads definitions
+// from the cache as they are asked for, building the cache entry first
+// when it is missing, damaged or out of date. Opening checks the times
+// of the directories of the search path (a file added, removed or
+// renamed changes them, as Net-SNMP's index checks); a module's file is
+// checked when one of its definitions is first read, and every file
+// when a name is not found. A stale entry makes the Source read the
+// modules again.
+func Open(r Request) *Source {
 	dir := r.CacheDir
-	if dir == "-" {
-		return Load(r)
-	}
 	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return Load(r)
-		}
-		dir = filepath.Join(base, "tsnmp")
-	}
-	key := cacheKey(r)
-	path := filepath.Join(dir, "mibs-"+key)
-	if b, err := os.ReadFile(path); err == nil {
-		if set, diags, err := decodeSet(b); err == nil {
-			return set, diags
+		if base, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(base, "tsnmp")
+		} else {
+			dir = "-"
 		}
 	}
-	set, diags := Load(r)
-	if set != nil && os.MkdirAll(dir, 0o755) == nil {
-		writeCache(dir, path, encodeSet(set, diags))
+	var path string
+	if dir != "-" {
+		path = filepath.Join(dir, "mibs-"+cacheKey(r))
+		if s, ok := mapFile(path); ok {
+			if src, err := newSource(r, s); err == nil && src.fresh() {
+				return src
+			}
+		}
 	}
-	return set, diags
+	return build(r, dir, path)
+}
+
+// build loads r and writes its cache entry.
+func build(r Request, dir, path string) *Source {
+	c := load(r)
+	if c.set == nil {
+		c.set = &smi.Set{}
+	}
+	b := encodeCache(c)
+	if path != "" && os.MkdirAll(dir, 0o755) == nil {
+		writeCache(dir, path, b)
+	}
+	src, err := newSource(r, string(b))
+	if err != nil {
+		panic("smiload: cannot read the cache it wrote: " + err.Error())
+	}
+	src.whole = c.set
+	return src
 }
 
 // writeCache replaces path atomically and keeps only the newest few
@@ -141,7 +193,8 @@ func writeCache(dir, path string, b []byte) {
 // module lists) the cache keeps.
 const keepCaches = 8
 
-// cacheKey hashes the request and the state of the files it reads.
+// cacheKey hashes the request. The state of the files it reads is kept
+// in the entry.
 func cacheKey(r Request) string {
 	h := sha256.New()
 	put := func(s string) {
@@ -171,37 +224,6 @@ func cacheKey(r Request) string {
 	}
 	if r.AllCompiled {
 		put("allcompiled")
-	}
-	stat := func(p string) {
-		if fi, err := os.Stat(p); err == nil {
-			put(p)
-			putInt(fi.Size())
-			putInt(fi.ModTime().UnixNano())
-		} else {
-			put(p + "\x00missing")
-		}
-	}
-	for _, d := range r.Dirs {
-		stat(d)
-		ents, err := os.ReadDir(d)
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			if e.IsDir() || skipFile(e.Name()) {
-				continue
-			}
-			fi, err := e.Info()
-			if err != nil {
-				continue
-			}
-			put(e.Name())
-			putInt(fi.Size())
-			putInt(fi.ModTime().UnixNano())
-		}
-	}
-	for _, f := range r.Files {
-		stat(f)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -3,16 +3,50 @@ package smiload
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
+	"strings"
 
 	"github.com/tsnmp/tsnmp/mib/smi"
 )
 
-// The cache holds a loaded set in a compact binary form that decodes
-// without an allocation per string: every string is a slice of one
-// string holding the whole file, every OID, enumeration list and name
-// list a slice of one array each.
+// The cache file holds a loaded set so that a program can read the few
+// definitions it needs without decoding the rest:
+//
+//	magic
+//	header    hdrLen little-endian uint32s (see the h* constants)
+//	defIdx    nDefs+1 uint32: offset of each definition's record, then the end
+//	nameIdx   nDefs uint32: definitions ordered by name
+//	tcIdx     nTCs+1 uint32: offset of each textual convention's record
+//	tcNameIdx nTCs uint32: textual conventions ordered by name
+//	fileIdx   nFiles+1 uint32: offset of each file's record
+//	records   definitions (in the set's order, by OID), textual
+//	          conventions, files, then the module list and directories,
+//	          then the diagnostics
+//
+// Records use varints and length-prefixed strings; a definition holds
+// whether definitions lie below its OID and the file of its module, so
+// that a reader can check that file before using it. Every read is
+// bounds-checked: a damaged file reads as damaged, never as a crash.
 
-const codecMagic = "TSNMP-MIBS-2\n"
+const codecMagic = "TSNMP-MIBS-3\n"
+
+const (
+	hLen = iota
+	hDefs
+	hTCs
+	hFiles
+	hDirFiles // files found in the directories (the rest are Request.Files)
+	hDefIdx
+	hNameIdx
+	hTCIdx
+	hTCNameIdx
+	hFileIdx
+	hMeta
+	hDiags
+	hdrLen
+)
+
+var errCorrupt = errors.New("smiload: damaged cache file")
 
 type encoder struct{ b []byte }
 
@@ -35,74 +69,180 @@ func (e *encoder) enums(es []smi.Enum) {
 		e.int(x.Value)
 	}
 }
+func (e *encoder) flag(v bool) {
+	if v {
+		e.b = append(e.b, 1)
+	} else {
+		e.b = append(e.b, 0)
+	}
+}
+func (e *encoder) u32s(l []uint32) {
+	for _, v := range l {
+		e.b = binary.LittleEndian.AppendUint32(e.b, v)
+	}
+}
 
-func encodeSet(s *smi.Set, diags []Diag) []byte {
-	var oids, enums, lists int
+// cacheContent is what a cache file holds besides the set.
+type cacheContent struct {
+	set       *smi.Set
+	diags     []Diag
+	dirs      []fileStat
+	files     []fileStat // in the directories, then Request.Files
+	dirFiles  int
+	moduleFor map[string]int // module -> index in files
+}
+
+func encodeCache(c *cacheContent) []byte {
+	s := c.set
+	var recs encoder
+	defIdx := make([]uint32, 0, len(s.Defs)+1)
 	for i := range s.Defs {
 		d := &s.Defs[i]
-		oids += len(d.OID)
-		enums += len(d.Enums)
-		lists += len(d.Index) + len(d.Objects)
-	}
-	for i := range s.TCs {
-		enums += len(s.TCs[i].Enums)
-	}
-	lists += len(s.Modules)
-	e := &encoder{b: make([]byte, 0, 1<<20)}
-	e.b = append(e.b, codecMagic...)
-	for _, n := range []int{len(s.Defs), len(s.TCs), oids, enums, lists} {
-		e.uint(uint64(n))
-	}
-	e.strs(s.Modules)
-	for i := range s.Defs {
-		d := &s.Defs[i]
-		e.str(d.Name)
-		e.str(d.Module)
-		e.uint(uint64(len(d.OID)))
+		defIdx = append(defIdx, uint32(len(recs.b)))
+		recs.str(d.Name)
+		recs.str(d.Module)
+		recs.uint(uint64(len(d.OID)))
 		for _, v := range d.OID {
-			e.uint(uint64(v))
+			recs.uint(uint64(v))
 		}
-		e.b = append(e.b, byte(d.Kind), byte(d.Base), byte(d.Access))
-		e.str(d.TC)
-		e.str(d.Hint)
-		e.enums(d.Enums)
-		e.uint(uint64(d.Fixed))
-		e.strs(d.Index)
-		if d.Implied {
-			e.b = append(e.b, 1)
-		} else {
-			e.b = append(e.b, 0)
+		recs.b = append(recs.b, byte(d.Kind), byte(d.Base), byte(d.Access))
+		recs.str(d.TC)
+		recs.str(d.Hint)
+		recs.enums(d.Enums)
+		recs.uint(uint64(d.Fixed))
+		recs.strs(d.Index)
+		recs.flag(d.Implied)
+		recs.str(d.Augments)
+		recs.strs(d.Objects)
+		for _, v := range []string{d.Status, d.Units, d.Description, d.Syntax, d.Ranges, d.Macro} {
+			recs.str(v)
 		}
-		e.str(d.Augments)
-		e.strs(d.Objects)
-		for _, s := range []string{d.Status, d.Units, d.Description, d.Syntax, d.Ranges, d.Macro} {
-			e.str(s)
+		below := false
+		for j := i + 1; j < len(s.Defs); j++ {
+			if !slices.Equal(s.Defs[j].OID, d.OID) {
+				below = hasPrefix(s.Defs[j].OID, d.OID)
+				break
+			}
 		}
+		recs.flag(below)
+		f, ok := c.moduleFor[d.Module]
+		if !ok {
+			f = -1
+		}
+		recs.uint(uint64(f + 1))
 	}
+	defIdx = append(defIdx, uint32(len(recs.b)))
+	tcIdx := make([]uint32, 0, len(s.TCs)+1)
 	for i := range s.TCs {
 		t := &s.TCs[i]
-		e.str(t.Name)
-		e.str(t.Module)
-		e.b = append(e.b, byte(t.Base))
-		e.str(t.Hint)
-		e.enums(t.Enums)
+		tcIdx = append(tcIdx, uint32(len(recs.b)))
+		recs.str(t.Name)
+		recs.str(t.Module)
+		recs.b = append(recs.b, byte(t.Base))
+		recs.str(t.Hint)
+		recs.enums(t.Enums)
 	}
-	e.uint(uint64(len(diags)))
-	for _, d := range diags {
-		e.str(d.File)
-		e.uint(uint64(d.Line))
-		e.str(d.Module)
-		e.str(d.Msg)
+	tcIdx = append(tcIdx, uint32(len(recs.b)))
+	fileIdx := make([]uint32, 0, len(c.files)+1)
+	for _, f := range c.files {
+		fileIdx = append(fileIdx, uint32(len(recs.b)))
+		recs.str(f.path)
+		recs.int(f.size)
+		recs.int(f.mtime)
 	}
+	fileIdx = append(fileIdx, uint32(len(recs.b)))
+	meta := uint32(len(recs.b))
+	recs.strs(s.Modules)
+	recs.uint(uint64(len(c.dirs)))
+	for _, d := range c.dirs {
+		recs.str(d.path)
+		recs.int(d.mtime)
+	}
+	diags := uint32(len(recs.b))
+	// Diagnostics without a file (modules not found) first: they are
+	// the ones a program prints.
+	ds := slices.Clone(c.diags)
+	slices.SortStableFunc(ds, func(a, b Diag) int {
+		return boolInt(a.File != "") - boolInt(b.File != "")
+	})
+	unplaced := 0
+	for _, d := range ds {
+		if d.File == "" {
+			unplaced++
+		}
+	}
+	recs.uint(uint64(len(ds)))
+	recs.uint(uint64(unplaced))
+	for _, d := range ds {
+		recs.str(d.File)
+		recs.uint(uint64(d.Line))
+		recs.str(d.Module)
+		recs.str(d.Msg)
+	}
+
+	nameIdx := make([]uint32, len(s.Defs))
+	for i := range nameIdx {
+		nameIdx[i] = uint32(i)
+	}
+	slices.SortStableFunc(nameIdx, func(a, b uint32) int { return strings.Compare(s.Defs[a].Name, s.Defs[b].Name) })
+	tcNameIdx := make([]uint32, len(s.TCs))
+	for i := range tcNameIdx {
+		tcNameIdx[i] = uint32(i)
+	}
+	slices.SortStableFunc(tcNameIdx, func(a, b uint32) int { return strings.Compare(s.TCs[a].Name, s.TCs[b].Name) })
+
+	base := uint32(len(codecMagic) + 4*hdrLen + 4*(len(defIdx)+len(nameIdx)+len(tcIdx)+len(tcNameIdx)+len(fileIdx)))
+	var h [hdrLen]uint32
+	h[hDefs], h[hTCs], h[hFiles], h[hDirFiles] = uint32(len(s.Defs)), uint32(len(s.TCs)), uint32(len(c.files)), uint32(c.dirFiles)
+	off := uint32(len(codecMagic) + 4*hdrLen)
+	h[hDefIdx] = off
+	off += 4 * uint32(len(defIdx))
+	h[hNameIdx] = off
+	off += 4 * uint32(len(nameIdx))
+	h[hTCIdx] = off
+	off += 4 * uint32(len(tcIdx))
+	h[hTCNameIdx] = off
+	off += 4 * uint32(len(tcNameIdx))
+	h[hFileIdx] = off
+	h[hMeta], h[hDiags] = base+meta, base+diags
+	h[hLen] = base + uint32(len(recs.b))
+	for _, l := range [][]uint32{defIdx, tcIdx, fileIdx} {
+		for i := range l {
+			l[i] += base
+		}
+	}
+	e := &encoder{b: make([]byte, 0, int(h[hLen]))}
+	e.b = append(e.b, codecMagic...)
+	e.u32s(h[:])
+	e.u32s(defIdx)
+	e.u32s(nameIdx)
+	e.u32s(tcIdx)
+	e.u32s(tcNameIdx)
+	e.u32s(fileIdx)
+	e.b = append(e.b, recs.b...)
 	return e.b
 }
 
-var errCorrupt = errors.New("smiload: damaged cache file")
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
+func hasPrefix(oid, prefix []uint32) bool {
+	return len(oid) >= len(prefix) && slices.Equal(oid[:len(prefix)], prefix)
+}
+
+// decoder reads records of a cache file. A read past the end or a count
+// larger than what is left sets bad and returns zero values.
 type decoder struct {
-	s     string // the whole file
-	off   int
-	bad   bool
+	s   string // the whole file
+	off int
+	end int
+	bad bool
+	// When not nil, lists and enumerations are carved from these shared
+	// arrays (for decoding the whole set with few allocations).
 	oids  []uint32
 	enums []smi.Enum
 	lists []string
@@ -115,7 +255,7 @@ func (d *decoder) uint() uint64 {
 	var v uint64
 	var shift uint
 	for {
-		if d.off >= len(d.s) || shift > 63 {
+		if d.off >= d.end || shift > 63 {
 			d.bad = true
 			return 0
 		}
@@ -134,10 +274,10 @@ func (d *decoder) int() int64 {
 	return int64(u>>1) ^ -int64(u&1)
 }
 
-// n reads a count that cannot exceed what is left of the file.
+// n reads a count that cannot exceed what is left of the record.
 func (d *decoder) n() int {
 	v := d.uint()
-	if v > uint64(len(d.s)-d.off) {
+	if v > uint64(d.end-d.off) {
 		d.bad = true
 		return 0
 	}
@@ -145,7 +285,7 @@ func (d *decoder) n() int {
 }
 
 func (d *decoder) byte() byte {
-	if d.bad || d.off >= len(d.s) {
+	if d.bad || d.off >= d.end {
 		d.bad = true
 		return 0
 	}
@@ -189,54 +329,57 @@ func (d *decoder) enumList() []smi.Enum {
 	return d.enums[start:len(d.enums):len(d.enums)]
 }
 
-func decodeSet(b []byte) (*smi.Set, []Diag, error) {
-	if len(b) < len(codecMagic) || string(b[:len(codecMagic)]) != codecMagic {
-		return nil, nil, errCorrupt
+// u32 reads the uint32 at off, or sets bad.
+func (d *decoder) u32(off int) int {
+	if d.bad || off < 0 || off+4 > len(d.s) {
+		d.bad = true
+		return 0
 	}
-	d := &decoder{s: string(b), off: len(codecMagic)}
-	nDefs, nTCs, nOIDs, nEnums, nLists := d.n(), d.n(), d.n(), d.n(), d.n()
-	if d.bad {
-		return nil, nil, errCorrupt
+	s := d.s[off : off+4]
+	return int(uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24)
+}
+
+// at positions d on the record [off, end).
+func (d *decoder) at(off, end int) *decoder {
+	if off < 0 || end > len(d.s) || off > end {
+		d.bad = true
+		off, end = 0, 0
 	}
-	d.oids = make([]uint32, 0, nOIDs)
-	d.enums = make([]smi.Enum, 0, nEnums)
-	d.lists = make([]string, 0, nLists)
-	s := &smi.Set{Modules: d.strs(), Defs: make([]smi.Def, nDefs), TCs: make([]smi.TCDef, nTCs)}
-	for i := range s.Defs {
-		if d.bad {
-			return nil, nil, errCorrupt
-		}
-		x := &s.Defs[i]
-		x.Name, x.Module = d.str(), d.str()
-		n := d.n()
-		start := len(d.oids)
-		for range n {
-			d.oids = append(d.oids, uint32(d.uint()))
-		}
-		x.OID = d.oids[start:len(d.oids):len(d.oids)]
-		x.Kind, x.Base, x.Access = smi.Kind(d.byte()), smi.Base(d.byte()), smi.Access(d.byte())
-		x.TC, x.Hint = d.str(), d.str()
-		x.Enums = d.enumList()
-		x.Fixed = int(d.uint())
-		x.Index = d.strs()
-		x.Implied = d.byte() == 1
-		x.Augments = d.str()
-		x.Objects = d.strs()
-		x.Status, x.Units, x.Description, x.Syntax, x.Ranges, x.Macro = d.str(), d.str(), d.str(), d.str(), d.str(), d.str()
+	d.off, d.end = off, end
+	return d
+}
+
+// def reads a definition record; file is the index of its module's file
+// or -1.
+func (d *decoder) def(x *smi.Def) (below bool, file int) {
+	x.Name, x.Module = d.str(), d.str()
+	n := d.n()
+	start := len(d.oids)
+	for range n {
+		d.oids = append(d.oids, uint32(d.uint()))
 	}
-	for i := range s.TCs {
-		t := &s.TCs[i]
-		t.Name, t.Module = d.str(), d.str()
-		t.Base = smi.Base(d.byte())
-		t.Hint = d.str()
-		t.Enums = d.enumList()
-	}
-	diags := make([]Diag, d.n())
-	for i := range diags {
-		diags[i] = Diag{File: d.str(), Line: int(d.uint()), Module: d.str(), Msg: d.str()}
-	}
-	if d.bad || d.off != len(d.s) {
-		return nil, nil, errCorrupt
-	}
-	return s, diags, nil
+	x.OID = d.oids[start:len(d.oids):len(d.oids)]
+	x.Kind, x.Base, x.Access = smi.Kind(d.byte()), smi.Base(d.byte()), smi.Access(d.byte())
+	x.TC, x.Hint = d.str(), d.str()
+	x.Enums = d.enumList()
+	x.Fixed = int(d.uint())
+	x.Index = d.strs()
+	x.Implied = d.byte() == 1
+	x.Augments = d.str()
+	x.Objects = d.strs()
+	x.Status, x.Units, x.Description, x.Syntax, x.Ranges, x.Macro = d.str(), d.str(), d.str(), d.str(), d.str(), d.str()
+	below = d.byte() == 1
+	file = int(d.uint()) - 1
+	return below, file
+}
+
+func (d *decoder) tc(t *smi.TCDef) {
+	t.Name, t.Module = d.str(), d.str()
+	t.Base = smi.Base(d.byte())
+	t.Hint = d.str()
+	t.Enums = d.enumList()
+}
+
+func (d *decoder) file() fileStat {
+	return fileStat{path: d.str(), size: d.int(), mtime: d.int()}
 }

@@ -56,6 +56,27 @@ type Index struct {
 	// AllCompiled makes "ALL" include the compiled-in modules given to
 	// AddCompiled, not only those the loaded modules import.
 	AllCompiled bool
+	// stats records the state of the directories and files read, for
+	// the cache.
+	dirStats, fileStats []fileStat
+}
+
+// fileStat is the size and modification time of a file or directory, as
+// the cache checks them; a missing one has mtime -1.
+type fileStat struct {
+	path        string
+	size, mtime int64
+}
+
+func statOf(path string) fileStat {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStat{path: path, mtime: -1}
+	}
+	if fi.IsDir() {
+		return fileStat{path: path, mtime: fi.ModTime().UnixNano()}
+	}
+	return fileStat{path: path, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 }
 
 // skipFile tells files of a MIB directory that hold no module.
@@ -77,6 +98,7 @@ func skipFile(name string) bool {
 func ScanDirs(dirs []string) (*Index, error) {
 	ix := &Index{Dirs: dirs, mods: map[string]*module{}}
 	for _, dir := range dirs {
+		ix.dirStats = append(ix.dirStats, statOf(dir))
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
@@ -89,6 +111,11 @@ func ScanDirs(dirs []string) (*Index, error) {
 				continue
 			}
 			path := filepath.Join(dir, e.Name())
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			ix.fileStats = append(ix.fileStats, fileStat{path: path, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
 			b, err := os.ReadFile(path)
 			if err != nil {
 				ix.Diags = append(ix.Diags, Diag{File: path, Msg: err.Error()})

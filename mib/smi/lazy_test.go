@@ -1,0 +1,196 @@
+package smi
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// setSource serves a Set as a Source, counting the definitions read.
+type setSource struct {
+	s      *Set
+	reads  int
+	stale  bool // every method fails, as for a changed module file
+	byName map[string][]int
+	byOID  map[string][]int
+}
+
+// fresh returns a Source over the same set that has read nothing.
+func (m *setSource) fresh() *setSource {
+	return &setSource{s: m.s, byName: m.byName, byOID: m.byOID}
+}
+
+func newSetSource(s *Set) *setSource {
+	m := &setSource{s: s, byName: map[string][]int{}, byOID: map[string][]int{}}
+	for i := range s.Defs {
+		m.byName[s.Defs[i].Name] = append(m.byName[s.Defs[i].Name], i)
+		k := oidString(s.Defs[i].OID)
+		m.byOID[k] = append(m.byOID[k], i)
+	}
+	return m
+}
+
+func (m *setSource) Modules() []string { return m.s.Modules }
+
+func (m *setSource) Named(name string) ([]int, bool) { return m.byName[name], !m.stale }
+
+func (m *setSource) Prefixes(oid []uint32) ([]int, bool) {
+	var out []int
+	for k := 1; k <= len(oid); k++ {
+		out = append(out, m.byOID[oidString(oid[:k])]...)
+	}
+	return out, !m.stale
+}
+
+func (m *setSource) Subtree(oid []uint32) ([]int, bool) {
+	var out []int
+	for i := range m.s.Defs {
+		if hasPrefix(m.s.Defs[i].OID, oid) {
+			out = append(out, i)
+		}
+	}
+	return out, !m.stale
+}
+
+func (m *setSource) Under(oid []uint32) (bool, bool) {
+	ids, ok := m.Subtree(oid)
+	return len(ids) > 0, ok
+}
+
+func (m *setSource) Def(i int) (Def, bool, bool) {
+	m.reads++
+	d := m.s.Defs[i]
+	below := false
+	for j := i + 1; j < len(m.s.Defs); j++ {
+		o := m.s.Defs[j].OID
+		if slices.Equal(o, d.OID) {
+			continue
+		}
+		below = hasPrefix(o, d.OID)
+		break
+	}
+	return d, below, !m.stale
+}
+
+func (m *setSource) TCs(name string) ([]TCDef, bool) {
+	var out []TCDef
+	for _, t := range m.s.TCs {
+		if t.Name == name {
+			out = append(out, t)
+		}
+	}
+	return out, !m.stale
+}
+
+func (m *setSource) Current() bool { return !m.stale }
+func (m *setSource) Set() *Set     { return m.s }
+
+// TestSourceAnswersAsWholeSet installs the compiled-in modules as a
+// Source, afresh for every question, and checks that names, OIDs and
+// instances resolve and print as with the whole set installed, having
+// read only a small part of it.
+func TestSourceAnswersAsWholeSet(t *testing.T) {
+	defer Install(nil)
+	set := Compiled()
+	Install(set)
+	type answer struct {
+		format   string
+		resolved string
+		err      string
+		node     string
+		named    int
+	}
+	ask := func(q string) answer {
+		var a answer
+		if oid, err := Resolve(q); err != nil {
+			a.err = err.Error()
+		} else {
+			a.resolved = fmt.Sprint(oid)
+			a.format = Format(oid, false)
+			if n, rest := Lookup(oid); n != nil {
+				a.node = fmt.Sprint(n, rest, n.Kind, n.Hint, n.Enums, len(n.IndexNodes()))
+			}
+		}
+		a.named = len(NodesNamed(q))
+		if n := FindNode(q); n != nil {
+			a.node += "|" + n.String()
+		}
+		return a
+	}
+	var questions []string
+	for i, n := range Nodes() {
+		if i%4 != 0 {
+			continue
+		}
+		num := Format(n.OID, true)
+		questions = append(questions, n.Name, n.String(), n.Name+".0", num+".1", num+".1.2.3", num+".3.1.3.6")
+		if len(n.IndexNodes()) > 0 {
+			questions = append(questions, n.Name+`."public".2`, n.Name+".1.2.3.4.5.6.7.8")
+		}
+	}
+	questions = append(questions, "iso.3.6.1.2.1.1.1.0", ".iso.org.dod.internet.mgmt.mib-2.system.sysDescr.0",
+		"1.3.6.1.2.1.2.2.1.2.7", `vacmGroupName.3."user"`, "nosuchname.0", ".1.3.6.1.4.1.99999.1")
+	want := map[string]answer{}
+	for _, q := range questions {
+		want[q] = ask(q)
+	}
+	total := 0
+	shared := newSetSource(set)
+	for _, q := range questions {
+		src := shared.fresh()
+		InstallSource(src)
+		if got := ask(q); got != want[q] {
+			t.Errorf("%q: read from a Source\n%+v\nwhole set\n%+v", q, got, want[q])
+		}
+		total += src.reads
+	}
+	if avg := total / len(questions); avg*20 > len(set.Defs) {
+		t.Errorf("a question reads %d of %d definitions on average", avg, len(set.Defs))
+	}
+	// All questions asked of one Source.
+	src := newSetSource(set)
+	InstallSource(src)
+	for _, q := range questions {
+		if got := ask(q); got != want[q] {
+			t.Errorf("%q: read from a shared Source\n%+v\nwhole set\n%+v", q, got, want[q])
+		}
+	}
+}
+
+// TestSourceStale checks that a Source found out of date is replaced by
+// its whole set.
+func TestSourceStale(t *testing.T) {
+	defer Install(nil)
+	src := newSetSource(Compiled())
+	src.stale = true
+	InstallSource(src)
+	if got := Format([]uint32{1, 3, 6, 1, 2, 1, 1, 1, 0}, false); got != "SNMPv2-MIB::sysDescr.0" {
+		t.Errorf("stale source: %s", got)
+	}
+	if lazy.Load() != nil {
+		t.Error("stale source still in use")
+	}
+}
+
+// TestSourceChildren checks that Children of a node read from a Source
+// lists the same children as the whole set.
+func TestSourceChildren(t *testing.T) {
+	defer Install(nil)
+	Install(nil)
+	want := map[string][]string{}
+	for _, q := range []string{"ifEntry", "system", "snmpMIBObjects", "mib-2"} {
+		for _, c := range FindNode(q).Children() {
+			want[q] = append(want[q], c.String())
+		}
+	}
+	InstallSource(newSetSource(Compiled()))
+	for q, w := range want {
+		var got []string
+		for _, c := range FindNode(q).Children() {
+			got = append(got, c.String())
+		}
+		if !slices.Equal(got, w) {
+			t.Errorf("%s children from a Source %v, want %v", q, got, w)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package smiload
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/mib/smi"
+)
+
+// TestOpenReadsOnDemand opens a cache entry as a Source and checks that
+// names, instances and indexes resolve and print as with the whole set,
+// that a module file changed in place, a file added to a directory and a
+// damaged entry are all noticed, and that the entry is not decoded
+// whole for that.
+func TestOpenReadsOnDemand(t *testing.T) {
+	std := testenv.MIBDir(t)
+	dir := writeDir(t, map[string]string{"tests.my": testMIB})
+	cache := t.TempDir()
+	r := Request{Dirs: []string{dir, std}, Modules: []string{"ALL"}, CacheDir: cache, NoDescriptions: true}
+	defer smi.Install(nil)
+	whole, _ := Load(r)
+	smi.Install(whole)
+	queries := []string{"testName.1.\"abc\"", "TEST-MIB::testScalar.0", "sysDescr.0", "ifDescr.3", ".1.3.6.1.4.1.99999.1.1.2.2.104.105",
+		"iso.3.6.1.2.1.2.2.1.8.1", `vacmGroupName.3."user"`, "testTrap"}
+	want := map[string]string{}
+	for _, q := range queries {
+		o, err := smi.Resolve(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		want[q] = smi.Format(o, false)
+	}
+	Open(r) // builds the entry
+	src := Open(r)
+	if src.whole != nil {
+		t.Fatal("second Open loaded the modules again")
+	}
+	smi.InstallSource(src)
+	for _, q := range queries {
+		o, err := smi.Resolve(q)
+		if err != nil {
+			t.Errorf("%s from the cache: %v", q, err)
+			continue
+		}
+		if got := smi.Format(o, false); got != want[q] {
+			t.Errorf("%s from the cache: %s, want %s", q, got, want[q])
+		}
+	}
+	if src.whole != nil {
+		t.Error("the whole set was decoded for a few names")
+	}
+
+	// A module file changed in place (same directory time).
+	mtime := dirTime(t, dir)
+	changed := strings.Replace(testMIB, "{ enterprises 99999 }", "{ enterprises 99998 }", 1)
+	if err := os.WriteFile(filepath.Join(dir, "tests.my"), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(dir, mtime, mtime)
+	smi.InstallSource(Open(r))
+	if o, err := smi.Resolve("testScalar.0"); err != nil || smi.Format(o, true) != ".1.3.6.1.4.1.99998.2.0" {
+		t.Errorf("changed module file not read again: %v %v", smi.Format(o, true), err)
+	}
+	// A new file in a directory, with a module the entry does not have.
+	os.WriteFile(filepath.Join(dir, "new.txt"), []byte(strings.ReplaceAll(strings.ReplaceAll(testMIB, "TEST-MIB", "NEW-MIB"), "testScalar", "newScalar")), 0o644)
+	smi.InstallSource(Open(r))
+	if _, err := smi.Resolve("NEW-MIB::newScalar.0"); err != nil {
+		t.Errorf("module of a new file: %v", err)
+	}
+	// A damaged entry is rebuilt.
+	files, _ := filepath.Glob(filepath.Join(cache, "mibs-*"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for i := len(b) / 2; i < len(b); i += 7 {
+			b[i] ^= 0x55
+		}
+		os.WriteFile(f, b, 0o644)
+	}
+	smi.InstallSource(Open(r))
+	for _, q := range queries[1:4] {
+		o, err := smi.Resolve(q)
+		if err != nil || smi.Format(o, false) != want[q] {
+			t.Errorf("%s from a damaged entry: %s %v", q, smi.Format(o, false), err)
+		}
+	}
+}
+
+func dirTime(t *testing.T, dir string) time.Time {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.ModTime()
+}
