@@ -41,9 +41,9 @@ bench:
 clean:
 	rm -rf $(BIN)
 
-# Installation: binaries, systemd units, example configuration and the
-# docs (there are no man pages yet). PREFIX=/usr puts the configuration
-# in /etc and the units in /usr/lib/systemd/system.
+# Installation: binaries, systemd units, example configuration, man pages
+# and the docs. PREFIX=/usr puts the configuration in /etc and the units
+# in /usr/lib/systemd/system.
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 BINDIR     ?= $(PREFIX)/bin
@@ -51,6 +51,7 @@ SBINDIR    ?= $(PREFIX)/sbin
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 DOCDIR     ?= $(PREFIX)/share/doc/tsnmp
+MANDIR     ?= $(PREFIX)/share/man
 STATEDIR   ?= /var/lib
 
 install:
@@ -65,6 +66,8 @@ install:
 	for c in tsnmpd.yaml snmptrapd.conf; do \
 		[ -e $(DESTDIR)$(SYSCONFDIR)/tsnmp/$$c ] || install -m 0644 dist/$$c $(DESTDIR)$(SYSCONFDIR)/tsnmp/$$c; done
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	for m in dist/man/*.[158]; do \
+		install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; done
 
 # A Debian package (dpkg-deb) of what install puts under /usr and /etc.
 DEBVERSION := 0.0+git$(shell git log -1 --format=%cd.%h --date=format:%Y%m%d%H%M%S 2>/dev/null || echo 0)
@@ -75,6 +78,7 @@ DEB        ?= $(BIN)/tsnmp_$(DEBVERSION)_$(DEBARCH).deb
 deb:
 	rm -rf $(DEBROOT)
 	$(MAKE) install PREFIX=/usr DESTDIR=$(abspath $(DEBROOT))
+	gzip -9n $(DEBROOT)/usr/share/man/man*/*
 	install -d $(DEBROOT)/DEBIAN
 	sed -e 's|@VERSION@|$(DEBVERSION)|' -e 's|@ARCH@|$(DEBARCH)|' dist/debian/control.in > $(DEBROOT)/DEBIAN/control
 	install -m 0644 dist/debian/conffiles $(DEBROOT)/DEBIAN/conffiles

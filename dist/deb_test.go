@@ -54,6 +54,9 @@ func TestDeb(t *testing.T) {
 		"/etc/tsnmp/tsnmpd.yaml":                      "-rw-r--r-- root/root",
 		"/etc/tsnmp/snmptrapd.conf":                   "-rw-r--r-- root/root",
 		"/usr/share/doc/tsnmp/migration.md":           "-rw-r--r-- root/root",
+		"/usr/share/man/man8/tsnmpd.8.gz":             "-rw-r--r-- root/root",
+		"/usr/share/man/man5/tsnmpd.conf.5.gz":        "-rw-r--r-- root/root",
+		"/usr/share/man/man8/tsnmp-trapd.8.gz":        "-rw-r--r-- root/root",
 	} {
 		if got := files[path]; got != mode {
 			t.Errorf("%s: %q, want %q", path, got, mode)

@@ -141,6 +141,7 @@ type Pool struct {
 type pooled struct {
 	s    *manager.Session
 	used time.Time
+	reps *repsCap
 }
 
 // poolKey is what makes two scrapes' sessions interchangeable.
@@ -158,7 +159,7 @@ type poolKey struct {
 	auth                            *Auth
 }
 
-func (p *Pool) get(ctx context.Context, target string, cfg manager.Config, a *Auth) (*manager.Session, error) {
+func (p *Pool) get(ctx context.Context, target string, cfg manager.Config, a *Auth) (*manager.Session, *repsCap, error) {
 	key := poolKey{target, cfg.Version, cfg.Community, cfg.User, cfg.Level, cfg.AuthProtocol, cfg.AuthPassword,
 		cfg.PrivProtocol, cfg.PrivPassword, string(cfg.ContextEngineID), cfg.ContextName, cfg.Timeout, cfg.Retries, a}
 	p.mu.Lock()
@@ -167,7 +168,7 @@ func (p *Pool) get(ctx context.Context, target string, cfg manager.Config, a *Au
 			e.used = time.Now()
 			p.mu.Unlock()
 			p.Reuses.Add(1)
-			return e.s, nil
+			return e.s, e.reps, nil
 		}
 		e.s.Close()
 		delete(p.sessions, key)
@@ -175,7 +176,7 @@ func (p *Pool) get(ctx context.Context, target string, cfg manager.Config, a *Au
 	p.mu.Unlock()
 	s, err := dial(ctx, target, cfg, a)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p.Dials.Add(1)
 	p.mu.Lock()
@@ -187,11 +188,12 @@ func (p *Pool) get(ctx context.Context, target string, cfg manager.Config, a *Au
 		// Another scrape dialled meanwhile: keep one.
 		s.Close()
 		e.used = time.Now()
-		return e.s, nil
+		return e.s, e.reps, nil
 	}
-	p.sessions[key] = &pooled{s: s, used: time.Now()}
+	e := &pooled{s: s, used: time.Now(), reps: &repsCap{}}
+	p.sessions[key] = e
 	p.expireLocked()
-	return s, nil
+	return s, e.reps, nil
 }
 
 func (p *Pool) expireLocked() {
@@ -265,7 +267,7 @@ func (r *result) dedupe() {
 
 // collect runs the gets and walks of m on s, subtrees concurrently up to
 // walkers at a time.
-func collect(ctx context.Context, s *manager.Session, m *Module, v1 bool, walkers int, log *slog.Logger) (*result, error) {
+func collect(ctx context.Context, s *manager.Session, cp *repsCap, m *Module, v1 bool, walkers int, log *slog.Logger) (*result, error) {
 	res := &result{pdus: map[string]snmp.VarBind{}, matches: make([]match, 0, m.lastMatches.Load())}
 	var mu sync.Mutex
 	var ar arena
@@ -290,7 +292,7 @@ func collect(ctx context.Context, s *manager.Session, m *Module, v1 bool, walker
 	walk := func(root string) error {
 		oid, _ := parseOID(root)
 		n := 0
-		st, err := s.WalkWith(ctx, oid, manager.WalkOptions{Bulk: !v1, MaxRepetitions: int(m.MaxRepetitions), NoCheckIncreasing: m.AllowNonIncreasingOIDs}, func(vb snmp.VarBind) error {
+		st, err := s.WalkWith(ctx, oid, manager.WalkOptions{Bulk: !v1, MaxRepetitions: int(m.MaxRepetitions), NoCheckIncreasing: m.AllowNonIncreasingOIDs, Reuse: true}, func(vb snmp.VarBind) error {
 			keep(vb)
 			n++
 			return nil
@@ -400,6 +402,29 @@ func collect(ctx context.Context, s *manager.Session, m *Module, v1 bool, walker
 
 	if walkers < 1 {
 		walkers = 1
+	}
+	if !v1 && len(walks) > 0 {
+		// Subtrees walked side by side share their GetBulk requests.
+		roots := make([]snmp.OID, len(walks))
+		for i, w := range walks {
+			roots[i], _ = parseOID(w)
+		}
+		n, found, err := bulkWalk(ctx, s, roots, walkers, int(m.MaxRepetitions), cp, m.AllowNonIncreasingOIDs, keep)
+		res.requests += n
+		if err != nil {
+			return res, fmt.Errorf("walk: %w", err)
+		}
+		for i, ok := range found {
+			if !ok {
+				// As gosnmp's walk: an empty subtree may be a scalar named exactly.
+				p, err := s.Get(ctx, roots[i])
+				res.requests++
+				if err == nil && len(p.VarBinds) == 1 && !p.VarBinds[0].Value.Type.IsException() && p.VarBinds[0].Value.Type != snmp.Null {
+					keep(p.VarBinds[0])
+				}
+			}
+		}
+		walks = nil
 	}
 	sem := make(chan struct{}, walkers)
 	errc := make(chan error, len(walks))

@@ -33,6 +33,7 @@ type Exporter struct {
 	requests                            atomic.Int64
 	requestErrors, reloadOK, reloadFail atomic.Int64
 	pdus, packets, scrapeErrors         atomic.Int64
+	retried                             atomic.Int64
 	inflight                            atomic.Int64
 }
 
@@ -241,12 +242,15 @@ func (e *Exporter) scrapeModule(ctx context.Context, fams *families, mu *sync.Mu
 		fail(err)
 		return
 	}
-	s, err := e.Pool.get(ctx, target, cfg, a)
+	s, cp, err := e.Pool.get(ctx, target, cfg, a)
 	if err != nil {
 		fail(err)
 		return
 	}
-	res, err := collect(ctx, s, m, cfg.Version == snmp.V1, e.WalkConcurrency, e.log())
+	retx := s.Retransmissions()
+	res, err := collect(ctx, s, cp, m, cfg.Version == snmp.V1, e.WalkConcurrency, e.log())
+	retried := s.Retransmissions() - retx
+	e.retried.Add(retried)
 	e.packets.Add(int64(res.requests))
 	e.pdus.Add(int64(res.returned))
 	if err != nil {
@@ -257,8 +261,8 @@ func (e *Exporter) scrapeModule(ctx context.Context, fams *families, mu *sync.Mu
 	local := newFamilies()
 	ml := []label{{"module", name}}
 	local.add("snmp_scrape_walk_duration_seconds", "Time SNMP walk/bulkwalk took.", "gauge", walk, ml)
-	local.add("snmp_scrape_packets_sent", "Packets sent for get, bulkget, and walk; including retries.", "gauge", float64(res.requests), ml)
-	local.add("snmp_scrape_packets_retried", "Packets retried for get, bulkget, and walk.", "gauge", 0, ml)
+	local.add("snmp_scrape_packets_sent", "Packets sent for get, bulkget, and walk; including retries.", "gauge", float64(res.requests)+float64(retried), ml)
+	local.add("snmp_scrape_packets_retried", "Packets retried for get, bulkget, and walk.", "gauge", float64(retried), ml)
 	local.add("snmp_scrape_pdus_returned", "PDUs returned from get, bulkget, and walk.", "gauge", float64(res.returned), ml)
 	for i := range res.matches {
 		x := &res.matches[i]
@@ -288,7 +292,8 @@ func (e *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	c("snmp_request_errors_total", "Errors in requests to the SNMP exporter", e.requestErrors.Load())
 	c("tsnmp_exporter_scrapes_total", "Requests to /snmp.", e.requests.Load())
 	c("tsnmp_exporter_scrape_errors_total", "Scrapes answered with an error.", e.scrapeErrors.Load())
-	c("snmp_packets_total", "Number of SNMP packet sent, including retries.", e.packets.Load())
+	c("snmp_packets_total", "Number of SNMP packet sent, including retries.", e.packets.Load()+e.retried.Load())
+	c("tsnmp_exporter_packets_retried_total", "SNMP requests sent again for want of an answer.", e.retried.Load())
 	c("tsnmp_exporter_pdus_returned_total", "Varbinds returned by targets.", e.pdus.Load())
 	c("tsnmp_exporter_sessions_dialed_total", "Sessions opened (SNMPv3: with engine discovery; TLS, DTLS, SSH: with a handshake).", e.Pool.Dials.Load())
 	c("tsnmp_exporter_sessions_reused_total", "Scrapes of a module that reused a pooled session.", e.Pool.Reuses.Load())

@@ -176,6 +176,9 @@ func TestRetransmitFixed(t *testing.T) {
 	if len(ids) != 3 || ids[0] != ids[1] || ids[1] != ids[2] {
 		t.Fatalf("request ids of the attempts: %v", ids)
 	}
+	if n := s.Retransmissions(); n != 2 {
+		t.Fatalf("Retransmissions() = %d, want 2", n)
+	}
 }
 
 func TestTimeoutAndRetries(t *testing.T) {
@@ -187,6 +190,9 @@ func TestTimeoutAndRetries(t *testing.T) {
 	}
 	if n := f.requests.Load(); n != 3 {
 		t.Fatalf("agent saw %d requests, want 3 (1 + 2 retries)", n)
+	}
+	if n := s.Retransmissions(); n != 2 {
+		t.Fatalf("Retransmissions() = %d, want 2", n)
 	}
 	s2 := dial(t, f.addr(), Config{Version: snmp.V1, Community: "public", Timeout: 20 * time.Millisecond, Retries: -1})
 	f.requests.Store(0)

@@ -176,6 +176,8 @@ type Session struct {
 	nextID atomic.Uint32
 	// sent is set once a request has been written: see exchange.
 	sent atomic.Bool
+	// retransmits counts requests sent again for want of an answer.
+	retransmits atomic.Int64
 	// ownEngineID is the engine ID of notifications over TSM (notify.go).
 	ownEngineID []byte
 }
@@ -488,6 +490,9 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 				return err
 			}
 		}
+		if attempt > 0 {
+			s.retransmits.Add(1)
+		}
 		if err := s.write(msg); err != nil {
 			if serr := s.Err(); serr != nil {
 				return serr // the connection ended, and this is why
@@ -531,6 +536,16 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 func (s *Session) Do(ctx context.Context, pdu *snmp.PDU) (*snmp.PDU, error) {
 	return s.do(ctx, pdu, s.cfg.Retransmit == RetransmitAdaptive, nil)
 }
+
+// DoInto is Do with the response decoded into into, reusing its storage:
+// the returned PDU is into, valid until into is used again.
+func (s *Session) DoInto(ctx context.Context, pdu, into *snmp.PDU) (*snmp.PDU, error) {
+	return s.do(ctx, pdu, s.cfg.Retransmit == RetransmitAdaptive, into)
+}
+
+// Retransmissions is the number of requests sent again for want of an
+// answer since the session was opened.
+func (s *Session) Retransmissions() int64 { return s.retransmits.Load() }
 
 // do is Do with the retransmission mode chosen. A non-nil into receives
 // the response, reusing its storage (see WalkOptions.Reuse).

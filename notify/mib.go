@@ -201,9 +201,10 @@ func (notifyRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 }
 
 // Register serves the targets in snmpTargetAddrTable and
-// snmpTargetParamsTable (one params row per target, of the same name) and
+// snmpTargetParamsTable (one params row per target, of the same name),
 // the two rows of snmpNotifyTable ("trap" and "inform") whose tags select
-// them, read-only. current returns the originator in use (nil: none).
+// them, and the filters in snmpNotifyFilterProfileTable (the targets'
+// profiles, by params name) and snmpNotifyFilterTable, read-only. current returns the originator in use (nil: none).
 // Community strings are shown as securityNames, as the community
 // table's mapping would give them.
 func Register(tree *mib.Tree, current func() *Originator) {
@@ -217,6 +218,26 @@ func Register(tree *mib.Tree, current func() *Originator) {
 		Rows: func(r *mib.Request) mib.Rows { return addrRows{rows(r)} }})
 	tree.Register(TargetParamsEntry, &mib.Table{Entry: TargetParamsEntry, Columns: []uint32{2, 3, 4, 5, 6, 7},
 		Rows: func(r *mib.Request) mib.Rows { return paramsRows{rows(r)} }})
+	tree.Register(NotifyFilterProfileEntry, &mib.Table{Entry: NotifyFilterProfileEntry, Columns: []uint32{1, 2, 3},
+		Rows: func(r *mib.Request) mib.Rows {
+			rs := &profileRows{}
+			if o := current(); o != nil {
+				tr := o.targetRows()
+				for i, t := range tr.t {
+					if t.cfg.Profile != "" {
+						rs.names, rs.profiles = append(rs.names, tr.names[i]), append(rs.profiles, t.cfg.Profile)
+					}
+				}
+			}
+			return rs
+		}})
+	tree.Register(NotifyFilterEntry, &mib.Table{Entry: NotifyFilterEntry, Columns: []uint32{2, 3, 4, 5},
+		Rows: func(r *mib.Request) mib.Rows {
+			if o := current(); o != nil && o.filters != nil {
+				return o.filters
+			}
+			return &filterRows{}
+		}})
 	tree.Register(NotifyEntry, &mib.Table{Entry: NotifyEntry, Columns: []uint32{2, 3, 4, 5},
 		Rows: func(r *mib.Request) mib.Rows {
 			if current() == nil {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tsnmp/tsnmp/access/vacm"
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -48,6 +49,11 @@ type TargetConfig struct {
 	// QueueLen bounds the notifications waiting for this target (default
 	// 100); when full the oldest is dropped and counted.
 	QueueLen int
+	// Profile names the notification filter profile of the target
+	// (snmpNotifyFilterProfileName, Net-SNMP's -profile): its entries in
+	// the Originator's Filters decide what the target is sent. Empty: no
+	// filtering.
+	Profile string
 }
 
 // TargetStats count what happened to a target's notifications.
@@ -56,6 +62,9 @@ type TargetStats struct {
 	Acked   atomic.Uint64 // informs acknowledged
 	Retried atomic.Uint64 // inform rounds that timed out and were tried again
 	Dropped atomic.Uint64 // dropped from a full queue, or refused by the target
+	// Filtered counts notifications not sent to the target because its
+	// filter profile or its notify view (VACM) excludes them.
+	Filtered atomic.Uint64
 }
 
 // Originator is the notification originator of an agent (RFC 3413
@@ -77,8 +86,15 @@ type Originator struct {
 	// set, is called for each as well.
 	OutTraps atomic.Uint64
 	Counted  func()
+	// Filters are the snmpNotifyFilterTable entries of all profiles.
+	Filters []FilterEntry
+	// Access, when set, is the notify view check of each target (RFC
+	// 3413 §3.3): a notification it refuses is not sent to that target
+	// and is counted in the target's Filtered.
+	Access Access
 
 	targets []*target
+	filters *filterRows
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -86,9 +102,10 @@ type Originator struct {
 }
 
 type target struct {
-	cfg   TargetConfig
-	o     *Originator
-	Stats TargetStats
+	cfg    TargetConfig
+	o      *Originator
+	Stats  TargetStats
+	filter *vacm.View // the profile's entries; nil: none
 
 	mu      sync.Mutex
 	queue   []*pending
@@ -108,6 +125,11 @@ func (o *Originator) Start(targets []TargetConfig) error {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	profiles, err := compileFilters(o.Filters)
+	if err != nil {
+		return err
+	}
+	o.filters = newFilterRows(o.Filters)
 	o.ctx, o.cancel = context.WithCancel(context.Background())
 	names := map[string]bool{}
 	for _, tc := range targets {
@@ -127,7 +149,13 @@ func (o *Originator) Start(targets []TargetConfig) error {
 		if tc.QueueLen <= 0 {
 			tc.QueueLen = DefaultQueueLen
 		}
-		o.targets = append(o.targets, &target{cfg: tc, o: o, wake: make(chan struct{}, 1)})
+		t := &target{cfg: tc, o: o, wake: make(chan struct{}, 1)}
+		if tc.Profile != "" {
+			if t.filter = profiles[tc.Profile]; t.filter == nil {
+				return fmt.Errorf("notify: target %s: filter profile %q has no entries", tc.Name, tc.Profile)
+			}
+		}
+		o.targets = append(o.targets, t)
 	}
 	if err := o.loadPending(); err != nil {
 		o.Log.Error("unacknowledged informs not restored", "err", err)
@@ -173,6 +201,10 @@ func (o *Originator) Notify(uptime uint32, trapOID snmp.OID, vbs ...snmp.VarBind
 	}, vbs...)
 	informs := false
 	for _, t := range o.targets {
+		if t.filter != nil && !filterPasses(t.filter, trapOID, all) || o.Access != nil && !o.Access(&t.cfg, trapOID, all) {
+			t.Stats.Filtered.Add(1)
+			continue
+		}
 		t.push(&pending{TrapOID: trapOID, VarBinds: all})
 		informs = informs || t.cfg.Inform
 	}

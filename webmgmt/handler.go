@@ -52,6 +52,9 @@ type Config struct {
 	Log        *slog.Logger
 	// Now is the clock of request snapshots (default time.Now).
 	Now func() time.Time
+	// Metrics, when set, appends further counters to /metrics (the
+	// Prometheus text format), such as the notification targets'.
+	Metrics func(b []byte) []byte
 }
 
 // Handler serves the agent's MIB tree over HTTP under the agent's access

@@ -163,6 +163,10 @@ func (h *Handler) metrics(w http.ResponseWriter, r *http.Request, _ Format, q qu
 	if _, herr := h.principal(r, q, ""); herr != nil {
 		return herr
 	}
-	h.write(w, r, "text/plain; version=0.0.4; charset=utf-8", h.Stats.appendMetrics(nil))
+	b := h.Stats.appendMetrics(nil)
+	if h.cfg.Metrics != nil {
+		b = h.cfg.Metrics(b)
+	}
+	h.write(w, r, "text/plain; version=0.0.4; charset=utf-8", b)
 	return nil
 }

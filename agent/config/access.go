@@ -210,7 +210,11 @@ func (c *Config) shortcutList() []shortcut {
 				level = "priv"
 			}
 		}
-		ua := &UserAccess{User: u.Name, Model: "usm", Access: u.Access, Level: level, View: u.View, OID: u.OID, Context: u.Context}
+		name := u.Name
+		if u.SecurityName != "" {
+			name = u.SecurityName // what access control sees (RFC 3414 §3.2 step 4)
+		}
+		ua := &UserAccess{User: name, Model: "usm", Access: u.Access, Level: level, View: u.View, OID: u.OID, Context: u.Context}
 		scs = append(scs, shortcut{path: fmt.Sprintf("users[%d]", i), user: ua})
 	}
 	for i := range c.UserAccess {

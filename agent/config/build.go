@@ -414,6 +414,11 @@ func (c *Config) userKeysOpt(i int, localEngineID []byte, requireSecrets bool) (
 	if err != nil {
 		return nil, c.errAt(path, "%v", err)
 	}
+	if u.SecurityName != "" {
+		if err := user.SetSecurityName(u.SecurityName); err != nil {
+			return nil, c.errAt(path+".security_name", "%v", err)
+		}
+	}
 	return &builtUser{engineID: engineID, user: user}, nil
 }
 

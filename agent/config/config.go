@@ -143,6 +143,10 @@ type User struct {
 	// KeyType is "localized" (createUser -l, the default) or "master"
 	// (createUser -m) for AuthKey and PrivKey.
 	KeyType string `yaml:"key_type,omitempty"`
+	// SecurityName is usmUserSecurityName, the name access control
+	// (VACM groups, rouser/rwuser) knows the user by, when it differs
+	// from Name; Net-SNMP's usmUser lines may carry one.
+	SecurityName string `yaml:"security_name,omitempty"`
 
 	// Access, when set ("ro", "rw" or a list such as "read,notify"),
 	// grants access as rouser/rwuser with Level (default priv if Priv is

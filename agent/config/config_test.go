@@ -178,3 +178,25 @@ func TestBuiltOnce(t *testing.T) {
 		t.Error("the access control was built again")
 	}
 }
+
+// TestUserSecurityName: a YAML user with security_name gives incoming
+// messages that securityName, and its access shortcut grants it.
+func TestUserSecurityName(t *testing.T) {
+	c, err := ParseYAML("u.yaml", []byte("users:\n  - {name: bob, security_name: robert, auth: SHA, auth_password: bobauth123, access: ro}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eid := []byte{0x80, 0, 0x1f, 0x88, 4, 1, 2, 3}
+	users, err := c.BuildUSMUsers(eid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, ok := users.Lookup(eid, []byte("bob"))
+	if !ok || u.SecurityName() != "robert" {
+		t.Fatalf("user bob: %v %v", u, ok)
+	}
+	scs := c.shortcutList()
+	if len(scs) != 1 || scs[0].user == nil || scs[0].user.User != "robert" {
+		t.Fatalf("access shortcut: %+v", scs)
+	}
+}

@@ -95,3 +95,26 @@ func TestSnmpdPersistentRecorded(t *testing.T) {
 		t.Errorf("ignored %q", p.Ignored)
 	}
 }
+
+// TestPersistentUserLines: a usmUser line whose securityName differs from
+// its user name is taken over with it noted; one with 3DES privacy (the
+// draft's OID or the one some agents write) is refused with its line and
+// what to do.
+func TestPersistentUserLines(t *testing.T) {
+	const id = "0x80001f8880bc3ecf01d13f076b00000000"
+	p := ParseSnmpdPersistent("p.conf", []byte(
+		"usmUser 1 3 "+id+" \"bob\" \"robert\" NULL .1.3.6.1.6.3.10.1.1.3 0x97c9ac6f1e6f4594a0c0aed97fcb982bac766180 .1.3.6.1.6.3.10.1.2.4 0x2784a4f52d53d9107e7621d56c136f0d \"\"\n"+
+			"usmUser 1 3 "+id+" \"t1\" \"t1\" NULL .1.3.6.1.6.3.10.1.1.3 0x97c9ac6f1e6f4594a0c0aed97fcb982bac766180 .1.3.6.1.4.1.14832.1.1 0x2784a4f52d53d9107e7621d56c136f0d \"\"\n"+
+			"usmUser 1 3 "+id+" \"t2\" \"t2\" NULL .1.3.6.1.6.3.10.1.1.2 0x97c9ac6f1e6f4594a0c0aed97fcb982b .1.3.6.1.6.3.10.1.2.3 0x2784a4f52d53d9107e7621d56c136f0d \"\"\n"))
+	if len(p.Users) != 1 || p.Users[0].Name != "bob" || p.UserSecurityName[0] != "robert" || p.Users[0].SecurityName != "" {
+		t.Fatalf("users %+v, security names %q", p.Users, p.UserSecurityName)
+	}
+	if len(p.Ignored) != 2 {
+		t.Fatalf("ignored: %q", p.Ignored)
+	}
+	for i, want := range []string{`p.conf:2: usmUser: user "t1" uses 3DES-EDE privacy (.1.3.6.1.4.1.14832.1.1`, `p.conf:3: usmUser: user "t2" uses 3DES-EDE privacy (.1.3.6.1.6.3.10.1.2.3`} {
+		if !strings.HasPrefix(p.Ignored[i], want) || !strings.Contains(p.Ignored[i], "create the user again with AES") {
+			t.Errorf("ignored[%d] = %q, want %q…", i, p.Ignored[i], want)
+		}
+	}
+}

@@ -37,11 +37,33 @@ type SnmpdConfOptions struct {
 // includeSearch looks.
 var DefaultSearchPath = []string{"/etc/snmp", "/usr/share/snmp", "/usr/lib/x86_64-linux-gnu/snmp"}
 
-// LoadSnmpdConfOptions is LoadSnmpdConf with options.
+// SnmpdConfFiles splits what snmpd's -c takes, a file or a
+// comma-separated list of files read in order, into the files.
+func SnmpdConfFiles(list string) []string {
+	var out []string
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// LoadSnmpdConfOptions is LoadSnmpdConf with options. path may be a
+// comma-separated list of files, read in order as one configuration (as
+// snmpd's -c A,B).
 func LoadSnmpdConfOptions(path string, o SnmpdConfOptions) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+	files := SnmpdConfFiles(path)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no configuration file in %q", path)
+	}
+	datas := make([][]byte, len(files))
+	for i, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		datas[i] = data
 	}
 	p := newSnmpdParser(os.ReadFile, func(dir string) ([]string, error) {
 		es, err := os.ReadDir(dir)
@@ -64,8 +86,10 @@ func LoadSnmpdConfOptions(path string, o SnmpdConfOptions) (*Config, error) {
 	if home, err := os.UserHomeDir(); err == nil && o.SearchPath == nil {
 		p.searchPath = append(slices.Clip(p.searchPath), filepath.Join(home, ".snmp"))
 	}
-	if err := p.parse(path, data, 0); err != nil {
-		return nil, err
+	for i, f := range files {
+		if err := p.parse(f, datas[i], 0); err != nil {
+			return nil, err
+		}
 	}
 	if len(o.Extra) > 0 {
 		if err := p.parse("command line", []byte(strings.Join(o.Extra, "\n")), 0); err != nil {
@@ -200,7 +224,6 @@ func init() {
 		why   string
 		names string
 	}{
-		{"it is a subagent's setting", "agentxpinginterval"},
 		{"not supported (see docs/notifications.md)", "v1trapaddress iquerysecname agentsecname monitor defaultmonitors notificationevent setevent strictdisman"},
 		{"Net-SNMP extension MIBs are not supported", "disk includealldisks proc procfix load swap file extendfix execfix dlmod interface_fadeout interface_replace_old override injecthandler table add_row smuxpeer smuxsocket proxy logmatch sysorldescr"},
 		{"not applicable to tsnmpd", "agentgroup agentuser leave_pidfile dontlogtcpwrappersconnects maxgetbulkresponses engineidtype engineidnic"},

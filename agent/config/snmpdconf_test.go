@@ -501,7 +501,7 @@ func TestEveryNetSNMPDirective(t *testing.T) {
 		"agentuser": "agentuser nobody", "interface": "interface eth0 6 100000000",
 		"com2secunix":     "com2secunix local /tmp/s c",
 		"deliverbynotify": "deliverByNotify -p 10 .1.3.6", "smuxpeer": "smuxpeer .1.3.6.1.4.1.674.10892.1",
-		"ignoredisk": "ignoreDisk /dev/sda", "notificationfilter": "notificationfilter x",
+		"ignoredisk": "ignoreDisk /dev/sda", "notificationfilter": "notificationFilter p .1.3.6.1.6.3.1.1.5 \"\" included",
 	}
 	var conf strings.Builder
 	var order []string
@@ -514,7 +514,7 @@ func TestEveryNetSNMPDirective(t *testing.T) {
 		t.Fatal(err)
 	}
 	implemented := map[string]bool{"master": true, "agentxsocket": true, "agentxperms": true, "agentxretries": true, "agentxtimeout": true, "agentxpinginterval": true,
-		"proc": true, "pass": true, "extend": true, "trap2sink": true, "ignoredisk": true}
+		"proc": true, "pass": true, "extend": true, "trap2sink": true, "ignoredisk": true, "notificationfilter": true}
 	warned := map[int]string{}
 	for _, w := range c.Warnings {
 		var n int

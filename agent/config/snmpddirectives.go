@@ -47,7 +47,6 @@ var netSNMPDirectives = map[string]string{
 	"notificationevent":       "define a DisMan Event notification",
 	"setevent":                "define a DisMan Event SET action",
 	"strictdisman":            "order DisMan Event varbinds strictly",
-	"notificationfilter":      "filter notifications through SNMP-NOTIFICATION-MIB filters",
 	"repeat":                  "SET an object periodically (DisMan Schedule MIB)",
 	"cron":                    "SET an object on a schedule (DisMan Schedule MIB)",
 	"at":                      "SET an object once at a time (DisMan Schedule MIB)",

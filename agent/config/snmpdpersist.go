@@ -35,6 +35,11 @@ type SnmpdPersistent struct {
 	Users []User
 	// UserStorage is each user's storage type, as Net-SNMP wrote it.
 	UserStorage []string
+	// UserSecurityName is each user's usmUserSecurityName when it differs
+	// from the user name, else "". snmpd (5.9) gives access control the
+	// user name all the same, and so does tsnmpd for these users: the
+	// rouser/rwuser and group lines that worked keep working.
+	UserSecurityName []string
 	// Ignored lists the lines not taken over, each "file:line: what".
 	Ignored []string
 }
@@ -103,13 +108,14 @@ func ParseSnmpdPersistent(name string, data []byte) *SnmpdPersistent {
 				p.Name = &v
 			}
 		case "usmuser":
-			u, storage, err := parseUSMUserLine(rest)
+			u, storage, sec, err := parseUSMUserLine(rest)
 			if err != nil {
 				ignore(n, "usmUser: %v", err)
 				continue
 			}
 			p.Users = append(p.Users, u)
 			p.UserStorage = append(p.UserStorage, storage)
+			p.UserSecurityName = append(p.UserSecurityName, sec)
 		case "createuser":
 			// snmpd turns these into usmUser lines at its next start;
 			// one still here was never started with.
@@ -144,13 +150,16 @@ var (
 		".1.3.6.1.6.3.10.1.1.7": "SHA-512",
 	}
 	privProtocolOIDs = map[string]string{
-		".1.3.6.1.6.3.10.1.2.1":     "",
-		".1.3.6.1.6.3.10.1.2.2":     "DES",
-		".1.3.6.1.6.3.10.1.2.4":     "AES",
-		".1.3.6.1.4.1.14832.1.3":    "AES192",
-		".1.3.6.1.4.1.14832.1.4":    "AES256",
-		".1.3.6.1.4.1.9.12.6.1.1":   "AES192C",
-		".1.3.6.1.4.1.9.12.6.1.2":   "AES256C",
+		".1.3.6.1.6.3.10.1.2.1":   "",
+		".1.3.6.1.6.3.10.1.2.2":   "DES",
+		".1.3.6.1.6.3.10.1.2.4":   "AES",
+		".1.3.6.1.4.1.14832.1.3":  "AES192",
+		".1.3.6.1.4.1.14832.1.4":  "AES256",
+		".1.3.6.1.4.1.9.12.6.1.1": "AES192C",
+		".1.3.6.1.4.1.9.12.6.1.2": "AES256C",
+		// usm3DESPrivProtocol, draft-reeder-snmpv3-usm-3desede: the
+		// draft's own OID and the one some implementations write.
+		".1.3.6.1.4.1.14832.1.1":    "3DES",
 		".1.3.6.1.6.3.10.1.2.3":     "3DES",
 		"NULL":                      "",
 		".1.3.6.1.6.3.10.1.1.1.0.0": "",
@@ -159,39 +168,49 @@ var (
 )
 
 // parseUSMUserLine reads what follows "usmUser": STATUS STORAGE ENGINEID
-// NAME SECNAME CLONEFROM AUTHPROTO AUTHKEY PRIVPROTO PRIVKEY PUBLIC.
-func parseUSMUserLine(rest string) (User, string, error) {
+// NAME SECNAME CLONEFROM AUTHPROTO AUTHKEY PRIVPROTO PRIVKEY PUBLIC. sec is
+// SECNAME when it differs from NAME.
+func parseUSMUserLine(rest string) (u User, storage, sec string, err error) {
 	w := words(rest)
 	if len(w) < 10 {
-		return User{}, "", fmt.Errorf("%d fields, want at least 10", len(w))
+		return User{}, "", "", fmt.Errorf("%d fields, want at least 10", len(w))
 	}
 	if w[0] != "1" {
-		return User{}, "", fmt.Errorf("row status %s is not active(1)", w[0])
+		return User{}, "", "", fmt.Errorf("row status %s is not active(1)", w[0])
 	}
 	storage, ok := storageTypes[w[1]]
 	if !ok {
-		return User{}, "", fmt.Errorf("bad storage type %q", w[1])
+		return User{}, "", "", fmt.Errorf("bad storage type %q", w[1])
 	}
 	engineID, err := persistOctets(w[2])
 	if err != nil || len(engineID) < 5 || len(engineID) > 32 {
-		return User{}, "", fmt.Errorf("bad engine ID %q", w[2])
+		return User{}, "", "", fmt.Errorf("bad engine ID %q", w[2])
 	}
 	name, err := persistOctets(w[3])
 	if err != nil || len(name) == 0 {
-		return User{}, "", fmt.Errorf("bad user name %q", w[3])
+		return User{}, "", "", fmt.Errorf("bad user name %q", w[3])
 	}
-	if sec, err := persistOctets(w[4]); err != nil || string(sec) != string(name) {
-		return User{}, "", fmt.Errorf("security name %q differs from the user name %q; tsnmpd maps a user to its own name", w[4], name)
+	secName, err := persistOctets(w[4])
+	if err != nil || len(secName) == 0 || len(secName) > 255 {
+		return User{}, "", "", fmt.Errorf("user %q: bad security name %q", name, w[4])
 	}
 	auth, ok := authProtocolOIDs[w[6]]
 	if !ok {
-		return User{}, "", fmt.Errorf("unknown authentication protocol %s", w[6])
+		return User{}, "", "", fmt.Errorf("unknown authentication protocol %s", w[6])
 	}
 	priv, ok := privProtocolOIDs[w[8]]
-	if !ok || priv == "3DES" {
-		return User{}, "", fmt.Errorf("unsupported privacy protocol %s", w[8])
+	if priv == "3DES" {
+		return User{}, "", "", fmt.Errorf("user %q uses 3DES-EDE privacy (%s, draft-reeder-snmpv3-usm-3desede), which tsnmp does not implement, so it is not taken over: "+
+			"create the user again with AES (createUser %s %s AUTHPASS AES PRIVPASS in tsnmpd's configuration) and set the pollers' privacy protocol to AES",
+			name, w[8], name, orNone(auth))
 	}
-	u := User{Name: string(name), EngineID: "0x" + hex.EncodeToString(engineID), Auth: auth, Priv: priv, KeyType: "localized"}
+	if !ok {
+		return User{}, "", "", fmt.Errorf("user %q: unknown privacy protocol %s", name, w[8])
+	}
+	u = User{Name: string(name), EngineID: "0x" + hex.EncodeToString(engineID), Auth: auth, Priv: priv, KeyType: "localized"}
+	if string(secName) != string(name) {
+		sec = string(secName)
+	}
 	key := func(s string) (string, error) {
 		if s == "\"\"" || s == "" || s == "NULL" {
 			return "", nil
@@ -204,13 +223,13 @@ func parseUSMUserLine(rest string) (User, string, error) {
 	}
 	if auth != "" {
 		if u.AuthKey, err = key(w[7]); err != nil || u.AuthKey == "" {
-			return User{}, "", fmt.Errorf("user %q: missing authentication key", name)
+			return User{}, "", "", fmt.Errorf("user %q: missing authentication key", name)
 		}
 	}
 	if priv != "" {
 		if u.PrivKey, err = key(w[9]); err != nil || u.PrivKey == "" {
-			return User{}, "", fmt.Errorf("user %q: missing privacy key", name)
+			return User{}, "", "", fmt.Errorf("user %q: missing privacy key", name)
 		}
 	}
-	return u, storage, nil
+	return u, storage, sec, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,6 +39,8 @@ const trapdUsage = `usage: tsnmp trapd [OPTIONS] [LISTEN-ADDRESS]...
                          and the SSH host key when no sshHostKey line names one
   --engine-id HEX        the receiver's snmpEngineID (default: from --state-dir, else random)
   --queue N              notifications waiting for the outputs at most (default 10000)
+  --web.listen-address ADDR
+                         serve the counters at http://ADDR/metrics (Prometheus text format)
   -m MODULES, -M DIRS    MIB modules to load, as Net-SNMP's -m and -M
   -f, -Lo, -C, -n        accepted for snmptrapd compatibility
 `
@@ -47,6 +51,7 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		listen, confs       []string
 		jsonPath, logPath   = "", "-"
 		stateDir, engineHex string
+		webAddr             string
 		queue               int
 		noLog               bool
 		mibs                mibSettings // mibs.go
@@ -75,7 +80,7 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		case "--no-log":
 			noLog = true
 			continue
-		case "--listen", "--snmptrapd-conf", "-c", "--json", "--log", "--state-dir", "--engine-id", "--queue", "-m", "-M":
+		case "--listen", "--snmptrapd-conf", "-c", "--json", "--log", "--state-dir", "--engine-id", "--queue", "-m", "-M", "--web.listen-address":
 			if v, ok = need(i); !ok {
 				return 1
 			}
@@ -107,6 +112,8 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			stateDir = v
 		case "--engine-id":
 			engineHex = v
+		case "--web.listen-address":
+			webAddr = v
 		case "--queue":
 			n, err := strconv.Atoi(v)
 			if err != nil || n <= 0 {
@@ -264,6 +271,18 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		servers = append(servers, srv)
 	}
+	if webAddr != "" {
+		web, err := serveMetrics(webAddr, r, out, log)
+		if err != nil {
+			for _, s := range servers {
+				s.Close()
+			}
+			fmt.Fprintf(stderr, "tsnmp trapd: --web.listen-address %s: %v\n", webAddr, err)
+			return 1
+		}
+		defer web.Close()
+		fmt.Fprintf(stderr, "tsnmp trapd: counters at http://%s/metrics\n", web.Addr)
+	}
 	fmt.Fprintf(stderr, "tsnmp trapd: listening on %s, engine ID %x\n", strings.Join(listen, ", "), engineID)
 	var wg sync.WaitGroup
 	for _, s := range servers {
@@ -346,6 +365,29 @@ func trapdSSH(c *config.SSH, stateDir string, log *slog.Logger) (*sshtm.ServerCo
 		}
 	}
 	return sc, nil
+}
+
+// serveMetrics serves the receiver's counters at /metrics on addr
+// (host:port); its Addr is the address bound.
+func serveMetrics(addr string, r *notify.Receiver, out *notify.Outputs, log *slog.Logger) (*http.Server, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		w.Write(notify.AppendMetrics(nil, r, out))
+	})
+	srv := &http.Server{Addr: l.Addr().String(), Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener stopped", "addr", srv.Addr, "err", err)
+		}
+	}()
+	return srv, nil
 }
 
 // logCounters writes the receiver's self-counters, as tsnmp trapd does at

@@ -66,7 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("tsnmpd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.config, "config", "", "YAML configuration `file` (see docs/config.md)")
-	fs.StringVar(&o.snmpdConf, "snmpd-conf", "", "read a Net-SNMP snmpd.conf `file` instead of YAML")
+	fs.StringVar(&o.snmpdConf, "snmpd-conf", "", "read a Net-SNMP snmpd.conf `file` instead of YAML (a comma-separated list: read in order, as snmpd -c A,B)")
 	fs.StringVar(&o.stateDir, "state-dir", "", "`directory` for engine ID, boots, keys and persisted values\n(default $XDG_STATE_HOME/tsnmp or ~/.local/state/tsnmp)")
 	fs.Func("listen", "listen `address` in Net-SNMP syntax (udp:127.0.0.1:1161, tcp:[::1]:1161); repeatable", func(s string) error {
 		o.listen = append(o.listen, s)

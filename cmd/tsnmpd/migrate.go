@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -31,7 +32,7 @@ func snmpdPersistentPath(o *options, cfg *config.Config) string {
 		return ""
 	case cfg.StateDir != "":
 		return filepath.Join(cfg.StateDir, "snmpd.conf")
-	case filepath.Clean(o.snmpdConf) == "/etc/snmp/snmpd.conf":
+	case slices.ContainsFunc(config.SnmpdConfFiles(o.snmpdConf), func(f string) bool { return filepath.Clean(f) == "/etc/snmp/snmpd.conf" }):
 		return config.DefaultSnmpdPersistent
 	}
 	return ""
@@ -92,7 +93,13 @@ func mergePersistentUsers(cfg *config.Config, p *config.SnmpdPersistent, engineI
 		if u.EngineID != "" {
 			where = "engine " + u.EngineID
 		}
-		notes = append(notes, fmt.Sprintf("usmUser %q (%s/%s, storage %s): taken over with its keys localized to %s", u.Name, orNone(u.Auth), orNone(u.Priv), p.UserStorage[i], where))
+		sec := ""
+		if i < len(p.UserSecurityName) && p.UserSecurityName[i] != "" {
+			// snmpd keeps the column but gives access control the user
+			// name; tsnmpd does the same for the users it takes over.
+			sec = fmt.Sprintf(", securityName %q kept, access control by the user name as snmpd does", p.UserSecurityName[i])
+		}
+		notes = append(notes, fmt.Sprintf("usmUser %q (%s/%s, storage %s%s): taken over with its keys localized to %s", u.Name, orNone(u.Auth), orNone(u.Priv), p.UserStorage[i], sec, where))
 	}
 	return notes
 }

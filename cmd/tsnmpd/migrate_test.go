@@ -18,11 +18,13 @@ import (
 
 // runSnmpdOnce starts Debian's snmpd on conf with persistent directory
 // persist, waits until it answers, queries it with args and stops it with
-// SIGTERM, so that it writes its persistent file.
-func runSnmpdOnce(t *testing.T, confDir, persist string, port int, args []string) string {
+// SIGTERM, so that it writes its persistent file. extra are more snmpd
+// flags.
+func runSnmpdOnce(t *testing.T, confDir, persist string, port int, args []string, extra ...string) string {
 	t.Helper()
 	snmpd := testenv.Need(t, "snmpd")
-	cmd := exec.Command(snmpd, "-f", "-Lo", "-p", filepath.Join(confDir, "snmpd.pid"), fmt.Sprintf("udp:127.0.0.1:%d", port))
+	flags := append([]string{"-f", "-Lo", "-p", filepath.Join(confDir, "snmpd.pid")}, extra...)
+	cmd := exec.Command(snmpd, append(flags, fmt.Sprintf("udp:127.0.0.1:%d", port))...)
 	// The persistent directory is on snmpd's configuration path, so it
 	// reads the createUser line there and turns it into a usmUser line,
 	// as net-snmp-create-v3-user relies on.
@@ -44,7 +46,7 @@ func runSnmpdOnce(t *testing.T, confDir, persist string, port int, args []string
 	var answer string
 	for i := 0; i < 50; i++ {
 		o, err := exec.Command(testenv.Need(t, "snmpget"), append([]string{"-M", "/dev/null", "-m", "", "-On", "-r", "0", "-t", "1"}, args...)...).CombinedOutput()
-		if err == nil {
+		if err == nil || strings.Contains(string(o), "Reason: ") {
 			answer = string(o)
 			break
 		}
@@ -183,5 +185,97 @@ func TestDebianDefaultConf(t *testing.T) {
 	}
 	if strings.Contains(p.log.String(), "level=ERROR") {
 		t.Errorf("log:\n%s", p.log)
+	}
+}
+
+// TestMigrateSecurityNameAndConfList: a usmUser line whose securityName
+// differs from its user name is taken over, and access control sees
+// the user name, as in Debian's snmpd (rouser NAME grants, rouser
+// SECURITYNAME does not); both agents read `-c A,B` as one configuration;
+// a usmUser line with 3DES privacy, which tsnmp does not implement, is
+// refused with its file and line and what to do.
+func TestMigrateSecurityNameAndConfList(t *testing.T) {
+	testenv.Need(t, "snmpd")
+	bin := buildDaemon(t)
+	dir := t.TempDir()
+	confDir, persist, other := filepath.Join(dir, "etc"), filepath.Join(dir, "var"), filepath.Join(dir, "other")
+	for _, d := range []string{confDir, persist, other} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port := testenv.FreePort(t)
+	addr := fmt.Sprintf("udp:127.0.0.1:%d", port)
+	// snmpd turns createUser into a usmUser line (securityName = user name).
+	os.WriteFile(filepath.Join(confDir, "snmpd.conf"), []byte("rouser bob authPriv\n"), 0o600)
+	pfile := filepath.Join(persist, "snmpd.conf")
+	os.WriteFile(pfile, []byte("createUser bob SHA \"bobauth123\" AES \"bobpriv123\"\n"), 0o600)
+	creds := []string{"-v3", "-l", "authPriv", "-u", "bob", "-a", "SHA", "-A", "bobauth123", "-x", "AES", "-X", "bobpriv123", addr, ".1.3.6.1.2.1.1.6.0"}
+	runSnmpdOnce(t, confDir, persist, port, creds)
+	data, _ := os.ReadFile(pfile)
+	line := regexp.MustCompile(`(?m)^usmUser 1 3 (0x[0-9a-f]+) "bob" "bob" (.*)$`).FindStringSubmatch(string(data))
+	if line == nil {
+		t.Fatalf("snmpd wrote no usmUser line for bob:\n%s", data)
+	}
+	// Give bob the securityName robert.
+	data = []byte(strings.Replace(string(data), line[0], fmt.Sprintf("usmUser 1 3 %s \"bob\" \"robert\" %s", line[1], line[2]), 1))
+	os.WriteFile(pfile, data, 0o600)
+
+	// Two configuration files; the second grants access to bob, or to
+	// robert.
+	a, bBob, bRobert := filepath.Join(dir, "a.conf"), filepath.Join(dir, "bob.conf"), filepath.Join(dir, "robert.conf")
+	os.WriteFile(a, []byte("sysLocation from-a\n"), 0o600)
+	os.WriteFile(bBob, []byte("rouser bob authPriv\n"), 0o600)
+	os.WriteFile(bRobert, []byte("rouser robert authPriv\n"), 0o600)
+	// snmpd reads its persistent file only without -C.
+	snmpdBob := runSnmpdOnce(t, other, persist, port, creds, "-c", a+","+bBob)
+	snmpdRobert := runSnmpdOnce(t, other, persist, port, creds, "-c", a+","+bRobert)
+	if !strings.Contains(snmpdBob, `STRING: "from-a"`) || !strings.Contains(snmpdRobert, "authorizationError") {
+		t.Fatalf("snmpd -c A,B: rouser bob: %s; rouser robert: %s", snmpdBob, snmpdRobert)
+	}
+	if data, _ := os.ReadFile(pfile); !strings.Contains(string(data), `"bob" "robert"`) {
+		t.Fatalf("snmpd dropped the securityName:\n%s", data)
+	}
+	// A 3DES user, in the form snmpd writes usmUser lines.
+	data, _ = os.ReadFile(pfile)
+	data = append(data, fmt.Sprintf("usmUser 1 3 %s \"tripl\" \"tripl\" NULL .1.3.6.1.6.3.10.1.1.3 0x97c9ac6f1e6f4594a0c0aed97fcb982bac766180 .1.3.6.1.4.1.14832.1.1 0x2784a4f52d53d9107e7621d56c136f0d2784a4f52d53d9107e7621d56c136f0d \"\"\n", line[1])...)
+	os.WriteFile(pfile, data, 0o600)
+	tripleLine := strings.Count(string(data), "\n")
+
+	state := filepath.Join(dir, "state")
+	for _, c := range []struct{ conf, want string }{{bRobert, snmpdRobert}, {bBob, snmpdBob}} {
+		p := startDaemon(t, bin, nil, "-f", "-Lo", "-C", "-c", a+","+c.conf, "--snmpd-persistent", pfile, "--state-dir", state, "--quiet", addr)
+		o, _ := exec.Command(testenv.Need(t, "snmpget"), append([]string{"-M", "/dev/null", "-m", "", "-On", "-r", "1", "-t", "2"}, creds...)...).CombinedOutput()
+		if out := string(o); strings.TrimSpace(out) != strings.TrimSpace(c.want) {
+			t.Errorf("-c %s,%s: tsnmpd answers %q, snmpd %q\nlog:\n%s", a, c.conf, out, c.want, p.log)
+		}
+		log := p.log.String()
+		for _, want := range []string{
+			`usmUser \"bob\" (SHA/AES, storage nonVolatile, securityName \"robert\" kept, access control by the user name as snmpd does): taken over`,
+			fmt.Sprintf(`%s:%d: usmUser: user \"tripl\" uses 3DES-EDE privacy`, pfile, tripleLine),
+			"create the user again with AES (createUser tripl SHA AUTHPASS AES PRIVPASS",
+		} {
+			if !strings.Contains(log, want) {
+				t.Errorf("log lacks %q:\n%s", want, log)
+			}
+		}
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.cmd.Wait()
+	}
+}
+
+// TestUSMStateSecurityName: tsnmpd's own usm-users.conf keeps a user's
+// securityName when it differs from the user name, and still reads the
+// six-field lines it wrote before.
+func TestUSMStateSecurityName(t *testing.T) {
+	eid := []byte{0x80, 0, 0x1f, 0x88, 0x04, 1, 2, 3}
+	key := strings.Repeat("ab", 20)
+	u, err := parseUSMLine(strings.Fields("usmUser 626f62 SHA none "+key+" - 726f62657274"), eid)
+	if err != nil || u.Name() != "bob" || u.SecurityName() != "robert" {
+		t.Fatalf("seven fields: %v %v", u, err)
+	}
+	u, err = parseUSMLine(strings.Fields("usmUser 626f62 SHA none "+key+" -"), eid)
+	if err != nil || u.SecurityName() != "bob" {
+		t.Fatalf("six fields: %v %v", u, err)
 	}
 }

@@ -138,8 +138,8 @@ func TestNotifications(t *testing.T) {
 	if w, g := norm(want), norm(got); !slices.Equal(w, g) {
 		t.Errorf("logs differ\nsnmptrapd:\n%s\ntsnmp:\n%s", strings.Join(w, ""), strings.Join(g, ""))
 	}
-	// SIGHUP with only the trap2sink lines left: one authenticationFailure
-	// each, no coldStart.
+	// SIGHUP with only the trap2sink lines left: warmStart, then one
+	// authenticationFailure each, no coldStart.
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf("agentaddress udp:127.0.0.1:%d\nrocommunity public 127.0.0.1\nauthtrapenable 1\ntrap2sink 127.0.0.1:%d\ntrap2sink 127.0.0.1:%d\n",
 		agentPort, snmptrapd.Port, port)), 0o600); err != nil {
 		t.Fatal(err)
@@ -150,13 +150,15 @@ func TestNotifications(t *testing.T) {
 			t.Fatalf("no reload:\n%s", daemon.log)
 		}
 	}
-	netsnmpFail(t, "snmpget", "-v2c", "-c", "wrong", "-r", "0", "-t", "0.3", fmt.Sprintf("udp:127.0.0.1:%d", agentPort), "1.3.6.1.2.1.1.3.0")
 	waitRecords(t, "snmptrapd", snmptrapd.Output, 7)
 	waitRecords(t, "tsnmp trapd", tlog.String, 7)
+	netsnmpFail(t, "snmpget", "-v2c", "-c", "wrong", "-r", "0", "-t", "0.3", fmt.Sprintf("udp:127.0.0.1:%d", agentPort), "1.3.6.1.2.1.1.3.0")
+	waitRecords(t, "snmptrapd", snmptrapd.Output, 8)
+	waitRecords(t, "tsnmp trapd", tlog.String, 8)
 	time.Sleep(300 * time.Millisecond)
 	for _, r := range []string{snmptrapd.Output(), tlog.String()} {
-		if rs := trapdtest.Records(r); len(rs) != 7 || !strings.Contains(rs[6], "SNMPv2-MIB::authenticationFailure") {
-			t.Errorf("after the reload: %d notifications, want 7, the last an SNMPv2 authenticationFailure:\n%s", len(rs), r)
+		if rs := trapdtest.Records(r); len(rs) != 8 || !strings.Contains(rs[6], "SNMPv2-MIB::warmStart") || !strings.Contains(rs[7], "SNMPv2-MIB::authenticationFailure") {
+			t.Errorf("after the reload: %d notifications, want 8, the last a warmStart and an SNMPv2 authenticationFailure:\n%s", len(rs), r)
 		}
 	}
 }
@@ -186,7 +188,7 @@ func TestLinkUpDownNotifications(t *testing.T) {
 	bin := buildDaemon(t)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "snmpd.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf("agentaddress udp:127.0.0.1:1161\nrocommunity public 127.0.0.1\ntrap2sink 127.0.0.1:%d public\nlinkUpDownNotifications yes\n",
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("agentaddress udp:127.0.0.1:1161\nrocommunity public 127.0.0.1\nrwcommunity private 127.0.0.1\ntrap2sink 127.0.0.1:%d public\nlinkUpDownNotifications yes\n",
 		trapd.Port)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -226,5 +228,42 @@ func TestLinkUpDownNotifications(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	if r := trapdtest.Records(trapd.Output()); len(r) != 5 {
 		t.Errorf("%d notifications, want 5 (no authenticationFailure):\n%s", len(r), strings.Join(r, ""))
+	}
+	// ifLinkUpDownTrapEnable: enabled(1) while linkUpDownNotifications
+	// is on; set to disabled(2) for nva0, its changes send nothing, while
+	// its peer nvb0 still does.
+	idx, err := ns.Command("cat", "/sys/class/net/nva0/ifindex").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := ".1.3.6.1.2.1.31.1.1.1.14." + strings.TrimSpace(string(idx))
+	tool := func(prog string, args ...string) string {
+		c := ns.Command(testenv.Need(t, prog), append([]string{"-M", "/dev/null", "-m", "", "-On", "-v2c", "-r", "1", "-t", "2"}, args...)...)
+		c.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+t.TempDir())
+		var stderr strings.Builder
+		c.Stderr = &stderr
+		out, err := c.Output()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s%s", prog, args, err, out, stderr.String())
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if got := tool("snmpget", "-c", "public", "udp:127.0.0.1:1161", col); got != col+" = INTEGER: 1" {
+		t.Errorf("ifLinkUpDownTrapEnable: %s, want enabled(1)", got)
+	}
+	if got := tool("snmpset", "-c", "private", "udp:127.0.0.1:1161", col, "i", "2"); got != col+" = INTEGER: 2" {
+		t.Errorf("set ifLinkUpDownTrapEnable: %s", got)
+	}
+	if got := tool("snmpget", "-c", "public", "udp:127.0.0.1:1161", col); got != col+" = INTEGER: 2" {
+		t.Errorf("ifLinkUpDownTrapEnable after the set: %s, want disabled(2)", got)
+	}
+	if err := ns.IPBatch("link set nva0 down\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitRecords(t, "snmptrapd", trapd.Output, 6)
+	time.Sleep(500 * time.Millisecond)
+	r := trapdtest.Records(trapd.Output())
+	if len(r) != 6 || !strings.Contains(r[5], "OID: IF-MIB::linkDown") || strings.Contains(r[5], "IF-MIB::ifIndex."+strings.TrimSpace(string(idx))+" ") {
+		t.Errorf("with nva0's ifLinkUpDownTrapEnable disabled: %d notifications, want 6, the last nvb0's linkDown:\n%s", len(r), strings.Join(r, ""))
 	}
 }

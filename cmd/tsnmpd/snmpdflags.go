@@ -16,7 +16,7 @@ import (
 //	-Ls FACILITY       log to syslog (-LS LEVEL FACILITY also)
 //	-Ln                no logging
 //	-C                 read no default configuration file (tsnmpd reads none)
-//	-c FILE            read this snmpd.conf (--snmpd-conf)
+//	-c FILE[,FILE...]  read these snmpd.conf files in order (--snmpd-conf)
 //	-p FILE            write the pid to FILE (--pid-file)
 //	-u USER, -g GROUP  drop to USER/GROUP after binding (--user, --group)
 //	-a, -V, -d, -D...  more logging (--log-level debug)

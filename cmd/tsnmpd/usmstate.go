@@ -80,14 +80,18 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 			ferr = err
 			return
 		}
-		lines = append(lines, fmt.Sprintf("usmUser %s %s %s %s %s", hex.EncodeToString([]byte(u.Name())),
-			u.AuthProtocol(), u.PrivProtocol(), hexOrDash(k.Auth), hexOrDash(k.Priv)))
+		line := fmt.Sprintf("usmUser %s %s %s %s %s", hex.EncodeToString([]byte(u.Name())),
+			u.AuthProtocol(), u.PrivProtocol(), hexOrDash(k.Auth), hexOrDash(k.Priv))
+		if u.SecurityName() != u.Name() {
+			line += " " + hex.EncodeToString([]byte(u.SecurityName()))
+		}
+		lines = append(lines, line)
 	})
 	if ferr != nil {
 		return ferr
 	}
 	sort.Strings(lines)
-	content := fmt.Sprintf("# USM users with keys localized to this engine; written by tsnmpd\nengineID %x\n# usmUser NAME(hex) AUTH PRIV AUTHKEY PRIVKEY\n", local) + strings.Join(lines, "\n") + "\n"
+	content := fmt.Sprintf("# USM users with keys localized to this engine; written by tsnmpd\nengineID %x\n# usmUser NAME(hex) AUTH PRIV AUTHKEY PRIVKEY [SECURITYNAME(hex), when it differs from NAME]\n", local) + strings.Join(lines, "\n") + "\n"
 	return d.state.WriteFile(usmFile, []byte(content), 0o600)
 }
 
@@ -114,8 +118,8 @@ func hexOrDash(b []byte) string {
 }
 
 func parseUSMLine(f []string, engineID []byte) (*usm.User, error) {
-	if len(f) != 6 || f[0] != "usmUser" {
-		return nil, errors.New("want: usmUser NAME AUTH PRIV AUTHKEY PRIVKEY")
+	if len(f) != 6 && len(f) != 7 || f[0] != "usmUser" {
+		return nil, errors.New("want: usmUser NAME AUTH PRIV AUTHKEY PRIVKEY [SECURITYNAME]")
 	}
 	name, err := hex.DecodeString(f[1])
 	if err != nil {
@@ -146,5 +150,13 @@ func parseUSMLine(f []string, engineID []byte) (*usm.User, error) {
 	if err != nil {
 		return nil, err
 	}
-	return usm.NewLocalizedUser(string(name), engineID, auth, ak, priv, pk)
+	u, err := usm.NewLocalizedUser(string(name), engineID, auth, ak, priv, pk)
+	if err != nil || len(f) == 6 {
+		return u, err
+	}
+	sec, err := hex.DecodeString(f[6])
+	if err != nil {
+		return nil, err
+	}
+	return u, u.SetSecurityName(string(sec))
 }

@@ -2,12 +2,14 @@ package hostres
 
 import (
 	"bytes"
-	"net"
 	"slices"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -78,17 +80,17 @@ func (m *MIB) readDevices(time.Time) *devSnap {
 			}
 		}
 	}
-	if ifs, err := net.Interfaces(); err == nil {
+	if ifs, err := rtnl.Links(); err == nil {
 		errs := map[string]uint64{}
 		if b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/dev"); err == nil {
 			errs = ParseNetDevErrors(b)
 		}
 		for _, i := range ifs {
-			if i.Index <= 0 || i.Index >= 1<<16 {
+			if i.Index == 0 || i.Index >= 1<<16 {
 				continue // beyond the index range of network devices
 			}
 			st := int64(statusDown)
-			if i.Flags&net.FlagUp != 0 {
+			if i.Flags&unix.IFF_UP != 0 {
 				st = statusRunning
 			}
 			s.rows = append(s.rows, device{index: snmp.OID{devNetwork<<16 + uint32(i.Index)}, typ: devNetwork,

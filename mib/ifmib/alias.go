@@ -12,20 +12,21 @@ const colAlias = 18
 // MaxAlias is the SIZE limit of ifAlias (IF-MIB: DisplayString (SIZE(0..64))).
 const MaxAlias = 64
 
-// xTable serves ifXEntry, whose ifAlias column is writable.
+// xTable serves ifXEntry, whose ifAlias and ifLinkUpDownTrapEnable
+// columns are writable.
 type xTable struct {
 	mib.Table
 	m *MIB
 }
 
-// TestSet implements mib.Setter: only ifAlias of an existing interface
-// is writable.
+// TestSet implements mib.Setter: only ifAlias and ifLinkUpDownTrapEnable
+// of an existing interface are writable.
 func (x *xTable) TestSet(r *mib.Request, vb snmp.VarBind) snmp.ErrorStatus {
 	rest := vb.Name[len(IfXEntry):]
 	switch {
 	case !vb.Name.HasPrefix(IfXEntry) || len(rest) == 0:
 		return snmp.NoCreation
-	case rest[0] != colAlias:
+	case rest[0] != colAlias && rest[0] != colTrapEnable:
 		// A column that does not exist is notWritable (RFC 3416 §4.2.5
 		// step 3), as is an existing instance of a read-only one; a
 		// missing row is noCreation, as snmpd answers.
@@ -35,6 +36,12 @@ func (x *xTable) TestSet(r *mib.Request, vb snmp.VarBind) snmp.ErrorStatus {
 		return snmp.NoCreation
 	case len(rest) != 2 || x.find(r, rest[1]) < 0:
 		return snmp.NoCreation
+	case rest[0] == colTrapEnable && vb.Value.Type != snmp.Integer:
+		return snmp.WrongType
+	case rest[0] == colTrapEnable && vb.Value.Num != 1 && vb.Value.Num != 2:
+		return snmp.WrongValue
+	case rest[0] == colTrapEnable:
+		return snmp.NoError
 	case vb.Value.Type != snmp.OctetString:
 		return snmp.WrongType
 	case len(vb.Value.Bytes) > MaxAlias:
@@ -70,6 +77,32 @@ func (x *xTable) find(r *mib.Request, index uint32) int {
 // in order. If one fails, those already stored get their previous alias
 // back (commitFailed), or, if that fails too, undoFailed.
 func (x *xTable) CommitSet(r *mib.Request, vbs []snmp.VarBind) snmp.ErrorStatus {
+	m := x.m
+	// ifLinkUpDownTrapEnable is the agent's own memory and cannot fail:
+	// it is set after the aliases, which can.
+	var enables []snmp.VarBind
+	aliases := vbs[:0:0]
+	for _, vb := range vbs {
+		if vb.Name[len(IfXEntry)] == colTrapEnable {
+			enables = append(enables, vb)
+		} else {
+			aliases = append(aliases, vb)
+		}
+	}
+	if st := x.commitAliases(r, aliases); st != snmp.NoError {
+		return st
+	}
+	for _, vb := range enables {
+		m.LinkTraps.set(vb.Name[len(IfXEntry)+1], vb.Value.Num == 1)
+	}
+	return snmp.NoError
+}
+
+// commitAliases stores the aliases in the kernel.
+func (x *xTable) commitAliases(r *mib.Request, vbs []snmp.VarBind) snmp.ErrorStatus {
+	if len(vbs) == 0 {
+		return snmp.NoError
+	}
 	m := x.m
 	s := m.snapshot(r)
 	m.mu.Lock()

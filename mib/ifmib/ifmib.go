@@ -25,7 +25,8 @@
 //   - ifInUcastPkts counts received packets minus multicast ones; Linux
 //     does not count broadcasts or sent multicasts, so those counters
 //     and ifOutNUcastPkts are 0.
-//   - ifLinkUpDownTrapEnable is disabled(2): tsnmp sends no linkUp/linkDown.
+//   - ifLinkUpDownTrapEnable is disabled(2) unless the agent sends
+//     linkUp/linkDown (LinkTraps), and writable (trapenable.go).
 //
 // ifLastChange is the time of the first snapshot that saw the current
 // ifOperStatus (0 if unchanged since the first snapshot after start).
@@ -100,6 +101,9 @@ type MIB struct {
 	dumps    atomic.Uint64 // RTM_GETLINK dumps taken
 	speedOps atomic.Uint64 // ethtool ioctls made
 
+	// LinkTraps is ifLinkUpDownTrapEnable (trapenable.go).
+	LinkTraps LinkTraps
+
 	entry              mib.Table
 	xentry             xTable
 	number, lastChange mib.Scalars
@@ -155,7 +159,7 @@ func New(cfg Config) *MIB {
 	m.xentry = xTable{m: m, Table: mib.Table{
 		Entry:   IfXEntry,
 		Columns: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19},
-		Rows:    func(r *mib.Request) mib.Rows { return ifXRows{rows(r)} },
+		Rows:    func(r *mib.Request) mib.Rows { return ifXRows{rows(r), &m.LinkTraps} },
 	}}
 	m.number = mib.Scalars{
 		Prefix: IfNumber[:len(IfNumber)-1],
@@ -450,7 +454,10 @@ func (s ifRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 }
 
 // ifXRows serves ifXTable columns from a snapshot.
-type ifXRows struct{ *snapshot }
+type ifXRows struct {
+	*snapshot
+	lt *LinkTraps
+}
 
 func (s ifXRows) Len() int             { return len(s.rows) }
 func (s ifXRows) Index(i int) snmp.OID { return s.rows[i].index }
@@ -477,7 +484,7 @@ func (s ifXRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 	case 9, 12, 13: // ifHCInBroadcastPkts, ifHCOutMulticastPkts, ifHCOutBroadcastPkts
 		return snmp.Counter64Value(0), true
 	case 14: // ifLinkUpDownTrapEnable
-		return snmp.IntegerValue(2), true
+		return s.lt.value(w.index[0]), true
 	case 15: // ifHighSpeed
 		return snmp.Gauge32Value(uint32(w.speed / 1_000_000)), true
 	case 16: // ifPromiscuousMode

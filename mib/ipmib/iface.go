@@ -1,7 +1,6 @@
 package ipmib
 
 import (
-	"net"
 	"slices"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -40,17 +40,12 @@ type ifaceSnap struct {
 	zones  []uint32 // ifIndexes with an IPv6 link-local address
 }
 
-// readIfaces builds the per-interface tables from the address dump and
-// the interfaces' neighbour and configuration sysctls (a few small files
-// per interface that has addresses of the family).
+// readIfaces builds the per-interface tables from the address dump, one
+// RTM_GETNEIGHTBL dump (each interface's ARP and neighbour discovery
+// times) and one RTM_GETLINK dump (each interface's IPv6 configuration):
+// no file per interface.
 func (m *MIB) readIfaces(now time.Time) *ifaceSnap {
 	as := m.addrs.Current(now)
-	names := map[uint32]string{}
-	if ifs, err := net.Interfaces(); err == nil {
-		for _, i := range ifs {
-			names[uint32(i.Index)] = i.Name
-		}
-	}
 	v4, v6 := map[uint32]bool{}, map[uint32]bool{}
 	linkLocal := map[uint32][]byte{}
 	for _, r := range as.rows {
@@ -68,23 +63,33 @@ func (m *MIB) readIfaces(now time.Time) *ifaceSnap {
 			}
 		}
 	}
-	fs := m.cfg.FS
-	ms := func(name string) uint32 { return uint32(max(readInt(fs, name), 0)) }
+	type parms struct{ retrans, reachable uint32 }
+	nd := map[[2]uint32]parms{} // family, ifIndex
+	if ps, err := rtnl.NeighTables(); err == nil || len(ps) > 0 {
+		for _, p := range ps {
+			nd[[2]uint32{uint32(p.Family), p.Index}] = parms{uint32(min(p.Retrans, 1<<32-1)), uint32(min(p.BaseReachable, 1<<32-1))}
+		}
+	}
+	conf := map[uint32]*rtnl.Link{}
+	links := m.links.Current(now)
+	for i := range links {
+		conf[links[i].Index] = &links[i]
+	}
 	s := &ifaceSnap{}
 	for _, ix := range slices.Sorted(mapKeys(v4)) {
-		name := names[ix]
 		s.v4 = append(s.v4, ifaceRow{index: snmp.OID{ix}, enabled: true,
-			retransmit: ms("/proc/sys/net/ipv4/neigh/" + name + "/retrans_time_ms")})
+			retransmit: nd[[2]uint32{unix.AF_INET, ix}].retrans})
 	}
 	for _, ix := range slices.Sorted(mapKeys(v6)) {
-		name := names[ix]
-		conf := "/proc/sys/net/ipv6/conf/" + name + "/"
-		neigh := "/proc/sys/net/ipv6/neigh/" + name + "/"
+		p, c := nd[[2]uint32{unix.AF_INET6, ix}], conf[ix]
+		if c == nil {
+			c = &rtnl.Link{}
+		}
 		s.v6 = append(s.v6, ifaceRow{index: snmp.OID{ix},
-			enabled:    readInt(fs, conf+"disable_ipv6") == 0,
-			forwarding: readInt(fs, conf+"forwarding") != 0,
-			retransmit: ms(neigh + "retrans_time_ms"),
-			reachable:  ms(neigh + "base_reachable_time_ms"),
+			enabled:    !c.DisableIPv6,
+			forwarding: c.Forwarding,
+			retransmit: p.retrans,
+			reachable:  p.reachable,
 			ifID:       linkLocal[ix]})
 	}
 	s.zones = slices.Sorted(mapKeys(linkLocal))

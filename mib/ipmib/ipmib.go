@@ -8,8 +8,9 @@
 // Addresses come from one RTM_GETADDR dump and neighbours from one
 // RTM_GETNEIGH dump (both families) per reading, shared by all requests for
 // CacheTTL; the scalars from /proc/sys/net and /proc/net/snmp, the
-// per-interface tables from the address dump and the interfaces' sysctls
-// under /proc/sys/net/ipv4/neigh, ipv6/neigh and ipv6/conf. Everything
+// per-interface tables from the address dump, one RTM_GETNEIGHTBL dump
+// (neighbour discovery times) and one RTM_GETLINK dump (IPv6
+// configuration). Everything
 // is read in the network namespace of the thread that calls New.
 //
 // Values follow Net-SNMP 5.9's snmpd: ipAddressTable lists each IPv4
@@ -79,6 +80,7 @@ type MIB struct {
 	addr, address, media, phys mib.Table
 	prefixes                   mib.Table
 
+	links                     procfs.Cache[[]rtnl.Link]
 	ifaces                    procfs.Cache[*ifaceSnap]
 	ifaceLastChange           []*mib.Scalars
 	v4Ifaces, v6Ifaces, zones mib.Table
@@ -96,6 +98,10 @@ func New(cfg Config) *MIB {
 	m := &MIB{cfg: cfg}
 	m.addrs = procfs.Cache[*addrSnap]{TTL: cfg.CacheTTL, Load: m.readAddrs}
 	m.neigh = procfs.Cache[*neighSnap]{TTL: cfg.CacheTTL, Load: m.readNeighs}
+	m.links = procfs.Cache[[]rtnl.Link]{TTL: cfg.CacheTTL, Load: func(time.Time) []rtnl.Link {
+		ls, _ := rtnl.Links()
+		return ls
+	}}
 	m.sys = procfs.Cache[ipSys]{TTL: cfg.CacheTTL, Load: func(time.Time) ipSys { return readSys(cfg.FS) }}
 	m.initScalars()
 	m.initICMP()

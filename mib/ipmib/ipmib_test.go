@@ -1,11 +1,16 @@
 package ipmib
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/tsnmp/tsnmp/internal/netns"
+	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
 )
 
 func TestParseSNMP(t *testing.T) {
@@ -58,4 +63,66 @@ func FuzzParseSNMP(f *testing.F) {
 		procfs.ParseNetSNMP(b)
 		ParseSNMP6(b)
 	})
+}
+
+// TestStats6MatchesDevSNMP6 checks that the IPv6 counters taken from the
+// link dump carry the names and values /proc/net/dev_snmp6 prints for the
+// same interface, on the running kernel (whose counter order changed in
+// Linux 6.3).
+func TestStats6MatchesDevSNMP6(t *testing.T) {
+	if err := netns.Available(); err != nil {
+		if testenv.InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ns, err := netns.New("tsnmp-stats6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Delete()
+	if err := ns.IPBatch("link add va type veth peer name vb\nlink set va up\nlink set vb up\naddr add 2001:db8::1/64 dev va nodad\naddr add 2001:db8::2/64 dev vb nodad\n"); err != nil {
+		t.Fatal(err)
+	}
+	// Some traffic, so that the counters are not all zero.
+	ns.Command("ping", "-6", "-c", "3", "-i", "0.01", "-W", "1", "2001:db8::2").Run()
+	compared := 0
+	if err := ns.Do(func() error {
+		for try := 0; try < 20 && compared == 0; try++ {
+			before, err := os.ReadFile("/proc/thread-self/net/dev_snmp6/va")
+			if err != nil {
+				return err
+			}
+			links, err := rtnl.Links()
+			if err != nil {
+				return err
+			}
+			after, _ := os.ReadFile("/proc/thread-self/net/dev_snmp6/va")
+			if !bytes.Equal(before, after) {
+				continue // a counter moved between the reads
+			}
+			file := ParseSNMP6(before)
+			for _, l := range links {
+				if l.Name != "va" {
+					continue
+				}
+				got := Stats6Names(l.Stats6)
+				for name, want := range file {
+					if !strings.HasPrefix(name, "Ip6") {
+						continue
+					}
+					if v, ok := got[name]; !ok || v != want {
+						t.Errorf("%s: %d (present %v) from the link dump, %d in dev_snmp6", name, v, ok, want)
+					}
+					compared++
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if compared < 25 {
+		t.Errorf("compared %d counters, want at least 25", compared)
+	}
 }

@@ -94,17 +94,20 @@ func skipFile(name string) bool {
 // ScanDirs parses every file in the directories (not their
 // subdirectories). Where several files define a module, the first
 // directory in dirs wins, and within a directory the first file by name.
-// A directory that does not exist is skipped, as Net-SNMP does.
+// A directory that does not exist or cannot be read is skipped, as
+// Net-SNMP does (the latter with a diagnostic).
 func ScanDirs(dirs []string) (*Index, error) {
 	ix := &Index{Dirs: dirs, mods: map[string]*module{}}
 	for _, dir := range dirs {
 		ix.dirStats = append(ix.dirStats, statOf(dir))
 		ents, err := os.ReadDir(dir)
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue
+			// Missing, not a directory or unreadable: skipped, as
+			// Net-SNMP does, the rest of the search path still serves.
+			if !errors.Is(err, os.ErrNotExist) {
+				ix.Diags = append(ix.Diags, Diag{File: dir, Msg: err.Error()})
 			}
-			return nil, err
+			continue
 		}
 		for _, e := range ents {
 			if e.IsDir() || skipFile(e.Name()) {

@@ -139,7 +139,9 @@ func TestLoadFromDirs(t *testing.T) {
 		"BROKEN-MIB": "BROKEN-MIB DEFINITIONS ::= BEGIN\nIMPORTS x FROM Y\nEND\n",
 		"notes.mib":  "just some text\n",
 	})
-	ix, err := ScanDirs([]string{dir, std})
+	// A file in the search path where a directory is expected is
+	// skipped with a diagnostic; the directories after it still serve.
+	ix, err := ScanDirs([]string{filepath.Join(dir, "notes.mib"), dir, std})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +158,7 @@ func TestLoadFromDirs(t *testing.T) {
 		filepath.Join(dir, "tests.my") + ":39: ",
 		filepath.Join(dir, "tests.my") + ":1: TEST-MIB: Cannot find module (NO-SUCH-MIB)",
 		filepath.Join(dir, "BROKEN-MIB") + ":3: IMPORTS without",
+		filepath.Join(dir, "notes.mib") + ":0: ",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("diagnostics lack %q:\n%s", want, all)

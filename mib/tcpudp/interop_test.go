@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
@@ -47,7 +48,16 @@ func TestInteropNetSNMP(t *testing.T) {
 			if a == "[::]:8081" { // an IPv4 client of a dual-stack listener
 				to = "192.0.2.1:8081"
 			}
-			c, err := net.Dial("tcp", to)
+			// The address's local route comes once the kernel has seen the
+			// veth's carrier, which it learns asynchronously: retry a
+			// while.
+			var c net.Conn
+			for try := 0; ; try++ {
+				if c, err = net.Dial("tcp", to); err == nil || try == 50 {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
 			if err != nil {
 				return err
 			}

@@ -24,8 +24,11 @@ type LocalizedKeys struct {
 // use.
 type User struct {
 	name string
-	auth AuthProtocol
-	priv PrivProtocol
+	// secName is usmUserSecurityName when it differs from the user name
+	// (empty: the same).
+	secName string
+	auth    AuthProtocol
+	priv    PrivProtocol
 
 	authKu, privKu []byte // nil for users created from localized keys
 	fixedEngine    []byte // engine of a localized-keys user
@@ -136,8 +139,32 @@ func newUserShell(name string, auth AuthProtocol, priv PrivProtocol) (*User, err
 	return &User{name: name, auth: auth, priv: priv, local: make(map[string]*LocalizedKeys)}, nil
 }
 
-// Name returns the user name (msgUserName and securityName).
+// Name returns the user name (msgUserName).
 func (u *User) Name() string { return u.name }
+
+// SecurityName returns usmUserSecurityName, the securityName an incoming
+// message of this user carries to access control (RFC 3414 §3.2 step 4):
+// the user name unless SetSecurityName gave another.
+func (u *User) SecurityName() string {
+	if u.secName != "" {
+		return u.secName
+	}
+	return u.name
+}
+
+// SetSecurityName sets usmUserSecurityName, for a user whose securityName
+// differs from its user name (Net-SNMP's usmUser lines may carry one).
+// It must be called before the user is added to a UserTable.
+func (u *User) SetSecurityName(name string) error {
+	if len(name) == 0 || len(name) > 255 {
+		return fmt.Errorf("usm: security name is %d octets, want 1 to 255", len(name))
+	}
+	if name == u.name {
+		name = ""
+	}
+	u.secName = name
+	return nil
+}
 
 // AuthProtocol returns the user's authentication protocol.
 func (u *User) AuthProtocol() AuthProtocol { return u.auth }

@@ -312,6 +312,10 @@ func (u *USM) ProcessIncoming(msg *snmp.V3Message, wholeMsg []byte, _ *transport
 			return nil, u.fail(UnknownUserNames, snmp.NoAuthNoPriv, noAuthState,
 				fmt.Sprintf("user %q", sp.UserName))
 		}
+		// The securityName is the user's usmUserSecurityName.
+		if user.secName != "" {
+			in.SecurityName = user.secName
+		}
 	}
 
 	// Step 5: the user must support the security level.

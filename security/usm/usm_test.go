@@ -633,3 +633,40 @@ func TestPrivKeyOnlyAfterAuth(t *testing.T) {
 		t.Error("unauthenticated message created a timeliness entry")
 	}
 }
+
+// TestSecurityNameDiffersFromUserName: a user whose usmUserSecurityName
+// differs from its user name gives incoming messages that securityName
+// (RFC 3414 §3.2 step 4); answers still go to the user name.
+func TestSecurityNameDiffersFromUserName(t *testing.T) {
+	user := mustUser(t, "bob", AuthSHA256, PrivAES128, "auth-password", "priv-password")
+	if err := user.SetSecurityName("robert"); err != nil {
+		t.Fatal(err)
+	}
+	if user.Name() != "bob" || user.SecurityName() != "robert" {
+		t.Fatalf("Name %q, SecurityName %q", user.Name(), user.SecurityName())
+	}
+	if err := user.SetSecurityName(""); err == nil {
+		t.Fatal("an empty security name was accepted")
+	}
+	p := newPair(t, user)
+	eid := p.discover(t, "bob", snmp.AuthPriv)
+	pdu := getPDU(t, 10)
+	req, err := p.manager.GenerateRequest(nil, hdr(10, snmp.AuthPriv, true), eid, "bob", pdu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := p.agent.ProcessIncoming(nil, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.SecurityName != "robert" {
+		t.Fatalf("securityName %q, want robert", in.SecurityName)
+	}
+	out, err := p.agent.GenerateResponse(nil, hdr(10, snmp.AuthPriv, false), in.State, scoped(t, snmp.Response, 10, agentEngineID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.manager.ProcessIncoming(nil, out, nil); err != nil {
+		t.Fatalf("the manager cannot read the answer: %v", err)
+	}
+}

@@ -147,8 +147,8 @@ func StartSNMPExporter(t testing.TB, cfg string) string {
 // Compare scrapes query from snmp_exporter at ref and tsnmp exporter at
 // ours and reports every family, help text, type, label set and value
 // that differs (counters and Moving gauges within a tolerance). It
-// returns the number of series snmp_exporter gave.
-func Compare(t testing.TB, ref, ours, query string) int {
+// returns both expositions, snmp_exporter's first.
+func Compare(t testing.TB, ref, ours, query string) (*Exposition, *Exposition) {
 	t.Helper()
 	code, theirs := Get(t, ref+query)
 	if code != 200 {
@@ -190,5 +190,5 @@ func Compare(t testing.TB, ref, ours, query string) int {
 			t.Errorf("family %s: snmp_exporter %s %q, tsnmp %s %q", f, a.Type[f], h, b.Type[f], b.Help[f])
 		}
 	}
-	return len(a.Values)
+	return a, b
 }

@@ -334,3 +334,148 @@ func Routes(family uint8) ([]Route, error) {
 	})
 	return out, err
 }
+
+// NeighParms is one interface's neighbour discovery parameters, from an
+// RTM_GETNEIGHTBL dump.
+type NeighParms struct {
+	Family uint8 // AF_INET (ARP) or AF_INET6 (neighbour discovery)
+	Index  uint32
+	// BaseReachable and Retrans are base_reachable_time_ms and
+	// retrans_time_ms.
+	BaseReachable, Retrans uint64
+}
+
+// Neighbour table attributes (linux/neighbour.h).
+const (
+	ndtaParms              = 6
+	ndtpaIfindex           = 1
+	ndtpaBaseReachableTime = 4
+	ndtpaRetransTime       = 5
+	sizeofNdtmsg           = 4
+)
+
+// ParseNeighTable decodes an RTM_NEWNEIGHTBL payload; ok is false for the
+// messages that describe a table rather than one interface.
+func ParseNeighTable(b []byte) (p NeighParms, ok bool, err error) {
+	if len(b) < sizeofNdtmsg {
+		return p, false, ErrShort
+	}
+	p.Family = b[0]
+	err = Attrs(b[sizeofNdtmsg:], func(typ uint16, v []byte) {
+		if typ != ndtaParms {
+			return
+		}
+		Attrs(v, func(typ uint16, v []byte) {
+			switch {
+			case typ == ndtpaIfindex && len(v) >= 4:
+				p.Index, ok = binary.NativeEndian.Uint32(v), true
+			case typ == ndtpaBaseReachableTime && len(v) >= 8:
+				p.BaseReachable = binary.NativeEndian.Uint64(v)
+			case typ == ndtpaRetransTime && len(v) >= 8:
+				p.Retrans = binary.NativeEndian.Uint64(v)
+			}
+		})
+	})
+	return p, ok && p.Index != 0, err
+}
+
+// NeighTables dumps the per-interface parameters of every neighbour
+// table (ARP and IPv6 neighbour discovery) in one RTM_GETNEIGHTBL dump.
+func NeighTables() ([]NeighParms, error) {
+	body := make([]byte, sizeofNdtmsg)
+	var out []NeighParms
+	err := Dump(unix.RTM_GETNEIGHTBL, body, func(typ uint16, b []byte) error {
+		if typ != unix.RTM_NEWNEIGHTBL {
+			return nil
+		}
+		p, ok, err := ParseNeighTable(b)
+		if ok {
+			out = append(out, p)
+		}
+		return err
+	})
+	return out, err
+}
+
+// Link is an RTM_NEWLINK message: an interface's index, name and flags,
+// and, from IFLA_AF_SPEC/AF_INET6, its IPv6 configuration and counters.
+type Link struct {
+	Index uint32
+	Name  string
+	Flags uint32 // IFF_*
+	// HasInet6 says the interface has an IPv6 configuration (and the
+	// other IPv6 fields are set).
+	HasInet6    bool
+	Forwarding  bool
+	DisableIPv6 bool
+	// Stats6 are the interface's IPv6 counters (IFLA_INET6_STATS) indexed
+	// by the kernel's IPSTATS_MIB_* (element 0 is their count), the
+	// counters /proc/net/dev_snmp6/NAME prints.
+	Stats6 []uint64
+}
+
+// IPv6 devconf array positions (linux/ipv6.h) and IFLA_INET6_STATS.
+const (
+	devconfForwarding  = 0
+	devconfDisableIPv6 = 26
+	iflaInet6Stats     = 3
+)
+
+// ParseLink decodes an RTM_NEWLINK payload.
+func ParseLink(b []byte) (Link, error) {
+	var c Link
+	if len(b) < unix.SizeofIfInfomsg {
+		return c, ErrShort
+	}
+	c.Index = binary.NativeEndian.Uint32(b[4:])
+	c.Flags = binary.NativeEndian.Uint32(b[8:])
+	err := Attrs(b[unix.SizeofIfInfomsg:], func(typ uint16, v []byte) {
+		switch typ {
+		case unix.IFLA_IFNAME:
+			c.Name = cstring(v)
+		case unix.IFLA_AF_SPEC:
+			Attrs(v, func(fam uint16, v []byte) {
+				if fam != unix.AF_INET6 {
+					return
+				}
+				Attrs(v, func(typ uint16, v []byte) {
+					switch typ {
+					case unix.IFLA_INET6_CONF:
+						c.HasInet6 = true
+						conf := func(i int) int32 {
+							if len(v) < 4*(i+1) {
+								return 0
+							}
+							return int32(binary.NativeEndian.Uint32(v[4*i:]))
+						}
+						c.Forwarding = conf(devconfForwarding) != 0
+						c.DisableIPv6 = conf(devconfDisableIPv6) != 0
+					case iflaInet6Stats:
+						c.Stats6 = make([]uint64, len(v)/8)
+						for i := range c.Stats6 {
+							c.Stats6[i] = binary.NativeEndian.Uint64(v[8*i:])
+						}
+					}
+				})
+			})
+		}
+	})
+	return c, err
+}
+
+// Links dumps every interface in one RTM_GETLINK dump.
+func Links() ([]Link, error) {
+	body := make([]byte, unix.SizeofIfInfomsg)
+	var out []Link
+	err := Dump(unix.RTM_GETLINK, body, func(typ uint16, b []byte) error {
+		if typ != unix.RTM_NEWLINK {
+			return nil
+		}
+		c, err := ParseLink(b)
+		if err == nil {
+			out = append(out, c)
+		}
+		return err
+	})
+	return out, err
+}

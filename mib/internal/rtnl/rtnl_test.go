@@ -48,6 +48,46 @@ func neighMsg() []byte {
 	return append(b, attr(unix.NDA_LLADDR, []byte{2, 0, 0, 0, 0, 0xa})...)
 }
 
+func u32(v uint32) []byte { return binary.NativeEndian.AppendUint32(nil, v) }
+func u64(v uint64) []byte { return binary.NativeEndian.AppendUint64(nil, v) }
+
+func neighTblMsg() []byte {
+	b := []byte{unix.AF_INET6, 0, 0, 0}
+	b = append(b, attr(1, []byte("ndisc_cache\x00"))...)
+	parms := append(attr(ndtpaIfindex, u32(4)), attr(ndtpaBaseReachableTime, u64(31000))...)
+	parms = append(parms, attr(ndtpaRetransTime, u64(2500))...)
+	return append(b, attr(ndtaParms, parms)...)
+}
+
+func linkMsg() []byte {
+	b := make([]byte, unix.SizeofIfInfomsg)
+	binary.NativeEndian.PutUint32(b[4:], 4)
+	b = append(b, attr(unix.IFLA_IFNAME, []byte("va\x00"))...)
+	conf := make([]byte, 4*30)
+	binary.NativeEndian.PutUint32(conf[4*devconfForwarding:], 1)
+	inet6 := append(attr(unix.IFLA_INET6_CONF, conf), attr(iflaInet6Stats, append(append(u64(2), u64(77)...), u64(5)...))...)
+	spec := append(attr(unix.AF_INET, attr(1, make([]byte, 8))), attr(unix.AF_INET6, inet6)...)
+	return append(b, attr(unix.IFLA_AF_SPEC, spec)...)
+}
+
+func TestParseInterfaceParms(t *testing.T) {
+	p, ok, err := ParseNeighTable(neighTblMsg())
+	if err != nil || !ok || p != (NeighParms{Family: unix.AF_INET6, Index: 4, BaseReachable: 31000, Retrans: 2500}) {
+		t.Errorf("neighbour table: %+v %v %v", p, ok, err)
+	}
+	// The message describing a whole table (no interface) is no row.
+	if _, ok, _ := ParseNeighTable([]byte{unix.AF_INET, 0, 0, 0}); ok {
+		t.Error("a table without an interface index taken as a row")
+	}
+	c, err := ParseLink(linkMsg())
+	if err != nil || c.Index != 4 || c.Name != "va" || !c.Forwarding || !c.HasInet6 || c.DisableIPv6 || len(c.Stats6) != 3 || c.Stats6[1] != 77 {
+		t.Errorf("link: %+v %v", c, err)
+	}
+	if _, err := ParseLink(linkMsg()[:10]); err == nil {
+		t.Error("a truncated link message accepted")
+	}
+}
+
 func TestParse(t *testing.T) {
 	a, err := ParseAddr(addrMsg())
 	if err != nil || a.Index != 7 || a.PrefixLen != 25 || !bytes.Equal(a.Address, []byte{198, 51, 100, 7}) ||
@@ -135,6 +175,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(routeMsg())
 	f.Add(addrMsg())
 	f.Add(neighMsg())
+	f.Add(neighTblMsg())
+	f.Add(linkMsg())
 	f.Add(append(msg(unix.RTM_NEWADDR, addrMsg()), msg(unix.NLMSG_DONE, make([]byte, 4))...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if a, err := ParseAddr(b); err == nil && len(a.Address) != 4 && len(a.Address) != 16 {
@@ -144,6 +186,12 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("neighbour %x", n.Dst)
 		}
 		Messages(b, func(uint16, []byte) {})
+		if p, ok, _ := ParseNeighTable(b); ok && p.Index == 0 {
+			t.Fatalf("neighbour parameters without an interface: %+v", p)
+		}
+		if l, err := ParseLink(b); err == nil && len(l.Stats6) > len(b)/8 {
+			t.Fatalf("link with %d counters from %d bytes", len(l.Stats6), len(b))
+		}
 		if r, err := ParseRoute(b); err == nil && (len(r.Dst) != 4 && len(r.Dst) != 16 || int(r.DstLen) > 8*len(r.Dst)) {
 			t.Fatalf("route %+v", r)
 		}

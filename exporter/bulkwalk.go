@@ -1,0 +1,168 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/tsnmp/tsnmp/manager"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// repsCap is what a target is known to take: the most varbinds worth
+// asking for in one GetBulk response, 0 if nothing is known. It shrinks
+// when the target answers tooBig, lets a large request go unanswered or
+// cuts its responses short, and grows back (doubling) after scrapes
+// without trouble. The repetitions asked for never exceed the module's
+// max_repetitions.
+type repsCap struct {
+	v  atomic.Int32
+	ok atomic.Int32 // scrapes without trouble since the last change
+}
+
+// growAfter is the number of scrapes without trouble after which a
+// target is asked for twice as many varbinds again.
+const growAfter = 16
+
+// effective is the repetitions to ask for for n subtrees under the
+// module's maximum.
+func (c *repsCap) effective(maxReps, n int) int {
+	if v := int(c.v.Load()); v > 0 && v/n < maxReps {
+		return max(v/n, 1)
+	}
+	return maxReps
+}
+
+// shrink records that total varbinds were too many.
+func (c *repsCap) shrink(total int) {
+	c.v.Store(int32(max(total/2, 1)))
+	c.ok.Store(0)
+}
+
+// fit records that the target returned at most total varbinds.
+func (c *repsCap) fit(total int) {
+	c.v.Store(int32(max(total, 1)))
+	c.ok.Store(0)
+}
+
+// grow counts a scrape without trouble, and after growAfter of them lets
+// the next scrape ask for twice what worked, up to limit.
+func (c *repsCap) grow(limit int) {
+	v := int(c.v.Load())
+	if v == 0 || c.ok.Add(1) < growAfter {
+		return
+	}
+	c.ok.Store(0)
+	if v*2 >= limit {
+		c.v.Store(0)
+	} else {
+		c.v.Store(int32(v * 2))
+	}
+}
+
+// bulkWalk walks the subtrees under roots together: each GetBulk asks
+// for the next names of up to width unfinished subtrees, reps
+// repetitions each, so that subtrees walked side by side share requests.
+// fn receives every varbind inside its subtree (valid until fn returns).
+// It returns the requests sent and, for each root, whether it yielded
+// anything.
+func bulkWalk(ctx context.Context, s *manager.Session, roots []snmp.OID, width, maxReps int, cp *repsCap, noCheckIncreasing bool, fn func(snmp.VarBind)) (int, []bool, error) {
+	if width < 1 {
+		width = 1
+	}
+	troubled, answered, shrunkOnLoss := false, false, false
+	truncated := 0
+	found := make([]bool, len(roots))
+	last := make([]snmp.OID, len(roots)) // copies: into is reused
+	for i, r := range roots {
+		last[i] = append(snmp.OID(nil), r...)
+	}
+	var active []int
+	next := 0
+	into := new(snmp.PDU)
+	pdu := &snmp.PDU{Type: snmp.GetBulkRequest}
+	requests := 0
+	const maxRequests = 1 << 24
+	for requests < maxRequests {
+		for len(active) < width && next < len(roots) {
+			active = append(active, next)
+			next++
+		}
+		if len(active) == 0 {
+			break
+		}
+		reps := cp.effective(maxReps, len(active))
+		pdu.ErrorIndex = reps
+		pdu.VarBinds = pdu.VarBinds[:0]
+		for _, r := range active {
+			pdu.VarBinds = append(pdu.VarBinds, snmp.VarBind{Name: last[r], Value: snmp.NullValue()})
+		}
+		requests++
+		resp, err := s.DoInto(ctx, pdu, into)
+		if err != nil {
+			var se *manager.StatusError
+			tooBig := errors.As(err, &se) && se.Status == snmp.TooBig
+			// A target that has been answering and lets one large
+			// request go unanswered is given one smaller request.
+			lost := errors.Is(err, manager.ErrTimeout) && ctx.Err() == nil && answered && !shrunkOnLoss
+			if (tooBig || lost) && reps*len(active) > 1 {
+				shrunkOnLoss = shrunkOnLoss || lost
+				cp.shrink(reps * len(active))
+				troubled = true
+				continue
+			}
+			return requests, found, err
+		}
+		answered = true
+		n := len(active)
+		if len(resp.VarBinds) == 0 {
+			break
+		}
+		if len(resp.VarBinds) < n*reps && len(resp.VarBinds) > 0 {
+			// Cut short: ask for no more than the target gives. (The
+			// last response of a walk may be short for want of data:
+			// it is followed by a response cut short only if the
+			// subtrees go on.)
+			truncated = len(resp.VarBinds)
+		}
+		done := make([]bool, n)
+		for i := range resp.VarBinds {
+			k := i % n
+			if done[k] {
+				continue
+			}
+			r := active[k]
+			vb := &resp.VarBinds[i]
+			if vb.Value.Type.IsException() || !vb.Name.HasPrefix(roots[r]) {
+				done[k] = true
+				continue
+			}
+			if !noCheckIncreasing && vb.Name.Compare(last[r]) <= 0 {
+				return requests, found, fmt.Errorf("walk %v: %w", roots[r], &manager.NotIncreasingError{Prev: last[r].Clone(), Next: vb.Name.Clone()})
+			}
+			found[r] = true
+			fn(*vb)
+			last[r] = append(last[r][:0], vb.Name...)
+		}
+		kept := active[:0]
+		for k, r := range active {
+			if !done[k] {
+				kept = append(kept, r)
+			}
+		}
+		if truncated > 0 && len(kept) > 0 {
+			cp.fit(truncated)
+			troubled = true
+		}
+		truncated = 0
+		active = kept
+	}
+	if requests >= maxRequests {
+		return requests, found, errors.New("walk request limit reached")
+	}
+	if !troubled {
+		cp.grow(maxReps * width)
+	}
+	return requests, found, nil
+}
