@@ -284,6 +284,9 @@ type tlsConn struct{ *gotls.Conn }
 
 func (c tlsConn) Resumed() bool { return c.ConnectionState().DidResume }
 
+// Close sends close_notify with the FIN.
+func (c tlsConn) Close() error { return tlstm.CloseCorked(c.Conn) }
+
 // DialSecure opens an SNMPv3 session with the Transport Security Model
 // over a tls: or dtls: target. cfg.Level defaults to authPriv, which
 // both transports provide; User and the USM fields are not used (the

@@ -172,6 +172,8 @@ func dial(ctx context.Context, network, addr string, cfg *gotls.Config, mayResum
 	if tc, ok := raw.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
+	quickAcksOff(raw)
+	fc := &flightConn{Conn: raw}
 	resuming := false
 	if mayResume && cfg.ClientSessionCache != nil {
 		if cs, ok := cfg.ClientSessionCache.Get(sessionCacheKey(cfg, raw.RemoteAddr().String())); ok && cs != nil {
@@ -180,10 +182,11 @@ func dial(ctx context.Context, network, addr string, cfg *gotls.Config, mayResum
 			resuming = true
 		}
 	}
-	conn := gotls.Client(raw, cfg)
+	conn := gotls.Client(fc, cfg)
 	if err := conn.HandshakeContext(ctx); err != nil {
 		raw.Close()
 		return nil, false, err
 	}
+	fc.handshakeDone()
 	return conn, resuming, nil
 }
