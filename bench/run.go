@@ -65,6 +65,7 @@ func Experiments() []Experiment {
 		{"ws", "SNMP against web services", "snmp-vs-web-services-2004", runWS},
 		{"agentx", "AgentX: a subagent's table walked through the master", "", runAgentX},
 		{"hostmib", "Host MIB walks against snmpd", "issue 16: a full walk at least 5 times faster than snmpd, CPU per object at most a fifth", runHostMIB},
+		{"exporter", "tsnmp exporter against snmp_exporter", "issue 20: at most a quarter of snmp_exporter's CPU per scrape", runExporter},
 	}
 }
 

@@ -47,6 +47,6 @@ func TestManPages(t *testing.T) {
 		}
 	}
 	check("man/tsnmpd.8", "../cmd/tsnmpd/main.go", regexp.MustCompile(`fs\.(?:StringVar|BoolVar|IntVar|Func|Bool|String|Int)\((?:&[\w.]+, )?"([a-z0-9-]+)"`), "--")
-	check("man/tsnmp-trapd.8", "../cmd/tsnmp/trapd.go", regexp.MustCompile(`(?m)^  --([a-z0-9-]+)`), "--")
+	check("man/tsnmp-trapd.8", "../cmd/tsnmp/trapd.go", regexp.MustCompile(`(?m)^  --([a-z0-9.-]+)`), "--")
 	check("man/tsnmpd.conf.5", "../agent/config/agentx.go", regexp.MustCompile(`case "(master|agentx[a-z]+)"`), "")
 }

@@ -159,9 +159,13 @@ type poolKey struct {
 	auth                            *Auth
 }
 
-func (p *Pool) get(ctx context.Context, target string, cfg manager.Config, a *Auth) (*manager.Session, *repsCap, error) {
-	key := poolKey{target, cfg.Version, cfg.Community, cfg.User, cfg.Level, cfg.AuthProtocol, cfg.AuthPassword,
+func keyOf(target string, cfg manager.Config, a *Auth) poolKey {
+	return poolKey{target, cfg.Version, cfg.Community, cfg.User, cfg.Level, cfg.AuthProtocol, cfg.AuthPassword,
 		cfg.PrivProtocol, cfg.PrivPassword, string(cfg.ContextEngineID), cfg.ContextName, cfg.Timeout, cfg.Retries, a}
+}
+
+func (p *Pool) get(ctx context.Context, key poolKey, cfg manager.Config, a *Auth) (*manager.Session, *repsCap, error) {
+	target := key.target
 	p.mu.Lock()
 	if e := p.sessions[key]; e != nil {
 		if e.s.Err() == nil {

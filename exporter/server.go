@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +27,15 @@ type Exporter struct {
 	WalkConcurrency   int
 	Pool              *Pool
 	Logger            *slog.Logger
+	// WalkCache, when set, lets concurrent scrapes of the same target and
+	// module share one walk and reuses its result for that long.
+	WalkCache time.Duration
+	// TimeoutOffset is taken from the scrape timeout Prometheus sends
+	// (X-Prometheus-Scrape-Timeout-Seconds) to leave time for the answer.
+	TimeoutOffset time.Duration
+
+	walks     walkCache
+	cacheHits atomic.Int64
 
 	cfg atomic.Pointer[Config]
 
@@ -198,6 +209,23 @@ func (e *Exporter) serveSNMP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	ctx := r.Context()
+	if v := r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds"); v != "" {
+		secs, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(secs > 0) || math.IsInf(secs, 1) {
+			e.badRequest(w, fmt.Sprintf("Failed to parse timeout from Prometheus header: %q", v))
+			return
+		}
+		// As blackbox_exporter: the scrape timeout less an offset that
+		// leaves time to answer, or all of it when it is shorter.
+		d := time.Duration(secs * float64(time.Second))
+		if d > e.TimeoutOffset {
+			d -= e.TimeoutOffset
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
 	fams := newFamilies()
 	var mu sync.Mutex
 	conc := max(e.ModuleConcurrency, 1)
@@ -213,7 +241,7 @@ func (e *Exporter) serveSNMP(w http.ResponseWriter, r *http.Request) {
 			if a == nil {
 				a = m.auth // 0.22 and older: the module's own auth
 			}
-			e.scrapeModule(r.Context(), fams, &mu, normTarget(target), names[i], a, m, q.Get("snmp_context"), q.Get("snmp_engineid"))
+			e.scrapeModule(ctx, fams, &mu, normTarget(target), names[i], a, m, q.Get("snmp_context"), q.Get("snmp_engineid"))
 		}()
 	}
 	wg.Wait()
@@ -242,17 +270,34 @@ func (e *Exporter) scrapeModule(ctx context.Context, fams *families, mu *sync.Mu
 		fail(err)
 		return
 	}
-	s, cp, err := e.Pool.get(ctx, target, cfg, a)
-	if err != nil {
-		fail(err)
-		return
+	key := keyOf(target, cfg, a)
+	walkOnce := func(ctx context.Context) (*result, int64, error) {
+		s, cp, err := e.Pool.get(ctx, key, cfg, a)
+		if err != nil {
+			return nil, 0, err
+		}
+		retx := s.Retransmissions()
+		res, err := collect(ctx, s, cp, m, cfg.Version == snmp.V1, e.WalkConcurrency, e.log())
+		retried := s.Retransmissions() - retx
+		e.retried.Add(retried)
+		e.packets.Add(int64(res.requests))
+		e.pdus.Add(int64(res.returned))
+		return res, retried, err
 	}
-	retx := s.Retransmissions()
-	res, err := collect(ctx, s, cp, m, cfg.Version == snmp.V1, e.WalkConcurrency, e.log())
-	retried := s.Retransmissions() - retx
-	e.retried.Add(retried)
-	e.packets.Add(int64(res.requests))
-	e.pdus.Add(int64(res.returned))
+	var res *result
+	var retried int64
+	if e.WalkCache > 0 {
+		var shared bool
+		res, retried, shared, err = e.walks.do(ctx, walkKey{key, m}, e.WalkCache, walkOnce)
+		if shared && err == nil {
+			// This scrape sent nothing: another one's walk answered.
+			e.cacheHits.Add(1)
+			res = &result{matches: res.matches, pdus: res.pdus, returned: res.returned}
+			retried = 0
+		}
+	} else {
+		res, retried, err = walkOnce(ctx)
+	}
 	if err != nil {
 		fail(err)
 		return
@@ -293,6 +338,7 @@ func (e *Exporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	c("tsnmp_exporter_scrapes_total", "Requests to /snmp.", e.requests.Load())
 	c("tsnmp_exporter_scrape_errors_total", "Scrapes answered with an error.", e.scrapeErrors.Load())
 	c("snmp_packets_total", "Number of SNMP packet sent, including retries.", e.packets.Load()+e.retried.Load())
+	c("tsnmp_exporter_walk_cache_hits_total", "Module scrapes answered by another scrape's walk (--snmp.walk-cache).", e.cacheHits.Load())
 	c("tsnmp_exporter_packets_retried_total", "SNMP requests sent again for want of an answer.", e.retried.Load())
 	c("tsnmp_exporter_pdus_returned_total", "Varbinds returned by targets.", e.pdus.Load())
 	c("tsnmp_exporter_sessions_dialed_total", "Sessions opened (SNMPv3: with engine discovery; TLS, DTLS, SSH: with a handshake).", e.Pool.Dials.Load())

@@ -119,10 +119,7 @@ func TestReport(t *testing.T) {
 	if *reportFile == "" {
 		t.Skip("give -ws.report FILE to run the full experiment")
 	}
-	bin := filepath.Join(t.TempDir(), "tsnmpd")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/tsnmp/tsnmp/cmd/tsnmpd").CombinedOutput(); err != nil {
-		t.Fatalf("go build tsnmpd: %v\n%s", err, out)
-	}
+	bin := testenv.Build(t, "github.com/tsnmp/tsnmp/cmd/tsnmpd")
 	rep, err := Run(context.Background(), Options{TsnmpdBinary: bin, Log: os.Stderr})
 	if err != nil {
 		t.Fatal(err)

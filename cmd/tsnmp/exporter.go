@@ -53,6 +53,8 @@ func exporterMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	walkConc := fs.Int("snmp.walk-concurrency", 4, "subtrees of one module walked at once per target")
 	idle := fs.Duration("snmp.session-idle", 5*time.Minute, "close pooled sessions idle this long")
 	maxSess := fs.Int("snmp.max-sessions", 10000, "most pooled sessions")
+	walkCache := fs.Duration("snmp.walk-cache", 0, "share a walk among scrapes of the same target and module for this long (0: no sharing)")
+	offset := fs.Duration("timeout-offset", 500*time.Millisecond, "taken from the scrape timeout Prometheus sends (X-Prometheus-Scrape-Timeout-Seconds)")
 	level := fs.String("log.level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -67,7 +69,7 @@ func exporterMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
 	e := &exporter.Exporter{ConfigFiles: files, ModuleConcurrency: *modConc, WalkConcurrency: *walkConc,
-		Pool: &exporter.Pool{Idle: *idle, Max: *maxSess}, Logger: log}
+		Pool: &exporter.Pool{Idle: *idle, Max: *maxSess}, Logger: log, WalkCache: *walkCache, TimeoutOffset: *offset}
 	if err := e.Reload(); err != nil {
 		fmt.Fprintf(stderr, "tsnmp exporter: %v\n", err)
 		return 1

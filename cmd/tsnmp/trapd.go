@@ -18,6 +18,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/engine"
+	"github.com/tsnmp/tsnmp/internal/sdnotify"
 	"github.com/tsnmp/tsnmp/notify"
 	"github.com/tsnmp/tsnmp/security/tsm"
 	tssh "github.com/tsnmp/tsnmp/ssh"
@@ -299,7 +300,9 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		out.Run(r.Queue())
 		close(done)
 	}()
+	sd := sdnotify.Ready("receiving notifications", log) // Type=notify units
 	<-ctx.Done()
+	sd.Stopping()
 	for _, s := range servers {
 		s.Close()
 	}

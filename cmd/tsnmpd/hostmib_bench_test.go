@@ -107,7 +107,7 @@ neigh add 2001:db8::9 lladdr 02:00:00:00:00:0a dev va
 			defer s.Close()
 			start := time.Now()
 			for _, root := range subtrees {
-				_, err = s.WalkWith(ctx, root, manager.WalkOptions{Bulk: true, MaxRepetitions: reps, Reuse: true},
+				_, err = s.WalkWith(ctx, root, manager.WalkOptions{Bulk: true, MaxRepetitions: reps, Reuse: true, Retransmit: manager.RetransmitFixed},
 					func(snmp.VarBind) error { n++; return nil })
 				if err != nil {
 					return err

@@ -12,11 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
-
-	sddaemon "github.com/coreos/go-systemd/v22/daemon"
 
 	"github.com/tsnmp/tsnmp/agent/config"
+	"github.com/tsnmp/tsnmp/internal/sdnotify"
 )
 
 // openLogOutput opens where the log goes: --syslog, --log-file ("-" is
@@ -69,7 +67,7 @@ func syslogFacility(s string) (syslog.Priority, error) {
 type service struct {
 	log     *slog.Logger
 	pidFile string
-	stopWD  chan struct{}
+	sd      *sdnotify.Service
 }
 
 // startService runs after start, which has bound the listen addresses
@@ -92,44 +90,26 @@ func startService(o *options, log *slog.Logger, d *daemon) (*service, error) {
 			return nil, err
 		}
 	}
-	s.notify("READY=1\nSTATUS=serving SNMP\nMAINPID=" + strconv.Itoa(os.Getpid()))
-	if iv, err := sddaemon.SdWatchdogEnabled(false); err == nil && iv > 0 {
-		s.stopWD = make(chan struct{})
-		go s.watchdog(iv/2, s.stopWD)
-	}
+	s.sd = sdnotify.Ready("serving SNMP", log)
 	return s, nil
 }
 
 // notify sends state to systemd when it started the agent with
 // NOTIFY_SOCKET (Type=notify); without it, nothing happens.
 func (s *service) notify(state string) {
-	if _, err := sddaemon.SdNotify(false, state); err != nil {
-		s.log.Warn("cannot notify systemd", "state", state, "err", err)
+	if state == "STOPPING=1" {
+		s.sd.Stopping()
+		return
 	}
+	s.sd.Notify(state)
 }
 
 // reloading tells systemd a reload has begun (READY=1 follows).
-func (s *service) reloading() {
-	s.notify("RELOADING=1\n" + sddaemon.SdNotifyMonotonicUsec())
-}
-
-func (s *service) watchdog(every time.Duration, stop <-chan struct{}) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			s.notify("WATCHDOG=1")
-		}
-	}
-}
+func (s *service) reloading() { s.sd.Reloading() }
 
 func (s *service) stop() {
-	if s.stopWD != nil {
-		close(s.stopWD)
-		s.stopWD = nil
+	if s.sd != nil {
+		s.sd.Stopping()
 	}
 	if s.pidFile != "" {
 		os.Remove(s.pidFile)

@@ -152,3 +152,21 @@ func VendorMIBDirs(t testing.TB) []string {
 	t.Skip("vendor MIB modules not found (set TSNMP_VENDOR_MIBDIR); skipping")
 	return nil
 }
+
+// Build compiles the command at pkg (an import path, or a directory such as
+// ".") with the extra go build flags into a temporary directory of the test
+// and returns the binary's path.
+func Build(t testing.TB, pkg string, flags ...string) string {
+	t.Helper()
+	name := filepath.Base(pkg)
+	if pkg == "." {
+		wd, _ := os.Getwd()
+		name = filepath.Base(wd)
+	}
+	bin := filepath.Join(t.TempDir(), name)
+	args := append(append([]string{"build", "-o", bin}, flags...), pkg)
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}

@@ -80,9 +80,10 @@ type Config struct {
 
 // MIB serves HOST-RESOURCES-MIB.
 type MIB struct {
-	cfg    Config
-	ownCPU bool
-	cpu    *procfs.CPUHistory
+	cfg      Config
+	ownCPU   bool
+	ownProcs bool // procs was made here: Close closes it
+	cpu      *procfs.CPUHistory
 
 	mem     procfs.Cache[procfs.Meminfo]
 	fsys    procfs.Cache[[]procfs.FileSystem]
@@ -128,6 +129,7 @@ func New(cfg Config) *MIB {
 	m.procs = cfg.Processes
 	if m.procs == nil {
 		m.procs = procfs.NewProcesses(cfg.FS, ttl)
+		m.ownProcs = true
 	}
 	m.devices = procfs.Cache[*devSnap]{TTL: ttl, Load: m.readDevices}
 	m.initSystem()
@@ -182,6 +184,9 @@ func (m *MIB) Processes() *procfs.Processes { return m.procs }
 func (m *MIB) Close() error {
 	if m.ownCPU {
 		m.cpu.Close()
+	}
+	if m.ownProcs {
+		m.procs.Close()
 	}
 	return nil
 }

@@ -107,6 +107,7 @@ type Config struct {
 type MIB struct {
 	cfg     Config
 	ownCPU  bool
+	ownPS   bool // ps was made here: Close closes it
 	cpu     *procfs.CPUHistory
 	maxLoad atomic.Pointer[[3]float64] // laConfig
 	loadSet bool                       // laConfig comes from the configuration: read-only
@@ -162,6 +163,7 @@ func New(cfg Config) *MIB {
 	m.ps = cfg.Processes
 	if m.ps == nil && len(cfg.Procs) > 0 {
 		m.ps = procfs.NewProcesses(cfg.FS, ttl)
+		m.ownPS = true
 	}
 	m.diskio = procfs.Cache[[]diskIORow]{TTL: ttl, Load: func(time.Time) []diskIORow { return m.readDiskIO() }}
 	m.files = procfs.Cache[[]fileRow]{TTL: ttl, Load: m.readFiles}
@@ -197,6 +199,9 @@ func (m *MIB) Register(tree *mib.Tree) {
 func (m *MIB) Close() error {
 	if m.ownCPU {
 		m.cpu.Close()
+	}
+	if m.ownPS {
+		m.ps.Close()
 	}
 	return nil
 }

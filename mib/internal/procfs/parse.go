@@ -38,6 +38,28 @@ func fields(line []byte, dst [][]byte) [][]byte {
 	}
 }
 
+// firstFields splits off the first cap(dst) fields of a line as fields
+// does, leaving the rest unsplit: with dst on the caller's stack, nothing
+// is allocated.
+func firstFields(line []byte, dst [][]byte) [][]byte {
+	dst = dst[:0]
+	for len(dst) < cap(dst) {
+		for len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
+			line = line[1:]
+		}
+		if len(line) == 0 {
+			return dst
+		}
+		i := 0
+		for i < len(line) && line[i] != ' ' && line[i] != '\t' {
+			i++
+		}
+		dst = append(dst, line[:i])
+		line = line[i:]
+	}
+	return dst
+}
+
 // atou parses a decimal unsigned integer; ok is false for anything else
 // (empty, signs, other characters, overflow).
 func atou(b []byte) (uint64, bool) {

@@ -42,8 +42,9 @@ func ParseProcStat(b []byte) (Process, bool) {
 	}
 	p.PID = uint32(pid)
 	p.Comm = string(b[open+1 : end])
-	var fb [48][]byte
-	f := fields(bytes.TrimRight(b[end+1:], "\n"), fb[:0])
+	// The fields up to rss (the 22nd after the name) are all it needs.
+	var fb [22][]byte
+	f := firstFields(bytes.TrimRight(b[end+1:], "\n"), fb[:0])
 	// f[0] is state (field 3); utime is field 14, stime 15, rss 24.
 	if len(f) < 22 || len(f[0]) != 1 {
 		return p, false
@@ -70,6 +71,12 @@ type ProcReader struct {
 	FS FS
 	// WithCmdline also reads /proc/PID/cmdline.
 	WithCmdline bool
+	// KeepOpen keeps each process's stat file open between listings and
+	// reads it again with pread(2): one system call a process instead of
+	// four (open, read, read to the end, close) and no path lookup. The
+	// descriptors are closed when their process has gone and by Close;
+	// at most maxKept are kept.
+	KeepOpen bool
 
 	buf  []byte
 	path []byte
@@ -77,6 +84,19 @@ type ProcReader struct {
 	// rarely rewrites its argv, and reading it again for every listing
 	// would double the system calls.
 	cmdlines map[procKey][]byte
+	kept     map[uint32]int // PID -> open /proc/PID/stat
+}
+
+// maxKept bounds the stat files a ProcReader keeps open; processes past
+// it are read by opening their file each time.
+var maxKept = 4096
+
+// Close closes the stat files kept open.
+func (pr *ProcReader) Close() {
+	for pid, fd := range pr.kept {
+		unix.Close(fd)
+		delete(pr.kept, pid)
+	}
 }
 
 type procKey struct {
@@ -107,11 +127,22 @@ func (pr *ProcReader) List() (ps []Process, bad int, err error) {
 			pr.cmdlines = next
 		}
 	}()
+	var seen map[uint32]bool
+	if pr.KeepOpen {
+		seen = make(map[uint32]bool, len(names))
+		defer pr.closeGone(seen)
+	}
 	for _, n := range names {
 		if n == "" || n[0] < '0' || n[0] > '9' {
 			continue
 		}
-		b, ok := pr.read(n, "/stat")
+		var b []byte
+		var ok bool
+		if pr.KeepOpen {
+			b, ok = pr.readStat(n, seen)
+		} else {
+			b, ok = pr.read(n, "/stat")
+		}
 		if !ok {
 			continue // exited
 		}
@@ -137,14 +168,88 @@ func (pr *ProcReader) List() (ps []Process, bad int, err error) {
 	return ps, bad, nil
 }
 
-// read reads /proc/PID/file into the reader's buffer.
-func (pr *ProcReader) read(pid, file string) ([]byte, bool) {
+// readStat reads /proc/PID/stat through the descriptor kept for PID,
+// opening (or, when the process it was opened for has gone and the PID
+// was reused, reopening) it as needed.
+func (pr *ProcReader) readStat(pid string, seen map[uint32]bool) ([]byte, bool) {
+	id, err := strconv.ParseUint(pid, 10, 32)
+	if err != nil {
+		return nil, false
+	}
+	if pr.kept == nil {
+		pr.kept = map[uint32]int{}
+	}
+	for try := 0; try < 2; try++ {
+		fd, ok := pr.kept[uint32(id)]
+		if !ok {
+			if len(pr.kept) >= maxKept {
+				return pr.read(pid, "/stat")
+			}
+			if fd, ok = pr.open(pid, "/stat"); !ok {
+				return nil, false // exited
+			}
+			pr.kept[uint32(id)] = fd
+		}
+		n, err := preadAll(fd, pr.buf)
+		if err == nil {
+			seen[uint32(id)] = true
+			return pr.buf[:n], true
+		}
+		// The process this descriptor was opened for has exited (ESRCH):
+		// open the PID's file again, which may be a new process's.
+		unix.Close(fd)
+		delete(pr.kept, uint32(id))
+	}
+	return nil, false
+}
+
+// closeGone closes the descriptors of processes not seen in a listing.
+func (pr *ProcReader) closeGone(seen map[uint32]bool) {
+	for pid, fd := range pr.kept {
+		if !seen[pid] {
+			unix.Close(fd)
+			delete(pr.kept, pid)
+		}
+	}
+}
+
+// preadAll reads a whole /proc file from its start into buf.
+func preadAll(fd int, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Pread(fd, buf[n:], int64(n))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+		if n < len(buf) {
+			// /proc's stat fits one read; a short read is its end.
+			break
+		}
+	}
+	return n, nil
+}
+
+// open opens /proc/PID/file.
+func (pr *ProcReader) open(pid, file string) (int, bool) {
 	pr.path = append(pr.path[:0], pr.FS.Path("/proc")...)
 	pr.path = append(pr.path, '/')
 	pr.path = append(pr.path, pid...)
 	pr.path = append(pr.path, file...)
 	fd, err := unix.Open(string(pr.path), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
+	return fd, err == nil
+}
+
+// read reads /proc/PID/file into the reader's buffer.
+func (pr *ProcReader) read(pid, file string) ([]byte, bool) {
+	fd, ok := pr.open(pid, file)
+	if !ok {
 		return nil, false
 	}
 	defer unix.Close(fd)

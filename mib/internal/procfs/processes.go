@@ -27,7 +27,15 @@ func NewProcesses(fs FS, ttl time.Duration) *Processes {
 	if ttl <= 0 {
 		ttl = time.Second
 	}
-	return &Processes{pr: ProcReader{FS: fs, WithCmdline: true}, ttl: ttl}
+	return &Processes{pr: ProcReader{FS: fs, WithCmdline: true, KeepOpen: true}, ttl: ttl}
+}
+
+// Close closes the files the listing keeps open; a later Current opens
+// them again.
+func (p *Processes) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pr.Close()
 }
 
 // Current returns the listing, ascending by PID, read afresh when older

@@ -3,6 +3,7 @@ package procfs
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -240,4 +241,61 @@ func FuzzParsers(f *testing.F) {
 		}
 		ParseUptime(b)
 	})
+}
+
+// TestKeepOpen lists processes through stat files kept open: the values
+// are read afresh each time, and the file of a process that has exited is
+// closed and the process left out.
+func TestKeepOpen(t *testing.T) {
+	pr := ProcReader{FS: Host, KeepOpen: true}
+	defer pr.Close()
+	c := exec.Command("sleep", "60")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child := uint32(c.Process.Pid)
+	self := uint32(os.Getpid())
+	find := func(ps []Process, pid uint32) *Process {
+		for i := range ps {
+			if ps[i].PID == pid {
+				return &ps[i]
+			}
+		}
+		return nil
+	}
+	ps, _, err := pr.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := find(ps, self)
+	if me == nil || find(ps, child) == nil {
+		t.Fatalf("listing lacks this process or its child (%d processes)", len(ps))
+	}
+	if _, ok := pr.kept[child]; !ok {
+		t.Fatal("the child's stat file was not kept open")
+	}
+	before := me.UTime + me.STime
+	// Spend CPU time until the kernel counts it (ticks of 10 ms).
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		ps, _, _ = pr.List()
+		if p := find(ps, self); p != nil && p.UTime+p.STime > before {
+			break
+		}
+	}
+	if p := find(ps, self); p == nil || p.UTime+p.STime <= before {
+		t.Errorf("this process's CPU time read through the kept file stayed at %d ticks", before)
+	}
+	c.Process.Kill()
+	c.Wait()
+	ps, _, _ = pr.List()
+	if find(ps, child) != nil {
+		t.Error("an exited process is still listed")
+	}
+	if _, ok := pr.kept[child]; ok {
+		t.Error("the stat file of an exited process is still open")
+	}
+	pr.Close()
+	if len(pr.kept) != 0 {
+		t.Errorf("%d files open after Close", len(pr.kept))
+	}
 }
