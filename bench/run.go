@@ -64,6 +64,7 @@ func Experiments() []Experiment {
 		{"ciphers", "Bulk throughput per cipher and MAC", "ssh-cipher-bulk-transfer-2013, transfer time per cipher and per MAC", runCiphers},
 		{"ws", "SNMP against web services", "snmp-vs-web-services-2004", runWS},
 		{"agentx", "AgentX: a subagent's table walked through the master", "", runAgentX},
+		{"traps", "Notification receivers: inform round trip and a trap storm with a slow handler", "issue 15: tsnmp trapd against snmptrapd, zero unaccounted loss", runTraps},
 		{"hostmib", "Host MIB walks against snmpd", "issue 16: a full walk at least 5 times faster than snmpd, CPU per object at most a fifth", runHostMIB},
 		{"exporter", "tsnmp exporter against snmp_exporter", "issue 20: at most a quarter of snmp_exporter's CPU per scrape", runExporter},
 	}

@@ -84,6 +84,11 @@ type Config struct {
 	// own (a refused resumption retried with a full handshake); nil logs
 	// nothing.
 	Logger *slog.Logger
+	// Trace, if set, sees every whole message the session sends (sent
+	// true) and receives, with the connection's addresses, before
+	// anything else is done with it; it must not keep msg. The tools'
+	// -d uses it.
+	Trace func(sent bool, msg []byte, local, remote net.Addr)
 }
 
 func (c *Config) normalize() {
@@ -380,6 +385,9 @@ func (s *Session) readStream() {
 // deliver routes a received message to the request waiting for its id.
 // Messages that do not parse or that nobody waits for are dropped.
 func (s *Session) deliver(m []byte) {
+	if s.cfg.Trace != nil {
+		s.cfg.Trace(false, m, s.conn.LocalAddr(), s.conn.RemoteAddr())
+	}
 	r, ok := s.mp.peek(m)
 	if !ok {
 		return
@@ -445,6 +453,9 @@ func (s *Session) release(w *waiter) {
 func (s *Session) write(m []byte) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if s.cfg.Trace != nil {
+		s.cfg.Trace(true, m, s.conn.LocalAddr(), s.conn.RemoteAddr())
+	}
 	_, err := s.conn.Write(m)
 	if err != nil && !s.target.Stream() && errors.Is(err, syscall.ECONNREFUSED) {
 		return nil // a pending ICMP error from an earlier datagram

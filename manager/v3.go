@@ -19,6 +19,14 @@ type ReportError struct {
 	Report  *snmp.PDU
 }
 
+// reportName names the first variable of a Report, for debug messages.
+func reportName(r *snmp.PDU) string {
+	if len(r.VarBinds) == 0 {
+		return "(none)"
+	}
+	return r.VarBinds[0].Name.String()
+}
+
 func (e *ReportError) Error() string {
 	switch e.Counter {
 	case usm.UnknownUserNames:
@@ -262,6 +270,7 @@ func (v *v3State) discover(ctx context.Context, s *Session, adaptive bool) ([]by
 		return nil, err
 	}
 	id := bytes.Clone(found.EngineID)
+	logger(v.cfg.Logger).Debug("usm: discovered the agent's engine", "engineID", fmt.Sprintf("%X", id), "boots", found.EngineBoots, "time", found.EngineTime)
 	v.usm.SetTimeHint(id, found.EngineBoots, found.EngineTime)
 	v.mu.Lock()
 	v.engineID = id
@@ -290,9 +299,11 @@ func discoveryAnswer(hdr *snmp.V3Message) *usm.SecurityParameters {
 func (v *v3State) acceptResponse(r *received, engineID []byte, reqID int32, into *snmp.PDU) *snmp.PDU {
 	in, err := v.usm.ProcessIncoming(&r.hdr, r.msg, nil)
 	if err != nil {
+		logger(v.cfg.Logger).Debug("usm: incoming message dropped", "reason", err)
 		return nil // not authentic, not timely or malformed: discard
 	}
 	if !bytes.Equal(in.SecurityEngineID, engineID) {
+		logger(v.cfg.Logger).Debug("usm: message from another engine dropped", "engineID", fmt.Sprintf("%X", in.SecurityEngineID), "want", fmt.Sprintf("%X", engineID))
 		// No keys for another engine: a Report from it is dropped, so
 		// a wrong -e ends in a timeout as with Net-SNMP.
 		return nil
@@ -342,6 +353,7 @@ func (v *v3State) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bo
 			return resp, nil
 		}
 		c, _ := usm.ReportCounter(resp)
+		logger(v.cfg.Logger).Debug("usm: report received", "counter", reportName(resp), "try", try)
 		if try == 0 && c == usm.NotInTimeWindows {
 			continue
 		}

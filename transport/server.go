@@ -46,6 +46,11 @@ func Listen(a Address, h Handler, opts *ServerOptions) (Server, error) {
 		if err != nil {
 			return nil, err
 		}
+		if opts.ReadBuffer > 0 {
+			// The kernel caps it at net.core.rmem_max; a smaller buffer
+			// is no reason to fail.
+			_ = c.(*net.UDPConn).SetReadBuffer(opts.ReadBuffer)
+		}
 		return &udpServer{conn: c.(*net.UDPConn), h: h, log: opts.logger(), closed: make(chan struct{})}, nil
 	case TCP:
 		l, err := net.Listen(a.Network, a.HostPort())
@@ -75,6 +80,11 @@ type ServerOptions struct {
 	// MaxConns and StartupsFull are taken from MaxConns and MaxStartups.
 	Limits connset.Limits
 	Logger *slog.Logger
+	// ReadBuffer, when set, asks for a UDP socket receive buffer of that
+	// many bytes (SO_RCVBUF, capped by net.core.rmem_max): a receiver of
+	// bursts of datagrams, such as tsnmp trapd, loses fewer to a full
+	// buffer.
+	ReadBuffer int
 }
 
 func (o *ServerOptions) handshakeTimeout() time.Duration {

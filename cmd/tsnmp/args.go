@@ -27,10 +27,23 @@ type options struct {
 	// noKeyCache is --no-key-cache: derive USM keys from the passwords
 	// every time (manager.KeyCache).
 	noKeyCache bool
-	// debug is -D[TOKENS]: debug messages on standard error (tokens are
-	// accepted and ignored; tsnmp logs whatever it does on its own).
-	debug bool
+	// debug is -D[TOKENS]: debug messages on standard error, of the
+	// comma-separated tokens (all when none; debug.go).
+	debug       bool
+	debugTokens string
+	// dump is -d: every message sent and received in hex (debug.go).
+	dump  bool
 	level string
+	// seen records the options the command line gave, which snmp.conf
+	// does not override (conf.go).
+	seen map[byte]bool
+	// conf holds snmp.conf's defaultPort and aliases; confOut its output
+	// and input settings as -O and -I letters.
+	conf    confDefaults
+	confOut []string
+	// Input options: -Ir (no range check), -Ih (no DISPLAY-HINT when
+	// parsing values), -Ib (best match), -Iu, -Is SUFFIX, -IS PREFIX.
+	noRangeCheck, noHints bool
 	// transportParams are -T KEY=VALUE arguments (ssh.go).
 	transportParams []string
 	// communitySet tells whether -c was given.
@@ -58,7 +71,7 @@ const withArg = "YmMOIPvrtcZeEnulxXaApTsSLC"
 // with '-'); "--" ends options. The -C letters in nextWord (snmptable's
 // w, c, f and r; snmpwalk's E) take the next word as their argument.
 func parseArgsTool(argv []string, permute bool, nextWord string) (*options, error) {
-	o := &options{nextWord: nextWord, tableC: map[byte]string{}}
+	o := &options{nextWord: nextWord, tableC: map[byte]string{}, seen: map[byte]bool{}}
 	o.cfg.Version = snmp.V3 // Net-SNMP's default version
 	o.cfg.Retries = manager.DefaultRetries
 	o.cfg.Timeout = manager.DefaultTimeout
@@ -95,14 +108,16 @@ func parseArgsTool(argv []string, permute bool, nextWord string) (*options, erro
 		for j := 1; j < len(a); j++ {
 			c := a[j]
 			if c == 'D' { // optional argument: Net-SNMP's debug tokens
-				o.debug = true
+				o.debug, o.debugTokens = true, a[j+1:]
 				break
 			}
 			if strings.IndexByte(withArg, c) < 0 {
 				switch c {
 				case 'h':
 					o.help = true
-				case 'H', 'd':
+				case 'd':
+					o.dump = true
+				case 'H':
 				case 'V':
 					o.version = true
 				default:
@@ -145,6 +160,7 @@ func parseArgsTool(argv []string, permute bool, nextWord string) (*options, erro
 }
 
 func (o *options) set(c byte, val string) error {
+	o.seen[c] = true
 	switch c {
 	case 'v':
 		switch val {
@@ -231,12 +247,36 @@ func (o *options) set(c byte, val string) error {
 		} else if strings.Contains(val, "=") {
 			o.transportParams = append(o.transportParams, val)
 		}
+	case 'I':
+		if err := o.setInput(val); err != nil {
+			return err
+		}
 	case 'm':
 		o.mibs.modules, o.mibs.modulesSet = val, true // mibs.go
 	case 'M':
 		o.mibs.dirs, o.mibs.dirsSet = val, true
 	}
 	// I, P, L, Y, Z, p, s, S: accepted.
+	return nil
+}
+
+// setInput applies the letters of -I: r (values are not checked against
+// the MIB's ranges), h (DISPLAY-HINTs are not used to parse values), and
+// R, b, u, s, S, which name lookups accept as they are.
+func (o *options) setInput(val string) error {
+	for i := 0; i < len(val); i++ {
+		switch val[i] {
+		case 'r':
+			o.noRangeCheck = true
+		case 'h':
+			o.noHints = true
+		case 'R', 'b', 'u':
+		case 's', 'S':
+			return nil // the rest is the suffix or prefix
+		default:
+			return &usageError{fmt.Sprintf("Unknown input option passed to -I: %c.", val[i])}
+		}
+	}
 	return nil
 }
 

@@ -40,13 +40,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/tsnmp/tsnmp/internal/xdg"
@@ -145,6 +145,7 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		tool = commands[args[0]]
 		args = args[1:]
 	}
+	stderr = &lockedWriter{w: stderr} // -d dumps from the reading goroutine
 	a := &app{tool: tool, out: bufio.NewWriter(stdout), errw: stderr, ctx: ctx}
 	defer a.out.Flush()
 	nextWord := map[string]string{"snmptable": "wcfr", "snmpwalk": "E"}[tool]
@@ -156,10 +157,20 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		return 1
 	}
 	a.o = o
-	loadMIBs(o.mibs, stderr, false) // mibs.go
+	conf := readConf() // conf.go
+	o.applyConf(conf, stderr)
 	if o.debug {
-		o.cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		o.cfg.Logger = newDebugLogger(stderr, o.debugTokens) // debug.go
+		o.mibs.log = o.cfg.Logger
+		for _, l := range conf {
+			v := l.val
+			if strings.Contains(l.key, "passphrase") || strings.Contains(l.key, "key") {
+				v = "(not shown)"
+			}
+			o.cfg.Logger.Debug(fmt.Sprintf("snmp.conf: %s:%d: %s %s", l.file, l.line, l.key, v))
+		}
 	}
+	loadMIBs(o.mibs, stderr, false) // mibs.go
 	if o.version {
 		fmt.Fprintf(a.out, "tsnmp %s (Net-SNMP compatible command generator)\n", a.tool)
 		return 0
@@ -173,8 +184,23 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		a.usage()
 		return 1
 	}
-	a.peer = o.args[0]
+	a.peer = o.target(o.args[0]) // conf.go: alias, defaultPort
 	operands := o.args[1:]
+	if o.dump {
+		network := "udp"
+		if t, err := manager.ParseTarget(a.peer); err == nil {
+			network = t.Network
+		}
+		if i := strings.IndexByte(a.peer, ':'); i > 0 {
+			switch p := strings.ToLower(a.peer[:i]); p {
+			case "tls", "dtls", "ssh":
+				network = p
+			}
+		}
+		o.cfg.Trace = func(sent bool, msg []byte, local, remote net.Addr) {
+			dumpPacket(stderr, network, sent, msg, local, remote)
+		}
+	}
 	if o.cfg.Version != snmp.V3 && !o.communitySet {
 		a.errorf("No community name specified.\n")
 		a.usage()
@@ -291,6 +317,18 @@ func (a *app) open() bool {
 	}
 	a.sess = s
 	return true
+}
+
+// lockedWriter serializes writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 func unwrapOp(err error) error {

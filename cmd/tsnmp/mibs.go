@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -34,6 +35,7 @@ func defaultMIBDirs() string {
 type mibSettings struct {
 	modules, dirs       string // -m and -M
 	modulesSet, dirsSet bool
+	log                 *slog.Logger // -D mibs; nil logs nothing
 }
 
 // set records -m (opt 'm') or -M (opt 'M').
@@ -187,6 +189,18 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 		name, ok := strings.CutPrefix(d.Msg, "Cannot find module (")
 		if ok && d.File == "" && !slices.Contains(defaults, strings.TrimSuffix(name, ")")) {
 			fmt.Fprintf(errw, "%s: At line 1 in (none)\n", d.Msg)
+		}
+	}
+	if s.log != nil {
+		n := 0
+		if src != nil {
+			n = src.Len()
+		} else if set != nil {
+			n = len(set.Defs)
+		}
+		s.log.Debug("mibs: loaded", "dirs", strings.Join(p.dirs, ":"), "modules", strings.Join(p.modules, ":"), "files", strings.Join(p.files, ":"), "definitions", n)
+		for _, d := range diags {
+			s.log.Debug("mibs: " + d.Error())
 		}
 	}
 	switch {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"crypto"
 	"errors"
 	"strings"
 
+	"github.com/tsnmp/tsnmp/internal/certs"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -25,6 +27,12 @@ func (a *app) openSecure() bool {
 			return false
 		}
 	}
+	if len(p.CertDirs) == 0 {
+		// Certificates by name under each snmp.conf directory's tls/
+		// (SNMPCONFPATH's, else the defaults) and the persistent
+		// directory's, as Net-SNMP looks them up.
+		p.CertDirs = certDirs() // conf.go
+	}
 	cfg := a.o.cfg
 	if a.o.level == "" {
 		cfg.Level = snmp.AuthPriv
@@ -38,6 +46,20 @@ func (a *app) openSecure() bool {
 	if err != nil {
 		a.errorf("%s: %v\n", a.tool, err)
 		return false
+	}
+	if l := cfg.Logger; l != nil {
+		for _, kp := range c.Certificates {
+			if kp.Leaf != nil {
+				l.Debug("tls: local certificate", "name", p.OurIdentity, "subject", kp.Leaf.Subject.String(), "fingerprint", certs.Compute(crypto.SHA256, kp.Leaf).String())
+			}
+		}
+		for _, ta := range c.TrustAnchors {
+			l.Debug("tls: trust anchor", "subject", ta.Subject.String(), "fingerprint", certs.Compute(crypto.SHA256, ta).String())
+		}
+		if c.TheirIdentity != nil {
+			l.Debug("tls: agent certificate pinned", "fingerprint", c.TheirIdentity.String())
+		}
+		l.Debug("tls: certificate directories", "dirs", strings.Join(p.CertDirs, ":"))
 	}
 	s, err := manager.DialSecure(a.ctx, a.peer, cfg, c)
 	var ce *manager.CertificateError

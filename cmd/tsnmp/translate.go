@@ -381,10 +381,24 @@ func accessFlags(a smi.Access) string {
 // printTree is -Tp: n and everything below it, each line starting with
 // prefix.
 func printTree(out *bufio.Writer, n *smi.Node, prefix string) {
-	printTreeNode(out, n, prefix, true)
+	p := &treePrinter{simple: true}
+	p.node(out, n, prefix, true)
 }
 
-func printTreeNode(out *bufio.Writer, n *smi.Node, prefix string, last bool) {
+// plainNode tells the nodes snmptranslate gives no type: OBJECT
+// IDENTIFIER assignments, tables and rows (not identities, groups,
+// notifications and the other macros, nor typed objects).
+func plainNode(n *smi.Node) bool {
+	return n.Kind == smi.KindNode || n.Kind == smi.KindTable || n.Kind == smi.KindRow
+}
+
+// treePrinter keeps, as snmptranslate does across the whole tree,
+// whether the last node printed was a simple one (not a plain node, with
+// nothing below it). A "|" line comes before a plain node and after
+// anything not simple.
+type treePrinter struct{ simple bool }
+
+func (p *treePrinter) node(out *bufio.Writer, n *smi.Node, prefix string, last bool) {
 	typ := treeType(n)
 	if typ != "" {
 		fmt.Fprintf(out, "%s+-- %s %-9s %s(%d)\n", prefix, accessFlags(n.Access), typ, n.Name, n.OID[len(n.OID)-1])
@@ -429,19 +443,17 @@ func printTreeNode(out *bufio.Writer, n *smi.Node, prefix string, last bool) {
 			fmt.Fprintf(out, "%s%s  %s\n", child, bar, l)
 		}
 	}
+	p.simple = !plainNode(n)
 	if len(kids) == 0 {
 		return
 	}
-	fmt.Fprintf(out, "%s|\n", child)
-	prevComplex := false
 	for i, k := range kids {
-		complex := len(k.Children()) > 0
-		if i > 0 && (prevComplex || complex && treeType(k) == "") {
+		if !p.simple || plainNode(k) {
 			fmt.Fprintf(out, "%s|\n", child)
 		}
-		printTreeNode(out, k, child, i == len(kids)-1)
-		prevComplex = complex
+		p.node(out, k, child, i == len(kids)-1)
 	}
+	p.simple = false
 }
 
 // dumpTable is -To, -Tl, -Ts and -Tz: one line per node.

@@ -33,6 +33,8 @@ func TestTranslateLikeSnmptranslate(t *testing.T) {
 		{"-Tp", "SNMPv2-MIB::system"},
 		{"-Tp", "-IR", "snmpTargetAddrEntry"},
 		{"-Tp", "-IR", "hrStorageEntry"},
+		{"-Tp"}, // the whole tree: where "|" lines go after identities and groups
+		{"-Tp", "-IR", "ip"},
 		{"-Td", "IF-MIB::ifTestOwner", "IF-MIB::ifXEntry", "-IR", "sysUpTimeInstance", "coldStart"},
 		{"-Td", "-IR", "ifTable", "ifIndex", "ifType", "vacmAccessEntry", "snmpTrapOID", "ifSpeed", "sysUpTime", "snmpMIB", "systemGroup", "zeroDotZero"},
 		{"-Tz"},

@@ -239,7 +239,7 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		var srv transport.Server
 		switch a.Domain {
 		case transport.UDP, transport.TCP:
-			srv, err = transport.Listen(a, r, &transport.ServerOptions{Logger: log})
+			srv, err = transport.Listen(a, r, &transport.ServerOptions{Logger: log, ReadBuffer: trapdReadBuffer})
 		case transport.TLS, transport.DTLS:
 			if tlsServer == nil {
 				fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: a tls: or dtls: receiver needs [snmp] localCert and certSecName lines in snmptrapd.conf\n", spec)
@@ -312,6 +312,13 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	logCounters(stderr, r, out)
 	return 0
 }
+
+// trapdReadBuffer is the UDP receive buffer tsnmp trapd asks for: 4 MiB
+// hold some 3,000 small notifications, a third of a second of a storm of
+// 10,000 per second, while a burst of handler programs or the garbage
+// collector holds the reader up. The kernel caps it at
+// net.core.rmem_max.
+const trapdReadBuffer = 4 << 20
 
 // trapdSSH is the SSH server of an ssh: listener: the host keys of
 // sshHostKey lines, else the Ed25519 key tsnmpd would generate, kept in

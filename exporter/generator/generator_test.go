@@ -113,25 +113,20 @@ func diffModule(t *testing.T, name string, want, got map[string]any) {
 	}
 }
 
-// TestSNMPExporterGenerator runs Debian's prometheus-snmp-generator
-// (snmp_exporter 0.21, on Net-SNMP's MIB parser) and tsnmp's generator on
-// one generator.yml and the same MIB modules, and compares the snmp.yml
-// they write module by module and metric by metric.
-func TestSNMPExporterGenerator(t *testing.T) {
+// runDebianGenerator runs Debian's prometheus-snmp-generator (snmp_exporter
+// 0.21, on Net-SNMP's MIB parser) on gen with the MIB directories dirs
+// and returns the snmp.yml it writes.
+func runDebianGenerator(t *testing.T, gen []byte, dirs []string) []byte {
+	t.Helper()
 	bin := testenv.Need(t, "prometheus-snmp-generator")
 	dir := t.TempDir()
-	src, _ := filepath.Abs("testdata/generator-0.21.yml")
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// It reads generator.yml from its working directory.
-	if err := os.WriteFile(filepath.Join(dir, "generator.yml"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "generator.yml"), gen, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "generate")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "MIBDIRS="+testenv.MIBDir(t))
+	cmd.Env = append(os.Environ(), "MIBDIRS="+strings.Join(dirs, ":"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("prometheus-snmp-generator: %v\n%s", err, out)
 	}
@@ -139,9 +134,15 @@ func TestSNMPExporterGenerator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := modules(t, ref)
-	got := modules(t, generate(t, src, Options{}))
-	if len(want) < 10 {
+	return ref
+}
+
+// compareGenerated compares two snmp.yml module by module and metric by
+// metric.
+func compareGenerated(t *testing.T, ref, ours []byte, minModules int) {
+	t.Helper()
+	want, got := modules(t, ref), modules(t, ours)
+	if len(want) < minModules {
 		t.Fatalf("snmp_exporter's generator wrote %d modules", len(want))
 	}
 	var names []string
@@ -162,7 +163,65 @@ func TestSNMPExporterGenerator(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("%d modules, snmp_exporter's generator %d", len(got), len(want))
 	}
-	t.Logf("%d modules, %d metrics alike", len(names), metrics)
+	t.Logf("%d modules, %d metrics compared", len(names), metrics)
+}
+
+// TestSNMPExporterGenerator runs Debian's prometheus-snmp-generator and
+// tsnmp's generator on one generator.yml and the standard MIB modules,
+// and compares the snmp.yml they write module by module and metric by
+// metric.
+func TestSNMPExporterGenerator(t *testing.T) {
+	src := "testdata/generator-0.21.yml"
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := runDebianGenerator(t, b, []string{testenv.MIBDir(t)})
+	compareGenerated(t, ref, generate(t, src, Options{}), 10)
+}
+
+// debianGeneratorYML is the generator.yml Debian's package ships.
+const debianGeneratorYML = "/usr/share/doc/prometheus-snmp-exporter/examples/generator.yml"
+
+// TestSNMPExporterGeneratorVendor does the same with the vendor MIB
+// modules kept beside the repository and the modules of the generator.yml
+// Debian's package ships whose MIBs are among them (APC, Arista, Cisco's
+// WLC, MikroTik, the Printer MIB).
+func TestSNMPExporterGeneratorVendor(t *testing.T) {
+	testenv.Need(t, "prometheus-snmp-generator")
+	dirs := append([]string{testenv.MIBDir(t)}, testenv.VendorMIBDirs(t)...)
+	b, err := os.ReadFile(debianGeneratorYML)
+	if err != nil {
+		t.Fatalf("%v (installed with prometheus-snmp-exporter)", err)
+	}
+	var doc struct {
+		Modules map[string]any `yaml:"modules"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	keep := map[string]any{}
+	for _, n := range []string{"if_mib", "cisco_wlc", "apcups", "arista_sw", "mikrotik", "printer_mib"} {
+		if doc.Modules[n] == nil {
+			t.Fatalf("%s has no module %s", debianGeneratorYML, n)
+		}
+		keep[n] = doc.Modules[n]
+	}
+	gen, err := yaml.Marshal(map[string]any{"modules": keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := runDebianGenerator(t, gen, dirs)
+	set, _ := smiload.Load(smiload.Request{Dirs: dirs, Modules: []string{"ALL"}, Compiled: smi.Compiled})
+	c, err := Load("generator.yml", gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := Generate(c, set, Options{Legacy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareGenerated(t, ref, ours, 6)
 }
 
 func metric(t *testing.T, mod map[string]any, name string) map[string]any {
@@ -343,5 +402,16 @@ func TestGeneratedScrape(t *testing.T) {
 		t.Run(module, func(t *testing.T) {
 			exptest.Compare(t, ref, srv.URL, fmt.Sprintf("/snmp?target=127.0.0.1:%d&module=%s", agent.Port, module))
 		})
+	}
+}
+
+// TestFixedSize: the one value a textual convention's constraint allows
+// is the fixed size of an index of that type, as Net-SNMP gives it (an
+// INTEGER (1..1) convention, as Dell's DellCMCPowerIndexRange, too).
+func TestFixedSize(t *testing.T) {
+	for r, want := range map[string]int{"(6)": 6, "(1..1)": 1, "(4 | 16)": 0, "(0..255)": 0, "": 0, "(16)": 16, "(-1..-1)": 0} {
+		if got := fixedSize(r); got != want {
+			t.Errorf("fixedSize(%q) = %d, want %d", r, got, want)
+		}
 	}
 }

@@ -91,6 +91,29 @@ func nodeType(d *smi.Def) string {
 	return "OTHER"
 }
 
+// fixedSize is the one value a constraint such as "(6)" or "(1..1)"
+// allows, else 0: Net-SNMP's fixed size of a textual convention, which
+// the generator gives indexes. (Net-SNMP reads the convention's own
+// constraint; the loader gives the object's, which is the convention's
+// unless the object narrows it.)
+func fixedSize(ranges string) int {
+	r, ok1 := strings.CutPrefix(ranges, "(")
+	r, ok2 := strings.CutSuffix(r, ")")
+	if !ok1 || !ok2 || strings.ContainsAny(r, "|(") {
+		return 0
+	}
+	lo, hi, found := strings.Cut(r, "..")
+	if !found {
+		hi = lo
+	}
+	a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+	b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+	if err1 != nil || err2 != nil || a != b || a < 0 {
+		return 0
+	}
+	return a
+}
+
 func unqualify(s string) string {
 	if _, n, ok := strings.Cut(s, "::"); ok {
 		return n
@@ -134,8 +157,8 @@ func buildTree(s *smi.Set) (*Node, []*Node) {
 				n.Access = a
 			}
 		}
-		if d.TC != "" && d.Base == smi.BaseOctetString {
-			n.FixedSize = d.Fixed
+		if d.TC != "" {
+			n.FixedSize = fixedSize(d.Ranges)
 		}
 		n.EnumValues = map[int]string{}
 		for _, e := range d.Enums {

@@ -29,6 +29,10 @@ type Options struct {
 	Suffix           bool // s: names without the module
 	NoUnits          bool // U: no units (accepted; units are not printed)
 	FullOIDs         bool // f: names with the full path from the root
+	NoBreakdown      bool // b: instance indexes as numbers, not by the INDEX clause
+	ExtendedIndex    bool // X: indexes in brackets, name[1]["text"]
+	HexText          bool // T: hex strings followed by their text
+	ZeroPad          bool // 0: hex digits of DISPLAY-HINTs in pairs ("0c", not "c")
 }
 
 // ParseOptions applies the option letters of a -O argument (e.g. "nq").
@@ -59,7 +63,15 @@ func (o *Options) ParseOptions(s string) error {
 			o.FullOIDs, o.NumericOIDs, o.Suffix = true, false, false
 		case 'U':
 			o.NoUnits = true
-		case 'b', 'E', 'X', 'T', 'u':
+		case 'b':
+			o.NoBreakdown = true
+		case 'X':
+			o.ExtendedIndex = true
+		case 'T':
+			o.HexText = true
+		case '0':
+			o.ZeroPad = true
+		case 'E', 'u':
 			// Accepted for compatibility; they change nothing here.
 		default:
 			return fmt.Errorf("unknown output option %q", c)
@@ -74,15 +86,114 @@ func (o *Options) OID(oid snmp.OID) string {
 		return smi.Format(oid, true)
 	}
 	if o.FullOIDs {
-		return fullName(oid)
+		full := fullName(oid)
+		if o.NoBreakdown || o.ExtendedIndex {
+			// The path from the root, then the index as -Ob or -OX
+			// print it.
+			n, _ := smi.Lookup(oid)
+			if n != nil {
+				def := strings.TrimPrefix(smi.Format(oid, false), n.String())
+				alt := numericIndex(oid)
+				if o.ExtendedIndex && !o.NoBreakdown {
+					alt = o.extendedIndex(oid)
+				}
+				if rest, ok := strings.CutPrefix(alt, n.String()); ok && strings.HasSuffix(full, def) {
+					return strings.TrimSuffix(full, def) + rest
+				}
+			}
+		}
+		return full
 	}
-	s := smi.Format(oid, false)
+	var s string
+	switch {
+	case o.NoBreakdown:
+		// -Ob wins over -OX, as with Net-SNMP.
+		s = numericIndex(oid)
+	case o.ExtendedIndex:
+		s = o.extendedIndex(oid)
+	default:
+		s = smi.Format(oid, false)
+	}
 	if o.Suffix {
 		if i := strings.Index(s, "::"); i >= 0 {
 			s = s[i+2:]
 		}
 	}
 	return s
+}
+
+// numericIndex prints the name of the longest known prefix of oid and
+// the rest in numbers, as -Ob does.
+func numericIndex(oid snmp.OID) string {
+	n, rest := smi.Lookup(oid)
+	if n == nil {
+		return smi.Format(oid, true)
+	}
+	b := []byte(n.String())
+	for _, v := range rest {
+		b = append(b, '.')
+		b = strconv.AppendUint(b, uint64(v), 10)
+	}
+	return string(b)
+}
+
+// extendedIndex prints a table instance with each INDEX object's part
+// in brackets, as -OX does: integers and enumeration labels as they are,
+// strings with a DISPLAY-HINT as "STRING: text", other strings quoted,
+// OBJECT IDENTIFIERs as the other options print OIDs.
+func (o *Options) extendedIndex(oid snmp.OID) string {
+	n, rest := smi.Lookup(oid)
+	if n == nil || len(rest) == 0 {
+		return smi.Format(oid, false)
+	}
+	parts, ok := smi.IndexParts(n, rest)
+	idx := n.IndexNodes()
+	if !ok || len(parts) != len(idx) || n.Kind == smi.KindRow {
+		return smi.Format(oid, false)
+	}
+	var b strings.Builder
+	b.WriteString(n.String())
+	for i, p := range parts {
+		in := idx[i]
+		switch {
+		case in.Base == smi.BaseOctetString && in.Hint != "" && len(p) >= 2 && p[0] == '"':
+			p = "STRING: " + p[1:len(p)-1]
+		case in.Base == smi.BaseObjectIdentifier:
+			var sub snmp.OID
+			for _, f := range strings.Split(p, ".") {
+				v, err := strconv.ParseUint(f, 10, 32)
+				if err != nil {
+					sub = nil
+					break
+				}
+				sub = append(sub, uint32(v))
+			}
+			implied := i == len(parts)-1 && n.Parent() != nil && rowImplied(n)
+			if !implied && len(sub) > 0 {
+				sub = sub[1:]
+			}
+			if len(sub) > 0 {
+				// Named as the options name OIDs.
+				plain := *o
+				plain.ExtendedIndex, plain.NoBreakdown = false, false
+				p = plain.OID(sub)
+			}
+		}
+		b.WriteByte('[')
+		b.WriteString(p)
+		b.WriteByte(']')
+	}
+	return b.String()
+}
+
+// rowImplied reports whether the last INDEX object of n's row is IMPLIED.
+func rowImplied(n *smi.Node) bool {
+	for p := n; p != nil; p = p.Parent() {
+		if p.Kind == smi.KindRow {
+			return p.Implied
+		}
+	}
+	return false
 }
 
 // fullName prints every known node from the root, as -Of does.
@@ -418,7 +529,7 @@ func isSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
 
 func (o *Options) appendOctets(b []byte, hint string, s []byte) []byte {
 	if hint != "" {
-		if out, ok := appendHinted(o.prefix(b, "STRING: "), hint, s); ok {
+		if out, ok := appendHintedPad(o.prefix(b, "STRING: "), hint, s, o.ZeroPad); ok {
 			return out
 		}
 		b = append(b, "(Bad hint ignored: "...)
@@ -443,10 +554,17 @@ func (o *Options) appendOctets(b []byte, hint string, s []byte) []byte {
 	if hex {
 		if o.Quick {
 			b = append(b, '"')
-			b = appendHex(b, s)
+			if o.HexText {
+				b = appendHexText(b, s)
+			} else {
+				b = appendHex(b, s)
+			}
 			return append(b, '"')
 		}
 		b = append(b, "Hex-STRING: "...)
+		if o.HexText {
+			return appendHexText(b, s)
+		}
 		return appendHex(b, s)
 	}
 	b = o.prefix(b, "STRING: ")
@@ -476,9 +594,37 @@ func appendHex(b []byte, s []byte) []byte {
 	return b
 }
 
+// appendHexText prints octets as -OT does: each line of 16 in hex, then
+// its text in brackets (bytes neither printable nor white space as '.').
+func appendHexText(b []byte, s []byte) []byte {
+	for off := 0; off < len(s); off += 16 {
+		if off > 0 {
+			b = append(b, '\n')
+		}
+		line := s[off:min(off+16, len(s))]
+		b = appendHex(b, line)
+		b = append(b, "  ["...)
+		for _, c := range line {
+			if isPrint(c) || isSpace(c) {
+				b = append(b, c)
+			} else {
+				b = append(b, '.')
+			}
+		}
+		b = append(b, ']')
+	}
+	return b
+}
+
 // appendHinted applies an OCTET STRING DISPLAY-HINT (RFC 2579 3.1) the
 // way Net-SNMP does. It reports false for a hint it cannot apply.
 func appendHinted(b []byte, hint string, s []byte) ([]byte, bool) {
+	return appendHintedPad(b, hint, s, false)
+}
+
+// appendHintedPad is appendHinted; with pad (-O0) hexadecimal values are
+// printed with two digits an octet.
+func appendHintedPad(b []byte, hint string, s []byte, pad bool) ([]byte, bool) {
 	h := 0
 	var code, separ, term byte = 'd', 0, 0
 	width := 1
@@ -533,12 +679,19 @@ func appendHinted(b []byte, hint string, s []byte) ([]byte, bool) {
 				i += n
 			case 'x', 'd', 'o':
 				var val uint64
+				n := 0
 				for x := 0; x < width && i < len(s); x++ {
 					val = val<<8 | uint64(s[i])
 					i++
+					n++
 				}
 				switch code {
 				case 'x':
+					if pad {
+						for d := len(strconv.FormatUint(val, 16)); d < 2*n; d++ {
+							b = append(b, '0')
+						}
+					}
 					b = strconv.AppendUint(b, val, 16)
 				case 'd':
 					b = strconv.AppendInt(b, int64(val), 10)
