@@ -173,7 +173,6 @@ func dial(ctx context.Context, network, addr string, cfg *gotls.Config, mayResum
 		tc.SetNoDelay(true)
 	}
 	quickAcksOff(raw)
-	fc := &flightConn{Conn: raw}
 	resuming := false
 	if mayResume && cfg.ClientSessionCache != nil {
 		if cs, ok := cfg.ClientSessionCache.Get(sessionCacheKey(cfg, raw.RemoteAddr().String())); ok && cs != nil {
@@ -182,11 +181,10 @@ func dial(ctx context.Context, network, addr string, cfg *gotls.Config, mayResum
 			resuming = true
 		}
 	}
-	conn := gotls.Client(fc, cfg)
+	conn := gotls.Client(raw, cfg)
 	if err := conn.HandshakeContext(ctx); err != nil {
 		raw.Close()
 		return nil, false, err
 	}
-	fc.handshakeDone()
 	return conn, resuming, nil
 }

@@ -3,24 +3,24 @@ package tls
 import (
 	gotls "crypto/tls"
 	"net"
-	"sync"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // A one-shot manager's session is a handful of small records, and on
 // loopback or a LAN each TCP segment costs about as many octets of
-// headers as the record it carries. Three things keep segments down:
+// headers as the record it carries. Two things keep segments down:
 //
-//   - flightConn sends the manager's last handshake flight (its Finished)
-//     in one segment with its first message;
 //   - Close corks the socket (TCP_CORK) so that close_notify leaves with
 //     the FIN;
 //   - quickAcksOff leaves the acknowledgement of a request or handshake
 //     flight to ride on the answer that follows (TCP_QUICKACK off), as
 //     Linux does once a connection is established.
+//
+// The manager's Finished is not held back to leave with its first
+// message: Net-SNMP's TLS 1.3 agents up to 5.9.5 leave a request that
+// arrives in the segment of the Finished unread (see manager.exchange).
 
 // setSockopt sets a TCP option on the socket under c, if it is one.
 func setSockopt(c net.Conn, opt, v int) {
@@ -69,105 +69,3 @@ func closeCorked(c *gotls.Conn) error {
 // CloseCorked closes a manager's TLS session, its close_notify alert and
 // the FIN in one segment.
 func CloseCorked(c *gotls.Conn) error { return closeCorked(c) }
-
-// flightHold bounds how long a Finished waits for the first message.
-const flightHold = 5 * time.Millisecond
-
-// flightConn is the TCP connection under a manager's TLS session. Once
-// the agent's flight has been read, the manager's next handshake writes
-// (its Finished) are held: a Read during the handshake sends them first
-// (the agent may be waiting for them), and after the handshake the first
-// Write sends them with the message, or a timer after flightHold.
-type flightConn struct {
-	net.Conn
-	mu     sync.Mutex
-	read   bool // the agent has sent something
-	done   bool // handshake over: nothing more is held after the flush
-	held   []byte
-	timer  *time.Timer
-	closed bool
-}
-
-func (c *flightConn) Write(b []byte) (int, error) {
-	c.mu.Lock()
-	if c.read && !c.done {
-		c.held = append(c.held, b...)
-		c.mu.Unlock()
-		return len(b), nil
-	}
-	if len(c.held) > 0 {
-		held := c.held
-		c.held = nil
-		c.stopTimer()
-		_, err := c.Conn.Write(append(held, b...))
-		c.mu.Unlock()
-		if err != nil {
-			return 0, err
-		}
-		return len(b), nil
-	}
-	c.mu.Unlock()
-	return c.Conn.Write(b)
-}
-
-func (c *flightConn) Read(b []byte) (int, error) {
-	c.mu.Lock()
-	if !c.done {
-		if err := c.flushLocked(); err != nil {
-			c.mu.Unlock()
-			return 0, err
-		}
-	}
-	c.mu.Unlock()
-	n, err := c.Conn.Read(b)
-	if n > 0 {
-		c.mu.Lock()
-		c.read = true
-		c.mu.Unlock()
-	}
-	return n, err
-}
-
-func (c *flightConn) flushLocked() error {
-	c.stopTimer()
-	if len(c.held) == 0 {
-		return nil
-	}
-	held := c.held
-	c.held = nil
-	_, err := c.Conn.Write(held)
-	return err
-}
-
-func (c *flightConn) stopTimer() {
-	if c.timer != nil {
-		c.timer.Stop()
-		c.timer = nil
-	}
-}
-
-// handshakeDone ends the handshake: what is held goes with the first
-// Write, or after flightHold.
-func (c *flightConn) handshakeDone() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.done = true
-	if len(c.held) > 0 && !c.closed {
-		c.timer = time.AfterFunc(flightHold, func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			_ = c.flushLocked()
-		})
-	}
-}
-
-func (c *flightConn) Close() error {
-	c.mu.Lock()
-	c.closed = true
-	_ = c.flushLocked()
-	c.mu.Unlock()
-	return c.Conn.Close()
-}
-
-// NetConn returns the TCP connection.
-func (c *flightConn) NetConn() net.Conn { return c.Conn }
