@@ -68,6 +68,7 @@ var commands = map[string]string{
 	"inform":   "snmpinform",
 	"status":   "snmpstatus",
 	"df":       "snmpdf",
+	"netstat":  "snmpnetstat",
 }
 
 var usages = map[string]string{
@@ -82,6 +83,7 @@ var usages = map[string]string{
 	"snmpinform":   "AGENT TRAP-PARAMETERS",
 	"snmpstatus":   "AGENT",
 	"snmpdf":       "AGENT",
+	"snmpnetstat":  "AGENT",
 }
 
 // app is one run of a tool.
@@ -267,6 +269,8 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		cmd = a.status // smalltools.go
 	case "snmpdf":
 		cmd = a.df
+	case "snmpnetstat":
+		cmd = a.netstat // netstat.go
 	}
 	return cmd(operands)
 }

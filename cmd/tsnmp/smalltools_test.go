@@ -85,3 +85,32 @@ func TestFormatHuman(t *testing.T) {
 		}
 	}
 }
+
+// TestNetstat compares tsnmp netstat with snmpnetstat against Net-SNMP's
+// snmpd: the table headers and the lines of the agent's own sockets (the
+// host's other connections come and go between the two runs), with
+// -Cn, -Ca, -Cf and -Cp, IPv4 and IPv6.
+func TestNetstat(t *testing.T) {
+	a := snmpdtest.Start(t, communities)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	port := "." + strconv.Itoa(a.Port) + " "
+	stable := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "Active ") || strings.HasPrefix(l, "Listening ") || strings.HasPrefix(l, "Proto ") || strings.Contains(l, port) {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	for _, opts := range [][]string{{"-Cn"}, {"-Cn", "-Ca"}, {"-Cna", "-Cfinet6"}, {"-Cn", "-Cpudp"}, {"-Cn", "-Cptcp", "-Ca", "-Cfinet"}} {
+		args := append(append([]string{}, opts...), "-v2c", "-c", "public", a.Addr("udp"))
+		want := snmpdtest.Tool(t, "snmpnetstat", args...)
+		got := runTsnmp(t, "snmpnetstat", args...)
+		w, g := stable(want.Stdout), stable(got.Stdout)
+		if strings.Join(w, "\n") != strings.Join(g, "\n") || want.Code != got.Code || want.Stderr != got.Stderr || len(w) < 3 {
+			t.Errorf("%q:\nNet-SNMP %d:\n%s\n%s\ntsnmp %d:\n%s\n%s", opts, want.Code, strings.Join(w, "\n"), want.Stderr, got.Code, strings.Join(g, "\n"), got.Stderr)
+		}
+	}
+}
