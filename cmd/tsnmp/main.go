@@ -73,6 +73,9 @@ var commands = map[string]string{
 	"table":    "snmptable",
 	"trap":     "snmptrap",
 	"inform":   "snmpinform",
+	"status":   "snmpstatus",
+	"df":       "snmpdf",
+	"netstat":  "snmpnetstat",
 }
 
 var usages = map[string]string{
@@ -85,6 +88,9 @@ var usages = map[string]string{
 	"snmptable":    "AGENT TABLE-OID",
 	"snmptrap":     "AGENT TRAP-PARAMETERS",
 	"snmpinform":   "AGENT TRAP-PARAMETERS",
+	"snmpstatus":   "AGENT",
+	"snmpdf":       "AGENT",
+	"snmpnetstat":  "AGENT",
 }
 
 // app is one run of a tool.
@@ -127,6 +133,17 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	if len(args) > 0 && args[0] == "translate" {
 		return translateMain(args[1:], stdout, stderr) // translate.go
 	}
+	if len(args) > 0 {
+		switch args[0] {
+		case "help", "-h", "--help":
+			return helpMain(args[1:], stdout, stderr) // help.go
+		case "--version", "-V", "version":
+			fmt.Fprintf(stdout, "tsnmp %s\n", versionString())
+			return 0
+		case "completion":
+			return completionMain(args[1:], stdout, stderr)
+		}
+	}
 	if len(args) > 0 && args[0] == "trapd" {
 		return trapdMain(ctx, args[1:], stdout, stderr) // trapd.go
 	}
@@ -136,10 +153,10 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	}
 	if _, ok := usages[tool]; !ok {
 		if len(args) == 0 || commands[args[0]] == "" {
-			fmt.Fprintf(stderr, "usage: tsnmp get|getnext|bulkget|walk|bulkwalk|set|table [OPTIONS] AGENT ...\n")
-			if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-				return 0
+			if len(args) > 0 {
+				fmt.Fprintf(stderr, "tsnmp: unknown command %q\n\n", args[0])
 			}
+			printOverview(stderr) // help.go
 			return 1
 		}
 		tool = commands[args[0]]
@@ -172,11 +189,15 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	}
 	loadMIBs(o.mibs, stderr, false) // mibs.go
 	if o.version {
-		fmt.Fprintf(a.out, "tsnmp %s (Net-SNMP compatible command generator)\n", a.tool)
+		fmt.Fprintf(a.out, "tsnmp %s\n", versionString())
 		return 0
 	}
 	if o.help {
-		a.usage()
+		if c := findHelp(a.tool); c != nil {
+			printCommandHelp(a.out, c) // help.go
+		} else {
+			a.usage()
+		}
 		return 0
 	}
 	if len(o.args) == 0 {
@@ -251,13 +272,23 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		cmd = a.table
 	case "snmptrap", "snmpinform":
 		cmd = a.trap // trap.go
+	case "snmpstatus":
+		cmd = a.status // smalltools.go
+	case "snmpdf":
+		cmd = a.df
+	case "snmpnetstat":
+		cmd = a.netstat // netstat.go
 	}
 	return cmd(operands)
 }
 
 func (a *app) usage() {
 	a.errorf("USAGE: %s [OPTIONS] %s\n", a.tool, usages[a.tool])
-	a.errorf("  Run \"%s -h\" or see Net-SNMP's manual page for the options.\n", a.tool)
+	if c := findHelp(a.tool); c != nil {
+		a.errorf("  Run \"tsnmp %s --help\" for the options.\n", c.name)
+	} else {
+		a.errorf("  Run \"%s -h\" for the options.\n", a.tool)
+	}
 }
 
 // open checks the security configuration and opens the session.
