@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/tsnmp/tsnmp/manager"
@@ -62,7 +63,8 @@ func (c *repsCap) grow(limit int) {
 }
 
 // bulkWalk walks the subtrees under roots together: each GetBulk asks
-// for the next names of up to width unfinished subtrees, reps
+// for the next names of up to width unfinished subtrees (fewer if the
+// target takes fewer varbinds), reps
 // repetitions each, so that subtrees walked side by side share requests.
 // fn receives every varbind inside its subtree (valid until fn returns).
 // It returns the requests sent and, for each root, whether it yielded
@@ -71,28 +73,47 @@ func bulkWalk(ctx context.Context, s *manager.Session, roots []snmp.OID, width, 
 	if width < 1 {
 		width = 1
 	}
-	troubled, answered, shrunkOnLoss := false, false, false
+	troubled, answered := false, false
+	tooBigs := 0
+	losses, probe := 0, 0 // unanswered large requests; the size to learn once the probe is answered
 	truncated := 0
 	found := make([]bool, len(roots))
 	last := make([]snmp.OID, len(roots)) // copies: into is reused
 	for i, r := range roots {
 		last[i] = append(snmp.OID(nil), r...)
 	}
-	var active []int
+	var active, waiting []int // subtrees in the requests, and held back
 	next := 0
 	into := new(snmp.PDU)
 	pdu := &snmp.PDU{Type: snmp.GetBulkRequest}
 	requests := 0
 	const maxRequests = 1 << 24
 	for requests < maxRequests {
-		for len(active) < width && next < len(roots) {
-			active = append(active, next)
-			next++
+		// A target that takes fewer varbinds than there are subtrees
+		// gets fewer subtrees per request; the rest wait their turn.
+		w := width
+		if v := int(cp.v.Load()); v > 0 && v < w {
+			w = v
+		}
+		if len(active) > w {
+			waiting = append(slices.Clone(active[w:]), waiting...)
+			active = active[:w]
+		}
+		for len(active) < w && (len(waiting) > 0 || next < len(roots)) {
+			if len(waiting) > 0 {
+				active, waiting = append(active, waiting[0]), waiting[1:]
+			} else {
+				active = append(active, next)
+				next++
+			}
 		}
 		if len(active) == 0 {
 			break
 		}
 		reps := cp.effective(maxReps, len(active))
+		if probe > 0 {
+			reps = 1
+		}
 		pdu.ErrorIndex = reps
 		pdu.VarBinds = pdu.VarBinds[:0]
 		for _, r := range active {
@@ -103,16 +124,33 @@ func bulkWalk(ctx context.Context, s *manager.Session, roots []snmp.OID, width, 
 		if err != nil {
 			var se *manager.StatusError
 			tooBig := errors.As(err, &se) && se.Status == snmp.TooBig
-			// A target that has been answering and lets one large
-			// request go unanswered is given one smaller request.
-			lost := errors.Is(err, manager.ErrTimeout) && ctx.Err() == nil && answered && !shrunkOnLoss
-			if (tooBig || lost) && reps*len(active) > 1 {
-				shrunkOnLoss = shrunkOnLoss || lost
-				cp.shrink(reps * len(active))
+			if tooBig && tooBigs < 16 && reps*len(active) > 1 {
+				tooBigs++
 				troubled = true
+				cp.shrink(reps * len(active))
+				continue
+			}
+			// A large request left unanswered: if the target has
+			// answered in this walk, its limit is halved; if not, one
+			// repetition per subtree probes whether it answers at all,
+			// and only then is half the lost size learned (a target
+			// that answers nothing keeps what it had). At most four
+			// such retries in a walk.
+			if errors.Is(err, manager.ErrTimeout) && ctx.Err() == nil && losses < 4 && reps*len(active) > len(active) {
+				losses++
+				troubled = true
+				if answered {
+					cp.shrink(reps * len(active))
+				} else if probe == 0 {
+					probe = max(reps*len(active)/2, 1)
+				}
 				continue
 			}
 			return requests, found, err
+		}
+		if probe > 0 {
+			cp.fit(probe)
+			probe = 0
 		}
 		answered = true
 		n := len(active)

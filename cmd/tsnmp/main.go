@@ -22,6 +22,12 @@
 // fixed timeout per attempt. -Ta (or --adaptive) switches to the adaptive
 // timer (RFC 6298 smoothed RTT with Karn's rule, starting at -t).
 //
+// With -v 3 and authentication, the user's keys localized to the agent's
+// engine are kept in the cache directory ($XDG_CACHE_HOME/tsnmp, files
+// 0600), so that later commands with the same user, protocols and
+// passwords hash no password; --no-key-cache turns this off (see
+// manager.KeyCache for the trade-off).
+//
 // AGENT is [udp:|tcp:|udp6:|tcp6:]host[:port], IPv6 as [::1]:1161; the
 // default port is 161. Errors are reported under the Net-SNMP tool's name
 // (e.g. "snmpget: Unknown user name") with Net-SNMP's exit codes: 0 on
@@ -43,6 +49,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/tsnmp/tsnmp/internal/xdg"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/mib/smi"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -66,6 +73,10 @@ var commands = map[string]string{
 	"table":    "snmptable",
 	"trap":     "snmptrap",
 	"inform":   "snmpinform",
+	"status":   "snmpstatus",
+	"df":       "snmpdf",
+	"netstat":  "snmpnetstat",
+	"delta":    "snmpdelta",
 }
 
 var usages = map[string]string{
@@ -78,6 +89,10 @@ var usages = map[string]string{
 	"snmptable":    "AGENT TABLE-OID",
 	"snmptrap":     "AGENT TRAP-PARAMETERS",
 	"snmpinform":   "AGENT TRAP-PARAMETERS",
+	"snmpstatus":   "AGENT",
+	"snmpdf":       "AGENT",
+	"snmpnetstat":  "AGENT",
+	"snmpdelta":    "AGENT OID...",
 }
 
 // app is one run of a tool.
@@ -120,6 +135,17 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	if len(args) > 0 && args[0] == "translate" {
 		return translateMain(args[1:], stdout, stderr) // translate.go
 	}
+	if len(args) > 0 {
+		switch args[0] {
+		case "help", "-h", "--help":
+			return helpMain(args[1:], stdout, stderr) // help.go
+		case "--version", "-V", "version":
+			fmt.Fprintf(stdout, "tsnmp %s\n", versionString())
+			return 0
+		case "completion":
+			return completionMain(args[1:], stdout, stderr)
+		}
+	}
 	if len(args) > 0 && args[0] == "trapd" {
 		return trapdMain(ctx, args[1:], stdout, stderr) // trapd.go
 	}
@@ -129,10 +155,10 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	}
 	if _, ok := usages[tool]; !ok {
 		if len(args) == 0 || commands[args[0]] == "" {
-			fmt.Fprintf(stderr, "usage: tsnmp get|getnext|bulkget|walk|bulkwalk|set|table [OPTIONS] AGENT ...\n")
-			if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-				return 0
+			if len(args) > 0 {
+				fmt.Fprintf(stderr, "tsnmp: unknown command %q\n\n", args[0])
 			}
+			printOverview(stderr) // help.go
 			return 1
 		}
 		tool = commands[args[0]]
@@ -141,7 +167,7 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	stderr = &lockedWriter{w: stderr} // -d dumps from the reading goroutine
 	a := &app{tool: tool, out: bufio.NewWriter(stdout), errw: stderr, ctx: ctx}
 	defer a.out.Flush()
-	nextWord := map[string]string{"snmptable": "wcfr", "snmpwalk": "E"}[tool]
+	nextWord := map[string]string{"snmptable": "wcfr", "snmpwalk": "E", "snmpdelta": "pPvFL"}[tool]
 	permute := tool != "snmpset" && tool != "snmptrap" && tool != "snmpinform"
 	o, err := parseArgsTool(args, permute, nextWord)
 	if err != nil {
@@ -165,11 +191,15 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	}
 	loadMIBs(o.mibs, stderr, false) // mibs.go
 	if o.version {
-		fmt.Fprintf(a.out, "tsnmp %s (Net-SNMP compatible command generator)\n", a.tool)
+		fmt.Fprintf(a.out, "tsnmp %s\n", versionString())
 		return 0
 	}
 	if o.help {
-		a.usage()
+		if c := findHelp(a.tool); c != nil {
+			printCommandHelp(a.out, c) // help.go
+		} else {
+			a.usage()
+		}
 		return 0
 	}
 	if len(o.args) == 0 {
@@ -244,13 +274,25 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		cmd = a.table
 	case "snmptrap", "snmpinform":
 		cmd = a.trap // trap.go
+	case "snmpstatus":
+		cmd = a.status // smalltools.go
+	case "snmpdf":
+		cmd = a.df
+	case "snmpnetstat":
+		cmd = a.netstat // netstat.go
+	case "snmpdelta":
+		cmd = a.delta // delta.go
 	}
 	return cmd(operands)
 }
 
 func (a *app) usage() {
 	a.errorf("USAGE: %s [OPTIONS] %s\n", a.tool, usages[a.tool])
-	a.errorf("  Run \"%s -h\" or see Net-SNMP's manual page for the options.\n", a.tool)
+	if c := findHelp(a.tool); c != nil {
+		a.errorf("  Run \"tsnmp %s --help\" for the options.\n", c.name)
+	} else {
+		a.errorf("  Run \"%s -h\" for the options.\n", a.tool)
+	}
 }
 
 // open checks the security configuration and opens the session.
@@ -282,6 +324,11 @@ func (a *app) open() bool {
 				a.errorf("%s:  (The supplied password length is too short.)\n", a.tool)
 				a.errorf("Error generating a key (Ku) from the supplied privacy pass phrase. \n")
 				return false
+			}
+		}
+		if cfg.Level >= snmp.AuthNoPriv && !a.o.noKeyCache {
+			if dir, err := xdg.CacheDir(); err == nil {
+				cfg.KeyCache = &manager.KeyCache{Dir: dir}
 			}
 		}
 	}

@@ -1,11 +1,15 @@
 package ipmib
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -25,16 +29,27 @@ type ifStatsRow struct {
 // (IFLA_INET6_STATS, the counters /proc/net/dev_snmp6/IFNAME prints):
 // Linux keeps per-interface counters for IPv6 only, so the table has IPv6
 // rows only, as Net-SNMP's. One dump serves every interface, where the
-// files take one read each.
+// files take one read each. When the dump's counters cannot be named
+// (an unknown layout), the files are read instead.
 func (m *MIB) readIfStats(now time.Time) []ifStatsRow {
 	links := m.links.Current(now)
+	lay := m.stats6Layout(links)
 	var rows []ifStatsRow
 	for i := range links {
 		l := &links[i]
-		if !l.HasInet6 || len(l.Stats6) == 0 {
+		if !l.HasInet6 {
 			continue // no IPv6 on it
 		}
-		c := Stats6Names(l.Stats6)
+		var c map[string]uint64
+		if lay != nil && len(l.Stats6) == len(lay) {
+			c = lay.names(l.Stats6)
+		} else {
+			b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/dev_snmp6/" + l.Name)
+			if err != nil {
+				continue
+			}
+			c = ParseSNMP6(b)
+		}
 		v := ipStats{}
 		for col, name := range v6Names {
 			v[col] = c[name]
@@ -46,34 +61,118 @@ func (m *MIB) readIfStats(now time.Time) []ifStatsRow {
 	return rows
 }
 
-// ipstats6 names the kernel's IPSTATS_MIB_* positions (linux/snmp.h) as
-// /proc/net/dev_snmp6 does. Position 5 counted OutRequests until Linux
-// 6.3, which made it OutTransmits and appended OutRequests at 37.
-var ipstats6 = [...]string{1: "Ip6InReceives", 2: "Ip6InOctets", 3: "Ip6InDelivers", 4: "Ip6OutForwDatagrams",
-	5: "Ip6OutRequests", 6: "Ip6OutOctets", 7: "Ip6InHdrErrors", 8: "Ip6InTooBigErrors", 9: "Ip6InNoRoutes",
-	10: "Ip6InAddrErrors", 11: "Ip6InUnknownProtos", 12: "Ip6InTruncatedPkts", 13: "Ip6InDiscards",
-	14: "Ip6OutDiscards", 15: "Ip6OutNoRoutes", 16: "Ip6ReasmTimeout", 17: "Ip6ReasmReqds", 18: "Ip6ReasmOKs",
-	19: "Ip6ReasmFails", 20: "Ip6FragOKs", 21: "Ip6FragFails", 22: "Ip6FragCreates", 23: "Ip6InMcastPkts",
-	24: "Ip6OutMcastPkts", 25: "Ip6InBcastPkts", 26: "Ip6OutBcastPkts", 27: "Ip6InMcastOctets",
-	28: "Ip6OutMcastOctets", 29: "Ip6InBcastOctets", 30: "Ip6OutBcastOctets", 31: "Ip6InCsumErrors",
-	32: "Ip6InNoECTPkts", 33: "Ip6InECT1Pkts", 34: "Ip6InECT0Pkts", 35: "Ip6InCEPkts", 36: "Ip6ReasmOverlaps",
-	37: "Ip6OutRequests"}
+// stats6Layout names the positions of IFLA_INET6_STATS, the kernel's
+// IPSTATS_MIB_* enumeration (linux/snmp.h), which has changed: until
+// Linux 6.3, 37 counters, position 5 counting OutRequests; from 6.3, 38,
+// OutTransmits appended; from 6.15, the same 38 reordered, the hot ones
+// first.
+type stats6Layout []string
 
-// Stats6Names names an IFLA_INET6_STATS array as /proc/net/dev_snmp6
-// files name their lines.
-func Stats6Names(st []uint64) map[string]uint64 {
+var (
+	layout37 = stats6Layout{1: "Ip6InReceives", 2: "Ip6InOctets", 3: "Ip6InDelivers", 4: "Ip6OutForwDatagrams",
+		5: "Ip6OutRequests", 6: "Ip6OutOctets", 7: "Ip6InHdrErrors", 8: "Ip6InTooBigErrors", 9: "Ip6InNoRoutes",
+		10: "Ip6InAddrErrors", 11: "Ip6InUnknownProtos", 12: "Ip6InTruncatedPkts", 13: "Ip6InDiscards",
+		14: "Ip6OutDiscards", 15: "Ip6OutNoRoutes", 16: "Ip6ReasmTimeout", 17: "Ip6ReasmReqds", 18: "Ip6ReasmOKs",
+		19: "Ip6ReasmFails", 20: "Ip6FragOKs", 21: "Ip6FragFails", 22: "Ip6FragCreates", 23: "Ip6InMcastPkts",
+		24: "Ip6OutMcastPkts", 25: "Ip6InBcastPkts", 26: "Ip6OutBcastPkts", 27: "Ip6InMcastOctets",
+		28: "Ip6OutMcastOctets", 29: "Ip6InBcastOctets", 30: "Ip6OutBcastOctets", 31: "Ip6InCsumErrors",
+		32: "Ip6InNoECTPkts", 33: "Ip6InECT1Pkts", 34: "Ip6InECT0Pkts", 35: "Ip6InCEPkts", 36: "Ip6ReasmOverlaps"}
+	layout38  = append(slices.Clone(layout37), "Ip6OutTransmits")
+	layout615 = stats6Layout{1: "Ip6InReceives", 2: "Ip6InOctets", 3: "Ip6InDelivers", 4: "Ip6InNoECTPkts",
+		5: "Ip6InECT1Pkts", 6: "Ip6InECT0Pkts", 7: "Ip6InCEPkts", 8: "Ip6OutRequests", 9: "Ip6OutTransmits",
+		10: "Ip6OutOctets", 11: "Ip6OutForwDatagrams", 12: "Ip6InHdrErrors", 13: "Ip6InTooBigErrors",
+		14: "Ip6InNoRoutes", 15: "Ip6InAddrErrors", 16: "Ip6InUnknownProtos", 17: "Ip6InTruncatedPkts",
+		18: "Ip6InDiscards", 19: "Ip6OutDiscards", 20: "Ip6OutNoRoutes", 21: "Ip6ReasmTimeout", 22: "Ip6ReasmReqds",
+		23: "Ip6ReasmOKs", 24: "Ip6ReasmFails", 25: "Ip6FragOKs", 26: "Ip6FragFails", 27: "Ip6FragCreates",
+		28: "Ip6InMcastPkts", 29: "Ip6OutMcastPkts", 30: "Ip6InBcastPkts", 31: "Ip6OutBcastPkts",
+		32: "Ip6InMcastOctets", 33: "Ip6OutMcastOctets", 34: "Ip6InBcastOctets", 35: "Ip6OutBcastOctets",
+		36: "Ip6InCsumErrors", 37: "Ip6ReasmOverlaps"}
+)
+
+// names names a counter array as /proc/net/dev_snmp6 files name their
+// lines.
+func (lay stats6Layout) names(st []uint64) map[string]uint64 {
 	out := make(map[string]uint64, len(st))
 	for i, v := range st {
-		if i == 0 || i >= len(ipstats6) || ipstats6[i] == "" {
-			continue
+		if i < len(lay) && lay[i] != "" {
+			out[lay[i]] = v
 		}
-		name := ipstats6[i]
-		if i == 5 && len(st) > 37 {
-			name = "Ip6OutTransmits"
-		}
-		out[name] = v
 	}
 	return out
+}
+
+// candidates returns the layouts an array of n counters may have, the
+// one the running kernel's release implies first.
+func candidates(n int, release string) []stats6Layout {
+	switch n {
+	case len(layout37):
+		return []stats6Layout{layout37}
+	case len(layout38):
+		var major, minor int
+		fmt.Sscanf(release, "%d.%d", &major, &minor)
+		if major > 6 || major == 6 && minor >= 15 {
+			return []stats6Layout{layout615, layout38}
+		}
+		return []stats6Layout{layout38, layout615}
+	}
+	return nil
+}
+
+// stats6Layout returns the layout of the kernel's counter arrays, nil
+// when unknown. Where two are possible, the one under which the dump's
+// counters of the busiest interface equal those its dev_snmp6 file
+// prints is taken and kept; while neither is told apart (counters all
+// equal or moving), the release decides.
+func (m *MIB) stats6Layout(links []rtnl.Link) stats6Layout {
+	m.layoutMu.Lock()
+	defer m.layoutMu.Unlock()
+	if m.layout != nil {
+		return m.layout
+	}
+	var busiest *rtnl.Link
+	var most uint64
+	for i := range links {
+		var sum uint64
+		for _, v := range links[i].Stats6[min(1, len(links[i].Stats6)):] {
+			sum += v
+		}
+		if busiest == nil || sum > most {
+			busiest, most = &links[i], sum
+		}
+	}
+	if busiest == nil || len(busiest.Stats6) == 0 {
+		return nil
+	}
+	var uts unix.Utsname
+	unix.Uname(&uts)
+	cands := candidates(len(busiest.Stats6), unix.ByteSliceToString(uts.Release[:]))
+	if len(cands) == 1 {
+		m.layout = cands[0]
+	}
+	if len(cands) < 2 {
+		return m.layout
+	}
+	b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/dev_snmp6/" + busiest.Name)
+	if err != nil {
+		return cands[0]
+	}
+	file := ParseSNMP6(b)
+	score := make([]int, len(cands))
+	for i, lay := range cands {
+		for name, v := range lay.names(busiest.Stats6) {
+			if fv, ok := file[name]; ok && fv == v {
+				score[i]++
+			}
+		}
+	}
+	if score[0] != score[1] {
+		m.layout = cands[0]
+		if score[1] > score[0] {
+			m.layout = cands[1]
+		}
+		return m.layout
+	}
+	return cands[0]
 }
 
 func (m *MIB) initIfStats() {

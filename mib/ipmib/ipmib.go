@@ -26,6 +26,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -80,7 +81,10 @@ type MIB struct {
 	addr, address, media, phys mib.Table
 	prefixes                   mib.Table
 
-	links                     procfs.Cache[[]rtnl.Link]
+	links procfs.Cache[[]rtnl.Link]
+	// layout names IFLA_INET6_STATS once it is known.
+	layoutMu                  sync.Mutex
+	layout                    stats6Layout
 	ifaces                    procfs.Cache[*ifaceSnap]
 	ifaceLastChange           []*mib.Scalars
 	v4Ifaces, v6Ifaces, zones mib.Table

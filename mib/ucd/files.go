@@ -35,15 +35,19 @@ type fileRow struct {
 	kB    int64
 }
 
-// readFiles stats each watched file. A file that is missing has size 0,
-// as Net-SNMP shows a file it never found.
+// readFiles stats each watched file. A file that cannot be read keeps the
+// size last read, 0 if none, as in Net-SNMP. (Called by the cache, one
+// reading at a time.)
 func (m *MIB) readFiles(time.Time) []fileRow {
+	if m.fileKB == nil {
+		m.fileKB = make([]int64, len(m.cfg.Files))
+	}
 	rows := make([]fileRow, len(m.cfg.Files))
 	for i, f := range m.cfg.Files {
-		rows[i] = fileRow{index: snmp.OID{uint32(i + 1)}, f: f}
 		if st, err := os.Stat(f.Path); err == nil {
-			rows[i].kB = st.Size() >> 10
+			m.fileKB[i] = st.Size() >> 10
 		}
+		rows[i] = fileRow{index: snmp.OID{uint32(i + 1)}, f: f, kB: m.fileKB[i]}
 	}
 	return rows
 }

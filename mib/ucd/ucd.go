@@ -119,6 +119,7 @@ type MIB struct {
 	procs  procfs.Derived[[]prRow]
 	diskio procfs.Cache[[]diskIORow]
 	files  procfs.Cache[[]fileRow]
+	fileKB []int64 // the sizes last read, for files gone since
 	mounts procfs.Mounts
 	ps     *procfs.Processes
 

@@ -172,3 +172,31 @@ func TestProcRegexp(t *testing.T) {
 		}
 	}
 }
+
+// TestFileTable serves a file's size in kB and its error flag, and keeps
+// the size last read once the file is gone, as Net-SNMP does.
+func TestFileTable(t *testing.T) {
+	f := t.TempDir() + "/watched"
+	if err := os.WriteFile(f, make([]byte, 5000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := New(Config{Files: []File{{Path: f, MaxKB: 3}, {Path: f + ".none", MaxKB: -1}}, CacheTTL: time.Nanosecond})
+	defer m.Close()
+	var tree mib.Tree
+	m.Register(&tree)
+	const fe = "1.3.6.1.4.1.2021.15.1."
+	check := func(want map[string]string) {
+		t.Helper()
+		got := mibtest.Walk(&tree, FileEntry)
+		for k, v := range want {
+			if got[fe+k] != v {
+				t.Errorf("%s = %q, want %q", fe+k, got[fe+k], v)
+			}
+		}
+	}
+	check(map[string]string{"3.1": "4", "4.1": "3", "100.1": "1", "3.2": "0", "4.2": "-1", "100.2": "0",
+		"101.1": "hex:" + fmt.Sprintf("%x", f+": size exceeds 3kb (= 4kb)")})
+	os.Remove(f)
+	time.Sleep(time.Millisecond)
+	check(map[string]string{"3.1": "4", "100.1": "1"})
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -87,9 +88,17 @@ type ProcReader struct {
 	kept     map[uint32]int // PID -> open /proc/PID/stat
 }
 
-// maxKept bounds the stat files a ProcReader keeps open; processes past
-// it are read by opening their file each time.
-var maxKept = 4096
+// maxKept bounds the stat files a ProcReader keeps open: 4096, and at
+// most a quarter of the process's descriptor limit, so that the agent's
+// connections never lack one. Processes past it are read by opening
+// their file each time.
+var maxKept = sync.OnceValue(func() int {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+		return 0
+	}
+	return int(min(rl.Cur/4, 4096))
+})
 
 // Close closes the stat files kept open.
 func (pr *ProcReader) Close() {
@@ -182,7 +191,7 @@ func (pr *ProcReader) readStat(pid string, seen map[uint32]bool) ([]byte, bool) 
 	for try := 0; try < 2; try++ {
 		fd, ok := pr.kept[uint32(id)]
 		if !ok {
-			if len(pr.kept) >= maxKept {
+			if len(pr.kept) >= maxKept() {
 				return pr.read(pid, "/stat")
 			}
 			if fd, ok = pr.open(pid, "/stat"); !ok {

@@ -299,3 +299,27 @@ func TestKeepOpen(t *testing.T) {
 		t.Errorf("%d files open after Close", len(pr.kept))
 	}
 }
+
+// TestKeepOpenLimit: past the limit of files kept open, processes are
+// still listed, by opening their files each time.
+func TestKeepOpenLimit(t *testing.T) {
+	old := maxKept
+	maxKept = func() int { return 2 }
+	defer func() { maxKept = old }()
+	pr := ProcReader{FS: Host, KeepOpen: true}
+	defer pr.Close()
+	all := ProcReader{FS: Host}
+	for range 2 {
+		ps, _, err := pr.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _, _ := all.List()
+		if len(pr.kept) > 2 {
+			t.Errorf("%d files kept open, limit 2", len(pr.kept))
+		}
+		if d := len(ps) - len(ref); len(ps) < 3 || d > 5 || d < -5 {
+			t.Errorf("%d processes listed with files kept open, %d without", len(ps), len(ref))
+		}
+	}
+}

@@ -1,0 +1,325 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// tsnmp netstat is snmpnetstat's connection listing: the TCP
+// connections (tcpConnectionTable), with -Ca the listening sockets
+// (tcpListenerTable), and the UDP endpoints (udpEndpointTable), IPv4 and
+// IPv6, printed as snmpnetstat prints them.
+
+var (
+	oidTCPConnState    = snmp.OID{1, 3, 6, 1, 2, 1, 6, 19, 1, 7}
+	oidTCPListenerProc = snmp.OID{1, 3, 6, 1, 2, 1, 6, 20, 1, 4}
+	oidUDPEndpointProc = snmp.OID{1, 3, 6, 1, 2, 1, 7, 7, 1, 8}
+)
+
+var tcpStates = []string{"", "CLOSED", "LISTEN", "SYNSENT", "SYNRECEIVED", "ESTABLISHED", "FINWAIT1", "FINWAIT2", "CLOSEWAIT", "LASTACK", "CLOSING", "TIMEWAIT"}
+
+type netstatRun struct {
+	a       *app
+	numeric bool // -Cn
+	verbose bool // -Cv: names not cut
+	family  int  // 0 any, 1 inet (-Cf inet), 2 inet6
+	domain  string
+	servs   map[string]string // "port/proto" -> service name
+}
+
+// walkColumn walks one column with GetNext; a first answer outside it
+// or an exception gives no rows.
+func (n *netstatRun) walkColumn(col snmp.OID) ([]snmp.VarBind, bool) {
+	var out []snmp.VarBind
+	cur := col
+	for {
+		resp, err := n.a.sess.Do(n.a.ctx, &snmp.PDU{Type: snmp.GetNextRequest, VarBinds: nullBinds([]snmp.OID{cur})})
+		if err != nil {
+			n.a.requestError(err, true)
+			return out, false
+		}
+		if len(resp.VarBinds) == 0 {
+			return out, true
+		}
+		vb := resp.VarBinds[0]
+		if !vb.Name.HasPrefix(col) || vb.Value.Type.IsException() {
+			return out, true
+		}
+		vb.Name = vb.Name.Clone()
+		out = append(out, vb)
+		cur = vb.Name
+	}
+}
+
+// endpoint reads an InetAddressType, InetAddress, port triple from an
+// index.
+func endpoint(idx snmp.OID) (typ int, addr []byte, port int, rest snmp.OID, ok bool) {
+	if len(idx) < 2 {
+		return 0, nil, 0, nil, false
+	}
+	typ, l := int(idx[0]), int(idx[1])
+	if len(idx) < 3+l {
+		return 0, nil, 0, nil, false
+	}
+	for _, v := range idx[2 : 2+l] {
+		addr = append(addr, byte(v))
+	}
+	return typ, addr, int(idx[2+l]), idx[3+l:], true
+}
+
+// service is getservbyport: the first /etc/services name of port/proto.
+func (n *netstatRun) service(port int, proto string) (string, bool) {
+	if n.servs == nil {
+		n.servs = map[string]string{}
+		if f, err := os.Open("/etc/services"); err == nil {
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				line, _, _ := strings.Cut(sc.Text(), "#")
+				fs := strings.Fields(line)
+				if len(fs) < 2 {
+					continue
+				}
+				if _, ok := n.servs[fs[1]]; !ok {
+					n.servs[fs[1]] = fs[0]
+				}
+			}
+			f.Close()
+		}
+	}
+	s, ok := n.servs[strconv.Itoa(port)+"/"+proto]
+	return s, ok
+}
+
+// hostName is getnameinfo: the host's name, or the address in numbers
+// with -Cn or when it has no name; "*" for the unspecified address; the
+// local domain is cut off.
+func (n *netstatRun) hostName(ip netip.Addr) string {
+	if ip.IsUnspecified() {
+		return "*"
+	}
+	s := ip.String()
+	if n.numeric {
+		return s
+	}
+	ctx, cancel := context.WithTimeout(n.a.ctx, 2*time.Second)
+	defer cancel()
+	if names, err := net.DefaultResolver.LookupAddr(ctx, s); err == nil && len(names) > 0 {
+		s = strings.TrimSuffix(names[0], ".")
+	}
+	if n.domain != "" {
+		if h, d, ok := strings.Cut(s, "."); ok && d == n.domain {
+			s = h
+		}
+	}
+	return s
+}
+
+// addrField is inetprint and inet6print: "host.port" in a field of 27.
+func (n *netstatRun) addrField(typ int, addr []byte, port int, proto string, local bool) string {
+	cut := func(s string, w int) string {
+		if !n.verbose && len(s) > w {
+			return s[:w]
+		}
+		return s
+	}
+	var line string
+	width := 27
+	switch {
+	case typ == 1 && len(addr) == 4:
+		host := n.hostName(netip.AddrFrom4([4]byte(addr)))
+		if len(host) > 15 {
+			host = host[:15] // getnameinfo into 16 bytes
+		}
+		line = cut(host, width-9) + "."
+		if sp, ok := n.service(port, proto); ok && !n.numeric && port != 0 {
+			line += cut(sp, 8)
+		} else if port == 0 {
+			line += "*"
+		} else {
+			line += strconv.Itoa(port)
+		}
+	case typ == 2 && len(addr) == 16:
+		host := n.hostName(netip.AddrFrom16([16]byte(addr)))
+		w := width - 9
+		if n.verbose && len(host) > w {
+			w = len(host)
+		}
+		if len(host) > w {
+			host = host[:w]
+		}
+		line = host + "."
+		if sp, ok := n.service(port, proto); ok && !n.numeric && port != 0 && local {
+			line += cut(sp, 8)
+		} else if port == 0 {
+			line += "*"
+		} else {
+			line += strconv.Itoa(port)
+		}
+	default:
+		line = "*.*"
+	}
+	if n.verbose && len(line) > width {
+		width = len(line)
+	}
+	if len(line) > width {
+		line = line[:width]
+	}
+	return fmt.Sprintf(" %-*s", width, line)
+}
+
+func (n *netstatRun) wanted(typ int) bool {
+	return n.family == 0 || n.family == 1 && typ != 2 || n.family == 2 && typ == 2
+}
+
+func lname(proto string, typ int) string {
+	if typ == 2 {
+		return proto + "6"
+	}
+	return proto + "4"
+}
+
+func (n *netstatRun) tcp(listeners bool) bool {
+	rows, ok := n.walkColumn(oidTCPConnState)
+	if !ok {
+		return false
+	}
+	first, pid := true, int64(0)
+	for _, vb := range rows {
+		state := int(int32(vb.Value.Num))
+		pidOID := append(oidTCPConnState[:len(oidTCPConnState)-1:len(oidTCPConnState)-1], 8)
+		pidOID = append(pidOID, vb.Name[len(oidTCPConnState):]...)
+		resp, err := n.a.sess.Do(n.a.ctx, &snmp.PDU{Type: snmp.GetRequest, VarBinds: nullBinds([]snmp.OID{pidOID})})
+		if err != nil {
+			return true
+		}
+		if len(resp.VarBinds) > 0 && !resp.VarBinds[0].Value.Type.IsException() {
+			pid = int64(int32(resp.VarBinds[0].Value.Num))
+		}
+		lt, la, lp, rest, ok1 := endpoint(vb.Name[len(oidTCPConnState):])
+		rt, ra, rp, _, ok2 := endpoint(rest)
+		if !ok1 || !ok2 || !n.wanted(lt) {
+			continue
+		}
+		if first {
+			fmt.Fprintf(n.a.out, "Active Internet (tcp) Connections\n")
+			fmt.Fprintf(n.a.out, "%-5.5s %-27.27s %-27.27s %11.11s %5.5s\n", "Proto", "Local Address", "Remote Address", "State", "PID")
+			first = false
+		}
+		line := fmt.Sprintf("%-5.5s", lname("tcp", lt)) + n.addrField(lt, la, lp, "tcp", true) + n.addrField(rt, ra, rp, "tcp", false)
+		if state < 1 || state >= len(tcpStates) {
+			line += fmt.Sprintf(" %11d %5d\n", state, pid)
+		} else {
+			line += fmt.Sprintf(" %11s %5d\n", tcpStates[state], pid)
+		}
+		n.a.out.WriteString(line)
+	}
+	if !listeners {
+		return true
+	}
+	rows, ok = n.walkColumn(oidTCPListenerProc)
+	if !ok || len(rows) == 0 {
+		return ok
+	}
+	fmt.Fprintf(n.a.out, "Listening Internet (tcp) Connections\n")
+	fmt.Fprintf(n.a.out, "%-5.5s %-27.27s %5s\n", "Proto", "Local Address", "PID")
+	for _, vb := range rows {
+		lt, la, lp, _, ok := endpoint(vb.Name[len(oidTCPListenerProc):])
+		if !ok || !n.wanted(lt) {
+			continue
+		}
+		fmt.Fprintf(n.a.out, "%-5.5s%s %5d\n", lname("tcp", lt), n.addrField(lt, la, lp, "tcp", true), int32(vb.Value.Num))
+	}
+	return true
+}
+
+func (n *netstatRun) udp() bool {
+	rows, ok := n.walkColumn(oidUDPEndpointProc)
+	if !ok || len(rows) == 0 {
+		return ok
+	}
+	fmt.Fprintf(n.a.out, "Active Internet (udp) Connections\n")
+	fmt.Fprintf(n.a.out, "%-5.5s %-27.27s %-27.27s %5s\n", "Proto", "Local Address", "Remote Address", "PID")
+	for _, vb := range rows {
+		lt, la, lp, rest, ok1 := endpoint(vb.Name[len(oidUDPEndpointProc):])
+		rt, ra, rp, _, ok2 := endpoint(rest)
+		if !ok1 || !ok2 || !n.wanted(lt) {
+			continue
+		}
+		fmt.Fprintf(n.a.out, "%-5.5s%s%s %5d\n", lname("udp", lt), n.addrField(lt, la, lp, "udp", true), n.addrField(rt, ra, rp, "udp", true), int32(vb.Value.Num))
+	}
+	return true
+}
+
+// netstat is snmpnetstat's connection listing (-Ca -Cn -Cv -Cf FAMILY
+// -Cp PROTO).
+func (a *app) netstat(ops []string) int {
+	n := &netstatRun{a: a}
+	proto := ""
+	all := false
+	for _, arg := range a.o.appOpts {
+		for i := 0; i < len(arg); i++ {
+			switch arg[i] {
+			case 'a':
+				all = true
+			case 'n':
+				n.numeric = true
+			case 'v':
+				n.verbose = true
+			case 'f', 'p':
+				v := arg[i+1:]
+				if arg[i] == 'f' {
+					switch v {
+					case "inet":
+						n.family = 1
+					case "inet6":
+						n.family = 2
+					default:
+						a.errorf("snmpnetstat: %s: unknown address family\n", v)
+						return 1
+					}
+				} else {
+					proto = v
+					if proto != "tcp" && proto != "udp" {
+						a.errorf("snmpnetstat: %s: unknown or uninstrumented protocol\n", v)
+						return 1
+					}
+				}
+				i = len(arg)
+			default:
+				a.errorf("snmpnetstat: Unknown or uninstrumented option -C%c\n", arg[i])
+				return 1
+			}
+		}
+	}
+	if !n.numeric {
+		if h, err := os.Hostname(); err == nil {
+			if _, d, ok := strings.Cut(h, "."); ok {
+				n.domain = d
+			}
+		}
+	}
+	if !a.open() {
+		return 1
+	}
+	defer a.sess.Close()
+	if proto == "" || proto == "tcp" {
+		if !n.tcp(all) {
+			return 1
+		}
+	}
+	if proto == "" || proto == "udp" {
+		if !n.udp() {
+			return 1
+		}
+	}
+	return 0
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/manager/snmpdtest"
+)
+
+// closeOutput compares two outputs of the same tool taken moments apart:
+// the same lines and words, numbers within 2% (memory, disk use and
+// counters move meanwhile). The uptime and the local port are masked.
+func closeOutput(want, got string) bool {
+	mask := regexp.MustCompile(`(\]:\d+\]=>)|( Up: .*$)`)
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	if len(wl) != len(gl) {
+		return false
+	}
+	num := regexp.MustCompile(`\d+(\.\d+)?`)
+	for i := range wl {
+		w, g := mask.ReplaceAllString(wl[i], "$1"), mask.ReplaceAllString(gl[i], "$1")
+		w, g = regexp.MustCompile(`\]:\d+\]=>`).ReplaceAllString(w, "]:P]=>"), regexp.MustCompile(`\]:\d+\]=>`).ReplaceAllString(g, "]:P]=>")
+		if num.ReplaceAllString(w, "N") != num.ReplaceAllString(g, "N") {
+			return false
+		}
+		wn, gn := num.FindAllString(w, -1), num.FindAllString(g, -1)
+		for j := range wn {
+			a, _ := strconv.ParseFloat(wn[j], 64)
+			b, _ := strconv.ParseFloat(gn[j], 64)
+			if math.Abs(a-b) > math.Max(0.02*math.Max(a, b), 1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestStatusAndDf compares tsnmp status and df (-Ch, -CH, -Cu) with
+// snmpstatus and snmpdf against Net-SNMP's snmpd serving its
+// hrStorageTable and a dskTable.
+func TestStatusAndDf(t *testing.T) {
+	a := snmpdtest.Start(t, communities+"disk / 10000\ndisk /tmp 5%\n")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	// snmpdf -Cu finds dskTable by name: UCD-SNMP-MIB must be loaded.
+	var ucd string
+	for _, d := range testenv.VendorMIBDirs(t) {
+		if strings.HasSuffix(d, "net-snmp") {
+			ucd = "+" + d
+		}
+	}
+	for _, args := range [][]string{
+		{"snmpstatus", "-v2c", "-c", "public", a.Addr("udp")},
+		{"snmpstatus", "-v1", "-c", "public", a.Addr("tcp")},
+		{"snmpdf", "-v2c", "-c", "public", a.Addr("udp")},
+		{"snmpdf", "-Ch", "-v2c", "-c", "public", a.Addr("udp")},
+		{"snmpdf", "-CH", "-v1", "-c", "public", a.Addr("udp")},
+		{"snmpdf", "-M", ucd, "-Cu", "-v2c", "-c", "public", a.Addr("udp")},
+		{"snmpdf", "-M", ucd, "-Cu", "-Ch", "-v2c", "-c", "public", a.Addr("udp")},
+		{"snmpdf", "-v2c", "-c", "wrong", "-t", "0.3", "-r", "0", a.Addr("udp")},
+		{"snmpstatus", "-v2c", "-c", "wrong", "-t", "0.3", "-r", "0", a.Addr("udp")},
+	} {
+		want := snmpdtest.Tool(t, args[0], args[1:]...)
+		got := runTsnmp(t, args[0], args[1:]...)
+		if !closeOutput(want.Stdout, got.Stdout) || want.Code != got.Code || want.Stderr != got.Stderr {
+			t.Errorf("%q:\nNet-SNMP %d:\n%s%s\ntsnmp %d:\n%s%s", args, want.Code, want.Stdout, want.Stderr, got.Code, got.Stdout, got.Stderr)
+		}
+		if want.Code == 0 && strings.Count(want.Stdout, "\n") < 2 {
+			t.Errorf("%q: little output: %q", args, want.Stdout)
+		}
+	}
+}
+
+func TestFormatHuman(t *testing.T) {
+	for _, c := range []struct {
+		mem, scale uint64
+		want       string
+	}{{0, 1024, "0.00kB"}, {1023, 1024, "1023.00kB"}, {1024, 1024, "1.00MiB"}, {24684084, 1024, "23.54GiB"}, {24684084, 1000, "24.68GB"}, {1 << 42, 1024, "4.00PiB"}} {
+		if got := formatHuman(c.mem, c.scale); got != c.want {
+			t.Errorf("formatHuman(%d, %d) = %s, want %s", c.mem, c.scale, got, c.want)
+		}
+	}
+}
+
+// TestNetstat compares tsnmp netstat with snmpnetstat against Net-SNMP's
+// snmpd: the table headers and the lines of the agent's own sockets (the
+// host's other connections come and go between the two runs), with
+// -Cn, -Ca, -Cf and -Cp, IPv4 and IPv6.
+func TestNetstat(t *testing.T) {
+	a := snmpdtest.Start(t, communities)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	port := "." + strconv.Itoa(a.Port) + " "
+	stable := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "Active ") || strings.HasPrefix(l, "Listening ") || strings.HasPrefix(l, "Proto ") || strings.Contains(l, port) {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	for _, opts := range [][]string{{"-Cn"}, {"-Cn", "-Ca"}, {"-Cna", "-Cfinet6"}, {"-Cn", "-Cpudp"}, {"-Cn", "-Cptcp", "-Ca", "-Cfinet"}} {
+		args := append(append([]string{}, opts...), "-v2c", "-c", "public", a.Addr("udp"))
+		want := snmpdtest.Tool(t, "snmpnetstat", args...)
+		got := runTsnmp(t, "snmpnetstat", args...)
+		w, g := stable(want.Stdout), stable(got.Stdout)
+		if strings.Join(w, "\n") != strings.Join(g, "\n") || want.Code != got.Code || want.Stderr != got.Stderr || len(w) < 3 {
+			t.Errorf("%q:\nNet-SNMP %d:\n%s\n%s\ntsnmp %d:\n%s\n%s", opts, want.Code, strings.Join(w, "\n"), want.Stderr, got.Code, strings.Join(g, "\n"), got.Stderr)
+		}
+	}
+}
+
+// TestDelta runs tsnmp delta and snmpdelta side by side for a few
+// seconds against Net-SNMP's snmpd, in list form with timestamps and in
+// table form with rates from sysUpTime and maxima: the same lines, with
+// the numbers (which depend on the traffic) masked.
+func TestDelta(t *testing.T) {
+	snmpdelta := snmpdtest.Require(t, "snmpdelta")
+	mibs := testenv.MIBDir(t)
+	a := snmpdtest.Start(t, communities)
+	conf := t.TempDir()
+	for _, opts := range [][]string{{"-Cs"}, {"-CT", "-Ct", "-Cm"}, {"-Cp", "1", "-Ck", "-Cs", "-Cm"}} {
+		t.Run(strings.Join(opts, ""), func(t *testing.T) {
+			t.Parallel()
+			deltaSame(t, snmpdelta, mibs, conf, a, opts)
+		})
+	}
+}
+
+func deltaSame(t *testing.T, snmpdelta, mibs, conf string, a *snmpdtest.Agent, opts []string) {
+	digits := regexp.MustCompile(`\d+`)
+	{
+		args := append(append([]string{"-M", mibs, "-m", "ALL"}, opts...), "-v2c", "-c", "public", a.Addr("udp"), "ifInOctets.1", "sysUpTime.0", "IF-MIB::ifOutOctets.1")
+		ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
+		net := exec.CommandContext(ctx, snmpdelta, args...)
+		ts := exec.CommandContext(ctx, os.Args[0], append([]string{"delta"}, args...)...)
+		env := append(os.Environ(), "SNMPCONFPATH="+conf, "MIBS=", "MIBDIRS=", "XDG_CACHE_HOME="+t.TempDir(), "HOME="+t.TempDir())
+		net.Env, ts.Env = env, append(env, "TSNMP_TEST_MAIN=1")
+		var nw, tw bytes.Buffer
+		net.Stdout, ts.Stdout = &nw, &tw
+		if err := net.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := ts.Start(); err != nil {
+			t.Fatal(err)
+		}
+		net.Wait()
+		ts.Wait()
+		cancel()
+		wl, gl := strings.Split(digits.ReplaceAllString(nw.String(), "N"), "\n"), strings.Split(digits.ReplaceAllString(tw.String(), "N"), "\n")
+		n := min(len(wl), len(gl)) - 1 // the last line may be cut
+		if n < 2 || strings.Join(wl[:n], "\n") != strings.Join(gl[:n], "\n") {
+			t.Errorf("%q:\nsnmpdelta:\n%s\ntsnmp:\n%s", opts, nw.String(), tw.String())
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package exporter
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// limitedAgent is an SNMPv2c agent over UDP serving a table of n rows
+// (two columns under 1.3.6.1.4.1.99999.1.1) that refuses GetBulk
+// requests asking for more than limit varbinds: with tooBig, or by not
+// answering when drop is set. No agent here behaves so (tsnmpd and snmpd
+// cut GetBulk responses short instead), but devices do.
+type limitedAgent struct {
+	conn          *net.UDPConn
+	limit         int
+	drop          bool
+	mu            sync.Mutex
+	asked         []int // varbinds asked for, per GetBulk
+	refused, sent int
+}
+
+func startLimitedAgent(t *testing.T, rows, limit int, drop bool) *limitedAgent {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &limitedAgent{conn: c, limit: limit, drop: drop}
+	var table []snmp.VarBind
+	for col := uint32(1); col <= 2; col++ {
+		for r := 1; r <= rows; r++ {
+			table = append(table, snmp.VarBind{Name: snmp.OID{1, 3, 6, 1, 4, 1, 99999, 1, 1, col, uint32(r)}, Value: snmp.Counter32Value(uint32(r*10) + col)})
+		}
+	}
+	next := func(o snmp.OID) (snmp.VarBind, bool) {
+		for _, vb := range table {
+			if vb.Name.Compare(o) > 0 {
+				return vb, true
+			}
+		}
+		return snmp.VarBind{Name: o, Value: snmp.Value{Type: snmp.EndOfMibView}}, false
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 65536)
+		for {
+			n, from, err := c.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			var m snmp.Message
+			if m.Unmarshal(buf[:n]) != nil || m.PDU.Type != snmp.GetBulkRequest {
+				continue
+			}
+			reps, vbs := m.PDU.ErrorIndex, m.PDU.VarBinds
+			resp := &snmp.Message{Version: m.Version, Community: m.Community, PDU: snmp.PDU{Type: snmp.Response, RequestID: m.PDU.RequestID}}
+			a.mu.Lock()
+			a.asked = append(a.asked, reps*len(vbs))
+			if reps*len(vbs) > a.limit {
+				a.refused++
+				a.mu.Unlock()
+				if drop {
+					continue
+				}
+				resp.PDU.ErrorStatus, resp.PDU.VarBinds = snmp.TooBig, vbs
+				c.WriteToUDP(snmp.AppendMessage(nil, resp), from)
+				continue
+			}
+			a.sent++
+			a.mu.Unlock()
+			last := make([]snmp.OID, len(vbs))
+			for i, vb := range vbs {
+				last[i] = vb.Name
+			}
+			for range reps {
+				for i := range vbs {
+					vb, _ := next(last[i])
+					last[i] = vb.Name
+					resp.PDU.VarBinds = append(resp.PDU.VarBinds, vb)
+				}
+			}
+			c.WriteToUDP(snmp.AppendMessage(nil, resp), from)
+		}
+	}()
+	t.Cleanup(func() { c.Close(); <-done })
+	return a
+}
+
+const limitedConf = `modules:
+  table:
+    walk: [1.3.6.1.4.1.99999.1.1.1, 1.3.6.1.4.1.99999.1.1.2]
+    max_repetitions: 25
+    timeout: 300ms
+    retries: 1
+    metrics:
+    - name: a
+      oid: 1.3.6.1.4.1.99999.1.1.1
+      type: counter
+      help: a
+      indexes: [{labelname: row, type: gauge}]
+    - name: b
+      oid: 1.3.6.1.4.1.99999.1.1.2
+      type: counter
+      help: b
+      indexes: [{labelname: row, type: gauge}]
+`
+
+// TestAdaptiveRepetitions: a target that answers tooBig, or lets a large
+// request go unanswered, to GetBulk requests for more than 10 varbinds
+// is still walked completely; the exporter learns the limit and its next
+// scrape asks for no more. A target that takes one varbind per request
+// is walked a subtree at a time.
+func TestAdaptiveRepetitions(t *testing.T) {
+	for _, c := range []struct {
+		limit int
+		drop  bool
+	}{{10, false}, {10, true}, {1, false}} {
+		limit, drop := c.limit, c.drop
+		t.Run(fmt.Sprintf("limit=%d,drop=%v", limit, drop), func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "snmp.yml")
+			os.WriteFile(f, []byte(limitedConf), 0o600)
+			_, url := newTestExporter(t, f)
+			a := startLimitedAgent(t, 30, limit, drop)
+			q := url + "/snmp?module=table&target=" + a.conn.LocalAddr().String()
+			firstRefused, firstAsked := 0, 0
+			for scrape := range 3 {
+				if scrape == 1 {
+					a.mu.Lock()
+					firstRefused, firstAsked = a.refused, len(a.asked)
+					a.mu.Unlock()
+				}
+				code, body := get(t, q)
+				if code != 200 {
+					t.Fatalf("scrape %d: %d %s", scrape, code, body)
+				}
+				// Unanswered requests were sent again (retries: 1), and
+				// the scrape says so.
+				if r := metricValue(t, body, `snmp_scrape_packets_retried{module="table"}`); drop && scrape == 0 && r < 1 || !drop && r != 0 {
+					t.Errorf("scrape %d: snmp_scrape_packets_retried %v", scrape, r)
+				}
+				for r := 1; r <= 30; r++ {
+					if v := metricValue(t, body, fmt.Sprintf(`a{row="%d"}`, r)); v != float64(r*10+1) {
+						t.Fatalf("scrape %d: a{row=%d} = %v", scrape, r, v)
+					}
+					metricValue(t, body, fmt.Sprintf(`b{row="%d"}`, r))
+				}
+			}
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			// The first request asks for 2 subtrees × 25; refusals
+			// shrink it in the first scrape, and the size learned there
+			// holds for the later ones.
+			if firstRefused < 1 || a.asked[0] != 50 {
+				t.Errorf("first scrape: %d requests refused (asked: %v)", firstRefused, a.asked)
+			}
+			if a.refused != firstRefused {
+				t.Errorf("later scrapes had %d requests refused (asked: %v)", a.refused-firstRefused, a.asked)
+			}
+			for _, n := range a.asked[firstAsked:] {
+				if n > 10 {
+					t.Errorf("asked for %d varbinds after learning the limit of 10 (asked: %v)", n, a.asked)
+				}
+			}
+		})
+	}
+}
