@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"math"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager/snmpdtest"
@@ -111,6 +116,51 @@ func TestNetstat(t *testing.T) {
 		w, g := stable(want.Stdout), stable(got.Stdout)
 		if strings.Join(w, "\n") != strings.Join(g, "\n") || want.Code != got.Code || want.Stderr != got.Stderr || len(w) < 3 {
 			t.Errorf("%q:\nNet-SNMP %d:\n%s\n%s\ntsnmp %d:\n%s\n%s", opts, want.Code, strings.Join(w, "\n"), want.Stderr, got.Code, strings.Join(g, "\n"), got.Stderr)
+		}
+	}
+}
+
+// TestDelta runs tsnmp delta and snmpdelta side by side for a few
+// seconds against Net-SNMP's snmpd, in list form with timestamps and in
+// table form with rates from sysUpTime and maxima: the same lines, with
+// the numbers (which depend on the traffic) masked.
+func TestDelta(t *testing.T) {
+	snmpdelta := snmpdtest.Require(t, "snmpdelta")
+	mibs := testenv.MIBDir(t)
+	a := snmpdtest.Start(t, communities)
+	conf := t.TempDir()
+	for _, opts := range [][]string{{"-Cs"}, {"-CT", "-Ct", "-Cm"}, {"-Cp", "1", "-Ck", "-Cs", "-Cm"}} {
+		t.Run(strings.Join(opts, ""), func(t *testing.T) {
+			t.Parallel()
+			deltaSame(t, snmpdelta, mibs, conf, a, opts)
+		})
+	}
+}
+
+func deltaSame(t *testing.T, snmpdelta, mibs, conf string, a *snmpdtest.Agent, opts []string) {
+	digits := regexp.MustCompile(`\d+`)
+	{
+		args := append(append([]string{"-M", mibs, "-m", "ALL"}, opts...), "-v2c", "-c", "public", a.Addr("udp"), "ifInOctets.1", "sysUpTime.0", "IF-MIB::ifOutOctets.1")
+		ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
+		net := exec.CommandContext(ctx, snmpdelta, args...)
+		ts := exec.CommandContext(ctx, os.Args[0], append([]string{"delta"}, args...)...)
+		env := append(os.Environ(), "SNMPCONFPATH="+conf, "MIBS=", "MIBDIRS=", "XDG_CACHE_HOME="+t.TempDir(), "HOME="+t.TempDir())
+		net.Env, ts.Env = env, append(env, "TSNMP_TEST_MAIN=1")
+		var nw, tw bytes.Buffer
+		net.Stdout, ts.Stdout = &nw, &tw
+		if err := net.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := ts.Start(); err != nil {
+			t.Fatal(err)
+		}
+		net.Wait()
+		ts.Wait()
+		cancel()
+		wl, gl := strings.Split(digits.ReplaceAllString(nw.String(), "N"), "\n"), strings.Split(digits.ReplaceAllString(tw.String(), "N"), "\n")
+		n := min(len(wl), len(gl)) - 1 // the last line may be cut
+		if n < 2 || strings.Join(wl[:n], "\n") != strings.Join(gl[:n], "\n") {
+			t.Errorf("%q:\nsnmpdelta:\n%s\ntsnmp:\n%s", opts, nw.String(), tw.String())
 		}
 	}
 }
