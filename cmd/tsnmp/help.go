@@ -123,6 +123,14 @@ var helpCommands = []cmdHelp{
 		appOpts: []opt{{"-Cp SECONDS", "the period (default 1)"}, {"-Cs", "print timestamps"}, {"-Ck", "keep seconds in timestamps"},
 			{"-Ct", "rates per second, timed by the agent's sysUpTime"}, {"-CT", "table form: one line per poll"},
 			{"-Cm", "print the maximum so far"}, {"-Cv NUM", "variables per request (default 60)"}}},
+	{name: "usm", tool: "snmpusm", args: "AGENT COMMAND [ARGS]", common: true,
+		summary: "manage users in an agent's usmUserTable",
+		descr: "COMMAND is create USER [CLONEFROM-USER], delete USER, activate USER, deactivate USER, " +
+			"cloneFrom USER CLONEFROM-USER, or passwd OLD-PASSPHRASE NEW-PASSPHRASE [USER] (the caller's own keys without USER). " +
+			"Keys are changed with usmUserAuthKeyChange and usmUserPrivKeyChange (RFC 3414 section 5), localized with the session's -a and -x.",
+		appOpts: []opt{{"-CE ENGINEID", "the usmUserEngineID of the row (default the agent's)"}, {"-Cp STRING", "set usmUserPublic"},
+			{"-Cw", "create with createAndWait (the user stays inactive)"}, {"-Ca", "change only the authentication key"},
+			{"-Cx", "change only the privacy key"}, {"-Ck", "take localized keys (0x...) instead of passphrases"}}},
 	{name: "cert", args: "COMMAND [ARGS]",
 		summary: "make certificate authorities and certificates for TLS and DTLS (tsnmp cert help)"},
 	{name: "exporter", args: "[OPTIONS]",

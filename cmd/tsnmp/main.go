@@ -77,6 +77,7 @@ var commands = map[string]string{
 	"df":       "snmpdf",
 	"netstat":  "snmpnetstat",
 	"delta":    "snmpdelta",
+	"usm":      "snmpusm",
 }
 
 var usages = map[string]string{
@@ -93,6 +94,7 @@ var usages = map[string]string{
 	"snmpdf":       "AGENT",
 	"snmpnetstat":  "AGENT",
 	"snmpdelta":    "AGENT OID...",
+	"snmpusm":      "AGENT COMMAND [ARGS]",
 }
 
 // app is one run of a tool.
@@ -282,6 +284,8 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		cmd = a.netstat // netstat.go
 	case "snmpdelta":
 		cmd = a.delta // delta.go
+	case "snmpusm":
+		cmd = a.usm // usm.go
 	}
 	return cmd(operands)
 }

@@ -164,3 +164,58 @@ func deltaSame(t *testing.T, snmpdelta, mibs, conf string, a *snmpdtest.Agent, o
 		}
 	}
 }
+
+// TestUsm has snmpusm and tsnmp usm do the same things, each to its own
+// user, in Net-SNMP's snmpd's usmUserTable: create by cloning, change the
+// authentication and privacy keys with KeyChange (of another user and of
+// the caller's own), deactivate, activate and delete. After each step
+// both print the same and the user works (or not) the same.
+func TestUsm(t *testing.T) {
+	a := snmpdtest.Start(t, "createUser admin SHA authpass1 AES privpass1\nrwuser admin priv\nrwuser -s usm net priv\nrwuser -s usm ts priv\n")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	admin := []string{"-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", "-r", "1", a.Addr("udp")}
+	works := func(user, auth, priv string) snmpdtest.Result {
+		return snmpdtest.Tool(t, "snmpget", "-v3", "-u", user, "-l", "authPriv", "-a", "SHA", "-A", auth, "-x", "AES", "-X", priv, "-r", "0", "-t", "1", a.Addr("udp"), "sysObjectID.0")
+	}
+	step := func(auth, priv string, args ...string) {
+		t.Helper()
+		want := snmpdtest.Tool(t, "snmpusm", append(append(append([]string{}, args[:len(args)-1]...), admin...), strings.ReplaceAll(args[len(args)-1], "USER", "net"))...)
+		got := runTsnmp(t, "snmpusm", append(append(append([]string{}, args[:len(args)-1]...), admin...), strings.ReplaceAll(args[len(args)-1], "USER", "ts"))...)
+		if want.Stdout != got.Stdout || want.Stderr != got.Stderr || want.Code != got.Code {
+			t.Errorf("%q:\nNet-SNMP %d %q %q\ntsnmp %d %q %q", args, want.Code, want.Stdout, want.Stderr, got.Code, got.Stdout, got.Stderr)
+		}
+		if auth == "" {
+			return
+		}
+		wn, wt := works("net", auth, priv), works("ts", auth, priv)
+		if wn.Code != wt.Code || wn.Stdout != wt.Stdout {
+			t.Errorf("%q: the user made by snmpusm: %d %q %q; by tsnmp: %d %q %q", args, wn.Code, wn.Stdout, wn.Stderr, wt.Code, wt.Stdout, wt.Stderr)
+		}
+	}
+	split := func(s string) []string { return strings.Fields(s) }
+	step("authpass1", "privpass1", append([]string{}, split("create USER admin")...)...)
+	step("newauth123", "privpass1", split("-Ca passwd authpass1 newauth123 USER")...)
+	step("newauth123", "newpriv123", split("-Cx passwd privpass1 newpriv123 USER")...)
+	step("newauth123", "newpriv123", split("deactivate USER")...)
+	step("newauth123", "newpriv123", split("activate USER")...)
+	step("newauth123", "newpriv123", split("delete USER")...)
+	step("", "", split("delete USER")...)
+	// The caller's own keys (usmUserOwnAuthKeyChange).
+	own := func(tool string, user string) snmpdtest.Result {
+		creds := []string{"-v3", "-u", user, "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", a.Addr("udp")}
+		if tool == "net" {
+			snmpdtest.Tool(t, "snmpusm", append(append([]string{}, admin...), "create", user, "admin")...)
+			return snmpdtest.Tool(t, "snmpusm", append(append([]string{"-Ca"}, creds...), "passwd", "authpass1", "ownauth123")...)
+		}
+		runTsnmp(t, "snmpusm", append(append([]string{}, admin...), "create", user, "admin")...)
+		return runTsnmp(t, "snmpusm", append(append([]string{"-Ca"}, creds...), "passwd", "authpass1", "ownauth123")...)
+	}
+	wn, wt := own("net", "net"), own("ts", "ts")
+	if wn.Stdout != wt.Stdout || wt.Stdout != "SNMPv3 Key(s) successfully changed.\n" {
+		t.Errorf("own key change: Net-SNMP %q %q, tsnmp %q %q", wn.Stdout, wn.Stderr, wt.Stdout, wt.Stderr)
+	}
+	if r := works("ts", "ownauth123", "privpass1"); r.Code != 0 {
+		t.Errorf("own key changed by tsnmp does not work: %q %q", r.Stdout, r.Stderr)
+	}
+}
