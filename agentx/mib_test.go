@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -258,15 +259,20 @@ func mustOID(s string) snmp.OID {
 	return o
 }
 
-// TestPingHungSubagent: a Net-SNMP subagent that answers is probed when
+// TestPingHungSubagent: a Net-SNMP subagent (5.9.3 and 5.9.5) that answers is probed when
 // silent and stays; once stopped (SIGSTOP: its socket stays open, nothing
 // answers) its connection is closed after Retries unanswered probes and
 // its registrations are gone, without any SNMP request for them.
 func TestPingHungSubagent(t *testing.T) {
+	t.Run("snmpd-5.9.3", func(t *testing.T) { testPingHung(t, testenv.Need(t, "snmpd")) })
+	t.Run("snmpd-5.9.5", func(t *testing.T) { testPingHung(t, testenv.NeedNetSNMP595(t, "sbin/snmpd")) })
+}
+
+func testPingHung(t *testing.T, snmpd string) {
 	var tree mib.Tree
 	m, sock := startMaster(t, &tree, Config{PingInterval: 100 * time.Millisecond, Timeout: 300 * time.Millisecond, Retries: 2})
 	ext := snmp.OID{1, 3, 6, 1, 4, 1, 8072, 1, 3, 2, 4}
-	cmd := startSnmpdSubagent(t, m, sock, "extend hello /bin/echo hello world\n", ext)
+	cmd := startSubagentBin(t, snmpd, m, sock, "extend hello /bin/echo hello world\n", ext)
 	deadline := time.Now().Add(5 * time.Second)
 	for m.Stats.Pings.Load() < 3 {
 		if time.Now().After(deadline) {

@@ -44,7 +44,12 @@ func startMaster(t testing.TB, tree *mib.Tree, cfg Config) (*Master, string) {
 // until it registered prefix.
 func startSnmpdSubagent(t testing.TB, m *Master, socket, conf string, prefix snmp.OID) *exec.Cmd {
 	t.Helper()
-	snmpd := testenv.Need(t, "snmpd")
+	return startSubagentBin(t, testenv.Need(t, "snmpd"), m, socket, conf, prefix)
+}
+
+// startSubagentBin is startSnmpdSubagent with the snmpd binary snmpd.
+func startSubagentBin(t testing.TB, snmpd string, m *Master, socket, conf string, prefix snmp.OID) *exec.Cmd {
+	t.Helper()
 	dir := t.TempDir()
 	cf := filepath.Join(dir, "snmpd.conf")
 	if err := os.WriteFile(cf, []byte("agentXSocket "+socket+"\n"+conf), 0o600); err != nil {

@@ -63,7 +63,8 @@ func (c *repsCap) grow(limit int) {
 }
 
 // bulkWalk walks the subtrees under roots together: each GetBulk asks
-// for the next names of up to width unfinished subtrees, reps
+// for the next names of up to width unfinished subtrees (fewer if the
+// target takes fewer varbinds), reps
 // repetitions each, so that subtrees walked side by side share requests.
 // fn receives every varbind inside its subtree (valid until fn returns).
 // It returns the requests sent and, for each root, whether it yielded
@@ -88,7 +89,17 @@ func bulkWalk(ctx context.Context, s *manager.Session, roots []snmp.OID, width, 
 	requests := 0
 	const maxRequests = 1 << 24
 	for requests < maxRequests {
-		for len(active) < width && (len(waiting) > 0 || next < len(roots)) {
+		// A target that takes fewer varbinds than there are subtrees
+		// gets fewer subtrees per request; the rest wait their turn.
+		w := width
+		if v := int(cp.v.Load()); v > 0 && v < w {
+			w = v
+		}
+		if len(active) > w {
+			waiting = append(slices.Clone(active[w:]), waiting...)
+			active = active[:w]
+		}
+		for len(active) < w && (len(waiting) > 0 || next < len(roots)) {
 			if len(waiting) > 0 {
 				active, waiting = append(active, waiting[0]), waiting[1:]
 			} else {
@@ -116,14 +127,6 @@ func bulkWalk(ctx context.Context, s *manager.Session, roots []snmp.OID, width, 
 			if tooBig && tooBigs < 16 && reps*len(active) > 1 {
 				tooBigs++
 				troubled = true
-				if reps == 1 {
-					// One varbind per subtree is too much: fewer
-					// subtrees per request, the rest wait.
-					width = max(len(active)/2, 1)
-					waiting = append(slices.Clone(active[width:]), waiting...)
-					active = active[:width]
-					continue
-				}
 				cp.shrink(reps * len(active))
 				continue
 			}

@@ -22,7 +22,8 @@ type Exporter struct {
 	// ConfigFiles are the snmp.yml patterns loaded by Reload.
 	ConfigFiles []string
 	// ModuleConcurrency is how many modules of one scrape run at once;
-	// WalkConcurrency how many subtrees of one module are walked at once.
+	// WalkConcurrency how many subtrees of one module are walked together
+	// (in one GetBulk request; as concurrent GetNext walks over SNMPv1).
 	ModuleConcurrency int
 	WalkConcurrency   int
 	Pool              *Pool

@@ -117,6 +117,14 @@ func NewEngineID() []byte {
 // the user table is the session's, whose template entry localizes the
 // user's keys to that engine.
 func (v *v3State) notifier() (*usm.USM, error) {
+	// The local engine of a command is new each time: its keys are not
+	// worth caching.
+	v.keyMu.Lock()
+	err := v.addTemplateLocked()
+	v.keyMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.trapUSM != nil {

@@ -60,6 +60,9 @@ type Config struct {
 	ContextEngineID  []byte // -E; defaults to the security engine ID
 	SecurityEngineID []byte // -e; discovered when empty
 	ContextName      string // -n
+	// KeyCache, when set, keeps the user's keys localized to each
+	// agent's engine across processes (see KeyCache).
+	KeyCache *KeyCache
 	// EngineBoots is the snmpEngineBoots of the session's own engine,
 	// which the traps it sends with USM carry (Notify).
 	EngineBoots int32

@@ -284,6 +284,9 @@ type tlsConn struct{ *gotls.Conn }
 
 func (c tlsConn) Resumed() bool { return c.ConnectionState().DidResume }
 
+// Close sends close_notify with the FIN.
+func (c tlsConn) Close() error { return tlstm.CloseCorked(c.Conn) }
+
 // DialSecure opens an SNMPv3 session with the Transport Security Model
 // over a tls: or dtls: target. cfg.Level defaults to authPriv, which
 // both transports provide; User and the USM fields are not used (the
@@ -309,7 +312,16 @@ func DialSecure(ctx context.Context, target string, cfg Config, c *tlstm.ClientC
 		}
 		return nil, fmt.Errorf("manager: %s: %w", target, err)
 	}
-	return newSession(t, cfg, conn, newTSMState(&cfg), t.Stream(), c), nil
+	v := newTSMState(&cfg)
+	if fc, ok := c.SessionCache.(*tlstm.FileSessionCache); ok && len(cfg.ContextEngineID) == 0 {
+		v.engineFile = tsmEngineFile(fc, d)
+		if conn.Resumed() {
+			if id := readEngineFile(v.engineFile); id != nil {
+				v.engineID, v.cached = id, true
+			}
+		}
+	}
+	return newSession(t, cfg, conn, v, t.Stream(), c), nil
 }
 
 // Resumed reports whether the session's secure transport resumed an

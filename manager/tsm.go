@@ -3,12 +3,18 @@ package manager
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/tsnmp/tsnmp/security/tsm"
 	"github.com/tsnmp/tsnmp/snmp"
+	"github.com/tsnmp/tsnmp/transport"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
 
 // tsmState is the message processing of SNMPv3 with the Transport
@@ -20,6 +26,14 @@ type tsmState struct {
 
 	mu       sync.Mutex
 	engineID []byte // contextEngineID: configured (-E) or discovered
+
+	// engineFile, when set, keeps the contextEngineID learned from the
+	// agent, for later sessions that resume this one's TLS or DTLS
+	// session: resuming proves the same agent (its ticket keys), and the
+	// probe's round trip is saved. cached tells that engineID came from
+	// it; a Report to a request in that context drops it (tsmEngineFile).
+	engineFile string
+	cached     bool
 }
 
 func newTSMState(cfg *Config) *tsmState {
@@ -57,8 +71,25 @@ func (v *tsmState) contextEngine(ctx context.Context, s *Session, adaptive bool)
 	id = bytes.Clone(resp.VarBinds[0].Value.Bytes)
 	v.mu.Lock()
 	v.engineID = id
+	file := v.engineFile
 	v.mu.Unlock()
+	if file != "" {
+		writeEngineFile(file, id)
+	}
 	return id, nil
+}
+
+// dropCachedEngine forgets a contextEngineID taken from the engine file,
+// which the agent has just refused, and reports whether there was one.
+func (v *tsmState) dropCachedEngine() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.cached {
+		return false
+	}
+	v.cached, v.engineID = false, nil
+	os.Remove(v.engineFile)
+	return true
 }
 
 func (v *tsmState) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bool, into *snmp.PDU) (*snmp.PDU, error) {
@@ -70,10 +101,57 @@ func (v *tsmState) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive b
 	if err != nil {
 		return nil, err
 	}
+	if resp.Type == snmp.Report && v.dropCachedEngine() {
+		// Another agent's engine, or a changed one: probe, then resend.
+		if engine, err = v.contextEngine(ctx, s, adaptive); err != nil {
+			return nil, err
+		}
+		if resp, err = v.exchange(ctx, s, adaptive, engine, pdu, into); err != nil {
+			return nil, err
+		}
+	}
 	if resp.Type == snmp.Report {
 		return nil, &ReportError{Report: resp}
 	}
 	return resp, nil
+}
+
+// tsmEngineFile names the file that keeps the contextEngineID of the
+// agent whose sessions fc keeps for domain d.
+func tsmEngineFile(fc *tlstm.FileSessionCache, d transport.Domain) string {
+	h := sha256.Sum256([]byte("tsnmp-tsm-engine\x00" + string(d) + "\x00" + fc.Scope))
+	return filepath.Join(fc.Dir, "tsm-engine-"+hex.EncodeToString(h[:12]))
+}
+
+// readEngineFile returns the engine ID in file, or nil.
+func readEngineFile(file string) []byte {
+	b, err := os.ReadFile(file)
+	if err != nil || len(b) < 5 || len(b) > 32 {
+		return nil
+	}
+	return b
+}
+
+// writeEngineFile keeps id in file (0600, replaced atomically); failures
+// are ignored: the file only saves a round trip.
+func writeEngineFile(file string, id []byte) {
+	if old := readEngineFile(file); bytes.Equal(old, id) {
+		return
+	}
+	dir := filepath.Dir(file)
+	if os.MkdirAll(dir, 0o700) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-tsm-*")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(id)
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		return
+	}
+	_ = os.Rename(tmp.Name(), file)
 }
 
 // exchange sends pdu in a TSM message and returns the Response or Report

@@ -61,6 +61,19 @@ type v3State struct {
 	mu       sync.Mutex
 	engineID []byte   // authoritative engine: configured (-e) or discovered
 	trapUSM  *usm.USM // the local engine that secures traps (notify.go)
+
+	// With a key cache (Config.KeyCache), the user enters the table
+	// only once an engine is known: localized keys from the cache, else
+	// the password-configured template (keysFor).
+	users     *usm.UserTable
+	auth      usm.AuthProtocol
+	priv      usm.PrivProtocol
+	keyMu     sync.Mutex
+	template  bool                          // the password-configured user is in users
+	localized map[string]bool               // engines whose keys are in users
+	unsaved   map[string]*usm.LocalizedKeys // keys to cache once they work
+	cached    map[string]bool               // engines whose keys came from the cache
+	keyCache  *KeyCache
 }
 
 func newV3State(cfg *Config) (*v3State, error) {
@@ -86,12 +99,19 @@ func newV3State(cfg *Config) (*v3State, error) {
 	if len(cfg.User) > usm.MaxUserNameLen {
 		return nil, fmt.Errorf("manager: user name longer than %d octets", usm.MaxUserNameLen)
 	}
-	u, err := usm.NewUser(cfg.User, auth, authPW, priv, privPW)
-	if err != nil {
-		return nil, err
-	}
 	users := usm.NewUserTable()
-	users.Add(nil, u)
+	v := &v3State{user: cfg.User, level: cfg.Level, cfg: *cfg, users: users, auth: auth, priv: priv}
+	if cfg.KeyCache != nil && cfg.Level >= snmp.AuthNoPriv {
+		v.keyCache, v.localized, v.cached = cfg.KeyCache, map[string]bool{}, map[string]bool{}
+		v.unsaved = map[string]*usm.LocalizedKeys{}
+	} else {
+		u, err := usm.NewUser(cfg.User, auth, authPW, priv, privPW)
+		if err != nil {
+			return nil, err
+		}
+		users.Add(nil, u)
+		v.template = true
+	}
 	local := make([]byte, 17)
 	local[0], local[1], local[2], local[3], local[4] = 0x80, 0, 0x1f, 0x88, 0x04 // enterprise-style, octets follow
 	_, _ = rand.Read(local[5:])
@@ -99,7 +119,7 @@ func newV3State(cfg *Config) (*v3State, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &v3State{usm: m, user: cfg.User, level: cfg.Level, cfg: *cfg}
+	v.usm = m
 	if len(cfg.SecurityEngineID) > 0 {
 		v.engineID = bytes.Clone(cfg.SecurityEngineID)
 		if err := m.AddRemoteEngine(v.engineID); err != nil {
@@ -107,6 +127,107 @@ func newV3State(cfg *Config) (*v3State, error) {
 		}
 	}
 	return v, nil
+}
+
+// keysFor makes sure the user table holds keys for engineID: with a key
+// cache, the cached localized keys if their passwords match, else the
+// password-configured user, whose keys for engineID go into the cache
+// once an authentic response shows they are right (keysWork).
+func (v *v3State) keysFor(engineID []byte) error {
+	if v.keyCache == nil {
+		return nil
+	}
+	v.keyMu.Lock()
+	defer v.keyMu.Unlock()
+	if v.localized[string(engineID)] {
+		return nil
+	}
+	c := &v.cfg
+	privPW := c.PrivPassword
+	if v.priv == usm.PrivNone {
+		privPW = ""
+	}
+	if !v.template {
+		if a, p, ok := v.keyCache.get(engineID, c.User, v.auth, v.priv, c.AuthPassword, privPW); ok {
+			u, err := usm.NewLocalizedUser(c.User, engineID, v.auth, a, v.priv, p)
+			if err == nil {
+				v.users.Add(engineID, u)
+				v.localized[string(engineID)] = true
+				v.cached[string(engineID)] = true
+				return nil
+			}
+		}
+	}
+	if err := v.addTemplateLocked(); err != nil {
+		return err
+	}
+	u, _ := v.users.Lookup(nil, []byte(c.User))
+	k, err := u.Keys(engineID)
+	if err != nil {
+		return err
+	}
+	v.unsaved[string(engineID)] = k
+	v.localized[string(engineID)] = true
+	return nil
+}
+
+// dropCached forgets the cached keys for engineID, which the agent has
+// just refused (a damaged or stale cache file), and reports whether there
+// were any: the request is then tried again with keys from the passwords.
+func (v *v3State) dropCached(engineID []byte) bool {
+	if v.keyCache == nil {
+		return false
+	}
+	v.keyMu.Lock()
+	defer v.keyMu.Unlock()
+	if !v.cached[string(engineID)] {
+		return false
+	}
+	delete(v.cached, string(engineID))
+	delete(v.localized, string(engineID))
+	v.users.Remove(engineID, v.cfg.User)
+	v.keyCache.remove(engineID, v.cfg.User, v.auth, v.priv)
+	return true
+}
+
+// keysWork caches the keys for engineID, which an authentic response
+// has just proved right, if they did not come from the cache.
+func (v *v3State) keysWork(engineID []byte) {
+	if v.keyCache == nil {
+		return
+	}
+	v.keyMu.Lock()
+	k := v.unsaved[string(engineID)]
+	delete(v.unsaved, string(engineID))
+	v.keyMu.Unlock()
+	if k == nil {
+		return
+	}
+	c := &v.cfg
+	privPW := c.PrivPassword
+	if v.priv == usm.PrivNone {
+		privPW = ""
+	}
+	v.keyCache.put(engineID, c.User, v.auth, v.priv, c.AuthPassword, privPW, k.Auth, k.Priv)
+}
+
+// addTemplateLocked adds the password-configured user, once.
+func (v *v3State) addTemplateLocked() error {
+	if v.template {
+		return nil
+	}
+	c := &v.cfg
+	var privPW []byte
+	if v.priv != usm.PrivNone {
+		privPW = []byte(c.PrivPassword)
+	}
+	u, err := usm.NewUser(c.User, v.auth, []byte(c.AuthPassword), v.priv, privPW)
+	if err != nil {
+		return err
+	}
+	v.users.Add(nil, u)
+	v.template = true
+	return nil
 }
 
 // EngineID returns the authoritative engine ID in use (configured or
@@ -203,6 +324,9 @@ func (v *v3State) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bo
 			return nil, err
 		}
 	}
+	if err := v.keysFor(engineID); err != nil {
+		return nil, err
+	}
 	req := *pdu
 	req.RequestID = s.newID()
 	// One resynchronisation after notInTimeWindows (the Report carries the
@@ -225,11 +349,18 @@ func (v *v3State) do(ctx context.Context, s *Session, pdu *snmp.PDU, adaptive bo
 			return nil, err
 		}
 		if resp.Type == snmp.Response {
+			v.keysWork(engineID)
 			return resp, nil
 		}
 		c, _ := usm.ReportCounter(resp)
 		logger(v.cfg.Logger).Debug("usm: report received", "counter", reportName(resp), "try", try)
 		if try == 0 && c == usm.NotInTimeWindows {
+			continue
+		}
+		if (c == usm.WrongDigests || c == usm.DecryptionErrors) && v.dropCached(engineID) {
+			if err := v.keysFor(engineID); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		return nil, &ReportError{Counter: c, Report: resp}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 )
 
@@ -15,9 +16,15 @@ import (
 // Reads happen on one goroutine; writes are serialised by the caller.
 type packetConn struct {
 	conn net.Conn
-	br   *bufio.Reader
-	bw   *bufio.Writer
-	rand io.Reader
+	// br buffers reads while a packet is being read or the peer's data
+	// is buffered; between packets it goes back to a pool and the next
+	// packet's first octets are read into first (readPacket). Writes
+	// take a buffer from a pool for each packet. An idle connection thus
+	// keeps no buffer.
+	br    *bufio.Reader
+	src   prefixReader
+	first [16]byte
+	rand  io.Reader
 
 	readSeq, writeSeq uint32
 	readC, writeC     packetCipher
@@ -34,33 +41,98 @@ func newPacketConn(c net.Conn, rand io.Reader) *packetConn {
 	none, _ := newNoneCipher(nil, nil, nil, nil)
 	none2, _ := newNoneCipher(nil, nil, nil, nil)
 	return &packetConn{
-		conn: c,
-		// Small buffers: an idle connection keeps them. Larger packets
-		// are read and written straight through (the ciphers read
-		// with io.ReadFull and write a whole packet in one Write).
-		br:     bufio.NewReaderSize(c, 8<<10),
-		bw:     bufio.NewWriterSize(c, 4<<10),
+		conn:   c,
+		src:    prefixReader{conn: c},
 		rand:   rand,
 		readC:  none,
 		writeC: none2,
 	}
 }
 
+// Pooled buffers. Larger packets are read and written straight through
+// (the ciphers read with io.ReadFull into buffers of their own and write
+// a whole packet in one Write).
+var (
+	readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 8<<10) }}
+	writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4<<10) }}
+)
+
+// prefixReader reads octets already read from conn, then conn.
+type prefixReader struct {
+	pre  []byte
+	conn net.Conn
+}
+
+func (r *prefixReader) Read(b []byte) (int, error) {
+	if len(r.pre) > 0 {
+		n := copy(b, r.pre)
+		r.pre = r.pre[n:]
+		return n, nil
+	}
+	return r.conn.Read(b)
+}
+
+// reader returns the read buffer, taking one from the pool if the
+// connection holds none.
+func (p *packetConn) reader() *bufio.Reader {
+	if p.br == nil {
+		p.br = readers.Get().(*bufio.Reader)
+		p.br.Reset(&p.src)
+	}
+	return p.br
+}
+
+// releaseReader gives the read buffer back if it holds nothing unread.
+func (p *packetConn) releaseReader() {
+	if p.br != nil && p.br.Buffered() == 0 && len(p.src.pre) == 0 {
+		p.br.Reset(nil)
+		readers.Put(p.br)
+		p.br = nil
+	}
+}
+
+// write writes b through a pooled buffer, in as few Writes as its size
+// allows.
+func (p *packetConn) write(f func(w *bufio.Writer) error) error {
+	bw := writers.Get().(*bufio.Writer)
+	bw.Reset(p.conn)
+	err := f(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	bw.Reset(nil)
+	writers.Put(bw)
+	return err
+}
+
 func (p *packetConn) writePacket(payload []byte) error {
 	if len(payload) > maxPacket-64 {
 		return errors.New("ssh: packet too large")
 	}
-	if err := p.writeC.writePacket(p.writeSeq, p.bw, p.rand, payload); err != nil {
+	err := p.write(func(w *bufio.Writer) error { return p.writeC.writePacket(p.writeSeq, w, p.rand, payload) })
+	if err != nil {
 		return err
 	}
 	p.writeSeq++
 	p.writeBytes += uint64(len(payload))
 	p.writePackets++
-	return p.bw.Flush()
+	return nil
 }
 
 func (p *packetConn) readPacket() ([]byte, error) {
-	payload, err := p.readC.readPacket(p.readSeq, p.br)
+	if p.br == nil {
+		// Wait for the packet without a buffer.
+		n, err := p.conn.Read(p.first[:])
+		if n == 0 {
+			if err == nil {
+				err = io.ErrNoProgress
+			}
+			return nil, err
+		}
+		p.src.pre = p.first[:n]
+	}
+	payload, err := p.readC.readPacket(p.readSeq, p.reader())
+	p.releaseReader()
 	if err != nil {
 		return nil, err
 	}
@@ -77,14 +149,11 @@ const softwareVersion = "SSH-2.0-tsnmp_1.0"
 // version line; a server does not accept any.
 func exchangeVersions(p *packetConn, isClient bool) (ours, theirs []byte, err error) {
 	ours = []byte(softwareVersion)
-	if _, err := p.bw.WriteString(softwareVersion + "\r\n"); err != nil {
-		return nil, nil, err
-	}
-	if err := p.bw.Flush(); err != nil {
+	if _, err := p.conn.Write([]byte(softwareVersion + "\r\n")); err != nil {
 		return nil, nil, err
 	}
 	for lines := 0; lines < 64; lines++ {
-		line, err := readVersionLine(p.br)
+		line, err := readVersionLine(p.reader())
 		if err != nil {
 			return nil, nil, err
 		}

@@ -24,6 +24,9 @@ type options struct {
 	help     bool
 	version  bool
 	adaptive bool
+	// noKeyCache is --no-key-cache: derive USM keys from the passwords
+	// every time (manager.KeyCache).
+	noKeyCache bool
 	// debug is -D[TOKENS]: debug messages on standard error, of the
 	// comma-separated tokens (all when none; debug.go).
 	debug       bool
@@ -95,6 +98,8 @@ func parseArgsTool(argv []string, permute bool, nextWord string) (*options, erro
 				o.version = true
 			case "--adaptive":
 				o.adaptive = true
+			case "--no-key-cache":
+				o.noKeyCache = true
 			default:
 				return nil, &usageError{fmt.Sprintf("Invalid option: %s", a)}
 			}

@@ -22,6 +22,12 @@
 // fixed timeout per attempt. -Ta (or --adaptive) switches to the adaptive
 // timer (RFC 6298 smoothed RTT with Karn's rule, starting at -t).
 //
+// With -v 3 and authentication, the user's keys localized to the agent's
+// engine are kept in the cache directory ($XDG_CACHE_HOME/tsnmp, files
+// 0600), so that later commands with the same user, protocols and
+// passwords hash no password; --no-key-cache turns this off (see
+// manager.KeyCache for the trade-off).
+//
 // AGENT is [udp:|tcp:|udp6:|tcp6:]host[:port], IPv6 as [::1]:1161; the
 // default port is 161. Errors are reported under the Net-SNMP tool's name
 // (e.g. "snmpget: Unknown user name") with Net-SNMP's exit codes: 0 on
@@ -43,6 +49,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/tsnmp/tsnmp/internal/xdg"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/mib/smi"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -69,6 +76,8 @@ var commands = map[string]string{
 	"status":   "snmpstatus",
 	"df":       "snmpdf",
 	"netstat":  "snmpnetstat",
+	"delta":    "snmpdelta",
+	"usm":      "snmpusm",
 }
 
 var usages = map[string]string{
@@ -84,6 +93,8 @@ var usages = map[string]string{
 	"snmpstatus":   "AGENT",
 	"snmpdf":       "AGENT",
 	"snmpnetstat":  "AGENT",
+	"snmpdelta":    "AGENT OID...",
+	"snmpusm":      "AGENT COMMAND [ARGS]",
 }
 
 // app is one run of a tool.
@@ -158,7 +169,7 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	stderr = &lockedWriter{w: stderr} // -d dumps from the reading goroutine
 	a := &app{tool: tool, out: bufio.NewWriter(stdout), errw: stderr, ctx: ctx}
 	defer a.out.Flush()
-	nextWord := map[string]string{"snmptable": "wcfr", "snmpwalk": "E"}[tool]
+	nextWord := map[string]string{"snmptable": "wcfr", "snmpwalk": "E", "snmpdelta": "pPvFL"}[tool]
 	permute := tool != "snmpset" && tool != "snmptrap" && tool != "snmpinform"
 	o, err := parseArgsTool(args, permute, nextWord)
 	if err != nil {
@@ -271,6 +282,10 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		cmd = a.df
 	case "snmpnetstat":
 		cmd = a.netstat // netstat.go
+	case "snmpdelta":
+		cmd = a.delta // delta.go
+	case "snmpusm":
+		cmd = a.usm // usm.go
 	}
 	return cmd(operands)
 }
@@ -313,6 +328,11 @@ func (a *app) open() bool {
 				a.errorf("%s:  (The supplied password length is too short.)\n", a.tool)
 				a.errorf("Error generating a key (Ku) from the supplied privacy pass phrase. \n")
 				return false
+			}
+		}
+		if cfg.Level >= snmp.AuthNoPriv && !a.o.noKeyCache {
+			if dir, err := xdg.CacheDir(); err == nil {
+				cfg.KeyCache = &manager.KeyCache{Dir: dir}
 			}
 		}
 	}

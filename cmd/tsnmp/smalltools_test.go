@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"math"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager/snmpdtest"
@@ -112,5 +117,105 @@ func TestNetstat(t *testing.T) {
 		if strings.Join(w, "\n") != strings.Join(g, "\n") || want.Code != got.Code || want.Stderr != got.Stderr || len(w) < 3 {
 			t.Errorf("%q:\nNet-SNMP %d:\n%s\n%s\ntsnmp %d:\n%s\n%s", opts, want.Code, strings.Join(w, "\n"), want.Stderr, got.Code, strings.Join(g, "\n"), got.Stderr)
 		}
+	}
+}
+
+// TestDelta runs tsnmp delta and snmpdelta side by side for a few
+// seconds against Net-SNMP's snmpd, in list form with timestamps and in
+// table form with rates from sysUpTime and maxima: the same lines, with
+// the numbers (which depend on the traffic) masked.
+func TestDelta(t *testing.T) {
+	snmpdelta := snmpdtest.Require(t, "snmpdelta")
+	mibs := testenv.MIBDir(t)
+	a := snmpdtest.Start(t, communities)
+	conf := t.TempDir()
+	for _, opts := range [][]string{{"-Cs"}, {"-CT", "-Ct", "-Cm"}, {"-Cp", "1", "-Ck", "-Cs", "-Cm"}} {
+		t.Run(strings.Join(opts, ""), func(t *testing.T) {
+			t.Parallel()
+			deltaSame(t, snmpdelta, mibs, conf, a, opts)
+		})
+	}
+}
+
+func deltaSame(t *testing.T, snmpdelta, mibs, conf string, a *snmpdtest.Agent, opts []string) {
+	digits := regexp.MustCompile(`\d+`)
+	{
+		args := append(append([]string{"-M", mibs, "-m", "ALL"}, opts...), "-v2c", "-c", "public", a.Addr("udp"), "ifInOctets.1", "sysUpTime.0", "IF-MIB::ifOutOctets.1")
+		ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
+		net := exec.CommandContext(ctx, snmpdelta, args...)
+		ts := exec.CommandContext(ctx, os.Args[0], append([]string{"delta"}, args...)...)
+		env := append(os.Environ(), "SNMPCONFPATH="+conf, "MIBS=", "MIBDIRS=", "XDG_CACHE_HOME="+t.TempDir(), "HOME="+t.TempDir())
+		net.Env, ts.Env = env, append(env, "TSNMP_TEST_MAIN=1")
+		var nw, tw bytes.Buffer
+		net.Stdout, ts.Stdout = &nw, &tw
+		if err := net.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := ts.Start(); err != nil {
+			t.Fatal(err)
+		}
+		net.Wait()
+		ts.Wait()
+		cancel()
+		wl, gl := strings.Split(digits.ReplaceAllString(nw.String(), "N"), "\n"), strings.Split(digits.ReplaceAllString(tw.String(), "N"), "\n")
+		n := min(len(wl), len(gl)) - 1 // the last line may be cut
+		if n < 2 || strings.Join(wl[:n], "\n") != strings.Join(gl[:n], "\n") {
+			t.Errorf("%q:\nsnmpdelta:\n%s\ntsnmp:\n%s", opts, nw.String(), tw.String())
+		}
+	}
+}
+
+// TestUsm has snmpusm and tsnmp usm do the same things, each to its own
+// user, in Net-SNMP's snmpd's usmUserTable: create by cloning, change the
+// authentication and privacy keys with KeyChange (of another user and of
+// the caller's own), deactivate, activate and delete. After each step
+// both print the same and the user works (or not) the same.
+func TestUsm(t *testing.T) {
+	a := snmpdtest.Start(t, "createUser admin SHA authpass1 AES privpass1\nrwuser admin priv\nrwuser -s usm net priv\nrwuser -s usm ts priv\n")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	admin := []string{"-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", "-r", "1", a.Addr("udp")}
+	works := func(user, auth, priv string) snmpdtest.Result {
+		return snmpdtest.Tool(t, "snmpget", "-v3", "-u", user, "-l", "authPriv", "-a", "SHA", "-A", auth, "-x", "AES", "-X", priv, "-r", "0", "-t", "1", a.Addr("udp"), "sysObjectID.0")
+	}
+	step := func(auth, priv string, args ...string) {
+		t.Helper()
+		want := snmpdtest.Tool(t, "snmpusm", append(append(append([]string{}, args[:len(args)-1]...), admin...), strings.ReplaceAll(args[len(args)-1], "USER", "net"))...)
+		got := runTsnmp(t, "snmpusm", append(append(append([]string{}, args[:len(args)-1]...), admin...), strings.ReplaceAll(args[len(args)-1], "USER", "ts"))...)
+		if want.Stdout != got.Stdout || want.Stderr != got.Stderr || want.Code != got.Code {
+			t.Errorf("%q:\nNet-SNMP %d %q %q\ntsnmp %d %q %q", args, want.Code, want.Stdout, want.Stderr, got.Code, got.Stdout, got.Stderr)
+		}
+		if auth == "" {
+			return
+		}
+		wn, wt := works("net", auth, priv), works("ts", auth, priv)
+		if wn.Code != wt.Code || wn.Stdout != wt.Stdout {
+			t.Errorf("%q: the user made by snmpusm: %d %q %q; by tsnmp: %d %q %q", args, wn.Code, wn.Stdout, wn.Stderr, wt.Code, wt.Stdout, wt.Stderr)
+		}
+	}
+	split := func(s string) []string { return strings.Fields(s) }
+	step("authpass1", "privpass1", append([]string{}, split("create USER admin")...)...)
+	step("newauth123", "privpass1", split("-Ca passwd authpass1 newauth123 USER")...)
+	step("newauth123", "newpriv123", split("-Cx passwd privpass1 newpriv123 USER")...)
+	step("newauth123", "newpriv123", split("deactivate USER")...)
+	step("newauth123", "newpriv123", split("activate USER")...)
+	step("newauth123", "newpriv123", split("delete USER")...)
+	step("", "", split("delete USER")...)
+	// The caller's own keys (usmUserOwnAuthKeyChange).
+	own := func(tool string, user string) snmpdtest.Result {
+		creds := []string{"-v3", "-u", user, "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", a.Addr("udp")}
+		if tool == "net" {
+			snmpdtest.Tool(t, "snmpusm", append(append([]string{}, admin...), "create", user, "admin")...)
+			return snmpdtest.Tool(t, "snmpusm", append(append([]string{"-Ca"}, creds...), "passwd", "authpass1", "ownauth123")...)
+		}
+		runTsnmp(t, "snmpusm", append(append([]string{}, admin...), "create", user, "admin")...)
+		return runTsnmp(t, "snmpusm", append(append([]string{"-Ca"}, creds...), "passwd", "authpass1", "ownauth123")...)
+	}
+	wn, wt := own("net", "net"), own("ts", "ts")
+	if wn.Stdout != wt.Stdout || wt.Stdout != "SNMPv3 Key(s) successfully changed.\n" {
+		t.Errorf("own key change: Net-SNMP %q %q, tsnmp %q %q", wn.Stdout, wn.Stderr, wt.Stdout, wt.Stderr)
+	}
+	if r := works("ts", "ownauth123", "privpass1"); r.Code != 0 {
+		t.Errorf("own key changed by tsnmp does not work: %q %q", r.Stdout, r.Stderr)
 	}
 }

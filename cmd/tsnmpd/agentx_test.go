@@ -152,8 +152,9 @@ func names(walk string) string {
 	return b.String()
 }
 
-// TestAgentXMIBThroughTsnmpd: snmpwalk reads AGENTX-MIB (RFC 2742) from
-// tsnmpd with Net-SNMP's snmpd registered as a subagent, and snmpset of
+// TestAgentXMIBThroughTsnmpd: snmpwalk and pysnmp read AGENTX-MIB (RFC
+// 2742) from tsnmpd with Net-SNMP's snmpd registered as a subagent, and
+// snmpset of
 // agentxSessionAdminStatus to down(2) closes the subagent's session: its
 // objects and rows are gone.
 func TestAgentXMIBThroughTsnmpd(t *testing.T) {
@@ -174,6 +175,20 @@ func TestAgentXMIBThroughTsnmpd(t *testing.T) {
 		if !strings.Contains(walk, want) {
 			t.Fatalf("AGENTX-MIB walk lacks %q:\n%s", want, walk)
 		}
+	}
+	// pysnmp reads the same objects.
+	host, port, _ := strings.Cut(f.target, ":")
+	py, err := exec.Command(testenv.Need(t, "python3"), "testdata/pysnmp_walk.py", host, port, "1.3.6.1.2.1.74").CombinedOutput()
+	if err != nil {
+		t.Fatalf("pysnmp walk: %v\n%s", err, py)
+	}
+	var pyNames []string
+	for _, l := range strings.Split(strings.TrimSpace(string(py)), "\n") {
+		n, _, _ := strings.Cut(l, " ")
+		pyNames = append(pyNames, "."+n)
+	}
+	if got, want := strings.Join(pyNames, "\n")+"\n", names(walk); got != want {
+		t.Fatalf("pysnmp walk differs from snmpwalk:\n%s\n---\n%s", py, walk)
 	}
 	out, err := f.snmp(t, "snmpset", ".1.3.6.1.2.1.74.1.3.2.1.4.1.1", "i", "2")
 	if err != nil {

@@ -189,7 +189,29 @@ const debianGeneratorYML = "/usr/share/doc/prometheus-snmp-exporter/examples/gen
 // WLC, MikroTik, the Printer MIB).
 func TestSNMPExporterGeneratorVendor(t *testing.T) {
 	testenv.Need(t, "prometheus-snmp-generator")
-	dirs := append([]string{testenv.MIBDir(t)}, testenv.VendorMIBDirs(t)...)
+	// The vendor folders these modules need (MikroTik's walks
+	// UCD-SNMP-MIB), and of the large Cisco and RFC folders only the
+	// files they need: both generators read every module of their
+	// directories.
+	dirs := []string{testenv.MIBDir(t)}
+	picked := t.TempDir()
+	byName := map[string]string{}
+	for _, d := range testenv.VendorMIBDirs(t) {
+		byName[filepath.Base(d)] = d
+	}
+	for _, n := range []string{"apc", "arista", "mikrotik", "net-snmp", "cisco", "rfc"} {
+		if byName[n] == "" {
+			t.Fatalf("vendor MIB folder %s not found", n)
+		}
+	}
+	dirs = append(dirs, byName["apc"], byName["arista"], byName["mikrotik"], byName["net-snmp"], picked)
+	for _, f := range []string{"cisco/AIRESPACE-REF-MIB.my", "cisco/AIRESPACE-WIRELESS-MIB.my",
+		"rfc/Printer-MIB.txt", "rfc/IANA-PRINTER-MIB.txt", "rfc/IANA-CHARSET-MIB.txt"} {
+		dir, name := filepath.Split(f)
+		if err := os.Symlink(filepath.Join(byName[filepath.Clean(dir)], name), filepath.Join(picked, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	b, err := os.ReadFile(debianGeneratorYML)
 	if err != nil {
 		t.Fatalf("%v (installed with prometheus-snmp-exporter)", err)

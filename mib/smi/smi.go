@@ -276,7 +276,7 @@ type Set struct {
 
 var (
 	current     atomic.Pointer[tables]
-	defaultOnce = sync.OnceValue(func() *tables { return build(compiledSet()) })
+	defaultOnce = sync.OnceValue(buildCompiled)
 )
 
 // load returns the tables in use: those Install gave, else the compiled-in
@@ -339,17 +339,7 @@ func build(s *Set) *tables {
 // Source has more definitions under.
 func buildWith(s *Set, below []bool, modules map[string]bool, rank map[string]int) *tables {
 	defs := s.Defs
-	t := &tables{
-		byName:  make(map[string][]*Node, len(defs)+3),
-		byQual:  make(map[qualName]*Node, len(defs)+3),
-		modules: modules,
-		tcs:     make(map[string]*TC, 2*len(s.TCs)),
-	}
-	t.order = s.Modules
 	nodes := make([]Node, len(defs)+3)
-	for i, r := range []string{"ccitt", "iso", "joint-iso-ccitt"} {
-		nodes[i] = Node{Name: r, OID: []uint32{uint32(i)}, below: below != nil}
-	}
 	for i := range defs {
 		d := &defs[i]
 		n := &nodes[i+3]
@@ -363,6 +353,61 @@ func buildWith(s *Set, below []bool, modules map[string]bool, rank map[string]in
 		if below != nil {
 			n.below = below[i]
 		}
+	}
+	return finish(s.Modules, nodes, below != nil, func(i int) (string, []string, bool) {
+		return defs[i].Augments, defs[i].Index, defs[i].Implied
+	}, s.TCs, modules, rank)
+}
+
+// buildCompiled builds the tables of the compiled-in modules straight
+// from the generated definitions: a command pays for this at start, so it
+// makes one Node per definition and nothing in between (build(Compiled())
+// gives the same tables).
+func buildCompiled() *tables {
+	oids := parseOIDs()
+	enumCache := map[string][]Enum{}
+	nodes := make([]Node, len(nodeDefs)+3)
+	for i := range nodeDefs {
+		d := &nodeDefs[i]
+		nodes[i+3] = Node{
+			Name: d.name, Module: d.module, OID: oids[i], Kind: d.kind, Base: d.base,
+			TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, enumCache), Access: d.access,
+			Index: fields(d.index, true), Implied: d.implied, Augments: unqualify(d.augments),
+			Objects: fields(d.objects, true), fixed: d.fixed,
+		}
+	}
+	tcs := make([]TCDef, len(tcDefs))
+	for i := range tcDefs {
+		d := &tcDefs[i]
+		tcs[i] = TCDef{Name: d.name, Module: d.module, Base: d.base, Hint: d.hint, Enums: parseEnums(d.enums, enumCache)}
+	}
+	modules := make(map[string]bool, len(moduleNames))
+	rank := make(map[string]int, len(moduleNames))
+	for i, m := range moduleNames {
+		modules[m] = true
+		rank[m] = i
+	}
+	return finish(moduleNames, nodes, false, func(i int) (string, []string, bool) {
+		d := &nodeDefs[i]
+		return d.augments, fields(d.index, false), d.implied
+	}, tcs, modules, rank)
+}
+
+// finish completes tables whose nodes[3:] hold the definitions, sorted by
+// OID; row(i) returns the qualified AUGMENTS and INDEX and the IMPLIED of
+// definition i (a row). lazy marks the roots as having definitions a
+// Source has yet to give.
+func finish(order []string, nodes []Node, lazy bool, row func(i int) (augments string, index []string, implied bool),
+	tcList []TCDef, modules map[string]bool, rank map[string]int) *tables {
+	t := &tables{
+		byName:  make(map[string][]*Node, len(nodes)),
+		byQual:  make(map[qualName]*Node, len(nodes)),
+		modules: modules,
+		tcs:     make(map[string]*TC, 2*len(tcList)),
+	}
+	t.order = order
+	for i, r := range []string{"ccitt", "iso", "joint-iso-ccitt"} {
+		nodes[i] = Node{Name: r, OID: []uint32{uint32(i)}, below: lazy}
 	}
 	// Most names have one node: their entries are one-element windows on
 	// ptrs (capped, so appending a second node copies), not allocations.
@@ -446,10 +491,10 @@ func buildWith(s *Set, below []bool, modules map[string]bool, rank map[string]in
 		ns[0], ns[pick] = ns[pick], ns[0]
 	}
 	// Resolve indexes.
-	defByQual := map[qualName]*Def{}
-	for i := range defs {
-		if defs[i].Kind == KindRow {
-			defByQual[qualName{defs[i].Module, defs[i].Name}] = &defs[i]
+	rowByQual := map[qualName]int{}
+	for i := range nodes[3:] {
+		if n := &nodes[i+3]; n.Kind == KindRow {
+			rowByQual[qualName{n.Module, n.Name}] = i
 		}
 	}
 	for i := range nodes[3:] {
@@ -457,14 +502,14 @@ func buildWith(s *Set, below []bool, modules map[string]bool, rank map[string]in
 		if n.Kind != KindRow {
 			continue
 		}
-		d := &defs[i]
-		if d.Augments != "" {
-			if a := defByQual[qual(d.Augments)]; a != nil {
-				d = a
+		augments, index, implied := row(i)
+		if augments != "" {
+			if a, ok := rowByQual[qual(augments)]; ok {
+				_, index, implied = row(a)
 			}
 		}
-		n.implied = d.Implied
-		for _, q := range d.Index {
+		n.implied = implied
+		for _, q := range index {
 			in := t.byQual[qual(q)]
 			if in == nil {
 				n.index = nil // e.g. an SMIv1 INDEX naming a type
@@ -473,8 +518,8 @@ func buildWith(s *Set, below []bool, modules map[string]bool, rank map[string]in
 			n.index = append(n.index, in)
 		}
 	}
-	for i := range s.TCs {
-		d := &s.TCs[i]
+	for i := range tcList {
+		d := &tcList[i]
 		tc := &TC{Name: d.Name, Module: d.Module, Base: d.Base, Hint: d.Hint, Enums: d.Enums}
 		t.tcs[d.Module+"::"+d.Name] = tc
 		if t.tcs[d.Name] == nil {
@@ -519,14 +564,26 @@ func parseOIDs() [][]uint32 {
 	for i := range nodeDefs {
 		start := len(all)
 		s := nodeDefs[i].oid
-		for s != "" {
-			f, rest, _ := strings.Cut(s, ".")
-			v, err := strconv.ParseUint(f, 10, 32)
-			if err != nil {
+		// Digits and dots only, each arc at most 10 digits (mibgen
+		// writes them): parsed here without strconv, as this runs at
+		// every command's start.
+		var v uint64
+		digits := 0
+		for j := 0; j <= len(s); j++ {
+			if j == len(s) || s[j] == '.' {
+				if digits == 0 || v > 1<<32-1 {
+					panic("smi: bad OID in generated table: " + nodeDefs[i].oid)
+				}
+				all = append(all, uint32(v))
+				v, digits = 0, 0
+				continue
+			}
+			c := s[j] - '0'
+			if c > 9 || digits == 10 {
 				panic("smi: bad OID in generated table: " + nodeDefs[i].oid)
 			}
-			all = append(all, uint32(v))
-			s = rest
+			v = v*10 + uint64(c)
+			digits++
 		}
 		oids[i] = all[start:len(all):len(all)]
 	}

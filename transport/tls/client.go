@@ -172,6 +172,7 @@ func dial(ctx context.Context, network, addr string, cfg *gotls.Config, mayResum
 	if tc, ok := raw.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
+	quickAcksOff(raw)
 	resuming := false
 	if mayResume && cfg.ClientSessionCache != nil {
 		if cs, ok := cfg.ClientSessionCache.Get(sessionCacheKey(cfg, raw.RemoteAddr().String())); ok && cs != nil {

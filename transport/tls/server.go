@@ -149,6 +149,7 @@ func NewServer(l net.Listener, h transport.Handler, cfg *ServerConfig, opts *Opt
 	if o := &s.opts.ServerOptions; o.MaxStartups == 0 {
 		o.MaxStartups = DefaultMaxHandshakes
 	}
+	quickAcksOffListener(l)
 	s.ss = transport.NewStreamServer(&listener{Listener: l, s: s}, transport.TLS, h, &s.opts.ServerOptions)
 	s.ss.Identify = s.identify
 	return s, nil
@@ -246,6 +247,7 @@ func (l *listener) Accept() (net.Conn, error) {
 		sc.name = name
 		return nil
 	}
+	quickAcksOff(c)
 	sc.Conn = gotls.Server(c, cfg)
 	return sc, nil
 }
@@ -293,7 +295,7 @@ func (c *Conn) Close() error {
 	}
 	c.open = false
 	c.mu.Unlock()
-	return c.Conn.Close()
+	return closeCorked(c.Conn)
 }
 
 func (s *Server) identify(nc net.Conn) (string, any, error) {
