@@ -109,12 +109,12 @@ func TestPersistentUserLines(t *testing.T) {
 	if len(p.Users) != 1 || p.Users[0].Name != "bob" || p.UserSecurityName[0] != "robert" || p.Users[0].SecurityName != "" {
 		t.Fatalf("users %+v, security names %q", p.Users, p.UserSecurityName)
 	}
-	if len(p.Ignored) != 2 {
-		t.Fatalf("ignored: %q", p.Ignored)
+	if len(p.Refused) != 2 || len(p.Ignored) != 0 {
+		t.Fatalf("refused %q, ignored %q", p.Refused, p.Ignored)
 	}
 	for i, want := range []string{`p.conf:2: usmUser: user "t1" uses 3DES-EDE privacy (.1.3.6.1.4.1.14832.1.1`, `p.conf:3: usmUser: user "t2" uses 3DES-EDE privacy (.1.3.6.1.6.3.10.1.2.3`} {
-		if !strings.HasPrefix(p.Ignored[i], want) || !strings.Contains(p.Ignored[i], "create the user again with AES") {
-			t.Errorf("ignored[%d] = %q, want %q…", i, p.Ignored[i], want)
+		if !strings.HasPrefix(p.Refused[i], want) || !strings.Contains(p.Refused[i], "create the user again with AES") {
+			t.Errorf("refused[%d] = %q, want %q…", i, p.Refused[i], want)
 		}
 	}
 }

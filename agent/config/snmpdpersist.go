@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -42,7 +43,14 @@ type SnmpdPersistent struct {
 	UserSecurityName []string
 	// Ignored lists the lines not taken over, each "file:line: what".
 	Ignored []string
+	// Refused lists the users snmpd serves that tsnmpd cannot (a privacy
+	// protocol tsnmp does not implement), each "file:line: what and what
+	// to do": pollers using them fail until the user is created again.
+	Refused []string
 }
+
+// errUnsupportedUser marks a usmUser line tsnmpd cannot serve.
+var errUnsupportedUser = errors.New("unsupported user")
 
 // ReadSnmpdPersistent reads snmpd's persistent file. A line it cannot
 // read is listed in Ignored with its file and line; a file that is not
@@ -109,6 +117,10 @@ func ParseSnmpdPersistent(name string, data []byte) *SnmpdPersistent {
 			}
 		case "usmuser":
 			u, storage, sec, err := parseUSMUserLine(rest)
+			if errors.Is(err, errUnsupportedUser) {
+				p.Refused = append(p.Refused, fmt.Sprintf("%s:%d: usmUser: %s", name, n, strings.TrimPrefix(err.Error(), errUnsupportedUser.Error()+": ")))
+				continue
+			}
 			if err != nil {
 				ignore(n, "usmUser: %v", err)
 				continue
@@ -200,9 +212,9 @@ func parseUSMUserLine(rest string) (u User, storage, sec string, err error) {
 	}
 	priv, ok := privProtocolOIDs[w[8]]
 	if priv == "3DES" {
-		return User{}, "", "", fmt.Errorf("user %q uses 3DES-EDE privacy (%s, draft-reeder-snmpv3-usm-3desede), which tsnmp does not implement, so it is not taken over: "+
+		return User{}, "", "", fmt.Errorf("%w: user %q uses 3DES-EDE privacy (%s, draft-reeder-snmpv3-usm-3desede), which tsnmp does not implement, so it is not taken over: "+
 			"create the user again with AES (createUser %s %s AUTHPASS AES PRIVPASS in tsnmpd's configuration) and set the pollers' privacy protocol to AES",
-			name, w[8], name, orNone(auth))
+			errUnsupportedUser, name, w[8], name, orNone(auth))
 	}
 	if !ok {
 		return User{}, "", "", fmt.Errorf("user %q: unknown privacy protocol %s", name, w[8])

@@ -129,6 +129,11 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	for _, s := range persistIgnored(persist) {
 		log.Warn("snmpd's persistent file", "ignored", s)
 	}
+	if persist != nil {
+		for _, s := range persist.Refused {
+			log.Error("snmpd's persistent file: a user snmpd serves is not taken over", "refused", s)
+		}
+	}
 	st, err := engine.OpenOptions(o.stateDir, engine.Options{EngineID: engineID, Regenerate: o.regenerate, Shared: o.stdio, Import: importEngine(persist), Log: log})
 	if err != nil {
 		return nil, err

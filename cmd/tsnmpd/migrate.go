@@ -179,6 +179,12 @@ func printMigration(w io.Writer, o *options, cfg *config.Config, p *config.Snmpd
 			fmt.Fprintf(w, "  %s\n", n)
 		}
 	}
+	if p != nil && len(p.Refused) > 0 {
+		fmt.Fprintln(w, "Not taken over (managers using these fail until you act):")
+		for _, s := range p.Refused {
+			fmt.Fprintf(w, "  %s\n", s)
+		}
+	}
 	fmt.Fprintln(w, "Differences from snmpd:")
 	fmt.Fprintln(w, "  state (engine ID, boots, users' keys, values set by SNMP) is kept in the state directory "+o.stateDir)
 	if p != nil && p.EngineID != nil {

@@ -252,7 +252,7 @@ func TestMigrateSecurityNameAndConfList(t *testing.T) {
 		log := p.log.String()
 		for _, want := range []string{
 			`usmUser \"bob\" (SHA/AES, storage nonVolatile, securityName \"robert\" kept, access control by the user name as snmpd does): taken over`,
-			fmt.Sprintf(`%s:%d: usmUser: user \"tripl\" uses 3DES-EDE privacy`, pfile, tripleLine),
+			fmt.Sprintf(`level=ERROR msg="snmpd's persistent file: a user snmpd serves is not taken over" refused="%s:%d: usmUser: user \"tripl\" uses 3DES-EDE privacy`, pfile, tripleLine),
 			"create the user again with AES (createUser tripl SHA AUTHPASS AES PRIVPASS",
 		} {
 			if !strings.Contains(log, want) {
@@ -261,6 +261,10 @@ func TestMigrateSecurityNameAndConfList(t *testing.T) {
 		}
 		p.cmd.Process.Signal(syscall.SIGTERM)
 		p.cmd.Wait()
+	}
+	out, err := exec.Command(bin, "migrate", "-c", a+","+bBob, "--snmpd-persistent", pfile, "--state-dir", filepath.Join(dir, "none")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Not taken over (managers using these fail until you act):\n  "+fmt.Sprintf("%s:%d: usmUser: user \"tripl\"", pfile, tripleLine)) {
+		t.Errorf("migrate: %v\n%s", err, out)
 	}
 }
 
