@@ -26,6 +26,10 @@ const (
 	DefaultQueueLen = 100
 )
 
+// SSHCacheDir is the directory in the state directory that keeps the SSH
+// resumption state of ssh: targets (unless -T cache_dir= names another).
+const SSHCacheDir = "ssh-cache"
+
 // PendingFile is the file in the state directory that keeps the informs
 // not yet acknowledged, so they survive a restart.
 const PendingFile = "pending-informs.json"
@@ -326,6 +330,11 @@ func (t *target) dial() (*manager.Session, error) {
 			if err := p.Parse(v); err != nil {
 				return nil, err
 			}
+		}
+		if p.CacheDir == "" && t.o.StateDir != "" {
+			// The agent's resumption state lives in its state
+			// directory, not in its user's home.
+			p.CacheDir = filepath.Join(t.o.StateDir, SSHCacheDir)
 		}
 		tg, err := manager.SSHTarget(spec)
 		if err != nil {

@@ -131,6 +131,14 @@ var helpCommands = []cmdHelp{
 		appOpts: []opt{{"-CE ENGINEID", "the usmUserEngineID of the row (default the agent's)"}, {"-Cp STRING", "set usmUserPublic"},
 			{"-Cw", "create with createAndWait (the user stays inactive)"}, {"-Ca", "change only the authentication key"},
 			{"-Cx", "change only the privacy key"}, {"-Ck", "take localized keys (0x...) instead of passphrases"}}},
+	{name: "vacm", tool: "snmpvacm", args: "AGENT COMMAND [ARGS]", common: true,
+		summary: "create and delete rows of an agent's VACM tables",
+		descr: "COMMAND is createSec2Group MODEL SECURITYNAME GROUPNAME, deleteSec2Group MODEL SECURITYNAME, " +
+			"createView NAME SUBTREE [MASK], deleteView NAME SUBTREE, " +
+			"createAccess GROUPNAME [CONTEXTPREFIX] MODEL LEVEL CONTEXTMATCH READVIEW WRITEVIEW NOTIFYVIEW, " +
+			"deleteAccess GROUPNAME [CONTEXTPREFIX] MODEL LEVEL, createAuth GROUPNAME [CONTEXTPREFIX] MODEL LEVEL AUTHTYPE CONTEXTMATCH VIEW " +
+			"or deleteAuth GROUPNAME [CONTEXTPREFIX] MODEL LEVEL AUTHTYPE (Net-SNMP's nsVacmAccessTable).",
+		appOpts: []opt{{"-Ce", "createView makes an excluded subtree"}}},
 	{name: "cert", args: "COMMAND [ARGS]",
 		summary: "make certificate authorities and certificates for TLS and DTLS (tsnmp cert help)"},
 	{name: "exporter", args: "[OPTIONS]",

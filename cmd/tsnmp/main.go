@@ -78,6 +78,7 @@ var commands = map[string]string{
 	"netstat":  "snmpnetstat",
 	"delta":    "snmpdelta",
 	"usm":      "snmpusm",
+	"vacm":     "snmpvacm",
 }
 
 var usages = map[string]string{
@@ -95,6 +96,7 @@ var usages = map[string]string{
 	"snmpnetstat":  "AGENT",
 	"snmpdelta":    "AGENT OID...",
 	"snmpusm":      "AGENT COMMAND [ARGS]",
+	"snmpvacm":     "AGENT COMMAND [ARGS]",
 }
 
 // app is one run of a tool.
@@ -286,6 +288,8 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		cmd = a.delta // delta.go
 	case "snmpusm":
 		cmd = a.usm // usm.go
+	case "snmpvacm":
+		cmd = a.vacm // vacm.go
 	}
 	return cmd(operands)
 }

@@ -39,7 +39,7 @@ func startSSHReceiver(t *testing.T, conf string, keys map[string]string) (string
 		t.Fatal(err)
 	}
 	srv, err := sshtm.NewServer(l, r, &sshtm.ServerConfig{HostKeys: []tssh.Signer{host},
-		AuthorizedKeysFile: func(u string) string { return keys[u] }}, nil)
+		AuthorizedKeysFile: func(u string) string { return keys[u] }, Resumption: &tssh.ResumptionConfig{Tickets: true, ServerCache: true}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestSSHNotifications(t *testing.T) {
 	addr, fp, rlog := startSSHReceiver(t, "authUser log -s tsm alice priv\n", map[string]string{"alice": id + ".pub"})
 	bin := buildDaemon(t)
 	agentPort := testenv.FreePort(t)
-	params := fmt.Sprintf("-T identity=%s,host_key=%s,agent=no,cache_dir=%s", id, fp, filepath.Join(dir, "cache"))
+	params := fmt.Sprintf("-T identity=%s,host_key=%s,agent=no", id, fp)
 	conf := filepath.Join(dir, "snmpd.conf")
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf("agentaddress udp:127.0.0.1:%d\nrocommunity public 127.0.0.1\nauthtrapenable 1\n"+
 		"trapsess -v3 -u alice %s %s\ntrapsess -Ci -u alice -t 1 -r 2 %s %s\n"+
@@ -83,6 +83,10 @@ func TestSSHNotifications(t *testing.T) {
 	recs = waitRecords(t, "tsnmp trapd over ssh", rlog.String, 4)
 	if s := strings.Join(recs[2:], ""); strings.Count(s, "SNMPv2-MIB::authenticationFailure") != 2 {
 		t.Errorf("not two authenticationFailures over SSH:\n%s", s)
+	}
+	// The SSH resumption state is kept in the state directory.
+	if m, _ := filepath.Glob(filepath.Join(dir, "state", notify.SSHCacheDir, "ssh-resume-*")); len(m) == 0 {
+		t.Errorf("no SSH resumption state in %s", filepath.Join(dir, "state", notify.SSHCacheDir))
 	}
 	// At exit, the per-target counters: the trap and inform targets sent
 	// two each, the one with the wrong host key sent none and dropped two.

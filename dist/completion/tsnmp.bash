@@ -2,7 +2,7 @@
 _tsnmp() {
 	local cur prev words cword
 	_init_completion -n : 2>/dev/null || { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
-	local commands="get getnext bulkget walk bulkwalk set table trap inform translate trapd status df netstat delta usm cert exporter generate bench completion help"
+	local commands="get getnext bulkget walk bulkwalk set table trap inform translate trapd status df netstat delta usm vacm cert exporter generate bench completion help"
 	local common="-h --help -V --version -v -c -u -l -a -A -x -X -e -E -n -r -t -T --adaptive -T -m -M -O -I -d -D"
 	if [[ $cword -eq 1 ]]; then
 		COMPREPLY=($(compgen -W "$commands" -- "$cur"))
@@ -22,6 +22,7 @@ _tsnmp() {
 	netstat) app="-Ca -Cn -Cv -Cfinet, -Cptcp," ;;
 	delta) app="-Cp -Cs -Ck -Ct -CT -Cm -Cv" ;;
 	usm) app="-CE -Cp -Cw -Ca -Cx -Ck" ;;
+	vacm) app="-Ce" ;;
 	help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
 	completion) COMPREPLY=($(compgen -W "bash" -- "$cur")); return ;;
 	esac

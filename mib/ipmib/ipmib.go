@@ -16,8 +16,9 @@
 // Values follow Net-SNMP 5.9's snmpd: ipAddressTable lists each IPv4
 // address with its broadcast address (type broadcast) and IPv6 addresses
 // as ipv6 (link-local ones too, without a zone); ipNetToMediaTable leaves
-// out incomplete entries. ipForwarding, ipDefaultTTL, ipv6IpForwarding and
-// ipv6IpDefaultHopLimit can be set, which writes the sysctl.
+// out incomplete entries. ipForwarding, ipDefaultTTL, ipv6IpForwarding,
+// ipv6IpDefaultHopLimit, ipv6InterfaceEnableStatus and
+// ipv6InterfaceForwarding can be set, which writes the sysctl.
 package ipmib
 
 import (
@@ -143,7 +144,7 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(m.ifaceLastChange[0].Prefix.Append(27), m.ifaceLastChange[0])
 	tree.Register(Ipv4InterfaceEntry, &m.v4Ifaces)
 	tree.Register(m.ifaceLastChange[1].Prefix.Append(29), m.ifaceLastChange[1])
-	tree.Register(Ipv6InterfaceEntry, &m.v6Ifaces)
+	tree.Register(Ipv6InterfaceEntry, &v6IfaceHandler{&m.v6Ifaces, m})
 	tree.Register(IpAddressPrefixEntry, &m.prefixes)
 	tree.Register(IpAddressEntry, &m.address)
 	tree.Register(IpNetToPhysEntry, &m.phys)
