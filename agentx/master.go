@@ -267,9 +267,12 @@ func (c *conn) shutdown(reason byte) {
 			}
 		}
 		c.m.mu.Unlock()
+		// The sessions' subtrees go before the subagent hears of it, so
+		// that no request is sent to it after its Close-PDU.
 		for _, id := range ids {
-			c.send(&PDU{Type: TypeClose, SessionID: id, Reason: reason, Flags: c.m.sessionOrder(id)})
+			order := c.m.sessionOrder(id)
 			c.m.closeSession(id)
+			c.send(&PDU{Type: TypeClose, SessionID: id, Reason: reason, Flags: order})
 		}
 		c.c.Close()
 		close(c.quit)
@@ -797,8 +800,8 @@ func (s *session) request(r *mib.Request, timeout time.Duration, p *PDU) (*PDU, 
 	if n := s.misses.Add(1); int(n) >= m.cfg.Retries {
 		m.cfg.Log.Warn("agentx: subagent left requests unanswered; closing its session", "session", s.id, "descr", s.descr, "unanswered", n)
 		go func() {
-			s.c.send(&PDU{Type: TypeClose, SessionID: s.id, Flags: s.order, Reason: ReasonTimeouts})
 			m.closeSession(s.id)
+			s.c.send(&PDU{Type: TypeClose, SessionID: s.id, Flags: s.order, Reason: ReasonTimeouts})
 		}()
 	} else {
 		m.cfg.Log.Info("agentx: subagent did not answer in time", "session", s.id, "descr", s.descr, "timeout", timeout)

@@ -212,8 +212,8 @@ func (t *sessionTable) CommitSet(_ *mib.Request, vbs []snmp.VarBind) snmp.ErrorS
 		}
 		if s := t.session(vb.Name); s != nil {
 			t.m.cfg.Log.Info("agentx: closing a subagent session set down by a manager", "session", s.id, "descr", s.descr)
-			s.c.send(&PDU{Type: TypeClose, SessionID: s.id, Flags: s.order, Reason: ReasonByManager})
 			t.m.closeSession(s.id)
+			s.c.send(&PDU{Type: TypeClose, SessionID: s.id, Flags: s.order, Reason: ReasonByManager})
 		}
 	}
 	return snmp.NoError

@@ -170,7 +170,7 @@ func runTraps(ctx context.Context, env *Env, s *Section) error {
 	}
 	informs, storm, sleep := 1000, 100000, "0.01"
 	if env.Quick {
-		informs, storm = 200, 10000
+		informs, storm, sleep = 200, 10000, "0.002"
 	}
 	if trapsSmall {
 		informs, storm, sleep = 50, 2000, "0.001"
@@ -179,7 +179,7 @@ func runTraps(ctx context.Context, env *Env, s *Section) error {
 	const stormRatePerSec = 10000
 	s.Method = append(s.Method,
 		fmt.Sprintf("Inform round trip: tsnmp's manager (in-process) sends InformRequests (a linkDown with three objects) one at a time over UDP on 127.0.0.1 and times each until its Response; %d informs per repetition, %d repetitions after %d warm-up, the receivers alternated within each repetition. Each receiver logs every notification in snmptrapd's text format to a file. SNMPv3 informs use a user localized to the receiver's engine ID, which the session discovers once (not timed).", informs, env.Reps, env.Warmup),
-		fmt.Sprintf("Storm: %d SNMPv2c traps are sent to the receiver's UDP socket at %d per second (bursts of 10 every millisecond), while a traphandle (/bin/sh -c 'sleep 0.01; cat >/dev/null', about 100 notifications per second at best) runs for every trap. Received is what the receiver logged once it stopped making progress (no new line for 3 s); handled is the handler runs (a counter file the handler appends to); dropped is what the receiver counted and reported (tsnmp trapd's queue and handler-queue drops, printed at exit), and the kernel's UDP receive-buffer drops (the drops column of the receiver's socket in /proc/net/udp). Unaccounted is what was sent and appears in none of these. Run once per receiver (tsnmp trapd first).", storm, stormRatePerSec),
+		fmt.Sprintf("Storm: %d SNMPv2c traps are sent to the receiver's UDP socket at %d per second (bursts of 10 every millisecond), while a traphandle (/bin/sh -c 'sleep %s; cat >/dev/null') runs for every trap. Received is what the receiver logged once it stopped making progress (no new line for 3 s); handled is the handler runs (a counter file the handler appends to); dropped is what the receiver counted and reported (tsnmp trapd's queue and handler-queue drops, printed at exit), and the kernel's UDP receive-buffer drops (the drops column of the receiver's socket in /proc/net/udp). Unaccounted is what was sent and appears in none of these. Run once per receiver (tsnmp trapd first).", storm, stormRatePerSec, sleep),
 		"Receivers: tsnmp trapd (this build, GOMAXPROCS=2) and Debian's snmptrapd 5.9.3, both with the same snmptrapd.conf, -M /dev/null (no MIB names), their log on a file.")
 	rateTraps := 20000
 	if env.Quick {

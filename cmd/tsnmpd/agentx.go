@@ -105,3 +105,13 @@ var (
 	snmpTrapOID  = snmp.OID{1, 3, 6, 1, 6, 3, 1, 1, 4, 1, 0}
 	sysUpTimeOID = snmp.OID{1, 3, 6, 1, 2, 1, 1, 3, 0}
 )
+
+// logAgentXCounters logs what the AgentX master counted, at stop.
+func (d *daemon) logAgentXCounters() {
+	st := &d.agentx.Stats
+	d.log.Info("agentx master counters",
+		"sessions_opened", st.Opens.Load(), "sessions_closed", st.Closes.Load(),
+		"requests", st.Requests.Load(), "timeouts", st.Timeouts.Load(), "failures", st.Failures.Load(),
+		"parse_errors", st.ParseErrors.Load(), "notifications", st.Notifies.Load(),
+		"probes", st.Pings.Load(), "probes_unanswered", st.PingsLost.Load(), "closed_unanswering", st.PingCloses.Load())
+}

@@ -176,3 +176,46 @@ func childRunning(pid int, name string) bool {
 	}
 	return false
 }
+
+// TestAgentXPingHung: with agentXPingInterval, a subagent that keeps its
+// connection open but answers nothing is probed (Get-PDUs) without any
+// manager request, then sent a Close-PDU with reason timeouts; its
+// subtree is gone, and the counters tsnmpd logs at stop count it.
+func TestAgentXPingHung(t *testing.T) {
+	f := startAgentXMaster(t, "agentXPingInterval 0.2\nagentXTimeout 0.3\nagentXRetries 2\n")
+	pdus := silentSubagent(t, f.sock, snmp.OID{1, 3, 6, 1, 4, 1, 99999})
+	probes := 0
+	deadline := time.After(10 * time.Second)
+	for closed := false; !closed; {
+		select {
+		case p, ok := <-pdus:
+			if !ok {
+				t.Fatalf("connection closed without a Close-PDU after %d probes\n%s", probes, f.p.log)
+			}
+			switch p.Type {
+			case agentx.TypeGet:
+				probes++
+			case agentx.TypeClose:
+				if p.Reason != agentx.ReasonTimeouts {
+					t.Fatalf("Close-PDU reason %d, want timeouts", p.Reason)
+				}
+				closed = true
+			default:
+				t.Fatalf("unexpected PDU type %d", p.Type)
+			}
+		case <-deadline:
+			t.Fatalf("no Close-PDU in 10 s (%d probes)\n%s", probes, f.p.log)
+		}
+	}
+	if probes != 2 {
+		t.Errorf("%d probes before the close, want agentXRetries (2)", probes)
+	}
+	if out, _ := f.snmp(t, "snmpget", "1.3.6.1.4.1.99999.1.0"); !strings.Contains(out, "No Such Object") {
+		t.Errorf("the hung subagent's subtree after the close: %s", out)
+	}
+	f.p.cmd.Process.Signal(syscall.SIGTERM)
+	f.p.cmd.Wait()
+	if log := f.p.log.String(); !strings.Contains(log, "probes=2 probes_unanswered=2 closed_unanswering=1") {
+		t.Errorf("counters at stop:\n%s", log)
+	}
+}

@@ -603,6 +603,7 @@ func (d *daemon) close() {
 	}
 	if d.agentx != nil {
 		d.agentx.Close()
+		d.logAgentXCounters() // agentx.go
 	}
 	if d.ifmib != nil {
 		d.ifmib.Close()

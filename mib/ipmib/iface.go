@@ -1,6 +1,7 @@
 package ipmib
 
 import (
+	"os"
 	"slices"
 	"time"
 
@@ -79,6 +80,14 @@ func (m *MIB) readIfaces(now time.Time) *ifaceSnap {
 	for _, ix := range slices.Sorted(mapKeys(v4)) {
 		s.v4 = append(s.v4, ifaceRow{index: snmp.OID{ix}, enabled: true,
 			retransmit: nd[[2]uint32{unix.AF_INET, ix}].retrans})
+	}
+	// ipv6InterfaceTable: every interface with an IPv6 configuration,
+	// also those whose IPv6 is turned off (and so have no address), so
+	// that ipv6InterfaceEnableStatus can turn it on again.
+	for ix, c := range conf {
+		if c.HasInet6 {
+			v6[ix] = true
+		}
 	}
 	for _, ix := range slices.Sorted(mapKeys(v6)) {
 		p, c := nd[[2]uint32{unix.AF_INET6, ix}], conf[ix]
@@ -245,4 +254,89 @@ func (s *routeSnap) legacyRoutes() []*routeRow {
 		out = append(out, w)
 	}
 	return out
+}
+
+// v6IfaceHandler serves ipv6InterfaceTable and lets ipv6InterfaceEnableStatus
+// and ipv6InterfaceForwarding be set, as RFC 4293 and Net-SNMP allow: they
+// write net.ipv6.conf.IFNAME.disable_ipv6 and .forwarding in the agent's
+// network namespace. Rows cannot be created.
+type v6IfaceHandler struct {
+	*mib.Table
+	m *MIB
+}
+
+// v6IfaceSysctl returns the sysctl file a set of vb writes and the value,
+// or the error status.
+func (h *v6IfaceHandler) v6IfaceSysctl(r *mib.Request, vb snmp.VarBind) (file, val string, st snmp.ErrorStatus) {
+	rest := vb.Name[len(Ipv6InterfaceEntry):]
+	if len(rest) != 2 {
+		return "", "", snmp.NoCreation
+	}
+	var leaf string
+	switch rest[0] {
+	case 5:
+		leaf = "disable_ipv6"
+	case 8:
+		leaf = "forwarding"
+	case 2, 3, 6, 7:
+		return "", "", snmp.NotWritable
+	default:
+		return "", "", snmp.NoCreation
+	}
+	if vb.Value.Type != snmp.Integer {
+		return "", "", snmp.WrongType
+	}
+	v := vb.Value.Int()
+	if v != 1 && v != 2 {
+		return "", "", snmp.WrongValue
+	}
+	if !slices.ContainsFunc(h.m.ifaces.Get(r).v6, func(w ifaceRow) bool { return w.index[0] == rest[1] }) {
+		return "", "", snmp.NoCreation
+	}
+	var name string
+	for _, l := range h.m.links.Get(r) {
+		if l.Index == rest[1] {
+			name = l.Name
+		}
+	}
+	if name == "" {
+		return "", "", snmp.NoCreation
+	}
+	on := v == 1 // up(1) or forwarding(1)
+	if leaf == "disable_ipv6" {
+		on = !on
+	}
+	val = "0"
+	if on {
+		val = "1"
+	}
+	return h.m.cfg.FS.Path("/proc/sys/net/ipv6/conf/" + name + "/" + leaf), val, snmp.NoError
+}
+
+// TestSet implements mib.Setter.
+func (h *v6IfaceHandler) TestSet(r *mib.Request, vb snmp.VarBind) snmp.ErrorStatus {
+	_, _, st := h.v6IfaceSysctl(r, vb)
+	return st
+}
+
+// CommitSet implements mib.Setter: it writes each sysctl, and on a failure
+// writes back the ones already changed.
+func (h *v6IfaceHandler) CommitSet(r *mib.Request, vbs []snmp.VarBind) snmp.ErrorStatus {
+	type undo struct{ file, old string }
+	var done []undo
+	defer h.m.ifaces.Invalidate()
+	defer h.m.links.Invalidate()
+	defer h.m.addrs.Invalidate()
+	for _, vb := range vbs {
+		file, val, st := h.v6IfaceSysctl(r, vb)
+		old, err := os.ReadFile(file)
+		if st != snmp.NoError || err != nil || os.WriteFile(file, []byte(val+"\n"), 0o644) != nil {
+			for i := len(done) - 1; i >= 0; i-- {
+				os.WriteFile(done[i].file, []byte(done[i].old), 0o644)
+			}
+			return snmp.CommitFailed
+		}
+		done = append(done, undo{file, string(old)})
+	}
+	return snmp.NoError
 }
