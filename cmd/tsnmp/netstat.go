@@ -264,7 +264,7 @@ func (n *netstatRun) udp() bool {
 func (a *app) netstat(ops []string) int {
 	n := &netstatRun{a: a}
 	proto := ""
-	all := false
+	all, routes := false, false
 	for _, arg := range a.o.appOpts {
 		for i := 0; i < len(arg); i++ {
 			switch arg[i] {
@@ -274,6 +274,8 @@ func (a *app) netstat(ops []string) int {
 				n.numeric = true
 			case 'v':
 				n.verbose = true
+			case 'r':
+				routes = true
 			case 'f', 'p':
 				v := arg[i+1:]
 				if arg[i] == 'f' {
@@ -311,6 +313,12 @@ func (a *app) netstat(ops []string) int {
 		return 1
 	}
 	defer a.sess.Close()
+	if routes {
+		if !n.routes() {
+			return 1
+		}
+		return 0
+	}
 	if proto == "" || proto == "tcp" {
 		if !n.tcp(all) {
 			return 1
@@ -322,4 +330,154 @@ func (a *app) netstat(ops []string) int {
 		}
 	}
 	return 0
+}
+
+var oidInetCidrRouteEntry = snmp.OID{1, 3, 6, 1, 2, 1, 4, 24, 7, 1}
+
+// ifName is snmpnetstat's get_ifname: ifName, else ifDescr, else ifN.
+func (n *netstatRun) ifName(index int64, cache map[int64]string) string {
+	if s, ok := cache[index]; ok {
+		return s
+	}
+	name := fmt.Sprintf("if%d", index)
+	for _, col := range []snmp.OID{{1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 1}, {1, 3, 6, 1, 2, 1, 2, 2, 1, 2}} {
+		resp, err := n.a.sess.Do(n.a.ctx, &snmp.PDU{Type: snmp.GetRequest, VarBinds: nullBinds([]snmp.OID{append(col.Clone(), uint32(index))})})
+		if err == nil && len(resp.VarBinds) > 0 && !resp.VarBinds[0].Value.Type.IsException() {
+			b := resp.VarBinds[0].Value.Bytes
+			name = string(b[:min(len(b), 63)])
+			break
+		}
+	}
+	cache[index] = name
+	return name
+}
+
+// routes is snmpnetstat -Cr: inetCidrRouteTable, IPv4 then IPv6.
+func (n *netstatRun) routes() bool {
+	cols := []uint32{7, 8, 9, 10, 11, 12} // IfIndex, Type, Proto, Age, NextHopAS, Metric1
+	cur := make([]snmp.OID, len(cols))
+	for i, c := range cols {
+		cur[i] = append(oidInetCidrRouteEntry.Clone(), c)
+	}
+	first := append(oidInetCidrRouteEntry.Clone(), 7)
+	names := map[int64]string{}
+	hdr := 0
+	for {
+		resp, err := n.a.sess.Do(n.a.ctx, &snmp.PDU{Type: snmp.GetNextRequest, VarBinds: nullBinds(cur)})
+		if err != nil || len(resp.VarBinds) != len(cols) {
+			return true
+		}
+		vb := resp.VarBinds[0]
+		if !vb.Name.HasPrefix(first) || vb.Value.Type.IsException() {
+			return true
+		}
+		for i := range cur {
+			cur[i] = resp.VarBinds[i].Name.Clone()
+		}
+		idx := vb.Name[len(first):]
+		if len(idx) < 2 || idx[0] != 1 && idx[0] != 2 {
+			n.a.errorf("Bad address type: %d\n", idx[0])
+			return false
+		}
+		af, l := int(idx[0]), int(idx[1])
+		if len(idx) < 2+l+1 {
+			continue
+		}
+		dst := idx[2 : 2+l]
+		mask := int(idx[2+l])
+		rest := idx[3+l:]
+		if len(rest) < 1 || len(rest) < 1+int(rest[0]) {
+			continue
+		}
+		rest = rest[1+rest[0]:] // the policy
+		if len(rest) < 2+l {
+			continue
+		}
+		hop := rest[2 : 2+l]
+		var vals [6]int64
+		complete := true
+		for i, v := range resp.VarBinds {
+			if !v.Name.HasPrefix(append(oidInetCidrRouteEntry.Clone(), cols[i])) || v.Value.Type.IsException() {
+				complete = false
+				break
+			}
+			vals[i] = int64(int32(v.Value.Num))
+		}
+		if !complete || n.family == 1 && af == 2 || n.family == 2 && af == 1 {
+			continue
+		}
+		dstW, gwW := 26, 26
+		if af == 2 && n.numeric {
+			dstW, gwW = 34, 39
+		}
+		if hdr != af {
+			if hdr != 0 {
+				n.a.out.WriteString("\n")
+			}
+			hdr = af
+			if af == 1 {
+				n.a.out.WriteString("IPv4 Routing tables (inetCidrRouteTable)\n")
+			} else {
+				n.a.out.WriteString("IPv6 Routing tables (inetCidrRouteTable)\n")
+			}
+			fmt.Fprintf(n.a.out, "%-*.*s %-*.*s %-6.6s  %s\n", dstW, dstW, "Destination", gwW, gwW, "Gateway", "Flags", "Interface")
+		}
+		addr := func(o snmp.OID) netip.Addr {
+			b := make([]byte, len(o))
+			for i, v := range o {
+				b[i] = byte(v)
+			}
+			a, _ := netip.AddrFromSlice(b)
+			return a
+		}
+		d, h := addr(dst), addr(hop)
+		full := 32
+		if af == 2 {
+			full = 128
+		}
+		var dstName string
+		switch {
+		case d.IsUnspecified():
+			dstName = "default"
+		case mask == full:
+			dstName = n.routeName(d)
+		default:
+			dstName = fmt.Sprintf("%s/%d", d, mask)
+		}
+		flags := "<U"
+		if mask == full {
+			flags += "H"
+		}
+		if vals[2] == 4 {
+			flags += "D"
+		}
+		if vals[1] == 4 {
+			flags += "G"
+		}
+		flags += ">"
+		line := fmt.Sprintf("%-*s %-*s %-6.6s  %s", dstW, dstName, gwW, n.routeName(h), flags, n.ifName(vals[0], names))
+		if vals[4] != 0 {
+			line += fmt.Sprintf(" (AS %d)", vals[4])
+		}
+		n.a.out.WriteString(line + "\n")
+	}
+}
+
+// routeName is routexname: the host's name (numeric with -Cn).
+func (n *netstatRun) routeName(ip netip.Addr) string {
+	if n.numeric || !ip.IsValid() {
+		return ip.String()
+	}
+	s := ip.String()
+	ctx, cancel := context.WithTimeout(n.a.ctx, 2*time.Second)
+	defer cancel()
+	if names, err := net.DefaultResolver.LookupAddr(ctx, s); err == nil && len(names) > 0 {
+		s = strings.TrimSuffix(names[0], ".")
+	}
+	if n.domain != "" {
+		if h, d, ok := strings.Cut(s, "."); ok && d == n.domain {
+			s = h
+		}
+	}
+	return s
 }

@@ -109,6 +109,15 @@ func TestNetstat(t *testing.T) {
 		}
 		return out
 	}
+	// The routing table is stable: compared whole.
+	for _, opts := range [][]string{{"-Cr", "-Cn"}, {"-Crn", "-Cfinet6"}} {
+		args := append(append([]string{}, opts...), "-v2c", "-c", "public", a.Addr("udp"))
+		want := snmpdtest.Tool(t, "snmpnetstat", args...)
+		got := runTsnmp(t, "snmpnetstat", args...)
+		if want.Stdout != got.Stdout || want.Code != got.Code || want.Stderr != got.Stderr || !strings.Contains(want.Stdout, "Routing tables") {
+			t.Errorf("%q:\nNet-SNMP %d:\n%s%s\ntsnmp %d:\n%s%s", opts, want.Code, want.Stdout, want.Stderr, got.Code, got.Stdout, got.Stderr)
+		}
+	}
 	for _, opts := range [][]string{{"-Cn"}, {"-Cn", "-Ca"}, {"-Cna", "-Cfinet6"}, {"-Cn", "-Cpudp"}, {"-Cn", "-Cptcp", "-Ca", "-Cfinet"}} {
 		args := append(append([]string{}, opts...), "-v2c", "-c", "public", a.Addr("udp"))
 		want := snmpdtest.Tool(t, "snmpnetstat", args...)
