@@ -69,6 +69,13 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 			users.Add(local, u)
 		}
 	}
+	return d.writeUSMState(users)
+}
+
+// writeUSMState persists the keys of users' local users: at every
+// configuration load, and after each change made through usmUserTable.
+func (d *daemon) writeUSMState(users *usm.UserTable) error {
+	local := d.state.EngineID
 	var lines []string
 	var ferr error
 	users.Each(func(engineID []byte, u *usm.User) {
