@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -277,9 +278,11 @@ func (e *Exporter) scrapeModule(ctx context.Context, fams *families, mu *sync.Mu
 		if err != nil {
 			return nil, 0, err
 		}
-		retx := s.Retransmissions()
-		res, err := collect(ctx, s, cp, m, cfg.Version == snmp.V1, e.WalkConcurrency, e.log())
-		retried := s.Retransmissions() - retx
+		// Counted for this walk alone: scrapes of other modules of the
+		// target share the session.
+		var retx atomic.Int64
+		res, err := collect(manager.CountRetransmissions(ctx, &retx), s, cp, m, cfg.Version == snmp.V1, e.WalkConcurrency, e.log())
+		retried := retx.Load()
 		e.retried.Add(retried)
 		e.packets.Add(int64(res.requests))
 		e.pdus.Add(int64(res.returned))
