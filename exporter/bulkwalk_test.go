@@ -248,3 +248,47 @@ func TestRetriesCountedPerModule(t *testing.T) {
 		t.Errorf("snmp_packets_total %v, want %v (the two scrapes' packets)", total, sent)
 	}
 }
+
+// TestRepetitionsLearnedPerTarget: what a target is known to take holds
+// for every module walked over its session. Scrapes of a module that asks
+// for fewer varbinds than that (max_repetitions: 1) prove nothing about
+// larger requests, and do not let the next scrape of the table module ask
+// for more than the target takes.
+func TestRepetitionsLearnedPerTarget(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "snmp.yml")
+	conf := limitedConf + `  small:
+    walk: [1.3.6.1.4.1.99999.1.1.1]
+    max_repetitions: 1
+    timeout: 300ms
+    retries: 1
+    metrics:
+    - name: c
+      oid: 1.3.6.1.4.1.99999.1.1.1
+      type: counter
+      help: c
+      indexes: [{labelname: row, type: gauge}]
+`
+	os.WriteFile(f, []byte(conf), 0o600)
+	_, url := newTestExporter(t, f)
+	a := startLimitedAgent(t, 30, 10, false)
+	q := url + "/snmp?target=" + a.conn.LocalAddr().String() + "&module="
+	scrape := func(module string) {
+		t.Helper()
+		if code, body := get(t, q+module); code != 200 {
+			t.Fatalf("%s: %d %s", module, code, body)
+		}
+	}
+	scrape("table")
+	for range growAfter + 1 {
+		scrape("small")
+	}
+	a.mu.Lock()
+	refused, asked := a.refused, len(a.asked)
+	a.mu.Unlock()
+	scrape("table")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.refused != refused {
+		t.Errorf("the table module's second scrape had %d requests refused (asked: %v)", a.refused-refused, a.asked[asked:])
+	}
+}
