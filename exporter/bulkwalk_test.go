@@ -177,15 +177,12 @@ func TestAdaptiveRepetitions(t *testing.T) {
 	}
 }
 
-// TestRetriesCountedPerModule: two scrapes of different modules of one
-// target share a session; each module's snmp_scrape_packets_retried
-// counts the requests of its own walk that the agent received again, not
-// the other's (the table module's large requests go unanswered), and
-// snmp_packets_total counts each packet once.
-func TestRetriesCountedPerModule(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "snmp.yml")
-	conf := limitedConf + `  small:
-    walk: [1.3.6.1.4.1.99999.1.1]
+// withSmallModule is limitedConf with a module "small" that walks root
+// one varbind per request, with the table module's timeout and retries
+// (so that both share a session).
+func withSmallModule(root string) string {
+	return limitedConf + `  small:
+    walk: [` + root + `]
     max_repetitions: 1
     timeout: 300ms
     retries: 1
@@ -196,7 +193,16 @@ func TestRetriesCountedPerModule(t *testing.T) {
       help: c
       indexes: [{labelname: row, type: gauge}]
 `
-	os.WriteFile(f, []byte(conf), 0o600)
+}
+
+// TestRetriesCountedPerModule: two scrapes of different modules of one
+// target share a session; each module's snmp_scrape_packets_retried
+// counts the requests of its own walk that the agent received again, not
+// the other's (the table module's large requests go unanswered), and
+// snmp_packets_total counts each packet once.
+func TestRetriesCountedPerModule(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "snmp.yml")
+	os.WriteFile(f, []byte(withSmallModule("1.3.6.1.4.1.99999.1.1")), 0o600)
 	_, url := newTestExporter(t, f)
 	a := startLimitedAgent(t, 30, 10, true)
 	a.mu.Lock()
@@ -256,19 +262,7 @@ func TestRetriesCountedPerModule(t *testing.T) {
 // for more than the target takes.
 func TestRepetitionsLearnedPerTarget(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "snmp.yml")
-	conf := limitedConf + `  small:
-    walk: [1.3.6.1.4.1.99999.1.1.1]
-    max_repetitions: 1
-    timeout: 300ms
-    retries: 1
-    metrics:
-    - name: c
-      oid: 1.3.6.1.4.1.99999.1.1.1
-      type: counter
-      help: c
-      indexes: [{labelname: row, type: gauge}]
-`
-	os.WriteFile(f, []byte(conf), 0o600)
+	os.WriteFile(f, []byte(withSmallModule("1.3.6.1.4.1.99999.1.1.1")), 0o600)
 	_, url := newTestExporter(t, f)
 	a := startLimitedAgent(t, 30, 10, false)
 	q := url + "/snmp?target=" + a.conn.LocalAddr().String() + "&module="
