@@ -158,6 +158,10 @@ func (e *Exporter) badRequest(w http.ResponseWriter, msg string) {
 	http.Error(w, msg, http.StatusBadRequest)
 }
 
+// maxHeaderTimeout bounds the scrape timeout taken from Prometheus's
+// header, which is a float of seconds.
+const maxHeaderTimeout = 100 * 365 * 24 * time.Hour
+
 func (e *Exporter) serveSNMP(w http.ResponseWriter, r *http.Request) {
 	e.requests.Add(1)
 	q := r.URL.Query()
@@ -220,7 +224,8 @@ func (e *Exporter) serveSNMP(w http.ResponseWriter, r *http.Request) {
 		}
 		// As blackbox_exporter: the scrape timeout less an offset that
 		// leaves time to answer, or all of it when it is shorter.
-		d := time.Duration(secs * float64(time.Second))
+		// (A timeout too long for a time.Duration is no bound.)
+		d := time.Duration(min(secs, maxHeaderTimeout.Seconds()) * float64(time.Second))
 		if d > e.TimeoutOffset {
 			d -= e.TimeoutOffset
 		}

@@ -126,3 +126,18 @@ func TestWalkCacheAbortedWalk(t *testing.T) {
 		t.Fatalf("scrape after an aborted walk: %v (shared %v), want a walk of its own", err, shared)
 	}
 }
+
+// TestScrapeTimeoutLong: a scrape timeout longer than a time.Duration
+// holds is no bound, not one already past.
+func TestScrapeTimeoutLong(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "snmp.yml")
+	os.WriteFile(f, []byte(serverConf), 0o600)
+	_, url := newTestExporter(t, f)
+	agent := snmpdtest.Start(t, serverAgent)
+	q := fmt.Sprintf("%s/snmp?module=system&target=127.0.0.1:%d", url, agent.Port)
+	for _, h := range []string{"30", "1e10", "1e300"} {
+		if code, body := scrapeWithHeader(t, q, h); code != 200 || !strings.Contains(body, "sysUpTime") {
+			t.Errorf("scrape timeout %s: %d %s", h, code, body)
+		}
+	}
+}
