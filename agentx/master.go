@@ -257,6 +257,25 @@ func (c *conn) send(p *PDU) error {
 	return c.w.Flush()
 }
 
+// sendIn writes p for session s unless s is closed, and reports whether
+// it did. The check and the write hold the writer's lock that the
+// session's Close-PDU also takes after closeSession, so that nothing
+// follows the Close-PDU on the wire for a request that found the
+// session before it closed.
+func (c *conn) sendIn(s *session, p *PDU) (bool, error) {
+	b := Append(nil, p)
+	c.wm.Lock()
+	defer c.wm.Unlock()
+	if s.closed.Load() {
+		return false, nil
+	}
+	c.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.w.Write(b); err != nil {
+		return true, err
+	}
+	return true, c.w.Flush()
+}
+
 func (c *conn) shutdown(reason byte) {
 	c.once.Do(func() {
 		c.m.mu.Lock()
@@ -376,8 +395,10 @@ func (m *Master) handle(c *conn, p *PDU) {
 	}
 	switch p.Type {
 	case TypeClose:
-		c.respond(p, 0, 0)
+		// The subtrees go before the answer: a subagent may leave as
+		// soon as it has it.
 		m.closeSession(s.id)
+		c.respond(p, 0, 0)
 	case TypeRegister:
 		e := m.register(s, p)
 		m.cfg.Log.Debug("agentx: register", "session", s.id, "subtree", p.Subtree.String(), "range_subid", p.RangeSubID, "upper", p.UpperBound, "priority", p.Priority, "context", p.Context, "error", e)
@@ -415,6 +436,7 @@ type session struct {
 	order   byte
 	descr   string
 	misses  atomic.Int32 // requests in a row left unanswered
+	closed  atomic.Bool  // set by closeSession: no request is sent any more
 
 	// for AGENTX-MIB's agentxSessionTable
 	oid        snmp.OID
@@ -457,6 +479,7 @@ func (m *Master) closeSession(id uint32) {
 		return
 	}
 	delete(m.sessions, id)
+	s.closed.Store(true)
 	m.sessChanged.Store(m.uptime())
 	n := len(m.regs)
 	m.regs = slices.DeleteFunc(m.regs, func(r *registration) bool { return r.s == s })
@@ -827,12 +850,14 @@ func (s *session) exchange(r *mib.Request, timeout time.Duration, p *PDU) (resp 
 	}
 	c.pending[p.PacketID] = ch
 	c.pm.Unlock()
-	if err := c.send(p); err != nil {
+	if sent, err := c.sendIn(s, p); err != nil || !sent {
 		c.pm.Lock()
 		delete(c.pending, p.PacketID)
 		c.pm.Unlock()
 		m.Stats.Failures.Add(1)
-		c.shutdown(ReasonOther)
+		if err != nil {
+			c.shutdown(ReasonOther)
+		}
 		return nil, false, false
 	}
 	var done <-chan struct{}
@@ -987,7 +1012,7 @@ func (s *session) UndoSet(r *mib.Request) snmp.ErrorStatus {
 // CleanupSet implements mib.PhasedSetter. No answer is expected
 // (RFC 2741 §7.2.4.4).
 func (s *session) CleanupSet(r *mib.Request) {
-	s.c.send(&PDU{Type: TypeCleanupSet, SessionID: s.id, Flags: s.order, TransactionID: s.m.transaction(r), PacketID: s.c.packet.Add(1)})
+	s.c.sendIn(s, &PDU{Type: TypeCleanupSet, SessionID: s.id, Flags: s.order, TransactionID: s.m.transaction(r), PacketID: s.c.packet.Add(1)})
 }
 
 // index allocation (RFC 2741 §7.1.4)
