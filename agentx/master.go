@@ -86,6 +86,10 @@ type Master struct {
 	listeners []net.Listener
 	conns     map[*conn]struct{}
 	indexes   map[string]map[string]uint32 // context+name -> value -> session
+	// context+name+type of integer indexes -> a value at or below the
+	// smallest one not allocated (every smaller one is), where the search
+	// for ANY_INDEX and NEW_INDEX starts
+	indexFree map[string]uint64
 	closed    bool
 	nextConn  uint32
 	nextReg   uint32
@@ -116,7 +120,7 @@ func New(cfg Config) *Master {
 		cfg.Log = slog.Default()
 	}
 	m := &Master{cfg: cfg, sessions: map[uint32]*session{}, conns: map[*conn]struct{}{},
-		indexes: map[string]map[string]uint32{}}
+		indexes: map[string]map[string]uint32{}, indexFree: map[string]uint64{}}
 	empty := map[string][]mib.Region{}
 	m.regions.Store(&empty)
 	return m
@@ -486,10 +490,11 @@ func (m *Master) closeSession(id uint32) {
 	if len(m.regs) != n {
 		m.regChanged.Store(m.uptime())
 	}
-	for _, vals := range m.indexes {
+	for key, vals := range m.indexes {
 		for k, sid := range vals {
 			if sid == id {
 				delete(vals, k)
+				m.freedLocked(key, k)
 			}
 		}
 	}
@@ -1032,6 +1037,24 @@ func valueKey(v snmp.Value) string {
 	return string(b)
 }
 
+func freeKey(k string, t snmp.Type) string { return k + "\x00" + string(rune(t)) }
+
+// freedLocked notes that value vk of index k is free again: the search
+// for ANY_INDEX and NEW_INDEX values starts at it at the latest.
+func (m *Master) freedLocked(k, vk string) {
+	if len(vk) != 5 {
+		return
+	}
+	switch t := snmp.Type(vk[0]); t {
+	case snmp.Integer, snmp.Gauge32, snmp.Counter32:
+		v := uint64(vk[1])<<24 | uint64(vk[2])<<16 | uint64(vk[3])<<8 | uint64(vk[4])
+		hk := freeKey(k, t)
+		if h, ok := m.indexFree[hk]; ok && v < h {
+			m.indexFree[hk] = v
+		}
+	}
+}
+
 func (m *Master) allocate(s *session, p *PDU) (uint16, uint16, []snmp.VarBind) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -1040,6 +1063,7 @@ func (m *Master) allocate(s *session, p *PDU) (uint16, uint16, []snmp.VarBind) {
 	undo := func() {
 		for _, a := range added {
 			delete(m.indexes[a[0]], a[1])
+			m.freedLocked(a[0], a[1])
 		}
 	}
 	for i := range out {
@@ -1055,12 +1079,16 @@ func (m *Master) allocate(s *session, p *PDU) (uint16, uint16, []snmp.VarBind) {
 				undo()
 				return ErrIndexWrongType, uint16(i + 1), p.VarBinds
 			}
-			// Integer indexes: the smallest positive value never allocated.
+			// Integer indexes: the smallest positive value not allocated,
+			// searched from where the last search ended, so that many
+			// allocations cost each a step, not a scan from 1.
 			found := false
-			for v := uint64(1); v < 1<<31; v++ {
+			hk := freeKey(k, vb.Value.Type)
+			for v := max(m.indexFree[hk], 1); v < 1<<31; v++ {
 				cand := snmp.Value{Type: vb.Value.Type, Num: v}
 				if _, used := vals[valueKey(cand)]; !used {
 					vb.Value = cand
+					m.indexFree[hk] = v + 1
 					found = true
 					break
 				}
@@ -1088,7 +1116,9 @@ func (m *Master) deallocate(s *session, p *PDU) (uint16, uint16) {
 		}
 	}
 	for _, vb := range p.VarBinds {
-		delete(m.indexes[indexKey(p.Context, vb.Name)], valueKey(vb.Value))
+		k := indexKey(p.Context, vb.Name)
+		delete(m.indexes[k], valueKey(vb.Value))
+		m.freedLocked(k, valueKey(vb.Value))
 	}
 	return 0, 0
 }
