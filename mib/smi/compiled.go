@@ -93,7 +93,7 @@ func (compiledSource) Def(i int) (Def, bool, bool) {
 		break
 	}
 	return Def{
-		Name: d.name, Module: d.module, OID: oid, Kind: d.kind, Base: d.base,
+		Name: d.name, Module: d.module, OID: slices.Clone(oid), Kind: d.kind, Base: d.base,
 		TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, nil), Fixed: d.fixed, Access: d.access,
 		Index: fields(d.index, false), Implied: d.implied, Augments: d.augments,
 		Objects: fields(d.objects, false),

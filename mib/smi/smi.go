@@ -547,17 +547,23 @@ func hasPrefix(oid, prefix []uint32) bool {
 	return len(oid) >= len(prefix) && slices.Equal(oid[:len(prefix)], prefix)
 }
 
-// parseOIDs returns the OIDs of nodeDefs, slices of the generated
-// nodeArcs (shared, not to be modified).
+// parseOIDs returns the OIDs of nodeDefs, copied out of the generated
+// nodeArcs into one backing array: callers (smiload among them) may own
+// and change what they get, never the generated tables.
 func parseOIDs() [][]uint32 {
+	all := append([]uint32(nil), nodeArcs[:]...)
 	oids := make([][]uint32, len(nodeDefs))
+	start := uint32(0)
 	for i := range nodeDefs {
-		oids[i] = defOID(i)
+		end := nodeArcEnd[i]
+		oids[i] = all[start:end:end]
+		start = end
 	}
 	return oids
 }
 
-// defOID returns the OID of nodeDefs[i], a slice of nodeArcs.
+// defOID returns the OID of nodeDefs[i], a slice of nodeArcs, to be
+// read only.
 func defOID(i int) []uint32 {
 	start := uint32(0)
 	if i > 0 {
