@@ -24,7 +24,11 @@ type rawSubagent struct {
 
 func dialRaw(t *testing.T, sock string, timeout byte, descr string) *rawSubagent {
 	t.Helper()
-	c, err := net.Dial("unix", sock)
+	network := "unix"
+	if strings.HasPrefix(sock, "127.0.0.1:") {
+		network = "tcp"
+	}
+	c, err := net.Dial(network, sock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,5 +309,31 @@ func testPingHung(t *testing.T, snmpd string) {
 	}
 	if m.Stats.Sessions.Load() != 0 {
 		t.Fatalf("sessions open: %d", m.Stats.Sessions.Load())
+	}
+}
+
+// TestAgentXMIBTCP: a subagent over TCP shows as transportDomainTcpIpv4
+// with its address and port (RFC 3419 format, 6 octets).
+func TestAgentXMIBTCP(t *testing.T) {
+	var tree mib.Tree
+	m, _ := startMaster(t, &tree, Config{})
+	m.RegisterMIB(&tree)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go m.Serve(l)
+	a := dialRaw(t, l.Addr().String(), 0, "tcp subagent")
+	local := a.c.LocalAddr().(*net.TCPAddr)
+	v := mibWalk(&tree, OIDAgentXMIB)
+	if got := show(v, "1.3.6.1.2.1.74.1.2.2.1.3.1"); got != "1.3.6.1.2.1.100.1.5" {
+		t.Fatalf("domain %s", got)
+	}
+	want := append(local.IP.To4(), byte(local.Port>>8), byte(local.Port))
+	if got := v["1.3.6.1.2.1.74.1.2.2.1.4.1"].Bytes; string(got) != string(want) {
+		t.Fatalf("address %x, want %x", got, want)
+	}
+	if show(v, "1.3.6.1.2.1.74.1.3.2.1.3.1."+itoa(a.sid)) != "tcp subagent" {
+		t.Fatalf("session: %v", v)
 	}
 }

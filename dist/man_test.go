@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 )
 
@@ -45,6 +46,19 @@ func TestManPages(t *testing.T) {
 				t.Errorf("%s does not describe %s%s (%s)", page, prefix, m[1], source)
 			}
 		}
+	}
+	// The YAML example of tsnmpd.conf(5) is a valid configuration.
+	conf := text["man/tsnmpd.conf.5"]
+	i, j := strings.Index(conf, "\n.nf\n.RS\n"), strings.Index(conf, "\n.RE\n.fi\n")
+	if i < 0 || j < i {
+		t.Fatal("tsnmpd.conf.5 has no YAML example between .nf/.RS and .RE/.fi")
+	}
+	example := conf[i+len("\n.nf\n.RS\n") : j+1]
+	c, err := config.ParseYAML("tsnmpd.conf.5", []byte(example))
+	if err != nil {
+		t.Errorf("the YAML example of tsnmpd.conf(5): %v\n%s", err, example)
+	} else if _, err := c.BuildUSMUsers([]byte{0x80, 0, 0x1f, 0x88, 4, 't'}); err != nil {
+		t.Errorf("the YAML example's users: %v", err)
 	}
 	check("man/tsnmpd.8", "../cmd/tsnmpd/main.go", regexp.MustCompile(`fs\.(?:StringVar|BoolVar|IntVar|Func|Bool|String|Int)\((?:&[\w.]+, )?"([a-z0-9-]+)"`), "--")
 	check("man/tsnmp-trapd.8", "../cmd/tsnmp/trapd.go", regexp.MustCompile(`(?m)^  --([a-z0-9.-]+)`), "--")

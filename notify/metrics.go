@@ -74,7 +74,7 @@ func AppendMetrics(b []byte, r *Receiver, o *Outputs) []byte {
 }
 
 // AppendMetrics appends the targets' counters (sent, acknowledged,
-// retried, dropped, filtered; label target, the target's name) and
+// retried, dropped, inform failures, filtered; label target, the target's name) and
 // snmpOutTraps to b, in the Prometheus text format.
 func (o *Originator) AppendMetrics(b []byte) []byte {
 	for _, c := range []struct {
@@ -85,6 +85,7 @@ func (o *Originator) AppendMetrics(b []byte) []byte {
 		{"acknowledged_total", "Informs the target acknowledged.", func(s *TargetStats) uint64 { return s.Acked.Load() }},
 		{"retried_total", "Inform rounds that timed out and were tried again.", func(s *TargetStats) uint64 { return s.Retried.Load() }},
 		{"dropped_total", "Notifications dropped: queue full, or refused by the target.", func(s *TargetStats) uint64 { return s.Dropped.Load() }},
+		{"inform_failures_total", "Informs the target refused (a Report or an error status), given up.", func(s *TargetStats) uint64 { return s.Failed.Load() }},
 		{"filtered_total", "Notifications the target's filter profile or notify view kept from it.", func(s *TargetStats) uint64 { return s.Filtered.Load() }},
 	} {
 		b = append(b, "# HELP tsnmp_notify_"+c.name+" "+c.help+"\n# TYPE tsnmp_notify_"+c.name+" counter\n"...)

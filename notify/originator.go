@@ -66,6 +66,10 @@ type TargetStats struct {
 	Acked   atomic.Uint64 // informs acknowledged
 	Retried atomic.Uint64 // inform rounds that timed out and were tried again
 	Dropped atomic.Uint64 // dropped from a full queue, or refused by the target
+	// Failed counts informs given up because the receiver refused them
+	// (a Report such as an unknown user, or an error status): another
+	// try cannot succeed. They are counted in Dropped as well.
+	Failed atomic.Uint64
 	// Filtered counts notifications not sent to the target because its
 	// filter profile or its notify view (VACM) excludes them.
 	Filtered atomic.Uint64
@@ -272,6 +276,9 @@ func (t *target) run() {
 		}
 		if err != nil {
 			t.Stats.Dropped.Add(1)
+			if t.cfg.Inform {
+				t.Stats.Failed.Add(1)
+			}
 			t.o.Log.Warn("notification not sent", "target", t.cfg.Name, "err", err)
 			if t.session != nil {
 				t.session.Close()

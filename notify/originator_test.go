@@ -249,3 +249,43 @@ func TestDamagedPendingFile(t *testing.T) {
 		t.Errorf("not reported: %s", logBuf.String())
 	}
 }
+
+// TestInformRefused: an inform whose user the receiver does not know is
+// answered with a Report (usmStatsUnknownUserNames); the originator gives
+// it up at once, counting it as failed and dropped, and the next inform
+// is sent.
+func TestInformRefused(t *testing.T) {
+	port := testenv.FreePort(t)
+	r, _ := listen(t, "authCommunity log public\n", port)
+	o := &Originator{EngineID: agentEngine, EngineBoots: 1}
+	targets := []TargetConfig{
+		{Name: "nobody", Address: fmt.Sprintf("127.0.0.1:%d", port), Inform: true, Session: manager.Config{Version: snmp.V3, User: "nobody",
+			Level: snmp.AuthPriv, AuthProtocol: usm.AuthSHA256, AuthPassword: "authpass123", PrivProtocol: usm.PrivAES128,
+			PrivPassword: "privpass123", Timeout: time.Second}},
+		{Name: "v2c", Address: fmt.Sprintf("127.0.0.1:%d", port), Inform: true, Session: manager.Config{Version: snmp.V2c, Community: "public", Timeout: time.Second}},
+	}
+	if err := o.Start(targets); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Stop()
+	o.Notify(1, linkDown)
+	o.Notify(2, linkDown)
+	for range 2 {
+		if n := next(t, r); n.Version != snmp.V2c {
+			t.Errorf("a notification from %v", n.Version)
+		}
+	}
+	st := o.Targets()["nobody"]
+	deadline := time.Now().Add(5 * time.Second)
+	for (st.Failed.Load() < 2 || o.Targets()["v2c"].Acked.Load() < 2) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st.Failed.Load() != 2 || st.Dropped.Load() != 2 || st.Acked.Load() != 0 || st.Retried.Load() != 0 {
+		t.Errorf("refused informs: failed %d, dropped %d, acknowledged %d, retried %d; want 2, 2, 0, 0",
+			st.Failed.Load(), st.Dropped.Load(), st.Acked.Load(), st.Retried.Load())
+	}
+	if b := string(o.AppendMetrics(nil)); !strings.Contains(b, `tsnmp_notify_inform_failures_total{target="nobody"} 2`+"\n") ||
+		!strings.Contains(b, `tsnmp_notify_acknowledged_total{target="v2c"} 2`+"\n") {
+		t.Errorf("metrics:\n%s", b)
+	}
+}

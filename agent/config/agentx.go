@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -104,6 +105,17 @@ func (a *AgentX) check() error {
 	return nil
 }
 
+// agentXSeconds reads a number of seconds from 0.001 to 86400, as
+// snmpd.conf's AgentX times are written; NaN, infinities and values a
+// Duration would round to zero or overflow are refused.
+func agentXSeconds(s string) (Duration, bool) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v >= 0.001 && v <= 86400) {
+		return 0, false
+	}
+	return Duration(v * float64(time.Second)), true
+}
+
 // agentXSetting handles the AgentX directives; ok is false for others.
 func (p *snmpdParser) agentXSetting(tok, rest string) (ok bool, err error) {
 	a := &p.c.AgentX
@@ -138,11 +150,11 @@ func (p *snmpdParser) agentXSetting(tok, rest string) (ok bool, err error) {
 			return true, p.errorf(tok, "%v", err)
 		}
 	case "agentxtimeout":
-		v, err := strconv.ParseFloat(w[0], 64)
-		if err != nil || v <= 0 {
-			return true, p.errorf(tok, "%q is not a positive number of seconds", w[0])
+		d, ok := agentXSeconds(w[0])
+		if !ok {
+			return true, p.errorf(tok, "%q is not a number of seconds from 0.001 to 86400", w[0])
 		}
-		a.Timeout = Duration(v * float64(time.Second))
+		a.Timeout = d
 	case "agentxretries":
 		v, err := strconv.Atoi(w[0])
 		if err != nil || v < 0 {
@@ -154,14 +166,15 @@ func (p *snmpdParser) agentXSetting(tok, rest string) (ok bool, err error) {
 			a.PingInterval = -1
 			break
 		}
-		v, err := strconv.ParseFloat(w[0], 64)
-		if err != nil || v == 0 {
-			return true, p.errorf(tok, "%q is not a number of seconds (or off, or -1 to never check)", w[0])
+		if v, err := strconv.ParseFloat(w[0], 64); err == nil && v < 0 && !math.IsInf(v, -1) {
+			a.PingInterval = -1
+			break
 		}
-		if v < 0 {
-			v = -1e-9
+		d, ok := agentXSeconds(w[0])
+		if !ok {
+			return true, p.errorf(tok, "%q is not a number of seconds from 0.001 to 86400 (or off, or -1 to never check)", w[0])
 		}
-		a.PingInterval = Duration(v * float64(time.Second))
+		a.PingInterval = d
 	default:
 		return false, nil
 	}

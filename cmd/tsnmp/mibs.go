@@ -162,6 +162,9 @@ func (s mibSettings) plan() mibPlan {
 func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 	p := s.plan()
 	if !p.custom && !force {
+		// The compiled-in modules (also after an earlier run in the
+		// same process that loaded others).
+		smi.Install(nil)
 		return
 	}
 	// The set is built once and kept: collecting garbage meanwhile only

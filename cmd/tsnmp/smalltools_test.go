@@ -109,6 +109,24 @@ func TestNetstat(t *testing.T) {
 		}
 		return out
 	}
+	// Interfaces: the counters move between the two runs.
+	for _, opts := range [][]string{{"-Ci"}, {"-Ci", "-Cb", "-Cd"}, {"-Cio"}} {
+		args := append(append([]string{}, opts...), "-v2c", "-c", "public", a.Addr("udp"))
+		want := snmpdtest.Tool(t, "snmpnetstat", args...)
+		got := runTsnmp(t, "snmpnetstat", args...)
+		if !closeOutput(want.Stdout, got.Stdout) || want.Code != got.Code || want.Stderr != got.Stderr || !strings.Contains(want.Stdout, "127.0.0.1") {
+			t.Errorf("%q:\nNet-SNMP %d:\n%s%s\ntsnmp %d:\n%s%s", opts, want.Code, want.Stdout, want.Stderr, got.Code, got.Stdout, got.Stderr)
+		}
+	}
+	// The routing table is stable: compared whole.
+	for _, opts := range [][]string{{"-Cr", "-Cn"}, {"-Crn", "-Cfinet6"}} {
+		args := append(append([]string{}, opts...), "-v2c", "-c", "public", a.Addr("udp"))
+		want := snmpdtest.Tool(t, "snmpnetstat", args...)
+		got := runTsnmp(t, "snmpnetstat", args...)
+		if want.Stdout != got.Stdout || want.Code != got.Code || want.Stderr != got.Stderr || !strings.Contains(want.Stdout, "Routing tables") {
+			t.Errorf("%q:\nNet-SNMP %d:\n%s%s\ntsnmp %d:\n%s%s", opts, want.Code, want.Stdout, want.Stderr, got.Code, got.Stdout, got.Stderr)
+		}
+	}
 	for _, opts := range [][]string{{"-Cn"}, {"-Cn", "-Ca"}, {"-Cna", "-Cfinet6"}, {"-Cn", "-Cpudp"}, {"-Cn", "-Cptcp", "-Ca", "-Cfinet"}} {
 		args := append(append([]string{}, opts...), "-v2c", "-c", "public", a.Addr("udp"))
 		want := snmpdtest.Tool(t, "snmpnetstat", args...)

@@ -6,23 +6,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager/snmpdtest"
 	"github.com/tsnmp/tsnmp/notify/trapdtest"
 )
 
 // TestTrapdForwardInterop: snmptrapd.conf's forward between the two
-// receivers, both ways. Net-SNMP's snmptrapd forwards to tsnmp trapd, and
-// tsnmp trapd forwards to a second snmptrapd; each notification sent by
+// receivers, both ways, with Debian's snmptrapd 5.9.3 and with 5.9.5.
+// Net-SNMP's snmptrapd forwards to tsnmp trapd, and tsnmp trapd forwards
+// to a second snmptrapd; each notification sent by
 // snmptrap or snmpinform to the forwarders is logged by both final
 // receivers identically (once time and ports are masked), and the
 // forwarders log it as well.
 func TestTrapdForwardInterop(t *testing.T) {
 	t.Parallel()
+	for _, prog := range []string{trapdtest.Debian, trapdtest.Modern} {
+		t.Run(map[string]string{trapdtest.Debian: "5.9.3", trapdtest.Modern: "5.9.5"}[prog], func(t *testing.T) {
+			if prog == trapdtest.Modern {
+				testenv.NeedNetSNMP595(t, "sbin/snmptrapd")
+			}
+			forwardInterop(t, prog)
+		})
+	}
+}
+
+func forwardInterop(t *testing.T, prog string) {
 	const auth = "authCommunity log,net public\n"
 	// tsnmp trapd behind snmptrapd, snmptrapd behind tsnmp trapd.
 	ours := startTrapd(t, auth)
-	theirs := trapdtest.Start(t, trapdtest.Debian, auth, "udp")
-	fwdTheirs := trapdtest.Start(t, trapdtest.Debian, auth+fmt.Sprintf("forward default udp:127.0.0.1:%d\n", ours.port), "udp")
+	theirs := trapdtest.Start(t, prog, auth, "udp")
+	fwdTheirs := trapdtest.Start(t, prog, auth+fmt.Sprintf("forward default udp:127.0.0.1:%d\n", ours.port), "udp")
 	fwdOurs := startTrapd(t, auth+fmt.Sprintf("forward default udp:127.0.0.1:%d\n", theirs.Port))
 	cases := []struct {
 		tool   string

@@ -24,7 +24,10 @@ type hostMIBs struct {
 // registerHostMIBs adds the host MIBs, shaped by cfg.Host, to tree.
 func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 	h := &cfg.Host
+	// hrNetworkTable shares IP-MIB's link dump: one for both.
+	ip := ipmib.New(ipmib.Config{CacheTTL: time.Duration(h.CacheTTL), Start: d.state.Start()})
 	d.host.hostres = hostres.New(hostres.Config{
+		Links:         ip.Links(),
 		CacheTTL:      time.Duration(h.CacheTTL),
 		StorageUseNFS: h.StorageUseNFS,
 		SkipNFS:       h.SkipNFS,
@@ -69,7 +72,7 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 	uc.Version = versionInfo()
 	d.host.ucd = ucd.New(uc)
 	d.host.ucd.Register(tree)
-	ipmib.New(ipmib.Config{CacheTTL: time.Duration(h.CacheTTL), Start: d.state.Start()}).Register(tree)
+	ip.Register(tree)
 	tcpudp.New(tcpudp.Config{CacheTTL: time.Duration(h.CacheTTL)}).Register(tree)
 }
 

@@ -304,7 +304,7 @@ func (d *daemon) stopNotifications() {
 	d.notify.o.Stop()
 	for name, s := range d.notify.o.Targets() {
 		d.log.Info("notification target", "target", name, "sent", s.Sent.Load(), "acknowledged", s.Acked.Load(),
-			"retried", s.Retried.Load(), "dropped", s.Dropped.Load(), "filtered", s.Filtered.Load())
+			"retried", s.Retried.Load(), "dropped", s.Dropped.Load(), "failed", s.Failed.Load(), "filtered", s.Filtered.Load())
 	}
 	d.notify = nil
 }

@@ -103,8 +103,8 @@ trap2sink -name all 127.0.0.1:%d public
 			t.Fatalf("no per-target counters at exit:\n%s", daemon.log)
 		}
 	}
-	for _, w := range []string{`target=filtered sent=1 acknowledged=0 retried=0 dropped=0 filtered=2`,
-		`target=viewed sent=2 acknowledged=0 retried=0 dropped=0 filtered=1`, `target=all sent=3 acknowledged=0 retried=0 dropped=0 filtered=0`} {
+	for _, w := range []string{`target=filtered sent=1 acknowledged=0 retried=0 dropped=0 failed=0 filtered=2`,
+		`target=viewed sent=2 acknowledged=0 retried=0 dropped=0 failed=0 filtered=1`, `target=all sent=3 acknowledged=0 retried=0 dropped=0 failed=0 filtered=0`} {
 		if !strings.Contains(daemon.log.String(), w) {
 			t.Errorf("tsnmpd's log lacks %q:\n%s", w, daemon.log)
 		}

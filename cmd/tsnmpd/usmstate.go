@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tsnmp/tsnmp/security/usm"
@@ -27,7 +28,7 @@ func (d *daemon) setAsideUSMState() {
 	if _, err := os.Stat(path); err != nil {
 		return
 	}
-	old := path + ".old"
+	old := unusedName(path + ".old")
 	if err := os.Rename(path, old); err != nil {
 		d.log.Error("cannot set aside the USM keys of the old engine ID", "file", path, "err", err)
 		return
@@ -47,7 +48,7 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 	if id, ok := usmStateEngineID(data); ok && !bytes.Equal(id, local) {
 		// Keys of another engine ID (engine.conf lost or replaced, or
 		// the configured engine_id changed): they cannot work here.
-		old := path + ".old"
+		old := unusedName(path + ".old")
 		if err := os.Rename(path, old); err != nil {
 			return fmt.Errorf("%s holds keys localized to engine ID %x, not this engine's %x, and cannot be set aside: %w", path, id, local, err)
 		}
@@ -55,6 +56,7 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 			"file", path, "engineID", hex.EncodeToString(id), "this_engineID", hex.EncodeToString(local), "moved_to", old)
 		data = nil
 	}
+	damaged := false
 	for n, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
 		if len(f) == 0 || strings.HasPrefix(f[0], "#") || f[0] == "engineID" {
@@ -63,6 +65,7 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 		u, err := parseUSMLine(f, local)
 		if err != nil {
 			d.log.Warn("state file damaged: ignoring a line; the user it held is dropped unless the configuration defines it", "file", path, "line", n+1, "err", err)
+			damaged = true
 			continue
 		}
 		if _, ok := users.Lookup(local, []byte(u.Name())); !ok {
@@ -90,6 +93,16 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 	if ferr != nil {
 		return ferr
 	}
+	if damaged {
+		// The file is written again without the damaged lines: the
+		// damaged one is kept beside it, so that what they held can
+		// still be recovered.
+		kept, err := keepAside(path, ".damaged", data)
+		if err != nil {
+			return fmt.Errorf("%s is damaged and cannot be kept aside before it is written again: %w", path, err)
+		}
+		d.log.Error("state file damaged: kept as it was; users on its damaged lines must be created again or recovered from the copy", "file", path, "copy", kept)
+	}
 	sort.Strings(lines)
 	content := fmt.Sprintf("# USM users with keys localized to this engine; written by tsnmpd\nengineID %x\n# usmUser NAME(hex) AUTH PRIV AUTHKEY PRIVKEY [SECURITYNAME(hex), when it differs from NAME]\n", local) + strings.Join(lines, "\n") + "\n"
 	return d.state.WriteFile(usmFile, []byte(content), 0o600)
@@ -108,6 +121,51 @@ func usmStateEngineID(data []byte) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// unusedName returns name, or name.1, name.2 ... the first that does not
+// exist, so that keys set aside earlier are not overwritten.
+func unusedName(base string) string {
+	name := base
+	for i := 1; i < 1000; i++ {
+		if _, err := os.Lstat(name); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		name = base + "." + strconv.Itoa(i)
+	}
+	return name
+}
+
+// keepAside writes data to the first of path+suffix, path+suffix+".1",
+// ... that does not exist yet, so that no earlier copy is overwritten,
+// and returns its name.
+func keepAside(path, suffix string, data []byte) (string, error) {
+	for i := 0; i < 1000; i++ {
+		name := path + suffix
+		if i > 0 {
+			name += "." + strconv.Itoa(i)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, err = f.Write(data)
+		if serr := f.Sync(); err == nil {
+			err = serr
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(name)
+			return "", err
+		}
+		return name, nil
+	}
+	return "", fmt.Errorf("%s%s and 999 numbered copies exist already", path, suffix)
 }
 
 func hexOrDash(b []byte) string {

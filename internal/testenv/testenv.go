@@ -19,13 +19,22 @@ import (
 // unless the caller chose one. It is made here, with the cert_indexes
 // folder Net-SNMP's TLS code wants, because a tool that has to create
 // them says so on stderr, which tests comparing output would see.
+//
+// tsnmp's own caches (compiled MIB indexes, USM keys, resumption state)
+// are kept per test process too, for the same reason: a test must not
+// read what another test, or another build of tsnmp, left in the user's
+// cache directory.
 func init() {
-	if os.Getenv("SNMP_PERSISTENT_DIR") != "" {
-		return
-	}
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("tsnmp-netsnmp-%d", os.Getpid()))
-	if err := os.MkdirAll(filepath.Join(dir, "cert_indexes"), 0o700); err == nil {
-		os.Setenv("SNMP_PERSISTENT_DIR", dir)
+	if os.Getenv("SNMP_PERSISTENT_DIR") == "" {
+		if err := os.MkdirAll(filepath.Join(dir, "cert_indexes"), 0o700); err == nil {
+			os.Setenv("SNMP_PERSISTENT_DIR", dir)
+		}
+	}
+	if os.Getenv("XDG_CACHE_HOME") == "" {
+		if err := os.MkdirAll(filepath.Join(dir, "cache"), 0o700); err == nil {
+			os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+		}
 	}
 }
 

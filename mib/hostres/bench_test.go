@@ -24,12 +24,14 @@ func BenchmarkWalk(b *testing.B) {
 	defer cpu.Close()
 	all := int64(5)
 	var tree mib.Tree
-	h := New(Config{CPU: cpu, CacheTTL: time.Second})
+	// As tsnmpd: hrNetworkTable shares IP-MIB's link dump.
+	ip := ipmib.New(ipmib.Config{CacheTTL: time.Second})
+	h := New(Config{CPU: cpu, CacheTTL: time.Second, Links: ip.Links()})
 	h.Register(&tree)
 	// As tsnmpd: prTable counts from hrSWRunTable's process listing.
 	ucd.New(ucd.Config{CPU: cpu, CacheTTL: time.Second, Disks: []ucd.Disk{{Path: "/", MinKB: -1, MinPercent: 10}}, IncludeAllDisks: &all,
 		Procs: []ucd.Proc{{Name: "sshd"}, {Name: "cron", Max: 2, Min: 1}}, Processes: h.Processes()}).Register(&tree)
-	ipmib.New(ipmib.Config{CacheTTL: time.Second}).Register(&tree)
+	ip.Register(&tree)
 	roots := []snmp.OID{HostResources, ucd.UCDavis, ipmib.IP}
 	var dst []snmp.VarBind
 	n := 0

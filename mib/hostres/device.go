@@ -52,7 +52,7 @@ type devSnap struct {
 // readDevices lists processors (/proc/cpuinfo), network interfaces (an
 // rtnetlink dump with the error counters of /proc/net/dev) and the
 // floating point co-processor Net-SNMP assumes.
-func (m *MIB) readDevices(time.Time) *devSnap {
+func (m *MIB) readDevices(now time.Time) *devSnap {
 	s := &devSnap{load: map[int]int64{}}
 	if b, err := m.cfg.FS.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, c := range procfs.ParseCPUInfo(b) {
@@ -80,7 +80,14 @@ func (m *MIB) readDevices(time.Time) *devSnap {
 			}
 		}
 	}
-	if ifs, err := rtnl.Links(); err == nil {
+	var ifs []rtnl.Link
+	var err error
+	if m.cfg.Links != nil {
+		ifs = m.cfg.Links.Current(now)
+	} else {
+		ifs, err = rtnl.Links()
+	}
+	if err == nil {
 		errs := map[string]uint64{}
 		if b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/dev"); err == nil {
 			errs = ParseNetDevErrors(b)

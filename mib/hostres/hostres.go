@@ -34,6 +34,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -76,6 +77,9 @@ type Config struct {
 	// Processes is the process listing shared with other MIBs (UCD's
 	// prTable); nil: the MIB reads its own.
 	Processes *procfs.Processes
+	// Links is the link dump shared with IP-MIB (ipmib.MIB.Links); nil:
+	// the MIB takes its own.
+	Links *procfs.Cache[[]rtnl.Link]
 }
 
 // MIB serves HOST-RESOURCES-MIB.

@@ -58,6 +58,9 @@ type Config struct {
 	FS procfs.FS
 	// Start is the agent's start: the zero of the TimeTicks objects.
 	Start time.Time
+	// Links is a link dump shared with other MIBs (HOST-RESOURCES'
+	// hrNetworkTable); nil: the MIB takes its own.
+	Links *procfs.Cache[[]rtnl.Link]
 }
 
 // MIB serves IP-MIB.
@@ -82,7 +85,7 @@ type MIB struct {
 	addr, address, media, phys mib.Table
 	prefixes                   mib.Table
 
-	links procfs.Cache[[]rtnl.Link]
+	links *procfs.Cache[[]rtnl.Link]
 	// layout names IFLA_INET6_STATS once it is known.
 	layoutMu                  sync.Mutex
 	layout                    stats6Layout
@@ -103,10 +106,10 @@ func New(cfg Config) *MIB {
 	m := &MIB{cfg: cfg}
 	m.addrs = procfs.Cache[*addrSnap]{TTL: cfg.CacheTTL, Load: m.readAddrs}
 	m.neigh = procfs.Cache[*neighSnap]{TTL: cfg.CacheTTL, Load: m.readNeighs}
-	m.links = procfs.Cache[[]rtnl.Link]{TTL: cfg.CacheTTL, Load: func(time.Time) []rtnl.Link {
-		ls, _ := rtnl.Links()
-		return ls
-	}}
+	m.links = cfg.Links
+	if m.links == nil {
+		m.links = NewLinks(cfg.CacheTTL)
+	}
 	m.sys = procfs.Cache[ipSys]{TTL: cfg.CacheTTL, Load: func(time.Time) ipSys { return readSys(cfg.FS) }}
 	m.initScalars()
 	m.initICMP()
@@ -126,6 +129,18 @@ func New(cfg Config) *MIB {
 		Rows: func(r *mib.Request) mib.Rows { return physRows{m.neigh.Get(r)} }}
 	return m
 }
+
+// NewLinks returns a link dump taken at most once per ttl, to share
+// between MIBs (Config.Links).
+func NewLinks(ttl time.Duration) *procfs.Cache[[]rtnl.Link] {
+	return &procfs.Cache[[]rtnl.Link]{TTL: ttl, Load: func(time.Time) []rtnl.Link {
+		ls, _ := rtnl.Links()
+		return ls
+	}}
+}
+
+// Links returns the MIB's link dump, for other MIBs to share.
+func (m *MIB) Links() *procfs.Cache[[]rtnl.Link] { return m.links }
 
 // Register adds the MIB's objects to tree.
 func (m *MIB) Register(tree *mib.Tree) {

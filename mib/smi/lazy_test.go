@@ -3,6 +3,7 @@ package smi
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -271,5 +272,48 @@ func TestCompiledSource(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(w) {
 			t.Errorf("TCs(%s) = %v, want %v", tc.Name, got, w)
 		}
+	}
+}
+
+// TestSourceConcurrent asks about names and OIDs from several goroutines
+// at once through one Source (as tsnmp trapd formats notifications):
+// every answer is the whole set's, and the race detector finds nothing.
+func TestSourceConcurrent(t *testing.T) {
+	defer Install(nil)
+	set := Compiled()
+	Install(set)
+	var oids [][]uint32
+	want := map[int]string{}
+	for i, n := range Nodes() {
+		if i%9 == 0 {
+			o := append(slices.Clone(n.OID), 1)
+			want[len(oids)] = Format(o, false)
+			oids = append(oids, o)
+		}
+	}
+	InstallSource(newSetSource(set))
+	errs := make(chan string, 8)
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := g; i < len(oids); i += 4 {
+				if got := Format(oids[i], false); got != want[i] {
+					errs <- fmt.Sprintf("%v: %s, want %s", oids[i], got, want[i])
+					return
+				}
+				if _, err := Resolve(want[i]); err != nil && !strings.Contains(want[i], "\"") {
+					errs <- fmt.Sprintf("%s: %v", want[i], err)
+					return
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

@@ -60,6 +60,37 @@ func (t *UserTable) Lookup(engineID []byte, name []byte) (*User, bool) {
 	return u, ok
 }
 
+// LookupSecurityName returns the user whose usmUserSecurityName is
+// secName for engineID (RFC 3414 §3.1 step 1b: an outgoing message names
+// a securityName, and the user found carries the userName the message
+// is sent with). A user named secName whose securityName is its name
+// comes first; then a user whose securityName differs from its name, the
+// engine-specific entry before the template; else the user named secName.
+func (t *UserTable) LookupSecurityName(engineID []byte, secName string) (*User, bool) {
+	byName, ok := t.Lookup(engineID, []byte(secName))
+	if ok && byName.SecurityName() == secName {
+		return byName, true
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var template *User
+	for k, u := range t.m {
+		if u.secName != secName {
+			continue
+		}
+		switch k.engineID {
+		case string(engineID):
+			return u, true
+		case "":
+			template = u
+		}
+	}
+	if template != nil {
+		return template, true
+	}
+	return byName, ok
+}
+
 // Len returns the number of entries.
 func (t *UserTable) Len() int {
 	t.mu.RLock()

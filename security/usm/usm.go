@@ -510,10 +510,13 @@ func (u *USM) GenerateRequest(b []byte, hdr *snmp.V3Message, engineID []byte, us
 	}
 	st := &StateReference{engineID: engineID, userName: []byte(userName), level: snmp.NoAuthNoPriv}
 	if userName != "" || level != snmp.NoAuthNoPriv {
-		user, ok := u.users.Lookup(engineID, []byte(userName))
+		// userName is the securityName of the request (RFC 3414 §3.1
+		// step 1b); the message carries the user's name.
+		user, ok := u.users.LookupSecurityName(engineID, userName)
 		if !ok {
 			return nil, fmt.Errorf("%w: %q", ErrUnknownUserName, userName)
 		}
+		st.userName = []byte(user.name)
 		if level >= snmp.AuthNoPriv {
 			if user.auth == AuthNone || level == snmp.AuthPriv && user.priv == PrivNone {
 				return nil, fmt.Errorf("%w: user %q at %v", ErrUnsupportedSecLevel, userName, level)

@@ -670,3 +670,29 @@ func TestSecurityNameDiffersFromUserName(t *testing.T) {
 		t.Fatalf("the manager cannot read the answer: %v", err)
 	}
 }
+
+// TestOutgoingBySecurityName: an outgoing message names a securityName
+// (a notification target's, RFC 3413), and USM sends it as the user whose
+// usmUserSecurityName that is, under the user's name (RFC 3414 §3.1 step
+// 1b).
+func TestOutgoingBySecurityName(t *testing.T) {
+	user := mustUser(t, "bob", AuthSHA256, PrivAES128, "auth-password", "priv-password")
+	if err := user.SetSecurityName("robert"); err != nil {
+		t.Fatal(err)
+	}
+	p := newPair(t, user)
+	msg, err := p.agent.GenerateRequest(nil, hdr(11, snmp.AuthPriv, false), agentEngineID, "robert", scoped(t, snmp.SNMPv2Trap, 11, agentEngineID))
+	if err != nil {
+		t.Fatalf("a message to securityName robert: %v", err)
+	}
+	in, err := p.agent.ProcessIncoming(nil, msg, nil)
+	if err != nil {
+		t.Fatalf("the message sent for securityName robert does not read back: %v", err)
+	}
+	if in.SecurityName != "robert" {
+		t.Errorf("securityName read back %q, want robert", in.SecurityName)
+	}
+	if ref, _ := in.State.(*StateReference); ref == nil || string(ref.userName) != "bob" {
+		t.Errorf("msgUserName %v, want bob", in.State)
+	}
+}

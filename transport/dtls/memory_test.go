@@ -172,3 +172,12 @@ func TestParkedSessionAnswers(t *testing.T) {
 		t.Errorf("serverCloses = %d after the idle timeout", got)
 	}
 }
+
+// TestDefaultSessionCap: a listener with default options lets 10,000
+// peers in (the cap was 1,024).
+func TestDefaultSessionCap(t *testing.T) {
+	s := start(t, "udp", nil)
+	if got := s.set.Limits().MaxConns; got < 10000 {
+		t.Errorf("default cap %d sessions, want at least 10,000", got)
+	}
+}

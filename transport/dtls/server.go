@@ -63,6 +63,14 @@ const (
 	DefaultHandshakeTimeout = 10 * time.Second
 )
 
+// DefaultMaxSessions caps a listener's sessions, handshakes in progress
+// included. Only peers with a certificate that maps to a securityName
+// hold a session (the cookie exchange keeps spoofed sources out), and an
+// idle session holds no goroutine or buffer of the listener's own (about
+// 40 KB, most of it pion/dtls's goroutines and buffers): 10,000 sessions
+// take about 400 MB.
+const DefaultMaxSessions = 10000
+
 // DefaultTicketLifetime bounds a resumption ticket (besides the rotation
 // of the keys that seal it).
 const DefaultTicketLifetime = 12 * time.Hour
@@ -110,7 +118,7 @@ func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, o
 		o.MaxMessage = 65535
 	}
 	if o.MaxConns == 0 {
-		o.MaxConns = 1024
+		o.MaxConns = DefaultMaxSessions
 	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = 5 * time.Minute
