@@ -86,6 +86,10 @@ type Master struct {
 	listeners []net.Listener
 	conns     map[*conn]struct{}
 	indexes   map[string]map[string]uint32 // context+name -> value -> session
+	// context+name+type of integer indexes -> a value at or below the
+	// smallest one not allocated (every smaller one is), where the search
+	// for ANY_INDEX and NEW_INDEX starts
+	indexFree map[string]uint64
 	closed    bool
 	nextConn  uint32
 	nextReg   uint32
@@ -116,7 +120,7 @@ func New(cfg Config) *Master {
 		cfg.Log = slog.Default()
 	}
 	m := &Master{cfg: cfg, sessions: map[uint32]*session{}, conns: map[*conn]struct{}{},
-		indexes: map[string]map[string]uint32{}}
+		indexes: map[string]map[string]uint32{}, indexFree: map[string]uint64{}}
 	empty := map[string][]mib.Region{}
 	m.regions.Store(&empty)
 	return m
@@ -257,6 +261,25 @@ func (c *conn) send(p *PDU) error {
 	return c.w.Flush()
 }
 
+// sendIn writes p for session s unless s is closed, and reports whether
+// it did. The check and the write hold the writer's lock that the
+// session's Close-PDU also takes after closeSession, so that nothing
+// follows the Close-PDU on the wire for a request that found the
+// session before it closed.
+func (c *conn) sendIn(s *session, p *PDU) (bool, error) {
+	b := Append(nil, p)
+	c.wm.Lock()
+	defer c.wm.Unlock()
+	if s.closed.Load() {
+		return false, nil
+	}
+	c.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.w.Write(b); err != nil {
+		return true, err
+	}
+	return true, c.w.Flush()
+}
+
 func (c *conn) shutdown(reason byte) {
 	c.once.Do(func() {
 		c.m.mu.Lock()
@@ -376,8 +399,10 @@ func (m *Master) handle(c *conn, p *PDU) {
 	}
 	switch p.Type {
 	case TypeClose:
-		c.respond(p, 0, 0)
+		// The subtrees go before the answer: a subagent may leave as
+		// soon as it has it.
 		m.closeSession(s.id)
+		c.respond(p, 0, 0)
 	case TypeRegister:
 		e := m.register(s, p)
 		m.cfg.Log.Debug("agentx: register", "session", s.id, "subtree", p.Subtree.String(), "range_subid", p.RangeSubID, "upper", p.UpperBound, "priority", p.Priority, "context", p.Context, "error", e)
@@ -415,6 +440,7 @@ type session struct {
 	order   byte
 	descr   string
 	misses  atomic.Int32 // requests in a row left unanswered
+	closed  atomic.Bool  // set by closeSession: no request is sent any more
 
 	// for AGENTX-MIB's agentxSessionTable
 	oid        snmp.OID
@@ -457,16 +483,18 @@ func (m *Master) closeSession(id uint32) {
 		return
 	}
 	delete(m.sessions, id)
+	s.closed.Store(true)
 	m.sessChanged.Store(m.uptime())
 	n := len(m.regs)
 	m.regs = slices.DeleteFunc(m.regs, func(r *registration) bool { return r.s == s })
 	if len(m.regs) != n {
 		m.regChanged.Store(m.uptime())
 	}
-	for _, vals := range m.indexes {
+	for key, vals := range m.indexes {
 		for k, sid := range vals {
 			if sid == id {
 				delete(vals, k)
+				m.freedLocked(key, k)
 			}
 		}
 	}
@@ -827,12 +855,14 @@ func (s *session) exchange(r *mib.Request, timeout time.Duration, p *PDU) (resp 
 	}
 	c.pending[p.PacketID] = ch
 	c.pm.Unlock()
-	if err := c.send(p); err != nil {
+	if sent, err := c.sendIn(s, p); err != nil || !sent {
 		c.pm.Lock()
 		delete(c.pending, p.PacketID)
 		c.pm.Unlock()
 		m.Stats.Failures.Add(1)
-		c.shutdown(ReasonOther)
+		if err != nil {
+			c.shutdown(ReasonOther)
+		}
 		return nil, false, false
 	}
 	var done <-chan struct{}
@@ -987,7 +1017,7 @@ func (s *session) UndoSet(r *mib.Request) snmp.ErrorStatus {
 // CleanupSet implements mib.PhasedSetter. No answer is expected
 // (RFC 2741 §7.2.4.4).
 func (s *session) CleanupSet(r *mib.Request) {
-	s.c.send(&PDU{Type: TypeCleanupSet, SessionID: s.id, Flags: s.order, TransactionID: s.m.transaction(r), PacketID: s.c.packet.Add(1)})
+	s.c.sendIn(s, &PDU{Type: TypeCleanupSet, SessionID: s.id, Flags: s.order, TransactionID: s.m.transaction(r), PacketID: s.c.packet.Add(1)})
 }
 
 // index allocation (RFC 2741 §7.1.4)
@@ -1007,6 +1037,24 @@ func valueKey(v snmp.Value) string {
 	return string(b)
 }
 
+func freeKey(k string, t snmp.Type) string { return k + "\x00" + string(rune(t)) }
+
+// freedLocked notes that value vk of index k is free again: the search
+// for ANY_INDEX and NEW_INDEX values starts at it at the latest.
+func (m *Master) freedLocked(k, vk string) {
+	if len(vk) != 5 {
+		return
+	}
+	switch t := snmp.Type(vk[0]); t {
+	case snmp.Integer, snmp.Gauge32, snmp.Counter32:
+		v := uint64(vk[1])<<24 | uint64(vk[2])<<16 | uint64(vk[3])<<8 | uint64(vk[4])
+		hk := freeKey(k, t)
+		if h, ok := m.indexFree[hk]; ok && v < h {
+			m.indexFree[hk] = v
+		}
+	}
+}
+
 func (m *Master) allocate(s *session, p *PDU) (uint16, uint16, []snmp.VarBind) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -1015,6 +1063,7 @@ func (m *Master) allocate(s *session, p *PDU) (uint16, uint16, []snmp.VarBind) {
 	undo := func() {
 		for _, a := range added {
 			delete(m.indexes[a[0]], a[1])
+			m.freedLocked(a[0], a[1])
 		}
 	}
 	for i := range out {
@@ -1030,12 +1079,16 @@ func (m *Master) allocate(s *session, p *PDU) (uint16, uint16, []snmp.VarBind) {
 				undo()
 				return ErrIndexWrongType, uint16(i + 1), p.VarBinds
 			}
-			// Integer indexes: the smallest positive value never allocated.
+			// Integer indexes: the smallest positive value not allocated,
+			// searched from where the last search ended, so that many
+			// allocations cost each a step, not a scan from 1.
 			found := false
-			for v := uint64(1); v < 1<<31; v++ {
+			hk := freeKey(k, vb.Value.Type)
+			for v := max(m.indexFree[hk], 1); v < 1<<31; v++ {
 				cand := snmp.Value{Type: vb.Value.Type, Num: v}
 				if _, used := vals[valueKey(cand)]; !used {
 					vb.Value = cand
+					m.indexFree[hk] = v + 1
 					found = true
 					break
 				}
@@ -1063,7 +1116,9 @@ func (m *Master) deallocate(s *session, p *PDU) (uint16, uint16) {
 		}
 	}
 	for _, vb := range p.VarBinds {
-		delete(m.indexes[indexKey(p.Context, vb.Name)], valueKey(vb.Value))
+		k := indexKey(p.Context, vb.Name)
+		delete(m.indexes[k], valueKey(vb.Value))
+		m.freedLocked(k, valueKey(vb.Value))
 	}
 	return 0, 0
 }

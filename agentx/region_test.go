@@ -2,6 +2,7 @@ package agentx
 
 import (
 	"testing"
+	"time"
 
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -102,5 +103,62 @@ func TestIndexAllocation(t *testing.T) {
 	}
 	if e, _, _ := m.allocate(b, &PDU{Flags: FlagNewIndex, VarBinds: []snmp.VarBind{{Name: name, Value: snmp.StringValue("x")}}}); e != ErrIndexWrongType {
 		t.Fatalf("new string index: %d", e)
+	}
+}
+
+// TestIndexAllocationMany: ANY_INDEX gives the smallest free integer,
+// also after values are freed by Deallocate, a closed session or a PDU
+// that failed; and a subagent's IndexAllocate-PDU of 20000 ANY_INDEX
+// varbinds (480 kB) is answered at once instead of holding the master's
+// lock while it scans from 1 for each (minutes before).
+func TestIndexAllocationMany(t *testing.T) {
+	m := New(Config{})
+	a := &session{m: m, id: 1}
+	b := &session{m: m, id: 2}
+	m.sessions[1], m.sessions[2] = a, b
+	name := snmp.OID{1, 3, 6, 1, 4, 1, 9, 2}
+	anyN := func(s *session, n int) []int64 {
+		t.Helper()
+		vbs := make([]snmp.VarBind, n)
+		for i := range vbs {
+			vbs[i] = snmp.VarBind{Name: name, Value: snmp.IntegerValue(0)}
+		}
+		e, _, got := m.allocate(s, &PDU{Flags: FlagAnyIndex, VarBinds: vbs})
+		if e != 0 {
+			t.Fatalf("allocate %d: error %d", n, e)
+		}
+		var out []int64
+		for _, vb := range got {
+			out = append(out, vb.Value.Int())
+		}
+		return out
+	}
+	done := make(chan []int64, 1)
+	go func() { done <- anyN(a, 20000) }()
+	select {
+	case got := <-done:
+		if len(got) != 20000 || got[0] != 1 || got[19999] != 20000 {
+			t.Fatalf("20000 ANY_INDEX values: %d, first %v", len(got), got[:3])
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("an IndexAllocate-PDU of 20000 ANY_INDEX varbinds is not answered in 30 s")
+	}
+	if e, _ := m.deallocate(a, &PDU{VarBinds: []snmp.VarBind{{Name: name, Value: snmp.IntegerValue(7)}}}); e != 0 {
+		t.Fatalf("deallocate: %d", e)
+	}
+	if got := anyN(b, 2); got[0] != 7 || got[1] != 20001 {
+		t.Fatalf("after freeing 7: %v", got)
+	}
+	// A PDU that fails frees what it allocated.
+	e, _, _ := m.allocate(b, &PDU{Flags: 0, VarBinds: []snmp.VarBind{{Name: name, Value: snmp.IntegerValue(20002)}, {Name: name, Value: snmp.IntegerValue(3)}}})
+	if e != ErrIndexAlreadyAllocated {
+		t.Fatalf("allocating a taken value: %d", e)
+	}
+	if got := anyN(b, 1); got[0] != 20002 {
+		t.Fatalf("after a failed PDU: %v", got)
+	}
+	m.closeSession(1)
+	if got := anyN(b, 2); got[0] != 1 || got[1] != 2 {
+		t.Fatalf("after the session holding 1..20000 closed: %v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync/atomic"
 
@@ -47,19 +48,19 @@ func (c *repsCap) fit(total int) {
 	c.ok.Store(0)
 }
 
-// grow counts a scrape without trouble, and after growAfter of them lets
-// the next scrape ask for twice what worked, up to limit.
+// grow counts a scrape without trouble whose requests could ask for up to
+// limit varbinds, and after growAfter of them lets the next scrape ask
+// for twice what worked. A scrape that could not reach what is known
+// (limit at most that) proves nothing about larger requests: the cap is
+// the target's, shared by the modules walked over its session, and one
+// with a small max_repetitions must not lift it for the others.
 func (c *repsCap) grow(limit int) {
 	v := int(c.v.Load())
-	if v == 0 || c.ok.Add(1) < growAfter {
+	if v == 0 || limit <= v || c.ok.Add(1) < growAfter {
 		return
 	}
 	c.ok.Store(0)
-	if v*2 >= limit {
-		c.v.Store(0)
-	} else {
-		c.v.Store(int32(v * 2))
-	}
+	c.v.Store(int32(min(v*2, math.MaxInt32)))
 }
 
 // bulkWalk walks the subtrees under roots together: each GetBulk asks

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -21,8 +22,10 @@ type limitedAgent struct {
 	limit         int
 	drop          bool
 	mu            sync.Mutex
-	asked         []int // varbinds asked for, per GetBulk
+	asked         []int      // varbinds asked for, per GetBulk
+	requests      [][2]int32 // request ID and number of varbinds, per GetBulk
 	refused, sent int
+	delay         time.Duration // before each answer
 }
 
 func startLimitedAgent(t *testing.T, rows, limit int, drop bool) *limitedAgent {
@@ -62,6 +65,7 @@ func startLimitedAgent(t *testing.T, rows, limit int, drop bool) *limitedAgent {
 			resp := &snmp.Message{Version: m.Version, Community: m.Community, PDU: snmp.PDU{Type: snmp.Response, RequestID: m.PDU.RequestID}}
 			a.mu.Lock()
 			a.asked = append(a.asked, reps*len(vbs))
+			a.requests = append(a.requests, [2]int32{m.PDU.RequestID, int32(len(vbs))})
 			if reps*len(vbs) > a.limit {
 				a.refused++
 				a.mu.Unlock()
@@ -73,7 +77,9 @@ func startLimitedAgent(t *testing.T, rows, limit int, drop bool) *limitedAgent {
 				continue
 			}
 			a.sent++
+			delay := a.delay
 			a.mu.Unlock()
+			time.Sleep(delay)
 			last := make([]snmp.OID, len(vbs))
 			for i, vb := range vbs {
 				last[i] = vb.Name
@@ -168,5 +174,115 @@ func TestAdaptiveRepetitions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// withSmallModule is limitedConf with a module "small" that walks root
+// one varbind per request, with the table module's timeout and retries
+// (so that both share a session).
+func withSmallModule(root string) string {
+	return limitedConf + `  small:
+    walk: [` + root + `]
+    max_repetitions: 1
+    timeout: 300ms
+    retries: 1
+    metrics:
+    - name: c
+      oid: 1.3.6.1.4.1.99999.1.1.1
+      type: counter
+      help: c
+      indexes: [{labelname: row, type: gauge}]
+`
+}
+
+// TestRetriesCountedPerModule: two scrapes of different modules of one
+// target share a session; each module's snmp_scrape_packets_retried
+// counts the requests of its own walk that the agent received again, not
+// the other's (the table module's large requests go unanswered), and
+// snmp_packets_total counts each packet once.
+func TestRetriesCountedPerModule(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "snmp.yml")
+	os.WriteFile(f, []byte(withSmallModule("1.3.6.1.4.1.99999.1.1")), 0o600)
+	_, url := newTestExporter(t, f)
+	a := startLimitedAgent(t, 30, 10, true)
+	a.mu.Lock()
+	a.delay = 20 * time.Millisecond // the small module's walk (61 requests) outlasts the table's lost requests
+	a.mu.Unlock()
+	q := url + "/snmp?target=" + a.conn.LocalAddr().String() + "&module="
+	var small string
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		code, body := get(t, q+"small")
+		if code != 200 {
+			t.Errorf("small: %d %s", code, body)
+		}
+		small = body
+	}()
+	code, table := get(t, q+"table")
+	wg.Wait()
+	if code != 200 {
+		t.Fatalf("table: %d %s", code, table)
+	}
+	// Retransmissions the agent saw: the table module's requests name
+	// two subtrees, the small module's one.
+	a.mu.Lock()
+	ids := map[int32]map[int32]bool{1: {}, 2: {}}
+	seen := map[int32]int{}
+	for _, r := range a.requests {
+		ids[r[1]][r[0]] = true
+		seen[r[1]]++
+	}
+	a.mu.Unlock()
+	sent := 0.0
+	for _, c := range []struct {
+		module, body string
+		width        int32
+	}{{"table", table, 2}, {"small", small, 1}} {
+		want := float64(seen[c.width] - len(ids[c.width]))
+		if c.module == "table" && want < 1 {
+			t.Errorf("the agent saw no retransmission of the table module's lost requests")
+		}
+		if r := metricValue(t, c.body, `snmp_scrape_packets_retried{module="`+c.module+`"}`); r != want {
+			t.Errorf("%s: snmp_scrape_packets_retried %v, the agent received %v requests again", c.module, r, want)
+		}
+		sent += metricValue(t, c.body, `snmp_scrape_packets_sent{module="`+c.module+`"}`)
+	}
+	_, m := get(t, url+"/metrics")
+	if total := metricValue(t, m, "snmp_packets_total"); total != sent {
+		t.Errorf("snmp_packets_total %v, want %v (the two scrapes' packets)", total, sent)
+	}
+}
+
+// TestRepetitionsLearnedPerTarget: what a target is known to take holds
+// for every module walked over its session. Scrapes of a module that asks
+// for fewer varbinds than that (max_repetitions: 1) prove nothing about
+// larger requests, and do not let the next scrape of the table module ask
+// for more than the target takes.
+func TestRepetitionsLearnedPerTarget(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "snmp.yml")
+	os.WriteFile(f, []byte(withSmallModule("1.3.6.1.4.1.99999.1.1.1")), 0o600)
+	_, url := newTestExporter(t, f)
+	a := startLimitedAgent(t, 30, 10, false)
+	q := url + "/snmp?target=" + a.conn.LocalAddr().String() + "&module="
+	scrape := func(module string) {
+		t.Helper()
+		if code, body := get(t, q+module); code != 200 {
+			t.Fatalf("%s: %d %s", module, code, body)
+		}
+	}
+	scrape("table")
+	for range growAfter + 1 {
+		scrape("small")
+	}
+	a.mu.Lock()
+	refused, asked := a.refused, len(a.asked)
+	a.mu.Unlock()
+	scrape("table")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.refused != refused {
+		t.Errorf("the table module's second scrape had %d requests refused (asked: %v)", a.refused-refused, a.asked[asked:])
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -157,6 +158,10 @@ func (e *Exporter) badRequest(w http.ResponseWriter, msg string) {
 	http.Error(w, msg, http.StatusBadRequest)
 }
 
+// maxHeaderTimeout bounds the scrape timeout taken from Prometheus's
+// header, which is a float of seconds.
+const maxHeaderTimeout = 100 * 365 * 24 * time.Hour
+
 func (e *Exporter) serveSNMP(w http.ResponseWriter, r *http.Request) {
 	e.requests.Add(1)
 	q := r.URL.Query()
@@ -219,7 +224,8 @@ func (e *Exporter) serveSNMP(w http.ResponseWriter, r *http.Request) {
 		}
 		// As blackbox_exporter: the scrape timeout less an offset that
 		// leaves time to answer, or all of it when it is shorter.
-		d := time.Duration(secs * float64(time.Second))
+		// (A timeout too long for a time.Duration is no bound.)
+		d := time.Duration(min(secs, maxHeaderTimeout.Seconds()) * float64(time.Second))
 		if d > e.TimeoutOffset {
 			d -= e.TimeoutOffset
 		}
@@ -273,13 +279,16 @@ func (e *Exporter) scrapeModule(ctx context.Context, fams *families, mu *sync.Mu
 	}
 	key := keyOf(target, cfg, a)
 	walkOnce := func(ctx context.Context) (*result, int64, error) {
-		s, cp, err := e.Pool.get(ctx, key, cfg, a)
+		s, cp, done, err := e.Pool.get(ctx, key, cfg, a)
 		if err != nil {
 			return nil, 0, err
 		}
-		retx := s.Retransmissions()
-		res, err := collect(ctx, s, cp, m, cfg.Version == snmp.V1, e.WalkConcurrency, e.log())
-		retried := s.Retransmissions() - retx
+		defer done()
+		// Counted for this walk alone: scrapes of other modules of the
+		// target share the session.
+		var retx atomic.Int64
+		res, err := collect(manager.CountRetransmissions(ctx, &retx), s, cp, m, cfg.Version == snmp.V1, e.WalkConcurrency, e.log())
+		retried := retx.Load()
 		e.retried.Add(retried)
 		e.packets.Add(int64(res.requests))
 		e.pdus.Add(int64(res.returned))

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -77,7 +78,24 @@ func (c *walkCache) do(ctx context.Context, k walkKey, ttl time.Duration, fn fun
 		wctx, cancel = context.WithDeadline(wctx, d)
 		defer cancel()
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			// fn panicked (net/http recovers it): the scrapes waiting
+			// for this walk fail now, and the next one walks again
+			// instead of waiting for an entry that never completes.
+			e.err = errors.New("walk aborted")
+			c.finish(k, e, ttl)
+		}
+	}()
 	e.res, e.retried, e.err = fn(wctx)
+	ok = true
+	c.finish(k, e, ttl)
+	return e.res, e.retried, false, e.err
+}
+
+// finish completes entry e under k, dropping it unless its result is kept.
+func (c *walkCache) finish(k walkKey, e *walkEntry, ttl time.Duration) {
 	e.at = time.Now()
 	c.mu.Lock()
 	if e.err != nil || ttl <= 0 {
@@ -87,5 +105,4 @@ func (c *walkCache) do(ctx context.Context, k walkKey, ttl time.Duration, fn fun
 	}
 	c.mu.Unlock()
 	close(e.done)
-	return e.res, e.retried, false, e.err
 }

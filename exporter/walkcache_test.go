@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/manager/snmpdtest"
 )
 
@@ -101,5 +103,75 @@ func TestWalkCache(t *testing.T) {
 	_, b := get(t, q)
 	if metricValue(t, b, `snmp_scrape_packets_sent{module="system"}`) == 0 {
 		t.Errorf("a scrape after the window reused the old walk")
+	}
+}
+
+// TestWalkCacheAbortedWalk: a walk that panics (the HTTP server recovers
+// the scrape) leaves no entry behind that later scrapes of the same
+// target and module would wait on until their deadline.
+func TestWalkCacheAbortedWalk(t *testing.T) {
+	var c walkCache
+	k := walkKey{module: &Module{}}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the walk's panic did not reach the scrape")
+			}
+		}()
+		c.do(context.Background(), k, time.Minute, func(context.Context) (*result, int64, error) { panic("walk") })
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	res, _, shared, err := c.do(ctx, k, time.Minute, func(context.Context) (*result, int64, error) { return &result{returned: 1}, 0, nil })
+	if err != nil || shared || res == nil || res.returned != 1 {
+		t.Fatalf("scrape after an aborted walk: %v (shared %v), want a walk of its own", err, shared)
+	}
+}
+
+// TestScrapeTimeoutLong: a scrape timeout longer than a time.Duration
+// holds is no bound, not one already past.
+func TestScrapeTimeoutLong(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "snmp.yml")
+	os.WriteFile(f, []byte(serverConf), 0o600)
+	_, url := newTestExporter(t, f)
+	agent := snmpdtest.Start(t, serverAgent)
+	q := fmt.Sprintf("%s/snmp?module=system&target=127.0.0.1:%d", url, agent.Port)
+	for _, h := range []string{"30", "1e10", "1e300"} {
+		if code, body := scrapeWithHeader(t, q, h); code != 200 || !strings.Contains(body, "sysUpTime") {
+			t.Errorf("scrape timeout %s: %d %s", h, code, body)
+		}
+	}
+}
+
+// TestPoolKeepsSessionsInUse: beyond Max the pool closes the least
+// recently used session that no scrape is using, never one a scrape is
+// walking over (it would fail that scrape).
+func TestPoolKeepsSessionsInUse(t *testing.T) {
+	p := &Pool{Max: 1}
+	defer p.Close()
+	a := DefaultAuth()
+	get := func(target string) (*manager.Session, func()) {
+		t.Helper()
+		retries := 1
+		cfg, err := sessionConfig(&a, "", "", &Module{Timeout: time.Second, Retries: &retries})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _, done, err := p.get(context.Background(), keyOf(target, cfg, &a), cfg, &a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, done
+	}
+	s1, done1 := get("udp:127.0.0.1:9")
+	_, done2 := get("udp:127.0.0.2:9")
+	if err := s1.Err(); err != nil {
+		t.Fatalf("a session in use was closed beyond Max: %v", err)
+	}
+	done1()
+	done2()
+	get("udp:127.0.0.3:9")
+	if s1.Err() == nil || p.Len() != 1 {
+		t.Errorf("sessions no longer in use kept beyond Max: first %v, %d in the pool", s1.Err(), p.Len())
 	}
 }

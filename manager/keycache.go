@@ -117,10 +117,19 @@ func (k *KeyCache) put(engineID []byte, user string, auth usm.AuthProtocol, priv
 	b = append(b, keyCheck(salt, engineID, user, auth, priv, authPW, privPW)...)
 	b = append(append(b, byte(len(authKey))), authKey...)
 	b = append(append(b, byte(len(privKey))), privKey...)
-	if os.MkdirAll(k.Dir, 0o700) != nil {
+	writeCacheFile(k.path(engineID, user, auth, priv), b)
+}
+
+// writeCacheFile replaces file with b (mode 0600, in a directory made
+// 0700 if missing) through a temporary file renamed over it, so that
+// another process reads the old content or the new, never a part.
+// Failures are ignored: the command's cache files only save work.
+func writeCacheFile(file string, b []byte) {
+	dir := filepath.Dir(file)
+	if os.MkdirAll(dir, 0o700) != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(k.Dir, ".tmp-usm-*")
+	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(file)+"-*")
 	if err != nil {
 		return
 	}
@@ -133,5 +142,5 @@ func (k *KeyCache) put(engineID []byte, user string, auth usm.AuthProtocol, priv
 	if cerr := tmp.Close(); werr != nil || cerr != nil {
 		return
 	}
-	_ = os.Rename(tmp.Name(), k.path(engineID, user, auth, priv))
+	_ = os.Rename(tmp.Name(), file)
 }

@@ -168,8 +168,12 @@ func TestRetransmitFixed(t *testing.T) {
 		return []*snmp.Message{reply(req, snmp.VarBind{Name: sysDescr0, Value: snmp.StringValue("x")})}
 	})
 	s := dial(t, f.addr(), Config{Version: snmp.V2c, Community: "public", Timeout: 30 * time.Millisecond, Retries: 3, Retransmit: RetransmitFixed})
-	if _, err := s.Get(context.Background(), sysDescr0); err != nil {
+	var mine atomic.Int64
+	if _, err := s.Get(CountRetransmissions(context.Background(), &mine), sysDescr0); err != nil {
 		t.Fatal(err)
+	}
+	if n := mine.Load(); n != 2 {
+		t.Fatalf("CountRetransmissions counted %d, want 2", n)
 	}
 	mu.Lock()
 	defer mu.Unlock()

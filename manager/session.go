@@ -503,6 +503,9 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 		}
 		if attempt > 0 {
 			s.retransmits.Add(1)
+			if n, ok := ctx.Value(retransmitCounterKey{}).(*atomic.Int64); ok {
+				n.Add(1)
+			}
 		}
 		if err := s.write(msg); err != nil {
 			if serr := s.Err(); serr != nil {
@@ -555,8 +558,19 @@ func (s *Session) DoInto(ctx context.Context, pdu, into *snmp.PDU) (*snmp.PDU, e
 }
 
 // Retransmissions is the number of requests sent again for want of an
-// answer since the session was opened.
+// answer since the session was opened, by all its users: one of several
+// goroutines sharing a session counts its own with
+// CountRetransmissions.
 func (s *Session) Retransmissions() int64 { return s.retransmits.Load() }
+
+type retransmitCounterKey struct{}
+
+// CountRetransmissions returns a context under which the requests of any
+// session add the retransmissions they send to n (as well as to the
+// session's Retransmissions).
+func CountRetransmissions(ctx context.Context, n *atomic.Int64) context.Context {
+	return context.WithValue(ctx, retransmitCounterKey{}, n)
+}
 
 // do is Do with the retransmission mode chosen. A non-nil into receives
 // the response, reusing its storage (see WalkOptions.Reuse).

@@ -138,20 +138,7 @@ func writeEngineFile(file string, id []byte) {
 	if old := readEngineFile(file); bytes.Equal(old, id) {
 		return
 	}
-	dir := filepath.Dir(file)
-	if os.MkdirAll(dir, 0o700) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-tsm-*")
-	if err != nil {
-		return
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.Write(id)
-	if cerr := tmp.Close(); werr != nil || cerr != nil {
-		return
-	}
-	_ = os.Rename(tmp.Name(), file)
+	writeCacheFile(file, id)
 }
 
 // exchange sends pdu in a TSM message and returns the Response or Report

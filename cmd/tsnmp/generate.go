@@ -87,9 +87,43 @@ func generateMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 		stdout.Write(y)
 		return 0
 	}
-	if err := os.WriteFile(*out, y, 0o644); err != nil {
-		fmt.Fprintf(stderr, "tsnmp generate: %v\n", err)
+	if err := writeReplacing(*out, y); err != nil {
+		fmt.Fprintf(stderr, "tsnmp generate: %v (%s is unchanged)\n", err, *out)
 		return 1
 	}
 	return 0
+}
+
+// writeReplacing writes b to a temporary file beside path and renames it
+// over path, so that a full disk or a killed command leaves the old
+// snmp.yml whole, and an exporter reloading meanwhile reads the old file
+// or the new, never a part. The file gets mode 0644 as os.WriteFile would
+// give a new one, or the mode of the file it replaces.
+func writeReplacing(path string, b []byte) error {
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		if !st.Mode().IsRegular() {
+			return os.WriteFile(path, b, mode) // a device or pipe: written through
+		}
+		mode = st.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(b)
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

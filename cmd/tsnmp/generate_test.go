@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tsnmp/tsnmp/exporter"
@@ -42,5 +43,41 @@ func TestGenerate(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.yml")); err == nil {
 		t.Error("a failed generation wrote its output")
+	}
+}
+
+// TestGenerateKeepsOldOutput: a generation that cannot write all of its
+// output (here the file size limit, as a full disk would) fails and
+// leaves the snmp.yml it was to replace whole.
+func TestGenerateKeepsOldOutput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "snmp.yml")
+	old := []byte("modules:\n  old: {}\n")
+	if err := os.WriteFile(out, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MIBDIRS", testenv.MIBDir(t))
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	small := lim
+	small.Cur = 1024 // the generated file is several times larger
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &small); err != nil {
+		t.Fatal(err)
+	}
+	var errw bytes.Buffer
+	code := run(context.Background(), "tsnmp", []string{"generate", "-g", "../../exporter/generator/testdata/generator.yml", "-o", out}, &errw, &errw)
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || !strings.Contains(errw.String(), "is unchanged") {
+		t.Errorf("exit %d, %q; want a failure that says the output is unchanged", code, errw.String())
+	}
+	if b, err := os.ReadFile(out); err != nil || !bytes.Equal(b, old) {
+		t.Errorf("snmp.yml after a failed write: %q, %v; want the old file %q", b, err, old)
+	}
+	if fs, _ := filepath.Glob(filepath.Join(dir, ".snmp.yml.tmp-*")); len(fs) > 0 {
+		t.Errorf("temporary files left: %v", fs)
 	}
 }
