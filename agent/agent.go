@@ -304,6 +304,7 @@ func (a *Agent) respond(r *mib.Request, p *Policy, pr Principal, req, resp *snmp
 		if err != nil {
 			wv = nil
 		}
+		r.Memo(principalKey{}, func() any { return pr }) // usmUserOwn*KeyChange
 		q.set(req, wv)
 	}
 	return nil

@@ -169,6 +169,8 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	d.agent.Stats.Register(tree)
 	d.agent.RegisterEngine(tree)
 	d.agent.RegisterUSMStats(tree)
+	d.agent.RegisterUSMUsers(tree, d.writeUSMState)
+	d.registerVACMMIB(tree)
 	notify.Register(tree, d.originator.Load) // SNMP-TARGET-MIB, SNMP-NOTIFICATION-MIB
 	d.ssh, d.tls, d.http = newSSHState(tree), newTLSState(tree), &httpState{}
 	p, err := d.policy(cfg)

@@ -72,6 +72,23 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 			users.Add(local, u)
 		}
 	}
+	if damaged {
+		// The file is written again without the damaged lines: the
+		// damaged one is kept beside it, so that what they held can
+		// still be recovered.
+		kept, err := keepAside(path, ".damaged", data)
+		if err != nil {
+			return fmt.Errorf("%s is damaged and cannot be kept aside before it is written again: %w", path, err)
+		}
+		d.log.Error("state file damaged: kept as it was; users on its damaged lines must be created again or recovered from the copy", "file", path, "copy", kept)
+	}
+	return d.writeUSMState(users)
+}
+
+// writeUSMState persists the keys of users' local users: at every
+// configuration load, and after each change made through usmUserTable.
+func (d *daemon) writeUSMState(users *usm.UserTable) error {
+	local := d.state.EngineID
 	var lines []string
 	var ferr error
 	users.Each(func(engineID []byte, u *usm.User) {
@@ -92,16 +109,6 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 	})
 	if ferr != nil {
 		return ferr
-	}
-	if damaged {
-		// The file is written again without the damaged lines: the
-		// damaged one is kept beside it, so that what they held can
-		// still be recovered.
-		kept, err := keepAside(path, ".damaged", data)
-		if err != nil {
-			return fmt.Errorf("%s is damaged and cannot be kept aside before it is written again: %w", path, err)
-		}
-		d.log.Error("state file damaged: kept as it was; users on its damaged lines must be created again or recovered from the copy", "file", path, "copy", kept)
 	}
 	sort.Strings(lines)
 	content := fmt.Sprintf("# USM users with keys localized to this engine; written by tsnmpd\nengineID %x\n# usmUser NAME(hex) AUTH PRIV AUTHKEY PRIVKEY [SECURITYNAME(hex), when it differs from NAME]\n", local) + strings.Join(lines, "\n") + "\n"

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/manager/snmpdtest"
+)
+
+// TestUSMUserTable drives usmUserTable with Net-SNMP's snmpusm against
+// tsnmpd and against snmpd with the same configuration: both print the
+// same for create (cloneFrom), passwd (KeyChange, the user's and the
+// own), deactivate, activate and delete, and the users made work (or
+// stop working) the same. The users made survive a restart of tsnmpd.
+func TestUSMUserTable(t *testing.T) {
+	testenv.Need(t, "snmpusm")
+	conf := "createUser admin SHA authpass1 AES privpass1\nrwuser admin priv\nrwuser net priv\nrwuser own priv\n"
+	snmpd := snmpdtest.Start(t, conf)
+	bin := buildDaemon(t)
+	dir := t.TempDir()
+	listen := fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t))
+	cfg := filepath.Join(t.TempDir(), "snmpd.conf")
+	os.WriteFile(cfg, []byte(conf), 0o600)
+	p := startDaemon(t, bin, nil, "--state-dir", dir, "--listen", listen, "--snmpd-conf", cfg)
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("MIBDIRS", snmpdtest.MIBDir(t))
+	admin := func(addr string) []string {
+		return []string{"-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", "-r", "1", "-t", "2", addr}
+	}
+	// Engine IDs differ: failed objects name rows by engine ID.
+	engine := regexp.MustCompile(`usmUser[A-Za-z]*\.".*?"`)
+	mask := func(r snmpdtest.Result) string {
+		return fmt.Sprintf("%d %q %q", r.Code, engine.ReplaceAllString(r.Stdout, "ROW"), engine.ReplaceAllString(r.Stderr, "ROW"))
+	}
+	get := func(addr, user, auth, priv string) snmpdtest.Result {
+		return snmpdtest.Tool(t, "snmpget", "-v3", "-u", user, "-l", "authPriv", "-a", "SHA", "-A", auth, "-x", "AES", "-X", priv, "-r", "0", "-t", "1", addr, "sysObjectID.0")
+	}
+	works := func(addr, user, auth, priv string) bool { return get(addr, user, auth, priv).Code == 0 }
+	step := func(auth, priv string, args ...string) {
+		t.Helper()
+		run := func(addr string) snmpdtest.Result {
+			return snmpdtest.Tool(t, "snmpusm", append(append(append([]string{}, args[:len(args)-1]...), admin(addr)...), args[len(args)-1])...)
+		}
+		want, got := run(snmpd.Addr("udp")), run(listen)
+		if mask(want) != mask(got) {
+			t.Errorf("snmpusm %q:\nsnmpd   %s\ntsnmpd  %s", args, mask(want), mask(got))
+		}
+		if auth == "" {
+			return
+		}
+		if w, g := works(snmpd.Addr("udp"), "net", auth, priv), works(listen, "net", auth, priv); w != g || !g && auth != "-" {
+			t.Errorf("after snmpusm %q: the user works with snmpd %v, with tsnmpd %v: %s", args, w, g, mask(get(listen, "net", auth, priv)))
+		}
+	}
+	step("authpass1", "privpass1", "create", "net", "admin")
+	step("authpass1", "privpass1", "create", "net", "admin") // exists
+	step("newauth123", "privpass1", "-Ca", "passwd", "authpass1", "newauth123", "net")
+	step("newauth123", "newpriv123", "-Cx", "passwd", "privpass1", "newpriv123", "net")
+	step("", "", "deactivate", "net")
+	if works(listen, "net", "newauth123", "newpriv123") {
+		t.Error("a deactivated user still works")
+	}
+	step("newauth123", "newpriv123", "activate", "net")
+	// The user changes its own keys (usmUserOwnAuthKeyChange).
+	for _, addr := range []string{snmpd.Addr("udp"), listen} {
+		snmpdtest.Tool(t, "snmpusm", append(admin(addr), "create", "own", "admin")...)
+		r := snmpdtest.Tool(t, "snmpusm", "-Ca", "-v3", "-u", "own", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", "-r", "1", "-t", "2", addr, "passwd", "authpass1", "ownauth123")
+		if r.Stdout != "SNMPv3 Key(s) successfully changed.\n" {
+			t.Errorf("own key change at %s: %s", addr, mask(r))
+		}
+		if !works(addr, "own", "ownauth123", "privpass1") {
+			t.Errorf("own key changed at %s does not work", addr)
+		}
+	}
+	// Another user's keys are not its own.
+	r := snmpdtest.Tool(t, "snmpusm", "-Ca", "-v3", "-u", "own", "-l", "authPriv", "-a", "SHA", "-A", "ownauth123", "-x", "AES", "-X", "privpass1", "-r", "1", "-t", "2", listen, "passwd", "newauth123", "x12345678")
+	if !strings.Contains(r.Stderr, "noAccess") {
+		t.Errorf("own key change of another user: %s", mask(r))
+	}
+	// Persisted: a restart keeps the users and their new keys.
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.cmd.Wait()
+	startDaemon(t, bin, nil, "--state-dir", dir, "--listen", listen, "--snmpd-conf", cfg)
+	if !works(listen, "net", "newauth123", "newpriv123") || !works(listen, "own", "ownauth123", "privpass1") {
+		t.Errorf("users made by snmpusm lost at restart: %s", mask(get(listen, "net", "newauth123", "newpriv123")))
+	}
+	step("-", "", "delete", "net")
+	step("", "", "delete", "net") // gone
+	if works(listen, "net", "newauth123", "newpriv123") {
+		t.Error("a deleted user still works")
+	}
+}
