@@ -555,18 +555,20 @@ func (m *Master) register(s *session, p *PDU) uint16 {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, sub := range subs {
-		for _, r := range m.regs {
-			if r.ctx == p.Context && r.priority == p.Priority && r.subtree.Equal(sub) {
-				return ErrDuplicateRegistration
-			}
+	taken := map[string]bool{}
+	for _, r := range m.regs {
+		if r.ctx == p.Context && r.priority == p.Priority {
+			taken[r.subtree.String()] = true
 		}
-		if p.Context == "" && p.Priority == DefaultPriority && m.cfg.Static != nil {
-			for _, st := range m.cfg.Static() {
-				if st.Equal(sub) {
-					return ErrDuplicateRegistration
-				}
-			}
+	}
+	if p.Context == "" && p.Priority == DefaultPriority && m.cfg.Static != nil {
+		for _, st := range m.cfg.Static() {
+			taken[st.String()] = true
+		}
+	}
+	for _, sub := range subs {
+		if taken[sub.String()] {
+			return ErrDuplicateRegistration
 		}
 	}
 	t := s.timeout
@@ -661,13 +663,22 @@ func (m *Master) rebuildLocked() {
 		}
 		slices.SortFunc(bounds, func(a, b snmp.OID) int { return a.Compare(b) })
 		bounds = slices.CompactFunc(bounds, func(a, b snmp.OID) bool { return a.Equal(b) })
+		// The best claim of each prefix; the best claim of a bound is
+		// that of its longest prefix that has one (better prefers the
+		// longer prefix first), found in as many lookups as the bound
+		// has sub-identifiers rather than a pass over every claim.
+		byPrefix := make(map[string]*claim, len(claims))
+		for k := range claims {
+			key := claims[k].prefix.String()
+			if b := byPrefix[key]; b == nil || better(&claims[k], b) {
+				byPrefix[key] = &claims[k]
+			}
+		}
 		var regs []mib.Region
 		for i, lo := range bounds {
 			var best *claim
-			for k := range claims {
-				if lo.HasPrefix(claims[k].prefix) && (best == nil || better(&claims[k], best)) {
-					best = &claims[k]
-				}
+			for l := len(lo); l > 0 && best == nil; l-- {
+				best = byPrefix[lo[:l].String()]
 			}
 			if best == nil || best.reg == nil {
 				continue

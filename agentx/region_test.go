@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -160,5 +161,51 @@ func TestIndexAllocationMany(t *testing.T) {
 	m.closeSession(1)
 	if got := anyN(b, 2); got[0] != 1 || got[1] != 2 {
 		t.Fatalf("after the session holding 1..20000 closed: %v", got)
+	}
+}
+
+// TestManyRangeRegistrations: a subagent registering 10 ranges of 4096
+// subtrees (the most one Register-PDU may name) has each answered at
+// once, and the regions are right; computing the regions and checking
+// for duplicates no longer compares every subtree with every other
+// under the master's lock (minutes before).
+func TestManyRangeRegistrations(t *testing.T) {
+	var tree mib.Tree
+	m, sock := startMaster(t, &tree, Config{PingInterval: -1})
+	a := dialRaw(t, sock, 0, "ranges")
+	done := make(chan uint16, 1)
+	go func() {
+		for i := range uint32(10) {
+			r := a.call(&PDU{Type: TypeRegister, Priority: 127, Subtree: snmp.OID{1, 3, 6, 1, 4, 1, 99999, i, 1, 1}, RangeSubID: 10, UpperBound: 4096})
+			if r.Error != 0 {
+				done <- r.Error
+				return
+			}
+		}
+		done <- 0
+	}()
+	select {
+	case e := <-done:
+		if e != 0 {
+			t.Fatalf("register: error %d", e)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("10 range registrations of 4096 subtrees are not answered in 30 s")
+	}
+	for _, c := range []struct {
+		oid    snmp.OID
+		inside bool
+	}{
+		{snmp.OID{1, 3, 6, 1, 4, 1, 99999, 9, 1, 4096, 5}, true},
+		{snmp.OID{1, 3, 6, 1, 4, 1, 99999, 0, 1, 1}, true},
+		{snmp.OID{1, 3, 6, 1, 4, 1, 99999, 3, 1, 4097}, false},
+		{snmp.OID{1, 3, 6, 1, 4, 1, 99999, 3, 2}, false},
+	} {
+		if _, inside, _ := m.Region("", c.oid); inside != c.inside {
+			t.Errorf("%v served by the subagent: %v, want %v", c.oid, inside, c.inside)
+		}
+	}
+	if r := a.call(&PDU{Type: TypeRegister, Priority: 127, Subtree: snmp.OID{1, 3, 6, 1, 4, 1, 99999, 4, 1, 77}}); r.Error != ErrDuplicateRegistration {
+		t.Errorf("a subtree inside a registered range again: error %d, want duplicateRegistration", r.Error)
 	}
 }

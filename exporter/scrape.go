@@ -127,7 +127,8 @@ func dial(ctx context.Context, target string, cfg manager.Config, a *Auth) (*man
 
 // Pool keeps one session per (target, auth and walk parameters) across
 // scrapes, closing those idle longer than Idle and the least recently
-// used beyond Max.
+// used beyond Max. A session a scrape is using is not closed (the pool
+// may exceed Max meanwhile).
 type Pool struct {
 	Idle time.Duration
 	Max  int
@@ -139,9 +140,10 @@ type Pool struct {
 }
 
 type pooled struct {
-	s    *manager.Session
-	used time.Time
-	reps *repsCap
+	s     *manager.Session
+	used  time.Time
+	reps  *repsCap
+	users int // scrapes using s now (get, done)
 }
 
 // poolKey is what makes two scrapes' sessions interchangeable.
@@ -164,23 +166,26 @@ func keyOf(target string, cfg manager.Config, a *Auth) poolKey {
 		cfg.PrivProtocol, cfg.PrivPassword, string(cfg.ContextEngineID), cfg.ContextName, cfg.Timeout, cfg.Retries, a}
 }
 
-func (p *Pool) get(ctx context.Context, key poolKey, cfg manager.Config, a *Auth) (*manager.Session, *repsCap, error) {
+// get returns the session for key, dialling one if there is none; the
+// caller calls done when it no longer uses it.
+func (p *Pool) get(ctx context.Context, key poolKey, cfg manager.Config, a *Auth) (s *manager.Session, cp *repsCap, done func(), err error) {
 	target := key.target
 	p.mu.Lock()
 	if e := p.sessions[key]; e != nil {
 		if e.s.Err() == nil {
 			e.used = time.Now()
+			e.users++
 			p.mu.Unlock()
 			p.Reuses.Add(1)
-			return e.s, e.reps, nil
+			return e.s, e.reps, p.doneFunc(e), nil
 		}
 		e.s.Close()
 		delete(p.sessions, key)
 	}
 	p.mu.Unlock()
-	s, err := dial(ctx, target, cfg, a)
+	s, err = dial(ctx, target, cfg, a)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	p.Dials.Add(1)
 	p.mu.Lock()
@@ -192,18 +197,32 @@ func (p *Pool) get(ctx context.Context, key poolKey, cfg manager.Config, a *Auth
 		// Another scrape dialled meanwhile: keep one.
 		s.Close()
 		e.used = time.Now()
-		return e.s, e.reps, nil
+		e.users++
+		return e.s, e.reps, p.doneFunc(e), nil
 	}
-	e := &pooled{s: s, used: time.Now(), reps: &repsCap{}}
+	e := &pooled{s: s, used: time.Now(), reps: &repsCap{}, users: 1}
 	p.sessions[key] = e
 	p.expireLocked()
-	return s, e.reps, nil
+	return s, e.reps, p.doneFunc(e), nil
+}
+
+// doneFunc returns the function that ends a scrape's use of e.
+func (p *Pool) doneFunc(e *pooled) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			e.users--
+			e.used = time.Now()
+			p.mu.Unlock()
+		})
+	}
 }
 
 func (p *Pool) expireLocked() {
 	now := time.Now()
 	for k, e := range p.sessions {
-		if p.Idle > 0 && now.Sub(e.used) > p.Idle {
+		if p.Idle > 0 && e.users == 0 && now.Sub(e.used) > p.Idle {
 			e.s.Close()
 			delete(p.sessions, k)
 			p.Evictions.Add(1)
@@ -213,9 +232,12 @@ func (p *Pool) expireLocked() {
 		var oldK poolKey
 		var old *pooled
 		for k, e := range p.sessions {
-			if old == nil || e.used.Before(old.used) {
+			if e.users == 0 && (old == nil || e.used.Before(old.used)) {
 				oldK, old = k, e
 			}
+		}
+		if old == nil {
+			return // all in use
 		}
 		old.s.Close()
 		delete(p.sessions, oldK)

@@ -279,10 +279,11 @@ func (e *Exporter) scrapeModule(ctx context.Context, fams *families, mu *sync.Mu
 	}
 	key := keyOf(target, cfg, a)
 	walkOnce := func(ctx context.Context) (*result, int64, error) {
-		s, cp, err := e.Pool.get(ctx, key, cfg, a)
+		s, cp, done, err := e.Pool.get(ctx, key, cfg, a)
 		if err != nil {
 			return nil, 0, err
 		}
+		defer done()
 		// Counted for this walk alone: scrapes of other modules of the
 		// target share the session.
 		var retx atomic.Int64

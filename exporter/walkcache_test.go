@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/manager/snmpdtest"
 )
 
@@ -139,5 +140,38 @@ func TestScrapeTimeoutLong(t *testing.T) {
 		if code, body := scrapeWithHeader(t, q, h); code != 200 || !strings.Contains(body, "sysUpTime") {
 			t.Errorf("scrape timeout %s: %d %s", h, code, body)
 		}
+	}
+}
+
+// TestPoolKeepsSessionsInUse: beyond Max the pool closes the least
+// recently used session that no scrape is using, never one a scrape is
+// walking over (it would fail that scrape).
+func TestPoolKeepsSessionsInUse(t *testing.T) {
+	p := &Pool{Max: 1}
+	defer p.Close()
+	a := DefaultAuth()
+	get := func(target string) (*manager.Session, func()) {
+		t.Helper()
+		retries := 1
+		cfg, err := sessionConfig(&a, "", "", &Module{Timeout: time.Second, Retries: &retries})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _, done, err := p.get(context.Background(), keyOf(target, cfg, &a), cfg, &a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, done
+	}
+	s1, done1 := get("udp:127.0.0.1:9")
+	_, done2 := get("udp:127.0.0.2:9")
+	if err := s1.Err(); err != nil {
+		t.Fatalf("a session in use was closed beyond Max: %v", err)
+	}
+	done1()
+	done2()
+	get("udp:127.0.0.3:9")
+	if s1.Err() == nil || p.Len() != 1 {
+		t.Errorf("sessions no longer in use kept beyond Max: first %v, %d in the pool", s1.Err(), p.Len())
 	}
 }

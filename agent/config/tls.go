@@ -40,7 +40,8 @@ type TLS struct {
 	// "tls:NAME", "dtls:NAME", "ssh:NAME".
 	UsePrefix bool `yaml:"use_prefix,omitempty"`
 	// IdleTimeout closes sessions without traffic (default 5 minutes);
-	// MaxSessions caps open sessions per listener (default 1024).
+	// MaxSessions caps open sessions per listener (default 1024; 10,000
+	// for dtls:).
 	IdleTimeout Duration `yaml:"idle_timeout,omitempty"`
 	MaxSessions int      `yaml:"max_sessions,omitempty"`
 	// TicketRotation is how often session ticket keys rotate (default

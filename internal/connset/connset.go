@@ -347,6 +347,39 @@ func (s *Set) run(c *Conn, handle func(*Conn)) {
 	}
 }
 
+// Detach hands c over from the handler that runs it: when that handler
+// returns, c stays open, with no goroutine, until Resume starts another
+// handler or c is closed. It is for connections whose owner learns by
+// other means when they have something to read (the DTLS listener's
+// associations); an error means c is closed already.
+func (c *Conn) Detach() error {
+	s := c.set
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.removed || s.closed {
+		return net.ErrClosed
+	}
+	c.gen++
+	return nil
+}
+
+// Resume runs handle for a detached c on a new goroutine, counted as the
+// set's handlers are; c is closed when handle returns, unless it detaches
+// c again. It reports false, and closes c, if the set or c is closed.
+func (c *Conn) Resume(handle func(*Conn)) bool {
+	s := c.set
+	s.mu.Lock()
+	if s.closed || c.removed {
+		s.mu.Unlock()
+		c.Close()
+		return false
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go s.run(c, handle)
+	return true
+}
+
 // Listener returns a listener whose Accept returns the connections of l
 // that the set admits, as *Conn; closing one releases its place. It is
 // for servers that run their own accept loop (net/http): such a server

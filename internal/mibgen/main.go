@@ -14,6 +14,7 @@ import (
 	"go/format"
 	"log"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,11 +109,57 @@ func generate(s *smi.Set, pkg string) ([]byte, error) {
 	fmt.Fprintf(&b, "// nodeDefs lists every named OID, sorted by OID; of several names for\n// one OID the preferred comes first.\n")
 	fmt.Fprintf(&b, "var nodeDefs = [...]nodeDef{\n")
 	for _, d := range s.Defs {
-		fmt.Fprintf(&b, "{%q, %q, %q, %s, %s, %q, %q, %q, %d, %s, %q, %v, %q, %q},\n",
-			d.Name, d.Module, oidString(d.OID), kindNames[d.Kind], baseNames[d.Base], d.TC, d.Hint, enumString(d.Enums), d.Fixed,
+		fmt.Fprintf(&b, "// %s\n{%q, %q, %s, %s, %q, %q, %q, %d, %s, %q, %v, %q, %q},\n", oidString(d.OID),
+			d.Name, d.Module, kindNames[d.Kind], baseNames[d.Base], d.TC, d.Hint, enumString(d.Enums), d.Fixed,
 			accessNames[d.Access], strings.Join(d.Index, " "), d.Implied, d.Augments, strings.Join(d.Objects, " "))
 	}
 	fmt.Fprintf(&b, "}\n\n")
+	// The OIDs and the index by name are static data: a command looks
+	// definitions up by binary search and builds nothing at start.
+	if len(s.Defs) >= 1<<16 {
+		return nil, fmt.Errorf("%d definitions: more than the uint16 indexes of the generated tables hold", len(s.Defs))
+	}
+	fmt.Fprintf(&b, "// nodeArcs holds the OIDs of nodeDefs one after another; the OID of\n// nodeDefs[i] ends at nodeArcEnd[i].\n")
+	fmt.Fprintf(&b, "var nodeArcs = [...]uint32{\n")
+	total := 0
+	for _, d := range s.Defs {
+		for i, v := range d.OID {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "%d,", v)
+		}
+		total += len(d.OID)
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "}\n\n")
+	if total >= 1<<32 {
+		return nil, fmt.Errorf("%d OID arcs: more than the generated tables hold", total)
+	}
+	fmt.Fprintf(&b, "var nodeArcEnd = [...]uint32{")
+	end := 0
+	for i, d := range s.Defs {
+		if i%16 == 0 {
+			b.WriteByte('\n')
+		}
+		end += len(d.OID)
+		fmt.Fprintf(&b, "%d, ", end)
+	}
+	fmt.Fprintf(&b, "\n}\n\n")
+	byName := make([]int, len(s.Defs))
+	for i := range byName {
+		byName[i] = i
+	}
+	slices.SortStableFunc(byName, func(x, y int) int { return strings.Compare(s.Defs[x].Name, s.Defs[y].Name) })
+	fmt.Fprintf(&b, "// nameOrder lists the indexes of nodeDefs sorted by name (then by OID).\n")
+	fmt.Fprintf(&b, "var nameOrder = [...]uint16{")
+	for i, x := range byName {
+		if i%16 == 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%d, ", x)
+	}
+	fmt.Fprintf(&b, "\n}\n\n")
 	fmt.Fprintf(&b, "// tcDefs lists textual conventions and named types.\n")
 	fmt.Fprintf(&b, "var tcDefs = [...]tcDef{\n")
 	for _, t := range s.TCs {

@@ -60,6 +60,8 @@ type lazyState struct {
 	tcs     []TCDef
 	dirty   bool
 	failed  bool
+	limit   int // if not 0, the definitions rebuilds may cost in all
+	spent   int
 }
 
 var lazy atomic.Pointer[lazyState]
@@ -68,6 +70,12 @@ var lazy atomic.Pointer[lazyState]
 // src, reading definitions from it as they are asked about. Functions
 // that list everything (Nodes, AllNodes, Roots) read the whole set.
 func InstallSource(src Source) {
+	l := newLazy(src)
+	l.rebuild()
+	lazy.Store(l)
+}
+
+func newLazy(src Source) *lazyState {
 	l := &lazyState{src: src, defs: map[int]Def{}, below: map[int]bool{},
 		named: map[string]bool{}, subtree: map[string]bool{}, absent: map[string]bool{}, tcNames: map[string]bool{}}
 	l.order = src.Modules()
@@ -77,12 +85,18 @@ func InstallSource(src Source) {
 		l.modules[m] = true
 		l.rank[m] = i
 	}
-	l.rebuild()
-	lazy.Store(l)
+	return l
 }
 
-// rebuild builds the tables of the definitions read so far.
+// rebuild builds the tables of the definitions read so far, or of the
+// whole set once the rebuilds have cost more than limit definitions.
 func (l *lazyState) rebuild() {
+	if l.limit > 0 {
+		if l.spent += len(l.defs); l.spent > l.limit {
+			l.full()
+			return
+		}
+	}
 	idx := make([]int, 0, len(l.defs))
 	for i := range l.defs {
 		idx = append(idx, i)
@@ -104,7 +118,11 @@ func (l *lazyState) full() {
 		return
 	}
 	l.failed = true
-	current.Store(build(l.src.Set()))
+	if q, ok := l.src.(interface{ tables() *tables }); ok {
+		current.Store(q.tables())
+	} else {
+		current.Store(build(l.src.Set()))
+	}
 	lazy.CompareAndSwap(l, nil)
 }
 

@@ -148,6 +148,31 @@ func TestSourceAnswersAsWholeSet(t *testing.T) {
 	if avg := total / len(questions); avg*20 > len(set.Defs) {
 		t.Errorf("a question reads %d of %d definitions on average", avg, len(set.Defs))
 	}
+	// The compiled-in modules, read from the generated tables afresh
+	// for every question.
+	total = 0
+	for _, q := range questions {
+		installCompiled()
+		l := lazy.Load()
+		if got := ask(q); got != want[q] {
+			t.Errorf("%q: read from the compiled-in tables\n%+v\nwhole set\n%+v", q, got, want[q])
+		}
+		total += len(l.defs)
+	}
+	if avg := total / len(questions); avg*20 > len(set.Defs) {
+		t.Errorf("a question reads %d of %d compiled-in definitions on average", avg, len(set.Defs))
+	}
+	// All questions asked of the compiled-in tables at once: past the
+	// limit of rebuilds, the whole set is built.
+	installCompiled()
+	for _, q := range questions {
+		if got := ask(q); got != want[q] {
+			t.Errorf("%q: read from the shared compiled-in tables\n%+v\nwhole set\n%+v", q, got, want[q])
+		}
+	}
+	if lazy.Load() != nil {
+		t.Error("the compiled-in tables are still read definition by definition after every question was asked")
+	}
 	// All questions asked of one Source.
 	src := newSetSource(set)
 	InstallSource(src)
@@ -192,6 +217,60 @@ func TestSourceChildren(t *testing.T) {
 		}
 		if !slices.Equal(got, w) {
 			t.Errorf("%s children from a Source %v, want %v", q, got, w)
+		}
+	}
+}
+
+// TestCompiledSource compares the compiled-in Source's answers, read by
+// binary search from the generated tables, with a search of the whole
+// set.
+func TestCompiledSource(t *testing.T) {
+	set := Compiled()
+	want := newSetSource(set)
+	var c compiledSource
+	if !slices.Equal(c.Modules(), set.Modules) {
+		t.Errorf("modules %v, want %v", c.Modules(), set.Modules)
+	}
+	for i, d := range set.Defs {
+		if i%7 != 0 {
+			continue
+		}
+		got, _ := c.Named(d.Name)
+		w, _ := want.Named(d.Name)
+		if !slices.Equal(got, w) {
+			t.Errorf("Named(%s) = %v, want %v", d.Name, got, w)
+		}
+		for _, oid := range [][]uint32{d.OID, append(slices.Clone(d.OID), 0), append(slices.Clone(d.OID), 1, 7), d.OID[:len(d.OID)-1]} {
+			got, _ := c.Prefixes(oid)
+			w, _ := want.Prefixes(oid)
+			if !slices.Equal(got, w) {
+				t.Errorf("Prefixes(%v) = %v, want %v", oid, got, w)
+			}
+			got, _ = c.Subtree(oid)
+			w, _ = want.Subtree(oid)
+			if !slices.Equal(got, w) {
+				t.Errorf("Subtree(%v) = %v, want %v", oid, got, w)
+			}
+			u, _ := c.Under(oid)
+			wu, _ := want.Under(oid)
+			if u != wu {
+				t.Errorf("Under(%v) = %v, want %v", oid, u, wu)
+			}
+		}
+		gd, gb, ok := c.Def(i)
+		wd, wb, _ := want.Def(i)
+		if !ok || gb != wb || fmt.Sprint(gd) != fmt.Sprint(wd) {
+			t.Errorf("Def(%d) = %+v %v, want %+v %v", i, gd, gb, wd, wb)
+		}
+	}
+	if ids, _ := c.Named("noSuchName0"); ids != nil {
+		t.Errorf("Named(noSuchName0) = %v", ids)
+	}
+	for _, tc := range set.TCs {
+		got, _ := c.TCs(tc.Name)
+		w, _ := want.TCs(tc.Name)
+		if fmt.Sprint(got) != fmt.Sprint(w) {
+			t.Errorf("TCs(%s) = %v, want %v", tc.Name, got, w)
 		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 )
 
@@ -209,7 +208,7 @@ type TC struct {
 
 // nodeDef and tcDef are the generated table rows.
 type nodeDef struct {
-	name, module, oid string
+	name, module      string
 	kind              Kind
 	base              Base
 	tc, hint, enums   string
@@ -274,29 +273,24 @@ type Set struct {
 	TCs     []TCDef
 }
 
-var (
-	current     atomic.Pointer[tables]
-	defaultOnce = sync.OnceValue(buildCompiled)
-)
+var current atomic.Pointer[tables]
 
-// load returns the tables in use: those Install gave, else the compiled-in
-// standard modules.
-func load() *tables {
-	if t := current.Load(); t != nil {
-		return t
-	}
-	return defaultOnce()
-}
+// The compiled-in standard modules are in use from the start, read from
+// the generated tables as they are asked about (see compiledSource).
+func init() { installCompiled() }
+
+// load returns the tables in use.
+func load() *tables { return current.Load() }
 
 // Install makes every function of the package use the modules of s
 // instead of the compiled-in standard modules. Install(nil) restores
 // those.
 func Install(s *Set) {
-	lazy.Store(nil)
 	if s == nil {
-		current.Store(nil)
+		installCompiled()
 		return
 	}
+	lazy.Store(nil)
 	current.Store(build(s))
 }
 
@@ -553,48 +547,37 @@ func hasPrefix(oid, prefix []uint32) bool {
 	return len(oid) >= len(prefix) && slices.Equal(oid[:len(prefix)], prefix)
 }
 
-// parseOIDs parses the dotted OIDs of nodeDefs into one backing array.
+// parseOIDs returns the OIDs of nodeDefs, copied out of the generated
+// nodeArcs into one backing array: callers (smiload among them) may own
+// and change what they get, never the generated tables.
 func parseOIDs() [][]uint32 {
-	total := 0
-	for i := range nodeDefs {
-		total += strings.Count(nodeDefs[i].oid, ".") + 1
-	}
-	all := make([]uint32, 0, total)
+	all := append([]uint32(nil), nodeArcs[:]...)
 	oids := make([][]uint32, len(nodeDefs))
+	start := uint32(0)
 	for i := range nodeDefs {
-		start := len(all)
-		s := nodeDefs[i].oid
-		// Digits and dots only, each arc at most 10 digits (mibgen
-		// writes them): parsed here without strconv, as this runs at
-		// every command's start.
-		var v uint64
-		digits := 0
-		for j := 0; j <= len(s); j++ {
-			if j == len(s) || s[j] == '.' {
-				if digits == 0 || v > 1<<32-1 {
-					panic("smi: bad OID in generated table: " + nodeDefs[i].oid)
-				}
-				all = append(all, uint32(v))
-				v, digits = 0, 0
-				continue
-			}
-			c := s[j] - '0'
-			if c > 9 || digits == 10 {
-				panic("smi: bad OID in generated table: " + nodeDefs[i].oid)
-			}
-			v = v*10 + uint64(c)
-			digits++
-		}
-		oids[i] = all[start:len(all):len(all)]
+		end := nodeArcEnd[i]
+		oids[i] = all[start:end:end]
+		start = end
 	}
 	return oids
+}
+
+// defOID returns the OID of nodeDefs[i], a slice of nodeArcs, to be
+// read only.
+func defOID(i int) []uint32 {
+	start := uint32(0)
+	if i > 0 {
+		start = nodeArcEnd[i-1]
+	}
+	end := nodeArcEnd[i]
+	return nodeArcs[start:end:end]
 }
 
 func parseEnums(s string, cache map[string][]Enum) []Enum {
 	if s == "" {
 		return nil
 	}
-	if es, ok := cache[s]; ok {
+	if es, ok := cache[s]; ok { // a nil cache keeps nothing
 		return es
 	}
 	var es []Enum
@@ -606,7 +589,9 @@ func parseEnums(s string, cache map[string][]Enum) []Enum {
 		}
 		es = append(es, Enum{Value: v, Label: f[:i]})
 	}
-	cache[s] = es
+	if cache != nil {
+		cache[s] = es
+	}
 	return es
 }
 

@@ -113,6 +113,7 @@ func TestFormatExamples(t *testing.T) {
 // TestRoundTripAllNodes resolves every name in the tables, qualified and
 // not, and formats every OID back.
 func TestRoundTripAllNodes(t *testing.T) {
+	ensureAll()
 	tb := load()
 	if len(tb.nodes) < 2000 {
 		t.Fatalf("only %d nodes", len(tb.nodes))

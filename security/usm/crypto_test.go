@@ -408,6 +408,28 @@ func TestKeyCacheEviction(t *testing.T) {
 	}
 }
 
+// TestKeyCacheSecretAtFirstUse: a cache draws its secret when it is
+// first used, so that a program that never hashes a password (a v2c
+// command) reads no random bytes for DefaultKeyCache at start; two
+// caches still index the same password differently.
+func TestKeyCacheSecretAtFirstUse(t *testing.T) {
+	a, b := NewKeyCache(2), NewKeyCache(2)
+	if a.secret != ([32]byte{}) {
+		t.Fatal("a new cache has drawn its secret before its first use")
+	}
+	for _, c := range []*KeyCache{a, b} {
+		if _, err := c.MasterKey(AuthSHA1, []byte("password1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.secret == ([32]byte{}) || a.secret == b.secret {
+		t.Error("caches in use share a secret or have none")
+	}
+	if a.index('K', AuthSHA1, PrivNone, []byte("password1"), nil) == b.index('K', AuthSHA1, PrivNone, []byte("password1"), nil) {
+		t.Error("two caches index a password alike")
+	}
+}
+
 func TestKeyChange(t *testing.T) {
 	old := bytes.Repeat([]byte{1}, 16)
 	nk := bytes.Repeat([]byte{2}, 16)

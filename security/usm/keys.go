@@ -132,6 +132,7 @@ func extendKey(a AuthProtocol, p PrivProtocol, kul, engineID []byte) []byte {
 // are stored. A KeyCache is safe for concurrent use.
 type KeyCache struct {
 	mu     sync.Mutex
+	once   sync.Once // draws secret at first use, not when a program starts
 	secret [32]byte
 	max    int
 	m      map[[sha256.Size]byte][]byte
@@ -143,9 +144,7 @@ var DefaultKeyCache = NewKeyCache(1024)
 // NewKeyCache returns a cache holding at most size entries (at least 1);
 // when full, an arbitrary entry is evicted.
 func NewKeyCache(size int) *KeyCache {
-	c := &KeyCache{max: max(size, 1), m: make(map[[sha256.Size]byte][]byte)}
-	_, _ = rand.Read(c.secret[:]) // crypto/rand.Read never fails (Go >= 1.24)
-	return c
+	return &KeyCache{max: max(size, 1), m: make(map[[sha256.Size]byte][]byte)}
 }
 
 // Len returns the number of cached entries.
@@ -166,6 +165,9 @@ func (c *KeyCache) Purge() {
 }
 
 func (c *KeyCache) index(kind byte, a AuthProtocol, p PrivProtocol, password, engineID []byte) [sha256.Size]byte {
+	c.once.Do(func() {
+		_, _ = rand.Read(c.secret[:]) // crypto/rand.Read never fails (Go >= 1.24)
+	})
 	m := hmac.New(sha256.New, c.secret[:])
 	var hdr [1 + 2 + 8]byte
 	hdr[0] = kind

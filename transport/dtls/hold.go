@@ -50,14 +50,21 @@ func (l *holdListener) Accept() (net.PacketConn, net.Addr, error) {
 }
 
 // established releases the held records of the association with a, whose
-// handshake is complete.
-func (l *holdListener) established(a net.Addr) {
+// handshake is complete, and hands it session x: later records that may
+// carry a message wake x. It returns how many such records came before.
+func (l *holdListener) established(a net.Addr, x *session) int {
 	l.mu.Lock()
 	c := l.conns[a.String()]
 	l.mu.Unlock()
-	if c != nil {
-		c.release()
+	if c == nil {
+		return 0
 	}
+	c.mu.Lock()
+	c.sess = x
+	n := c.early
+	c.mu.Unlock()
+	c.release()
+	return n
 }
 
 type holdConn struct {
@@ -68,6 +75,10 @@ type holdConn struct {
 	done     atomic.Bool // released: nothing more is held
 	ready    chan struct{}
 	once     sync.Once
+
+	mu    sync.Mutex
+	sess  *session // once established
+	early int      // records for sess that came before it
 }
 
 func (c *holdConn) release() {
@@ -85,8 +96,21 @@ func (c *holdConn) release() {
 // ReadFrom implements net.PacketConn.
 func (c *holdConn) ReadFrom(b []byte) (int, net.Addr, error) {
 	n, a, err := c.PacketConn.ReadFrom(b)
-	if err == nil && !c.done.Load() && c.finished.Load() && hasRecord(b[:n], protocol.ContentTypeApplicationData) {
-		<-c.ready
+	if err != nil {
+		return n, a, err
+	}
+	if k := messageRecords(b[:n]); k > 0 {
+		c.mu.Lock()
+		x := c.sess
+		if x == nil {
+			c.early += k
+		}
+		c.mu.Unlock()
+		if x != nil {
+			x.wake(k)
+		} else if !c.done.Load() && c.finished.Load() && hasRecord(b[:n], protocol.ContentTypeApplicationData) {
+			<-c.ready
+		}
 	}
 	return n, a, err
 }
@@ -116,6 +140,21 @@ func hasRecord(b []byte, typ protocol.ContentType) bool {
 		b = b[min(len(b), recordlayer.FixedHeaderSize+int(binary.BigEndian.Uint16(b[11:]))):]
 	}
 	return false
+}
+
+// messageRecords counts the records of a datagram, of a nonzero epoch,
+// that bring the session something to read: application data, or an
+// alert.
+func messageRecords(b []byte) int {
+	n := 0
+	for len(b) >= recordlayer.FixedHeaderSize {
+		t := protocol.ContentType(b[0])
+		if (t == protocol.ContentTypeApplicationData || t == protocol.ContentTypeAlert) && binary.BigEndian.Uint16(b[3:]) != 0 {
+			n++
+		}
+		b = b[min(len(b), recordlayer.FixedHeaderSize+int(binary.BigEndian.Uint16(b[11:]))):]
+	}
+	return n
 }
 
 // startsHandshake accepts a new peer only with a datagram whose first

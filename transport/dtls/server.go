@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,6 +62,14 @@ const (
 	DefaultMaxHandshakes    = 64
 	DefaultHandshakeTimeout = 10 * time.Second
 )
+
+// DefaultMaxSessions caps a listener's sessions, handshakes in progress
+// included. Only peers with a certificate that maps to a securityName
+// hold a session (the cookie exchange keeps spoofed sources out), and an
+// idle session holds no goroutine or buffer of the listener's own (about
+// 40 KB, most of it pion/dtls's goroutines and buffers): 10,000 sessions
+// take about 400 MB.
+const DefaultMaxSessions = 10000
 
 // DefaultTicketLifetime bounds a resumption ticket (besides the rotation
 // of the keys that seal it).
@@ -109,7 +118,7 @@ func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, o
 		o.MaxMessage = 65535
 	}
 	if o.MaxConns == 0 {
-		o.MaxConns = 1024
+		o.MaxConns = DefaultMaxSessions
 	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = 5 * time.Minute
@@ -342,74 +351,172 @@ func (s *Server) serveConn(c *dtls.Conn, sc *connset.Conn) {
 		c.Close()
 		return
 	}
-	s.hold.established(c.RemoteAddr())
+	x := &session{s: s, c: c, sc: sc, resumed: len(st.PeerCertificates) == 0, running: true, last: time.Now()}
+	if !x.resumed && !s.opts.DisableTickets {
+		x.psk, x.chain = s.ticketState(&st)
+	}
 	sc.Established()
 	s.stats().Inc(tlstm.SessionAccepts)
 	if log != nil {
 		log.Debug("session accepted", "domain", "dtls", "from", c.RemoteAddr(), "securityName", name,
-			"resumed", len(st.PeerCertificates) == 0)
+			"resumed", x.resumed)
 	}
 	ua, _ := c.RemoteAddr().(*net.UDPAddr)
 	la, _ := c.LocalAddr().(*net.UDPAddr)
-	ref := transport.StateReference{Domain: transport.DTLS, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: c}
+	x.ref = transport.StateReference{Domain: transport.DTLS, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: c}
 	if ua != nil {
 		ap := ua.AddrPort()
-		ref.Remote = netipUnmap(ap)
+		x.ref.Remote = netipUnmap(ap)
 	}
 	if la != nil {
-		ref.Local = netipUnmap(la.AddrPort())
+		x.ref.Local = netipUnmap(la.AddrPort())
 	}
-	resumed := len(st.PeerCertificates) == 0
-	var ticket []byte
-	// pion/dtls reads datagrams of at most 8,192 bytes: no message
-	// is larger.
-	in := make([]byte, 8192)
-	var out []byte // grows to the largest response of the session
+	// Records that came with or right after the handshake are read
+	// now; later ones wake the session (see holdConn.ReadFrom).
+	n := s.hold.established(c.RemoteAddr(), x)
+	x.mu.Lock()
+	x.pending += n
+	x.idle = time.AfterFunc(s.opts.IdleTimeout, x.expire)
+	x.mu.Unlock()
+	x.serve(sc)
+}
+
+// wakeWait bounds the wait for a record that woke a session to come out
+// of pion/dtls decrypted; a record it drops (a replay, a bad MAC) costs
+// no more.
+const wakeWait = time.Second
+
+// A session is an established association. Between messages it holds no
+// goroutine and no buffer: holdConn.ReadFrom counts the records that may
+// carry a message (application data, alerts) as they arrive, and starts
+// a goroutine to read them; an idle timer closes the session.
+type session struct {
+	s       *Server
+	c       *dtls.Conn
+	sc      *connset.Conn
+	ref     transport.StateReference
+	resumed bool
+	psk     []byte   // of a ticket for a full handshake, until one is issued
+	chain   [][]byte // the client's chain for that ticket
+	ticket  []byte
+
+	mu      sync.Mutex
+	pending int  // records to read
+	running bool // a goroutine serves the session
+	last    time.Time
+	idle    *time.Timer
+}
+
+// wake notes n records that may carry a message, and starts a goroutine
+// to read them if none runs.
+func (x *session) wake(n int) {
+	x.mu.Lock()
+	x.pending += n
+	start := !x.running
+	x.running = true
+	x.mu.Unlock()
+	if start {
+		x.sc.Resume(x.serve)
+	}
+}
+
+// expire closes a session idle for IdleTimeout.
+func (x *session) expire() {
+	x.mu.Lock()
+	left := x.s.opts.IdleTimeout - time.Since(x.last)
+	if x.running || left > 0 {
+		x.idle.Reset(max(left, time.Millisecond))
+		x.mu.Unlock()
+		return
+	}
+	x.mu.Unlock()
+	x.s.stats().Inc(tlstm.SessionServerCloses)
+	x.sc.Close()
+}
+
+// readBufs holds the buffers sessions read into: pion/dtls reads
+// datagrams of at most 8,192 bytes, so no message is larger.
+var readBufs = sync.Pool{New: func() any { return new([8192]byte) }}
+
+// outBufs holds response buffers.
+var outBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// serve reads and answers the pending messages, then hands the session
+// back to holdConn (connset.Conn.Detach). The session is closed when it
+// returns without detaching.
+func (x *session) serve(sc *connset.Conn) {
+	s, c := x.s, x.c
+	in := readBufs.Get().(*[8192]byte)
+	defer readBufs.Put(in)
+	outp := outBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*outp) <= 64<<10 {
+			outBufs.Put(outp)
+		}
+	}()
 	for {
-		c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
-		n, err := c.Read(in)
+		x.mu.Lock()
+		if x.pending == 0 {
+			x.running = false
+			x.mu.Unlock()
+			if sc.Detach() != nil {
+				// Closed meanwhile (evicted, or the listener closed).
+				c.Close()
+			}
+			return
+		}
+		x.pending--
+		x.mu.Unlock()
+		c.SetReadDeadline(time.Now().Add(wakeWait))
+		n, err := c.Read(in[:])
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				s.stats().Inc(tlstm.SessionServerCloses)
+				continue // the record held no message
 			}
+			x.idle.Stop()
 			c.Close()
 			return
 		}
+		x.mu.Lock()
+		x.last = time.Now()
+		x.mu.Unlock()
 		msg := in[:n]
 		if len(msg) > 0 && msg[0] == 0 {
-			if bytes.Equal(msg, ticketRequest) && !resumed && !s.opts.DisableTickets {
+			if bytes.Equal(msg, ticketRequest) && x.psk != nil {
 				// One ticket per session: a repeated request (the
 				// first may have been lost) gets the same one.
-				if ticket == nil {
-					ticket = s.issue(&st)
+				if x.ticket == nil {
+					x.ticket = s.issue(x.psk, x.chain)
 				}
-				if ticket != nil {
-					c.Write(append(append([]byte(nil), ticketReply...), ticket...))
+				if x.ticket != nil {
+					c.Write(append(append([]byte(nil), ticketReply...), x.ticket...))
 				}
 			}
 			continue
 		}
-		resp := s.h.ServeSNMP(&ref, msg, out[:0])
+		resp := s.h.ServeSNMP(&x.ref, msg, (*outp)[:0])
 		if resp == nil {
 			continue
 		}
-		out = resp
+		*outp = resp
 		c.SetWriteDeadline(time.Now().Add(30 * time.Second))
 		if _, err := c.Write(resp); err != nil {
 			s.stats().Inc(tlstm.SessionNoSessions)
+			x.idle.Stop()
 			c.Close()
 			return
 		}
 	}
 }
 
-// issue makes a resumption ticket for a session established by a full
-// handshake.
-func (s *Server) issue(st *dtls.State) []byte {
+// ticketState returns the resumption PSK and the client's chain of a
+// session established by a full handshake, for a ticket the client may
+// ask for.
+func (s *Server) ticketState(st *dtls.State) ([]byte, [][]byte) {
 	psk, err := st.ExportKeyingMaterial(exporterLabel, nil, pskLen)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	chain := st.PeerCertificates
 	// A self-signed root at the end of a longer chain is a trust anchor
@@ -421,6 +528,12 @@ func (s *Server) issue(st *dtls.State) []byte {
 	if len(chain) > maxChain {
 		chain = chain[:maxChain]
 	}
+	return psk, chain
+}
+
+// issue makes a resumption ticket for a session established by a full
+// handshake.
+func (s *Server) issue(psk []byte, chain [][]byte) []byte {
 	now := s.now()
 	t, err := s.tickets.put(&ticketState{Issued: now, Expires: now.Add(s.opts.TicketLifetime), PSK: psk, Chain: chain})
 	if err != nil {
