@@ -107,6 +107,9 @@ type Group struct {
 	SecurityModel snmp.SecurityModel // 1 v1, 2 v2c, 3 USM, 4 TSM
 	SecurityName  string
 	GroupName     string
+	// Storage is the row's StorageType (RFC 2579); 0 is permanent(4),
+	// as rows of the configuration are, sets make nonVolatile(3) rows.
+	Storage int
 }
 
 // Family is a vacmViewTreeFamilyTable row.
@@ -119,6 +122,7 @@ type Family struct {
 	// matches the whole subtree.
 	Mask     []byte
 	Excluded bool
+	Storage  int // as in Group
 }
 
 // Access is a vacmAccessTable row.
@@ -131,6 +135,7 @@ type Access struct {
 	ReadView      string
 	WriteView     string
 	NotifyView    string
+	Storage       int // as in Group
 }
 
 // Config is the content of a VACM's tables. Rows that share an index

@@ -41,6 +41,7 @@ type daemon struct {
 	state *engine.State
 	agent *agent.Agent
 	usm   *usm.USM
+	vacm  vacmState // vacmmib.go
 	ifmib *ifmib.MIB
 	host  hostMIBs
 	// agentx is the AgentX master, when `master agentx` is configured.
@@ -323,6 +324,7 @@ func (d *daemon) policy(cfg *config.Config) (*agent.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.mergeVACMState(p) // vacmmib.go
 	for _, add := range []func(*config.Config, *agent.Policy) error{d.sshPolicy, d.tlsPolicy, d.httpPolicy} {
 		if err := add(cfg, p); err != nil {
 			return nil, err

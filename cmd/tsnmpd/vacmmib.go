@@ -1,22 +1,125 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
 	"github.com/tsnmp/tsnmp/access/vacm"
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/mib"
 )
 
-// registerVACMMIB serves SNMP-VIEW-BASED-ACM-MIB's tables (RFC 3415),
-// read-only, from the VACM of the running policy: after a reload they
-// show the new one.
-func (d *daemon) registerVACMMIB(tree *mib.Tree) {
-	empty, _ := vacm.New(&vacm.Config{})
-	vacm.RegisterMIB(tree, func() *vacm.VACM {
-		if p := d.agent.Policy(); p != nil {
-			if a, ok := p.Access.(agent.VACMAccess); ok && a.VACM != nil {
-				return a.VACM
-			}
+// vacmFile keeps the VACM rows made by SNMP sets (the rows that differ
+// from the configuration's), as JSON of vacm.Config.
+const vacmFile = "vacm-rows.json"
+
+// vacmState is what the VACM tables' sets need: the configuration's
+// VACM, against which the rows made by SNMP are told apart.
+type vacmState struct {
+	mu   sync.Mutex
+	base *vacm.VACM
+}
+
+var emptyVACM, _ = vacm.New(&vacm.Config{})
+
+func (d *daemon) currentVACM() *vacm.VACM {
+	if p := d.agent.Policy(); p != nil {
+		if a, ok := p.Access.(agent.VACMAccess); ok && a.VACM != nil {
+			return a.VACM
 		}
-		return empty
-	})
+	}
+	return emptyVACM
+}
+
+// registerVACMMIB serves SNMP-VIEW-BASED-ACM-MIB's tables (RFC 3415) from
+// the VACM of the running policy. Sets change the running VACM and are
+// stored in the state directory; the rows they made come back at restart
+// and reload (mergeVACMState).
+func (d *daemon) registerVACMMIB(tree *mib.Tree) {
+	vacm.RegisterWritableMIB(tree, d.currentVACM, d.applyVACM)
+}
+
+// mergeVACMState adds the rows SNMP sets made to p's VACM, which the
+// configuration built.
+func (d *daemon) mergeVACMState(p *agent.Policy) {
+	a, ok := p.Access.(agent.VACMAccess)
+	if !ok || a.VACM == nil {
+		return
+	}
+	d.vacm.mu.Lock()
+	defer d.vacm.mu.Unlock()
+	d.vacm.base = a.VACM
+	path := filepath.Join(d.state.Dir, vacmFile)
+	data, err := d.state.ReadFile(vacmFile)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			d.log.Warn("cannot read the VACM rows made by SNMP; access control is the configuration's", "file", path, "err", err)
+		}
+		return
+	}
+	var extra vacm.Config
+	if err := json.Unmarshal(data, &extra); err != nil {
+		d.log.Warn("state file damaged: the VACM rows made by SNMP are ignored until the next set rewrites it", "file", path, "err", err)
+		return
+	}
+	cfg := a.VACM.Tables()
+	cfg.Groups = append(slices.Clone(cfg.Groups), extra.Groups...)
+	cfg.Access = append(slices.Clone(cfg.Access), extra.Access...)
+	cfg.Families = append(slices.Clone(cfg.Families), extra.Families...)
+	v, err := vacm.New(&cfg)
+	if err != nil {
+		d.log.Warn("the VACM rows made by SNMP do not fit the configuration; access control is the configuration's", "file", path, "err", err)
+		return
+	}
+	p.Access = agent.VACMAccess{VACM: v}
+}
+
+// applyVACM installs the VACM a set of the tables made and stores the
+// rows that differ from the configuration's.
+func (d *daemon) applyVACM(cfg *vacm.Config) error {
+	v, err := vacm.New(cfg)
+	if err != nil {
+		return err
+	}
+	d.vacm.mu.Lock()
+	defer d.vacm.mu.Unlock()
+	var base vacm.Config
+	if d.vacm.base != nil {
+		base = d.vacm.base.Tables()
+	}
+	var extra vacm.Config
+	for _, g := range cfg.Groups {
+		if !slices.Contains(base.Groups, g) {
+			extra.Groups = append(extra.Groups, g)
+		}
+	}
+	for _, a := range cfg.Access {
+		if !slices.Contains(base.Access, a) {
+			extra.Access = append(extra.Access, a)
+		}
+	}
+	for _, f := range cfg.Families {
+		if !slices.ContainsFunc(base.Families, func(b vacm.Family) bool {
+			return b.ViewName == f.ViewName && b.Subtree.Equal(f.Subtree) && bytes.Equal(b.Mask, f.Mask) && b.Excluded == f.Excluded
+		}) {
+			extra.Families = append(extra.Families, f)
+		}
+	}
+	data, err := json.MarshalIndent(&extra, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := d.state.WriteFile(vacmFile, append(data, '\n'), 0o600); err != nil {
+		d.log.Error("the VACM rows made by SNMP cannot be stored; the set is refused", "file", filepath.Join(d.state.Dir, vacmFile), "err", err)
+		return err
+	}
+	p := *d.agent.Policy()
+	p.Access = agent.VACMAccess{VACM: v}
+	d.agent.SetPolicy(&p)
+	return nil
 }
