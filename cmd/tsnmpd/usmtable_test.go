@@ -17,10 +17,11 @@ import (
 // tsnmpd and against snmpd with the same configuration: both print the
 // same for create (cloneFrom), passwd (KeyChange, the user's and the
 // own), deactivate, activate and delete, and the users made work (or
-// stop working) the same. The users made survive a restart of tsnmpd.
+// stop working) the same; tsnmp usm does the same in tsnmpd. The users
+// made survive a restart of tsnmpd.
 func TestUSMUserTable(t *testing.T) {
 	testenv.Need(t, "snmpusm")
-	conf := "createUser admin SHA authpass1 AES privpass1\nrwuser admin priv\nrwuser net priv\nrwuser own priv\n"
+	conf := "createUser admin SHA authpass1 AES privpass1\nrwuser admin priv\nrwuser net priv\nrwuser ts priv\nrwuser own priv\n"
 	snmpd := snmpdtest.Start(t, conf)
 	bin := buildDaemon(t)
 	dir := t.TempDir()
@@ -42,31 +43,47 @@ func TestUSMUserTable(t *testing.T) {
 		return snmpdtest.Tool(t, "snmpget", "-v3", "-u", user, "-l", "authPriv", "-a", "SHA", "-A", auth, "-x", "AES", "-X", priv, "-r", "0", "-t", "1", addr, "sysObjectID.0")
 	}
 	works := func(addr, user, auth, priv string) bool { return get(addr, user, auth, priv).Code == 0 }
-	step := func(auth, priv string, args ...string) {
-		t.Helper()
-		run := func(addr string) snmpdtest.Result {
-			return snmpdtest.Tool(t, "snmpusm", append(append(append([]string{}, args[:len(args)-1]...), admin(addr)...), args[len(args)-1])...)
+	// tsnmp run under the name snmpusm is tsnmp usm.
+	tsnmp := filepath.Join(t.TempDir(), "snmpusm")
+	if err := os.Symlink(testenv.Build(t, "github.com/tsnmp/tsnmp/cmd/tsnmp"), tsnmp); err != nil {
+		t.Fatal(err)
+	}
+	// Each user is made by Net-SNMP's snmpusm in snmpd; in tsnmpd, net by
+	// snmpusm and ts by tsnmp usm.
+	for _, tool := range []struct{ user, prog string }{{"net", "snmpusm"}, {"ts", tsnmp}} {
+		step := func(auth, priv string, args ...string) {
+			t.Helper()
+			args = append([]string{}, args...)
+			args[len(args)-1] = tool.user
+			run := func(prog, addr string) snmpdtest.Result {
+				a := append(append(append([]string{}, args[:len(args)-1]...), admin(addr)...), args[len(args)-1])
+				return snmpdtest.Tool(t, prog, a...)
+			}
+			want, got := run("snmpusm", snmpd.Addr("udp")), run(tool.prog, listen)
+			if mask(want) != mask(got) {
+				t.Errorf("%s %q:\nsnmpusm in snmpd  %s\nin tsnmpd  %s", tool.prog, args, mask(want), mask(got))
+			}
+			if auth == "" {
+				return
+			}
+			if w, g := works(snmpd.Addr("udp"), tool.user, auth, priv), works(listen, tool.user, auth, priv); w != g || !g && auth != "-" {
+				t.Errorf("after %s %q: the user works with snmpd %v, with tsnmpd %v: %s", tool.prog, args, w, g, mask(get(listen, tool.user, auth, priv)))
+			}
 		}
-		want, got := run(snmpd.Addr("udp")), run(listen)
-		if mask(want) != mask(got) {
-			t.Errorf("snmpusm %q:\nsnmpd   %s\ntsnmpd  %s", args, mask(want), mask(got))
+		step("authpass1", "privpass1", "create", "USER", "admin")
+		step("authpass1", "privpass1", "create", "USER", "admin") // exists
+		step("newauth123", "privpass1", "-Ca", "passwd", "authpass1", "newauth123", "USER")
+		step("newauth123", "newpriv123", "-Cx", "passwd", "privpass1", "newpriv123", "USER")
+		step("", "", "deactivate", "USER")
+		if works(listen, tool.user, "newauth123", "newpriv123") {
+			t.Error("a deactivated user still works")
 		}
-		if auth == "" {
-			return
-		}
-		if w, g := works(snmpd.Addr("udp"), "net", auth, priv), works(listen, "net", auth, priv); w != g || !g && auth != "-" {
-			t.Errorf("after snmpusm %q: the user works with snmpd %v, with tsnmpd %v: %s", args, w, g, mask(get(listen, "net", auth, priv)))
+		step("newauth123", "newpriv123", "activate", "USER")
+		if tool.user == "ts" {
+			step("-", "", "delete", "USER")
+			step("", "", "delete", "USER") // gone
 		}
 	}
-	step("authpass1", "privpass1", "create", "net", "admin")
-	step("authpass1", "privpass1", "create", "net", "admin") // exists
-	step("newauth123", "privpass1", "-Ca", "passwd", "authpass1", "newauth123", "net")
-	step("newauth123", "newpriv123", "-Cx", "passwd", "privpass1", "newpriv123", "net")
-	step("", "", "deactivate", "net")
-	if works(listen, "net", "newauth123", "newpriv123") {
-		t.Error("a deactivated user still works")
-	}
-	step("newauth123", "newpriv123", "activate", "net")
 	// The user changes its own keys (usmUserOwnAuthKeyChange).
 	for _, addr := range []string{snmpd.Addr("udp"), listen} {
 		snmpdtest.Tool(t, "snmpusm", append(admin(addr), "create", "own", "admin")...)
@@ -90,8 +107,13 @@ func TestUSMUserTable(t *testing.T) {
 	if !works(listen, "net", "newauth123", "newpriv123") || !works(listen, "own", "ownauth123", "privpass1") {
 		t.Errorf("users made by snmpusm lost at restart: %s", mask(get(listen, "net", "newauth123", "newpriv123")))
 	}
-	step("-", "", "delete", "net")
-	step("", "", "delete", "net") // gone
+	for _, args := range [][]string{{"delete", "net"}, {"delete", "net"}} {
+		want := snmpdtest.Tool(t, "snmpusm", append(admin(snmpd.Addr("udp")), args...)...)
+		got := snmpdtest.Tool(t, "snmpusm", append(admin(listen), args...)...)
+		if mask(want) != mask(got) {
+			t.Errorf("snmpusm %q after restart:\nsnmpd   %s\ntsnmpd  %s", args, mask(want), mask(got))
+		}
+	}
 	if works(listen, "net", "newauth123", "newpriv123") {
 		t.Error("a deleted user still works")
 	}
