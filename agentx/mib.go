@@ -192,14 +192,15 @@ func (t *sessionTable) TestSet(_ *mib.Request, vb snmp.VarBind) snmp.ErrorStatus
 	if len(vb.Name) <= len(OIDSessionEntry) || vb.Name[len(OIDSessionEntry)] != 4 {
 		return snmp.NotWritable
 	}
-	if t.session(vb.Name) == nil {
-		return snmp.NoCreation
-	}
+	// RFC 3416 §4.2.5: wrongType and wrongValue come before noCreation.
 	if vb.Value.Type != snmp.Integer {
 		return snmp.WrongType
 	}
 	if v := int64(vb.Value.Num); v != adminUp && v != adminDown {
 		return snmp.WrongValue
+	}
+	if t.session(vb.Name) == nil {
+		return snmp.NoCreation
 	}
 	return snmp.NoError
 }

@@ -180,6 +180,13 @@ func TestAgentXMIB(t *testing.T) {
 	if e := st.TestSet(r, snmp.VarBind{Name: other, Value: snmp.IntegerValue(2)}); e != snmp.NoCreation {
 		t.Fatalf("set a missing session: %v", e)
 	}
+	// RFC 3416 §4.2.5: a wrong type or value is reported before noCreation.
+	if e := st.TestSet(r, snmp.VarBind{Name: other, Value: snmp.StringValue("down")}); e != snmp.WrongType {
+		t.Fatalf("set a missing session to a string: %v, want wrongType", e)
+	}
+	if e := st.TestSet(r, snmp.VarBind{Name: other, Value: snmp.IntegerValue(3)}); e != snmp.WrongValue {
+		t.Fatalf("set a missing session to 3: %v, want wrongValue", e)
+	}
 	vb := snmp.VarBind{Name: name, Value: snmp.IntegerValue(2)}
 	if e := st.TestSet(r, vb); e != snmp.NoError {
 		t.Fatalf("test down: %v", e)
