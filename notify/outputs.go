@@ -36,6 +36,28 @@ type Outputs struct {
 	Log            *slog.Logger
 
 	Stats OutputStats
+
+	rules atomic.Pointer[OutputRules] // set by SetRules; nil: the fields above
+}
+
+// OutputRules are the parts of Outputs a reload replaces as a whole.
+type OutputRules struct {
+	Format1, Format2 string
+	Handlers         []Handler
+	Forwards         []Forward
+}
+
+// SetRules replaces the formats, handlers and forwards at once, while
+// Run goes on: a notification uses either the old rules or the new ones,
+// never a mix.
+func (o *Outputs) SetRules(r OutputRules) { o.rules.Store(&r) }
+
+// current returns the rules in force.
+func (o *Outputs) current() *OutputRules {
+	if r := o.rules.Load(); r != nil {
+		return r
+	}
+	return &OutputRules{Format1: o.Format1, Format2: o.Format2, Handlers: o.Handlers, Forwards: o.Forwards}
 }
 
 // OutputStats count what the outputs did.
@@ -82,9 +104,10 @@ func (o *Outputs) Run(q <-chan *Notification) {
 	}()
 	var buf []byte
 	for n := range q {
+		rules := o.current()
 		if n.Types&Log != 0 {
 			if o.Text != nil {
-				buf = o.AppendText(buf[:0], n)
+				buf = rules.appendText(buf[:0], n)
 				if _, err := o.Text.Write(buf); err != nil {
 					o.Log.Warn("notification log not written", "err", err)
 				}
@@ -98,7 +121,7 @@ func (o *Outputs) Run(q <-chan *Notification) {
 			o.Stats.Logged.Add(1)
 		}
 		if n.Types&Execute != 0 {
-			for _, h := range match(o.Handlers, n.TrapOID(), func(h Handler) snmp.OID { return h.OID }) {
+			for _, h := range match(rules.Handlers, n.TrapOID(), func(h Handler) snmp.OID { return h.OID }) {
 				select {
 				case jobs <- handlerJob{cmd: h.Command, input: AppendHandlerInput(nil, n)}:
 				default:
@@ -109,7 +132,7 @@ func (o *Outputs) Run(q <-chan *Notification) {
 			}
 		}
 		if n.Types&Net != 0 {
-			for _, f := range match(o.Forwards, n.TrapOID(), func(f Forward) snmp.OID { return f.OID }) {
+			for _, f := range match(rules.Forwards, n.TrapOID(), func(f Forward) snmp.OID { return f.OID }) {
 				o.forward(fwd, f, n)
 			}
 		}
@@ -189,9 +212,13 @@ func (o *Outputs) forward(sessions map[string]*manager.Session, f Forward, n *No
 // AppendText appends n in the configured text format: Format1 for SNMPv1
 // traps, Format2 for the others, snmptrapd's default when empty.
 func (o *Outputs) AppendText(b []byte, n *Notification) []byte {
-	f := o.Format2
+	return o.current().appendText(b, n)
+}
+
+func (r *OutputRules) appendText(b []byte, n *Notification) []byte {
+	f := r.Format2
 	if n.Type == snmp.Trap {
-		f = o.Format1
+		f = r.Format1
 	}
 	if f == "" {
 		return AppendText(b, n)

@@ -155,6 +155,9 @@ func New(p *Policy, queueLen int, log *slog.Logger) *Receiver {
 // SetPolicy replaces the policy; messages in flight keep the old one.
 func (r *Receiver) SetPolicy(p *Policy) { r.policy.Store(p) }
 
+// Policy returns the policy in force.
+func (r *Receiver) Policy() *Policy { return r.policy.Load() }
+
 // Queue returns the channel accepted notifications are read from.
 func (r *Receiver) Queue() <-chan *Notification { return r.queue }
 

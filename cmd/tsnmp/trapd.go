@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,11 +10,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/tsnmp/tsnmp/agent/config"
@@ -126,29 +129,11 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	loadMIBs(mibs, stderr, false)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	cfg := &notify.Config{}
-	for _, f := range confs {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
-			return 1
-		}
-		c, err := notify.ParseConfig(f, data)
-		if err != nil {
-			fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
-			return 1
-		}
-		for _, w := range c.Warnings {
-			log.Warn(w)
-		}
-		cfg.Merge(c)
-	}
-	if len(listen) == 0 {
-		listen = cfg.Listen
-	}
-	if len(listen) == 0 {
-		listen = []string{"udp:162"}
-	}
+	// Signals are taken before the receiver starts: a SIGHUP arriving
+	// while it starts is acted on once it runs, not fatal.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	var engineID []byte
 	if engineHex != "" {
 		b, err := parseEngineID(engineHex)
@@ -170,32 +155,16 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	} else if engineID == nil {
 		engineID = engine.NewEngineID()
 	}
-	policy, err := cfg.Policy(engineID, boots)
+	tc, err := loadTrapdConf(confs, listen, engineID, boots)
 	if err != nil {
 		fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
 		return 1
 	}
-	var tlsServer *tlstm.ServerConfig
-	var sshConf config.SSH
-	if cfg.TLSConf != nil {
-		tc, err := config.ParseSnmpdConf(cfg.TLSFile, cfg.TLSConf)
-		if err == nil {
-			for _, w := range tc.Warnings {
-				log.Warn(w)
-			}
-			tlsServer, err = tc.BuildTLS()
-		}
-		if err == nil {
-			err = tc.SSH.CheckSSH()
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
-			return 1
-		}
-		sshConf = tc.SSH
-		policy.TSM = tsm.New(tc.TLS.UsePrefix, nil)
+	for _, w := range tc.warnings {
+		log.Warn(w)
 	}
-	r := notify.New(policy, queue, log)
+	cfg, listen, tlsServer, sshConf := tc.cfg, tc.listen, tc.tlsServer, tc.ssh
+	r := notify.New(tc.policy, queue, log)
 	out := &notify.Outputs{Format1: cfg.Format1, Format2: cfg.Format2, Handlers: cfg.Handlers, Forwards: cfg.Forwards, Log: log}
 	var closers []io.Closer
 	defer func() {
@@ -301,7 +270,25 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		close(done)
 	}()
 	sd := sdnotify.Ready("receiving notifications", log) // Type=notify units
-	<-ctx.Done()
+	running := tc
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-hup:
+			sd.Reloading()
+			if next, err := reloadTrapd(running, confs, engineID, boots, r, out); err != nil {
+				log.Error("reload failed; keeping the running configuration", "err", err)
+			} else {
+				running = next
+				for _, w := range next.warnings {
+					log.Warn(w)
+				}
+				log.Info("configuration reloaded", "communities", len(next.cfg.Communities), "authUsers", len(next.cfg.AuthUsers),
+					"users", len(next.cfg.Users), "traphandles", len(next.cfg.Handlers), "forwards", len(next.cfg.Forwards))
+			}
+			sd.Notify("READY=1")
+		}
+	}
 	sd.Stopping()
 	for _, s := range servers {
 		s.Close()
@@ -311,6 +298,96 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	<-done
 	logCounters(stderr, r, out)
 	return 0
+}
+
+// trapdSettings is what tsnmp trapd reads from its snmptrapd.conf files and
+// command line.
+type trapdSettings struct {
+	cfg       *notify.Config
+	listenArg []string // --listen and LISTEN-ADDRESS arguments
+	listen    []string // the addresses listened on
+	policy    *notify.Policy
+	tlsServer *tlstm.ServerConfig
+	ssh       config.SSH
+	warnings  []string
+}
+
+// loadTrapdConf reads and checks the whole configuration: any error
+// (naming file and line) returns before anything is applied.
+func loadTrapdConf(confs, listenArg []string, engineID []byte, boots int32) (*trapdSettings, error) {
+	tc := &trapdSettings{cfg: &notify.Config{}, listenArg: listenArg}
+	for _, f := range confs {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		c, err := notify.ParseConfig(f, data)
+		if err != nil {
+			return nil, err
+		}
+		tc.cfg.Merge(c)
+	}
+	tc.warnings = tc.cfg.Warnings
+	tc.listen = listenArg
+	if len(tc.listen) == 0 {
+		tc.listen = tc.cfg.Listen
+	}
+	if len(tc.listen) == 0 {
+		tc.listen = []string{"udp:162"}
+	}
+	var err error
+	if tc.policy, err = tc.cfg.Policy(engineID, boots); err != nil {
+		return nil, err
+	}
+	if tc.cfg.TLSConf != nil {
+		sc, err := config.ParseSnmpdConf(tc.cfg.TLSFile, tc.cfg.TLSConf)
+		if err == nil {
+			tc.warnings = append(tc.warnings, sc.Warnings...)
+			tc.tlsServer, err = sc.BuildTLS()
+		}
+		if err == nil {
+			err = sc.SSH.CheckSSH()
+		}
+		if err != nil {
+			return nil, err
+		}
+		tc.ssh = sc.SSH
+		tc.policy.TSM = tsm.New(sc.TLS.UsePrefix, nil)
+	}
+	return tc, nil
+}
+
+// reloadTrapd rereads the configuration after SIGHUP and, when all of it
+// is valid, switches the receiver (communities, authUser lines, users)
+// and the outputs (formats, traphandle, forward) to it at once; the
+// listeners stay. A configuration that needs other listeners (changed
+// snmpTrapdAddr lines), or other TLS, DTLS or SSH server settings while
+// such a listener runs, is refused as a whole: those need a restart.
+func reloadTrapd(old *trapdSettings, confs []string, engineID []byte, boots int32, r *notify.Receiver, out *notify.Outputs) (*trapdSettings, error) {
+	tc, err := loadTrapdConf(confs, old.listenArg, engineID, boots)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(tc.listen, old.listen) {
+		return nil, fmt.Errorf("the listen addresses changed from %s to %s (snmpTrapdAddr); restart tsnmp trapd to listen on them",
+			strings.Join(old.listen, ","), strings.Join(tc.listen, ","))
+	}
+	if old.cfg.TLSFile != tc.cfg.TLSFile || !bytes.Equal(old.cfg.TLSConf, tc.cfg.TLSConf) {
+		for _, spec := range tc.listen {
+			if a, err := notify.ParseAddress(spec); err == nil && (a.Domain == transport.TLS || a.Domain == transport.DTLS || a.Domain == transport.SSH) {
+				return nil, fmt.Errorf("the TLS or SSH lines changed while listening on %s; restart tsnmp trapd to apply them", spec)
+			}
+		}
+	}
+	// The running USM keeps its engine time and the remote engines it
+	// learnt; only its user table is replaced.
+	if cur := r.Policy(); cur != nil && cur.USM != nil {
+		cur.USM.Users().Replace(tc.policy.USM.Users())
+		tc.policy.USM = cur.USM
+	}
+	r.SetPolicy(tc.policy)
+	out.SetRules(notify.OutputRules{Format1: tc.cfg.Format1, Format2: tc.cfg.Format2, Handlers: tc.cfg.Handlers, Forwards: tc.cfg.Forwards})
+	return tc, nil
 }
 
 // trapdReadBuffer is the UDP receive buffer tsnmp trapd asks for: 4 MiB
