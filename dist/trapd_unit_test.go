@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,7 +21,8 @@ import (
 // moved to a temporary directory and an unprivileged listen address
 // added, and NOTIFY_SOCKET and WATCHDOG_USEC set as systemd sets them:
 // tsnmp trapd sends READY=1 once it listens (a trap from Net-SNMP's
-// snmptrap is then logged), WATCHDOG=1, and STOPPING=1 on SIGTERM.
+// snmptrap is then logged), WATCHDOG=1, RELOADING=1 then READY=1 when
+// the unit's ExecReload line runs, and STOPPING=1 on SIGTERM.
 func TestTrapdUnitNotify(t *testing.T) {
 	snmptrap := testenv.Need(t, "snmptrap")
 	dir := t.TempDir()
@@ -32,11 +34,14 @@ func TestTrapdUnitNotify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var execStart string
+	var execStart, execReload string
 	typ := ""
 	for _, l := range strings.Split(string(unit), "\n") {
 		if v, ok := strings.CutPrefix(l, "ExecStart="); ok {
 			execStart = v
+		}
+		if v, ok := strings.CutPrefix(l, "ExecReload="); ok {
+			execReload = v
 		}
 		if v, ok := strings.CutPrefix(l, "Type="); ok {
 			typ = v
@@ -44,6 +49,9 @@ func TestTrapdUnitNotify(t *testing.T) {
 	}
 	if typ != "notify" {
 		t.Fatalf("Type=%s, want notify", typ)
+	}
+	if execReload == "" {
+		t.Fatal("no ExecReload= line")
 	}
 	args := strings.Fields(strings.NewReplacer("/usr/bin/tsnmp", bin, "/var/lib/tsnmp-trapd", filepath.Join(dir, "state"),
 		"/etc/tsnmp/snmptrapd.conf", "snmptrapd.conf").Replace(execStart))
@@ -102,6 +110,12 @@ func TestTrapdUnitNotify(t *testing.T) {
 		}
 	}
 	wait("WATCHDOG=1")
+	reload := strings.Fields(strings.ReplaceAll(execReload, "$MAINPID", strconv.Itoa(cmd.Process.Pid)))
+	if out, err := exec.Command(reload[0], reload[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("ExecReload=%s: %v\n%s", execReload, err, out)
+	}
+	wait("RELOADING=1")
+	wait("READY=1")
 	cmd.Process.Signal(syscall.SIGTERM)
 	wait("STOPPING=1")
 	for range lines {
