@@ -87,7 +87,8 @@ func trapdReloadBody(t *testing.T, d *trapd, cf string, write func(string), info
 	}
 	d.wait(t, 1)
 
-	write("# only beta now\nauthCommunity log beta\n")
+	handled := filepath.Join(filepath.Dir(cf), "handled")
+	write("# only beta now, and a traphandle\nauthCommunity log,execute beta\ntraphandle default cat >> " + handled + "\n")
 	hup("configuration reloaded", 1)
 	if inform("alpha", 2) {
 		t.Error("inform with community alpha accepted after the reload removed it")
@@ -96,6 +97,15 @@ func trapdReloadBody(t *testing.T, d *trapd, cf string, write func(string), info
 		t.Errorf("inform with community beta not accepted after the reload added it:\n%s", d.err.String())
 	}
 	d.wait(t, 2)
+	// The new traphandle runs for beta's inform.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(handled); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the traphandle of the reloaded configuration did not run:\n%s", d.err.String())
+		}
+	}
 
 	// A broken file: nothing of it applies (not even its valid first
 	// line), and the error names the file and line.
