@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +15,7 @@ import (
 // accounted for, and the plot's two series.
 func TestTrapsExperiment(t *testing.T) {
 	testenv.Need(t, "snmptrapd")
-	bin := filepath.Join(t.TempDir(), "tsnmp")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/tsnmp").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Build(t, "../cmd/tsnmp")
 	trapsSmall = true
 	defer func() { trapsSmall = false }()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

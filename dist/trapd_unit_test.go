@@ -26,10 +26,7 @@ import (
 func TestTrapdUnitNotify(t *testing.T) {
 	snmptrap := testenv.Need(t, "snmptrap")
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "tsnmp")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/tsnmp").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Build(t, "../cmd/tsnmp")
 	unit, err := os.ReadFile("systemd/tsnmp-trapd.service")
 	if err != nil {
 		t.Fatal(err)

@@ -24,10 +24,7 @@ import (
 // benchAgents runs one tsnmpd (zero configuration) on n loopback
 // addresses; it returns the targets and the v3 user's passwords.
 func benchAgents(b *testing.B, n int) (targets []string, authPass, privPass string) {
-	bin := filepath.Join(b.TempDir(), "tsnmpd")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/tsnmp/tsnmp/cmd/tsnmpd").CombinedOutput(); err != nil {
-		b.Fatalf("go build tsnmpd: %v\n%s", err, out)
-	}
+	bin := testenv.Build(b, "github.com/tsnmp/tsnmp/cmd/tsnmpd")
 	port := testenv.FreePort(b)
 	var args []string
 	for i := 0; i < n; i++ {
@@ -132,10 +129,7 @@ func BenchmarkExporters(b *testing.B) {
 		n = v
 	}
 	targets, authPass, privPass := benchAgents(b, n)
-	tsnmp := filepath.Join(b.TempDir(), "tsnmp")
-	if out, err := exec.Command("go", "build", "-o", tsnmp, "github.com/tsnmp/tsnmp/cmd/tsnmp").CombinedOutput(); err != nil {
-		b.Fatalf("go build tsnmp: %v\n%s", err, out)
-	}
+	tsnmp := testenv.Build(b, "github.com/tsnmp/tsnmp/cmd/tsnmp")
 	cfg := benchConfig(b, authPass, privPass)
 
 	for _, ex := range []string{"tsnmp", "snmp_exporter"} {

@@ -32,10 +32,7 @@ func newTestExporter(t *testing.T, files ...string) (*Exporter, string) {
 // free loopback port.
 func startTsnmpd(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tsnmpd")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/tsnmp/tsnmp/cmd/tsnmpd").CombinedOutput(); err != nil {
-		t.Fatalf("go build tsnmpd: %v\n%s", err, out)
-	}
+	bin := testenv.Build(t, "github.com/tsnmp/tsnmp/cmd/tsnmpd")
 	port := testenv.FreePort(t)
 	target := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "--listen", "udp:"+target)

@@ -26,10 +26,7 @@ import (
 // on 127.0.0.1 to 127.0.0.n at one port; it returns the targets.
 func startAgents(t *testing.T, n int) []string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tsnmpd")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/tsnmp/tsnmp/cmd/tsnmpd").CombinedOutput(); err != nil {
-		t.Fatalf("go build tsnmpd: %v\n%s", err, out)
-	}
+	bin := testenv.Build(t, "github.com/tsnmp/tsnmp/cmd/tsnmpd")
 	port := testenv.FreePort(t)
 	var args, targets []string
 	for i := 1; i <= n; i++ {

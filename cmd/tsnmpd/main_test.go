@@ -26,16 +26,10 @@ import (
 // without it for a benchmark.
 func buildDaemon(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tsnmpd")
-	args := []string{"build", "-race", "-o", bin, "."}
 	if _, bench := t.(*testing.B); bench {
-		args = []string{"build", "-o", bin, "."}
+		return testenv.Build(t, ".")
 	}
-	out, err := exec.Command("go", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return testenv.Build(t, ".", "-race")
 }
 
 type proc struct {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -95,10 +94,7 @@ func tlsMemoryAfterBurst(t *testing.T, sessions int) memoryBurst {
 // burst runs tsnmpd with args, opens n connections with dial (8 at a
 // time), waits until tsnmpd holds them, closes them and watches its RSS.
 func burst(t testing.TB, n int, args []string, dial func() (io.Closer, error)) memoryBurst {
-	bin := filepath.Join(t.TempDir(), "tsnmpd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Build(t, ".")
 	p := startLogged(t, bin, append([]string{"--state-dir", t.TempDir(), "--quiet"}, args...)...)
 	pid := p.cmd.Process.Pid
 	time.Sleep(2 * time.Second) // start-up garbage collected

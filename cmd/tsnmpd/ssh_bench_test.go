@@ -12,22 +12,12 @@ import (
 	"github.com/tsnmp/tsnmp/internal/testenv"
 )
 
-// buildPlain compiles a command without the race detector, for timing.
-func buildPlain(b *testing.B, pkg, name string) string {
-	b.Helper()
-	bin := filepath.Join(b.TempDir(), name)
-	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-		b.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	return bin
-}
-
 // BenchmarkOneShotGetProcess times whole tsnmp get processes against one
 // tsnmpd: over ssh with a full key exchange, resumed with a ticket,
 // resumed from the agent's session cache, and SNMPv3 USM authPriv over
 // UDP for comparison. One op is one process, start to exit.
 func BenchmarkOneShotGetProcess(b *testing.B) {
-	daemon, tool := buildPlain(b, ".", "tsnmpd"), buildPlain(b, "../tsnmp", "tsnmp")
+	daemon, tool := testenv.Build(b, "."), testenv.Build(b, "../tsnmp") // no race detector: timing
 	f := sshSetup(b, "")
 	type agentRun struct {
 		target, udp string

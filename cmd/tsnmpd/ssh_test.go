@@ -397,12 +397,7 @@ func TestSSHPrefix(t *testing.T) {
 
 func buildTool(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tsnmp")
-	out, err := exec.Command("go", "build", "-race", "-o", bin, "../tsnmp").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return testenv.Build(t, "../tsnmp", "-race")
 }
 
 // TestSSHResumeAcrossProcesses runs separate tsnmp processes: the second

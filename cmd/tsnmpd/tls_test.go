@@ -424,10 +424,7 @@ func TestNetSNMPToolsOverDTLS(t *testing.T) {
 // full and the next ones resumed, all mapped to the same securityName.
 func TestCLIResumption(t *testing.T) {
 	bin := buildDaemon(t)
-	cli := filepath.Join(t.TempDir(), "tsnmp")
-	if out, err := exec.Command("go", "build", "-o", cli, "../tsnmp").CombinedOutput(); err != nil {
-		t.Fatalf("go build tsnmp: %v\n%s", err, out)
-	}
+	cli := testenv.Build(t, "../tsnmp")
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"cert", "ca", "-dir", dir, "-name", "ca"},

@@ -32,7 +32,7 @@ func TestUSMUserTable(t *testing.T) {
 	t.Setenv("SNMPCONFPATH", t.TempDir())
 	t.Setenv("MIBDIRS", snmpdtest.MIBDir(t))
 	admin := func(addr string) []string {
-		return []string{"-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", "-r", "1", "-t", "2", addr}
+		return []string{"-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", "-r", "1", "-t", "10", addr}
 	}
 	// Engine IDs differ: failed objects name rows by engine ID.
 	engine := regexp.MustCompile(`usmUser[A-Za-z]*\.".*?"`)
@@ -41,7 +41,7 @@ func TestUSMUserTable(t *testing.T) {
 		return fmt.Sprintf("%d %q %q", r.Code, engine.ReplaceAllString(r.Stdout, "ROW"), strings.TrimRight(engine.ReplaceAllString(r.Stderr, "ROW"), "\n"))
 	}
 	get := func(addr, user, auth, priv string) snmpdtest.Result {
-		return snmpdtest.Tool(t, "snmpget", "-v3", "-u", user, "-l", "authPriv", "-a", "SHA", "-A", auth, "-x", "AES", "-X", priv, "-r", "0", "-t", "1", addr, "sysObjectID.0")
+		return snmpdtest.Tool(t, "snmpget", "-v3", "-u", user, "-l", "authPriv", "-a", "SHA", "-A", auth, "-x", "AES", "-X", priv, "-r", "0", "-t", "5", addr, "sysObjectID.0")
 	}
 	works := func(addr, user, auth, priv string) bool { return get(addr, user, auth, priv).Code == 0 }
 	// tsnmp run under the name snmpusm is tsnmp usm.
@@ -93,7 +93,7 @@ func TestUSMUserTable(t *testing.T) {
 	// The user changes its own keys (usmUserOwnAuthKeyChange).
 	for _, addr := range []string{snmpd.Addr("udp"), listen} {
 		snmpdtest.Tool(t, "snmpusm", append(admin(addr), "create", "own", "admin")...)
-		r := snmpdtest.Tool(t, "snmpusm", "-Ca", "-v3", "-u", "own", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", "-r", "1", "-t", "2", addr, "passwd", "authpass1", "ownauth123")
+		r := snmpdtest.Tool(t, "snmpusm", "-Ca", "-v3", "-u", "own", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", "-r", "1", "-t", "10", addr, "passwd", "authpass1", "ownauth123")
 		if r.Stdout != "SNMPv3 Key(s) successfully changed.\n" {
 			t.Errorf("own key change at %s: %s", addr, mask(r))
 		}

@@ -36,7 +36,7 @@ func TestVACMTables(t *testing.T) {
 	walk := func(addr string) string {
 		var lines []string
 		for _, tb := range []string{"vacmContextTable", "vacmSecurityToGroupTable", "vacmAccessTable", "vacmViewTreeFamilyTable"} {
-			r := snmpdtest.Tool(t, "snmpwalk", "-OQ", "-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", "-r", "1", "-t", "2", addr, tb)
+			r := snmpdtest.Tool(t, "snmpwalk", "-OQ", "-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", "-r", "1", "-t", "10", addr, tb)
 			if r.Code != 0 {
 				t.Errorf("snmpwalk %s %s: %q %q", addr, tb, r.Stdout, r.Stderr)
 			}
@@ -63,7 +63,7 @@ func TestVACMTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	bob := func(addr string) bool {
-		r := snmpdtest.Tool(t, "snmpget", "-v3", "-u", "bob", "-l", "authPriv", "-a", "SHA", "-A", "bobpass123", "-x", "AES", "-X", "bobpass123", "-r", "0", "-t", "1", addr, "sysDescr.0")
+		r := snmpdtest.Tool(t, "snmpget", "-v3", "-u", "bob", "-l", "authPriv", "-a", "SHA", "-A", "bobpass123", "-x", "AES", "-X", "bobpass123", "-r", "0", "-t", "5", addr, "sysDescr.0")
 		return r.Code == 0 && strings.Contains(r.Stdout, "sysDescr.0 = ")
 	}
 	if bob(snmpd.Addr("udp")) || bob(listen) {
@@ -80,7 +80,7 @@ func TestVACMTables(t *testing.T) {
 					args = append(args, w)
 				}
 			}
-			return snmpdtest.Tool(t, prog, append(append(append(opts, "-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", "-r", "1", "-t", "2"), addr), args...)...)
+			return snmpdtest.Tool(t, prog, append(append(append(opts, "-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", "-r", "1", "-t", "10"), addr), args...)...)
 		}
 		want, got := run("snmpvacm", snmpd.Addr("udp")), run(prog, listen)
 		// (tsnmp vacm ends an error with one newline less.)

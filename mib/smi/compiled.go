@@ -3,6 +3,7 @@ package smi
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // compiledSource serves the compiled-in standard modules as a Source
@@ -12,8 +13,24 @@ import (
 // never go out of date.
 type compiledSource struct{}
 
-// installCompiled makes the compiled-in modules the ones in use.
+// installMu orders the changes of the modules in use; compiledInUse says
+// the compiled-in modules are in use, read lazily or built whole.
+var (
+	installMu     sync.Mutex
+	compiledInUse bool
+)
+
+// installCompiled makes the compiled-in modules the ones in use. When
+// they are in use already it changes nothing, so that readers in other
+// goroutines keep the definitions read so far (a program that runs
+// several commands at once restores them before each).
 func installCompiled() {
+	installMu.Lock()
+	defer installMu.Unlock()
+	if compiledInUse {
+		return
+	}
+	compiledInUse = true
 	l := newLazy(compiledSource{})
 	// Each read rebuilds the tables of everything read so far: once
 	// that work adds up to one build of the whole set (a walk through

@@ -70,6 +70,9 @@ var lazy atomic.Pointer[lazyState]
 // src, reading definitions from it as they are asked about. Functions
 // that list everything (Nodes, AllNodes, Roots) read the whole set.
 func InstallSource(src Source) {
+	installMu.Lock()
+	defer installMu.Unlock()
+	compiledInUse = false
 	l := newLazy(src)
 	l.rebuild()
 	lazy.Store(l)

@@ -152,7 +152,7 @@ func TestSourceAnswersAsWholeSet(t *testing.T) {
 	// for every question.
 	total = 0
 	for _, q := range questions {
-		installCompiled()
+		freshCompiled()
 		l := lazy.Load()
 		if got := ask(q); got != want[q] {
 			t.Errorf("%q: read from the compiled-in tables\n%+v\nwhole set\n%+v", q, got, want[q])
@@ -164,7 +164,7 @@ func TestSourceAnswersAsWholeSet(t *testing.T) {
 	}
 	// All questions asked of the compiled-in tables at once: past the
 	// limit of rebuilds, the whole set is built.
-	installCompiled()
+	freshCompiled()
 	for _, q := range questions {
 		if got := ask(q); got != want[q] {
 			t.Errorf("%q: read from the shared compiled-in tables\n%+v\nwhole set\n%+v", q, got, want[q])
@@ -316,4 +316,46 @@ func TestSourceConcurrent(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+}
+
+// TestInstallCompiledConcurrent: restoring the compiled-in modules while
+// they are in use leaves what other goroutines read in place. tsnmp's
+// in-process commands each restore them at start; a concurrent command
+// printed sysContact.0 as mib-2.1.4.0 when the restore started over.
+func TestInstallCompiledConcurrent(t *testing.T) {
+	Install(nil)
+	oid := []uint32{1, 3, 6, 1, 2, 1, 1, 4, 0}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	started := make(chan struct{})
+	go func() {
+		defer close(done)
+		close(started)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				Install(nil)
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	<-started
+	names := map[uint32]string{1: "sysDescr", 2: "sysObjectID", 4: "sysContact", 5: "sysName", 6: "sysLocation", 7: "sysServices"}
+	subs := []uint32{1, 2, 4, 5, 6, 7}
+	for i := 0; i < 200000; i++ {
+		oid[7] = subs[i%len(subs)]
+		if n, rest := Lookup(oid); n == nil || n.Name != names[oid[7]] || len(rest) != 1 {
+			t.Fatalf("lookup %d: %v %v", i, n, rest)
+		}
+	}
+}
+
+// freshCompiled installs the compiled-in modules with nothing read yet.
+func freshCompiled() {
+	installMu.Lock()
+	compiledInUse = false
+	installMu.Unlock()
+	installCompiled()
 }

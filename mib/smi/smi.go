@@ -290,6 +290,9 @@ func Install(s *Set) {
 		installCompiled()
 		return
 	}
+	installMu.Lock()
+	defer installMu.Unlock()
+	compiledInUse = false
 	lazy.Store(nil)
 	current.Store(build(s))
 }
