@@ -3,8 +3,13 @@ package config
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	tssh "github.com/tsnmp/tsnmp/ssh"
+	sshtm "github.com/tsnmp/tsnmp/transport/ssh"
 )
 
 // SSH configures the SSH transport (RFC 5592), served on "ssh:" listen
@@ -219,4 +224,32 @@ func (p *snmpdParser) sshSetting(tok, rest string) (bool, error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// ServerConfig is the SSH server of c with these host keys, users from
+// authorizedKeysFile and the passwords of c, and resumption as c says
+// (ticket keys persisted across restarts are the caller's to add).
+func (c *SSH) ServerConfig(keys []tssh.Signer, authorizedKeysFile func(user string) string) *sshtm.ServerConfig {
+	sc := &sshtm.ServerConfig{
+		HostKeys:           keys,
+		AuthorizedKeysFile: authorizedKeysFile,
+		PasswordHashes:     c.Passwords,
+		KeyExchanges:       c.KeyExchanges,
+		Ciphers:            c.Ciphers,
+		MACs:               c.MACs,
+		AllowNone:          c.AllowNone,
+		MaxChannels:        c.MaxChannels,
+		MaxUnauthenticated: c.MaxUnauthenticated,
+		KeepaliveInterval:  time.Duration(c.Keepalive),
+	}
+	if !c.NoResumption {
+		both := len(c.ResumptionMethods) == 0
+		sc.Resumption = &tssh.ResumptionConfig{
+			ServerCache:       both || slices.Contains(c.ResumptionMethods, "cache"),
+			Tickets:           both || slices.Contains(c.ResumptionMethods, "ticket"),
+			Lifetime:          time.Duration(c.ResumptionLifetime),
+			TicketKeyRotation: time.Duration(c.TicketRotation),
+		}
+	}
+	return sc
 }

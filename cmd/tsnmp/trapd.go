@@ -430,28 +430,7 @@ func trapdSSH(c *config.SSH, stateDir string, log *slog.Logger) (*sshtm.ServerCo
 		keys = append(keys, k)
 	}
 	log.Info("ssh host key", "fingerprint", tssh.Fingerprint(keys[0].PublicKey()))
-	sc := &sshtm.ServerConfig{
-		HostKeys:           keys,
-		AuthorizedKeysFile: c.AuthorizedKeysFile,
-		PasswordHashes:     c.Passwords,
-		KeyExchanges:       c.KeyExchanges,
-		Ciphers:            c.Ciphers,
-		MACs:               c.MACs,
-		AllowNone:          c.AllowNone,
-		MaxChannels:        c.MaxChannels,
-		MaxUnauthenticated: c.MaxUnauthenticated,
-		KeepaliveInterval:  time.Duration(c.Keepalive),
-	}
-	if !c.NoResumption {
-		both := len(c.ResumptionMethods) == 0
-		sc.Resumption = &tssh.ResumptionConfig{
-			ServerCache:       both || slices.Contains(c.ResumptionMethods, "cache"),
-			Tickets:           both || slices.Contains(c.ResumptionMethods, "ticket"),
-			Lifetime:          time.Duration(c.ResumptionLifetime),
-			TicketKeyRotation: time.Duration(c.TicketRotation),
-		}
-	}
-	return sc, nil
+	return c.ServerConfig(keys, c.AuthorizedKeysFile), nil
 }
 
 // serveMetrics serves the receiver's counters at /metrics on addr

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -112,29 +111,9 @@ func (d *daemon) openSSH(a transport.Address) (transport.Server, error) {
 	if !c.Enabled() {
 		return nil, errors.New("an ssh: address needs users: ssh authorized_keys, authorized_keys_dir or passwords (sshAuthorizedKeys, sshPassword)")
 	}
-	sc := &sshtm.ServerConfig{
-		HostKeys:           keys,
-		AuthorizedKeysFile: s.authorizedKeysFile,
-		PasswordHashes:     c.Passwords,
-		KeyExchanges:       c.KeyExchanges,
-		Ciphers:            c.Ciphers,
-		MACs:               c.MACs,
-		AllowNone:          c.AllowNone,
-		MaxChannels:        c.MaxChannels,
-		MaxUnauthenticated: c.MaxUnauthenticated,
-		KeepaliveInterval:  time.Duration(c.Keepalive),
-	}
-	if !c.NoResumption {
-		both := len(c.ResumptionMethods) == 0
-		sc.Resumption = &tssh.ResumptionConfig{
-			ServerCache:       both || slices.Contains(c.ResumptionMethods, "cache"),
-			Tickets:           both || slices.Contains(c.ResumptionMethods, "ticket"),
-			Lifetime:          time.Duration(c.ResumptionLifetime),
-			TicketKeyRotation: time.Duration(c.TicketRotation),
-		}
-		if c.PersistTicketKeys {
-			sc.Resumption.TicketKeys = &loggedTicketKeys{FileTicketKeys: sshtm.FileTicketKeys{Path: filepath.Join(d.o.stateDir, sshtm.TicketKeysFile)}, log: d.log}
-		}
+	sc := c.ServerConfig(keys, s.authorizedKeysFile)
+	if sc.Resumption != nil && c.PersistTicketKeys {
+		sc.Resumption.TicketKeys = &loggedTicketKeys{FileTicketKeys: sshtm.FileTicketKeys{Path: filepath.Join(d.o.stateDir, sshtm.TicketKeysFile)}, log: d.log}
 	}
 	srv, err := sshtm.Listen(a, d.agent, sc, &sshtm.Options{
 		ServerOptions: transport.ServerOptions{Logger: d.log, MaxConns: c.MaxSessions, IdleTimeout: time.Duration(c.IdleTimeout)},
