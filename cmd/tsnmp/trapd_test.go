@@ -291,12 +291,18 @@ func TestTrapdJSON(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("JSON lines: %q", lines)
 	}
+	// UDP and TCP are received by different goroutines, so the two
+	// lines may be written in either order.
 	var v1, v2 map[string]any
 	if err := json.Unmarshal([]byte(lines[0]), &v1); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal([]byte(lines[1]), &v2); err != nil {
 		t.Fatal(err)
+	}
+	if v1["version"] != "1" {
+		v1, v2 = v2, v1
+		lines[0], lines[1] = lines[1], lines[0]
 	}
 	if v1["snmpTrapOID"] != "1.3.6.1.4.1.99.0.3" || v1["transport"] != "udp" || v1["version"] != "1" || v1["agentAddr"] != "127.0.0.1" || v1["securityName"] != "public" {
 		t.Errorf("v1 trap: %s", lines[0])
