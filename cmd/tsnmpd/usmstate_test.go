@@ -38,7 +38,7 @@ func TestUSMStateDamagedKept(t *testing.T) {
 		if kept, err := os.ReadFile(copyName); err != nil || string(kept) != damaged {
 			t.Fatalf("round %d: the damaged file is not kept as %s: %v %q\n%s", round, copyName, err, kept, logBuf.String())
 		}
-		if now, _ := os.ReadFile(path); !strings.Contains(string(now), "usmUser 626f62 ") || strings.Contains(string(now), "616c696365") {
+		if now, _ := os.ReadFile(path); !strings.Contains(string(now), "usmRow "+hex.EncodeToString(eid)+" 626f62 ") || strings.Contains(string(now), "616c696365") {
 			t.Fatalf("round %d: rewritten file:\n%s", round, now)
 		}
 	}
