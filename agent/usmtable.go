@@ -123,8 +123,8 @@ type USMUsersOptions struct {
 	// nonVolatile are the ones to keep across restarts.
 	Persist func([]USMUserRow) error
 	// Configured, if set, tells whether the configuration defines the
-	// user: its row is readOnly(5), and sets of it are refused
-	// (notWritable), since the next reload would undo them.
+	// user: its row is permanent(4), changed but not destroyed (RFC
+	// 2579), and Persist must keep its changes.
 	Configured func(engineID []byte, name string) bool
 }
 
@@ -155,6 +155,8 @@ func (r *usmRow) key() userKey { return userKey{string(r.engineID), r.name} }
 // destroyed one.
 type planned struct {
 	old, new *usmRow
+	// the old row's keys
+	oldAuthKey, oldPrivKey []byte
 }
 
 // RegisterUSMUsers serves usmUserSpinLock and usmUserTable
@@ -275,14 +277,14 @@ func (u *usmUsers) rows() []*usmRow {
 	for _, r := range out {
 		r.storage = stNonVolatile
 		if u.o.Configured != nil && u.o.Configured(r.engineID, r.name) {
-			r.storage = stReadOnly
+			r.storage = stPermanent
 		}
 	}
 	u.mu.Lock()
 	for _, r := range out {
 		if m, ok := u.meta[r.key()]; ok {
 			r.public = bytes.Clone(m.public)
-			if r.storage != stReadOnly {
+			if r.storage != stPermanent {
 				r.storage = m.storage
 			}
 		}
@@ -516,11 +518,13 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 		return planned{}, snmp.InconsistentValue, c.statusAt
 	case cur == nil:
 		return planned{}, snmp.NoCreation, c.first
-	case cur.storage == stReadOnly || cur.storage == stPermanent && c.status == rsDestroy:
-		// RFC 2579: a readOnly row is neither changed nor deleted, a
-		// permanent one not deleted. The configuration's users are
-		// readOnly: the next reload would undo a change.
+	case cur.storage == stReadOnly:
+		// RFC 2579: a readOnly row is neither changed nor deleted.
 		return planned{}, snmp.NotWritable, c.first
+	case cur.storage == stPermanent && c.status == rsDestroy:
+		// RFC 2579: a permanent row (a user of the configuration) is
+		// changed but not deleted.
+		return planned{}, snmp.InconsistentValue, c.statusAt
 	default:
 		row = *cur
 		if cur.user != nil {
@@ -532,7 +536,7 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 		}
 		row.user = nil
 	}
-	p := planned{old: cur}
+	p := planned{old: cur, oldAuthKey: bytes.Clone(row.authKey), oldPrivKey: bytes.Clone(row.privKey)}
 	if c.status == rsDestroy {
 		return p, snmp.NoError, 0
 	}
@@ -617,7 +621,12 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 	}
 	switch c.storage {
 	case 0:
+	case row.storage:
 	case stVolatile, stNonVolatile:
+		if row.storage == stPermanent {
+			// RFC 2579: a permanent row stays permanent.
+			return planned{}, snmp.WrongValue, c.storageAt
+		}
 		// volatile rows are lost at restart, nonVolatile ones kept.
 		row.storage = c.storage
 	case stReadOnly:
@@ -636,7 +645,12 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 	case rsCreateAndWait, rsNotInService:
 		row.status = rsNotInService
 	}
-	if row.status == rsActive {
+	if row.status == rsActive && cur != nil && cur.user != nil && row.auth == cur.auth && row.priv == cur.priv && row.secName == cur.secName &&
+		bytes.Equal(row.authKey, p.oldAuthKey) && bytes.Equal(row.privKey, p.oldPrivKey) {
+		// The same user: the requests in flight keep its keys, this
+		// one's answer too.
+		row.user = cur.user
+	} else if row.status == rsActive {
 		us, err := usm.NewLocalizedUser(row.name, row.engineID, row.auth, row.authKey, row.priv, row.privKey)
 		if err == nil && row.secName != row.name {
 			err = us.SetSecurityName(row.secName)
@@ -702,9 +716,10 @@ func (u *usmUsers) CommitSet(*mib.Request, []snmp.VarBind) snmp.ErrorStatus {
 			oldUser = p.old.user
 		}
 		u.undo = append(u.undo, func() {
-			m.Users().Remove([]byte(k.engineID), k.name)
 			if oldUser != nil {
-				m.Users().Add([]byte(k.engineID), oldUser)
+				m.Users().Add([]byte(k.engineID), oldUser) // replaces, wipes nothing
+			} else {
+				m.Users().Remove([]byte(k.engineID), k.name)
 			}
 			u.mu.Lock()
 			delete(u.pending, k)
@@ -717,7 +732,7 @@ func (u *usmUsers) CommitSet(*mib.Request, []snmp.VarBind) snmp.ErrorStatus {
 			}
 			u.mu.Unlock()
 		})
-		if p.old != nil && p.old.user != nil {
+		if p.old != nil && p.old.user != nil && (p.new == nil || p.new.status != rsActive) {
 			m.Users().Remove(p.old.engineID, p.old.name)
 		}
 		u.mu.Lock()

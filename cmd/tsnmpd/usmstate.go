@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -59,12 +61,19 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 			"file", path, "engineID", hex.EncodeToString(id), "this_engineID", hex.EncodeToString(local), "moved_to", old)
 		data = nil
 	}
+	// The configuration's users: permanent rows. base is what the
+	// configuration says of each, to tell a change made by SNMP.
 	configured := map[userKey]bool{}
+	base := map[userKey]string{}
 	var rows []agent.USMUserRow
+	at := map[userKey]int{}
 	users.Each(func(engineID []byte, u *usm.User) {
-		configured[userKey{string(engineID), u.Name()}] = true
+		k := userKey{string(engineID), u.Name()}
+		configured[k] = true
 		if len(engineID) > 0 {
-			if r, err := userRow(engineID, u, agent.StorageReadOnly); err == nil {
+			if r, err := userRow(engineID, u, agent.StoragePermanent); err == nil {
+				base[k] = rowBase(r)
+				at[k] = len(rows)
 				rows = append(rows, r)
 			}
 		}
@@ -77,9 +86,10 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 			continue
 		}
 		var r agent.USMUserRow
+		var rbase string
 		var err error
 		if f[0] == "usmRow" {
-			r, err = parseUSMRow(f)
+			r, rbase, err = parseUSMRow(f)
 		} else {
 			var u *usm.User
 			if u, err = parseUSMLine(f, local); err == nil {
@@ -92,12 +102,30 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 			continue
 		}
 		k := userKey{string(r.EngineID), r.Name}
-		if configured[k] {
-			if f[0] == "usmRow" {
-				d.log.Warn("the configuration defines a user that SNMP made: the configuration's user replaces it", "file", path, "line", n+1, "user", r.Name, "engineID", hex.EncodeToString(r.EngineID))
+		switch {
+		case configured[k] && f[0] == "usmRow" && r.Storage == agent.StoragePermanent && rbase == base[k]:
+			// A user of the configuration changed by SNMP: the change
+			// stands while the configuration says the same of it.
+			if i, ok := at[k]; ok {
+				rows[i] = r
+				users.Remove(r.EngineID, r.Name)
+				if r.Status == 1 {
+					u, err := rowUser(r)
+					if err != nil { // checked by parseUSMRow
+						return fmt.Errorf("%s:%d: user %q: %w", path, n+1, r.Name, err)
+					}
+					users.Add(r.EngineID, u)
+				}
 			}
 			continue
+		case configured[k] && f[0] == "usmRow":
+			d.log.Warn("the configuration's user differs from what SNMP made or changed: the configuration's is used", "file", path, "line", n+1, "user", r.Name, "engineID", hex.EncodeToString(r.EngineID))
+			continue
+		case configured[k]:
+			continue
 		}
+		// A user that left the configuration stays, as SNMP's.
+		r.Storage = agent.StorageNonVolatile
 		inFile[k] = true
 		rows = append(rows, r)
 	}
@@ -111,25 +139,20 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 			}
 		}
 	}
-	var kept []agent.USMUserRow
 	for _, r := range rows {
-		if r.Storage == agent.StorageReadOnly {
-			continue
-		}
-		if r.Status == 1 {
+		if r.Storage != agent.StoragePermanent && r.Status == 1 {
 			u, err := rowUser(r)
-			if err != nil { // checked by parseUSMRow
+			if err != nil {
 				return fmt.Errorf("%s: user %q: %w", path, r.Name, err)
 			}
 			users.Add(r.EngineID, u)
 		}
-		kept = append(kept, r)
 	}
 	d.usmRows.mu.Lock()
-	d.usmRows.configured = configured
+	d.usmRows.configured, d.usmRows.base = configured, base
 	d.usmRows.mu.Unlock()
 	if t := d.usmRows.table; t != nil {
-		t.Restore(kept)
+		t.Restore(rows)
 	}
 	if damaged {
 		// The file is written again without the damaged lines: the
@@ -145,12 +168,26 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 }
 
 // usmState is what usmUserTable needs of the daemon: the table, to hand
-// it the rows kept in the state directory, and which users the
-// configuration defines (their rows are readOnly).
+// it the rows kept in the state directory, which users the configuration
+// defines (their rows are permanent), and what it says of them (rowBase).
 type usmState struct {
 	table      *agent.USMUsers
 	mu         sync.Mutex
 	configured map[userKey]bool
+	base       map[userKey]string
+}
+
+// rowBase sums up what the configuration says of a user: a change made
+// by SNMP to a permanent row is kept while this stays the same.
+func rowBase(r agent.USMUserRow) string {
+	h := sha256.New()
+	for _, b := range [][]byte{[]byte(r.Auth.String()), []byte(r.Priv.String()), r.AuthKey, r.PrivKey, []byte(cmp.Or(r.SecurityName, r.Name))} {
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 type userKey struct{ engineID, name string }
@@ -183,41 +220,68 @@ func rowUser(r agent.USMUserRow) (*usm.User, error) {
 
 // writeUSMRows persists usmUserTable's rows: at every configuration
 // load, and after each change made through usmUserTable. The
-// configuration's users of this engine are written as usmUser lines
-// (they stay if their createUser line leaves the configuration), the
-// rows SNMP made of storage nonVolatile as usmRow lines, whatever their
-// status and engine; volatile rows are not written.
+// configuration's users of this engine, as configured, are written as
+// usmUser lines (they stay if their createUser line leaves the
+// configuration); the rows SNMP made of storage nonVolatile, and the
+// configuration's users SNMP changed, as usmRow lines, whatever their
+// status and engine. volatile rows are not written.
 func (d *daemon) writeUSMRows(rows []agent.USMUserRow) error {
 	local := d.state.EngineID
 	var lines []string
+	d.usmRows.mu.Lock()
+	base := d.usmRows.base
+	d.usmRows.mu.Unlock()
 	for _, r := range rows {
+		k := userKey{string(r.EngineID), r.Name}
+		rb := rowBase(r)
 		switch {
-		case r.Storage == agent.StorageNonVolatile:
-			lines = append(lines, fmt.Sprintf("usmRow %s %s %s %d %d %t %s %s %s %s %s", hex.EncodeToString(r.EngineID),
-				hex.EncodeToString([]byte(r.Name)), hex.EncodeToString([]byte(cmp.Or(r.SecurityName, r.Name))), r.Status, r.Storage, r.Cloned,
-				r.Auth, r.Priv, hexOrDash(r.AuthKey), hexOrDash(r.PrivKey), hexOrDash(r.Public)))
-		case r.Storage == agent.StorageReadOnly && r.Status == 1 && bytes.Equal(r.EngineID, local):
+		case r.Storage == agent.StoragePermanent && r.Status == 1 && len(r.Public) == 0 && rb == base[k]:
+			// As configured: kept as usmUser line, so that the user
+			// stays if its createUser line leaves the configuration.
+			if !bytes.Equal(r.EngineID, local) {
+				continue
+			}
 			line := fmt.Sprintf("usmUser %s %s %s %s %s", hex.EncodeToString([]byte(r.Name)),
 				r.Auth, r.Priv, hexOrDash(r.AuthKey), hexOrDash(r.PrivKey))
 			if r.SecurityName != "" && r.SecurityName != r.Name {
 				line += " " + hex.EncodeToString([]byte(r.SecurityName))
 			}
 			lines = append(lines, line)
+		case r.Storage == agent.StorageNonVolatile || r.Storage == agent.StoragePermanent:
+			b := "-"
+			if r.Storage == agent.StoragePermanent {
+				b = base[k]
+			}
+			lines = append(lines, fmt.Sprintf("usmRow %s %s %s %d %d %t %s %s %s %s %s %s", hex.EncodeToString(r.EngineID),
+				hex.EncodeToString([]byte(r.Name)), hex.EncodeToString([]byte(cmp.Or(r.SecurityName, r.Name))), r.Status, r.Storage, r.Cloned,
+				r.Auth, r.Priv, hexOrDash(r.AuthKey), hexOrDash(r.PrivKey), hexOrDash(r.Public), b))
 		}
 	}
 	sort.Strings(lines)
 	content := fmt.Sprintf("# USM users; written by tsnmpd\nengineID %x\n"+
 		"# usmUser NAME(hex) AUTH PRIV AUTHKEY PRIVKEY [SECURITYNAME(hex), when it differs from NAME]: keys localized to engineID\n"+
-		"# usmRow ENGINEID NAME(hex) SECURITYNAME(hex) STATUS STORAGE CLONED AUTH PRIV AUTHKEY PRIVKEY PUBLIC(hex): a row made by SNMP, keys localized to ENGINEID\n", local) +
+		"# usmRow ENGINEID NAME(hex) SECURITYNAME(hex) STATUS STORAGE CLONED AUTH PRIV AUTHKEY PRIVKEY PUBLIC(hex) BASE: a row made or changed by SNMP, keys localized to ENGINEID;\n"+
+		"#   BASE sums up the configuration's user a permanent(4) row changed, \"-\" for others\n", local) +
 		strings.Join(lines, "\n") + "\n"
 	return d.state.WriteFile(usmFile, []byte(content), 0o600)
 }
 
 // parseUSMRow reads a usmRow line.
-func parseUSMRow(f []string) (agent.USMUserRow, error) {
+func parseUSMRow(f []string) (agent.USMUserRow, string, error) {
+	r, err := parseUSMRowFields(f)
+	if err != nil {
+		return r, "", err
+	}
+	if r.Storage == agent.StoragePermanent && len(f[12]) != 32 {
+		return r, "", fmt.Errorf("base %q: want 32 hexadecimal digits", f[12])
+	}
+	return r, f[12], nil
+}
+
+func parseUSMRowFields(f []string) (agent.USMUserRow, error) {
 	var r agent.USMUserRow
-	if len(f) != 12 {
-		return r, errors.New("want: usmRow ENGINEID NAME SECURITYNAME STATUS STORAGE CLONED AUTH PRIV AUTHKEY PRIVKEY PUBLIC")
+	if len(f) != 13 {
+		return r, errors.New("want: usmRow ENGINEID NAME SECURITYNAME STATUS STORAGE CLONED AUTH PRIV AUTHKEY PRIVKEY PUBLIC BASE")
 	}
 	hexOr := func(s string) ([]byte, error) {
 		if s == "-" {
@@ -240,8 +304,8 @@ func parseUSMRow(f []string) (agent.USMUserRow, error) {
 	if r.Status, err = strconv.Atoi(f[4]); err != nil || r.Status < 1 || r.Status > 3 {
 		return r, fmt.Errorf("status %q: want 1, 2 or 3", f[4])
 	}
-	if r.Storage, err = strconv.Atoi(f[5]); err != nil || r.Storage != agent.StorageNonVolatile {
-		return r, fmt.Errorf("storage %q: want %d", f[5], agent.StorageNonVolatile)
+	if r.Storage, err = strconv.Atoi(f[5]); err != nil || r.Storage != agent.StorageNonVolatile && r.Storage != agent.StoragePermanent {
+		return r, fmt.Errorf("storage %q: want %d or %d", f[5], agent.StorageNonVolatile, agent.StoragePermanent)
 	}
 	if r.Cloned, err = strconv.ParseBool(f[6]); err != nil {
 		return r, fmt.Errorf("cloned %q: want true or false", f[6])
