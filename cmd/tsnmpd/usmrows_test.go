@@ -87,7 +87,9 @@ func TestUSMUserTableRows(t *testing.T) {
 		}
 	}
 	usmCmd := func(opts []string, rest ...string) func(string) []string {
-		return func(addr string) []string { return append(append(append(cloneArgs(opts), "-Ob"), admin(addr)...), rest...) }
+		return func(addr string) []string {
+			return append(append(append(cloneArgs(opts), "-Ob"), admin(addr)...), rest...)
+		}
 	}
 	set := func(vbs ...func(addr string) []string) func(string) []string {
 		return func(addr string) []string {
