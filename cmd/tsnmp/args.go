@@ -54,6 +54,10 @@ type options struct {
 	nextWord string // -C letters that take the next word
 	// mibs holds -m and -M (mibs.go).
 	mibs mibSettings
+	// confOpts are --TOKEN=VALUE settings of snmp.conf tokens (conf.go).
+	confOpts []string
+	// secModel is snmp.conf's defSecurityModel ("usm" or "tsm").
+	secModel string
 }
 
 // usageError is a command-line error: its text is printed, then the usage.
@@ -101,6 +105,11 @@ func parseArgsTool(argv []string, permute bool, nextWord string) (*options, erro
 			case "--no-key-cache":
 				o.noKeyCache = true
 			default:
+				if strings.Contains(a, "=") {
+					// Any snmp.conf token, as --TOKEN=VALUE.
+					o.confOpts = append(o.confOpts, a[2:])
+					continue
+				}
 				return nil, &usageError{fmt.Sprintf("Invalid option: %s", a)}
 			}
 			continue
