@@ -61,6 +61,14 @@ type Config struct {
 	ContextEngineID  []byte // -E; defaults to the security engine ID
 	SecurityEngineID []byte // -e; discovered when empty
 	ContextName      string // -n
+	// Keys given instead of passwords (Net-SNMP's -3m, -3M, -3k, -3K):
+	// master keys Ku (AuthKey, PrivKey, as PasswordToKey makes them
+	// with AuthProtocol's hash) and keys localized to the agent's
+	// engine (AuthLocalKey, PrivLocalKey, taken as they are for
+	// whatever engine answers). For each of auth and priv a localized
+	// key comes before a master key, which comes before a password.
+	AuthKey, PrivKey           []byte
+	AuthLocalKey, PrivLocalKey []byte
 	// KeyCache, when set, keeps the user's keys localized to each
 	// agent's engine across processes (see KeyCache).
 	KeyCache *KeyCache

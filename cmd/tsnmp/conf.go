@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -153,6 +154,8 @@ func (o *options) applyConf(lines []confLine, errw io.Writer) {
 	// not give the option; the last line wins.
 	vals := map[byte]confLine{}
 	var pass *confLine
+	keys := map[string][]byte{}
+	cmdSeen := maps.Clone(o.seen) // the command line's options
 	var tparams []string
 	debugging, tokens := false, ""
 	for _, l := range lines {
@@ -212,6 +215,13 @@ func (o *options) applyConf(lines []confLine, errw io.Writer) {
 			} else {
 				bad(l, "16bitIDs takes yes or no")
 			}
+		case "defauthmasterkey", "defprivmasterkey", "defauthlocalizedkey", "defprivlocalizedkey":
+			k, ok := parseHexString(l.val)
+			if !ok || len(k) == 0 {
+				bad(l, l.key+" takes a key in hex")
+				continue
+			}
+			keys[l.key] = k
 		case "defsecuritymodel":
 			switch strings.ToLower(l.val) {
 			case "usm", "tsm":
@@ -314,6 +324,7 @@ func (o *options) applyConf(lines []confLine, errw io.Writer) {
 			bad(l, err.Error())
 		}
 	}
+	o.resolveKeys(keys, vals, cmdSeen)
 	if a := o.cfg.LocalAddr; a != "" {
 		// clientaddr [DOMAIN:]ADDRESS[:PORT]; the port only with
 		// clientaddrUsesPort.
@@ -339,6 +350,41 @@ func (o *options) applyConf(lines []confLine, errw io.Writer) {
 			o.out.ParseOptions(s[1:])
 		case 'I':
 			o.setInput(s[1:])
+		}
+	}
+}
+
+// resolveKeys settles the USM keys as Net-SNMP's tools do, for auth and
+// priv alike: a localized key from the command line (-3k) comes first;
+// then the session's key: the command line's passphrase (-A), else its
+// master key (-3m), else snmp.conf's master key (defAuthMasterKey), else
+// its passphrase; snmp.conf's localized key (defAuthLocalizedKey) only
+// where none of these is given. vals holds the snmp.conf lines applied,
+// cmdSeen the options of the command line.
+func (o *options) resolveKeys(keys map[string][]byte, vals map[byte]confLine, cmdSeen map[byte]bool) {
+	for _, p := range []struct {
+		pw        byte // -A or -X
+		master    byte // -3m or -3M
+		local     byte // -3k or -3K
+		conf      string
+		password  *string
+		key, lkey *[]byte
+	}{
+		{'A', 'm', 'k', "auth", &o.cfg.AuthPassword, &o.cfg.AuthKey, &o.cfg.AuthLocalKey},
+		{'X', 'M', 'K', "priv", &o.cfg.PrivPassword, &o.cfg.PrivKey, &o.cfg.PrivLocalKey},
+	} {
+		cmdLocal := strings.IndexByte(o.cmdKeys, p.local) >= 0
+		switch {
+		case cmdSeen[p.pw]:
+			*p.key = nil
+		case strings.IndexByte(o.cmdKeys, p.master) >= 0:
+			*p.password = ""
+		case keys["def"+p.conf+"masterkey"] != nil:
+			*p.key, *p.password = keys["def"+p.conf+"masterkey"], ""
+		}
+		_, confPass := vals[p.pw]
+		if !cmdLocal && *p.password == "" && len(*p.key) == 0 && !confPass {
+			*p.lkey = keys["def"+p.conf+"localizedkey"]
 		}
 	}
 }

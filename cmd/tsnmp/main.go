@@ -183,7 +183,7 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	stderr = &lockedWriter{w: stderr} // -d dumps from the reading goroutine
 	a := &app{tool: tool, out: bufio.NewWriter(stdout), errw: stderr, ctx: ctx}
 	defer a.out.Flush()
-	nextWord := map[string]string{"snmptable": "wcfr", "snmpwalk": "E", "snmpdelta": "pPvFL"}[tool]
+	nextWord := map[string]string{"snmptable": "wcfr", "snmpwalk": "E", "snmpdelta": "pPvFL", "snmpnetstat": "!fpw"}[tool]
 	permute := tool != "snmpset" && tool != "snmptrap" && tool != "snmpinform"
 	o, err := parseArgsTool(args, permute, nextWord)
 	if err != nil {
@@ -342,13 +342,15 @@ func (a *app) open() bool {
 			a.errorf("%s: %s\n", a.tool, a.withDetail("No securityName specified"))
 			return false
 		}
-		if cfg.Level >= snmp.AuthNoPriv && len(cfg.AuthPassword) < 8 {
+		authKey := len(cfg.AuthKey) > 0 || len(cfg.AuthLocalKey) > 0
+		privKey := len(cfg.PrivKey) > 0 || len(cfg.PrivLocalKey) > 0
+		if cfg.Level >= snmp.AuthNoPriv && !authKey && len(cfg.AuthPassword) < 8 {
 			a.errorf("Error: passphrase chosen is below the length requirements of the USM (min=8).\n")
 			a.errorf("%s:  (The supplied password length is too short.)\n", a.tool)
 			a.errorf("Error generating a key (Ku) from the supplied authentication pass phrase. \n")
 			return false
 		}
-		if cfg.Level == snmp.AuthPriv {
+		if cfg.Level == snmp.AuthPriv && !privKey {
 			if cfg.PrivPassword == "" {
 				cfg.PrivPassword = cfg.AuthPassword
 			}
