@@ -49,7 +49,9 @@ func TestVACMRowStatus(t *testing.T) {
 	grp := "3." + str("bob")
 	acc := str("gbob") + ".0.3.3"
 	fam := str("vbob") + ".7.1.3.6.1.2.1.1"
-	res := func(r snmpdtest.Result) string { return fmt.Sprintf("%d %q %q", r.Code, r.Stdout, strings.TrimRight(r.Stderr, "\n")) }
+	res := func(r snmpdtest.Result) string {
+		return fmt.Sprintf("%d %q %q", r.Code, r.Stdout, strings.TrimRight(r.Stderr, "\n"))
+	}
 	same := func(what, prog string, args ...string) {
 		t.Helper()
 		want := snmpdtest.Tool(t, prog, append(admin(snmpd.Addr("udp")), args...)...)
@@ -91,7 +93,7 @@ func TestVACMRowStatus(t *testing.T) {
 	}
 	p.cmd.Process.Kill()
 	p.cmd.Wait()
-	p = startDaemon(t, bin, nil, "--state-dir", dir, "--listen", listen, "--snmpd-conf", cfg)
+	startDaemon(t, bin, nil, "--state-dir", dir, "--listen", listen, "--snmpd-conf", cfg)
 	if after := walk(); stripSpin(after) != stripSpin(before) {
 		t.Errorf("VACM tables after kill -9 and a restart:\n%s\nbefore:\n%s", after, before)
 	}
