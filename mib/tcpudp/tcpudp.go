@@ -7,8 +7,12 @@
 // once per request and shared for CacheTTL. The process owning each socket
 // (tcpConnectionProcess, tcpListenerProcess, udpEndpointProcess) is found
 // by reading the links under /proc/PID/fd, which costs a system call per
-// open file, so it is done only when a request asks for one of those
-// columns, and shared for CacheTTL as well.
+// open file of every process (the costliest reading of a full walk, about
+// 2 ms for 150 processes), so it is done only when a request asks for one
+// of those columns, and shared for OwnerTTL (5 s): a socket opened since
+// the last scan reads process 0 until the next. Which process holds a
+// socket seldom changes, and Net-SNMP's snmpd keeps these tables, process
+// columns included, for 60 s.
 //
 // Values follow Net-SNMP 5.9's snmpd: IPv6 sockets are of type ipv6 with
 // their 16-byte addresses (wildcards and IPv4-mapped ones too), the
@@ -50,9 +54,15 @@ var (
 type Config struct {
 	// CacheTTL is how long one reading serves requests; default 1 s.
 	CacheTTL time.Duration
+	// OwnerTTL is how long one scan of the processes' open files serves
+	// the process columns; default 5 s, and never less than CacheTTL.
+	OwnerTTL time.Duration
 	// FS is where /proc is read; default the host's.
 	FS procfs.FS
 }
+
+// DefaultOwnerTTL is Config.OwnerTTL's default.
+const DefaultOwnerTTL = 5 * time.Second
 
 // MIB serves TCP-MIB and UDP-MIB.
 type MIB struct {
@@ -73,7 +83,10 @@ func New(cfg Config) *MIB {
 	}
 	m := &MIB{cfg: cfg}
 	m.socks = procfs.Cache[*sockSnap]{TTL: cfg.CacheTTL, Load: func(time.Time) *sockSnap { return readSockets() }}
-	m.owner = procfs.Cache[map[uint32]uint32]{TTL: cfg.CacheTTL, Load: func(time.Time) map[uint32]uint32 { return SocketOwners(cfg.FS) }}
+	if cfg.OwnerTTL <= 0 {
+		cfg.OwnerTTL = DefaultOwnerTTL
+	}
+	m.owner = procfs.Cache[map[uint32]uint32]{TTL: max(cfg.OwnerTTL, cfg.CacheTTL), Load: func(time.Time) map[uint32]uint32 { return SocketOwners(cfg.FS) }}
 	m.stats = procfs.Cache[map[string]map[string]uint64]{TTL: cfg.CacheTTL, Load: func(time.Time) map[string]map[string]uint64 {
 		b, err := cfg.FS.ReadFile("/proc/thread-self/net/snmp")
 		if err != nil {
