@@ -203,12 +203,36 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 	}
 	// While this reader serves a batch (state 1) for longer than
 	// slowBatch, it counts as slow (state 2): another reader joins and
-	// stays until no reader is slow.
-	var state atomic.Int32
-	timer := time.AfterFunc(time.Hour, func() {
-		if state.CompareAndSwap(1, 2) {
-			s.slow.Add(1)
-			join()
+	// stays until no reader is slow. A timer checks; a batch arms it
+	// unless it is armed already, and it keeps itself armed while
+	// batches run, so that a walk, a request at a time, arms it about
+	// once per slowBatch rather than once per request: setting and
+	// stopping a timer per request wakes the thread that waits for
+	// timers twice per request, which costs more CPU than the request.
+	var (
+		state   atomic.Int32
+		started atomic.Int64 // the batch's start (since base), 0 between batches
+		armed   atomic.Bool
+		timer   *time.Timer
+	)
+	base := time.Now()
+	since := func() int64 { return int64(time.Since(base)) + 1 }
+	timer = time.AfterFunc(time.Hour, func() {
+		t0 := started.Load()
+		if t0 != 0 {
+			if el := since() - t0; el < int64(slowBatch) {
+				timer.Reset(slowBatch - time.Duration(el))
+				return
+			}
+			if state.CompareAndSwap(1, 2) {
+				s.slow.Add(1)
+				join()
+			}
+		}
+		armed.Store(false)
+		// A batch that started meanwhile found the timer armed.
+		if t1 := started.Load(); t1 != 0 && t1 != t0 && armed.CompareAndSwap(false, true) {
+			timer.Reset(slowBatch)
 		}
 	})
 	timer.Stop()
@@ -236,7 +260,10 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 			joined = primary || s.slow.Load() > 0
 		}
 		state.Store(1)
-		timer.Reset(slowBatch)
+		started.Store(since())
+		if !armed.Load() && armed.CompareAndSwap(false, true) {
+			timer.Reset(slowBatch)
+		}
 		k := 0
 		for i := 0; i < n; i++ {
 			msg, from, ok := rd.request(i)
@@ -258,7 +285,7 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 		if k > 0 {
 			rd.send(k)
 		}
-		timer.Stop()
+		started.Store(0)
 		if state.Swap(0) == 2 {
 			s.slow.Add(-1)
 		}
