@@ -260,7 +260,7 @@ func runTraps(ctx context.Context, env *Env, s *Section) error {
 	mibs := trapsMIBDir()
 	s.Method = append(s.Method,
 		fmt.Sprintf("Receive rate over UDP: the traps (the same linkDown) are encoded once per repetition by tsnmp's manager (in-process; %d distinct messages, sent to a socket of the bench and read back) and then sent as they are, %d in all, with sendmmsg(2) in batches of up to 64 and at most %d sent but not yet logged at any time; both receivers' UDP socket buffers are 4 MiB (tsnmp trapd asks for that, snmptrapd has [snmp] serverRecvBuf 4194304), so no datagram is lost (the kernel's drop count of each socket is checked to stay 0) and every trap is logged. The rate is traps over the time from the first sent to the last logged, as seen in the receiver's log file (read every 50 µs while the window is full). SNMPv2c with community public, and SNMPv3 authPriv (SHA, AES) from an engine the receivers' createUser -e line names.", captureCount, rateTraps, udpWindow),
-		fmt.Sprintf("Receive rate over DTLS: SNMPv3/TSM authPriv traps over one DTLS 1.2 session of tsnmp's manager (certificates made for the run, the receivers map the sender's certificate to the securityName alice with certSecName), %d traps encoded and encrypted as they are sent, at most %d not yet logged (the receivers' DTLS sockets keep their default buffers). The peer is Net-SNMP 5.9.5's snmptrapd (Debian's 5.9.3 has no DTLS 1.2).", dtlsTraps, dtlsWindow),
+		fmt.Sprintf("Receive rate over DTLS: SNMPv3/TSM authPriv traps over %d DTLS 1.2 sessions of tsnmp's manager, each sending from a goroutine of its own (certificates made for the run, the receivers map the sender's certificate to the securityName alice with certSecName), %d traps in all, encoded and encrypted as they are sent, at most %d not yet logged (the receivers' DTLS sockets keep their default buffers). The peer is Net-SNMP 5.9.5's snmptrapd (not Debian's 5.9.3, whose TLS speaks only TLS 1.0).", dtlsSessions, dtlsTraps, dtlsWindow),
 		fmt.Sprintf("Receive rate: %d repetitions after %d warm-up, the receivers alternated within each repetition, the median reported; no handler. Both receivers log every notification in snmptrapd's default text format to a file, with the same MIB modules loaded (-M %s -m ALL); the bench checks that the last record each logged is the same text.", env.Reps, env.Warmup, mibs),
 		fmt.Sprintf("Receivers: tsnmp trapd (this build, GOMAXPROCS=2) and Debian's snmptrapd 5.9.3 (Net-SNMP 5.9.5's for DTLS), both with the same snmptrapd.conf, -M %s -m ALL, their log on a file.", mibs))
 	rateT := &Table{Columns: []string{"session", "receiver", "traps", "median traps/s", "spread traps/s", "kernel drops", "tsnmp trapd / snmptrapd (median)"}}
@@ -325,21 +325,23 @@ func runTraps(ctx context.Context, env *Env, s *Section) error {
 	for _, row := range rowsList {
 		var send func(r *trapReceiver) (float64, int64, error)
 		if row.dtls {
-			sess := map[*trapReceiver]*manager.Session{}
+			sess := map[*trapReceiver][]*manager.Session{}
 			for _, r := range row.peers {
 				tgt := fmt.Sprintf("dtls:127.0.0.1:%d", r.ports["dtls"])
 				c, err := (&manager.TransportParams{OurIdentity: "alice", TrustCert: []string{"ca"}, CertDirs: []string{pki}, NoResume: true}).ClientConfig(tgt)
 				if err != nil {
 					return err
 				}
-				sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-				sn, err := manager.DialSecure(sctx, tgt, manager.Config{Version: snmp.V3, Level: snmp.AuthPriv, Timeout: 2 * time.Second, Retries: 1}, c)
-				cancel()
-				if err != nil {
-					return fmt.Errorf("%s: %s: %w\n%s", row.name, r.name, err, r.p.Log())
+				for range dtlsSessions {
+					sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+					sn, err := manager.DialSecure(sctx, tgt, manager.Config{Version: snmp.V3, Level: snmp.AuthPriv, Timeout: 2 * time.Second, Retries: 1}, c)
+					cancel()
+					if err != nil {
+						return fmt.Errorf("%s: %s: %w\n%s", row.name, r.name, err, r.p.Log())
+					}
+					defer sn.Close()
+					sess[r] = append(sess[r], sn)
 				}
-				defer sn.Close()
-				sess[r] = sn
 			}
 			send = func(r *trapReceiver) (float64, int64, error) {
 				rate, err := trapRate(ctx, sess[r], r, dtlsTraps, dtlsWindow)
@@ -528,6 +530,7 @@ func runTraps(ctx context.Context, env *Env, s *Section) error {
 const (
 	udpWindow    = 1024
 	dtlsWindow   = 64
+	dtlsSessions = 2
 	captureCount = 512
 	dtlsRow      = "v3/TSM authPriv over DTLS"
 	netSNMP595   = "/opt/netsnmp-src"
@@ -537,29 +540,51 @@ const (
 // anything new before it gives up.
 const stallLimit = 10 * time.Second
 
-// trapRate sends n traps in session s to r, at most window not yet
-// logged, and returns the traps logged per second.
-func trapRate(ctx context.Context, s *manager.Session, r *trapReceiver, n, window int) (float64, error) {
+// trapRate sends n traps to r over the sessions ss, each from a
+// goroutine of its own, at most window not yet logged, and returns the
+// traps logged per second.
+func trapRate(ctx context.Context, ss []*manager.Session, r *trapReceiver, n, window int) (float64, error) {
 	pdu := &snmp.PDU{Type: snmp.SNMPv2Trap, VarBinds: linkDownVarBinds()}
 	base := r.logged()
 	start := time.Now()
 	w := newWaiter(r, base)
-	for sent := 0; sent < n; {
-		if sent-(r.logged()-base) >= window {
-			if err := w.wait(ctx, sent); err != nil {
-				return 0, err
+	// A token per trap to send: never more than window out beyond what
+	// was logged, so the channel never fills.
+	tokens := make(chan struct{}, window)
+	errc := make(chan error, len(ss))
+	for _, s := range ss {
+		go func() {
+			for range tokens {
+				if err := s.Notify(ctx, pdu); err != nil {
+					errc <- err
+					for range tokens {
+					}
+					return
+				}
 			}
+			errc <- nil
+		}()
+	}
+	var err error
+	for issued := 0; issued < n && err == nil; {
+		if issued-(r.logged()-base) >= window {
+			err = w.wait(ctx, issued)
 			continue
 		}
-		if err := s.Notify(ctx, pdu); err != nil {
-			return 0, err
-		}
-		sent++
+		tokens <- struct{}{}
+		issued++
 	}
-	for r.logged()-base < n {
-		if err := w.wait(ctx, n); err != nil {
-			return 0, err
+	close(tokens)
+	for range ss {
+		if e := <-errc; e != nil && err == nil {
+			err = e
 		}
+	}
+	for err == nil && r.logged()-base < n {
+		err = w.wait(ctx, n)
+	}
+	if err != nil {
+		return 0, err
 	}
 	return float64(n) / time.Since(start).Seconds(), nil
 }
