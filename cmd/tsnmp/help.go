@@ -76,7 +76,11 @@ var helpCommands = []cmdHelp{
 		descr: "Sends one Set request. TYPE is one of: = (the type the MIB gives), i (INTEGER, or an enumeration label), " +
 			"u (Unsigned32), t (TimeTicks), a (IpAddress), o (OBJECT IDENTIFIER), s (string), x (hex string), " +
 			"d (decimal string), b (BITS: bit numbers or labels), n (NULL), U (unsigned 64-bit), I (signed 64-bit), " +
-			"F (float), D (double), c (Counter32), C (Counter64). Options end at the first operand, so VALUE may start with '-'."},
+			"F (float), D (double), c (Counter32), C (Counter64). Options end at the first operand, so VALUE may start with '-'. " +
+			"As snmpset does, values are checked against the MIB before anything is sent: the type, enumeration labels, " +
+			"ranges and sizes (\"Value out of range\"; -Ir sends them unchecked), and an s value is read in the form of " +
+			"the object's DISPLAY-HINT where it fits it (a MacAddress as 0:1a:2b:3c:4d:5e, a DateAndTime as " +
+			"2026-11-26,13:30:0.0,+1:0; -Ih takes it as plain text)."},
 	{name: "table", tool: "snmptable", args: "AGENT TABLE-OID", common: true,
 		summary: "print a conceptual table",
 		descr:   "Reads a table with GetBulk (GetNext with -v1 or -CB) and prints it in columns, as snmptable does.",
@@ -177,7 +181,7 @@ var commonOptions = []opt{
 	{"-m MODULES", "MIB modules to load, ':'-separated; ALL for every one, +MODULE to add (MIBS)"},
 	{"-M DIRS", "MIB directories, ':'-separated; +DIR to put in front (MIBDIRS)"},
 	{"-O FLAGS", "output: n numeric OIDs, f full names, s last name, S module::name, q quick, Q quick with =, v value only, x hex strings, a text strings, e numeric enums, t numeric timeticks, U no units, b indexes as numbers, X indexes in brackets, T hex with text, 0 hint hex in pairs"},
-	{"-I FLAGS", "input: r no range checks, h no DISPLAY-HINTs, R random access, b best match, u, s SUFFIX, S PREFIX"},
+	{"-I FLAGS", "input: r no type and range checks of set values, h no DISPLAY-HINTs in set values, R random access, b best match, u, s SUFFIX, S PREFIX"},
 	{"-d", "dump every message sent and received in hex (snmp.conf dumpPacket)"},
 	{"-D[TOKEN,...]", "debug messages of usm, tls, dtls, ssh, mibs, snmp.conf (all without TOKENs; -TOKEN turns one off)"},
 }
