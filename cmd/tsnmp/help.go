@@ -118,11 +118,13 @@ var helpCommands = []cmdHelp{
 		appOpts: []opt{{"-Cu", "use UCD-SNMP-MIB's dskTable"}, {"-Ch", "print sizes in powers of 1024 (K, M, G)"}, {"-CH", "print sizes in powers of 1000"}}},
 	{name: "netstat", tool: "snmpnetstat", args: "AGENT", common: true,
 		summary: "print the agent's network connections",
-		descr:   "Reads the TCP connection and listener tables and the UDP endpoint table (IPv4 and IPv6), or with -Cr the routing table and with -Ci the interfaces, and prints them as snmpnetstat does.",
+		descr:   "Reads the TCP connection and listener tables and the UDP endpoint table (IPv4 and IPv6), or with -Cr the routing table, with -Ci the interfaces and with -Cs the protocol statistics, and prints them as snmpnetstat does.",
 		appOpts: []opt{{"-Ca", "also list the listening TCP sockets"}, {"-Cn", "print addresses and ports as numbers"},
-			{"-Cv", "do not cut long names"}, {"-Cfinet, -Cfinet6", "only IPv4 or IPv6"}, {"-Cptcp, -Cpudp", "only TCP or UDP"},
+			{"-Cv", "do not cut long names"}, {"-Cfinet, -Cfinet6", "only IPv4 or IPv6"}, {"-Cp PROTO", "only TCP or UDP (tcp, udp); with -Cs one protocol's statistics"},
 			{"-Cr", "print the routing table (inetCidrRouteTable) instead"},
-			{"-Ci", "print the interfaces (ifTable, ipAddrTable) instead; -Cb adds byte counts, -Co shows only them, -Cd adds drops"}}},
+			{"-Ci", "print the interfaces (ifTable, ipAddrTable) instead; -Cb adds byte counts, -Co shows only them, -Cd adds drops"},
+			{"-Cw SECONDS", "print the traffic of all interfaces every SECONDS, as the change since the line before, until interrupted"},
+			{"-Cs", "print the statistics of TCP, UDP, IP, IPv6, ICMP and ICMPv6 instead (-Css leaves out zeros; -Cp PROTO for one: tcp, udp, ip, ip6, icmp, icmp6)"}}},
 	{name: "delta", tool: "snmpdelta", args: "AGENT OID...", common: true,
 		summary: "print how much counters grow, every period",
 		descr:   "Polls the OIDs every period (aligned on the hour as snmpdelta aligns it) and prints the growth of each since the last poll; runs until interrupted.",
@@ -171,6 +173,8 @@ var commonOptions = []opt{
 	{"-A PASSPHRASE", "authentication passphrase (defAuthPassphrase, defPassphrase)"},
 	{"-x PROTOCOL", "privacy: DES, AES, AES128, AES192, AES256, AES192C, AES256C (defPrivType)"},
 	{"-X PASSPHRASE", "privacy passphrase (defPrivPassphrase, defPassphrase)"},
+	{"-3m KEY, -3M KEY", "authentication and privacy master keys (Ku) in hex, instead of passphrases (defAuthMasterKey, defPrivMasterKey)"},
+	{"-3k KEY, -3K KEY", "authentication and privacy keys localized to the agent's engine (Kul) in hex (defAuthLocalizedKey, defPrivLocalizedKey)"},
 	{"-e ENGINEID", "security engine ID in hex (default: discovered)"},
 	{"-E ENGINEID", "context engine ID in hex"},
 	{"-n CONTEXT", "context name (defContext)"},
@@ -184,6 +188,7 @@ var commonOptions = []opt{
 	{"-I FLAGS", "input: r no type and range checks of set values, h no DISPLAY-HINTs in set values, R random access, b best match, u, s SUFFIX, S PREFIX"},
 	{"-d", "dump every message sent and received in hex (snmp.conf dumpPacket)"},
 	{"-D[TOKEN,...]", "debug messages of usm, tls, dtls, ssh, mibs, snmp.conf (all without TOKENs; -TOKEN turns one off)"},
+	{"--TOKEN=VALUE", "any snmp.conf setting, e.g. --clientaddr=192.0.2.1"},
 }
 
 // agentHelp is the text about AGENT and the configuration files.
@@ -312,7 +317,7 @@ func manPages(date string) map[string]string {
 	fmt.Fprintf(&b, ".SH OPTIONS\nThe commands that talk to an agent take these options.\n")
 	manOpts(&b, commonOptions)
 	fmt.Fprintf(&b, ".SH AGENT\n%s\n", roff(strings.ReplaceAll(agentHelp, "\n", " ")))
-	fmt.Fprintf(&b, ".SH FILES\n.TP\n.I snmp.conf\nApplication defaults (defVersion, defCommunity, defSecurityName, defSecurityLevel,\ndefAuthType, defPrivType, defPassphrase, defAuthPassphrase, defPrivPassphrase,\ndefContext, defaultPort, alias, retries, timeout, localCert, peerCert, trustCert,\ndumpPacket, doDebugging, debugTokens, mibs, mibdirs, mibfile and the output\nsettings), read from each directory of\n.B SNMPCONFPATH\nas by Net\\-SNMP's tools; certificates under each directory's\n.IR tls/ .\n.TP\n.I $XDG_CACHE_HOME/tsnmp\nThe indexed cache of loaded MIB modules and TLS session tickets.\n")
+	fmt.Fprintf(&b, ".SH FILES\n.TP\n.I snmp.conf\nApplication defaults (defVersion, defCommunity, defSecurityName, defSecurityLevel,\ndefAuthType, defPrivType, defPassphrase, defAuthPassphrase, defPrivPassphrase,\ndefContext, defSecurityModel, defAuthMasterKey, defPrivMasterKey,\ndefAuthLocalizedKey, defPrivLocalizedKey, defaultPort, defDomain, defTarget, alias, clientaddr,\nclientaddrUsesPort, 16bitIDs, retries, timeout, localCert, peerCert, trustCert,\ndumpPacket, doDebugging, debugTokens, dontLoadHostConfig, mibs, mibdirs, mibfile and\nthe output settings), read from each directory of\n.B SNMPCONFPATH\nas by Net\\-SNMP's tools; certificates under each directory's\n.IR tls/ .\nAny of these may be given on the command line as\n.BI \\-\\- TOKEN = VALUE .\n.TP\n.I hosts/HOST.conf\nSettings for the agent named HOST (a name of letters, digits, dots and hyphens),\nread from each directory of\n.B SNMPCONFPATH\nafter snmp.conf; its\n.B transport\ntoken gives the address to use, e.g. transport tcp:agent.example.net:1161.\nAs with Net\\-SNMP's tools, its defVersion is not used.\n.TP\n.I $XDG_CACHE_HOME/tsnmp\nThe indexed cache of loaded MIB modules and TLS session tickets.\n")
 	fmt.Fprintf(&b, ".SH ENVIRONMENT\n.TP\n.B MIBS\nModules to load, as \\-m.\n.TP\n.B MIBDIRS\nMIB directories, as \\-M.\n.TP\n.B SNMPCONFPATH\nDirectories of snmp.conf.\n")
 	fmt.Fprintf(&b, ".SH SEE ALSO\n")
 	var refs []string
@@ -384,6 +389,9 @@ func bashCompletion() string {
 	for _, o := range commonOptions {
 		for _, f := range strings.Split(o.flag, ", ") {
 			f, _, _ = strings.Cut(f, " ")
+			if strings.Contains(f, "=VALUE") {
+				continue // --TOKEN=VALUE stands for many
+			}
 			common = append(common, strings.TrimSuffix(f, "[TOKEN,...]"))
 		}
 	}

@@ -86,7 +86,7 @@ func (a *app) status(ops []string) int {
 			continue
 		}
 		if errors.Is(err, manager.ErrTimeout) {
-			a.errorf("Timeout: No Response from %s\n", a.peer)
+			a.errorf("Timeout: No Response from %s\n", a.peerName())
 			return 1
 		}
 		if err != nil {
@@ -136,7 +136,7 @@ func (a *app) status(ops []string) int {
 			exit = 2
 			continue
 		case errors.Is(err, manager.ErrTimeout):
-			a.errorf("Timeout: No Response from %s\n", a.peer)
+			a.errorf("Timeout: No Response from %s\n", a.peerName())
 			exit = 1
 			continue
 		case err != nil:
