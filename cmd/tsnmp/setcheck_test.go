@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,12 +20,24 @@ import (
 )
 
 // echoAgent answers every request with a Response carrying the
-// request's variable bindings, and keeps their encoding: what a set
-// command sent, byte for byte, whatever the objects are.
+// request's variable bindings, over UDP and over TCP, and keeps what it
+// received: what a command sent, byte for byte, whatever the objects
+// are, and from where.
 type echoAgent struct {
 	conn *net.UDPConn
+	ln   *net.TCPListener
 	mu   sync.Mutex
-	sent []byte
+	last echoed
+}
+
+// echoed is one request an echoAgent received.
+type echoed struct {
+	network   string
+	from      net.Addr
+	version   snmp.Version
+	community string
+	id        int32
+	varbinds  []byte // their encoding
 }
 
 func startEchoAgent(t *testing.T) *echoAgent {
@@ -32,43 +46,128 @@ func startEchoAgent(t *testing.T) *echoAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &echoAgent{conn: c}
-	done := make(chan struct{})
-	t.Cleanup(func() { c.Close(); <-done })
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &echoAgent{conn: c, ln: ln}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { c.Close(); ln.Close(); wg.Wait() })
+	wg.Add(2)
 	go func() {
-		defer close(done)
+		defer wg.Done()
 		buf := make([]byte, 65536)
 		for {
 			n, from, err := c.ReadFromUDP(buf)
 			if err != nil {
 				return
 			}
-			var m snmp.Message
-			if m.Unmarshal(buf[:n]) != nil {
-				continue
+			if reply := e.answer("udp", from, buf[:n]); reply != nil {
+				c.WriteToUDP(reply, from)
 			}
-			var vbs []byte
-			for i := range m.PDU.VarBinds {
-				vbs = snmp.AppendVarBind(vbs, &m.PDU.VarBinds[i])
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
 			}
-			e.mu.Lock()
-			e.sent = vbs
-			e.mu.Unlock()
-			m.PDU.Type = snmp.Response
-			c.WriteToUDP(snmp.AppendMessage(nil, &m), from)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer conn.Close()
+				conn.SetDeadline(time.Now().Add(time.Minute))
+				for {
+					msg, err := readBERMessage(conn)
+					if err != nil {
+						return
+					}
+					if reply := e.answer("tcp", conn.RemoteAddr(), msg); reply != nil {
+						conn.Write(reply)
+					}
+				}
+			}()
 		}
 	}()
 	return e
 }
 
-// take returns the variable bindings of the last request and forgets them.
-func (e *echoAgent) take() []byte {
+// answer records a community-based request and returns its echo.
+func (e *echoAgent) answer(network string, from net.Addr, b []byte) []byte {
+	var m snmp.Message
+	if m.Unmarshal(b) != nil {
+		return nil
+	}
+	var vbs []byte
+	for i := range m.PDU.VarBinds {
+		vbs = snmp.AppendVarBind(vbs, &m.PDU.VarBinds[i])
+	}
+	e.mu.Lock()
+	e.last = echoed{network, from, m.Version, string(m.Community), m.PDU.RequestID, vbs}
+	e.mu.Unlock()
+	m.PDU.Type = snmp.Response
+	return snmp.AppendMessage(nil, &m)
+}
+
+// readBERMessage reads one BER-framed message from a stream.
+func readBERMessage(r io.Reader) ([]byte, error) {
+	hdr := make([]byte, 2)
+	if _, err := io.ReadFull(r, hdr); err != nil {
+		return nil, err
+	}
+	n := int(hdr[1])
+	if hdr[1]&0x80 != 0 {
+		k := int(hdr[1] & 0x7f)
+		if k == 0 || k > 3 {
+			return nil, errors.New("bad length")
+		}
+		l := make([]byte, k)
+		if _, err := io.ReadFull(r, l); err != nil {
+			return nil, err
+		}
+		hdr = append(hdr, l...)
+		n = 0
+		for _, c := range l {
+			n = n<<8 | int(c)
+		}
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return nil, err
+	}
+	return append(hdr, body...), nil
+}
+
+// take returns the last request and forgets it.
+func (e *echoAgent) take() echoed {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s := e.sent
-	e.sent = nil
-	return s
+	l := e.last
+	e.last = echoed{}
+	return l
 }
+
+// waitTake is take, after waiting up to a few seconds for a request
+// when one is expected (a trap is not answered, so the command may end
+// before the agent has read it).
+func (e *echoAgent) waitTake(expect bool) echoed {
+	for i := 0; expect && i < 100; i++ {
+		e.mu.Lock()
+		got := e.last.network != ""
+		e.mu.Unlock()
+		if got {
+			break
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	return e.take()
+}
+
+// udpAddr and tcpAddr are the agent's addresses, without a domain.
+func (e *echoAgent) udpAddr() string { return e.conn.LocalAddr().String() }
+func (e *echoAgent) tcpAddr() string { return e.ln.Addr().String() }
 
 // TestSetChecksLikeSnmpset gives snmpset and tsnmp set the same values
 // for objects with ranges, sizes, enumerations and DISPLAY-HINTs, with
@@ -77,7 +176,7 @@ func (e *echoAgent) take() []byte {
 func TestSetChecksLikeSnmpset(t *testing.T) {
 	t.Parallel()
 	e := startEchoAgent(t)
-	target := []string{"-v2c", "-c", "private", "-t", "2", "-r", "0", e.conn.LocalAddr().String()}
+	target := []string{"-v2c", "-c", "private", "-t", "2", "-r", "0", e.udpAddr()}
 	long := strings.Repeat("x", 300)
 	for _, tc := range [][]string{
 		// Sizes (DisplayString has a DISPLAY-HINT, TAddress none).
@@ -137,9 +236,9 @@ func TestSetChecksLikeSnmpset(t *testing.T) {
 		}
 		args := append(append(opts, target...), tc...)
 		want := snmpdtest.Tool(t, "snmpset", args...)
-		wantSent := e.take()
+		wantSent := e.take().varbinds
 		got := runTsnmp(t, "snmpset", args...)
-		gotSent := e.take()
+		gotSent := e.take().varbinds
 		name := strings.Join(append(opts, tc...), " ")
 		if len(name) > 80 {
 			name = name[:80] + "..."
@@ -196,7 +295,7 @@ func TestSetHintsLikeSnmpset(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := startEchoAgent(t)
-	base := []string{"-M", dir + ":" + std, "-m", "ALL", "-v2c", "-c", "private", "-t", "2", "-r", "0", e.conn.LocalAddr().String()}
+	base := []string{"-M", dir + ":" + std, "-m", "ALL", "-v2c", "-c", "private", "-t", "2", "-r", "0", e.udpAddr()}
 	for _, tc := range [][]string{
 		{"tAddrPort.0", "s", "192.0.2.7:161"},
 		{"tAddrPort.0", "s", "192.0.2.7"},
@@ -233,9 +332,9 @@ func TestSetHintsLikeSnmpset(t *testing.T) {
 	} {
 		args := append(slices.Clone(base), tc...)
 		want := snmpdtest.Tool(t, "snmpset", args...)
-		wantSent := e.take()
+		wantSent := e.take().varbinds
 		got := runTsnmp(t, "snmpset", args...)
-		gotSent := e.take()
+		gotSent := e.take().varbinds
 		if got.Stdout != want.Stdout || got.Stderr != want.Stderr || got.Code != want.Code {
 			t.Errorf("set %q:\ntsnmp (%d):\n%s%s\nsnmpset (%d):\n%s%s", tc, got.Code, got.Stdout, got.Stderr, want.Code, want.Stdout, want.Stderr)
 		}
