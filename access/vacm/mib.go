@@ -15,6 +15,9 @@ var (
 	OIDAccessEntry          = snmp.MustParseOID("1.3.6.1.6.3.16.1.4.1")
 	OIDViewTreeFamilyEntry  = snmp.MustParseOID("1.3.6.1.6.3.16.1.5.2.1")
 	OIDViewSpinLock         = snmp.MustParseOID("1.3.6.1.6.3.16.1.5.1")
+	// NET-SNMP-VACM-MIB's nsVacmAccessEntry: vacmAccessTable's views,
+	// one row per processing type (read, write, notify).
+	OIDNsAccessEntry = snmp.MustParseOID("1.3.6.1.4.1.8072.1.9.1.1")
 )
 
 // StorageType and RowStatus values the tables report: configuration rows
@@ -77,7 +80,7 @@ func (t *rows) sort() {
 }
 
 type mibTables struct {
-	contexts, groups, access, families rows
+	contexts, groups, access, families, ns rows
 }
 
 // mibState is built on first use; a VACM is immutable, so once suffices.
@@ -131,6 +134,18 @@ func (a *VACM) mibRows() *mibTables {
 				snmp.StringValue(e.ReadView), snmp.StringValue(e.WriteView), snmp.StringValue(e.NotifyView),
 				snmp.IntegerValue(storage(e.Storage)), snmp.IntegerValue(status(e.Status)))
 		}
+		t.ns.first = 2
+		for _, e := range a.cfg.Access {
+			base := appendString(appendString(nil, e.GroupName), e.ContextPrefix)
+			base = append(base, uint32(e.SecurityModel), uint32(e.SecurityLevel))
+			for _, v := range []struct{ typ, view string }{{"read", e.ReadView}, {"write", e.WriteView}, {"notify", e.NotifyView}} {
+				if v.view == "" {
+					continue
+				}
+				t.ns.add(appendString(slices.Clone(base), v.typ), snmp.IntegerValue(int64(e.ContextMatch)), snmp.StringValue(v.view),
+					snmp.IntegerValue(storage(e.Storage)), snmp.IntegerValue(status(e.Status)))
+			}
+		}
 		t.families.first = 3
 		for _, f := range a.cfg.Families {
 			idx := appendString(nil, f.ViewName)
@@ -143,7 +158,7 @@ func (a *VACM) mibRows() *mibTables {
 			t.families.add(idx, snmp.BytesValue(slices.Clone(f.Mask)), snmp.IntegerValue(typ),
 				snmp.IntegerValue(storage(f.Storage)), snmp.IntegerValue(status(f.Status)))
 		}
-		for _, r := range []*rows{&t.contexts, &t.groups, &t.access, &t.families} {
+		for _, r := range []*rows{&t.contexts, &t.groups, &t.access, &t.families, &t.ns} {
 			r.sort()
 		}
 		a.mib.t = t

@@ -36,6 +36,8 @@ func RegisterWritableMIB(tree *mib.Tree, current func() *VACM, apply func(*Confi
 		Rows: func(*mib.Request) mib.Rows { return &current().mibRows().access }}, s: s, kind: kindAccess})
 	tree.Register(OIDViewTreeFamilyEntry, &setTable{Table: &mib.Table{Entry: OIDViewTreeFamilyEntry, Columns: []uint32{3, 4, 5, 6},
 		Rows: func(*mib.Request) mib.Rows { return &current().mibRows().families }}, s: s, kind: kindFamily})
+	tree.Register(OIDNsAccessEntry, &setTable{Table: &mib.Table{Entry: OIDNsAccessEntry, Columns: []uint32{2, 3, 4, 5},
+		Rows: func(*mib.Request) mib.Rows { return &current().mibRows().ns }}, s: s, kind: kindNs})
 }
 
 // spinLock is vacmViewSpinLock, a TestAndIncr (RFC 2579): a set must
@@ -79,6 +81,7 @@ const (
 	kindGroup = iota
 	kindAccess
 	kindFamily
+	kindNs // NET-SNMP-VACM-MIB's nsVacmAccessTable
 )
 
 // setState is shared by the writable tables: sets are applied one at a
@@ -204,7 +207,7 @@ type rowEdit struct {
 func (t *setTable) edit(cfg *Config, vbs []snmp.VarBind) (snmp.ErrorStatus, int) {
 	entry := t.Entry
 	var edits []*rowEdit
-	statusCol := map[int]uint32{kindGroup: 5, kindAccess: 9, kindFamily: 6}[t.kind]
+	statusCol := map[int]uint32{kindGroup: 5, kindAccess: 9, kindFamily: 6, kindNs: 5}[t.kind]
 	storageCol := statusCol - 1
 	for i, vb := range vbs {
 		rest := vb.Name[len(entry):]
@@ -225,7 +228,7 @@ func (t *setTable) edit(cfg *Config, vbs []snmp.VarBind) (snmp.ErrorStatus, int)
 		v := vb.Value
 		col := rest[0]
 		want := snmp.OctetString
-		if col == statusCol || col == storageCol || (t.kind == kindAccess && col == 4) || (t.kind == kindFamily && col == 4) {
+		if col == statusCol || col == storageCol || (t.kind == kindAccess && col == 4) || (t.kind == kindFamily && col == 4) || (t.kind == kindNs && col == 2) {
 			want = snmp.Integer
 		}
 		if v.Type != want {
@@ -253,7 +256,7 @@ func (t *setTable) edit(cfg *Config, vbs []snmp.VarBind) (snmp.ErrorStatus, int)
 			if len(v.Bytes) > 32 {
 				return snmp.WrongLength, i
 			}
-		case t.kind == kindAccess: // vacmAccessContextMatch
+		case t.kind == kindAccess || t.kind == kindNs: // vacmAccessContextMatch, nsVacmContextMatch
 			if v.Int() != 1 && v.Int() != 2 {
 				return snmp.WrongValue, i
 			}
@@ -281,6 +284,9 @@ const stNonVolatile = 3
 
 // editRow applies one row's edit to cfg.
 func (t *setTable) editRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
+	if t.kind == kindNs {
+		return editNsRow(cfg, e)
+	}
 	storageCol := map[int]uint32{kindGroup: 4, kindAccess: 8, kindFamily: 5}[t.kind]
 	str := func(col uint32, dflt string) string {
 		if v, ok := e.cols[col]; ok {
@@ -458,3 +464,88 @@ const (
 	rsDestroy       = 6
 	storageReadOnly = 5
 )
+
+// editNsRow applies one nsVacmAccessTable row's edit to cfg. A row is one
+// view of a vacmAccessTable entry: its nsVacmAuthType read, write or
+// notify names vacmAccessReadView, WriteView or NotifyView. Creating it
+// sets that view (and makes the entry, with only that view, if there is
+// none); destroy empties it (and removes an entry made by SNMP left
+// with no view). Other processing types of Net-SNMP (log, execute, net:
+// snmptrapd's) are not kept (noCreation); createAndWait and
+// notInService are refused (wrongValue): the entry's own RowStatus
+// serves that.
+func editNsRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
+	group, rest, ok := parseStr(e.idx)
+	if !ok || group == "" {
+		return snmp.NoCreation
+	}
+	prefix, rest, ok := parseStr(rest)
+	if !ok || len(rest) < 3 || rest[0] > 2147483647 || rest[1] < 1 || rest[1] > 3 {
+		return snmp.NoCreation
+	}
+	model, level := snmp.SecurityModel(rest[0]), snmp.SecurityLevel(rest[1])
+	authType, rest, ok := parseStr(rest[2:])
+	if !ok || len(rest) != 0 {
+		return snmp.NoCreation
+	}
+	i := slices.IndexFunc(cfg.Access, func(a Access) bool {
+		return a.GroupName == group && a.ContextPrefix == prefix && a.SecurityModel == model && a.SecurityLevel == level
+	})
+	view := func(a *Access) *string {
+		switch authType {
+		case "read":
+			return &a.ReadView
+		case "write":
+			return &a.WriteView
+		case "notify":
+			return &a.NotifyView
+		}
+		return nil
+	}
+	exists := i >= 0 && view(&cfg.Access[i]) != nil && *view(&cfg.Access[i]) != ""
+	if i >= 0 && cfg.Access[i].Storage == storageReadOnly {
+		return snmp.NotWritable
+	}
+	set := func(a *Access) snmp.ErrorStatus {
+		if v, ok := e.cols[2]; ok {
+			a.ContextMatch = ContextMatch(v.Int())
+		}
+		if v, ok := e.cols[3]; ok {
+			*view(a) = string(v.Bytes)
+		}
+		if v, ok := e.cols[4]; ok && a.Storage != 0 && a.Storage != storagePermanent {
+			a.Storage = int(v.Int())
+		}
+		return snmp.NoError
+	}
+	switch {
+	case e.status == rsCreateAndWait || e.status == rsNotInService:
+		return snmp.WrongValue
+	case view(&Access{}) == nil:
+		return snmp.NoCreation
+	case e.status == rsDestroy:
+		if !exists {
+			return snmp.NoError
+		}
+		a := &cfg.Access[i]
+		*view(a) = ""
+		if a.ReadView == "" && a.WriteView == "" && a.NotifyView == "" && a.Storage != 0 && a.Storage != storagePermanent {
+			cfg.Access = slices.Delete(cfg.Access, i, i+1)
+		}
+		return snmp.NoError
+	case e.status == rsCreateAndGo && exists:
+		return snmp.InconsistentValue
+	case e.status == rsCreateAndGo && i < 0:
+		a := Access{GroupName: group, ContextPrefix: prefix, ContextMatch: Exact, SecurityModel: model, SecurityLevel: level, Storage: stNonVolatile}
+		set(&a)
+		cfg.Access = append(cfg.Access, a)
+		return snmp.NoError
+	case e.status == rsCreateAndGo:
+		return set(&cfg.Access[i])
+	case !exists && e.status != 0:
+		return snmp.InconsistentValue
+	case !exists:
+		return snmp.NoCreation
+	}
+	return set(&cfg.Access[i])
+}
