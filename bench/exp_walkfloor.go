@@ -181,6 +181,13 @@ func runWalkFloor(ctx context.Context, env *Env, s *Section) error {
 		t.Add(p.name, nt, Num(Summarize(ms[p.name]).Median), Summarize(ms[p.name]).Spread(),
 			Num(Summarize(per[p.name]).Median), Num(Summarize(ratios[p.name]).Median))
 	}
+	plot := &Plot{Title: "getnext walk of MIB-2: time per request (median)", YLabel: "µs per request", Categories: []string{"walk"}}
+	for _, p := range peers {
+		ser := Series{Name: p.name}
+		ser.AddBar(Summarize(per[p.name]))
+		plot.Series = append(plot.Series, ser)
+	}
+	s.Plot = plot
 	own := "tsnmp manager → tsnmpd"
 	s.Headline = fmt.Sprintf("getnext walk of MIB-2, %d requests: tsnmp manager → tsnmpd %s µs per request, %s× the echo floor's %s µs (target 1.2×)",
 		reqs[own], Num(Summarize(per[own]).Median), Num(Summarize(ratios[own]).Median), Num(Summarize(per[peers[0].name]).Median))
