@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -61,6 +62,14 @@ type Config struct {
 	ContextEngineID  []byte // -E; defaults to the security engine ID
 	SecurityEngineID []byte // -e; discovered when empty
 	ContextName      string // -n
+	// Keys given instead of passwords (Net-SNMP's -3m, -3M, -3k, -3K):
+	// master keys Ku (AuthKey, PrivKey, as PasswordToKey makes them
+	// with AuthProtocol's hash) and keys localized to the agent's
+	// engine (AuthLocalKey, PrivLocalKey, taken as they are for
+	// whatever engine answers). For each of auth and priv a localized
+	// key comes before a master key, which comes before a password.
+	AuthKey, PrivKey           []byte
+	AuthLocalKey, PrivLocalKey []byte
 	// KeyCache, when set, keeps the user's keys localized to each
 	// agent's engine across processes (see KeyCache).
 	KeyCache *KeyCache
@@ -80,6 +89,12 @@ type Config struct {
 	MinRTO, MaxRTO time.Duration
 	// MaxMsgSize is the largest message accepted (default 65507).
 	MaxMsgSize int
+	// LocalAddr, if set, is the local address UDP and TCP sessions send
+	// from (snmp.conf's clientaddr): a host, or host:port.
+	LocalAddr string
+	// ShortIDs keeps request-ids and msgIDs below 2^15 (snmp.conf's
+	// 16bitIDs), for agents that take no larger ones.
+	ShortIDs bool
 
 	// Logger receives debug messages about what the session did on its
 	// own (a refused resumption retried with a full handshake); nil logs
@@ -302,6 +317,13 @@ func DialTarget(ctx context.Context, t Target, cfg Config) (*Session, error) {
 	network := t.Network
 	if network == "udp" || network == "tcp" {
 		network += "4" // udp: and tcp: are IPv4 domains, as in Net-SNMP
+	}
+	if cfg.LocalAddr != "" {
+		la, err := localAddr(network, cfg.LocalAddr)
+		if err != nil {
+			return nil, err
+		}
+		d.LocalAddr = la
 	}
 	if !t.Stream() {
 		c, err := d.DialContext(ctx, network, t.Addr())
@@ -534,7 +556,28 @@ var waiters = sync.Pool{New: func() any {
 }}
 
 func (s *Session) newID() int32 {
+	if s.cfg.ShortIDs {
+		for {
+			if id := int32(s.nextID.Add(1) & 0x7fff); id != 0 {
+				return id
+			}
+		}
+	}
 	return int32(s.nextID.Add(1) & 0x7fffffff)
+}
+
+// localAddr resolves Config.LocalAddr for network: "host", "host:port",
+// "[v6]:port" or a bare IPv6 literal.
+func localAddr(network, s string) (net.Addr, error) {
+	host, port := s, "0"
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		host, port = h, p
+	}
+	hp := net.JoinHostPort(strings.Trim(host, "[]"), port)
+	if strings.HasPrefix(network, "tcp") {
+		return net.ResolveTCPAddr(network, hp)
+	}
+	return net.ResolveUDPAddr(network, hp)
 }
 
 func (s *Session) register(id int32, w *waiter) error {

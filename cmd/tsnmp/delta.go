@@ -154,7 +154,7 @@ func (a *app) delta(ops []string) int {
 				return 1
 			}
 		case errors.Is(err, manager.ErrTimeout):
-			a.errorf("Timeout: No Response from %s\n", a.peer)
+			a.errorf("Timeout: No Response from %s\n", a.peerName())
 			return 1
 		case errors.Is(err, a.ctx.Err()) && a.ctx.Err() != nil:
 			return 0
