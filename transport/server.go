@@ -424,10 +424,9 @@ func (s *StreamServer) serveConn(sc *connset.Conn) {
 		return
 	}
 	// A TLS connection buffers whole records itself, so a small buffer
-	// costs nothing here and an idle session keeps less. The message and
-	// response buffers grow to what the session needs.
-	r := bufio.NewReaderSize(c, 1024)
-	s.serveStream(sc, &ref, r)
+	// (serveStream's) costs nothing and an idle session keeps less. The
+	// message and response buffers grow to what the session needs.
+	s.serveStream(sc, &ref, nil, time.Now())
 }
 
 // serveTCP serves a plain TCP connection whose last message was answered
@@ -500,12 +499,33 @@ func (s *StreamServer) streamError(sc *connset.Conn, err error) {
 	}
 }
 
-// serveStream serves the messages of a TLS session read through r.
-func (s *StreamServer) serveStream(sc *connset.Conn, ref *StateReference, r *bufio.Reader) {
+// serveStream serves the messages of a TLS session read through r
+// (nil: a new one), whose last message was answered at last. When no
+// message comes for parkAfter, the session parks until one does or the
+// idle timeout ends it, as plain TCP connections do: only after a read
+// timed out, when crypto/tls holds no unread data either.
+func (s *StreamServer) serveStream(sc *connset.Conn, ref *StateReference, r *bufio.Reader, last time.Time) {
 	c := sc.Conn
+	if r == nil {
+		r = bufio.NewReaderSize(c, 1024)
+	}
 	var in, out []byte
 	for {
-		c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
+		idleEnd := last.Add(s.opts.IdleTimeout)
+		if r.Buffered() == 0 {
+			c.SetReadDeadline(time.Now().Add(min(parkAfter, time.Until(idleEnd))))
+			if _, err := r.Peek(1); err != nil {
+				var ne net.Error
+				if !errors.As(err, &ne) || !ne.Timeout() || r.Buffered() > 0 || !time.Now().Before(idleEnd) {
+					s.streamError(sc, err)
+					return
+				}
+				if sc.Park(idleEnd, func(sc *connset.Conn) { s.serveStream(sc, ref, nil, last) }) == nil {
+					return
+				}
+			}
+		}
+		c.SetReadDeadline(idleEnd)
 		msg, err := ReadStreamMessage(r, in, s.opts.MaxMessage)
 		if err != nil {
 			s.streamError(sc, err)
@@ -513,6 +533,7 @@ func (s *StreamServer) serveStream(sc *connset.Conn, ref *StateReference, r *buf
 		}
 		in = msg
 		resp := s.h.ServeSNMP(ref, msg, out[:0])
+		last = time.Now()
 		if resp == nil {
 			continue
 		}
@@ -521,5 +542,6 @@ func (s *StreamServer) serveStream(sc *connset.Conn, ref *StateReference, r *buf
 		if _, err := c.Write(resp); err != nil {
 			return
 		}
+		last = time.Now()
 	}
 }

@@ -172,7 +172,7 @@ func (r *mmsgReader) addrPort(name *unix.RawSockaddrAny) (netip.AddrPort, bool) 
 		sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(name))
 		a := netip.AddrFrom16(sa.Addr).Unmap()
 		if sa.Scope_id != 0 && a.Is6() {
-			a = a.WithZone(r.zones.name(sa.Scope_id))
+			a = a.WithZone(r.zones.name(r.u.fd, sa.Scope_id))
 		}
 		return netip.AddrPortFrom(a, port(sa.Port)), true
 	}
@@ -219,13 +219,15 @@ func (r *mmsgReader) send(k int) {
 }
 
 // zoneNames names interfaces by index for IPv6 link-local sources, as
-// the net package does, looking the name up again after a minute.
+// the net package does, looking the name up again after a minute. The
+// name comes from the socket (SIOCGIFNAME), so it is the interface of the
+// socket's network namespace whatever namespace the reading thread is in.
 type zoneNames struct {
 	at    time.Time
 	names map[uint32]string
 }
 
-func (z *zoneNames) name(index uint32) string {
+func (z *zoneNames) name(fd int, index uint32) string {
 	if time.Since(z.at) > time.Minute {
 		z.names, z.at = map[uint32]string{}, time.Now()
 	}
@@ -233,8 +235,11 @@ func (z *zoneNames) name(index uint32) string {
 		return n
 	}
 	n := strconv.FormatUint(uint64(index), 10)
-	if ifi, err := net.InterfaceByIndex(int(index)); err == nil {
-		n = ifi.Name
+	if ifr, err := unix.NewIfreq(""); err == nil {
+		ifr.SetUint32(index)
+		if unix.IoctlIfreq(fd, unix.SIOCGIFNAME, ifr) == nil {
+			n = ifr.Name()
+		}
 	}
 	z.names[index] = n
 	return n

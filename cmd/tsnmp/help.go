@@ -130,7 +130,11 @@ var helpCommands = []cmdHelp{
 		descr:   "Polls the OIDs every period (aligned on the hour as snmpdelta aligns it) and prints the growth of each since the last poll; runs until interrupted.",
 		appOpts: []opt{{"-Cp SECONDS", "the period (default 1)"}, {"-Cs", "print timestamps"}, {"-Ck", "keep seconds in timestamps"},
 			{"-Ct", "rates per second, timed by the agent's sysUpTime"}, {"-CT", "table form: one line per poll"},
-			{"-Cm", "print the maximum so far"}, {"-Cv NUM", "variables per request (default 60)"}}},
+			{"-Cm", "print the maximum so far"}, {"-Cv NUM", "variables per request (default 60)"},
+			{"-CP NUM", "report every NUM periods the average and the peak (from the hour's first such report period)"},
+			{"-CF FILE", "poll the objects named in FILE (one a line; # comments) before those of the command line"},
+			{"-CS", "add a Sum line: the sum of the others (-CL NAME names it)"},
+			{"-Cl", "append each object's lines to the file AGENT-OBJECT instead of printing them"}}},
 	{name: "usm", tool: "snmpusm", args: "AGENT COMMAND [ARGS]", common: true,
 		summary: "manage users in an agent's usmUserTable",
 		descr: "COMMAND is create USER [CLONEFROM-USER], delete USER, activate USER, deactivate USER, " +
