@@ -130,7 +130,11 @@ var helpCommands = []cmdHelp{
 		descr:   "Polls the OIDs every period (aligned on the hour as snmpdelta aligns it) and prints the growth of each since the last poll; runs until interrupted.",
 		appOpts: []opt{{"-Cp SECONDS", "the period (default 1)"}, {"-Cs", "print timestamps"}, {"-Ck", "keep seconds in timestamps"},
 			{"-Ct", "rates per second, timed by the agent's sysUpTime"}, {"-CT", "table form: one line per poll"},
-			{"-Cm", "print the maximum so far"}, {"-Cv NUM", "variables per request (default 60)"}}},
+			{"-Cm", "print the maximum so far"}, {"-Cv NUM", "variables per request (default 60)"},
+			{"-CP NUM", "report every NUM periods the average and the peak (from the hour's first such report period)"},
+			{"-CF FILE", "poll the objects named in FILE (one a line; # comments) before those of the command line"},
+			{"-CS", "add a Sum line: the sum of the others (-CL NAME names it)"},
+			{"-Cl", "append each object's lines to the file AGENT-OBJECT instead of printing them"}}},
 	{name: "usm", tool: "snmpusm", args: "AGENT COMMAND [ARGS]", common: true,
 		summary: "manage users in an agent's usmUserTable",
 		descr: "COMMAND is create USER [CLONEFROM-USER], delete USER, activate USER, deactivate USER, " +
@@ -155,8 +159,8 @@ var helpCommands = []cmdHelp{
 		summary: "generate an exporter configuration from MIB modules (tsnmp generate --help)"},
 	{name: "bench", args: "EXPERIMENT... [--out DIR]",
 		summary: "run the performance experiments (tsnmp bench --help)"},
-	{name: "completion", args: "bash",
-		summary: "print the bash completion script"},
+	{name: "completion", args: "bash|zsh",
+		summary: "print the bash or zsh completion script"},
 	{name: "help", args: "[COMMAND]",
 		summary: "describe tsnmp or one of its commands"},
 }
@@ -408,13 +412,15 @@ func bashCompletion() string {
 		}
 		var fs []string
 		for _, o := range c.appOpts {
-			f, _, _ := strings.Cut(o.flag, " ")
-			fs = append(fs, strings.TrimSuffix(f, "<NUM>"))
+			for _, f := range strings.Split(o.flag, ", ") {
+				f, _, _ = strings.Cut(f, " ")
+				fs = append(fs, strings.TrimSuffix(f, "<NUM>"))
+			}
 		}
 		fmt.Fprintf(&b, "\t%s) app=%q ;;\n", c.name, strings.Join(fs, " "))
 	}
 	b.WriteString("\thelp) COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\")); return ;;\n")
-	b.WriteString("\tcompletion) COMPREPLY=($(compgen -W \"bash\" -- \"$cur\")); return ;;\n\tesac\n")
+	b.WriteString("\tcompletion) COMPREPLY=($(compgen -W \"bash zsh\" -- \"$cur\")); return ;;\n\tesac\n")
 	b.WriteString("\tcase $prev in\n")
 	b.WriteString("\t-v) COMPREPLY=($(compgen -W \"1 2c 3\" -- \"$cur\")); return ;;\n")
 	b.WriteString("\t-l) COMPREPLY=($(compgen -W \"noAuthNoPriv authNoPriv authPriv\" -- \"$cur\")); return ;;\n")
@@ -430,15 +436,87 @@ func bashCompletion() string {
 	return b.String()
 }
 
-// completionMain is "tsnmp completion bash|names|modules".
+// optionNames splits an opt's flag into its option names ("-3m KEY, -3M
+// KEY" gives -3m and -3M); --TOKEN=VALUE, which stands for many, gives
+// none.
+func optionNames(o opt) []string {
+	var out []string
+	for _, f := range strings.Split(o.flag, ", ") {
+		f, _, _ = strings.Cut(f, " ")
+		if strings.Contains(f, "=VALUE") {
+			continue
+		}
+		out = append(out, strings.TrimSuffix(strings.TrimSuffix(f, "[TOKEN,...]"), "<NUM>"))
+	}
+	return out
+}
+
+// zshQuote quotes s for a single-quoted zsh word.
+func zshQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// zshCompletion is the zsh completion function (file _tsnmp): commands
+// and options with their descriptions, the values of -v, -l, -a, -x,
+// directories after -M, modules after -m, and MIB names, as the bash
+// script completes them.
+func zshCompletion() string {
+	var b strings.Builder
+	b.WriteString("#compdef tsnmp\n# zsh completion for tsnmp (made by \"tsnmp completion zsh\")\n")
+	b.WriteString("_tsnmp() {\n\tlocal -a commands common app mibargs\n\tlocal cmd prev i\n\tcommands=(\n")
+	for _, c := range helpCommands {
+		fmt.Fprintf(&b, "\t\t%s\n", zshQuote(c.name+":"+c.summary))
+	}
+	b.WriteString("\t)\n\tcommon=(\n")
+	for _, o := range commonOptions {
+		for _, f := range optionNames(o) {
+			fmt.Fprintf(&b, "\t\t%s\n", zshQuote(strings.ReplaceAll(f, ":", `\:`)+":"+o.text))
+		}
+	}
+	b.WriteString("\t)\n\tif (( CURRENT == 2 )); then\n\t\t_describe -t commands 'tsnmp command' commands\n\t\treturn\n\tfi\n")
+	b.WriteString("\tcmd=${words[2]}\n\tcase $cmd in\n")
+	for _, c := range helpCommands {
+		if len(c.appOpts) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\t%s) app=(", c.name)
+		for i, o := range c.appOpts {
+			for j, f := range optionNames(o) {
+				if i > 0 || j > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(zshQuote(strings.ReplaceAll(f, ":", `\:`) + ":" + o.text))
+			}
+		}
+		b.WriteString(") ;;\n")
+	}
+	b.WriteString("\thelp) _describe -t commands 'tsnmp command' commands; return ;;\n")
+	b.WriteString("\tcompletion) compadd bash zsh; return ;;\n\tesac\n")
+	b.WriteString("\tprev=${words[CURRENT-1]}\n\tcase $prev in\n")
+	b.WriteString("\t-v) compadd 1 2c 3; return ;;\n")
+	b.WriteString("\t-l) compadd noAuthNoPriv authNoPriv authPriv; return ;;\n")
+	b.WriteString("\t-a) compadd MD5 SHA SHA-224 SHA-256 SHA-384 SHA-512; return ;;\n")
+	b.WriteString("\t-x) compadd DES AES AES128 AES192 AES256 AES192C AES256C; return ;;\n")
+	b.WriteString("\t-M) _files -/; return ;;\n")
+	b.WriteString("\t-m) compadd ALL ${(f)\"$(tsnmp completion modules 2>/dev/null)\"}; return ;;\n")
+	b.WriteString("\t-c|-u|-A|-X|-3m|-3M|-3k|-3K|-e|-E|-n|-r|-t|-T|-O|-I) return ;;\n\tesac\n")
+	b.WriteString("\tif [[ $PREFIX == -* ]]; then\n\t\t_describe -t options 'option' common -- app\n\t\treturn\n\tfi\n")
+	b.WriteString("\t# MIB names, with the -m and -M of the command line.\n\tfor (( i = 3; i < CURRENT; i++ )); do\n\t\tcase ${words[i]} in\n\t\t-m|-M) mibargs+=(${words[i]} ${words[i+1]}) ;;\n\t\tesac\n\tdone\n")
+	b.WriteString("\tcompadd -- ${(f)\"$(tsnmp completion names $mibargs -- $PREFIX 2>/dev/null)\"}\n}\n")
+	b.WriteString("_tsnmp \"$@\"\n")
+	return b.String()
+}
+
+// completionMain is "tsnmp completion bash|zsh|names|modules".
 func completionMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: tsnmp completion bash")
+		fmt.Fprintln(stderr, "usage: tsnmp completion bash|zsh")
 		return 1
 	}
 	switch args[0] {
 	case "bash":
 		io.WriteString(stdout, bashCompletion())
+		return 0
+	case "zsh":
+		io.WriteString(stdout, zshCompletion())
 		return 0
 	case "names", "modules":
 		var s mibSettings

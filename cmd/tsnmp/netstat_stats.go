@@ -222,9 +222,9 @@ func plural(v uint64) string {
 // sideways is snmpnetstat's interval mode (-Cw SECONDS): every interval
 // the packets, errors, bytes and queue lengths of all interfaces
 // together, as the change since the last line, under a banner printed
-// again every 21 lines; until interrupted. It sums what GetNext over
-// the ifTable columns returns until the first column leaves ifEntry, as
-// snmpnetstat does (its later columns run on into the next ones).
+// again every 21 lines; until interrupted. The sums are those of the
+// ifTable's rows: snmpnetstat 5.9 walks its columns on past their ends
+// (into the following columns and tables) and so prints other numbers.
 func (n *netstatRun) sideways(interval time.Duration, drops bool) {
 	cols := []uint32{11, 12, 14, 17, 18, 20, 21, 10, 16}
 	if drops {
@@ -254,12 +254,12 @@ func (n *netstatRun) sideways(interval time.Duration, drops bool) {
 				if err != nil || resp.ErrorStatus != snmp.NoError || len(resp.VarBinds) != len(cur) {
 					break
 				}
-				if resp.VarBinds[0].Value.Type.IsException() || !resp.VarBinds[0].Name.HasPrefix(ifEntry) {
+				if resp.VarBinds[0].Value.Type.IsException() || !resp.VarBinds[0].Name.HasPrefix(append(ifEntry.Clone(), cols[0])) {
 					break
 				}
 				for i, vb := range resp.VarBinds {
 					cur[i] = vb.Name.Clone()
-					if vb.Value.Type.IsException() || len(vb.Name) <= len(ifEntry) {
+					if vb.Value.Type.IsException() || !vb.Name.HasPrefix(append(ifEntry.Clone(), cols[i])) {
 						continue
 					}
 					v := vb.Value.Num

@@ -19,12 +19,12 @@ _tsnmp() {
 	trap) app="-Ci" ;;
 	translate) app="-m -M -On -Of -Os -OS -Ou -IR -Td -Tp -Ta -TB -Tz -To -Tl -Ts" ;;
 	df) app="-Cu -Ch -CH" ;;
-	netstat) app="-Ca -Cn -Cv -Cfinet, -Cp -Cr -Ci -Cw -Cs" ;;
-	delta) app="-Cp -Cs -Ck -Ct -CT -Cm -Cv" ;;
+	netstat) app="-Ca -Cn -Cv -Cfinet -Cfinet6 -Cp -Cr -Ci -Cw -Cs" ;;
+	delta) app="-Cp -Cs -Ck -Ct -CT -Cm -Cv -CP -CF -CS -Cl" ;;
 	usm) app="-CE -Cp -Cw -Ca -Cx -Ck" ;;
 	vacm) app="-Ce" ;;
 	help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
-	completion) COMPREPLY=($(compgen -W "bash" -- "$cur")); return ;;
+	completion) COMPREPLY=($(compgen -W "bash zsh" -- "$cur")); return ;;
 	esac
 	case $prev in
 	-v) COMPREPLY=($(compgen -W "1 2c 3" -- "$cur")); return ;;

@@ -267,7 +267,7 @@ func unitsOf(n *smi.Node) string {
 	if n.Units != "" { // modules loaded at run time carry their UNITS
 		return n.Units
 	}
-	return unitsTable[n.Module+"::"+n.Name]
+	return unitsTable()[n.Module+"::"+n.Name]
 }
 
 func (o *Options) appendUnits(b []byte, units string) []byte {
