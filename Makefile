@@ -69,6 +69,7 @@ install:
 	for m in dist/man/*.[158]; do \
 		install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/}; done
 	install -D -m 0644 dist/completion/tsnmp.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/tsnmp
+	install -D -m 0644 dist/completion/_tsnmp $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_tsnmp
 
 # A Debian package (dpkg-deb) of what install puts under /usr and /etc.
 DEBVERSION := 0.0+git$(shell git log -1 --format=%cd.%h --date=format:%Y%m%d%H%M%S 2>/dev/null || echo 0)

@@ -43,8 +43,10 @@ const (
 	rsCreateAndWait = 5
 	rsDestroy       = 6
 
-	stVolatile    = 2
-	stNonVolatile = 3
+	stVolatile    = StorageVolatile
+	stNonVolatile = StorageNonVolatile
+	stPermanent   = StoragePermanent
+	stReadOnly    = StorageReadOnly
 )
 
 // principalKey keys the request's Principal in mib.Request's memo: the
@@ -61,11 +63,11 @@ func requestPrincipal(r *mib.Request) (Principal, bool) {
 // cloning an active user (usmUserCloneFrom), keys change by KeyChange
 // values, and usmUserStatus activates, suspends and destroys users. An
 // active row is a user of the running USM; a row that is not active is
-// kept here only and authenticates nobody. Every change that succeeds is
-// handed to persist, which stores the local users' keys.
+// kept here and authenticates nobody. Every change that succeeds is
+// handed to Persist with every row.
 type usmUsers struct {
-	a       *Agent
-	persist func(*usm.UserTable) error
+	a *Agent
+	o USMUsersOptions
 
 	// set serializes sets: it is held from TestSets to CleanupSet, and
 	// planned is the tested change.
@@ -77,8 +79,57 @@ type usmUsers struct {
 	mu      sync.Mutex // guards what follows
 	spin    int64
 	pending map[userKey]*usmRow // rows not active
-	public  map[userKey][]byte
+	meta    map[userKey]rowMeta // of active rows
 }
+
+// rowMeta is what an active row holds beside its user: usmUserPublic
+// and usmUserStorageType.
+type rowMeta struct {
+	public  []byte
+	storage int64
+}
+
+// USMUserRow is a usmUserTable row as it is stored: the keys are
+// localized to EngineID.
+type USMUserRow struct {
+	EngineID         []byte
+	Name             string
+	SecurityName     string
+	Auth             usm.AuthProtocol
+	Priv             usm.PrivProtocol
+	AuthKey, PrivKey []byte
+	// Status is usmUserStatus: active(1), notInService(2) or notReady(3).
+	Status int
+	// Storage is usmUserStorageType (RFC 2579 StorageType):
+	// volatile(2), nonVolatile(3), permanent(4) or readOnly(5).
+	Storage int
+	Public  []byte
+	// Cloned tells that usmUserCloneFrom was set (the keys are there).
+	Cloned bool
+}
+
+// StorageType values (RFC 2579).
+const (
+	StorageVolatile    = 2
+	StorageNonVolatile = 3
+	StoragePermanent   = 4
+	StorageReadOnly    = 5
+)
+
+// USMUsersOptions are what usmUserTable needs from the program.
+type USMUsersOptions struct {
+	// Persist, if set, is called with every row after every change; an
+	// error undoes the change (commitFailed). The rows of storage
+	// nonVolatile are the ones to keep across restarts.
+	Persist func([]USMUserRow) error
+	// Configured, if set, tells whether the configuration defines the
+	// user: its row is permanent(4), changed but not destroyed (RFC
+	// 2579), and Persist must keep its changes.
+	Configured func(engineID []byte, name string) bool
+}
+
+// USMUsers is the usmUserTable that RegisterUSMUsers serves.
+type USMUsers struct{ u *usmUsers }
 
 type userKey struct{ engineID, name string }
 
@@ -92,6 +143,8 @@ type usmRow struct {
 	authKey  []byte
 	privKey  []byte
 	status   int64
+	storage  int64
+	public   []byte
 	cloned   bool
 	user     *usm.User // the running user of an active row
 }
@@ -101,22 +154,71 @@ func (r *usmRow) key() userKey { return userKey{string(r.engineID), r.name} }
 // planned is one row's change: old is nil for a new row, new nil for a
 // destroyed one.
 type planned struct {
-	old, new  *usmRow
-	public    []byte
-	hasPublic bool
+	old, new *usmRow
+	// the old row's keys
+	oldAuthKey, oldPrivKey []byte
 }
 
 // RegisterUSMUsers serves usmUserSpinLock and usmUserTable
-// (1.3.6.1.6.3.15.1.2) from the USM of the current policy. persist, if
-// not nil, is called with the USM's user table after every change.
-func (a *Agent) RegisterUSMUsers(t *mib.Tree, persist func(*usm.UserTable) error) {
-	u := &usmUsers{a: a, persist: persist, pending: map[userKey]*usmRow{}, public: map[userKey][]byte{}}
+// (1.3.6.1.6.3.15.1.2) from the USM of the current policy.
+func (a *Agent) RegisterUSMUsers(t *mib.Tree, o USMUsersOptions) *USMUsers {
+	u := &usmUsers{a: a, o: o, pending: map[userKey]*usmRow{}, meta: map[userKey]rowMeta{}}
 	u.spin = rand.Int64N(math.MaxInt32 + 1)
 	t.Register(usmUserPrefix, u)
+	return &USMUsers{u}
+}
+
+// Rows returns every row of the table: the running USM's users (but the
+// templates of no engine ID) and the rows that are not active.
+func (t *USMUsers) Rows() []USMUserRow {
+	var out []USMUserRow
+	for _, r := range t.u.rows() {
+		x := USMUserRow{EngineID: r.engineID, Name: r.name, SecurityName: r.secName, Auth: r.auth, Priv: r.priv,
+			AuthKey: bytes.Clone(r.authKey), PrivKey: bytes.Clone(r.privKey), Status: int(r.status), Storage: int(r.storage),
+			Public: bytes.Clone(r.public), Cloned: r.cloned}
+		if r.user != nil {
+			k, err := r.user.Keys(r.engineID)
+			if err != nil {
+				continue // a template's: not a row of its own
+			}
+			x.AuthKey, x.PrivKey = bytes.Clone(k.Auth), bytes.Clone(k.Priv)
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// Restore sets the rows that are not active, and the usmUserPublic and
+// usmUserStorageType of the active ones, from rows: what the program
+// kept of them (at start and reload). The active rows' users are the
+// running USM's, which the program installs itself.
+func (t *USMUsers) Restore(rows []USMUserRow) {
+	u := t.u
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.pending, u.meta = map[userKey]*usmRow{}, map[userKey]rowMeta{}
+	for _, r := range rows {
+		k := userKey{string(r.EngineID), r.Name}
+		st := int64(r.Storage)
+		if st == 0 {
+			st = stNonVolatile
+		}
+		if r.Status == rsActive {
+			u.meta[k] = rowMeta{public: bytes.Clone(r.Public), storage: st}
+			continue
+		}
+		u.pending[k] = &usmRow{engineID: bytes.Clone(r.EngineID), name: r.Name, secName: r.SecurityName, auth: r.Auth, priv: r.Priv,
+			authKey: bytes.Clone(r.AuthKey), privKey: bytes.Clone(r.PrivKey), status: int64(r.Status), storage: st,
+			public: bytes.Clone(r.Public), cloned: r.Cloned}
+	}
 }
 
 func (u *usmUsers) usm() *usm.USM {
-	m, _ := u.a.Policy().SecurityModels[snmp.SecurityModelUSM].(*usm.USM)
+	p := u.a.Policy()
+	if p == nil {
+		return nil // not started yet
+	}
+	m, _ := p.SecurityModels[snmp.SecurityModelUSM].(*usm.USM)
 	return m
 }
 
@@ -172,7 +274,21 @@ func (u *usmUsers) rows() []*usmRow {
 				auth: us.AuthProtocol(), priv: us.PrivProtocol(), status: rsActive, cloned: true, user: us})
 		})
 	}
+	for _, r := range out {
+		r.storage = stNonVolatile
+		if u.o.Configured != nil && u.o.Configured(r.engineID, r.name) {
+			r.storage = stPermanent
+		}
+	}
 	u.mu.Lock()
+	for _, r := range out {
+		if m, ok := u.meta[r.key()]; ok {
+			r.public = bytes.Clone(m.public)
+			if r.storage != stPermanent {
+				r.storage = m.storage
+			}
+		}
+	}
 	for _, r := range u.pending {
 		c := *r
 		out = append(out, &c)
@@ -208,12 +324,9 @@ func (u *usmUsers) value(r *usmRow, col uint32) snmp.Value {
 		o, _ := snmp.ParseOID(r.priv.OID())
 		return snmp.OIDValue(o)
 	case usmColPublic:
-		u.mu.Lock()
-		p := u.public[r.key()]
-		u.mu.Unlock()
-		return snmp.BytesValue(bytes.Clone(p))
+		return snmp.BytesValue(bytes.Clone(r.public))
 	case usmColStorageType:
-		return snmp.IntegerValue(stNonVolatile)
+		return snmp.IntegerValue(r.storage)
 	case usmColStatus:
 		return snmp.IntegerValue(r.status)
 	}
@@ -396,18 +509,22 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 		if cur != nil {
 			return planned{}, snmp.InconsistentValue, c.statusAt
 		}
-		m := u.usm()
-		if m == nil || c.key.engineID != string(m.EngineID()) {
-			// Users of other engines are not kept by this agent.
-			return planned{}, snmp.NoCreation, c.statusAt
-		}
-		row = usmRow{engineID: []byte(c.key.engineID), name: c.key.name, secName: c.key.name, status: rsNotInService}
+		// Any engine's users may be made (RFC 3414): those of other
+		// engines serve this engine's notifications and informs.
+		row = usmRow{engineID: []byte(c.key.engineID), name: c.key.name, secName: c.key.name, status: rsNotInService, storage: stNonVolatile}
 	case cur == nil && c.status == rsDestroy:
 		return planned{}, snmp.NoError, 0 // nothing to destroy
 	case cur == nil && c.status != 0:
 		return planned{}, snmp.InconsistentValue, c.statusAt
 	case cur == nil:
 		return planned{}, snmp.NoCreation, c.first
+	case cur.storage == stReadOnly:
+		// RFC 2579: a readOnly row is neither changed nor deleted.
+		return planned{}, snmp.NotWritable, c.first
+	case cur.storage == stPermanent && c.status == rsDestroy:
+		// RFC 2579: a permanent row (a user of the configuration) is
+		// changed but not deleted.
+		return planned{}, snmp.InconsistentValue, c.statusAt
 	default:
 		row = *cur
 		if cur.user != nil {
@@ -419,28 +536,25 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 		}
 		row.user = nil
 	}
-	p := planned{old: cur, public: c.public, hasPublic: c.hasPublic}
+	p := planned{old: cur, oldAuthKey: bytes.Clone(row.authKey), oldPrivKey: bytes.Clone(row.privKey)}
 	if c.status == rsDestroy {
 		return p, snmp.NoError, 0
 	}
-	if c.cloneFrom != nil && !row.cloned {
-		src := u.cloneSource(c.cloneFrom)
-		if src == nil {
-			return planned{}, snmp.InconsistentName, c.cloneAt
-		}
-		k, err := src.user.Keys(src.engineID)
-		if err != nil || !bytes.Equal(src.engineID, row.engineID) {
-			return planned{}, snmp.InconsistentName, c.cloneAt
-		}
-		row.auth, row.priv = src.auth, src.priv
-		row.authKey, row.privKey = bytes.Clone(k.Auth), bytes.Clone(k.Priv)
-		row.cloned = true
+	if c.hasPublic {
+		row.public = c.public
 	}
+	// Protocols set in the same request as the cloning are overwritten
+	// by it (RFC 3414 usmUserCloneFrom): they are tested first.
+	creating := !row.cloned
 	if c.priv != nil {
 		switch pp, err := usm.PrivProtocolByOID(c.priv.String()); {
 		case err == nil && pp == row.priv:
 		case err == nil && pp == usm.PrivNone:
 			row.priv, row.privKey = usm.PrivNone, nil
+		case err == nil && creating:
+			row.priv = pp
+		case creating:
+			return planned{}, snmp.WrongValue, c.privAt
 		default:
 			// RFC 3414: an existing protocol may only be turned off.
 			return planned{}, snmp.InconsistentValue, c.privAt
@@ -451,9 +565,29 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 		case err == nil && ap == row.auth:
 		case err == nil && ap == usm.AuthNone && row.priv == usm.PrivNone:
 			row.auth, row.authKey = usm.AuthNone, nil
+		case err == nil && creating && ap != usm.AuthNone:
+			row.auth = ap
+		case err != nil && creating:
+			return planned{}, snmp.WrongValue, c.authAt
 		default:
+			// RFC 3414: turned off only while privacy is off.
 			return planned{}, snmp.InconsistentValue, c.authAt
 		}
+	}
+	if c.cloneFrom != nil && !row.cloned {
+		src := u.cloneSource(c.cloneFrom)
+		if src == nil {
+			return planned{}, snmp.InconsistentName, c.cloneAt
+		}
+		// The clone-from user's keys, localized to its engine, are the
+		// starting point of the KeyChange that follows (RFC 3414).
+		k, err := src.user.Keys(src.engineID)
+		if err != nil {
+			return planned{}, snmp.InconsistentName, c.cloneAt
+		}
+		row.auth, row.priv = src.auth, src.priv
+		row.authKey, row.privKey = bytes.Clone(k.Auth), bytes.Clone(k.Priv)
+		row.cloned = true
 	}
 	keyChange := func(old, kc []byte, own bool, at int) ([]byte, snmp.ErrorStatus, int) {
 		if own && row.status != rsActive {
@@ -485,9 +619,25 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 		}
 		row.privKey = k
 	}
-	if c.storage != 0 && c.storage != stNonVolatile {
-		// Users are kept in the state directory: nonVolatile only.
-		return planned{}, snmp.InconsistentValue, c.storageAt
+	switch c.storage {
+	case 0:
+	case row.storage:
+	case stVolatile, stNonVolatile:
+		if row.storage == stPermanent {
+			// RFC 2579: a permanent row stays permanent.
+			return planned{}, snmp.WrongValue, c.storageAt
+		}
+		// volatile rows are lost at restart, nonVolatile ones kept.
+		row.storage = c.storage
+	case stReadOnly:
+		// RFC 3414: a user with a secret must allow it to be changed.
+		if creating && row.auth != usm.AuthNone {
+			return planned{}, snmp.InconsistentValue, c.storageAt
+		}
+		return planned{}, snmp.WrongValue, c.storageAt
+	default:
+		// permanent and readOnly rows are the configuration's.
+		return planned{}, snmp.WrongValue, c.storageAt
 	}
 	switch c.status {
 	case rsCreateAndGo, rsActive:
@@ -495,7 +645,12 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 	case rsCreateAndWait, rsNotInService:
 		row.status = rsNotInService
 	}
-	if row.status == rsActive {
+	if row.status == rsActive && cur != nil && cur.user != nil && row.auth == cur.auth && row.priv == cur.priv && row.secName == cur.secName &&
+		bytes.Equal(row.authKey, p.oldAuthKey) && bytes.Equal(row.privKey, p.oldPrivKey) {
+		// The same user: the requests in flight keep its keys, this
+		// one's answer too.
+		row.user = cur.user
+	} else if row.status == rsActive {
 		us, err := usm.NewLocalizedUser(row.name, row.engineID, row.auth, row.authKey, row.priv, row.privKey)
 		if err == nil && row.secName != row.name {
 			err = us.SetSecurityName(row.secName)
@@ -543,7 +698,6 @@ func (u *usmUsers) CommitSet(*mib.Request, []snmp.VarBind) snmp.ErrorStatus {
 	}
 	changed := false
 	for _, p := range u.planned {
-		p := p
 		var k userKey
 		if p.old != nil {
 			k = p.old.key()
@@ -555,49 +709,48 @@ func (u *usmUsers) CommitSet(*mib.Request, []snmp.VarBind) snmp.ErrorStatus {
 		changed = true
 		u.mu.Lock()
 		oldPending, hadPending := u.pending[k]
-		oldPublic, hadPublic := u.public[k]
+		oldMeta, hadMeta := u.meta[k]
 		u.mu.Unlock()
 		var oldUser *usm.User
 		if p.old != nil && p.old.user != nil {
 			oldUser = p.old.user
 		}
 		u.undo = append(u.undo, func() {
-			m.Users().Remove([]byte(k.engineID), k.name)
 			if oldUser != nil {
-				m.Users().Add([]byte(k.engineID), oldUser)
+				m.Users().Add([]byte(k.engineID), oldUser) // replaces, wipes nothing
+			} else {
+				m.Users().Remove([]byte(k.engineID), k.name)
 			}
 			u.mu.Lock()
 			delete(u.pending, k)
 			if hadPending {
 				u.pending[k] = oldPending
 			}
-			delete(u.public, k)
-			if hadPublic {
-				u.public[k] = oldPublic
+			delete(u.meta, k)
+			if hadMeta {
+				u.meta[k] = oldMeta
 			}
 			u.mu.Unlock()
 		})
-		if p.old != nil && p.old.user != nil {
+		if p.old != nil && p.old.user != nil && (p.new == nil || p.new.status != rsActive) {
 			m.Users().Remove(p.old.engineID, p.old.name)
 		}
 		u.mu.Lock()
 		delete(u.pending, k)
+		delete(u.meta, k)
 		switch {
 		case p.new == nil:
-			delete(u.public, k)
 		case p.new.status == rsActive:
 			m.Users().Add(p.new.engineID, p.new.user)
+			u.meta[k] = rowMeta{public: p.new.public, storage: p.new.storage}
 		default:
 			u.pending[k] = p.new
 		}
-		if p.new != nil && p.hasPublic {
-			u.public[k] = p.public
-		}
 		u.mu.Unlock()
 	}
-	if changed && u.persist != nil {
-		if err := u.persist(m.Users()); err != nil {
-			u.a.log().Error("usmUserTable: the users' keys cannot be stored; the set is undone", "err", err)
+	if changed && u.o.Persist != nil {
+		if err := u.o.Persist((&USMUsers{u}).Rows()); err != nil {
+			u.a.log().Error("usmUserTable: the users cannot be stored; the set is undone", "err", err)
 			u.UndoSet(nil)
 			return snmp.CommitFailed
 		}
@@ -611,11 +764,9 @@ func (u *usmUsers) UndoSet(*mib.Request) snmp.ErrorStatus {
 		u.undo[i]()
 	}
 	u.undo = nil
-	if u.persist != nil && len(u.planned) > 0 {
-		if m := u.usm(); m != nil {
-			if err := u.persist(m.Users()); err != nil {
-				return snmp.UndoFailed
-			}
+	if u.o.Persist != nil && len(u.planned) > 0 {
+		if err := u.o.Persist((&USMUsers{u}).Rows()); err != nil {
+			return snmp.UndoFailed
 		}
 	}
 	return snmp.NoError

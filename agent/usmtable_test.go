@@ -33,7 +33,7 @@ func TestUSMUserTableSets(t *testing.T) {
 	a.SetPolicy(&Policy{Access: testAccess{}, SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: m}})
 	var tree mib.Tree
 	persisted := 0
-	a.RegisterUSMUsers(&tree, func(*usm.UserTable) error { persisted++; return nil })
+	a.RegisterUSMUsers(&tree, USMUsersOptions{Persist: func([]USMUserRow) error { persisted++; return nil }})
 	col := func(c uint32, name string) snmp.OID {
 		return append(append(usmUserEntry.Clone(), c), userIndex(engineID, name)...)
 	}

@@ -204,7 +204,7 @@ func runMemory(ctx context.Context, env *Env, s *Section) error {
 	}
 	s.Tables = append(s.Tables, sum)
 	s.Plot = plot
-	s.Note("The TLS and DTLS sessions are SNMPv3/TSM sessions to tsnmpd's tls: and dtls: listeners (certificates made for the run, a full handshake each, no message); tsnmpd's dtls: listener takes at most 10,000 sessions (its default limit). Each of SSH, TLS and DTLS is measured against a tsnmpd started for it once the agents of the TCP series have been stopped; the sessions an agent holds are its socket descriptors beyond those it held, once settled, before the series. The paper's 7 KB figure is for its SSH prototype and virtual memory (VSZ). A Go process reserves a large virtual address space up front, so tsnmpd's VSZ says little; RSS is compared.")
+	s.Note("The TLS and DTLS sessions are SNMPv3/TSM sessions to tsnmpd's tls: and dtls: listeners (certificates made for the run, a full handshake each, no message); tsnmpd's dtls: listener takes at most 10,000 sessions (its default limit). The memory of these series is read 1.5 s after each step: tsnmpd's SSH and TLS sessions park after a second without a message, giving up their goroutine and read buffer. Each of SSH, TLS and DTLS is measured against a tsnmpd started for it once the agents of the TCP series have been stopped; the sessions an agent holds are its socket descriptors beyond those it held, once settled, before the series. The paper's 7 KB figure is for its SSH prototype and virtual memory (VSZ). A Go process reserves a large virtual address space up front, so tsnmpd's VSZ says little; RSS is compared.")
 	return nil
 }
 
@@ -293,7 +293,10 @@ func memorySecure(ctx context.Context, env *Env, s *Section, p *Proc, name strin
 				steps = steps[:i+1]
 			}
 		}
-		time.Sleep(500 * time.Millisecond)
+		// An SSH or TLS session with no message parks after a second
+		// (no goroutine, no read buffer): the pause lets the sessions
+		// opened last do so before the memory is read.
+		time.Sleep(1500 * time.Millisecond)
 		rss, vsz, err := p.Memory()
 		if err != nil {
 			return fmt.Errorf("%s: %w (did it exit?)\n%s", p.Name, err, p.Log())

@@ -55,6 +55,7 @@ func Experiments() []Experiment {
 	return []Experiment{
 		{"agent", "Agent request rate", "", runAgent},
 		{"get", "One-shot get of sysDescr.0", "ssh-session-resumption-2009, table \"More Recent Performance Results\" (and snmp-over-ssh-performance-2006 Table 2)", runGet},
+		{"walkfloor", "getnext walk of MIB-2 against the UDP echo floor", "issue 19: within 1.2× of the echo round trips of the same requests", runWalkFloor},
 		{"walk", "ifTable walks against table size", "snmp-over-ssh-performance-2006, Fig. 3 (getnext walks of ifTable, break-even of SSH against USM at about 500 interactions)", runWalk},
 		{"loss", "Walks under packet loss", "snmp-over-ssh-performance-2006, Fig. 4 (0.1% and 0.5% loss; TCP beats Net-SNMP's fixed 1 s UDP retransmission)", runLoss},
 		{"bandwidth", "Bandwidth and packet sizes of a walk", "snmp-over-ssh-performance-2006, Table 3 and Fig. 5 (2,354 getnext operations)", runBandwidth},

@@ -396,8 +396,8 @@ func strictDecode(n0 *yaml.Node, out any) error {
 	d.KnownFields(true)
 	if err := d.Decode(out); err != nil {
 		// Lines in the error count from the entry's first line.
-		msg := lineRE.ReplaceAllStringFunc(err.Error(), func(m string) string {
-			n, _ := strconv.Atoi(lineRE.FindStringSubmatch(m)[1])
+		msg := lineRE().ReplaceAllStringFunc(err.Error(), func(m string) string {
+			n, _ := strconv.Atoi(lineRE().FindStringSubmatch(m)[1])
 			return "line " + strconv.Itoa(n+n0.Line-1)
 		})
 		return errors.New(strings.TrimPrefix(msg, "yaml: unmarshal errors:\n  "))
@@ -405,7 +405,7 @@ func strictDecode(n0 *yaml.Node, out any) error {
 	return nil
 }
 
-var lineRE = regexp.MustCompile(`line (\d+)`)
+var lineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 func decodeModule(n *yaml.Node) (*Module, error) {
 	m := &Module{}
@@ -540,9 +540,9 @@ func decodeModule(n *yaml.Node) (*Module, error) {
 	return m, nil
 }
 
-var metricNameRE = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+var metricNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`) })
 
-func validMetricName(s string) bool { return metricNameRE.MatchString(s) }
+func validMetricName(s string) bool { return metricNameRE().MatchString(s) }
 
 // ModuleNames returns the loaded module names in order.
 func (c *Config) ModuleNames() []string {

@@ -33,6 +33,15 @@
 // session owns the socket, the retransmission timer and the matching of
 // replies to the requests waiting for them.
 //
+// A UDP session has no reader goroutine: a request waiting for its answer
+// reads the socket itself, with the attempt's deadline, and hands any
+// message it reads for another request to that request; the others wait
+// for their answers or for the socket, one reading at a time. A walk,
+// with one request outstanding, thus gets each answer on its own
+// goroutine, without a goroutine switch. Stream sessions (TCP, TLS,
+// SSH) and DTLS keep a reader goroutine, which also notices a closed
+// connection while no request waits.
+//
 // # Retransmission
 //
 // On UDP a request is sent up to Retries+1 times (default 5 retries). With

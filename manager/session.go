@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -60,6 +62,14 @@ type Config struct {
 	ContextEngineID  []byte // -E; defaults to the security engine ID
 	SecurityEngineID []byte // -e; discovered when empty
 	ContextName      string // -n
+	// Keys given instead of passwords (Net-SNMP's -3m, -3M, -3k, -3K):
+	// master keys Ku (AuthKey, PrivKey, as PasswordToKey makes them
+	// with AuthProtocol's hash) and keys localized to the agent's
+	// engine (AuthLocalKey, PrivLocalKey, taken as they are for
+	// whatever engine answers). For each of auth and priv a localized
+	// key comes before a master key, which comes before a password.
+	AuthKey, PrivKey           []byte
+	AuthLocalKey, PrivLocalKey []byte
 	// KeyCache, when set, keeps the user's keys localized to each
 	// agent's engine across processes (see KeyCache).
 	KeyCache *KeyCache
@@ -79,6 +89,12 @@ type Config struct {
 	MinRTO, MaxRTO time.Duration
 	// MaxMsgSize is the largest message accepted (default 65507).
 	MaxMsgSize int
+	// LocalAddr, if set, is the local address UDP and TCP sessions send
+	// from (snmp.conf's clientaddr): a host, or host:port.
+	LocalAddr string
+	// ShortIDs keeps request-ids and msgIDs below 2^15 (snmp.conf's
+	// 16bitIDs), for agents that take no larger ones.
+	ShortIDs bool
 
 	// Logger receives debug messages about what the session did on its
 	// own (a refused resumption retried with a full handshake); nil logs
@@ -173,6 +189,21 @@ type Session struct {
 
 	wmu sync.Mutex // serialises writes
 
+	// direct is set for a UDP socket: no goroutine reads it; a request
+	// waiting for its answer reads the socket itself (readFor), holding
+	// reading, and hands what it reads for other requests to them.
+	direct  bool
+	reading chan struct{} // capacity 1: held by the request reading the socket
+	rbuf    []byte        // the reading request's receive buffer
+	// rdeadline is the socket's read deadline as last set by a reading
+	// request (zero: unknown, set it); the holder of reading uses it.
+	rdeadline time.Time
+	// watched is the context whose cancellation ends a blocked read,
+	// kept from one request to the next (a walk's requests share one),
+	// and unwatch stops watching it; both under mu.
+	watched context.Context
+	unwatch func() bool
+
 	mu      sync.Mutex
 	pending map[int32]*waiter
 	err     error // set once the session is closed or broken
@@ -236,12 +267,24 @@ func newSession(t Target, cfg Config, conn net.Conn, mp messageProcessor, stream
 	var seed [4]byte
 	_, _ = rand.Read(seed[:])
 	s.nextID.Store(binary.BigEndian.Uint32(seed[:]) & 0x3fffffff)
-	if stream {
+	switch {
+	case stream:
 		go s.readStream()
-	} else {
+	case isUDP(conn):
+		s.direct = true
+		s.reading = make(chan struct{}, 1)
+		s.rbuf = make([]byte, 65536)
+	default:
 		go s.readPackets()
 	}
 	return s
+}
+
+// isUDP reports whether conn is a plain UDP socket, which a request can
+// read with a deadline and go on using after the deadline passed.
+func isUDP(conn net.Conn) bool {
+	_, ok := conn.(*net.UDPConn)
+	return ok
 }
 
 // Dial parses target and opens a session to it.
@@ -274,6 +317,13 @@ func DialTarget(ctx context.Context, t Target, cfg Config) (*Session, error) {
 	network := t.Network
 	if network == "udp" || network == "tcp" {
 		network += "4" // udp: and tcp: are IPv4 domains, as in Net-SNMP
+	}
+	if cfg.LocalAddr != "" {
+		la, err := localAddr(network, cfg.LocalAddr)
+		if err != nil {
+			return nil, err
+		}
+		d.LocalAddr = la
 	}
 	if !t.Stream() {
 		c, err := d.DialContext(ctx, network, t.Addr())
@@ -342,6 +392,7 @@ func (s *Session) fail(err error) bool {
 	}
 	s.err = err
 	close(s.done)
+	s.stopWatching()
 	return true
 }
 
@@ -360,6 +411,91 @@ func (s *Session) readPackets() {
 		}
 		s.deliver(append([]byte(nil), buf[:n]...))
 	}
+}
+
+// readFor reads the socket of a direct session, handing every message to
+// the request waiting for it, until a message for w arrives, deadline
+// passes or ctx is done. The caller holds s.reading. It returns an error
+// only when the socket failed (the session is then failed).
+//
+// Reading on the requesting goroutine saves a goroutine switch and a
+// channel hand-off per answer when one request is outstanding, as in a
+// walk. With several outstanding, one reads while the others wait on
+// their channels (or on s.reading, to read when it stops).
+func (s *Session) readFor(ctx context.Context, w *waiter, deadline time.Time) error {
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	s.watch(ctx)
+	for len(w.ch) == 0 {
+		if ctx.Err() != nil || !time.Now().Before(deadline) {
+			return nil
+		}
+		// The socket's deadline is moved only when it is later than
+		// this request's: an earlier one, left by a request that has
+		// finished, ends the read too soon, and the deadline is then
+		// set again below. Most requests thus set none.
+		if s.rdeadline.IsZero() || s.rdeadline.After(deadline) {
+			if err := s.conn.SetReadDeadline(deadline); err != nil {
+				return s.readFailed(err)
+			}
+			s.rdeadline = deadline
+		}
+		n, err := s.conn.Read(s.rbuf)
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// An earlier request's deadline, or a cancellation's:
+				// set this request's (if its time is not up).
+				s.rdeadline = time.Time{}
+				continue
+			}
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				continue // ICMP port unreachable: keep waiting, as for a loss
+			}
+			return s.readFailed(err)
+		}
+		s.deliver(append([]byte(nil), s.rbuf[:n]...))
+	}
+	return nil
+}
+
+// watch makes the cancellation of ctx end a blocked read of a direct
+// session at once, by a read deadline in the past. The registration is
+// kept for the next request with the same context, so that a walk does
+// not register every request. A cancellation after the session moved
+// on to another context can only cut a later read short, which then
+// sets its own deadline again (readFor). A session that ends stops
+// watching, so that a long-lived context does not keep it.
+func (s *Session) watch(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ctx == s.watched || s.err != nil {
+		return
+	}
+	s.stopWatching()
+	if ctx.Done() == nil {
+		return
+	}
+	conn := s.conn
+	s.watched = ctx
+	s.unwatch = context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Unix(1, 0)) })
+}
+
+// stopWatching forgets the watched context; s.mu is held.
+func (s *Session) stopWatching() {
+	if s.unwatch != nil {
+		s.unwatch()
+		s.watched, s.unwatch = nil, nil
+	}
+}
+
+// readFailed fails the session with the error reading it returned and
+// returns why the session ended.
+func (s *Session) readFailed(err error) error {
+	if s.fail(err) {
+		s.conn.Close()
+	}
+	return s.Err()
 }
 
 func (s *Session) readStream() {
@@ -420,7 +556,28 @@ var waiters = sync.Pool{New: func() any {
 }}
 
 func (s *Session) newID() int32 {
+	if s.cfg.ShortIDs {
+		for {
+			if id := int32(s.nextID.Add(1) & 0x7fff); id != 0 {
+				return id
+			}
+		}
+	}
 	return int32(s.nextID.Add(1) & 0x7fffffff)
+}
+
+// localAddr resolves Config.LocalAddr for network: "host", "host:port",
+// "[v6]:port" or a bare IPv6 literal.
+func localAddr(network, s string) (net.Addr, error) {
+	host, port := s, "0"
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		host, port = h, p
+	}
+	hp := net.JoinHostPort(strings.Trim(host, "[]"), port)
+	if strings.HasPrefix(network, "tcp") {
+		return net.ResolveTCPAddr(network, hp)
+	}
+	return net.ResolveUDPAddr(network, hp)
 }
 
 func (s *Session) register(id int32, w *waiter) error {
@@ -515,25 +672,37 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 		}
 		sent := time.Now()
 		w.timer.Reset(wait)
+		deadline := sent.Add(wait)
 	waiting:
 		for {
-			select {
-			case r := <-w.ch:
-				done, err := accept(r)
-				if !done && err == nil {
-					continue
+			var r *received
+			if s.direct {
+				var err error
+				if r, err = s.awaitDirect(ctx, w, deadline); err != nil {
+					return err
 				}
-				if adaptive && attempt == 0 && err == nil {
-					s.rto.Sample(time.Since(sent)) // Karn: first transmission only
+				if r == nil {
+					break waiting // the attempt's time is up
 				}
-				return err
-			case <-w.timer.C:
-				break waiting
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-s.done:
-				return s.Err()
+			} else {
+				select {
+				case r = <-w.ch:
+				case <-w.timer.C:
+					break waiting
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-s.done:
+					return s.Err()
+				}
 			}
+			done, err := accept(r)
+			if !done && err == nil {
+				continue
+			}
+			if adaptive && attempt == 0 && err == nil {
+				s.rto.Sample(time.Since(sent)) // Karn: first transmission only
+			}
+			return err
 		}
 		if rest > 0 {
 			wait = rest // a stream: its timer is not the UDP estimator's
@@ -542,6 +711,47 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 		}
 	}
 	return ErrTimeout
+}
+
+// awaitDirect waits in a direct session for the next message for w,
+// reading the socket while no other request does. It returns nil and no
+// error when deadline passed, and an error when ctx is done or the
+// session ended.
+func (s *Session) awaitDirect(ctx context.Context, w *waiter, deadline time.Time) (*received, error) {
+	for {
+		select {
+		case r := <-w.ch:
+			return r, nil
+		default:
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		select {
+		case <-s.done:
+			return nil, s.Err()
+		default:
+		}
+		if !time.Now().Before(deadline) {
+			return nil, nil
+		}
+		select {
+		case r := <-w.ch:
+			return r, nil
+		case s.reading <- struct{}{}:
+			err := s.readFor(ctx, w, deadline)
+			<-s.reading
+			if err != nil {
+				return nil, err
+			}
+		case <-w.timer.C:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.done:
+			return nil, s.Err()
+		}
+	}
 }
 
 // Do sends a request PDU (its RequestID is assigned) and returns the

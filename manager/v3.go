@@ -74,6 +74,11 @@ type v3State struct {
 	unsaved   map[string]*usm.LocalizedKeys // keys to cache once they work
 	cached    map[string]bool               // engines whose keys came from the cache
 	keyCache  *KeyCache
+	// With a localized key configured, keysFor adds the user for each
+	// engine from authKu and privKu (the master keys of the parts not
+	// given localized).
+	fixed          bool
+	authKu, privKu []byte
 }
 
 func newV3State(cfg *Config) (*v3State, error) {
@@ -101,7 +106,31 @@ func newV3State(cfg *Config) (*v3State, error) {
 	}
 	users := usm.NewUserTable()
 	v := &v3State{user: cfg.User, level: cfg.Level, cfg: *cfg, users: users, auth: auth, priv: priv}
-	if cfg.KeyCache != nil && cfg.Level >= snmp.AuthNoPriv {
+	keyed := len(cfg.AuthKey)+len(cfg.PrivKey)+len(cfg.AuthLocalKey)+len(cfg.PrivLocalKey) > 0
+	if keyed && cfg.Level >= snmp.AuthNoPriv {
+		// Master keys of the parts not given localized.
+		var err error
+		if len(cfg.AuthLocalKey) == 0 {
+			if v.authKu, err = masterKey(auth, cfg.AuthKey, authPW); err != nil {
+				return nil, err
+			}
+		}
+		if priv != usm.PrivNone && len(cfg.PrivLocalKey) == 0 {
+			if v.privKu, err = masterKey(auth, cfg.PrivKey, privPW); err != nil {
+				return nil, err
+			}
+		}
+		if len(cfg.AuthLocalKey) > 0 || len(cfg.PrivLocalKey) > 0 {
+			v.fixed, v.localized = true, map[string]bool{}
+		} else {
+			u, err := usm.NewUserFromMasterKeys(cfg.User, auth, v.authKu, priv, v.privKu)
+			if err != nil {
+				return nil, err
+			}
+			users.Add(nil, u)
+			v.template = true
+		}
+	} else if cfg.KeyCache != nil && cfg.Level >= snmp.AuthNoPriv {
 		v.keyCache, v.localized, v.cached = cfg.KeyCache, map[string]bool{}, map[string]bool{}
 		v.unsaved = map[string]*usm.LocalizedKeys{}
 	} else {
@@ -134,6 +163,9 @@ func newV3State(cfg *Config) (*v3State, error) {
 // password-configured user, whose keys for engineID go into the cache
 // once an authentic response shows they are right (keysWork).
 func (v *v3State) keysFor(engineID []byte) error {
+	if v.fixed {
+		return v.fixedKeysFor(engineID)
+	}
 	if v.keyCache == nil {
 		return nil
 	}
@@ -167,6 +199,53 @@ func (v *v3State) keysFor(engineID []byte) error {
 		return err
 	}
 	v.unsaved[string(engineID)] = k
+	v.localized[string(engineID)] = true
+	return nil
+}
+
+// masterKey returns key, or else the master key of password.
+func masterKey(a usm.AuthProtocol, key, password []byte) ([]byte, error) {
+	if len(key) > 0 {
+		return key, nil
+	}
+	return usm.PasswordToKey(a, password)
+}
+
+// fixedKeysFor adds the user for engineID with the localized keys
+// configured, localizing the master keys of the other parts.
+func (v *v3State) fixedKeysFor(engineID []byte) error {
+	v.keyMu.Lock()
+	defer v.keyMu.Unlock()
+	if v.localized[string(engineID)] {
+		return nil
+	}
+	c := &v.cfg
+	authKul := c.AuthLocalKey
+	if len(authKul) == 0 {
+		k, err := usm.LocalizeKey(v.auth, v.authKu, engineID)
+		if err != nil {
+			return err
+		}
+		authKul = k
+	}
+	var privKul []byte
+	if v.priv != usm.PrivNone {
+		privKul = c.PrivLocalKey
+		if len(privKul) == 0 {
+			k, err := usm.LocalizePrivKey(v.auth, v.priv, v.privKu, engineID)
+			if err != nil {
+				return err
+			}
+			privKul = k
+		} else if len(privKul) > v.priv.KeyLen() {
+			privKul = privKul[:v.priv.KeyLen()] // as Net-SNMP uses a longer one
+		}
+	}
+	u, err := usm.NewLocalizedUser(c.User, engineID, v.auth, authKul, v.priv, privKul)
+	if err != nil {
+		return err
+	}
+	v.users.Add(engineID, u)
 	v.localized[string(engineID)] = true
 	return nil
 }

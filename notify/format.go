@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tsnmp/tsnmp/manager/format"
 	"github.com/tsnmp/tsnmp/mib/smi"
@@ -69,38 +70,61 @@ func (n *Notification) V2VarBinds() []snmp.VarBind {
 // names the local end [0.0.0.0]:0, as Net-SNMP does; over SSH only the
 // sender ("SSH: [127.0.0.1]:40000").
 func (n *Notification) TransportString() string {
+	return string(n.appendTransport(nil))
+}
+
+// appendTransport appends TransportString.
+func (n *Notification) appendTransport(b []byte) []byte {
 	switch n.Domain {
 	case transport.DTLS:
-		return "DTLSUDP: unknown" // what Net-SNMP prints for a DTLS sender
+		return append(b, "DTLSUDP: unknown"...) // what Net-SNMP prints for a DTLS sender
 	case transport.TLS:
-		return "TLSTCP: " + n.Local.String() // Net-SNMP names the listening address
+		b = append(b, "TLSTCP: "...)
+		return n.Local.AppendTo(b) // Net-SNMP names the listening address
 	}
-	name := map[transport.Domain]string{transport.UDP: "UDP", transport.TCP: "TCP", transport.TLS: "TLSTCP",
-		transport.DTLS: "DTLSUDP", transport.SSH: "SSH"}[n.Domain]
-	if name == "" {
+	var name string
+	switch n.Domain {
+	case transport.UDP:
+		name = "UDP"
+	case transport.TCP:
+		name = "TCP"
+	case transport.SSH:
+		name = "SSH"
+	default:
 		name = strings.ToUpper(string(n.Domain))
 	}
 	remote := n.Remote
 	if remote.Addr().Is4In6() {
 		remote = netip.AddrPortFrom(remote.Addr().Unmap(), remote.Port())
 	}
+	b = append(b, name...)
 	if remote.Addr().Is6() {
 		if n.Domain == transport.UDP || n.Domain == transport.TCP {
-			name += "/IPv6"
+			b = append(b, "/IPv6"...)
 		}
-		return name + ": " + remote.String()
+		b = append(b, ": "...)
+		return remote.AppendTo(b)
 	}
 	local := n.Local
 	if local.Addr().Is4In6() {
 		local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
 	}
+	b = appendBracketed(append(b, ": "...), remote) // Net-SNMP's address format
 	if n.Domain == transport.SSH {
-		return fmt.Sprintf("SSH: [%s]:%d", remote.Addr(), remote.Port()) // Net-SNMP's SSH address format
+		return b
 	}
 	if n.Domain == transport.TCP || n.Domain == transport.TLS || !local.IsValid() {
 		local = netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
 	}
-	return fmt.Sprintf("%s: [%s]:%d->[%s]:%d", name, remote.Addr(), remote.Port(), local.Addr(), local.Port())
+	return appendBracketed(append(b, "->"...), local)
+}
+
+// appendBracketed appends "[ADDR]:PORT".
+func appendBracketed(b []byte, a netip.AddrPort) []byte {
+	b = append(b, '[')
+	b = a.Addr().AppendTo(b)
+	b = append(b, "]:"...)
+	return strconv.AppendUint(b, uint64(a.Port()), 10)
 }
 
 // hosts is the host-name table of /etc/hosts. Names are looked up there
@@ -148,38 +172,97 @@ var (
 )
 
 // Uptime formats TimeTicks as Net-SNMP's uptime strings ("1 day, 0:00:12.34").
-func Uptime(t uint32) string {
+func Uptime(t uint32) string { return string(appendUptime(nil, t)) }
+
+func appendUptime(b []byte, t uint32) []byte {
 	cs, s := t%100, t/100
 	days, hours, mins, secs := s/86400, s/3600%24, s/60%60, s%60
 	switch days {
 	case 0:
-		return fmt.Sprintf("%d:%02d:%02d.%02d", hours, mins, secs, cs)
 	case 1:
-		return fmt.Sprintf("1 day, %d:%02d:%02d.%02d", hours, mins, secs, cs)
+		b = append(b, "1 day, "...)
+	default:
+		b = strconv.AppendUint(b, uint64(days), 10)
+		b = append(b, " days, "...)
 	}
-	return fmt.Sprintf("%d days, %d:%02d:%02d.%02d", days, hours, mins, secs, cs)
+	b = strconv.AppendUint(b, uint64(hours), 10)
+	for _, v := range [...]uint32{mins, secs} {
+		b = append(b, ':', byte('0'+v/10), byte('0'+v%10))
+	}
+	return append(b, '.', byte('0'+cs/10), byte('0'+cs%10))
 }
 
 // AppendText appends the notification in snmptrapd's default output
 // format (snmptrapd -f -Lo), with the local time of its reception.
-func AppendText(b []byte, n *Notification) []byte {
+func AppendText(b []byte, n *Notification) []byte { return nameCache(nil).appendText(b, n) }
+
+// nameCache holds the printed names of the OIDs a receiver has seen
+// (notifications repeat the same few objects), keyed by the OID's bytes.
+// A nil nameCache looks every name up.
+type nameCache map[string]string
+
+// nameCacheSize bounds a nameCache: it starts over when full.
+const nameCacheSize = 4096
+
+// oid returns printOpts.OID(o), from the cache when it is there.
+func (c nameCache) oid(o snmp.OID) string {
+	if c == nil || len(o) == 0 {
+		return printOpts.OID(o)
+	}
+	k := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(o))), len(o)*4)
+	if s, ok := c[k]; ok {
+		return s
+	}
+	s := printOpts.OID(o)
+	if len(c) >= nameCacheSize {
+		clear(c)
+	}
+	c[strings.Clone(k)] = s
+	return s
+}
+
+// appendVarBind appends "NAME = VALUE" as printOpts.VarBind prints it.
+func (c nameCache) appendVarBind(b []byte, vb snmp.VarBind) []byte {
+	b = append(b, c.oid(vb.Name)...)
+	b = append(b, " = "...)
+	return printOpts.AppendValue(b, vb.Name, vb.Value)
+}
+
+func (c nameCache) appendText(b []byte, n *Notification) []byte {
 	b = n.Time.AppendFormat(b, "2006-01-02 15:04:05 ")
 	if n.Type == snmp.Trap {
-		addr := netip.AddrFrom4(n.AgentAddr).String()
-		b = fmt.Appendf(b, "%s [%s] (via %s) TRAP, SNMP v1, community %s\n\t%s %s Trap (%d) Uptime: %s\n",
-			addr, addr, n.TransportString(), n.Security.Name, printOpts.OID(n.Enterprise), genericName(n.GenericTrap), n.SpecificTrap, Uptime(n.Timestamp))
+		addr := netip.AddrFrom4(n.AgentAddr)
+		for _, s := range []string{"", " ["} {
+			b = addr.AppendTo(append(b, s...))
+		}
+		b = n.appendTransport(append(b, "] (via "...))
+		b = append(b, ") TRAP, SNMP v1, community "...)
+		b = append(b, n.Security.Name...)
+		b = append(b, "\n\t"...)
+		b = append(b, c.oid(n.Enterprise)...)
+		b = append(b, ' ')
+		b = append(b, genericName(n.GenericTrap)...)
+		b = append(b, " Trap ("...)
+		b = strconv.AppendInt(b, int64(n.SpecificTrap), 10)
+		b = appendUptime(append(b, ") Uptime: "...), n.Timestamp)
+		b = append(b, '\n')
 		for _, vb := range n.VarBinds {
-			b = append(b, '\t')
-			b = append(b, printOpts.VarBind(vb)...)
+			b = c.appendVarBind(append(b, '\t'), vb)
 		}
 		return append(b, '\n')
 	}
-	b = fmt.Appendf(b, "%s [%s]:\n", n.hostName(), n.TransportString())
+	if n.Domain == transport.DTLS || n.Domain == transport.TLS {
+		b = n.appendTransport(b)
+	} else {
+		b = append(b, HostName(n.Remote.Addr())...)
+	}
+	b = n.appendTransport(append(b, " ["...))
+	b = append(b, "]:\n"...)
 	for i, vb := range n.VarBinds {
 		if i > 0 {
 			b = append(b, '\t')
 		}
-		b = append(b, printOpts.VarBind(vb)...)
+		b = c.appendVarBind(b, vb)
 	}
 	return append(b, '\n')
 }

@@ -103,11 +103,14 @@ func (o *Outputs) Run(q <-chan *Notification) {
 		}
 	}()
 	var buf []byte
+	names := nameCache{}
+	lastFlush := time.Now()
+	defer o.flush()
 	for n := range q {
 		rules := o.current()
 		if n.Types&Log != 0 {
 			if o.Text != nil {
-				buf = rules.appendText(buf[:0], n)
+				buf = rules.appendText(buf[:0], n, names)
 				if _, err := o.Text.Write(buf); err != nil {
 					o.Log.Warn("notification log not written", "err", err)
 				}
@@ -136,9 +139,36 @@ func (o *Outputs) Run(q <-chan *Notification) {
 				o.forward(fwd, f, n)
 			}
 		}
+		// Buffered outputs are written out once the queue is empty, and
+		// at least every maxFlushDelay while it is not.
+		if len(q) == 0 || time.Since(lastFlush) >= maxFlushDelay {
+			o.flush()
+			lastFlush = time.Now()
+		}
 	}
 	close(jobs)
 	wg.Wait()
+}
+
+// Flusher is an output that buffers what is written to it (Outputs.Text
+// or JSON): Run flushes it whenever no notification is waiting, at least
+// every maxFlushDelay, and when it returns.
+type Flusher interface {
+	Flush() error
+}
+
+// maxFlushDelay bounds how long a logged notification may wait in a
+// buffered output while more keep coming.
+const maxFlushDelay = 100 * time.Millisecond
+
+func (o *Outputs) flush() {
+	for _, w := range []io.Writer{o.Text, o.JSON} {
+		if f, ok := w.(Flusher); ok {
+			if err := f.Flush(); err != nil {
+				o.Log.Warn("notification log not written", "err", err)
+			}
+		}
+	}
 }
 
 // match returns the entries whose OID is the notification's, else those
@@ -212,16 +242,16 @@ func (o *Outputs) forward(sessions map[string]*manager.Session, f Forward, n *No
 // AppendText appends n in the configured text format: Format1 for SNMPv1
 // traps, Format2 for the others, snmptrapd's default when empty.
 func (o *Outputs) AppendText(b []byte, n *Notification) []byte {
-	return o.current().appendText(b, n)
+	return o.current().appendText(b, n, nil)
 }
 
-func (r *OutputRules) appendText(b []byte, n *Notification) []byte {
+func (r *OutputRules) appendText(b []byte, n *Notification, names nameCache) []byte {
 	f := r.Format2
 	if n.Type == snmp.Trap {
 		f = r.Format1
 	}
 	if f == "" {
-		return AppendText(b, n)
+		return names.appendText(b, n)
 	}
 	return AppendFormat(b, f, n)
 }

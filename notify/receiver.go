@@ -182,8 +182,13 @@ func (r *Receiver) ServeSNMP(ref *transport.StateReference, msg, out []byte) []b
 	return r.serveCommunity(p, ref, msg, out)
 }
 
+// messages are decoded messages kept for reuse: a Message decodes into
+// the varbinds and OID memory it holds from the last one.
+var messages = sync.Pool{New: func() any { return new(snmp.Message) }}
+
 func (r *Receiver) serveCommunity(p *Policy, ref *transport.StateReference, msg, out []byte) []byte {
-	var m snmp.Message
+	m := messages.Get().(*snmp.Message)
+	defer messages.Put(m)
 	if err := m.Unmarshal(msg); err != nil {
 		r.Stats.ParseErrors.Add(1)
 		return nil
@@ -345,15 +350,38 @@ func (r *Receiver) engineID(p *Policy) []byte {
 	return nil
 }
 
-// newNotification copies what the PDU holds into memory of its own.
+// newNotification copies what the PDU holds into memory of its own: one
+// allocation for the varbinds, one for all their OIDs, one for their
+// octets.
 func (r *Receiver) newNotification(ref *transport.StateReference, v snmp.Version, pdu *snmp.PDU, types Types) *Notification {
+	words, octets := len(pdu.Enterprise), 0
+	for _, vb := range pdu.VarBinds {
+		words += len(vb.Name) + len(vb.Value.OID)
+		octets += len(vb.Value.Bytes)
+	}
+	oids := make([]uint32, 0, words)
+	var bs []byte
+	if octets > 0 {
+		bs = make([]byte, 0, octets)
+	}
+	oid := func(o snmp.OID) snmp.OID {
+		if o == nil {
+			return nil
+		}
+		oids = append(oids, o...)
+		return snmp.OID(oids[len(oids)-len(o) : len(oids) : len(oids)])
+	}
 	n := &Notification{Time: r.now(), Domain: ref.Domain, Local: ref.Local, Remote: ref.Remote, Version: v,
-		Type: pdu.Type, Types: types, RequestID: pdu.RequestID, Enterprise: pdu.Enterprise.Clone(), AgentAddr: pdu.AgentAddr,
+		Type: pdu.Type, Types: types, RequestID: pdu.RequestID, Enterprise: oid(pdu.Enterprise), AgentAddr: pdu.AgentAddr,
 		GenericTrap: pdu.GenericTrap, SpecificTrap: pdu.SpecificTrap, Timestamp: pdu.Timestamp}
 	n.VarBinds = make([]snmp.VarBind, len(pdu.VarBinds))
 	for i, vb := range pdu.VarBinds {
-		n.VarBinds[i] = snmp.VarBind{Name: vb.Name.Clone(), Value: snmp.Value{Type: vb.Value.Type, Num: vb.Value.Num,
-			Bytes: bytes.Clone(vb.Value.Bytes), OID: vb.Value.OID.Clone()}}
+		var b []byte
+		if vb.Value.Bytes != nil {
+			bs = append(bs, vb.Value.Bytes...)
+			b = bs[len(bs)-len(vb.Value.Bytes) : len(bs) : len(bs)]
+		}
+		n.VarBinds[i] = snmp.VarBind{Name: oid(vb.Name), Value: snmp.Value{Type: vb.Value.Type, Num: vb.Value.Num, Bytes: b, OID: oid(vb.Value.OID)}}
 	}
 	return n
 }

@@ -33,6 +33,7 @@ debs=(
 	"openssh-server sshd"
 	"openssh-client ssh"
 	"tcpdump tcpdump"
+	"zsh zsh"
 	"nftables nft"
 	"iproute2 ip"
 	"e2fsprogs mkfs.ext4"

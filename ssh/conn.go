@@ -274,6 +274,91 @@ type channel struct {
 	sentClose bool
 	gone      bool // peer sent CLOSE or the connection failed
 	err       error
+	// resume is the parked handler's continuation (Park), started when
+	// data, EOF or the channel's end arrives; parks counts Parks.
+	resume func()
+	parks  uint64
+}
+
+// Parker is implemented by the channels a SubsystemHandler receives. A
+// handler that would wait for the peer's next data parks instead, so
+// that an idle channel holds no goroutine: if Park reports true, the
+// handler must return at once, and resume runs on a new goroutine when
+// data, EOF or the channel's end arrives, continuing the handler (it may
+// park again). The channel is finished (EOF, exit-status, CLOSE) when a
+// run of the handler or of a continuation returns without parking.
+type Parker interface {
+	// Wait waits at most d for data, EOF or the channel's end and
+	// reports whether one is there: a handler waits a little on its
+	// goroutine before it parks, so that a busy session does not start
+	// a goroutine for every message.
+	Wait(d time.Duration) bool
+	// Park reports false, and the handler goes on reading, if data, EOF
+	// or an error is there already.
+	Park(resume func()) bool
+}
+
+// Wait implements Parker.
+func (ch *channel) Wait(d time.Duration) bool {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	ready := func() bool { return len(ch.buf) > 0 || ch.eof || ch.gone }
+	if ready() {
+		return true
+	}
+	expired := false
+	t := time.AfterFunc(d, func() {
+		ch.mu.Lock()
+		expired = true
+		ch.cond.Broadcast()
+		ch.mu.Unlock()
+	})
+	defer t.Stop()
+	for !ready() && !expired {
+		ch.cond.Wait()
+	}
+	return ready()
+}
+
+// Park implements Parker.
+func (ch *channel) Park(resume func()) bool {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if len(ch.buf) > 0 || ch.eof || ch.gone {
+		return false
+	}
+	ch.resume = resume
+	ch.parks++
+	return true
+}
+
+// wakeLocked takes the parked handler's continuation, if any; the caller
+// starts it (startHandler) once ch.mu is released.
+func (ch *channel) wakeLocked() func() {
+	r := ch.resume
+	ch.resume = nil
+	return r
+}
+
+// startHandler runs a subsystem handler, or the continuation of a parked
+// one, on a goroutine of its own, and finishes the channel when it
+// returns without having parked.
+func (ch *channel) startHandler(run func()) {
+	if run == nil {
+		return
+	}
+	go func() {
+		ch.mu.Lock()
+		parks := ch.parks
+		ch.mu.Unlock()
+		run()
+		ch.mu.Lock()
+		parked := ch.parks != parks
+		ch.mu.Unlock()
+		if !parked {
+			ch.finish(0)
+		}
+	}()
 }
 
 func (ch *channel) fail(err error) {
@@ -283,7 +368,9 @@ func (ch *channel) fail(err error) {
 		ch.err = err
 	}
 	ch.cond.Broadcast()
+	wake := ch.wakeLocked()
 	ch.mu.Unlock()
+	ch.startHandler(wake)
 	select {
 	case ch.openResult <- err:
 	default:
@@ -359,12 +446,16 @@ func (ch *channel) handle(msgType byte, r *reader) error {
 		}
 		ch.buf = append(ch.buf, data...)
 		ch.cond.Broadcast()
+		wake := ch.wakeLocked()
 		ch.mu.Unlock()
+		ch.startHandler(wake)
 	case msgChannelEOF:
 		ch.mu.Lock()
 		ch.eof = true
 		ch.cond.Broadcast()
+		wake := ch.wakeLocked()
 		ch.mu.Unlock()
+		ch.startHandler(wake)
 	case msgChannelClose:
 		ch.m.removeChannel(ch)
 		ch.mu.Lock()
@@ -372,7 +463,9 @@ func (ch *channel) handle(msgType byte, r *reader) error {
 		send := !ch.sentClose
 		ch.sentClose = true
 		ch.cond.Broadcast()
+		wake := ch.wakeLocked()
 		ch.mu.Unlock()
+		ch.startHandler(wake)
 		if send {
 			return ch.m.t.writePacket(newBuilder(msgChannelClose).uint32(ch.remoteID).b)
 		}
@@ -592,4 +685,7 @@ type Channel interface {
 	LocalAddr() net.Addr
 }
 
-var _ Channel = (*channel)(nil)
+var (
+	_ Channel = (*channel)(nil)
+	_ Parker  = (*channel)(nil)
+)

@@ -25,8 +25,9 @@ import (
 
 // SubsystemHandler serves one accepted subsystem channel. user is the
 // authenticated user name. ch also implements Channel, which gives the
-// peer's address. When the handler returns, the server sends EOF, an
-// exit-status of 0 and closes the channel.
+// peer's address, and Parker, with which a handler waiting for the peer
+// gives up its goroutine. When the handler returns (not parked), the
+// server sends EOF, an exit-status of 0 and closes the channel.
 type SubsystemHandler func(user string, ch io.ReadWriteCloser)
 
 // ServerConfig configures a Server.
@@ -284,12 +285,7 @@ func (s *Server) serveConn(c net.Conn, sc *connset.Conn) error {
 		if h == nil {
 			return nil
 		}
-		return func() {
-			go func() {
-				h(user, ch)
-				ch.finish(0)
-			}()
-		}
+		return func() { ch.startHandler(func() { h(user, ch) }) }
 	}
 	if s.cfg.KeepaliveInterval > 0 {
 		go m.keepaliveLoop(s.cfg.KeepaliveInterval, s.cfg.KeepaliveMax)

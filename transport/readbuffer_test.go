@@ -19,13 +19,11 @@ func TestUDPReadBuffer(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		rc, err := s.(*udpServer).conn.SyscallConn()
-		if err != nil {
-			t.Fatal(err)
-		}
 		var v int
 		var serr error
-		rc.Control(func(fd uintptr) { v, serr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF) })
+		if err := s.(*udpServer).sock.control(func(fd uintptr) { v, serr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF) }); err != nil {
+			t.Fatal(err)
+		}
 		if serr != nil {
 			t.Fatal(serr)
 		}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/tsnmp/tsnmp/internal/connset"
 	"github.com/tsnmp/tsnmp/snmp"
-	"golang.org/x/net/ipv4"
 )
 
 // Handler processes one incoming message. It appends the response, if any,
@@ -46,12 +45,17 @@ func Listen(a Address, h Handler, opts *ServerOptions) (Server, error) {
 		if err != nil {
 			return nil, err
 		}
+		uc := c.(*net.UDPConn)
 		if opts.ReadBuffer > 0 {
 			// The kernel caps it at net.core.rmem_max; a smaller buffer
 			// is no reason to fail.
-			_ = c.(*net.UDPConn).SetReadBuffer(opts.ReadBuffer)
+			_ = uc.SetReadBuffer(opts.ReadBuffer)
 		}
-		return &udpServer{conn: c.(*net.UDPConn), h: h, log: opts.logger(), closed: make(chan struct{})}, nil
+		sock, err := newUDPSocket(uc)
+		if err != nil {
+			return nil, err
+		}
+		return &udpServer{sock: sock, local: uc.LocalAddr().(*net.UDPAddr), h: h, log: opts.logger(), closed: make(chan struct{})}, nil
 	case TCP:
 		l, err := net.Listen(a.Network, a.HostPort())
 		if err != nil {
@@ -102,7 +106,8 @@ func (o *ServerOptions) logger() *slog.Logger {
 }
 
 type udpServer struct {
-	conn      *net.UDPConn
+	sock      *udpSocket
+	local     *net.UDPAddr
 	h         Handler
 	log       *slog.Logger
 	closed    chan struct{}
@@ -110,11 +115,15 @@ type udpServer struct {
 	slow      atomic.Int32 // readers past slowBatch in their requests
 }
 
-func (s *udpServer) Addr() net.Addr { return s.conn.LocalAddr() }
+func (s *udpServer) Addr() net.Addr { return s.local }
 
 func (s *udpServer) Close() error {
-	s.closeOnce.Do(func() { close(s.closed) })
-	return s.conn.Close()
+	err := net.ErrClosed
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		err = s.sock.close()
+	})
+	return err
 }
 
 // Serve runs up to one reader per CPU on the socket; each reads, processes
@@ -129,7 +138,12 @@ func (s *udpServer) Close() error {
 // another CPU. If a reader fails, Serve closes the server and returns the
 // error.
 func (s *udpServer) Serve() error {
-	local := s.conn.LocalAddr().(*net.UDPAddr).AddrPort()
+	if !s.sock.serve() {
+		return nil // closed before
+	}
+	defer s.sock.served()
+	local := s.local.AddrPort()
+	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
 	n := runtime.GOMAXPROCS(0)
 	errc := make(chan error, n)
 	queued := make(chan struct{}, n-1)
@@ -158,21 +172,28 @@ const udpBatch = 8
 // another reader joins to read meanwhile.
 const slowBatch = time.Millisecond
 
+// udpReader is one reader's batch of datagrams and replies
+// (udp_linux.go, udp_other.go).
+type udpReader interface {
+	// read waits for at least one datagram and returns how many it read
+	// (at most udpBatch); after Close it returns net.ErrClosed.
+	read() (int, error)
+	// request returns datagram i of the last read and its source.
+	request(i int) (msg []byte, from netip.AddrPort, ok bool)
+	// outBuf returns reply k's buffer, to append the reply to.
+	outBuf(k int) []byte
+	// queue makes resp (appended to outBuf(k)) reply k, to the source of
+	// request i.
+	queue(k, i int, resp []byte)
+	// send sends replies 0 to k-1.
+	send(k int)
+}
+
 // loop reads, answers and replies. The primary reader reads all the time;
 // the others wait for queued, which a read of more than one request
 // signals.
 func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{}) error {
-	pc := ipv4.NewPacketConn(s.conn)
-	in := make([]ipv4.Message, udpBatch)
-	out := make([]ipv4.Message, udpBatch)
-	for i := range in {
-		in[i].Buffers = [][]byte{make([]byte, 65536)}
-		out[i].Buffers = [][]byte{make([]byte, 0, 65536)}
-	}
-	bufs := make([][]byte, udpBatch) // out's buffers, kept for reuse
-	for i := range bufs {
-		bufs[i] = out[i].Buffers[0]
-	}
+	rd := s.sock.newReader(s.log)
 	ref := StateReference{Domain: UDP, Local: local, SecurityLevel: 1}
 	join := func() {
 		select {
@@ -182,12 +203,36 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 	}
 	// While this reader serves a batch (state 1) for longer than
 	// slowBatch, it counts as slow (state 2): another reader joins and
-	// stays until no reader is slow.
-	var state atomic.Int32
-	timer := time.AfterFunc(time.Hour, func() {
-		if state.CompareAndSwap(1, 2) {
-			s.slow.Add(1)
-			join()
+	// stays until no reader is slow. A timer checks; a batch arms it
+	// unless it is armed already, and it keeps itself armed while
+	// batches run, so that a walk, a request at a time, arms it about
+	// once per slowBatch rather than once per request: setting and
+	// stopping a timer per request wakes the thread that waits for
+	// timers twice per request, which costs more CPU than the request.
+	var (
+		state   atomic.Int32
+		started atomic.Int64 // the batch's start (since base), 0 between batches
+		armed   atomic.Bool
+		timer   *time.Timer
+	)
+	base := time.Now()
+	since := func() int64 { return int64(time.Since(base)) + 1 }
+	timer = time.AfterFunc(time.Hour, func() {
+		t0 := started.Load()
+		if t0 != 0 {
+			if el := since() - t0; el < int64(slowBatch) {
+				timer.Reset(slowBatch - time.Duration(el))
+				return
+			}
+			if state.CompareAndSwap(1, 2) {
+				s.slow.Add(1)
+				join()
+			}
+		}
+		armed.Store(false)
+		// A batch that started meanwhile found the timer armed.
+		if t1 := started.Load(); t1 != 0 && t1 != t0 && armed.CompareAndSwap(false, true) {
+			timer.Reset(slowBatch)
 		}
 	})
 	timer.Stop()
@@ -202,14 +247,10 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 				return nil
 			}
 		}
-		n, err := pc.ReadBatch(in, 0)
+		n, err := rd.read()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
 			}
 			return err
 		}
@@ -219,16 +260,18 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 			joined = primary || s.slow.Load() > 0
 		}
 		state.Store(1)
-		timer.Reset(slowBatch)
+		started.Store(since())
+		if !armed.Load() && armed.CompareAndSwap(false, true) {
+			timer.Reset(slowBatch)
+		}
 		k := 0
 		for i := 0; i < n; i++ {
-			from, ok := in[i].Addr.(*net.UDPAddr)
+			msg, from, ok := rd.request(i)
 			if !ok {
 				continue
 			}
-			ap := from.AddrPort()
-			ref.Remote = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-			resp := s.h.ServeSNMP(&ref, in[i].Buffers[0][:in[i].N], bufs[k][:0])
+			ref.Remote = from
+			resp := s.h.ServeSNMP(&ref, msg, rd.outBuf(k)[:0])
 			if resp == nil {
 				continue
 			}
@@ -236,19 +279,13 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 				s.log.Warn("response too large for UDP, dropped", "to", ref.Remote, "size", len(resp))
 				continue
 			}
-			bufs[k] = resp[:0]
-			out[k].Buffers[0], out[k].Addr = resp, in[i].Addr
+			rd.queue(k, i, resp)
 			k++
 		}
-		for sent := 0; sent < k; {
-			m, err := pc.WriteBatch(out[sent:k], 0)
-			if err != nil {
-				s.log.Debug("udp send failed", "err", err)
-				break
-			}
-			sent += m
+		if k > 0 {
+			rd.send(k)
 		}
-		timer.Stop()
+		started.Store(0)
 		if state.Swap(0) == 2 {
 			s.slow.Add(-1)
 		}
@@ -387,10 +424,9 @@ func (s *StreamServer) serveConn(sc *connset.Conn) {
 		return
 	}
 	// A TLS connection buffers whole records itself, so a small buffer
-	// costs nothing here and an idle session keeps less. The message and
-	// response buffers grow to what the session needs.
-	r := bufio.NewReaderSize(c, 1024)
-	s.serveStream(sc, &ref, r)
+	// (serveStream's) costs nothing and an idle session keeps less. The
+	// message and response buffers grow to what the session needs.
+	s.serveStream(sc, &ref, nil, time.Now())
 }
 
 // serveTCP serves a plain TCP connection whose last message was answered
@@ -463,12 +499,33 @@ func (s *StreamServer) streamError(sc *connset.Conn, err error) {
 	}
 }
 
-// serveStream serves the messages of a TLS session read through r.
-func (s *StreamServer) serveStream(sc *connset.Conn, ref *StateReference, r *bufio.Reader) {
+// serveStream serves the messages of a TLS session read through r
+// (nil: a new one), whose last message was answered at last. When no
+// message comes for parkAfter, the session parks until one does or the
+// idle timeout ends it, as plain TCP connections do: only after a read
+// timed out, when crypto/tls holds no unread data either.
+func (s *StreamServer) serveStream(sc *connset.Conn, ref *StateReference, r *bufio.Reader, last time.Time) {
 	c := sc.Conn
+	if r == nil {
+		r = bufio.NewReaderSize(c, 1024)
+	}
 	var in, out []byte
 	for {
-		c.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
+		idleEnd := last.Add(s.opts.IdleTimeout)
+		if r.Buffered() == 0 {
+			c.SetReadDeadline(time.Now().Add(min(parkAfter, time.Until(idleEnd))))
+			if _, err := r.Peek(1); err != nil {
+				var ne net.Error
+				if !errors.As(err, &ne) || !ne.Timeout() || r.Buffered() > 0 || !time.Now().Before(idleEnd) {
+					s.streamError(sc, err)
+					return
+				}
+				if sc.Park(idleEnd, func(sc *connset.Conn) { s.serveStream(sc, ref, nil, last) }) == nil {
+					return
+				}
+			}
+		}
+		c.SetReadDeadline(idleEnd)
 		msg, err := ReadStreamMessage(r, in, s.opts.MaxMessage)
 		if err != nil {
 			s.streamError(sc, err)
@@ -476,6 +533,7 @@ func (s *StreamServer) serveStream(sc *connset.Conn, ref *StateReference, r *buf
 		}
 		in = msg
 		resp := s.h.ServeSNMP(ref, msg, out[:0])
+		last = time.Now()
 		if resp == nil {
 			continue
 		}
@@ -484,5 +542,6 @@ func (s *StreamServer) serveStream(sc *connset.Conn, ref *StateReference, r *buf
 		if _, err := c.Write(resp); err != nil {
 			return
 		}
+		last = time.Now()
 	}
 }

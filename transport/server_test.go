@@ -153,3 +153,70 @@ func TestUDPSlowRequest(t *testing.T) {
 		}
 	}
 }
+
+// sourceHandler answers with the request's source and local addresses as
+// the transport reported them.
+type sourceHandler struct{}
+
+func (sourceHandler) ServeSNMP(ref *StateReference, msg, out []byte) []byte {
+	return fmt.Appendf(out, "%s %s %s", msg, ref.Remote, ref.Local)
+}
+
+// TestUDPSource checks the source and local addresses a request is
+// handed with and that the answer goes back to its sender: IPv4, IPv6,
+// and IPv4 through a dual-stack socket, whose mapped addresses are given
+// as IPv4 ones.
+func TestUDPSource(t *testing.T) {
+	for _, c := range []struct{ network, listen, dial string }{
+		{"udp4", "127.0.0.1", "127.0.0.1"},
+		{"udp6", "::1", "::1"},
+		{"udp", "::", "127.0.0.1"},
+	} {
+		t.Run(c.network+"/"+c.dial, func(t *testing.T) {
+			port := testenv.FreePort(t)
+			s, err := Listen(Address{Domain: UDP, Network: c.network, Host: c.listen, Port: port}, sourceHandler{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			go s.Serve()
+			conn, err := net.Dial("udp", net.JoinHostPort(c.dial, fmt.Sprint(port)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.SetDeadline(time.Now().Add(10 * time.Second))
+			conn.Write([]byte("hello"))
+			buf := make([]byte, 256)
+			n, err := conn.Read(buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			local := net.JoinHostPort(c.listen, fmt.Sprint(port))
+			if c.listen == "::" {
+				local = "[::]:" + fmt.Sprint(port)
+			}
+			if want := "hello " + conn.LocalAddr().String() + " " + local; string(buf[:n]) != want {
+				t.Errorf("answer %q, want %q", buf[:n], want)
+			}
+		})
+	}
+}
+
+// TestUDPCloseBeforeServe: Serve after Close returns nil at once, and a
+// second Close reports the socket closed.
+func TestUDPCloseBeforeServe(t *testing.T) {
+	s, err := Listen(Address{Domain: UDP, Network: "udp4", Host: "127.0.0.1"}, echoHandler{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Serve(); err != nil {
+		t.Errorf("Serve after Close: %v", err)
+	}
+	if err := s.Close(); err == nil {
+		t.Error("second Close: no error")
+	}
+}

@@ -86,6 +86,14 @@ type mibState struct {
 	t    *mibTables
 }
 
+// status is a row's RowStatus: active unless a set made it otherwise.
+func status(s int) int64 {
+	if s == 0 {
+		return rowActive
+	}
+	return int64(s)
+}
+
 // storage is a row's StorageType: permanent unless a set made it.
 func storage(s int) int64 {
 	if s == 0 {
@@ -113,7 +121,7 @@ func (a *VACM) mibRows() *mibTables {
 		t.groups.first = 3
 		for _, g := range a.cfg.Groups {
 			idx := appendString(snmp.OID{uint32(g.SecurityModel)}, g.SecurityName)
-			t.groups.add(idx, snmp.StringValue(g.GroupName), snmp.IntegerValue(storage(g.Storage)), snmp.IntegerValue(rowActive))
+			t.groups.add(idx, snmp.StringValue(g.GroupName), snmp.IntegerValue(storage(g.Storage)), snmp.IntegerValue(status(g.Status)))
 		}
 		t.access.first = 4
 		for _, e := range a.cfg.Access {
@@ -121,7 +129,7 @@ func (a *VACM) mibRows() *mibTables {
 			idx = append(idx, uint32(e.SecurityModel), uint32(e.SecurityLevel))
 			t.access.add(idx, snmp.IntegerValue(int64(e.ContextMatch)),
 				snmp.StringValue(e.ReadView), snmp.StringValue(e.WriteView), snmp.StringValue(e.NotifyView),
-				snmp.IntegerValue(storage(e.Storage)), snmp.IntegerValue(rowActive))
+				snmp.IntegerValue(storage(e.Storage)), snmp.IntegerValue(status(e.Status)))
 		}
 		t.families.first = 3
 		for _, f := range a.cfg.Families {
@@ -133,7 +141,7 @@ func (a *VACM) mibRows() *mibTables {
 				typ = 2
 			}
 			t.families.add(idx, snmp.BytesValue(slices.Clone(f.Mask)), snmp.IntegerValue(typ),
-				snmp.IntegerValue(storage(f.Storage)), snmp.IntegerValue(rowActive))
+				snmp.IntegerValue(storage(f.Storage)), snmp.IntegerValue(status(f.Status)))
 		}
 		for _, r := range []*rows{&t.contexts, &t.groups, &t.access, &t.families} {
 			r.sort()

@@ -2,6 +2,9 @@ package vacm
 
 import (
 	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"sync"
 
@@ -11,15 +14,19 @@ import (
 
 // RegisterWritableMIB serves the tables as RegisterMIB does, and lets
 // vacmSecurityToGroupTable, vacmAccessTable and vacmViewTreeFamilyTable
-// be written: rows are created with createAndGo, changed while active,
-// and removed with destroy (RFC 3415, RowStatus of RFC 2579; createAndWait
-// and notInService are refused with wrongValue, which RFC 2579 allows an
-// agent that does not keep rows that are not active). apply installs the
+// be written as RFC 3415 and RFC 2579's RowStatus say: rows are created
+// with createAndGo or createAndWait (notInService, or notReady for a
+// group without its vacmGroupName), changed, suspended with notInService
+// and resumed with active, and removed with destroy, but the
+// configuration's rows (permanent) are not removed; a row that is not
+// active grants nothing. vacmViewSpinLock is a TestAndIncr. apply installs the
 // VACM a set makes and stores it; an error fails the set with
 // commitFailed and changes nothing.
 func RegisterWritableMIB(tree *mib.Tree, current func() *VACM, apply func(*Config) error) {
+	spin := &spinLock{v: rand.Int64N(math.MaxInt32 + 1)}
 	tree.Register(OIDViewSpinLock, &mib.Scalars{Prefix: OIDViewSpinLock[:len(OIDViewSpinLock)-1],
-		Objects: []mib.Scalar{{Sub: 1, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(0) }}}})
+		Objects: []mib.Scalar{{Sub: 1, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(spin.get()) }, Test: spin.test}},
+		Commit:  spin.commit})
 	tree.Register(OIDContextEntry, &mib.Table{Entry: OIDContextEntry, Columns: []uint32{1},
 		Rows: func(*mib.Request) mib.Rows { return &current().mibRows().contexts }})
 	s := &setState{current: current, apply: apply}
@@ -29,6 +36,43 @@ func RegisterWritableMIB(tree *mib.Tree, current func() *VACM, apply func(*Confi
 		Rows: func(*mib.Request) mib.Rows { return &current().mibRows().access }}, s: s, kind: kindAccess})
 	tree.Register(OIDViewTreeFamilyEntry, &setTable{Table: &mib.Table{Entry: OIDViewTreeFamilyEntry, Columns: []uint32{3, 4, 5, 6},
 		Rows: func(*mib.Request) mib.Rows { return &current().mibRows().families }}, s: s, kind: kindFamily})
+}
+
+// spinLock is vacmViewSpinLock, a TestAndIncr (RFC 2579): a set must
+// carry the current value, and increments it.
+type spinLock struct {
+	mu sync.Mutex
+	v  int64
+}
+
+func (l *spinLock) get() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.v
+}
+
+func (l *spinLock) test(v snmp.Value) snmp.ErrorStatus {
+	switch {
+	case v.Type != snmp.Integer:
+		return snmp.WrongType
+	case v.Int() < 0 || v.Int() > math.MaxInt32:
+		return snmp.WrongValue
+	case v.Int() != l.get():
+		return snmp.InconsistentValue
+	}
+	return snmp.NoError
+}
+
+func (l *spinLock) commit(vals map[uint32]snmp.Value) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if v, ok := vals[1]; ok {
+		if v.Int() != l.v {
+			return errors.New("vacmViewSpinLock changed since the test")
+		}
+		l.v = (l.v + 1) % (math.MaxInt32 + 1)
+	}
+	return nil
 }
 
 const (
@@ -189,11 +233,7 @@ func (t *setTable) edit(cfg *Config, vbs []snmp.VarBind) (snmp.ErrorStatus, int)
 		}
 		switch {
 		case col == statusCol:
-			switch v.Int() {
-			case 1, 4, 6:
-			case 2, 5:
-				return snmp.WrongValue, i // not-active rows are not kept
-			default:
+			if v.Int() < 1 || v.Int() > 6 || v.Int() == StatusNotReady {
 				return snmp.WrongValue, i
 			}
 			e.status, e.at = v.Int(), i
@@ -260,6 +300,9 @@ func (t *setTable) editRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
 	var update func(i int)
 	var remove func(i int)
 	var create func() snmp.ErrorStatus
+	// row returns the status and storage of row i and a pointer to its
+	// status; ready tells whether its columns allow it to be active.
+	var row func(i int) (st *int, storage int, ready bool)
 	switch t.kind {
 	case kindGroup:
 		if len(e.idx) < 1 || e.idx[0] < 1 || e.idx[0] > 2147483647 {
@@ -280,11 +323,18 @@ func (t *setTable) editRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
 		remove = func(i int) { cfg.Groups = slices.Delete(cfg.Groups, i, i+1) }
 		create = func() snmp.ErrorStatus {
 			g := str(3, "")
-			if g == "" {
-				return snmp.InconsistentValue // vacmGroupName has no default
+			st := 0
+			switch {
+			case g == "" && e.status == rsCreateAndWait:
+				st = StatusNotReady // vacmGroupName has no default
+			case g == "":
+				return snmp.InconsistentValue
 			}
-			cfg.Groups = append(cfg.Groups, Group{SecurityModel: model, SecurityName: name, GroupName: g, Storage: int(integer(storageCol, stNonVolatile))})
+			cfg.Groups = append(cfg.Groups, Group{SecurityModel: model, SecurityName: name, GroupName: g, Storage: int(integer(storageCol, stNonVolatile)), Status: st})
 			return snmp.NoError
+		}
+		row = func(i int) (*int, int, bool) {
+			return &cfg.Groups[i].Status, cfg.Groups[i].Storage, cfg.Groups[i].GroupName != ""
 		}
 	case kindAccess:
 		group, rest, ok := parseStr(e.idx)
@@ -308,6 +358,7 @@ func (t *setTable) editRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
 		}
 		update = func(i int) { set(&cfg.Access[i]) }
 		remove = func(i int) { cfg.Access = slices.Delete(cfg.Access, i, i+1) }
+		row = func(i int) (*int, int, bool) { return &cfg.Access[i].Status, cfg.Access[i].Storage, true }
 		create = func() snmp.ErrorStatus {
 			a := Access{GroupName: group, ContextPrefix: prefix, ContextMatch: Exact, SecurityModel: model, SecurityLevel: level, Storage: stNonVolatile}
 			set(&a)
@@ -334,6 +385,7 @@ func (t *setTable) editRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
 		}
 		update = func(i int) { set(&cfg.Families[i]) }
 		remove = func(i int) { cfg.Families = slices.Delete(cfg.Families, i, i+1) }
+		row = func(i int) (*int, int, bool) { return &cfg.Families[i].Status, cfg.Families[i].Storage, true }
 		create = func() snmp.ErrorStatus {
 			f := Family{ViewName: view, Subtree: sub, Storage: stNonVolatile}
 			set(&f)
@@ -342,22 +394,67 @@ func (t *setTable) editRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
 		}
 	}
 	i := find()
+	if i >= 0 {
+		if _, storage, _ := row(i); storage == storageReadOnly && e.status != rsCreateAndGo && e.status != rsCreateAndWait {
+			return snmp.NotWritable // RFC 2579: readOnly rows do not change
+		}
+	}
 	switch {
-	case e.status == 6:
+	case e.status == rsDestroy:
 		if i >= 0 {
+			if _, storage, _ := row(i); storage == 0 || storage == storagePermanent {
+				// RFC 2579: a permanent row (the configuration's) is
+				// changed, not deleted.
+				return snmp.InconsistentValue
+			}
 			remove(i)
 		}
-	case e.status == 4:
+		return snmp.NoError
+	case e.status == rsCreateAndGo || e.status == rsCreateAndWait:
 		if i >= 0 {
 			return snmp.InconsistentValue
 		}
-		return create()
-	case i < 0 && e.status == 1:
+		if st := create(); st != snmp.NoError {
+			return st
+		}
+		if e.status == rsCreateAndWait {
+			if st, _, _ := row(find()); *st == 0 {
+				*st = StatusNotInService
+			}
+		}
+		return snmp.NoError
+	case i < 0 && e.status != 0:
 		return snmp.InconsistentValue
 	case i < 0:
 		return snmp.NoCreation
-	default:
-		update(i)
+	}
+	update(i)
+	st, _, ready := row(i)
+	if *st == StatusNotReady && ready {
+		*st = StatusNotInService // RFC 2579: its columns are now set
+	}
+	switch e.status {
+	case rsActive:
+		if !ready {
+			return snmp.InconsistentValue
+		}
+		*st = 0
+	case rsNotInService:
+		if !ready {
+			return snmp.InconsistentValue
+		}
+		*st = StatusNotInService
 	}
 	return snmp.NoError
 }
+
+// RowStatus values of sets (RFC 2579) and the StorageType of rows the
+// configuration made read-only.
+const (
+	rsActive        = 1
+	rsNotInService  = 2
+	rsCreateAndGo   = 4
+	rsCreateAndWait = 5
+	rsDestroy       = 6
+	storageReadOnly = 5
+)

@@ -110,7 +110,20 @@ type Group struct {
 	// Storage is the row's StorageType (RFC 2579); 0 is permanent(4),
 	// as rows of the configuration are, sets make nonVolatile(3) rows.
 	Storage int
+	// Status is the row's RowStatus (RFC 2579): 0 or 1 is active; a
+	// row notInService(2) or notReady(3) is listed in the tables but
+	// grants nothing. A notReady group may lack its GroupName.
+	Status int `json:",omitempty"`
 }
+
+// RowStatus values a row may hold (RFC 2579).
+const (
+	StatusActive       = 1
+	StatusNotInService = 2
+	StatusNotReady     = 3
+)
+
+func active(status int) bool { return status == 0 || status == StatusActive }
 
 // Family is a vacmViewTreeFamilyTable row.
 type Family struct {
@@ -123,6 +136,7 @@ type Family struct {
 	Mask     []byte
 	Excluded bool
 	Storage  int // as in Group
+	Status   int `json:",omitempty"` // as in Group
 }
 
 // Access is a vacmAccessTable row.
@@ -136,6 +150,7 @@ type Access struct {
 	WriteView     string
 	NotifyView    string
 	Storage       int // as in Group
+	Status        int `json:",omitempty"` // as in Group
 }
 
 // Config is the content of a VACM's tables. Rows that share an index
@@ -196,14 +211,18 @@ func New(c *Config) (*VACM, error) {
 		if err := checkName("security name", g.SecurityName, false); err != nil {
 			return nil, err
 		}
-		if err := checkName("group name", g.GroupName, false); err != nil {
+		if err := checkName("group name", g.GroupName, g.Status == StatusNotReady); err != nil {
 			return nil, err
 		}
 		if g.SecurityModel < 0 {
 			return nil, fmt.Errorf("vacm: group %q: bad security model %d", g.GroupName, g.SecurityModel)
 		}
 		k := groupKey{g.SecurityModel, g.SecurityName}
-		a.groups[k] = g.GroupName
+		if active(g.Status) {
+			a.groups[k] = g.GroupName
+		} else {
+			delete(a.groups, k)
+		}
 		if i, ok := groupIdx[k]; ok {
 			a.cfg.Groups[i] = g
 		} else {
@@ -239,7 +258,9 @@ func New(c *Config) (*VACM, error) {
 	}
 	byView := map[string][]Family{}
 	for _, f := range a.cfg.Families {
-		byView[f.ViewName] = append(byView[f.ViewName], f)
+		if active(f.Status) {
+			byView[f.ViewName] = append(byView[f.ViewName], f)
+		}
 	}
 	for name, fs := range byView {
 		a.views[name] = newView(name, fs)
@@ -285,6 +306,9 @@ func New(c *Config) (*VACM, error) {
 		}
 	}
 	for _, e := range a.cfg.Access {
+		if !active(e.Status) {
+			continue
+		}
 		ae := &accessEntry{Access: e}
 		for i, v := range []string{e.ReadView, e.WriteView, e.NotifyView} {
 			ae.views[i] = a.views[v]

@@ -59,6 +59,9 @@ type Proc struct {
 	// a space, parameters) it matches instead of those named Name (RE2
 	// syntax: Go's regexp package).
 	Regexp string `yaml:"regexp,omitempty"`
+	// Fix is the command run (with /bin/sh -c) when prErrFix is set to 1
+	// (`procfix NAME COMMAND`).
+	Fix string `yaml:"fix,omitempty"`
 }
 
 // File is one `file` directive: fileTable watches the size of Path and
@@ -188,6 +191,18 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 		}
 		p.c.setOrigin(fmt.Sprintf("host.procs[%d]", len(h.Procs)), p.origin())
 		h.Procs = append(h.Procs, pr)
+	case "procfix":
+		if len(w) < 2 {
+			return true, p.errorf(tok, "want NAME COMMAND")
+		}
+		cmd := strings.TrimSpace(strings.TrimSpace(rest)[len(w[0]):])
+		for i := range h.Procs {
+			if h.Procs[i].Name == w[0] {
+				h.Procs[i].Fix = cmd
+				return true, nil
+			}
+		}
+		return true, p.errorf(tok, "no proc line for %s before it", w[0])
 	case "swap":
 		v, err := num(w[0])
 		if err != nil {

@@ -21,6 +21,7 @@ storageUseNFS 2
 skipNFSInHostResources yes
 ignoreDisk /dev/sdz
 realStorageUnits 0
+procfix cron /usr/sbin/service  cron restart
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +36,7 @@ realStorageUnits 0
 	if l := h.LoadMax(); l == nil || *l != [3]float64{12, 10, 10} {
 		t.Errorf("load %v", l)
 	}
-	if len(h.Procs) != 3 || h.Procs[0] != (Proc{Name: "sshd", Max: 5, Min: 1}) || h.Procs[1] != (Proc{Name: "cron", Max: 0, Min: 1}) || h.Procs[2] != (Proc{Name: "bad", Max: 0, Min: 0}) {
+	if len(h.Procs) != 3 || h.Procs[0] != (Proc{Name: "sshd", Max: 5, Min: 1}) || h.Procs[1] != (Proc{Name: "cron", Max: 0, Min: 1, Fix: "/usr/sbin/service  cron restart"}) || h.Procs[2] != (Proc{Name: "bad", Max: 0, Min: 0}) {
 		t.Errorf("procs %+v", h.Procs)
 	}
 	if h.MinSwap != 32000 || h.StorageUseNFS == nil || *h.StorageUseNFS || !h.SkipNFS || len(h.IgnoreDisks) != 1 {
@@ -50,7 +51,7 @@ realStorageUnits 0
 	if len(warned) != 1 || !strings.HasPrefix(warned[0], "host.conf:14:") {
 		t.Errorf("warnings %q", c.Warnings)
 	}
-	for _, bad := range []string{"disk", "disk / x%", "load x", "proc a 1 2 (x", "proc a 1 2 (?=x)", "file", "file /x -1", "proc a\nproc a", "swap -1", "storageUseNFS 3", "skipNFSInHostResources maybe"} {
+	for _, bad := range []string{"disk", "disk / x%", "load x", "proc a 1 2 (x", "proc a 1 2 (?=x)", "file", "file /x -1", "proc a\nproc a", "swap -1", "storageUseNFS 3", "skipNFSInHostResources maybe", "procfix a /bin/true\nproc a", "proc a\nprocfix a"} {
 		_, err := ParseSnmpdConf("bad.conf", []byte(bad+"\n"))
 		if err == nil || !strings.Contains(err.Error(), "bad.conf:") {
 			t.Errorf("%q: error %v, want one naming the file and line", bad, err)

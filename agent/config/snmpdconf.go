@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tsnmp/tsnmp/access/vacm"
 	"github.com/tsnmp/tsnmp/security/community"
@@ -216,24 +217,26 @@ func (p *snmpdParser) otherSection(sec, tok, rest string) {
 
 // ignoredDirectives are snmpd.conf directives tsnmpd accepts but does not
 // act on: AgentX, notifications, extension and process monitoring, and
-// snmpd's persistent-state lines.
-var ignoredDirectives = map[string]string{}
-
-func init() {
+// snmpd's persistent-state lines. Built when first asked, so that
+// programs that link the package but read no snmpd.conf do not pay for
+// it at start-up.
+var ignoredDirectives = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
 	for _, group := range []struct {
 		why   string
 		names string
 	}{
 		{"not supported (see docs/notifications.md)", "v1trapaddress iquerysecname agentsecname monitor defaultmonitors notificationevent setevent strictdisman"},
-		{"Net-SNMP extension MIBs are not supported", "disk includealldisks proc procfix load swap file extendfix execfix dlmod interface_fadeout interface_replace_old override injecthandler table add_row smuxpeer smuxsocket proxy logmatch sysorldescr"},
+		{"Net-SNMP extension MIBs are not supported", "disk includealldisks proc load swap file extendfix execfix dlmod interface_fadeout interface_replace_old override injecthandler table add_row smuxpeer smuxsocket proxy logmatch sysorldescr"},
 		{"not applicable to tsnmpd", "agentgroup agentuser leave_pidfile dontlogtcpwrappersconnects maxgetbulkresponses engineidtype engineidnic"},
 		{"snmpd's persistent state is not read from here", "oldengineid usmuser vacmview vacmgroup vacmaccess vacmauthaccess psyslocation psyscontact psysname setserialno engineboots"},
 	} {
 		for _, n := range strings.Fields(group.names) {
-			ignoredDirectives[n] = group.why
+			m[n] = group.why
 		}
 	}
-}
+	return m
+})
 
 func (p *snmpdParser) directive(tok, rest string, depth int) error {
 	d := strings.ToLower(tok)
@@ -368,7 +371,7 @@ func (p *snmpdParser) directive(tok, rest string, depth int) error {
 		if ok, err := p.sshSetting(tok, rest); ok {
 			return err
 		}
-		if why, ok := ignoredDirectives[d]; ok {
+		if why, ok := ignoredDirectives()[d]; ok {
 			if w := wouldHave(d); w != "" {
 				p.warnf(tok, "ignored: snmpd would %s; %s", w, why)
 			} else {

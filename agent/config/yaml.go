@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -89,7 +90,7 @@ func (c *Config) recordOrigins(name string, n *yaml.Node, path string) {
 	}
 }
 
-var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`) })
 
 // yamlError rewrites the YAML library's "line N: msg" as "file:N: msg".
 func yamlError(name string, err error) error {
@@ -101,7 +102,7 @@ func yamlError(name string, err error) error {
 	var out []string
 	for _, m := range msgs {
 		m = strings.TrimPrefix(m, "yaml: ")
-		if sm := yamlLineRE.FindStringSubmatch(m); sm != nil {
+		if sm := yamlLineRE().FindStringSubmatch(m); sm != nil {
 			if n, err := strconv.Atoi(sm[1]); err == nil {
 				out = append(out, fmt.Sprintf("%s:%d: %s", name, n, sm[2]))
 				continue

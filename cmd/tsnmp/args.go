@@ -54,6 +54,12 @@ type options struct {
 	nextWord string // -C letters that take the next word
 	// mibs holds -m and -M (mibs.go).
 	mibs mibSettings
+	// confOpts are --TOKEN=VALUE settings of snmp.conf tokens (conf.go).
+	confOpts []string
+	// secModel is snmp.conf's defSecurityModel ("usm" or "tsm").
+	secModel string
+	// cmdKeys are the -3 letters the command line gave (m, M, k, K).
+	cmdKeys string
 }
 
 // usageError is a command-line error: its text is printed, then the usage.
@@ -63,7 +69,7 @@ func (e *usageError) Error() string { return e.msg }
 
 // withArg lists the options that take an argument (as Net-SNMP's getopt
 // string "Y:VhHm:M:O:I:P:D:dv:r:t:c:Z:e:E:n:u:l:x:X:a:A:p:T:-:3:s:S:L:C:").
-const withArg = "YmMOIPvrtcZeEnulxXaApTsSLC"
+const withArg = "YmMOIPvrtcZeEnulxXaApTsSLC3"
 
 // parseArgsTool parses arguments the way Net-SNMP's tools do: GNU getopt with
 // argument permutation (options may follow operands) when permute is set,
@@ -101,6 +107,11 @@ func parseArgsTool(argv []string, permute bool, nextWord string) (*options, erro
 			case "--no-key-cache":
 				o.noKeyCache = true
 			default:
+				if strings.Contains(a, "=") {
+					// Any snmp.conf token, as --TOKEN=VALUE.
+					o.confOpts = append(o.confOpts, a[2:])
+					continue
+				}
 				return nil, &usageError{fmt.Sprintf("Invalid option: %s", a)}
 			}
 			continue
@@ -133,21 +144,42 @@ func parseArgsTool(argv []string, permute bool, nextWord string) (*options, erro
 				i++
 				val = argv[i]
 			}
+			if c == '3' {
+				// -3m KEY, -3m=KEY, -3mKEY, "-3m KEY".
+				rest := strings.TrimLeft(strings.TrimPrefix(val[1:], "="), " \t")
+				if rest == "" {
+					if i+1 >= len(argv) {
+						return nil, &usageError{fmt.Sprintf("Missing argument after SNMPv3 '-3%c' option.", val[0])}
+					}
+					i++
+					rest = argv[i]
+				}
+				val = val[:1] + rest
+			}
 			if err := o.set(c, val); err != nil {
 				return nil, err
 			}
 			if c == 'C' && o.nextWord != "" {
 				// snmptable's w, c, f and r and snmpwalk's E take the
-				// next word.
+				// next word. Letters after a "!" (snmpnetstat's f, p
+				// and w) take the rest of their group, and the next
+				// word only when nothing follows them.
+				bare := strings.HasPrefix(o.nextWord, "!")
 				for k := 0; k < len(val); k++ {
 					if strings.IndexByte(o.nextWord, val[k]) < 0 {
 						continue
+					}
+					if bare && k < len(val)-1 {
+						break
 					}
 					if i+1 >= len(argv) {
 						return nil, &usageError{fmt.Sprintf("Bad -C%c option: no argument given", val[k])}
 					}
 					i++
 					o.tableC[val[k]] = argv[i]
+					if bare {
+						break
+					}
 				}
 			}
 			break
@@ -220,6 +252,27 @@ func (o *options) set(c byte, val string) error {
 		o.cfg.PrivProtocol = p
 	case 'X':
 		o.cfg.PrivPassword = val
+	case '3':
+		// Keys instead of passwords: -3m/-3M master keys (Ku), -3k/-3K
+		// keys localized to the agent's engine (Kul), in hex.
+		k, ok := parseHexString(val[1:])
+		if !strings.ContainsRune("mMkK", rune(val[0])) {
+			return &usageError{fmt.Sprintf("Unknown SNMPv3 option passed to -3: %c.", val[0])}
+		}
+		if !ok || len(k) == 0 {
+			return &usageError{fmt.Sprintf("Bad key value after -3%c flag.", val[0])}
+		}
+		o.cmdKeys += val[:1]
+		switch val[0] {
+		case 'm':
+			o.cfg.AuthKey = k
+		case 'M':
+			o.cfg.PrivKey = k
+		case 'k':
+			o.cfg.AuthLocalKey = k
+		case 'K':
+			o.cfg.PrivLocalKey = k
+		}
 	case 'e', 'E':
 		b, err := parseEngineID(val)
 		if err != nil {

@@ -281,7 +281,7 @@ func (a *app) set(ops []string) int {
 			failures++
 			continue
 		}
-		v, err := parseSetValue(oid, tr.typ, tr.val)
+		v, err := parseSetValue(oid, tr.typ, tr.val, a.setChecks())
 		if err != nil {
 			a.errorf("%s: %s\n", tr.name, err)
 			failures++

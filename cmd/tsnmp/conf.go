@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,15 +17,54 @@ type confLine struct {
 	key, val string
 	file     string
 	line     int
+	// host marks a line of a host's own file (hosts/HOST.conf).
+	host bool
 }
 
 // readConf reads snmp.conf and snmp.local.conf from each directory
 // Net-SNMP's tools read them from, in that order (a later line
 // overrides an earlier one). Lines may carry Net-SNMP's "[snmp]" prefix.
 func readConf() []confLine {
+	return readConfFiles([]string{"snmp.conf", "snmp.local.conf"}, false)
+}
+
+// readHostConf reads the files Net-SNMP's tools read for an agent named
+// name when it opens the session: hosts/NAME.conf and
+// hosts/NAME.local.conf under each snmp.conf directory, for a name of
+// letters, digits, dots and hyphens only (not "udp:name", an alias or an
+// address with a port). They take snmp.conf's tokens, and "transport"
+// gives the address to use instead of the name.
+func readHostConf(name string, general []confLine) []confLine {
+	if name == "" || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != "" {
+		return nil
+	}
+	for i := len(general) - 1; i >= 0; i-- {
+		if general[i].key == "dontloadhostconfig" {
+			if on, _ := confBool(general[i].val); on {
+				return nil
+			}
+			break
+		}
+	}
+	return readConfFiles([]string{"hosts/" + name + ".conf", "hosts/" + name + ".local.conf"}, true)
+}
+
+// confOptions turns the command line's --TOKEN=VALUE (and --TOKEN VALUE
+// given as one word) into lines that come after every file, as
+// Net-SNMP's tools take any snmp.conf token on the command line.
+func confOptions(opts []string) []confLine {
+	var out []confLine
+	for _, o := range opts {
+		key, val, _ := strings.Cut(o, "=")
+		out = append(out, confLine{key: strings.ToLower(key), val: confWord(strings.TrimSpace(val)), file: "(command line)"})
+	}
+	return out
+}
+
+func readConfFiles(names []string, host bool) []confLine {
 	var out []confLine
 	for _, d := range snmpConfDirs() {
-		for _, name := range []string{"snmp.conf", "snmp.local.conf"} {
+		for _, name := range names {
 			path := filepath.Join(d, name)
 			f, err := os.Open(path)
 			if err != nil {
@@ -47,7 +87,7 @@ func readConf() []confLine {
 				if key == "" || key[0] == '#' {
 					continue
 				}
-				out = append(out, confLine{key: strings.ToLower(key), val: confWord(strings.TrimSpace(val)), file: path, line: n})
+				out = append(out, confLine{key: strings.ToLower(key), val: confWord(strings.TrimSpace(val)), file: path, line: n, host: host})
 			}
 			f.Close()
 		}
@@ -89,6 +129,14 @@ var confOutput = map[string]string{
 type confDefaults struct {
 	defaultPort int
 	aliases     map[string]string
+	// transport is a host file's address for the agent it is named
+	// after; domains are defDomain's (application -> domain),
+	// targets defTarget's ("application domain" -> target).
+	transport string
+	domains   map[string]string
+	targets   map[string]string
+	// clientPort is clientaddrUsesPort: clientaddr's port is used.
+	clientPort bool
 }
 
 // applyConf applies the application defaults of snmp.conf
@@ -106,12 +154,82 @@ func (o *options) applyConf(lines []confLine, errw io.Writer) {
 	// not give the option; the last line wins.
 	vals := map[byte]confLine{}
 	var pass *confLine
+	keys := map[string][]byte{}
+	cmdSeen := maps.Clone(o.seen) // the command line's options
 	var tparams []string
 	debugging, tokens := false, ""
 	for _, l := range lines {
 		switch l.key {
 		case "defversion":
+			if l.host {
+				// Net-SNMP's tools settle the version before they
+				// read the host's file: its defVersion changes nothing.
+				continue
+			}
 			vals['v'] = l
+		case "transport":
+			if l.host {
+				o.conf.transport = l.val
+			}
+		case "defdomain":
+			app, domains, _ := strings.Cut(l.val, " ")
+			domain := strings.FieldsFunc(domains, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+			if len(domain) == 0 {
+				bad(l, fmt.Sprintf("No domain(s) in registration of defDomain %q", app))
+				continue
+			}
+			if o.conf.domains == nil {
+				o.conf.domains = map[string]string{}
+			}
+			if _, dup := o.conf.domains[app]; dup {
+				bad(l, "Default transport already registered for this application")
+				continue
+			}
+			o.conf.domains[app] = strings.ToLower(domain[0])
+		case "deftarget":
+			f := strings.Fields(l.val)
+			if len(f) < 3 {
+				bad(l, "defTarget takes an application, a domain and a target")
+				continue
+			}
+			if o.conf.targets == nil {
+				o.conf.targets = map[string]string{}
+			}
+			k := f[0] + " " + strings.ToLower(f[1])
+			if _, dup := o.conf.targets[k]; dup {
+				bad(l, "Default target already registered for this application-domain combination")
+				continue
+			}
+			o.conf.targets[k] = f[2]
+		case "clientaddr":
+			o.cfg.LocalAddr = l.val
+		case "clientaddrusesport":
+			if on, ok := confBool(l.val); ok {
+				o.conf.clientPort = on
+			} else {
+				bad(l, "clientaddrUsesPort takes yes or no")
+			}
+		case "16bitids":
+			if on, ok := confBool(l.val); ok {
+				o.cfg.ShortIDs = on
+			} else {
+				bad(l, "16bitIDs takes yes or no")
+			}
+		case "defauthmasterkey", "defprivmasterkey", "defauthlocalizedkey", "defprivlocalizedkey":
+			k, ok := parseHexString(l.val)
+			if !ok || len(k) == 0 {
+				bad(l, l.key+" takes a key in hex")
+				continue
+			}
+			keys[l.key] = k
+		case "defsecuritymodel":
+			switch strings.ToLower(l.val) {
+			case "usm", "tsm":
+				o.secModel = strings.ToLower(l.val)
+			default:
+				fmt.Fprintf(errw, "unknown security model name: %s.  Forcing USM instead.\n", l.val)
+				o.secModel = "usm"
+			}
 		case "defcommunity":
 			vals['c'] = l
 		case "defsecurityname":
@@ -206,6 +324,18 @@ func (o *options) applyConf(lines []confLine, errw io.Writer) {
 			bad(l, err.Error())
 		}
 	}
+	o.resolveKeys(keys, vals, cmdSeen)
+	if a := o.cfg.LocalAddr; a != "" {
+		// clientaddr [DOMAIN:]ADDRESS[:PORT]; the port only with
+		// clientaddrUsesPort.
+		if i := strings.IndexByte(a, ':'); i > 0 && domainNames[strings.ToLower(a[:i])] {
+			a = a[i+1:]
+		}
+		if h, _, err := net.SplitHostPort(a); err == nil && !o.conf.clientPort {
+			a = h
+		}
+		o.cfg.LocalAddr = a
+	}
 	// The command line's -T parameters come after and so override.
 	o.transportParams = append(tparams, o.transportParams...)
 	if debugging && !o.debug {
@@ -224,12 +354,82 @@ func (o *options) applyConf(lines []confLine, errw io.Writer) {
 	}
 }
 
-// target applies snmp.conf's alias and defaultPort to an agent address.
-func (o *options) target(peer string) string {
+// resolveKeys settles the USM keys as Net-SNMP's tools do, for auth and
+// priv alike: a localized key from the command line (-3k) comes first;
+// then the session's key: the command line's passphrase (-A), else its
+// master key (-3m), else snmp.conf's master key (defAuthMasterKey), else
+// its passphrase; snmp.conf's localized key (defAuthLocalizedKey) only
+// where none of these is given. vals holds the snmp.conf lines applied,
+// cmdSeen the options of the command line.
+func (o *options) resolveKeys(keys map[string][]byte, vals map[byte]confLine, cmdSeen map[byte]bool) {
+	for _, p := range []struct {
+		pw        byte // -A or -X
+		master    byte // -3m or -3M
+		local     byte // -3k or -3K
+		conf      string
+		password  *string
+		key, lkey *[]byte
+	}{
+		{'A', 'm', 'k', "auth", &o.cfg.AuthPassword, &o.cfg.AuthKey, &o.cfg.AuthLocalKey},
+		{'X', 'M', 'K', "priv", &o.cfg.PrivPassword, &o.cfg.PrivKey, &o.cfg.PrivLocalKey},
+	} {
+		cmdLocal := strings.IndexByte(o.cmdKeys, p.local) >= 0
+		switch {
+		case cmdSeen[p.pw]:
+			*p.key = nil
+		case strings.IndexByte(o.cmdKeys, p.master) >= 0:
+			*p.password = ""
+		case keys["def"+p.conf+"masterkey"] != nil:
+			*p.key, *p.password = keys["def"+p.conf+"masterkey"], ""
+		}
+		_, confPass := vals[p.pw]
+		if !cmdLocal && *p.password == "" && len(*p.key) == 0 && !confPass {
+			*p.lkey = keys["def"+p.conf+"localizedkey"]
+		}
+	}
+}
+
+// domainNames are the transport domains an agent address may start
+// with ("udp:", ...), as Net-SNMP's tools know them.
+var domainNames = map[string]bool{
+	"udp": true, "tcp": true, "udp6": true, "tcp6": true, "udpv6": true, "tcpv6": true,
+	"udpipv6": true, "tcpipv6": true, "tls": true, "dtls": true, "ssh": true, "unix": true,
+	"alias": true, "tlstcp": true, "dtlsudp": true, "ipv6": true, "inet6": true,
+}
+
+// target applies snmp.conf's alias, a host file's transport, defDomain,
+// defTarget and defaultPort to an agent address, for application app
+// ("snmp", or "snmptrap" for trap and inform), in the order Net-SNMP's
+// tools apply them.
+func (o *options) target(peer, app string) string {
+	if o.conf.transport != "" {
+		peer = o.conf.transport
+	}
 	if def, ok := o.conf.aliases[strings.TrimPrefix(peer, "alias:")]; ok && strings.HasPrefix(peer, "alias:") {
 		peer = def
 	}
-	if o.conf.defaultPort == 0 {
+	domain := ""
+	if i := strings.IndexByte(peer, ':'); i > 0 && domainNames[strings.ToLower(peer[:i])] {
+		domain = strings.ToLower(peer[:i])
+	} else if d := o.conf.domains[app]; d != "" && app != "snmp" && !strings.HasPrefix(peer, "/") {
+		// Net-SNMP's command generators (application "snmp") name
+		// their default domains themselves, so defDomain reaches only
+		// snmptrap and snmpinform (application "snmptrap").
+		domain = d
+		peer = d + ":" + peer
+	}
+	if domain == "" {
+		domain = "udp"
+	}
+	port := o.conf.defaultPort
+	if port == 0 {
+		if def := o.conf.targets[app+" "+domain]; def != "" {
+			if i := strings.LastIndexByte(def, ':'); i >= 0 {
+				port, _ = strconv.Atoi(def[i+1:])
+			}
+		}
+	}
+	if port == 0 {
 		return peer
 	}
 	prefix, rest := "", peer
@@ -241,19 +441,19 @@ func (o *options) target(peer string) string {
 			return peer // their own default ports
 		}
 	}
-	port := strconv.Itoa(o.conf.defaultPort)
+	portText := strconv.Itoa(port)
 	switch {
 	case strings.HasPrefix(rest, "["):
 		if strings.Contains(rest, "]:") {
 			return peer
 		}
-		return prefix + rest + ":" + port
+		return prefix + rest + ":" + portText
 	case strings.Count(rest, ":") > 1:
-		return prefix + "[" + rest + "]:" + port
+		return prefix + "[" + rest + "]:" + portText
 	case strings.Contains(rest, ":"):
 		return peer
 	}
-	return prefix + net.JoinHostPort(rest, port)
+	return prefix + net.JoinHostPort(rest, portText)
 }
 
 // certDirs are where certificate names are looked up: the tls

@@ -15,7 +15,7 @@ import (
 // and as text.
 func dumpPacket(w io.Writer, network string, sent bool, msg []byte, local, remote net.Addr) {
 	var b strings.Builder
-	addr := transportAddr(network, local, remote)
+	addr := transportAddr(network, sent, local, remote)
 	if sent {
 		fmt.Fprintf(&b, "\nSending %d bytes to %s\n", len(msg), addr)
 	} else {
@@ -55,13 +55,18 @@ func hexDump(msg []byte) string {
 	return b.String()
 }
 
-// transportAddr names a connection as Net-SNMP's transports do:
+// transportAddr names a connection as Net-SNMP's transports do (sent
+// tells a message sent from one received):
 // "UDP: [remote]:port->[0.0.0.0]:localport" (its IPv4 sockets are not
 // bound to an address), "TCP: [remote]:port->[0.0.0.0]:0",
-// "UDP/IPv6: [remote]:port".
-func transportAddr(network string, local, remote net.Addr) string {
+// "UDP/IPv6: [remote]:port"; as Net-SNMP 5.9.5 names them, a TLS
+// connection "TLSTCP: [0.0.0.0]:0->[0.0.0.0]:0" (its TLS transport has
+// no addresses to show), a DTLS message sent by its UDP socket
+// "UDP: [remote]:port->[0.0.0.0]:localport" and one received
+// "DTLSUDP: [remote]:port->[local]:localport".
+func transportAddr(network string, sent bool, local, remote net.Addr) string {
 	host, port := splitAddr(remote)
-	_, lport := splitAddr(local)
+	lhost, lport := splitAddr(local)
 	v6 := strings.Contains(host, ":")
 	switch {
 	case strings.HasPrefix(network, "udp") && v6:
@@ -72,13 +77,41 @@ func transportAddr(network string, local, remote net.Addr) string {
 		return fmt.Sprintf("TCP: [%s]:%s->[0.0.0.0]:0", host, port)
 	case strings.HasPrefix(network, "udp"):
 		return fmt.Sprintf("UDP: [%s]:%s->[0.0.0.0]:%s", host, port, lport)
+	case network == "tls" && !v6:
+		return "TLSTCP: [0.0.0.0]:0->[0.0.0.0]:0"
 	case network == "tls":
 		return fmt.Sprintf("TLSTCP: [%s]:%s", host, port)
+	case network == "dtls" && !v6 && sent:
+		return fmt.Sprintf("UDP: [%s]:%s->[0.0.0.0]:%s", host, port, lport)
+	case network == "dtls" && !v6:
+		if ip := net.ParseIP(lhost); ip == nil || ip.IsUnspecified() {
+			lhost = sourceFor(host, port)
+		}
+		return fmt.Sprintf("DTLSUDP: [%s]:%s->[%s]:%s", host, port, lhost, lport)
 	case network == "dtls":
 		return fmt.Sprintf("DTLSUDP: [%s]:%s", host, port)
 	}
 	return fmt.Sprintf("%s: [%s]:%s", strings.ToUpper(network), host, port)
 }
+
+// sourceFor returns the address a message to host:port leaves from
+// (the address a reply arrives at, which Net-SNMP reads with each
+// message), as the kernel would choose it; connecting a UDP socket sends
+// nothing.
+func sourceFor(host, port string) string {
+	if v, ok := sources.Load(host); ok {
+		return v.(string)
+	}
+	src := "0.0.0.0"
+	if c, err := net.Dial("udp4", net.JoinHostPort(host, port)); err == nil {
+		src, _ = splitAddr(c.LocalAddr())
+		c.Close()
+	}
+	sources.Store(host, src)
+	return src
+}
+
+var sources sync.Map // host -> sourceFor's answer
 
 func splitAddr(a net.Addr) (string, string) {
 	if a == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -19,17 +20,58 @@ import (
 //	-CT          table form              -Cm  the maximum so far
 //	-Ck          seconds in timestamps   -Cv N variables per request
 //	-Cf          do not fix errors and retry
+//	-CP N        report every N periods: the average and the peak
+//	-CF FILE     objects to poll, one a line, before those of the
+//	             command line
+//	-CS          a "Sum" line: the sum of the others (-CL NAME names it)
+//	-Cl          append each object's lines to the file AGENT-NAME
+//	             instead of printing them
 //
 // It runs until interrupted.
 
 type deltaVar struct {
-	oid   snmp.OID
+	oid   snmp.OID // nil for -CS's sum
 	descr string
 	typ   snmp.Type
 	value uint32
 	c64   uint64
 	time  int64
 	max   float32
+	// -CP: polls counted towards the next report (-1 until the first
+	// report period starts), their sum and the peak.
+	peakCount        int
+	peak, peakAvgSum float32
+}
+
+// readDeltaFile reads snmpdelta's -CF file: an object name a line,
+// without blank lines and lines starting with '#'. A file that cannot be
+// opened gives nothing, as with snmpdelta.
+func readDeltaFile(name string) ([]string, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, nil
+	}
+	var out []string
+	for i, l := range strings.SplitAfter(string(b), "\n") {
+		if l == "" {
+			continue
+		}
+		if len(l) > 258 {
+			return nil, msgf("Line too long on line %d of %s", i+1, name) // snmpdelta's words
+		}
+		if l[0] == '#' || strings.TrimSpace(l) == "" {
+			continue
+		}
+		out = append(out, l[:len(l)-1]) // the last character goes, newline or not
+	}
+	return out, nil
+}
+
+// peakStart reports whether a -CP report period starts now: when the
+// seconds to the next full hour are a multiple of it.
+func peakStart(now time.Time, seconds int) bool {
+	next := now.Truncate(time.Hour).Add(time.Hour)
+	return int(next.Unix()-now.Unix())%seconds == 0
 }
 
 // deltaDescriptor is snmpdelta's short name of an OID: the printed name
@@ -61,11 +103,10 @@ func (a *app) delta(ops []string) int {
 	if !ok {
 		return 1
 	}
-	for _, c := range "lFSL" {
-		if f.set[byte(c)] {
-			a.errorf("snmpdelta: -C%c (files) is not supported\n", c)
-			return 1
-		}
+	fileout, dosum := f.set['l'], f.set['S']
+	sumName := "Sum"
+	if f.set['L'] {
+		sumName = a.o.tableC['L']
 	}
 	num := func(c byte, def int) (int, bool) {
 		v, ok := a.o.tableC[c]
@@ -84,9 +125,17 @@ func (a *app) delta(ops []string) int {
 	if !ok1 || !ok2 {
 		return 1
 	}
+	peaks := 0
 	if f.set['P'] {
-		a.errorf("snmpdelta: -CP (peaks) is not supported\n")
-		return 1
+		peaks, _ = strconv.Atoi(a.o.tableC['P']) // atoi, as snmpdelta
+	}
+	if f.set['F'] {
+		names, err := readDeltaFile(a.o.tableC['F'])
+		if err != nil {
+			a.errorf("%v\n", err)
+			return 1
+		}
+		ops = append(names, ops...)
 	}
 	deltat, timestamp, table, printMax, keepSeconds := f.set['t'], f.set['s'], f.set['T'], f.set['m'], f.set['k']
 	if len(ops) == 0 {
@@ -99,8 +148,12 @@ func (a *app) delta(ops []string) int {
 		if !ok {
 			return 1
 		}
-		vars = append(vars, &deltaVar{oid: o, descr: deltaDescriptor(a.o.out.OID(o))})
+		vars = append(vars, &deltaVar{oid: o, descr: deltaDescriptor(a.o.out.OID(o)), peakCount: -1})
 	}
+	if dosum {
+		vars = append(vars, &deltaVar{descr: sumName, peakCount: -1})
+	}
+	var sum uint32 // -CS: this round's deltas so far
 	if !a.open() {
 		return 1
 	}
@@ -110,7 +163,9 @@ func (a *app) delta(ops []string) int {
 	}
 	if table {
 		for _, v := range vars {
-			a.out.WriteString("\t" + v.descr)
+			if v.oid != nil {
+				a.out.WriteString("\t" + v.descr)
+			}
 		}
 	}
 	a.out.Flush()
@@ -137,7 +192,9 @@ func (a *app) delta(ops []string) int {
 			oids = append(oids, sysUpTime)
 		}
 		for _, v := range vars[begin:end] {
-			oids = append(oids, v.oid)
+			if v.oid != nil {
+				oids = append(oids, v.oid)
+			}
 		}
 		resp, err := a.sess.Do(a.ctx, &snmp.PDU{Type: snmp.GetRequest, VarBinds: nullBinds(oids)})
 		var se *manager.StatusError
@@ -154,7 +211,7 @@ func (a *app) delta(ops []string) int {
 				return 1
 			}
 		case errors.Is(err, manager.ErrTimeout):
-			a.errorf("Timeout: No Response from %s\n", a.peer)
+			a.errorf("Timeout: No Response from %s\n", a.peerName())
 			return 1
 		case errors.Is(err, a.ctx.Err()) && a.ctx.Err() != nil:
 			return 0
@@ -165,7 +222,7 @@ func (a *app) delta(ops []string) int {
 			var stamp string
 			if timestamp {
 				now := time.Now()
-				if period%60 != 0 || keepSeconds {
+				if period%60 != 0 && (peaks == 0 || period*peaks%60 != 0) || keepSeconds {
 					stamp = fmt.Sprintf(" [%02d:%02d:%02d %d/%d]", now.Hour(), now.Minute(), now.Second(), int(now.Month()), now.Day())
 				} else {
 					stamp = fmt.Sprintf(" [%02d:%02d %d/%d]", now.Hour(), now.Minute(), int(now.Month()), now.Day())
@@ -182,20 +239,25 @@ func (a *app) delta(ops []string) int {
 				vbs = vbs[1:]
 			}
 			for i, v := range vars[begin:end] {
-				if i >= len(vbs) || vbs[i].Value.Type.IsException() {
-					a.errorf("Missing variable in reply\n")
-					break
-				}
-				vb := vbs[i]
-				v.typ = vb.Value.Type
 				var value uint32
 				var c64 uint64
-				if v.typ == snmp.Counter64 {
-					c64 = vb.Value.Num - v.c64
-					v.c64 = vb.Value.Num
+				if v.oid != nil {
+					if len(vbs) == 0 || vbs[0].Value.Type.IsException() {
+						a.errorf("Missing variable in reply\n")
+						break
+					}
+					vb := vbs[0]
+					vbs = vbs[1:]
+					v.typ = vb.Value.Type
+					if v.typ == snmp.Counter64 {
+						c64 = vb.Value.Num - v.c64
+						v.c64 = vb.Value.Num
+					} else {
+						value = uint32(vb.Value.Num) - v.value
+						v.value = uint32(vb.Value.Num)
+					}
 				} else {
-					value = uint32(vb.Value.Num) - v.value
-					v.value = uint32(vb.Value.Num)
+					value, sum = sum, 0
 				}
 				dt := thisTime - v.time
 				if dt <= 0 {
@@ -206,6 +268,9 @@ func (a *app) delta(ops []string) int {
 				if last == 0 {
 					continue
 				}
+				if v.oid != nil && v.typ != snmp.Counter64 {
+					sum += value
+				}
 				var out string
 				if table {
 					if i == 0 {
@@ -215,6 +280,7 @@ func (a *app) delta(ops []string) int {
 					out = stamp + " " + v.descr
 				}
 				var pv float32
+				var valueStr string
 				if deltat || table {
 					if v.typ == snmp.Counter64 {
 						a.errorf("time delta and table form not supported for counter64s\n")
@@ -222,17 +288,43 @@ func (a *app) delta(ops []string) int {
 					}
 					pv = float32(value) * 100 / float32(dt)
 					if table {
-						out += fmt.Sprintf("\t%.2f", pv)
+						valueStr = fmt.Sprintf("\t%.2f", pv)
 					} else {
-						out += fmt.Sprintf(" /sec: %.2f", pv)
+						valueStr = fmt.Sprintf(" /sec: %.2f", pv)
 					}
 				} else {
 					pv = float32(value)
-					out += fmt.Sprintf(" /%d sec: ", period)
+					valueStr = fmt.Sprintf(" /%d sec: ", period)
 					if v.typ == snmp.Counter64 {
-						out += strconv.FormatUint(c64, 10)
+						valueStr += strconv.FormatUint(c64, 10)
 					} else {
-						out += strconv.FormatUint(uint64(value), 10)
+						valueStr += strconv.FormatUint(uint64(value), 10)
+					}
+				}
+				print := true
+				if peaks == 0 {
+					out += valueStr
+				} else {
+					// Only every peaks polls, from a report period's
+					// start: the average and the peak.
+					print = false
+					if v.peakCount == -1 {
+						if peakStart(time.Now(), period*peaks) {
+							v.peakCount = 0
+						}
+					} else {
+						v.peakAvgSum += pv
+						v.peak = max(v.peak, pv)
+						if v.peakCount++; v.peakCount == peaks {
+							avg := v.peakAvgSum / float32(v.peakCount)
+							if deltat {
+								out += fmt.Sprintf(" /sec: %.2f\t(%d sec Peak: %.2f)", avg, period, v.peak)
+							} else {
+								out += fmt.Sprintf(" /%d sec: %.0f\t(%d sec Peak: %.0f)", period, avg, period, v.peak)
+							}
+							v.peakAvgSum, v.peak, v.peakCount = 0, 0, 0
+							print = true
+						}
 					}
 				}
 				if printMax {
@@ -243,10 +335,18 @@ func (a *app) delta(ops []string) int {
 						out += fmt.Sprintf("\t(Max: %.0f)", v.max)
 					}
 				}
-				if table {
+				switch {
+				case !print:
+				case fileout:
+					// Appended to AGENT-NAME, as snmpdelta's -Cl.
+					name := a.name + "-" + v.descr
+					if err := appendLine(name, out[min(1, len(out)):]); err != nil {
+						a.errorf("Couldn't open %s\n", name)
+					}
+				case table:
 					a.out.WriteString(out)
-				} else {
-					a.out.WriteString(strings.TrimPrefix(out, " ") + "\n")
+				default:
+					a.out.WriteString(out[min(1, len(out)):] + "\n")
 				}
 			}
 			if table && end == len(vars) {
@@ -262,6 +362,19 @@ func (a *app) delta(ops []string) int {
 			}
 		}
 	}
+}
+
+// appendLine appends line and a newline to the file name.
+func appendLine(name, line string) error {
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func boolInt(b bool) int {

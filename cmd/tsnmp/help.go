@@ -76,7 +76,11 @@ var helpCommands = []cmdHelp{
 		descr: "Sends one Set request. TYPE is one of: = (the type the MIB gives), i (INTEGER, or an enumeration label), " +
 			"u (Unsigned32), t (TimeTicks), a (IpAddress), o (OBJECT IDENTIFIER), s (string), x (hex string), " +
 			"d (decimal string), b (BITS: bit numbers or labels), n (NULL), U (unsigned 64-bit), I (signed 64-bit), " +
-			"F (float), D (double), c (Counter32), C (Counter64). Options end at the first operand, so VALUE may start with '-'."},
+			"F (float), D (double), c (Counter32), C (Counter64). Options end at the first operand, so VALUE may start with '-'. " +
+			"As snmpset does, values are checked against the MIB before anything is sent: the type, enumeration labels, " +
+			"ranges and sizes (\"Value out of range\"; -Ir sends them unchecked), and an s value is read in the form of " +
+			"the object's DISPLAY-HINT where it fits it (a MacAddress as 0:1a:2b:3c:4d:5e, a DateAndTime as " +
+			"2026-11-26,13:30:0.0,+1:0; -Ih takes it as plain text)."},
 	{name: "table", tool: "snmptable", args: "AGENT TABLE-OID", common: true,
 		summary: "print a conceptual table",
 		descr:   "Reads a table with GetBulk (GetNext with -v1 or -CB) and prints it in columns, as snmptable does.",
@@ -114,17 +118,23 @@ var helpCommands = []cmdHelp{
 		appOpts: []opt{{"-Cu", "use UCD-SNMP-MIB's dskTable"}, {"-Ch", "print sizes in powers of 1024 (K, M, G)"}, {"-CH", "print sizes in powers of 1000"}}},
 	{name: "netstat", tool: "snmpnetstat", args: "AGENT", common: true,
 		summary: "print the agent's network connections",
-		descr:   "Reads the TCP connection and listener tables and the UDP endpoint table (IPv4 and IPv6), or with -Cr the routing table and with -Ci the interfaces, and prints them as snmpnetstat does.",
+		descr:   "Reads the TCP connection and listener tables and the UDP endpoint table (IPv4 and IPv6), or with -Cr the routing table, with -Ci the interfaces and with -Cs the protocol statistics, and prints them as snmpnetstat does.",
 		appOpts: []opt{{"-Ca", "also list the listening TCP sockets"}, {"-Cn", "print addresses and ports as numbers"},
-			{"-Cv", "do not cut long names"}, {"-Cfinet, -Cfinet6", "only IPv4 or IPv6"}, {"-Cptcp, -Cpudp", "only TCP or UDP"},
+			{"-Cv", "do not cut long names"}, {"-Cfinet, -Cfinet6", "only IPv4 or IPv6"}, {"-Cp PROTO", "only TCP or UDP (tcp, udp); with -Cs one protocol's statistics"},
 			{"-Cr", "print the routing table (inetCidrRouteTable) instead"},
-			{"-Ci", "print the interfaces (ifTable, ipAddrTable) instead; -Cb adds byte counts, -Co shows only them, -Cd adds drops"}}},
+			{"-Ci", "print the interfaces (ifTable, ipAddrTable) instead; -Cb adds byte counts, -Co shows only them, -Cd adds drops"},
+			{"-Cw SECONDS", "print the traffic of all interfaces every SECONDS, as the change since the line before, until interrupted"},
+			{"-Cs", "print the statistics of TCP, UDP, IP, IPv6, ICMP and ICMPv6 instead (-Css leaves out zeros; -Cp PROTO for one: tcp, udp, ip, ip6, icmp, icmp6)"}}},
 	{name: "delta", tool: "snmpdelta", args: "AGENT OID...", common: true,
 		summary: "print how much counters grow, every period",
 		descr:   "Polls the OIDs every period (aligned on the hour as snmpdelta aligns it) and prints the growth of each since the last poll; runs until interrupted.",
 		appOpts: []opt{{"-Cp SECONDS", "the period (default 1)"}, {"-Cs", "print timestamps"}, {"-Ck", "keep seconds in timestamps"},
 			{"-Ct", "rates per second, timed by the agent's sysUpTime"}, {"-CT", "table form: one line per poll"},
-			{"-Cm", "print the maximum so far"}, {"-Cv NUM", "variables per request (default 60)"}}},
+			{"-Cm", "print the maximum so far"}, {"-Cv NUM", "variables per request (default 60)"},
+			{"-CP NUM", "report every NUM periods the average and the peak (from the hour's first such report period)"},
+			{"-CF FILE", "poll the objects named in FILE (one a line; # comments) before those of the command line"},
+			{"-CS", "add a Sum line: the sum of the others (-CL NAME names it)"},
+			{"-Cl", "append each object's lines to the file AGENT-OBJECT instead of printing them"}}},
 	{name: "usm", tool: "snmpusm", args: "AGENT COMMAND [ARGS]", common: true,
 		summary: "manage users in an agent's usmUserTable",
 		descr: "COMMAND is create USER [CLONEFROM-USER], delete USER, activate USER, deactivate USER, " +
@@ -149,8 +159,8 @@ var helpCommands = []cmdHelp{
 		summary: "generate an exporter configuration from MIB modules (tsnmp generate --help)"},
 	{name: "bench", args: "EXPERIMENT... [--out DIR]",
 		summary: "run the performance experiments (tsnmp bench --help)"},
-	{name: "completion", args: "bash",
-		summary: "print the bash completion script"},
+	{name: "completion", args: "bash|zsh",
+		summary: "print the bash or zsh completion script"},
 	{name: "help", args: "[COMMAND]",
 		summary: "describe tsnmp or one of its commands"},
 }
@@ -167,6 +177,8 @@ var commonOptions = []opt{
 	{"-A PASSPHRASE", "authentication passphrase (defAuthPassphrase, defPassphrase)"},
 	{"-x PROTOCOL", "privacy: DES, AES, AES128, AES192, AES256, AES192C, AES256C (defPrivType)"},
 	{"-X PASSPHRASE", "privacy passphrase (defPrivPassphrase, defPassphrase)"},
+	{"-3m KEY, -3M KEY", "authentication and privacy master keys (Ku) in hex, instead of passphrases (defAuthMasterKey, defPrivMasterKey)"},
+	{"-3k KEY, -3K KEY", "authentication and privacy keys localized to the agent's engine (Kul) in hex (defAuthLocalizedKey, defPrivLocalizedKey)"},
 	{"-e ENGINEID", "security engine ID in hex (default: discovered)"},
 	{"-E ENGINEID", "context engine ID in hex"},
 	{"-n CONTEXT", "context name (defContext)"},
@@ -177,9 +189,10 @@ var commonOptions = []opt{
 	{"-m MODULES", "MIB modules to load, ':'-separated; ALL for every one, +MODULE to add (MIBS)"},
 	{"-M DIRS", "MIB directories, ':'-separated; +DIR to put in front (MIBDIRS)"},
 	{"-O FLAGS", "output: n numeric OIDs, f full names, s last name, S module::name, q quick, Q quick with =, v value only, x hex strings, a text strings, e numeric enums, t numeric timeticks, U no units, b indexes as numbers, X indexes in brackets, T hex with text, 0 hint hex in pairs"},
-	{"-I FLAGS", "input: r no range checks, h no DISPLAY-HINTs, R random access, b best match, u, s SUFFIX, S PREFIX"},
+	{"-I FLAGS", "input: r no type and range checks of set values, h no DISPLAY-HINTs in set values, R random access, b best match, u, s SUFFIX, S PREFIX"},
 	{"-d", "dump every message sent and received in hex (snmp.conf dumpPacket)"},
 	{"-D[TOKEN,...]", "debug messages of usm, tls, dtls, ssh, mibs, snmp.conf (all without TOKENs; -TOKEN turns one off)"},
+	{"--TOKEN=VALUE", "any snmp.conf setting, e.g. --clientaddr=192.0.2.1"},
 }
 
 // agentHelp is the text about AGENT and the configuration files.
@@ -308,7 +321,7 @@ func manPages(date string) map[string]string {
 	fmt.Fprintf(&b, ".SH OPTIONS\nThe commands that talk to an agent take these options.\n")
 	manOpts(&b, commonOptions)
 	fmt.Fprintf(&b, ".SH AGENT\n%s\n", roff(strings.ReplaceAll(agentHelp, "\n", " ")))
-	fmt.Fprintf(&b, ".SH FILES\n.TP\n.I snmp.conf\nApplication defaults (defVersion, defCommunity, defSecurityName, defSecurityLevel,\ndefAuthType, defPrivType, defPassphrase, defAuthPassphrase, defPrivPassphrase,\ndefContext, defaultPort, alias, retries, timeout, localCert, peerCert, trustCert,\ndumpPacket, doDebugging, debugTokens, mibs, mibdirs, mibfile and the output\nsettings), read from each directory of\n.B SNMPCONFPATH\nas by Net\\-SNMP's tools; certificates under each directory's\n.IR tls/ .\n.TP\n.I $XDG_CACHE_HOME/tsnmp\nThe indexed cache of loaded MIB modules and TLS session tickets.\n")
+	fmt.Fprintf(&b, ".SH FILES\n.TP\n.I snmp.conf\nApplication defaults (defVersion, defCommunity, defSecurityName, defSecurityLevel,\ndefAuthType, defPrivType, defPassphrase, defAuthPassphrase, defPrivPassphrase,\ndefContext, defSecurityModel, defAuthMasterKey, defPrivMasterKey,\ndefAuthLocalizedKey, defPrivLocalizedKey, defaultPort, defDomain, defTarget, alias, clientaddr,\nclientaddrUsesPort, 16bitIDs, retries, timeout, localCert, peerCert, trustCert,\ndumpPacket, doDebugging, debugTokens, dontLoadHostConfig, mibs, mibdirs, mibfile and\nthe output settings), read from each directory of\n.B SNMPCONFPATH\nas by Net\\-SNMP's tools; certificates under each directory's\n.IR tls/ .\nAny of these may be given on the command line as\n.BI \\-\\- TOKEN = VALUE .\n.TP\n.I hosts/HOST.conf\nSettings for the agent named HOST (a name of letters, digits, dots and hyphens),\nread from each directory of\n.B SNMPCONFPATH\nafter snmp.conf; its\n.B transport\ntoken gives the address to use, e.g. transport tcp:agent.example.net:1161.\nAs with Net\\-SNMP's tools, its defVersion is not used.\n.TP\n.I $XDG_CACHE_HOME/tsnmp\nThe indexed cache of loaded MIB modules and TLS session tickets.\n")
 	fmt.Fprintf(&b, ".SH ENVIRONMENT\n.TP\n.B MIBS\nModules to load, as \\-m.\n.TP\n.B MIBDIRS\nMIB directories, as \\-M.\n.TP\n.B SNMPCONFPATH\nDirectories of snmp.conf.\n")
 	fmt.Fprintf(&b, ".SH SEE ALSO\n")
 	var refs []string
@@ -380,6 +393,9 @@ func bashCompletion() string {
 	for _, o := range commonOptions {
 		for _, f := range strings.Split(o.flag, ", ") {
 			f, _, _ = strings.Cut(f, " ")
+			if strings.Contains(f, "=VALUE") {
+				continue // --TOKEN=VALUE stands for many
+			}
 			common = append(common, strings.TrimSuffix(f, "[TOKEN,...]"))
 		}
 	}
@@ -396,13 +412,15 @@ func bashCompletion() string {
 		}
 		var fs []string
 		for _, o := range c.appOpts {
-			f, _, _ := strings.Cut(o.flag, " ")
-			fs = append(fs, strings.TrimSuffix(f, "<NUM>"))
+			for _, f := range strings.Split(o.flag, ", ") {
+				f, _, _ = strings.Cut(f, " ")
+				fs = append(fs, strings.TrimSuffix(f, "<NUM>"))
+			}
 		}
 		fmt.Fprintf(&b, "\t%s) app=%q ;;\n", c.name, strings.Join(fs, " "))
 	}
 	b.WriteString("\thelp) COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\")); return ;;\n")
-	b.WriteString("\tcompletion) COMPREPLY=($(compgen -W \"bash\" -- \"$cur\")); return ;;\n\tesac\n")
+	b.WriteString("\tcompletion) COMPREPLY=($(compgen -W \"bash zsh\" -- \"$cur\")); return ;;\n\tesac\n")
 	b.WriteString("\tcase $prev in\n")
 	b.WriteString("\t-v) COMPREPLY=($(compgen -W \"1 2c 3\" -- \"$cur\")); return ;;\n")
 	b.WriteString("\t-l) COMPREPLY=($(compgen -W \"noAuthNoPriv authNoPriv authPriv\" -- \"$cur\")); return ;;\n")
@@ -418,15 +436,87 @@ func bashCompletion() string {
 	return b.String()
 }
 
-// completionMain is "tsnmp completion bash|names|modules".
+// optionNames splits an opt's flag into its option names ("-3m KEY, -3M
+// KEY" gives -3m and -3M); --TOKEN=VALUE, which stands for many, gives
+// none.
+func optionNames(o opt) []string {
+	var out []string
+	for _, f := range strings.Split(o.flag, ", ") {
+		f, _, _ = strings.Cut(f, " ")
+		if strings.Contains(f, "=VALUE") {
+			continue
+		}
+		out = append(out, strings.TrimSuffix(strings.TrimSuffix(f, "[TOKEN,...]"), "<NUM>"))
+	}
+	return out
+}
+
+// zshQuote quotes s for a single-quoted zsh word.
+func zshQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// zshCompletion is the zsh completion function (file _tsnmp): commands
+// and options with their descriptions, the values of -v, -l, -a, -x,
+// directories after -M, modules after -m, and MIB names, as the bash
+// script completes them.
+func zshCompletion() string {
+	var b strings.Builder
+	b.WriteString("#compdef tsnmp\n# zsh completion for tsnmp (made by \"tsnmp completion zsh\")\n")
+	b.WriteString("_tsnmp() {\n\tlocal -a commands common app mibargs\n\tlocal cmd prev i\n\tcommands=(\n")
+	for _, c := range helpCommands {
+		fmt.Fprintf(&b, "\t\t%s\n", zshQuote(c.name+":"+c.summary))
+	}
+	b.WriteString("\t)\n\tcommon=(\n")
+	for _, o := range commonOptions {
+		for _, f := range optionNames(o) {
+			fmt.Fprintf(&b, "\t\t%s\n", zshQuote(strings.ReplaceAll(f, ":", `\:`)+":"+o.text))
+		}
+	}
+	b.WriteString("\t)\n\tif (( CURRENT == 2 )); then\n\t\t_describe -t commands 'tsnmp command' commands\n\t\treturn\n\tfi\n")
+	b.WriteString("\tcmd=${words[2]}\n\tcase $cmd in\n")
+	for _, c := range helpCommands {
+		if len(c.appOpts) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\t%s) app=(", c.name)
+		for i, o := range c.appOpts {
+			for j, f := range optionNames(o) {
+				if i > 0 || j > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(zshQuote(strings.ReplaceAll(f, ":", `\:`) + ":" + o.text))
+			}
+		}
+		b.WriteString(") ;;\n")
+	}
+	b.WriteString("\thelp) _describe -t commands 'tsnmp command' commands; return ;;\n")
+	b.WriteString("\tcompletion) compadd bash zsh; return ;;\n\tesac\n")
+	b.WriteString("\tprev=${words[CURRENT-1]}\n\tcase $prev in\n")
+	b.WriteString("\t-v) compadd 1 2c 3; return ;;\n")
+	b.WriteString("\t-l) compadd noAuthNoPriv authNoPriv authPriv; return ;;\n")
+	b.WriteString("\t-a) compadd MD5 SHA SHA-224 SHA-256 SHA-384 SHA-512; return ;;\n")
+	b.WriteString("\t-x) compadd DES AES AES128 AES192 AES256 AES192C AES256C; return ;;\n")
+	b.WriteString("\t-M) _files -/; return ;;\n")
+	b.WriteString("\t-m) compadd ALL ${(f)\"$(tsnmp completion modules 2>/dev/null)\"}; return ;;\n")
+	b.WriteString("\t-c|-u|-A|-X|-3m|-3M|-3k|-3K|-e|-E|-n|-r|-t|-T|-O|-I) return ;;\n\tesac\n")
+	b.WriteString("\tif [[ $PREFIX == -* ]]; then\n\t\t_describe -t options 'option' common -- app\n\t\treturn\n\tfi\n")
+	b.WriteString("\t# MIB names, with the -m and -M of the command line.\n\tfor (( i = 3; i < CURRENT; i++ )); do\n\t\tcase ${words[i]} in\n\t\t-m|-M) mibargs+=(${words[i]} ${words[i+1]}) ;;\n\t\tesac\n\tdone\n")
+	b.WriteString("\tcompadd -- ${(f)\"$(tsnmp completion names $mibargs -- $PREFIX 2>/dev/null)\"}\n}\n")
+	b.WriteString("_tsnmp \"$@\"\n")
+	return b.String()
+}
+
+// completionMain is "tsnmp completion bash|zsh|names|modules".
 func completionMain(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: tsnmp completion bash")
+		fmt.Fprintln(stderr, "usage: tsnmp completion bash|zsh")
 		return 1
 	}
 	switch args[0] {
 	case "bash":
 		io.WriteString(stdout, bashCompletion())
+		return 0
+	case "zsh":
+		io.WriteString(stdout, zshCompletion())
 		return 0
 	case "names", "modules":
 		var s mibSettings

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 	"github.com/tsnmp/tsnmp/internal/testenv"
 )
 
-var updateDist = flag.Bool("update-dist", false, "rewrite dist/man/tsnmp*.1 and dist/completion/tsnmp.bash")
+var updateDist = flag.Bool("update-dist", false, "rewrite dist/man/tsnmp*.1 and dist/completion/tsnmp.bash and _tsnmp")
 
 // manDate is the date in the generated manual pages.
 const manDate = "2026-11-25"
@@ -23,7 +24,8 @@ const manDate = "2026-11-25"
 // -update-dist ./cmd/tsnmp rewrites them), and every page formats
 // without a warning from groff.
 func TestDistUpToDate(t *testing.T) {
-	files := map[string]string{filepath.Join("..", "..", "dist", "completion", "tsnmp.bash"): bashCompletion()}
+	files := map[string]string{filepath.Join("..", "..", "dist", "completion", "tsnmp.bash"): bashCompletion(),
+		filepath.Join("..", "..", "dist", "completion", "_tsnmp"): zshCompletion()}
 	for name, text := range manPages(manDate) {
 		files[filepath.Join("..", "..", "dist", "man", name)] = text
 	}
@@ -135,5 +137,62 @@ func TestCompletionNames(t *testing.T) {
 	run(context.Background(), "tsnmp", []string{"completion", "names", "-M", mibs, "-m", "IF-MIB", "--", "IF-MIB::ifHCIn"}, &o, &e)
 	if got := o.String(); got != "IF-MIB::ifHCInBroadcastPkts\nIF-MIB::ifHCInMulticastPkts\nIF-MIB::ifHCInOctets\nIF-MIB::ifHCInUcastPkts\n" {
 		t.Errorf("names IF-MIB::ifHCIn: %q", got)
+	}
+}
+
+// TestZshCompletion runs the zsh completion function in zsh with the
+// completion system's builtins replaced by stubs that print what they
+// are given: commands, option values, options with descriptions and MIB
+// names (from tsnmp completion names, run as this test binary).
+func TestZshCompletion(t *testing.T) {
+	zsh := testenv.Need(t, "zsh")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	bin := t.TempDir()
+	wrapper := "#!/bin/sh\nTSNMP_TEST_MAIN=1 exec " + os.Args[0] + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "tsnmp"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "_tsnmp")
+	// The function alone: the file's last line, which runs it when zsh
+	// autoloads the file, is left out.
+	fn := strings.TrimSuffix(zshCompletion(), "_tsnmp \"$@\"\n")
+	if err := os.WriteFile(script, []byte(fn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		words  []string
+		prefix string
+		want   []string
+	}{
+		{[]string{"tsnmp", ""}, "", []string{"_describe -t commands", "get:get the values of objects", "netstat:print the agent's network connections"}},
+		{[]string{"tsnmp", "get", "-v", ""}, "", []string{"compadd 1 2c 3"}},
+		{[]string{"tsnmp", "set", "-x", ""}, "", []string{"compadd DES AES AES128"}},
+		{[]string{"tsnmp", "get", "-"}, "-", []string{"-3m:authentication and privacy master keys", "-I:input: r no type and range checks"}},
+		{[]string{"tsnmp", "netstat", "-C"}, "-C", []string{"-Cs:print the statistics", "-Cw:print the traffic"}},
+		{[]string{"tsnmp", "get", "localhost", "sysDes"}, "sysDes", []string{"compadd -- sysDescr"}},
+		{[]string{"tsnmp", "completion", ""}, "", []string{"compadd bash zsh"}},
+	} {
+		var words strings.Builder
+		for _, w := range c.words {
+			words.WriteString(" '" + w + "'")
+		}
+		prog := "_describe() { print -r -- _describe \"$@\"; local a; for a in \"$@\"; do if [[ $a == [a-z]* && $a != *' '* ]] && (( ${(P)+a} )); then print -rl -- ${(P)a}; fi; done; true }\n" +
+			"compadd() { print -r -- compadd \"$@\" }\n_files() { print -r -- _files \"$@\" }\n" +
+			"source " + script + "\n" +
+			"words=(" + words.String() + ")\nCURRENT=" + fmt.Sprint(len(c.words)) + "\nPREFIX='" + c.prefix + "'\n_tsnmp\n"
+		cmd := exec.Command(zsh, "-f", "-c", prog)
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", c.words, err, out)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("%q: completion gives\n%s\nwithout %q", c.words, out, w)
+			}
+		}
 	}
 }

@@ -107,11 +107,23 @@ type app struct {
 	errw io.Writer
 	sess *manager.Session
 	peer string
+	// name is the agent as the command line gave it, which messages
+	// name (peer is where it leads: snmp.conf's defaultPort, defTarget,
+	// a host file's transport).
+	name string
 	ctx  context.Context
 	// detail is the text Net-SNMP's library leaves behind after resolving
 	// an unqualified name ("Sub-id not found: (top) -> sysDescr"), which
 	// its tools append to later error messages.
 	detail string
+}
+
+// peerName is the agent as messages name it.
+func (a *app) peerName() string {
+	if a.name != "" {
+		return a.name
+	}
+	return a.peer
 }
 
 // withDetail appends the pending detail the way Net-SNMP's perror does.
@@ -171,7 +183,7 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	stderr = &lockedWriter{w: stderr} // -d dumps from the reading goroutine
 	a := &app{tool: tool, out: bufio.NewWriter(stdout), errw: stderr, ctx: ctx}
 	defer a.out.Flush()
-	nextWord := map[string]string{"snmptable": "wcfr", "snmpwalk": "E", "snmpdelta": "pPvFL"}[tool]
+	nextWord := map[string]string{"snmptable": "wcfr", "snmpwalk": "E", "snmpdelta": "pPvFL", "snmpnetstat": "!fpw"}[tool]
 	permute := tool != "snmpset" && tool != "snmptrap" && tool != "snmpinform"
 	o, err := parseArgsTool(args, permute, nextWord)
 	if err != nil {
@@ -181,6 +193,10 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 	}
 	a.o = o
 	conf := readConf() // conf.go
+	if len(o.args) > 0 {
+		conf = append(conf, readHostConf(o.args[0], conf)...)
+	}
+	conf = append(conf, confOptions(o.confOpts)...)
 	o.applyConf(conf, stderr)
 	if o.debug {
 		o.cfg.Logger = newDebugLogger(stderr, o.debugTokens) // debug.go
@@ -211,7 +227,12 @@ func run(ctx context.Context, argv0 string, args []string, stdout, stderr io.Wri
 		a.usage()
 		return 1
 	}
-	a.peer = o.target(o.args[0]) // conf.go: alias, defaultPort
+	app := "snmp"
+	if tool == "snmptrap" || tool == "snmpinform" {
+		app = "snmptrap"
+	}
+	a.name = o.args[0]
+	a.peer = o.target(o.args[0], app) // conf.go: host file, alias, defDomain, defTarget, defaultPort
 	operands := o.args[1:]
 	if o.dump {
 		network := "udp"
@@ -312,18 +333,24 @@ func (a *app) open() bool {
 		return a.openSecure()
 	}
 	cfg := a.o.cfg
+	if a.o.secModel == "tsm" && cfg.Version == snmp.V3 {
+		a.errorf("%s: defSecurityModel tsm needs a tls:, dtls: or ssh: agent address, not %s\n", a.tool, a.peer)
+		return false
+	}
 	if cfg.Version == snmp.V3 {
 		if cfg.User == "" {
 			a.errorf("%s: %s\n", a.tool, a.withDetail("No securityName specified"))
 			return false
 		}
-		if cfg.Level >= snmp.AuthNoPriv && len(cfg.AuthPassword) < 8 {
+		authKey := len(cfg.AuthKey) > 0 || len(cfg.AuthLocalKey) > 0
+		privKey := len(cfg.PrivKey) > 0 || len(cfg.PrivLocalKey) > 0
+		if cfg.Level >= snmp.AuthNoPriv && !authKey && len(cfg.AuthPassword) < 8 {
 			a.errorf("Error: passphrase chosen is below the length requirements of the USM (min=8).\n")
 			a.errorf("%s:  (The supplied password length is too short.)\n", a.tool)
 			a.errorf("Error generating a key (Ku) from the supplied authentication pass phrase. \n")
 			return false
 		}
-		if cfg.Level == snmp.AuthPriv {
+		if cfg.Level == snmp.AuthPriv && !privKey {
 			if cfg.PrivPassword == "" {
 				cfg.PrivPassword = cfg.AuthPassword
 			}
@@ -344,6 +371,9 @@ func (a *app) open() bool {
 	if err != nil {
 		a.errorf("%s: Unknown host (%s)\n", a.tool, a.peer)
 		return false
+	}
+	if t.Stream() {
+		cfg.LocalAddr = "" // clientaddr is for UDP, as in Net-SNMP
 	}
 	s, err := manager.DialTarget(a.ctx, t, cfg)
 	if err != nil {
@@ -389,9 +419,9 @@ func (a *app) requestError(err error, dot bool) {
 	switch {
 	case errors.Is(err, manager.ErrTimeout):
 		if dot {
-			a.errorf("Timeout: No Response from %s.\n", a.peer)
+			a.errorf("Timeout: No Response from %s.\n", a.peerName())
 		} else {
-			a.errorf("Timeout: No Response from %s\n", a.peer)
+			a.errorf("Timeout: No Response from %s\n", a.peerName())
 		}
 	case errors.As(err, &re):
 		a.errorf("%s: %s\n", a.tool, a.withDetail(re.Error()))

@@ -265,6 +265,8 @@ func (a *app) netstat(ops []string) int {
 	n := &netstatRun{a: a}
 	proto := ""
 	all, routes, ifaces, bytesToo, bytesOnly, drops := false, false, false, false, false, false
+	statsFlag := 0 // -Cs, -Css
+	interval := 0  // -Cw SECONDS
 	for _, arg := range a.o.appOpts {
 		for i := 0; i < len(arg); i++ {
 			switch arg[i] {
@@ -284,8 +286,21 @@ func (a *app) netstat(ops []string) int {
 				bytesOnly = true
 			case 'd':
 				drops = true
+			case 's':
+				statsFlag++
+			case 'w':
+				v := arg[i+1:]
+				if v == "" {
+					v = a.o.tableC['w']
+				}
+				interval, _ = strconv.Atoi(v) // atoi, as snmpnetstat
+				ifaces = true
+				i = len(arg)
 			case 'f', 'p':
 				v := arg[i+1:]
+				if v == "" {
+					v = a.o.tableC[arg[i]]
+				}
 				if arg[i] == 'f' {
 					switch v {
 					case "inet":
@@ -298,8 +313,10 @@ func (a *app) netstat(ops []string) int {
 					}
 				} else {
 					proto = v
-					if proto != "tcp" && proto != "udp" {
-						a.errorf("snmpnetstat: %s: unknown or uninstrumented protocol\n", v)
+					switch proto {
+					case "tcp", "udp", "ip", "icmp", "tcp6", "udp6", "ip6", "icmp6":
+					default:
+						a.errorf("snmpnetstat: %s: unknown protocol\n", v)
 						return 1
 					}
 				}
@@ -321,6 +338,10 @@ func (a *app) netstat(ops []string) int {
 		return 1
 	}
 	defer a.sess.Close()
+	if ifaces && interval > 0 {
+		n.sideways(time.Duration(interval)*time.Second, drops) // netstat_stats.go
+		return 0
+	}
 	if ifaces {
 		n.interfaces(bytesToo, bytesOnly, drops)
 		return 0
@@ -329,6 +350,10 @@ func (a *app) netstat(ops []string) int {
 		if !n.routes() {
 			return 1
 		}
+		return 0
+	}
+	if statsFlag > 0 {
+		n.stats(proto, statsFlag > 1) // netstat_stats.go
 		return 0
 	}
 	if proto == "" || proto == "tcp" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tsnmp/tsnmp/ber"
+	"github.com/tsnmp/tsnmp/manager/format"
 	"github.com/tsnmp/tsnmp/mib/smi"
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -37,9 +38,27 @@ var setLetters = map[smi.Base]byte{
 	smi.BaseBits: 'b',
 }
 
+// setChecks are the input options that change how values are read:
+// -Ir (noRange: neither the type nor the range of the MIB object is
+// checked) and -Ih (noHints: its DISPLAY-HINT is not used).
+// warn, if set, takes the warnings snmpset prints and goes on.
+type setChecks struct {
+	noRange, noHints bool
+	warn             func(format string, args ...any)
+}
+
+// setChecks returns the checks -I asked for.
+func (a *app) setChecks() setChecks {
+	return setChecks{noRange: a.o.noRangeCheck, noHints: a.o.noHints, warn: a.errorf}
+}
+
 // parseSetValue converts snmpset's TYPE VALUE for object oid, checking the
-// type against the MIB as Net-SNMP does. Errors carry Net-SNMP's texts.
-func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
+// type, and the ranges, sizes and enumerations against the MIB as
+// Net-SNMP does, and reading an 's' value in the form of the object's
+// DISPLAY-HINT (a MacAddress as 0:1a:2b:3c:4d:5e, a DateAndTime as
+// 2026-11-26,13:30:0.0,+0:0) where it fits that form. Errors carry
+// Net-SNMP's texts.
+func parseSetValue(oid snmp.OID, typ, val string, chk setChecks) (snmp.Value, error) {
 	var node *smi.Node
 	if n, _ := smi.Lookup(oid); n != nil && (n.Kind == smi.KindScalar || n.Kind == smi.KindColumn) {
 		node = n
@@ -54,16 +73,28 @@ func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
 		}
 		t = setLetters[node.Base]
 	}
+	// The type is checked against the MIB unless -Ir.
+	checked := node
+	if chk.noRange {
+		checked = nil
+	}
 	want := func(expected string, bases ...smi.Base) error {
-		if node == nil {
+		if checked == nil {
 			return nil
 		}
 		for _, b := range bases {
-			if node.Base == b {
+			if checked.Base == b {
 				return nil
 			}
 		}
-		return msgf("Bad variable type (Type of attribute is %s, not %s)", typeNames[node.Base], expected)
+		return msgf("Bad variable type (Type of attribute is %s, not %s)", typeNames[checked.Base], expected)
+	}
+	// inRange checks v against the object's ranges or sizes.
+	inRange := func(v int64, what string) error {
+		if checked == nil || checked.Ranges == "" {
+			return nil
+		}
+		return checkRanges(checked.Ranges, v, what)
 	}
 	badValue := msgf("Bad value notation (%s)", val)
 	switch t {
@@ -71,15 +102,31 @@ func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
 		if err := want("INTEGER", smi.BaseInteger); err != nil {
 			return snmp.Value{}, err
 		}
-		if i, err := strconv.ParseInt(val, 10, 32); err == nil {
-			return snmp.IntegerValue(i), nil
+		if val == "" {
+			return snmp.Value{}, badValue
 		}
-		if node != nil {
-			if i, ok := node.EnumValue(val); ok {
-				return snmp.IntegerValue(i), nil
+		i, n := format.Strtol(val, 10)
+		if n < len(val) {
+			e, ok := int64(0), false
+			if node != nil {
+				e, ok = node.EnumValue(val)
 			}
+			if !ok {
+				return snmp.Value{}, msgf("Value out of range (%s)", val)
+			}
+			i = e
 		}
-		return snmp.Value{}, msgf("Value out of range (%s)", val)
+		if err := inRange(i, val); err != nil {
+			return snmp.Value{}, err
+		}
+		if i != int64(int32(i)) {
+			// What snmpset sends: the low 32 bits, with a warning.
+			if chk.warn != nil {
+				chk.warn("truncating integer value > 32 bits\n")
+			}
+			i = int64(int32(i))
+		}
+		return snmp.IntegerValue(i), nil
 	case 'u', 't', 'c':
 		var err error
 		var mk func(uint32) snmp.Value
@@ -89,7 +136,7 @@ func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
 		case 't':
 			err, mk = want("Timeticks", smi.BaseTimeTicks), snmp.TimeTicksValue
 		default:
-			if node != nil && node.Base != smi.BaseCounter32 {
+			if checked != nil && checked.Base != smi.BaseCounter32 {
 				err = msgf("Bad object type: %c", t)
 			}
 			mk = snmp.Counter32Value
@@ -103,7 +150,7 @@ func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
 		}
 		return mk(uint32(u)), nil
 	case 'C':
-		if node != nil && node.Base != smi.BaseCounter64 {
+		if checked != nil && checked.Base != smi.BaseCounter64 {
 			return snmp.Value{}, msgf("Bad object type: %c", t)
 		}
 		u, err := strconv.ParseUint(val, 10, 64)
@@ -130,20 +177,27 @@ func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
 		}
 		return snmp.OIDValue(o), nil
 	case 's', 'x', 'd':
-		if err := want("OCTET STRING", smi.BaseOctetString, smi.BaseBits, smi.BaseOpaque); err != nil {
+		if err := want("OCTET STRING", smi.BaseOctetString, smi.BaseBits); err != nil {
 			return snmp.Value{}, err
 		}
+		var b []byte
 		switch t {
 		case 's':
-			return snmp.BytesValue([]byte(val)), nil
+			if node != nil && node.Hint != "" && !chk.noHints {
+				if b, ok := format.ParseOctetHint(node.Hint, val); ok {
+					if err := inRange(int64(len(b)), "Value does not match DISPLAY-HINT"); err != nil {
+						return snmp.Value{}, err
+					}
+					return snmp.BytesValue(b), nil
+				}
+			}
+			b = []byte(val)
 		case 'x':
-			b, ok := parseHexString(val)
-			if !ok {
+			var ok bool
+			if b, ok = parseHexString(val); !ok {
 				return snmp.Value{}, badValue
 			}
-			return snmp.BytesValue(b), nil
 		default:
-			var b []byte
 			for _, f := range strings.FieldsFunc(val, func(r rune) bool { return r == '.' || r == ' ' }) {
 				n, err := strconv.ParseUint(f, 10, 8)
 				if err != nil {
@@ -151,22 +205,33 @@ func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
 				}
 				b = append(b, byte(n))
 			}
-			return snmp.BytesValue(b), nil
 		}
-	case 'b':
-		if err := want("BITS", smi.BaseBits); err != nil {
+		if err := inRange(int64(len(b)), "Bad string length"); err != nil {
 			return snmp.Value{}, err
 		}
+		return snmp.BytesValue(b), nil
+	case 'b':
+		if checked != nil && (checked.Base != smi.BaseBits || len(checked.Enums) == 0) {
+			return snmp.Value{}, msgf("Bad variable type (Type of attribute is %s, not BITS)", typeNames[checked.Base])
+		}
 		var b []byte
+		if node != nil {
+			// As long as the highest named bit needs.
+			for _, e := range node.Enums {
+				for e.Value >= 0 && e.Value <= 0xffff && int64(len(b)) <= e.Value/8 {
+					b = append(b, 0)
+				}
+			}
+		}
 		for _, f := range strings.FieldsFunc(val, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
-			n, err := strconv.ParseUint(f, 10, 16)
+			n, err := strconv.ParseUint(f, 0, 16)
 			if err != nil {
 				v, ok := int64(0), false
 				if node != nil {
 					v, ok = node.EnumValue(f)
 				}
 				if !ok || v < 0 || v > 0xffff {
-					return snmp.Value{}, badValue
+					return snmp.Value{}, msgf("Value out of range (%s)", f)
 				}
 				n = uint64(v)
 			}
@@ -182,6 +247,51 @@ func parseSetValue(oid snmp.OID, typ, val string) (snmp.Value, error) {
 		return opaqueValue(t, val)
 	}
 	return snmp.Value{}, msgf("Bad object type: %c", t)
+}
+
+// checkRanges checks v against ranges as the MIB module wrote them (as
+// Net-SNMP prints them: "(0..255)", "(1..4 | 8)"), giving snmpset's
+// error where it is in none: "Value out of range (WHAT :: {(0..255)})".
+// As in Net-SNMP, the bounds are C ints: a bound beyond 32 bits wraps.
+func checkRanges(ranges string, v int64, what string) error {
+	var list []string
+	in := false
+	for _, r := range strings.Split(strings.Trim(ranges, "()"), "|") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(r), "..")
+		l := rangeBound(lo)
+		h := l
+		if isRange {
+			h = rangeBound(hi)
+		}
+		if l <= v && v <= h {
+			in = true
+		}
+		if l != h {
+			list = append(list, fmt.Sprintf("(%d..%d)", l, h))
+		} else {
+			list = append(list, fmt.Sprintf("(%d)", l))
+		}
+	}
+	if in {
+		return nil
+	}
+	return msgf("Value out of range (%s :: {%s})", what, strings.Join(list, ", "))
+}
+
+// rangeBound reads a bound of a range as Net-SNMP keeps it: strtoul's
+// value stored in a C int.
+func rangeBound(s string) int64 {
+	s = strings.TrimSpace(s)
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return int64(int32(i))
+	}
+	if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return int64(int32(u))
+	}
+	if strings.Trim(s, "+-0123456789") == "" && s != "" {
+		return -1 // strtoul's ULONG_MAX on overflow
+	}
+	return 0
 }
 
 // parseHexString accepts "00 1a ff", "001aff" and "0x001aff".

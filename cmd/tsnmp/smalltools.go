@@ -86,7 +86,7 @@ func (a *app) status(ops []string) int {
 			continue
 		}
 		if errors.Is(err, manager.ErrTimeout) {
-			a.errorf("Timeout: No Response from %s\n", a.peer)
+			a.errorf("Timeout: No Response from %s\n", a.peerName())
 			return 1
 		}
 		if err != nil {
@@ -116,7 +116,7 @@ func (a *app) status(ops []string) int {
 	if t, err := manager.ParseTarget(a.peer); err == nil {
 		network = t.Network
 	}
-	fmt.Fprintf(a.out, "[%s]=>[%s] Up: %s\n", transportAddr(network, local, remote), d, uptimeString(uint32(uptime)))
+	fmt.Fprintf(a.out, "[%s]=>[%s] Up: %s\n", transportAddr(network, false, local, remote), d, uptimeString(uint32(uptime)))
 
 	// The interface table, column by column with GetNext, as snmpstatus
 	// walks it: a round counts an interface when all five columns
@@ -136,7 +136,7 @@ func (a *app) status(ops []string) int {
 			exit = 2
 			continue
 		case errors.Is(err, manager.ErrTimeout):
-			a.errorf("Timeout: No Response from %s\n", a.peer)
+			a.errorf("Timeout: No Response from %s\n", a.peerName())
 			exit = 1
 			continue
 		case err != nil:

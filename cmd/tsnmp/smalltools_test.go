@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,6 +130,19 @@ func TestNetstat(t *testing.T) {
 			t.Errorf("%q:\nNet-SNMP %d:\n%s%s\ntsnmp %d:\n%s%s", opts, want.Code, want.Stdout, want.Stderr, got.Code, got.Stdout, got.Stderr)
 		}
 	}
+	// Statistics: the same lines, with the counts (which move between
+	// the two runs) masked.
+	digits := regexp.MustCompile(`\d+`)
+	for _, opts := range [][]string{{"-Cs"}, {"-Css"}, {"-Cs", "-Cptcp"}, {"-Cs", "-Cpicmp"}, {"-Css", "-Cpip6"}, {"-Cs", "-Cpudp"},
+		{"-Cpip"}, {"-Cs", "-Cptcp6"}, {"-Cpbogus"}, {"-v1", "-Cs"}} {
+		args := append(append([]string{"-v2c"}, opts...), "-c", "public", a.Addr("udp"))
+		want := snmpdtest.Tool(t, "snmpnetstat", args...)
+		got := runTsnmp(t, "snmpnetstat", args...)
+		w, g := digits.ReplaceAllString(want.Stdout, "N"), digits.ReplaceAllString(got.Stdout, "N")
+		if w != g || want.Code != got.Code || want.Stderr != got.Stderr {
+			t.Errorf("%q:\nNet-SNMP %d:\n%s%s\ntsnmp %d:\n%s%s", opts, want.Code, want.Stdout, want.Stderr, got.Code, got.Stdout, got.Stderr)
+		}
+	}
 	for _, opts := range [][]string{{"-Cn"}, {"-Cn", "-Ca"}, {"-Cna", "-Cfinet6"}, {"-Cn", "-Cpudp"}, {"-Cn", "-Cptcp", "-Ca", "-Cfinet"}} {
 		args := append(append([]string{}, opts...), "-v2c", "-c", "public", a.Addr("udp"))
 		want := snmpdtest.Tool(t, "snmpnetstat", args...)
@@ -134,6 +150,49 @@ func TestNetstat(t *testing.T) {
 		w, g := stable(want.Stdout), stable(got.Stdout)
 		if strings.Join(w, "\n") != strings.Join(g, "\n") || want.Code != got.Code || want.Stderr != got.Stderr || len(w) < 3 {
 			t.Errorf("%q:\nNet-SNMP %d:\n%s\n%s\ntsnmp %d:\n%s\n%s", opts, want.Code, strings.Join(w, "\n"), want.Stderr, got.Code, strings.Join(g, "\n"), got.Stderr)
+		}
+	}
+}
+
+// TestNetstatInterval runs snmpnetstat -Cw 1 and tsnmp netstat -Cw 1
+// side by side for a few seconds: the same banner, then lines of changes
+// since the last in the same columns (the numbers differ: the traffic,
+// and snmpnetstat 5.9 sums past the ifTable's columns).
+func TestNetstatInterval(t *testing.T) {
+	snmpnetstat := snmpdtest.Require(t, "snmpnetstat")
+	mibs := testenv.MIBDir(t)
+	a := snmpdtest.Start(t, communities)
+	conf := t.TempDir()
+	digits := regexp.MustCompile(`\d+`)
+	// %10lu %5lu %10lu %10lu %5lu %10lu %5lu, with -Cd %5lu more.
+	row := regexp.MustCompile(`^ *N+ +N+ +N+ +N+ +N+ +N+ +N+( +N+)?$`)
+	for _, opts := range [][]string{{"-Cw", "1"}, {"-Cd", "-Cw1"}} {
+		args := append(append([]string{"-M", mibs, "-m", "ALL"}, opts...), "-v2c", "-c", "public", a.Addr("udp"))
+		ctx, cancel := context.WithTimeout(context.Background(), 2600*time.Millisecond)
+		net := exec.CommandContext(ctx, snmpnetstat, args...)
+		ts := exec.CommandContext(ctx, os.Args[0], append([]string{"netstat"}, args...)...)
+		env := append(os.Environ(), "SNMPCONFPATH="+conf, "MIBS=", "MIBDIRS=", "XDG_CACHE_HOME="+t.TempDir(), "HOME="+t.TempDir())
+		net.Env, ts.Env = env, append(env, "TSNMP_TEST_MAIN=1")
+		var nw, tw bytes.Buffer
+		net.Stdout, ts.Stdout = &nw, &tw
+		if err := net.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := ts.Start(); err != nil {
+			t.Fatal(err)
+		}
+		net.Wait()
+		ts.Wait()
+		cancel()
+		wl, gl := strings.Split(nw.String(), "\n"), strings.Split(tw.String(), "\n")
+		ok := len(wl) >= 4 && len(gl) >= 4 && strings.Join(wl[:2], "\n") == strings.Join(gl[:2], "\n")
+		for _, l := range append(wl[2:len(wl)-1], gl[2:len(gl)-1]...) {
+			if !row.MatchString(digits.ReplaceAllStringFunc(l, func(d string) string { return strings.Repeat("N", len(d)) })) {
+				ok = false
+			}
+		}
+		if !ok {
+			t.Errorf("%q:\nNet-SNMP:\n%s\ntsnmp:\n%s", opts, nw.String(), tw.String())
 		}
 	}
 }
@@ -155,13 +214,59 @@ func TestDelta(t *testing.T) {
 	}
 }
 
+// TestDeltaFiles: snmpdelta's -CF (objects from a file), -CS and -CL
+// (a sum line and its name), -CP (reports of the average and the peak)
+// and -Cl (lines appended to files named AGENT-OBJECT), side by side
+// with snmpdelta as in TestDelta.
+func TestDeltaFiles(t *testing.T) {
+	snmpdelta := snmpdtest.Require(t, "snmpdelta")
+	mibs := testenv.MIBDir(t)
+	a := snmpdtest.Start(t, communities)
+	conf := t.TempDir()
+	objs := filepath.Join(t.TempDir(), "objects")
+	if err := os.WriteFile(objs, []byte("# counters\n\nifInUcastPkts.1\nIF-MIB::ifOutUcastPkts.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// One after the other: each runs for seconds, and on a loaded
+	// machine processes started together may not all get to poll.
+	deltaSame(t, snmpdelta, mibs, conf, a, []string{"-CF", objs, "-CS", "-CL", "Total", "-Cs"})
+	// -CP 1 reports from the third poll on.
+	deltaSameIn(t, snmpdelta, mibs, conf, a, []string{"-CP", "1", "-Ct", "-Cm"}, "", "", 5*time.Second)
+	deltaSameIn(t, snmpdelta, mibs, conf, a, []string{"-CF", filepath.Join(t.TempDir(), "missing"), "-Cl", "-Cs"}, t.TempDir(), t.TempDir(), 3500*time.Millisecond)
+}
+
+// dirFiles returns the files of dir and their contents.
+func dirFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range es {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = string(b)
+	}
+	return out
+}
+
 func deltaSame(t *testing.T, snmpdelta, mibs, conf string, a *snmpdtest.Agent, opts []string) {
+	deltaSameIn(t, snmpdelta, mibs, conf, a, opts, "", "", 3500*time.Millisecond)
+}
+
+// deltaSameIn is deltaSame with the two commands run in the
+// directories netDir and tsDir (the working directory when empty).
+func deltaSameIn(t *testing.T, snmpdelta, mibs, conf string, a *snmpdtest.Agent, opts []string, netDir, tsDir string, run time.Duration) {
 	digits := regexp.MustCompile(`\d+`)
 	{
 		args := append(append([]string{"-M", mibs, "-m", "ALL"}, opts...), "-v2c", "-c", "public", a.Addr("udp"), "ifInOctets.1", "sysUpTime.0", "IF-MIB::ifOutOctets.1")
-		ctx, cancel := context.WithTimeout(context.Background(), 3500*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), run)
 		net := exec.CommandContext(ctx, snmpdelta, args...)
 		ts := exec.CommandContext(ctx, os.Args[0], append([]string{"delta"}, args...)...)
+		net.Dir, ts.Dir = netDir, tsDir
 		env := append(os.Environ(), "SNMPCONFPATH="+conf, "MIBS=", "MIBDIRS=", "XDG_CACHE_HOME="+t.TempDir(), "HOME="+t.TempDir())
 		net.Env, ts.Env = env, append(env, "TSNMP_TEST_MAIN=1")
 		var nw, tw bytes.Buffer
@@ -177,6 +282,24 @@ func deltaSame(t *testing.T, snmpdelta, mibs, conf string, a *snmpdtest.Agent, o
 		cancel()
 		wl, gl := strings.Split(digits.ReplaceAllString(nw.String(), "N"), "\n"), strings.Split(digits.ReplaceAllString(tw.String(), "N"), "\n")
 		n := min(len(wl), len(gl)) - 1 // the last line may be cut
+		if netDir != "" {
+			// -Cl: the lines went to files named AGENT-OBJECT.
+			nf, tf := dirFiles(t, netDir), dirFiles(t, tsDir)
+			if len(nf) == 0 || strings.Join(slices.Sorted(maps.Keys(nf)), " ") != strings.Join(slices.Sorted(maps.Keys(tf)), " ") {
+				t.Errorf("%q: snmpdelta wrote %q, tsnmp %q", opts, slices.Sorted(maps.Keys(nf)), slices.Sorted(maps.Keys(tf)))
+			}
+			for name, text := range nf {
+				w, g := strings.Split(digits.ReplaceAllString(text, "N"), "\n"), strings.Split(digits.ReplaceAllString(tf[name], "N"), "\n")
+				k := min(len(w), len(g)) - 1
+				if k < 1 || strings.Join(w[:k], "\n") != strings.Join(g[:k], "\n") {
+					t.Errorf("%q: %s:\nsnmpdelta:\n%s\ntsnmp:\n%s", opts, name, text, tf[name])
+				}
+			}
+			if nw.Len() != 0 || tw.Len() != 0 {
+				t.Errorf("%q: printed %q and %q besides the files", opts, nw.String(), tw.String())
+			}
+			return
+		}
 		if n < 2 || strings.Join(wl[:n], "\n") != strings.Join(gl[:n], "\n") {
 			t.Errorf("%q:\nsnmpdelta:\n%s\ntsnmp:\n%s", opts, nw.String(), tw.String())
 		}

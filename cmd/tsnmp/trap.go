@@ -164,7 +164,7 @@ func (a *app) trap(ops []string) int {
 			a.errorf("%s: Bad object type: %s\n", ops[i], t[:min(len(t), 1)])
 			return 1
 		}
-		v, err := parseSetValue(oid, t[:1], ops[i+2])
+		v, err := parseSetValue(oid, t[:1], ops[i+2], a.setChecks())
 		if err != nil {
 			a.errorf("%s: %s\n", ops[i], err)
 			return 1

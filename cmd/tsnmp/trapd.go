@@ -474,15 +474,47 @@ func logCounters(w io.Writer, r *notify.Receiver, o *notify.Outputs) {
 		o.Stats.Forwarded.Load(), o.Stats.ForwardErrors.Load())
 }
 
-// lineWriter writes each notification with one Write call under a lock,
-// so the outputs of concurrent writers do not interleave.
+// lineWriter keeps whole notifications in a buffer until notify.Outputs
+// flushes it (when no notification waits, and at least every 100 ms):
+// under load the log takes one write(2) per batch, not per notification.
+// A notification is never split across writes, so outputs sharing a file
+// (standard output for both --log - and --json -) do not interleave.
 type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
 }
+
+// lineBuffer is how much lineWriter keeps before it writes.
+const lineBuffer = 64 << 10
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	if len(l.buf)+len(p) > lineBuffer {
+		if err := l.flush(); err != nil {
+			return 0, err
+		}
+		if len(p) > lineBuffer {
+			return l.w.Write(p)
+		}
+	}
+	l.buf = append(l.buf, p...)
+	return len(p), nil
+}
+
+// Flush writes what is buffered.
+func (l *lineWriter) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.flush()
+}
+
+func (l *lineWriter) flush() error {
+	if len(l.buf) == 0 {
+		return nil
+	}
+	_, err := l.w.Write(l.buf)
+	l.buf = l.buf[:0] // a failed write is reported, not retried
+	return err
 }

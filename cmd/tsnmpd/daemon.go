@@ -42,8 +42,10 @@ type daemon struct {
 	agent *agent.Agent
 	usm   *usm.USM
 	vacm  vacmState // vacmmib.go
-	ifmib *ifmib.MIB
-	host  hostMIBs
+	// usmRows is usmUserTable's share of the daemon (usmstate.go).
+	usmRows usmState
+	ifmib   *ifmib.MIB
+	host    hostMIBs
 	// agentx is the AgentX master, when `master agentx` is configured.
 	agentx          *agentx.Master
 	agentxListeners []net.Listener // until serveAgentX
@@ -170,7 +172,7 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	d.agent.Stats.Register(tree)
 	d.agent.RegisterEngine(tree)
 	d.agent.RegisterUSMStats(tree)
-	d.agent.RegisterUSMUsers(tree, d.writeUSMState)
+	d.usmRows.table = d.agent.RegisterUSMUsers(tree, agent.USMUsersOptions{Persist: d.writeUSMRows, Configured: d.usmConfigured})
 	d.registerVACMMIB(tree)
 	notify.Register(tree, d.originator.Load) // SNMP-TARGET-MIB, SNMP-NOTIFICATION-MIB
 	d.ssh, d.tls, d.http = newSSHState(tree), newTLSState(tree), &httpState{}

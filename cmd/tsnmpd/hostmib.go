@@ -42,6 +42,7 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 		IncludeAllDisks: h.IncludeAllDisks,
 		Load:            h.LoadMax(),
 		MinSwap:         h.MinSwap,
+		Logger:          d.log,
 	}
 	for _, dk := range h.Disks {
 		x := ucd.Disk{Path: dk.Path, MinKB: -1, MinPercent: -1}
@@ -56,7 +57,7 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 		uc.Disks = append(uc.Disks, x)
 	}
 	for _, p := range h.Procs {
-		up := ucd.Proc{Name: p.Name, Max: p.Max, Min: p.Min}
+		up := ucd.Proc{Name: p.Name, Max: p.Max, Min: p.Min, Fix: p.Fix}
 		if p.Regexp != "" {
 			up.Regexp = regexp.MustCompile(p.Regexp) // checked when the configuration was read
 		}

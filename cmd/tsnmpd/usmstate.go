@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,7 +13,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/security/usm"
 )
 
@@ -56,21 +61,98 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 			"file", path, "engineID", hex.EncodeToString(id), "this_engineID", hex.EncodeToString(local), "moved_to", old)
 		data = nil
 	}
+	// The configuration's users: permanent rows. base is what the
+	// configuration says of each, to tell a change made by SNMP.
+	configured := map[userKey]bool{}
+	base := map[userKey]string{}
+	var rows []agent.USMUserRow
+	at := map[userKey]int{}
+	users.Each(func(engineID []byte, u *usm.User) {
+		k := userKey{string(engineID), u.Name()}
+		configured[k] = true
+		if len(engineID) > 0 {
+			if r, err := userRow(engineID, u, agent.StoragePermanent); err == nil {
+				base[k] = rowBase(r)
+				at[k] = len(rows)
+				rows = append(rows, r)
+			}
+		}
+	})
 	damaged := false
+	inFile := map[userKey]bool{}
 	for n, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
 		if len(f) == 0 || strings.HasPrefix(f[0], "#") || f[0] == "engineID" {
 			continue
 		}
-		u, err := parseUSMLine(f, local)
+		var r agent.USMUserRow
+		var rbase string
+		var err error
+		if f[0] == "usmRow" {
+			r, rbase, err = parseUSMRow(f)
+		} else {
+			var u *usm.User
+			if u, err = parseUSMLine(f, local); err == nil {
+				r, err = userRow(local, u, agent.StorageNonVolatile)
+			}
+		}
 		if err != nil {
 			d.log.Warn("state file damaged: ignoring a line; the user it held is dropped unless the configuration defines it", "file", path, "line", n+1, "err", err)
 			damaged = true
 			continue
 		}
-		if _, ok := users.Lookup(local, []byte(u.Name())); !ok {
-			users.Add(local, u)
+		k := userKey{string(r.EngineID), r.Name}
+		switch {
+		case configured[k] && f[0] == "usmRow" && r.Storage == agent.StoragePermanent && rbase == base[k]:
+			// A user of the configuration changed by SNMP: the change
+			// stands while the configuration says the same of it.
+			if i, ok := at[k]; ok {
+				rows[i] = r
+				users.Remove(r.EngineID, r.Name)
+				if r.Status == 1 {
+					u, err := rowUser(r)
+					if err != nil { // checked by parseUSMRow
+						return fmt.Errorf("%s:%d: user %q: %w", path, n+1, r.Name, err)
+					}
+					users.Add(r.EngineID, u)
+				}
+			}
+			continue
+		case configured[k] && f[0] == "usmRow":
+			d.log.Warn("the configuration's user differs from what SNMP made or changed: the configuration's is used", "file", path, "line", n+1, "user", r.Name, "engineID", hex.EncodeToString(r.EngineID))
+			continue
+		case configured[k]:
+			continue
 		}
+		// A user that left the configuration stays, as SNMP's.
+		r.Storage = agent.StorageNonVolatile
+		inFile[k] = true
+		rows = append(rows, r)
+	}
+	// volatile rows are kept in memory only: they stay across reloads
+	// (not restarts).
+	if t := d.usmRows.table; t != nil {
+		for _, r := range t.Rows() {
+			k := userKey{string(r.EngineID), r.Name}
+			if r.Storage == agent.StorageVolatile && !inFile[k] && !configured[k] {
+				rows = append(rows, r)
+			}
+		}
+	}
+	for _, r := range rows {
+		if r.Storage != agent.StoragePermanent && r.Status == 1 {
+			u, err := rowUser(r)
+			if err != nil {
+				return fmt.Errorf("%s: user %q: %w", path, r.Name, err)
+			}
+			users.Add(r.EngineID, u)
+		}
+	}
+	d.usmRows.mu.Lock()
+	d.usmRows.configured, d.usmRows.base = configured, base
+	d.usmRows.mu.Unlock()
+	if t := d.usmRows.table; t != nil {
+		t.Restore(rows)
 	}
 	if damaged {
 		// The file is written again without the damaged lines: the
@@ -82,37 +164,179 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 		}
 		d.log.Error("state file damaged: kept as it was; users on its damaged lines must be created again or recovered from the copy", "file", path, "copy", kept)
 	}
-	return d.writeUSMState(users)
+	return d.writeUSMRows(rows)
 }
 
-// writeUSMState persists the keys of users' local users: at every
-// configuration load, and after each change made through usmUserTable.
-func (d *daemon) writeUSMState(users *usm.UserTable) error {
+// usmState is what usmUserTable needs of the daemon: the table, to hand
+// it the rows kept in the state directory, which users the configuration
+// defines (their rows are permanent), and what it says of them (rowBase).
+type usmState struct {
+	table      *agent.USMUsers
+	mu         sync.Mutex
+	configured map[userKey]bool
+	base       map[userKey]string
+}
+
+// rowBase sums up what the configuration says of a user: a change made
+// by SNMP to a permanent row is kept while this stays the same.
+func rowBase(r agent.USMUserRow) string {
+	h := sha256.New()
+	for _, b := range [][]byte{[]byte(r.Auth.String()), []byte(r.Priv.String()), r.AuthKey, r.PrivKey, []byte(cmp.Or(r.SecurityName, r.Name))} {
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+type userKey struct{ engineID, name string }
+
+// usmConfigured tells whether the configuration defines the user.
+func (d *daemon) usmConfigured(engineID []byte, name string) bool {
+	d.usmRows.mu.Lock()
+	defer d.usmRows.mu.Unlock()
+	return d.usmRows.configured[userKey{string(engineID), name}]
+}
+
+// userRow is u's active row, with its keys localized to engineID.
+func userRow(engineID []byte, u *usm.User, storage int) (agent.USMUserRow, error) {
+	k, err := u.Keys(engineID)
+	if err != nil {
+		return agent.USMUserRow{}, err
+	}
+	return agent.USMUserRow{EngineID: bytes.Clone(engineID), Name: u.Name(), SecurityName: u.SecurityName(), Auth: u.AuthProtocol(), Priv: u.PrivProtocol(),
+		AuthKey: bytes.Clone(k.Auth), PrivKey: bytes.Clone(k.Priv), Status: 1, Storage: storage, Cloned: true}, nil
+}
+
+// rowUser is the user of an active row.
+func rowUser(r agent.USMUserRow) (*usm.User, error) {
+	u, err := usm.NewLocalizedUser(r.Name, r.EngineID, r.Auth, r.AuthKey, r.Priv, r.PrivKey)
+	if err == nil && r.SecurityName != "" && r.SecurityName != r.Name {
+		err = u.SetSecurityName(r.SecurityName)
+	}
+	return u, err
+}
+
+// writeUSMRows persists usmUserTable's rows: at every configuration
+// load, and after each change made through usmUserTable. The
+// configuration's users of this engine, as configured, are written as
+// usmUser lines (they stay if their createUser line leaves the
+// configuration); the rows SNMP made of storage nonVolatile, and the
+// configuration's users SNMP changed, as usmRow lines, whatever their
+// status and engine. volatile rows are not written.
+func (d *daemon) writeUSMRows(rows []agent.USMUserRow) error {
 	local := d.state.EngineID
 	var lines []string
-	var ferr error
-	users.Each(func(engineID []byte, u *usm.User) {
-		if !bytes.Equal(engineID, local) || ferr != nil {
-			return
+	d.usmRows.mu.Lock()
+	base := d.usmRows.base
+	d.usmRows.mu.Unlock()
+	for _, r := range rows {
+		k := userKey{string(r.EngineID), r.Name}
+		rb := rowBase(r)
+		switch {
+		case r.Storage == agent.StoragePermanent && r.Status == 1 && len(r.Public) == 0 && rb == base[k]:
+			// As configured: kept as usmUser line, so that the user
+			// stays if its createUser line leaves the configuration.
+			if !bytes.Equal(r.EngineID, local) {
+				continue
+			}
+			line := fmt.Sprintf("usmUser %s %s %s %s %s", hex.EncodeToString([]byte(r.Name)),
+				r.Auth, r.Priv, hexOrDash(r.AuthKey), hexOrDash(r.PrivKey))
+			if r.SecurityName != "" && r.SecurityName != r.Name {
+				line += " " + hex.EncodeToString([]byte(r.SecurityName))
+			}
+			lines = append(lines, line)
+		case r.Storage == agent.StorageNonVolatile || r.Storage == agent.StoragePermanent:
+			b := "-"
+			if r.Storage == agent.StoragePermanent {
+				b = base[k]
+			}
+			lines = append(lines, fmt.Sprintf("usmRow %s %s %s %d %d %t %s %s %s %s %s %s", hex.EncodeToString(r.EngineID),
+				hex.EncodeToString([]byte(r.Name)), hex.EncodeToString([]byte(cmp.Or(r.SecurityName, r.Name))), r.Status, r.Storage, r.Cloned,
+				r.Auth, r.Priv, hexOrDash(r.AuthKey), hexOrDash(r.PrivKey), hexOrDash(r.Public), b))
 		}
-		k, err := u.Keys(local)
-		if err != nil {
-			ferr = err
-			return
-		}
-		line := fmt.Sprintf("usmUser %s %s %s %s %s", hex.EncodeToString([]byte(u.Name())),
-			u.AuthProtocol(), u.PrivProtocol(), hexOrDash(k.Auth), hexOrDash(k.Priv))
-		if u.SecurityName() != u.Name() {
-			line += " " + hex.EncodeToString([]byte(u.SecurityName()))
-		}
-		lines = append(lines, line)
-	})
-	if ferr != nil {
-		return ferr
 	}
 	sort.Strings(lines)
-	content := fmt.Sprintf("# USM users with keys localized to this engine; written by tsnmpd\nengineID %x\n# usmUser NAME(hex) AUTH PRIV AUTHKEY PRIVKEY [SECURITYNAME(hex), when it differs from NAME]\n", local) + strings.Join(lines, "\n") + "\n"
+	content := fmt.Sprintf("# USM users; written by tsnmpd\nengineID %x\n"+
+		"# usmUser NAME(hex) AUTH PRIV AUTHKEY PRIVKEY [SECURITYNAME(hex), when it differs from NAME]: keys localized to engineID\n"+
+		"# usmRow ENGINEID NAME(hex) SECURITYNAME(hex) STATUS STORAGE CLONED AUTH PRIV AUTHKEY PRIVKEY PUBLIC(hex) BASE: a row made or changed by SNMP, keys localized to ENGINEID;\n"+
+		"#   BASE sums up the configuration's user a permanent(4) row changed, \"-\" for others\n", local) +
+		strings.Join(lines, "\n") + "\n"
 	return d.state.WriteFile(usmFile, []byte(content), 0o600)
+}
+
+// parseUSMRow reads a usmRow line.
+func parseUSMRow(f []string) (agent.USMUserRow, string, error) {
+	r, err := parseUSMRowFields(f)
+	if err != nil {
+		return r, "", err
+	}
+	if r.Storage == agent.StoragePermanent && len(f[12]) != 32 {
+		return r, "", fmt.Errorf("base %q: want 32 hexadecimal digits", f[12])
+	}
+	return r, f[12], nil
+}
+
+func parseUSMRowFields(f []string) (agent.USMUserRow, error) {
+	var r agent.USMUserRow
+	if len(f) != 13 {
+		return r, errors.New("want: usmRow ENGINEID NAME SECURITYNAME STATUS STORAGE CLONED AUTH PRIV AUTHKEY PRIVKEY PUBLIC BASE")
+	}
+	hexOr := func(s string) ([]byte, error) {
+		if s == "-" {
+			return nil, nil
+		}
+		return hex.DecodeString(s)
+	}
+	var err error
+	var name, sec []byte
+	if r.EngineID, err = hex.DecodeString(f[1]); err != nil || len(r.EngineID) < 5 || len(r.EngineID) > 32 {
+		return r, fmt.Errorf("engine ID %q: want 5 to 32 octets in hex", f[1])
+	}
+	if name, err = hex.DecodeString(f[2]); err != nil || len(name) < 1 || len(name) > 32 {
+		return r, fmt.Errorf("user name %q: want 1 to 32 octets in hex", f[2])
+	}
+	if sec, err = hex.DecodeString(f[3]); err != nil || len(sec) < 1 || len(sec) > 255 {
+		return r, fmt.Errorf("security name %q: want 1 to 255 octets in hex", f[3])
+	}
+	r.Name, r.SecurityName = string(name), string(sec)
+	if r.Status, err = strconv.Atoi(f[4]); err != nil || r.Status < 1 || r.Status > 3 {
+		return r, fmt.Errorf("status %q: want 1, 2 or 3", f[4])
+	}
+	if r.Storage, err = strconv.Atoi(f[5]); err != nil || r.Storage != agent.StorageNonVolatile && r.Storage != agent.StoragePermanent {
+		return r, fmt.Errorf("storage %q: want %d or %d", f[5], agent.StorageNonVolatile, agent.StoragePermanent)
+	}
+	if r.Cloned, err = strconv.ParseBool(f[6]); err != nil {
+		return r, fmt.Errorf("cloned %q: want true or false", f[6])
+	}
+	r.Auth, r.Priv = usm.AuthNone, usm.PrivNone
+	if f[7] != usm.AuthNone.String() {
+		if r.Auth, err = usm.ParseAuthProtocol(f[7]); err != nil {
+			return r, err
+		}
+	}
+	if f[8] != usm.PrivNone.String() {
+		if r.Priv, err = usm.ParsePrivProtocol(f[8]); err != nil {
+			return r, err
+		}
+	}
+	if r.AuthKey, err = hexOr(f[9]); err != nil {
+		return r, err
+	}
+	if r.PrivKey, err = hexOr(f[10]); err != nil {
+		return r, err
+	}
+	if r.Public, err = hexOr(f[11]); err != nil || len(r.Public) > 32 {
+		return r, fmt.Errorf("public %q: want at most 32 octets in hex", f[11])
+	}
+	if r.Status == 1 || r.Cloned {
+		// The keys must fit the protocols.
+		if _, err := rowUser(r); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
 }
 
 // usmStateEngineID returns the engine ID the keys in usm-users.conf are

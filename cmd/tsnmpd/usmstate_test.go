@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/hex"
 	"log/slog"
 	"os"
@@ -8,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/engine"
+	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/security/usm"
 )
 
@@ -38,7 +41,7 @@ func TestUSMStateDamagedKept(t *testing.T) {
 		if kept, err := os.ReadFile(copyName); err != nil || string(kept) != damaged {
 			t.Fatalf("round %d: the damaged file is not kept as %s: %v %q\n%s", round, copyName, err, kept, logBuf.String())
 		}
-		if now, _ := os.ReadFile(path); !strings.Contains(string(now), "usmUser 626f62 ") || strings.Contains(string(now), "616c696365") {
+		if now, _ := os.ReadFile(path); !strings.Contains(string(now), "usmRow "+hex.EncodeToString(eid)+" 626f62 ") || strings.Contains(string(now), "616c696365") {
 			t.Fatalf("round %d: rewritten file:\n%s", round, now)
 		}
 	}
@@ -62,5 +65,76 @@ func TestUSMStateDamagedKept(t *testing.T) {
 		if got, _ := os.ReadFile(name); string(got) != other {
 			t.Fatalf("round %d: %s holds %q, want %q", round, name, got, other)
 		}
+	}
+}
+
+// TestUSMStateConfiguredChange: a configured user changed over SNMP
+// (suspended, another key, usmUserPublic) comes back so at the next
+// load while the configuration says the same of it; when the
+// configuration gives it another password, the configuration's user is
+// used and the log says so. Rows made by SNMP that are not active come
+// back as they were.
+func TestUSMStateConfiguredChange(t *testing.T) {
+	dir := t.TempDir()
+	eid := []byte{0x80, 0, 0x1f, 0x88, 0x04, 1, 2, 3}
+	var logBuf strings.Builder
+	d := &daemon{log: slog.New(slog.NewTextHandler(&logBuf, nil)), state: &engine.State{Dir: dir, EngineID: eid}}
+	a := &agent.Agent{}
+	var tree mib.Tree
+	d.usmRows.table = a.RegisterUSMUsers(&tree, agent.USMUsersOptions{Persist: d.writeUSMRows, Configured: d.usmConfigured})
+	configured := func(pass string) *usm.UserTable {
+		users := usm.NewUserTable()
+		u, err := usm.NewUser("ops", usm.AuthSHA1, []byte(pass), usm.PrivAES128, []byte(pass))
+		if err != nil {
+			t.Fatal(err)
+		}
+		users.Add(eid, u)
+		return users
+	}
+	users := configured("password1")
+	if err := d.mergeUSMState(users); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := users.Lookup(eid, []byte("ops"))
+	r, err := userRow(eid, u, agent.StoragePermanent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a set makes: the user suspended, with another auth key and a
+	// usmUserPublic; and a row of another engine, not active.
+	r.Status, r.Public = 2, []byte("pub")
+	r.AuthKey = bytes.Repeat([]byte{9}, len(r.AuthKey))
+	other := agent.USMUserRow{EngineID: []byte{0x80, 0, 0, 0, 1, 2}, Name: "trap", SecurityName: "trap", Auth: usm.AuthNone, Priv: usm.PrivNone,
+		Status: 2, Storage: agent.StorageNonVolatile}
+	if err := d.writeUSMRows([]agent.USMUserRow{r, other}); err != nil {
+		t.Fatal(err)
+	}
+	users = configured("password1")
+	if err := d.mergeUSMState(users); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := users.Lookup(eid, []byte("ops")); ok {
+		t.Error("the suspended configured user is active again after a load")
+	}
+	rows := map[string]agent.USMUserRow{}
+	for _, r := range d.usmRows.table.Rows() {
+		rows[r.Name] = r
+	}
+	if g := rows["ops"]; g.Status != 2 || string(g.Public) != "pub" || !bytes.Equal(g.AuthKey, r.AuthKey) {
+		t.Errorf("configured user after a load: %+v", g)
+	}
+	if g := rows["trap"]; g.Status != 2 || !bytes.Equal(g.EngineID, other.EngineID) || g.Storage != agent.StorageNonVolatile {
+		t.Errorf("row of another engine after a load: %+v", g)
+	}
+	// The configuration changes the user's password: its version wins.
+	users = configured("password2")
+	if err := d.mergeUSMState(users); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := users.Lookup(eid, []byte("ops")); !ok || !strings.Contains(logBuf.String(), "the configuration's is used") {
+		t.Errorf("the configuration's new password does not win, or silently:\n%s", logBuf.String())
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, usmFile)); !strings.Contains(string(data), "usmUser 6f7073 SHA AES ") || !strings.Contains(string(data), "usmRow 800000000102 74726170 ") {
+		t.Errorf("%s:\n%s", usmFile, data)
 	}
 }

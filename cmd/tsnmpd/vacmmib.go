@@ -64,7 +64,10 @@ func (d *daemon) mergeVACMState(p *agent.Policy) {
 	}
 	var extra vacm.Config
 	if err := json.Unmarshal(data, &extra); err != nil {
-		d.log.Warn("state file damaged: the VACM rows made by SNMP are ignored until the next set rewrites it", "file", path, "err", err)
+		// The next set rewrites the file: what it held is kept beside
+		// it first (never over an earlier copy).
+		kept, kerr := keepAside(path, ".damaged", data)
+		d.log.Error("state file damaged: the VACM rows made by SNMP are ignored; the file as it was is kept", "file", path, "err", err, "copy", kept, "copy_err", kerr)
 		return
 	}
 	cfg := a.VACM.Tables()

@@ -3,7 +3,7 @@ _tsnmp() {
 	local cur prev words cword
 	_init_completion -n : 2>/dev/null || { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
 	local commands="get getnext bulkget walk bulkwalk set table trap inform translate trapd status df netstat delta usm vacm cert exporter generate bench completion help"
-	local common="-h --help -V --version -v -c -u -l -a -A -x -X -e -E -n -r -t -T --adaptive -T -m -M -O -I -d -D"
+	local common="-h --help -V --version -v -c -u -l -a -A -x -X -3m -3M -3k -3K -e -E -n -r -t -T --adaptive -T -m -M -O -I -d -D"
 	if [[ $cword -eq 1 ]]; then
 		COMPREPLY=($(compgen -W "$commands" -- "$cur"))
 		return
@@ -19,12 +19,12 @@ _tsnmp() {
 	trap) app="-Ci" ;;
 	translate) app="-m -M -On -Of -Os -OS -Ou -IR -Td -Tp -Ta -TB -Tz -To -Tl -Ts" ;;
 	df) app="-Cu -Ch -CH" ;;
-	netstat) app="-Ca -Cn -Cv -Cfinet, -Cptcp, -Cr -Ci" ;;
-	delta) app="-Cp -Cs -Ck -Ct -CT -Cm -Cv" ;;
+	netstat) app="-Ca -Cn -Cv -Cfinet -Cfinet6 -Cp -Cr -Ci -Cw -Cs" ;;
+	delta) app="-Cp -Cs -Ck -Ct -CT -Cm -Cv -CP -CF -CS -Cl" ;;
 	usm) app="-CE -Cp -Cw -Ca -Cx -Ck" ;;
 	vacm) app="-Ce" ;;
 	help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
-	completion) COMPREPLY=($(compgen -W "bash" -- "$cur")); return ;;
+	completion) COMPREPLY=($(compgen -W "bash zsh" -- "$cur")); return ;;
 	esac
 	case $prev in
 	-v) COMPREPLY=($(compgen -W "1 2c 3" -- "$cur")); return ;;

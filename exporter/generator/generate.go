@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // combinedTypes are the index types that follow a type index they need.
@@ -89,9 +90,9 @@ const (
 	oidSubtree
 )
 
-var invalidLabelChar = regexp.MustCompile(`[^a-zA-Z0-9_]`)
+var invalidLabelChar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_]`) })
 
-func sanitize(s string) string { return invalidLabelChar.ReplaceAllString(s, "_") }
+func sanitize(s string) string { return invalidLabelChar().ReplaceAllString(s, "_") }
 
 // modGen is the generation of one module: the tree with the module's
 // type overrides.

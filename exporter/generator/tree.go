@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tsnmp/tsnmp/mib/smi"
 )
@@ -192,7 +193,7 @@ func walkNode(n *Node, f func(n *Node)) {
 	}
 }
 
-var displayStringHint = regexp.MustCompile(`^\d+[at]$`)
+var displayStringHint = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+[at]$`) })
 
 // prepareTree applies snmp_exporter's generator's tree preparation: help
 // texts cut to their first sentence, SMIv1 INTEGER indexes, AUGMENTS and
@@ -239,7 +240,7 @@ func prepareTree(root *Node, legacy bool) map[string]*Node {
 		if n.Hint == "1x:" && (legacy || n.FixedSize == 0 || n.FixedSize == 6) {
 			n.Type = "PhysAddress48"
 		}
-		if displayStringHint.MatchString(n.Hint) {
+		if displayStringHint().MatchString(n.Hint) {
 			n.Type = "DisplayString"
 		}
 		switch n.TC {

@@ -77,11 +77,7 @@ func (c *Conn) Park(deadline time.Time, resume func(c *Conn)) error {
 	if p.err != nil {
 		return ErrCannotPark
 	}
-	sc, ok := c.Conn.(syscall.Conn)
-	if !ok {
-		return ErrCannotPark
-	}
-	rc, err := sc.SyscallConn()
+	rc, err := rawConn(c.Conn)
 	if err != nil {
 		return ErrCannotPark
 	}
@@ -133,6 +129,22 @@ func (c *Conn) Park(deadline time.Time, resume func(c *Conn)) error {
 	return nil
 }
 
+// rawConn returns the socket under conn: conn itself, or the connection
+// a TLS session runs over (NetConn), whose socket has data when the
+// session has a record to read: a TLS connection parks only when it
+// holds no unread data of its own either, as after a read that timed
+// out (which crypto/tls recovers from).
+func rawConn(conn net.Conn) (syscall.RawConn, error) {
+	if nc, ok := conn.(interface{ NetConn() net.Conn }); ok {
+		conn = nc.NetConn()
+	}
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil, ErrCannotPark
+	}
+	return sc.SyscallConn()
+}
+
 // unpark ends the wait of parked connection id, once.
 func unpark(id uint64, timedOut bool) {
 	p := &poller
@@ -146,8 +158,8 @@ func unpark(id uint64, timedOut bool) {
 	pk.timer.Stop()
 	c := pk.c
 	gone := timedOut
-	if sc, ok := c.Conn.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
+	{
+		if rc, err := rawConn(c.Conn); err == nil {
 			rc.Control(func(fd uintptr) {
 				unix.EpollCtl(p.fd, unix.EPOLL_CTL_DEL, int(fd), nil)
 				if !gone {

@@ -109,8 +109,8 @@ func generate(s *smi.Set, pkg string) ([]byte, error) {
 	fmt.Fprintf(&b, "// nodeDefs lists every named OID, sorted by OID; of several names for\n// one OID the preferred comes first.\n")
 	fmt.Fprintf(&b, "var nodeDefs = [...]nodeDef{\n")
 	for _, d := range s.Defs {
-		fmt.Fprintf(&b, "// %s\n{%q, %q, %s, %s, %q, %q, %q, %d, %s, %q, %v, %q, %q},\n", oidString(d.OID),
-			d.Name, d.Module, kindNames[d.Kind], baseNames[d.Base], d.TC, d.Hint, enumString(d.Enums), d.Fixed,
+		fmt.Fprintf(&b, "// %s\n{%q, %q, %s, %s, %q, %q, %q, %d, %q, %s, %q, %v, %q, %q},\n", oidString(d.OID),
+			d.Name, d.Module, kindNames[d.Kind], baseNames[d.Base], d.TC, d.Hint, enumString(d.Enums), d.Fixed, d.Ranges,
 			accessNames[d.Access], strings.Join(d.Index, " "), d.Implied, d.Augments, strings.Join(d.Objects, " "))
 	}
 	fmt.Fprintf(&b, "}\n\n")

@@ -267,7 +267,7 @@ func unitsOf(n *smi.Node) string {
 	if n.Units != "" { // modules loaded at run time carry their UNITS
 		return n.Units
 	}
-	return unitsTable[n.Module+"::"+n.Name]
+	return unitsTable()[n.Module+"::"+n.Name]
 }
 
 func (o *Options) appendUnits(b []byte, units string) []byte {
@@ -281,15 +281,20 @@ func (o *Options) appendUnits(b []byte, units string) []byte {
 // Value returns the printed value of a varbind named name, with its type
 // prefix unless the options say otherwise.
 func (o *Options) Value(name snmp.OID, v snmp.Value) string {
+	return string(o.AppendValue(nil, name, v))
+}
+
+// AppendValue appends Value(name, v) to b.
+func (o *Options) AppendValue(b []byte, name snmp.OID, v snmp.Value) []byte {
 	switch v.Type {
 	case snmp.NoSuchObject:
-		return NoSuchObjectText
+		return append(b, NoSuchObjectText...)
 	case snmp.NoSuchInstance:
-		return NoSuchInstanceText
+		return append(b, NoSuchInstanceText...)
 	case snmp.EndOfMibView:
-		return EndOfMibViewText
+		return append(b, EndOfMibViewText...)
 	}
-	return string(o.appendValue(nil, lookupObject(name), v))
+	return o.appendValue(b, lookupObject(name), v)
 }
 
 func (o *Options) wrongType(b []byte, should string, v snmp.Value) []byte {
@@ -324,18 +329,30 @@ func (o *Options) appendValue(b []byte, obj object, v snmp.Value) []byte {
 
 // wrong reports whether v's type does not match the MIB object's.
 func (o *Options) wrong(obj object, v snmp.Value) bool {
-	want := map[smi.Base][]snmp.Type{
-		smi.BaseInteger: {snmp.Integer}, smi.BaseOctetString: {snmp.OctetString}, smi.BaseBits: {snmp.OctetString},
-		smi.BaseObjectIdentifier: {snmp.ObjectIdentifier}, smi.BaseIPAddress: {snmp.IPAddress},
-		smi.BaseCounter32: {snmp.Counter32}, smi.BaseGauge32: {snmp.Gauge32}, smi.BaseUnsigned32: {snmp.Gauge32},
-		smi.BaseTimeTicks: {snmp.TimeTicks}, smi.BaseOpaque: {snmp.Opaque}, smi.BaseCounter64: {snmp.Counter64},
-	}[obj.base]
-	for _, t := range want {
-		if t == v.Type {
-			return false
-		}
+	var want snmp.Type
+	switch obj.base {
+	case smi.BaseInteger:
+		want = snmp.Integer
+	case smi.BaseOctetString, smi.BaseBits:
+		want = snmp.OctetString
+	case smi.BaseObjectIdentifier:
+		want = snmp.ObjectIdentifier
+	case smi.BaseIPAddress:
+		want = snmp.IPAddress
+	case smi.BaseCounter32:
+		want = snmp.Counter32
+	case smi.BaseGauge32, smi.BaseUnsigned32:
+		want = snmp.Gauge32
+	case smi.BaseTimeTicks:
+		want = snmp.TimeTicks
+	case smi.BaseOpaque:
+		want = snmp.Opaque
+	case smi.BaseCounter64:
+		want = snmp.Counter64
+	default:
+		return false
 	}
-	return len(want) > 0
+	return v.Type != want
 }
 
 func (o *Options) appendTyped(b []byte, obj object, v snmp.Value) []byte {
@@ -511,17 +528,23 @@ func (o *Options) appendTimeticks(b []byte, t uint32) []byte {
 	cs := t % 100
 	s := t / 100
 	days, hours, mins, secs := s/86400, s/3600%24, s/60%60, s%60
+	two := func(b []byte, v uint32) []byte { return append(b, byte('0'+v/10%10), byte('0'+v%10)) }
 	if o.Quick {
-		return fmt.Appendf(b, "%d:%d:%02d:%02d.%02d", days, hours, mins, secs, cs)
+		b = strconv.AppendUint(b, uint64(days), 10)
+		b = strconv.AppendUint(append(b, ':'), uint64(hours), 10)
+		return two(append(two(append(two(append(b, ':'), mins), ':'), secs), '.'), cs)
 	}
-	b = fmt.Appendf(b, "Timeticks: (%d) ", t)
+	b = strconv.AppendUint(append(b, "Timeticks: ("...), uint64(t), 10)
+	b = append(b, ") "...)
 	switch days {
 	case 0:
-		return fmt.Appendf(b, "%d:%02d:%02d.%02d", hours, mins, secs, cs)
 	case 1:
-		return fmt.Appendf(b, "1 day, %d:%02d:%02d.%02d", hours, mins, secs, cs)
+		b = append(b, "1 day, "...)
+	default:
+		b = append(strconv.AppendUint(b, uint64(days), 10), " days, "...)
 	}
-	return fmt.Appendf(b, "%d days, %d:%02d:%02d.%02d", days, hours, mins, secs, cs)
+	b = strconv.AppendUint(b, uint64(hours), 10)
+	return two(append(two(append(two(append(b, ':'), mins), ':'), secs), '.'), cs)
 }
 
 func isPrint(c byte) bool { return c >= 0x20 && c < 0x7f }

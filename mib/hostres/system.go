@@ -3,7 +3,6 @@ package hostres
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -47,14 +46,15 @@ func (m *MIB) readSys() sysInfo {
 	if b, err := m.cfg.FS.ReadFile("/proc/uptime"); err == nil {
 		s.uptime, _ = procfs.ParseUptime(b)
 	}
-	if d, err := os.Open(m.cfg.FS.Path("/proc")); err == nil {
-		names, _ := d.Readdirnames(-1)
-		d.Close()
-		for _, n := range names {
-			if n != "" && n[0] >= '1' && n[0] <= '9' {
+	if fd, err := unix.Open(m.cfg.FS.Path("/proc"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		var d procfs.DirReader
+		d.Each(fd, func(name []byte) bool {
+			if _, ok := procfs.PIDName(name); ok {
 				s.procs++
 			}
-		}
+			return true
+		})
+		unix.Close(fd)
 	}
 	if b, err := m.cfg.FS.ReadFile("/run/utmp"); err == nil {
 		s.users = CountUsers(b, func(pid int32) bool {

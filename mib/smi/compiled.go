@@ -111,7 +111,7 @@ func (compiledSource) Def(i int) (Def, bool, bool) {
 	}
 	return Def{
 		Name: d.name, Module: d.module, OID: slices.Clone(oid), Kind: d.kind, Base: d.base,
-		TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, nil), Fixed: d.fixed, Access: d.access,
+		TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, nil), Fixed: d.fixed, Ranges: d.ranges, Access: d.access,
 		Index: fields(d.index, false), Implied: d.implied, Augments: d.augments,
 		Objects: fields(d.objects, false),
 	}, below, true

@@ -213,6 +213,7 @@ type nodeDef struct {
 	base              Base
 	tc, hint, enums   string
 	fixed             int
+	ranges            string // range or size constraint, e.g. "(0..255)"
 	access            Access
 	index             string
 	implied           bool
@@ -309,7 +310,7 @@ func compiledSet() *Set {
 		d := &nodeDefs[i]
 		s.Defs[i] = Def{
 			Name: d.name, Module: d.module, OID: oids[i], Kind: d.kind, Base: d.base,
-			TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, enumCache), Fixed: d.fixed, Access: d.access,
+			TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, enumCache), Fixed: d.fixed, Ranges: d.ranges, Access: d.access,
 			Index: fields(d.index, false), Implied: d.implied, Augments: d.augments,
 			Objects: fields(d.objects, false),
 		}
@@ -370,7 +371,7 @@ func buildCompiled() *tables {
 			Name: d.name, Module: d.module, OID: oids[i], Kind: d.kind, Base: d.base,
 			TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, enumCache), Access: d.access,
 			Index: fields(d.index, true), Implied: d.implied, Augments: unqualify(d.augments),
-			Objects: fields(d.objects, true), fixed: d.fixed,
+			Objects: fields(d.objects, true), Ranges: d.ranges, fixed: d.fixed,
 		}
 	}
 	tcs := make([]TCDef, len(tcDefs))

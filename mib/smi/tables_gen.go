@@ -68,5361 +68,5361 @@ var moduleNames = []string{
 // one OID the preferred comes first.
 var nodeDefs = [...]nodeDef{
 	// 0.0
-	{"zeroDotZero", "SNMPv2-SMI", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"zeroDotZero", "SNMPv2-SMI", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3
-	{"org", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"org", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3
-	{"org", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"org", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6
-	{"dod", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dod", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6
-	{"dod", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dod", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1
-	{"internet", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"internet", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1
-	{"internet", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"internet", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.1
-	{"directory", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"directory", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.1
-	{"directory", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"directory", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2
-	{"mgmt", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"mgmt", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2
-	{"mgmt", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"mgmt", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1
-	{"mib-2", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"mib-2", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1
-	{"mib-2", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"mib-2", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.1
-	{"system", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"system", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.1
-	{"system", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"system", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.1.1
-	{"sysDescr", "SNMPv2-MIB", KindScalar, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sysDescr", "SNMPv2-MIB", KindScalar, BaseOctetString, "DisplayString", "255a", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.1.1
-	{"sysDescr", "RFC1213-MIB", KindScalar, BaseOctetString, "DisplayString", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sysDescr", "RFC1213-MIB", KindScalar, BaseOctetString, "DisplayString", "", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.1.2
-	{"sysObjectID", "SNMPv2-MIB", KindScalar, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sysObjectID", "SNMPv2-MIB", KindScalar, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.1.2
-	{"sysObjectID", "RFC1213-MIB", KindScalar, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sysObjectID", "RFC1213-MIB", KindScalar, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.1.3
-	{"sysUpTime", "SNMPv2-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sysUpTime", "SNMPv2-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.1.3
-	{"sysUpTime", "RFC1213-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sysUpTime", "RFC1213-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.1.3.0
-	{"sysUpTimeInstance", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"sysUpTimeInstance", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.1.3.0
-	{"sysUpTimeInstance", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"sysUpTimeInstance", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.1.4
-	{"sysContact", "SNMPv2-MIB", KindScalar, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadWrite, "", false, "", ""},
+	{"sysContact", "SNMPv2-MIB", KindScalar, BaseOctetString, "DisplayString", "255a", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.1.4
-	{"sysContact", "RFC1213-MIB", KindScalar, BaseOctetString, "DisplayString", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"sysContact", "RFC1213-MIB", KindScalar, BaseOctetString, "DisplayString", "", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.1.5
-	{"sysName", "SNMPv2-MIB", KindScalar, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadWrite, "", false, "", ""},
+	{"sysName", "SNMPv2-MIB", KindScalar, BaseOctetString, "DisplayString", "255a", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.1.5
-	{"sysName", "RFC1213-MIB", KindScalar, BaseOctetString, "DisplayString", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"sysName", "RFC1213-MIB", KindScalar, BaseOctetString, "DisplayString", "", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.1.6
-	{"sysLocation", "SNMPv2-MIB", KindScalar, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadWrite, "", false, "", ""},
+	{"sysLocation", "SNMPv2-MIB", KindScalar, BaseOctetString, "DisplayString", "255a", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.1.6
-	{"sysLocation", "RFC1213-MIB", KindScalar, BaseOctetString, "DisplayString", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"sysLocation", "RFC1213-MIB", KindScalar, BaseOctetString, "DisplayString", "", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.1.7
-	{"sysServices", "SNMPv2-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sysServices", "SNMPv2-MIB", KindScalar, BaseInteger, "", "", "", 0, "(0..127)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.1.7
-	{"sysServices", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sysServices", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, "(0..127)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.1.8
-	{"sysORLastChange", "SNMPv2-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sysORLastChange", "SNMPv2-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.1.9
-	{"sysORTable", "SNMPv2-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"sysORTable", "SNMPv2-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.1.9.1
-	{"sysOREntry", "SNMPv2-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMPv2-MIB::sysORIndex", false, "", ""},
+	{"sysOREntry", "SNMPv2-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMPv2-MIB::sysORIndex", false, "", ""},
 	// 1.3.6.1.2.1.1.9.1.1
-	{"sysORIndex", "SNMPv2-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"sysORIndex", "SNMPv2-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.1.9.1.2
-	{"sysORID", "SNMPv2-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sysORID", "SNMPv2-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.1.9.1.3
-	{"sysORDescr", "SNMPv2-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sysORDescr", "SNMPv2-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.1.9.1.4
-	{"sysORUpTime", "SNMPv2-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sysORUpTime", "SNMPv2-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2
-	{"interfaces", "IF-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"interfaces", "IF-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.2
-	{"interfaces", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"interfaces", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.2.1
-	{"ifNumber", "IF-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifNumber", "IF-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.1
-	{"ifNumber", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifNumber", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2
-	{"ifTable", "IF-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ifTable", "IF-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2
-	{"ifTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ifTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1
-	{"ifEntry", "IF-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IF-MIB::ifIndex", false, "", ""},
+	{"ifEntry", "IF-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IF-MIB::ifIndex", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1
-	{"ifEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RFC1213-MIB::ifIndex", false, "", ""},
+	{"ifEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RFC1213-MIB::ifIndex", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.1
-	{"ifIndex", "IF-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifIndex", "IF-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.1
-	{"ifIndex", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifIndex", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.2
-	{"ifDescr", "IF-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifDescr", "IF-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.2
-	{"ifDescr", "RFC1213-MIB", KindColumn, BaseOctetString, "DisplayString", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifDescr", "RFC1213-MIB", KindColumn, BaseOctetString, "DisplayString", "", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.3
-	{"ifType", "IF-MIB", KindColumn, BaseInteger, "IANAifType", "", "other(1) regular1822(2) hdh1822(3) ddnX25(4) rfc877x25(5) ethernetCsmacd(6) iso88023Csmacd(7) iso88024TokenBus(8) iso88025TokenRing(9) iso88026Man(10) starLan(11) proteon10Mbit(12) proteon80Mbit(13) hyperchannel(14) fddi(15) lapb(16) sdlc(17) ds1(18) e1(19) basicISDN(20) primaryISDN(21) propPointToPointSerial(22) ppp(23) softwareLoopback(24) eon(25) ethernet3Mbit(26) nsip(27) slip(28) ultra(29) ds3(30) sip(31) frameRelay(32) rs232(33) para(34) arcnet(35) arcnetPlus(36) atm(37) miox25(38) sonet(39) x25ple(40) iso88022llc(41) localTalk(42) smdsDxi(43) frameRelayService(44) v35(45) hssi(46) hippi(47) modem(48) aal5(49) sonetPath(50) sonetVT(51) smdsIcip(52) propVirtual(53) propMultiplexor(54) ieee80212(55) fibreChannel(56) hippiInterface(57) frameRelayInterconnect(58) aflane8023(59) aflane8025(60) cctEmul(61) fastEther(62) isdn(63) v11(64) v36(65) g703at64k(66) g703at2mb(67) qllc(68) fastEtherFX(69) channel(70) ieee80211(71) ibm370parChan(72) escon(73) dlsw(74) isdns(75) isdnu(76) lapd(77) ipSwitch(78) rsrb(79) atmLogical(80) ds0(81) ds0Bundle(82) bsc(83) async(84) cnr(85) iso88025Dtr(86) eplrs(87) arap(88) propCnls(89) hostPad(90) termPad(91) frameRelayMPI(92) x213(93) adsl(94) radsl(95) sdsl(96) vdsl(97) iso88025CRFPInt(98) myrinet(99) voiceEM(100) voiceFXO(101) voiceFXS(102) voiceEncap(103) voiceOverIp(104) atmDxi(105) atmFuni(106) atmIma(107) pppMultilinkBundle(108) ipOverCdlc(109) ipOverClaw(110) stackToStack(111) virtualIpAddress(112) mpc(113) ipOverAtm(114) iso88025Fiber(115) tdlc(116) gigabitEthernet(117) hdlc(118) lapf(119) v37(120) x25mlp(121) x25huntGroup(122) transpHdlc(123) interleave(124) fast(125) ip(126) docsCableMaclayer(127) docsCableDownstream(128) docsCableUpstream(129) a12MppSwitch(130) tunnel(131) coffee(132) ces(133) atmSubInterface(134) l2vlan(135) l3ipvlan(136) l3ipxvlan(137) digitalPowerline(138) mediaMailOverIp(139) dtm(140) dcn(141) ipForward(142) msdsl(143) ieee1394(144) if-gsn(145) dvbRccMacLayer(146) dvbRccDownstream(147) dvbRccUpstream(148) atmVirtual(149) mplsTunnel(150) srp(151) voiceOverAtm(152) voiceOverFrameRelay(153) idsl(154) compositeLink(155) ss7SigLink(156) propWirelessP2P(157) frForward(158) rfc1483(159) usb(160) ieee8023adLag(161) bgppolicyaccounting(162) frf16MfrBundle(163) h323Gatekeeper(164) h323Proxy(165) mpls(166) mfSigLink(167) hdsl2(168) shdsl(169) ds1FDL(170) pos(171) dvbAsiIn(172) dvbAsiOut(173) plc(174) nfas(175) tr008(176) gr303RDT(177) gr303IDT(178) isup(179) propDocsWirelessMaclayer(180) propDocsWirelessDownstream(181) propDocsWirelessUpstream(182) hiperlan2(183) propBWAp2Mp(184) sonetOverheadChannel(185) digitalWrapperOverheadChannel(186) aal2(187) radioMAC(188) atmRadio(189) imt(190) mvl(191) reachDSL(192) frDlciEndPt(193) atmVciEndPt(194) opticalChannel(195) opticalTransport(196) propAtm(197) voiceOverCable(198) infiniband(199) teLink(200) q2931(201) virtualTg(202) sipTg(203) sipSig(204) docsCableUpstreamChannel(205) econet(206) pon155(207) pon622(208) bridge(209) linegroup(210) voiceEMFGD(211) voiceFGDEANA(212) voiceDID(213) mpegTransport(214) sixToFour(215) gtp(216) pdnEtherLoop1(217) pdnEtherLoop2(218) opticalChannelGroup(219) homepna(220) gfp(221) ciscoISLvlan(222) actelisMetaLOOP(223) fcipLink(224) rpr(225) qam(226) lmp(227) cblVectaStar(228) docsCableMCmtsDownstream(229) adsl2(230) macSecControlledIF(231) macSecUncontrolledIF(232) aviciOpticalEther(233) atmbond(234) voiceFGDOS(235) mocaVersion1(236) ieee80216WMAN(237) adsl2plus(238) dvbRcsMacLayer(239) dvbTdm(240) dvbRcsTdma(241) x86Laps(242) wwanPP(243) wwanPP2(244) voiceEBS(245) ifPwType(246) ilan(247) pip(248) aluELP(249) gpon(250) vdsl2(251) capwapDot11Profile(252) capwapDot11Bss(253) capwapWtpVirtualRadio(254) bits(255) docsCableUpstreamRfPort(256) cableDownstreamRfPort(257) vmwareVirtualNic(258) ieee802154(259) otnOdu(260) otnOtu(261) ifVfiType(262) g9981(263) g9982(264) g9983(265) aluEpon(266) aluEponOnu(267) aluEponPhysicalUni(268) aluEponLogicalLink(269) aluGponOnu(270) aluGponPhysicalUni(271) vmwareNicTeam(272) docsOfdmDownstream(277) docsOfdmaUpstream(278) gfast(279) sdci(280) xboxWireless(281) fastdsl(282) docsCableScte55d1FwdOob(283) docsCableScte55d1RetOob(284) docsCableScte55d2DsOob(285) docsCableScte55d2UsOob(286) docsCableNdf(287) docsCableNdr(288) ptm(289) ghn(290) otnOtsi(291) otnOtuc(292) otnOduc(293) otnOtsig(294) microwaveCarrierTermination(295) microwaveRadioLinkTerminal(296) ieee8021axDrni(297) ax25(298) ieee19061nanocom(299) cpri(300) omni(301) roe(302) p2pOverLan(303)", 0, AccessReadOnly, "", false, "", ""},
+	{"ifType", "IF-MIB", KindColumn, BaseInteger, "IANAifType", "", "other(1) regular1822(2) hdh1822(3) ddnX25(4) rfc877x25(5) ethernetCsmacd(6) iso88023Csmacd(7) iso88024TokenBus(8) iso88025TokenRing(9) iso88026Man(10) starLan(11) proteon10Mbit(12) proteon80Mbit(13) hyperchannel(14) fddi(15) lapb(16) sdlc(17) ds1(18) e1(19) basicISDN(20) primaryISDN(21) propPointToPointSerial(22) ppp(23) softwareLoopback(24) eon(25) ethernet3Mbit(26) nsip(27) slip(28) ultra(29) ds3(30) sip(31) frameRelay(32) rs232(33) para(34) arcnet(35) arcnetPlus(36) atm(37) miox25(38) sonet(39) x25ple(40) iso88022llc(41) localTalk(42) smdsDxi(43) frameRelayService(44) v35(45) hssi(46) hippi(47) modem(48) aal5(49) sonetPath(50) sonetVT(51) smdsIcip(52) propVirtual(53) propMultiplexor(54) ieee80212(55) fibreChannel(56) hippiInterface(57) frameRelayInterconnect(58) aflane8023(59) aflane8025(60) cctEmul(61) fastEther(62) isdn(63) v11(64) v36(65) g703at64k(66) g703at2mb(67) qllc(68) fastEtherFX(69) channel(70) ieee80211(71) ibm370parChan(72) escon(73) dlsw(74) isdns(75) isdnu(76) lapd(77) ipSwitch(78) rsrb(79) atmLogical(80) ds0(81) ds0Bundle(82) bsc(83) async(84) cnr(85) iso88025Dtr(86) eplrs(87) arap(88) propCnls(89) hostPad(90) termPad(91) frameRelayMPI(92) x213(93) adsl(94) radsl(95) sdsl(96) vdsl(97) iso88025CRFPInt(98) myrinet(99) voiceEM(100) voiceFXO(101) voiceFXS(102) voiceEncap(103) voiceOverIp(104) atmDxi(105) atmFuni(106) atmIma(107) pppMultilinkBundle(108) ipOverCdlc(109) ipOverClaw(110) stackToStack(111) virtualIpAddress(112) mpc(113) ipOverAtm(114) iso88025Fiber(115) tdlc(116) gigabitEthernet(117) hdlc(118) lapf(119) v37(120) x25mlp(121) x25huntGroup(122) transpHdlc(123) interleave(124) fast(125) ip(126) docsCableMaclayer(127) docsCableDownstream(128) docsCableUpstream(129) a12MppSwitch(130) tunnel(131) coffee(132) ces(133) atmSubInterface(134) l2vlan(135) l3ipvlan(136) l3ipxvlan(137) digitalPowerline(138) mediaMailOverIp(139) dtm(140) dcn(141) ipForward(142) msdsl(143) ieee1394(144) if-gsn(145) dvbRccMacLayer(146) dvbRccDownstream(147) dvbRccUpstream(148) atmVirtual(149) mplsTunnel(150) srp(151) voiceOverAtm(152) voiceOverFrameRelay(153) idsl(154) compositeLink(155) ss7SigLink(156) propWirelessP2P(157) frForward(158) rfc1483(159) usb(160) ieee8023adLag(161) bgppolicyaccounting(162) frf16MfrBundle(163) h323Gatekeeper(164) h323Proxy(165) mpls(166) mfSigLink(167) hdsl2(168) shdsl(169) ds1FDL(170) pos(171) dvbAsiIn(172) dvbAsiOut(173) plc(174) nfas(175) tr008(176) gr303RDT(177) gr303IDT(178) isup(179) propDocsWirelessMaclayer(180) propDocsWirelessDownstream(181) propDocsWirelessUpstream(182) hiperlan2(183) propBWAp2Mp(184) sonetOverheadChannel(185) digitalWrapperOverheadChannel(186) aal2(187) radioMAC(188) atmRadio(189) imt(190) mvl(191) reachDSL(192) frDlciEndPt(193) atmVciEndPt(194) opticalChannel(195) opticalTransport(196) propAtm(197) voiceOverCable(198) infiniband(199) teLink(200) q2931(201) virtualTg(202) sipTg(203) sipSig(204) docsCableUpstreamChannel(205) econet(206) pon155(207) pon622(208) bridge(209) linegroup(210) voiceEMFGD(211) voiceFGDEANA(212) voiceDID(213) mpegTransport(214) sixToFour(215) gtp(216) pdnEtherLoop1(217) pdnEtherLoop2(218) opticalChannelGroup(219) homepna(220) gfp(221) ciscoISLvlan(222) actelisMetaLOOP(223) fcipLink(224) rpr(225) qam(226) lmp(227) cblVectaStar(228) docsCableMCmtsDownstream(229) adsl2(230) macSecControlledIF(231) macSecUncontrolledIF(232) aviciOpticalEther(233) atmbond(234) voiceFGDOS(235) mocaVersion1(236) ieee80216WMAN(237) adsl2plus(238) dvbRcsMacLayer(239) dvbTdm(240) dvbRcsTdma(241) x86Laps(242) wwanPP(243) wwanPP2(244) voiceEBS(245) ifPwType(246) ilan(247) pip(248) aluELP(249) gpon(250) vdsl2(251) capwapDot11Profile(252) capwapDot11Bss(253) capwapWtpVirtualRadio(254) bits(255) docsCableUpstreamRfPort(256) cableDownstreamRfPort(257) vmwareVirtualNic(258) ieee802154(259) otnOdu(260) otnOtu(261) ifVfiType(262) g9981(263) g9982(264) g9983(265) aluEpon(266) aluEponOnu(267) aluEponPhysicalUni(268) aluEponLogicalLink(269) aluGponOnu(270) aluGponPhysicalUni(271) vmwareNicTeam(272) docsOfdmDownstream(277) docsOfdmaUpstream(278) gfast(279) sdci(280) xboxWireless(281) fastdsl(282) docsCableScte55d1FwdOob(283) docsCableScte55d1RetOob(284) docsCableScte55d2DsOob(285) docsCableScte55d2UsOob(286) docsCableNdf(287) docsCableNdr(288) ptm(289) ghn(290) otnOtsi(291) otnOtuc(292) otnOduc(293) otnOtsig(294) microwaveCarrierTermination(295) microwaveRadioLinkTerminal(296) ieee8021axDrni(297) ax25(298) ieee19061nanocom(299) cpri(300) omni(301) roe(302) p2pOverLan(303)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.3
-	{"ifType", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "other(1) regular1822(2) hdh1822(3) ddn-x25(4) rfc877-x25(5) ethernet-csmacd(6) iso88023-csmacd(7) iso88024-tokenBus(8) iso88025-tokenRing(9) iso88026-man(10) starLan(11) proteon-10Mbit(12) proteon-80Mbit(13) hyperchannel(14) fddi(15) lapb(16) sdlc(17) ds1(18) e1(19) basicISDN(20) primaryISDN(21) propPointToPointSerial(22) ppp(23) softwareLoopback(24) eon(25) ethernet-3Mbit(26) nsip(27) slip(28) ultra(29) ds3(30) sip(31) frame-relay(32)", 0, AccessReadOnly, "", false, "", ""},
+	{"ifType", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "other(1) regular1822(2) hdh1822(3) ddn-x25(4) rfc877-x25(5) ethernet-csmacd(6) iso88023-csmacd(7) iso88024-tokenBus(8) iso88025-tokenRing(9) iso88026-man(10) starLan(11) proteon-10Mbit(12) proteon-80Mbit(13) hyperchannel(14) fddi(15) lapb(16) sdlc(17) ds1(18) e1(19) basicISDN(20) primaryISDN(21) propPointToPointSerial(22) ppp(23) softwareLoopback(24) eon(25) ethernet-3Mbit(26) nsip(27) slip(28) ultra(29) ds3(30) sip(31) frame-relay(32)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.4
-	{"ifMtu", "IF-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifMtu", "IF-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.4
-	{"ifMtu", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifMtu", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.5
-	{"ifSpeed", "IF-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifSpeed", "IF-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.5
-	{"ifSpeed", "RFC1213-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifSpeed", "RFC1213-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.6
-	{"ifPhysAddress", "IF-MIB", KindColumn, BaseOctetString, "PhysAddress", "1x:", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifPhysAddress", "IF-MIB", KindColumn, BaseOctetString, "PhysAddress", "1x:", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.6
-	{"ifPhysAddress", "RFC1213-MIB", KindColumn, BaseOctetString, "PhysAddress", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifPhysAddress", "RFC1213-MIB", KindColumn, BaseOctetString, "PhysAddress", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.7
-	{"ifAdminStatus", "IF-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2) testing(3)", 0, AccessReadWrite, "", false, "", ""},
+	{"ifAdminStatus", "IF-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2) testing(3)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.7
-	{"ifAdminStatus", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2) testing(3)", 0, AccessReadWrite, "", false, "", ""},
+	{"ifAdminStatus", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2) testing(3)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.8
-	{"ifOperStatus", "IF-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2) testing(3) unknown(4) dormant(5) notPresent(6) lowerLayerDown(7)", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOperStatus", "IF-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2) testing(3) unknown(4) dormant(5) notPresent(6) lowerLayerDown(7)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.8
-	{"ifOperStatus", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2) testing(3)", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOperStatus", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2) testing(3)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.9
-	{"ifLastChange", "IF-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifLastChange", "IF-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.9
-	{"ifLastChange", "RFC1213-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifLastChange", "RFC1213-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.10
-	{"ifInOctets", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInOctets", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.10
-	{"ifInOctets", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInOctets", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.11
-	{"ifInUcastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInUcastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.11
-	{"ifInUcastPkts", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInUcastPkts", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.12
-	{"ifInNUcastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInNUcastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.12
-	{"ifInNUcastPkts", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInNUcastPkts", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.13
-	{"ifInDiscards", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInDiscards", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.13
-	{"ifInDiscards", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInDiscards", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.14
-	{"ifInErrors", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInErrors", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.14
-	{"ifInErrors", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInErrors", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.15
-	{"ifInUnknownProtos", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInUnknownProtos", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.15
-	{"ifInUnknownProtos", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInUnknownProtos", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.16
-	{"ifOutOctets", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutOctets", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.16
-	{"ifOutOctets", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutOctets", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.17
-	{"ifOutUcastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutUcastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.17
-	{"ifOutUcastPkts", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutUcastPkts", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.18
-	{"ifOutNUcastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutNUcastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.18
-	{"ifOutNUcastPkts", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutNUcastPkts", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.19
-	{"ifOutDiscards", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutDiscards", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.19
-	{"ifOutDiscards", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutDiscards", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.20
-	{"ifOutErrors", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutErrors", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.20
-	{"ifOutErrors", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutErrors", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.21
-	{"ifOutQLen", "IF-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutQLen", "IF-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.21
-	{"ifOutQLen", "RFC1213-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutQLen", "RFC1213-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.22
-	{"ifSpecific", "IF-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifSpecific", "IF-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.2.2.1.22
-	{"ifSpecific", "RFC1213-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifSpecific", "RFC1213-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.3
-	{"at", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"at", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.3.1
-	{"atTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"atTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.3.1.1
-	{"atEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RFC1213-MIB::atIfIndex RFC1213-MIB::atNetAddress", false, "", ""},
+	{"atEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RFC1213-MIB::atIfIndex RFC1213-MIB::atNetAddress", false, "", ""},
 	// 1.3.6.1.2.1.3.1.1.1
-	{"atIfIndex", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"atIfIndex", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.3.1.1.2
-	{"atPhysAddress", "RFC1213-MIB", KindColumn, BaseOctetString, "PhysAddress", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"atPhysAddress", "RFC1213-MIB", KindColumn, BaseOctetString, "PhysAddress", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.3.1.1.3
-	{"atNetAddress", "RFC1213-MIB", KindColumn, BaseIPAddress, "NetworkAddress", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"atNetAddress", "RFC1213-MIB", KindColumn, BaseIPAddress, "NetworkAddress", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4
-	{"ip", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ip", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.4
-	{"ip", "IP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ip", "IP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.4.1
-	{"ipForwarding", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "forwarding(1) not-forwarding(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"ipForwarding", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "forwarding(1) not-forwarding(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.1
-	{"ipForwarding", "IP-MIB", KindScalar, BaseInteger, "", "", "forwarding(1) notForwarding(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"ipForwarding", "IP-MIB", KindScalar, BaseInteger, "", "", "forwarding(1) notForwarding(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.2
-	{"ipDefaultTTL", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipDefaultTTL", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.2
-	{"ipDefaultTTL", "IP-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipDefaultTTL", "IP-MIB", KindScalar, BaseInteger, "", "", "", 0, "(1..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.3
-	{"ipInReceives", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipInReceives", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.3
-	{"ipInReceives", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipInReceives", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.4
-	{"ipInHdrErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipInHdrErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.4
-	{"ipInHdrErrors", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipInHdrErrors", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.5
-	{"ipInAddrErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipInAddrErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.5
-	{"ipInAddrErrors", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipInAddrErrors", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.6
-	{"ipForwDatagrams", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipForwDatagrams", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.6
-	{"ipForwDatagrams", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipForwDatagrams", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.7
-	{"ipInUnknownProtos", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipInUnknownProtos", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.7
-	{"ipInUnknownProtos", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipInUnknownProtos", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.8
-	{"ipInDiscards", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipInDiscards", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.8
-	{"ipInDiscards", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipInDiscards", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.9
-	{"ipInDelivers", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipInDelivers", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.9
-	{"ipInDelivers", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipInDelivers", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.10
-	{"ipOutRequests", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipOutRequests", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.10
-	{"ipOutRequests", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipOutRequests", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.11
-	{"ipOutDiscards", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipOutDiscards", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.11
-	{"ipOutDiscards", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipOutDiscards", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.12
-	{"ipOutNoRoutes", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipOutNoRoutes", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.12
-	{"ipOutNoRoutes", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipOutNoRoutes", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.13
-	{"ipReasmTimeout", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipReasmTimeout", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.13
-	{"ipReasmTimeout", "IP-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipReasmTimeout", "IP-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.14
-	{"ipReasmReqds", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipReasmReqds", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.14
-	{"ipReasmReqds", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipReasmReqds", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.15
-	{"ipReasmOKs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipReasmOKs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.15
-	{"ipReasmOKs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipReasmOKs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.16
-	{"ipReasmFails", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipReasmFails", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.16
-	{"ipReasmFails", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipReasmFails", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.17
-	{"ipFragOKs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipFragOKs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.17
-	{"ipFragOKs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipFragOKs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.18
-	{"ipFragFails", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipFragFails", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.18
-	{"ipFragFails", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipFragFails", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.19
-	{"ipFragCreates", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipFragCreates", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.19
-	{"ipFragCreates", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipFragCreates", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.20
-	{"ipAddrTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipAddrTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.20
-	{"ipAddrTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipAddrTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.20.1
-	{"ipAddrEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RFC1213-MIB::ipAdEntAddr", false, "", ""},
+	{"ipAddrEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RFC1213-MIB::ipAdEntAddr", false, "", ""},
 	// 1.3.6.1.2.1.4.20.1
-	{"ipAddrEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::ipAdEntAddr", false, "", ""},
+	{"ipAddrEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::ipAdEntAddr", false, "", ""},
 	// 1.3.6.1.2.1.4.20.1.1
-	{"ipAdEntAddr", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAdEntAddr", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.20.1.1
-	{"ipAdEntAddr", "IP-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAdEntAddr", "IP-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.20.1.2
-	{"ipAdEntIfIndex", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAdEntIfIndex", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.20.1.2
-	{"ipAdEntIfIndex", "IP-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAdEntIfIndex", "IP-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.20.1.3
-	{"ipAdEntNetMask", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAdEntNetMask", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.20.1.3
-	{"ipAdEntNetMask", "IP-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAdEntNetMask", "IP-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.20.1.4
-	{"ipAdEntBcastAddr", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAdEntBcastAddr", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.20.1.4
-	{"ipAdEntBcastAddr", "IP-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAdEntBcastAddr", "IP-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..1)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.20.1.5
-	{"ipAdEntReasmMaxSize", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAdEntReasmMaxSize", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.20.1.5
-	{"ipAdEntReasmMaxSize", "IP-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAdEntReasmMaxSize", "IP-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21
-	{"ipRouteTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipRouteTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1
-	{"ipRouteEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RFC1213-MIB::ipRouteDest", false, "", ""},
+	{"ipRouteEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RFC1213-MIB::ipRouteDest", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1.1
-	{"ipRouteDest", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipRouteDest", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1.2
-	{"ipRouteIfIndex", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipRouteIfIndex", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1.3
-	{"ipRouteMetric1", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipRouteMetric1", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1.4
-	{"ipRouteMetric2", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipRouteMetric2", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1.5
-	{"ipRouteMetric3", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipRouteMetric3", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1.6
-	{"ipRouteMetric4", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipRouteMetric4", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1.7
-	{"ipRouteNextHop", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipRouteNextHop", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1.8
-	{"ipRouteType", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) direct(3) indirect(4)", 0, AccessReadWrite, "", false, "", ""},
+	{"ipRouteType", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) direct(3) indirect(4)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1.9
-	{"ipRouteProto", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "other(1) local(2) netmgmt(3) icmp(4) egp(5) ggp(6) hello(7) rip(8) is-is(9) es-is(10) ciscoIgrp(11) bbnSpfIgp(12) ospf(13) bgp(14)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipRouteProto", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "other(1) local(2) netmgmt(3) icmp(4) egp(5) ggp(6) hello(7) rip(8) is-is(9) es-is(10) ciscoIgrp(11) bbnSpfIgp(12) ospf(13) bgp(14)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1.10
-	{"ipRouteAge", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipRouteAge", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1.11
-	{"ipRouteMask", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipRouteMask", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1.12
-	{"ipRouteMetric5", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipRouteMetric5", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.21.1.13
-	{"ipRouteInfo", "RFC1213-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipRouteInfo", "RFC1213-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.22
-	{"ipNetToMediaTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipNetToMediaTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.22
-	{"ipNetToMediaTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipNetToMediaTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.22.1
-	{"ipNetToMediaEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RFC1213-MIB::ipNetToMediaIfIndex RFC1213-MIB::ipNetToMediaNetAddress", false, "", ""},
+	{"ipNetToMediaEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RFC1213-MIB::ipNetToMediaIfIndex RFC1213-MIB::ipNetToMediaNetAddress", false, "", ""},
 	// 1.3.6.1.2.1.4.22.1
-	{"ipNetToMediaEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::ipNetToMediaIfIndex IP-MIB::ipNetToMediaNetAddress", false, "", ""},
+	{"ipNetToMediaEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::ipNetToMediaIfIndex IP-MIB::ipNetToMediaNetAddress", false, "", ""},
 	// 1.3.6.1.2.1.4.22.1.1
-	{"ipNetToMediaIfIndex", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipNetToMediaIfIndex", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.22.1.1
-	{"ipNetToMediaIfIndex", "IP-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipNetToMediaIfIndex", "IP-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.22.1.2
-	{"ipNetToMediaPhysAddress", "RFC1213-MIB", KindColumn, BaseOctetString, "PhysAddress", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipNetToMediaPhysAddress", "RFC1213-MIB", KindColumn, BaseOctetString, "PhysAddress", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.22.1.2
-	{"ipNetToMediaPhysAddress", "IP-MIB", KindColumn, BaseOctetString, "PhysAddress", "1x:", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipNetToMediaPhysAddress", "IP-MIB", KindColumn, BaseOctetString, "PhysAddress", "1x:", "", 0, "(0..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.22.1.3
-	{"ipNetToMediaNetAddress", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipNetToMediaNetAddress", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.22.1.3
-	{"ipNetToMediaNetAddress", "IP-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipNetToMediaNetAddress", "IP-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.22.1.4
-	{"ipNetToMediaType", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) dynamic(3) static(4)", 0, AccessReadWrite, "", false, "", ""},
+	{"ipNetToMediaType", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) dynamic(3) static(4)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.22.1.4
-	{"ipNetToMediaType", "IP-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) dynamic(3) static(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipNetToMediaType", "IP-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) dynamic(3) static(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.23
-	{"ipRoutingDiscards", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipRoutingDiscards", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.23
-	{"ipRoutingDiscards", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipRoutingDiscards", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24
-	{"ipForward", "IP-FORWARD-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipForward", "IP-FORWARD-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.1
-	{"ipForwardNumber", "IP-FORWARD-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipForwardNumber", "IP-FORWARD-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2
-	{"ipForwardTable", "IP-FORWARD-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipForwardTable", "IP-FORWARD-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1
-	{"ipForwardEntry", "IP-FORWARD-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-FORWARD-MIB::ipForwardDest IP-FORWARD-MIB::ipForwardProto IP-FORWARD-MIB::ipForwardPolicy IP-FORWARD-MIB::ipForwardNextHop", false, "", ""},
+	{"ipForwardEntry", "IP-FORWARD-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-FORWARD-MIB::ipForwardDest IP-FORWARD-MIB::ipForwardProto IP-FORWARD-MIB::ipForwardPolicy IP-FORWARD-MIB::ipForwardNextHop", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.1
-	{"ipForwardDest", "IP-FORWARD-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipForwardDest", "IP-FORWARD-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.2
-	{"ipForwardMask", "IP-FORWARD-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipForwardMask", "IP-FORWARD-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.3
-	{"ipForwardPolicy", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipForwardPolicy", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.4
-	{"ipForwardNextHop", "IP-FORWARD-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipForwardNextHop", "IP-FORWARD-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.5
-	{"ipForwardIfIndex", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipForwardIfIndex", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.6
-	{"ipForwardType", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) local(3) remote(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipForwardType", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) local(3) remote(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.7
-	{"ipForwardProto", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "other(1) local(2) netmgmt(3) icmp(4) egp(5) ggp(6) hello(7) rip(8) is-is(9) es-is(10) ciscoIgrp(11) bbnSpfIgp(12) ospf(13) bgp(14) idpr(15)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipForwardProto", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "other(1) local(2) netmgmt(3) icmp(4) egp(5) ggp(6) hello(7) rip(8) is-is(9) es-is(10) ciscoIgrp(11) bbnSpfIgp(12) ospf(13) bgp(14) idpr(15)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.8
-	{"ipForwardAge", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipForwardAge", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.9
-	{"ipForwardInfo", "IP-FORWARD-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipForwardInfo", "IP-FORWARD-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.10
-	{"ipForwardNextHopAS", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipForwardNextHopAS", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.11
-	{"ipForwardMetric1", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipForwardMetric1", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.12
-	{"ipForwardMetric2", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipForwardMetric2", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.13
-	{"ipForwardMetric3", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipForwardMetric3", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.14
-	{"ipForwardMetric4", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipForwardMetric4", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.2.1.15
-	{"ipForwardMetric5", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipForwardMetric5", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.3
-	{"ipCidrRouteNumber", "IP-FORWARD-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipCidrRouteNumber", "IP-FORWARD-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4
-	{"ipCidrRouteTable", "IP-FORWARD-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipCidrRouteTable", "IP-FORWARD-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1
-	{"ipCidrRouteEntry", "IP-FORWARD-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-FORWARD-MIB::ipCidrRouteDest IP-FORWARD-MIB::ipCidrRouteMask IP-FORWARD-MIB::ipCidrRouteTos IP-FORWARD-MIB::ipCidrRouteNextHop", false, "", ""},
+	{"ipCidrRouteEntry", "IP-FORWARD-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-FORWARD-MIB::ipCidrRouteDest IP-FORWARD-MIB::ipCidrRouteMask IP-FORWARD-MIB::ipCidrRouteTos IP-FORWARD-MIB::ipCidrRouteNextHop", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.1
-	{"ipCidrRouteDest", "IP-FORWARD-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipCidrRouteDest", "IP-FORWARD-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.2
-	{"ipCidrRouteMask", "IP-FORWARD-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipCidrRouteMask", "IP-FORWARD-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.3
-	{"ipCidrRouteTos", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipCidrRouteTos", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.4
-	{"ipCidrRouteNextHop", "IP-FORWARD-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipCidrRouteNextHop", "IP-FORWARD-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.5
-	{"ipCidrRouteIfIndex", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipCidrRouteIfIndex", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.6
-	{"ipCidrRouteType", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "other(1) reject(2) local(3) remote(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipCidrRouteType", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "other(1) reject(2) local(3) remote(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.7
-	{"ipCidrRouteProto", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "other(1) local(2) netmgmt(3) icmp(4) egp(5) ggp(6) hello(7) rip(8) isIs(9) esIs(10) ciscoIgrp(11) bbnSpfIgp(12) ospf(13) bgp(14) idpr(15) ciscoEigrp(16)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipCidrRouteProto", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "other(1) local(2) netmgmt(3) icmp(4) egp(5) ggp(6) hello(7) rip(8) isIs(9) esIs(10) ciscoIgrp(11) bbnSpfIgp(12) ospf(13) bgp(14) idpr(15) ciscoEigrp(16)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.8
-	{"ipCidrRouteAge", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipCidrRouteAge", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.9
-	{"ipCidrRouteInfo", "IP-FORWARD-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipCidrRouteInfo", "IP-FORWARD-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.10
-	{"ipCidrRouteNextHopAS", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipCidrRouteNextHopAS", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.11
-	{"ipCidrRouteMetric1", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipCidrRouteMetric1", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.12
-	{"ipCidrRouteMetric2", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipCidrRouteMetric2", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.13
-	{"ipCidrRouteMetric3", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipCidrRouteMetric3", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.14
-	{"ipCidrRouteMetric4", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipCidrRouteMetric4", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.15
-	{"ipCidrRouteMetric5", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipCidrRouteMetric5", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.4.1.16
-	{"ipCidrRouteStatus", "IP-FORWARD-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipCidrRouteStatus", "IP-FORWARD-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.5
-	{"ipForwardConformance", "IP-FORWARD-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipForwardConformance", "IP-FORWARD-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.5.1
-	{"ipForwardGroups", "IP-FORWARD-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipForwardGroups", "IP-FORWARD-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.5.1.2
-	{"ipForwardMultiPathGroup", "IP-FORWARD-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-FORWARD-MIB::ipForwardNumber IP-FORWARD-MIB::ipForwardDest IP-FORWARD-MIB::ipForwardMask IP-FORWARD-MIB::ipForwardPolicy IP-FORWARD-MIB::ipForwardNextHop IP-FORWARD-MIB::ipForwardIfIndex IP-FORWARD-MIB::ipForwardType IP-FORWARD-MIB::ipForwardProto IP-FORWARD-MIB::ipForwardAge IP-FORWARD-MIB::ipForwardInfo IP-FORWARD-MIB::ipForwardNextHopAS IP-FORWARD-MIB::ipForwardMetric1 IP-FORWARD-MIB::ipForwardMetric2 IP-FORWARD-MIB::ipForwardMetric3 IP-FORWARD-MIB::ipForwardMetric4 IP-FORWARD-MIB::ipForwardMetric5"},
+	{"ipForwardMultiPathGroup", "IP-FORWARD-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-FORWARD-MIB::ipForwardNumber IP-FORWARD-MIB::ipForwardDest IP-FORWARD-MIB::ipForwardMask IP-FORWARD-MIB::ipForwardPolicy IP-FORWARD-MIB::ipForwardNextHop IP-FORWARD-MIB::ipForwardIfIndex IP-FORWARD-MIB::ipForwardType IP-FORWARD-MIB::ipForwardProto IP-FORWARD-MIB::ipForwardAge IP-FORWARD-MIB::ipForwardInfo IP-FORWARD-MIB::ipForwardNextHopAS IP-FORWARD-MIB::ipForwardMetric1 IP-FORWARD-MIB::ipForwardMetric2 IP-FORWARD-MIB::ipForwardMetric3 IP-FORWARD-MIB::ipForwardMetric4 IP-FORWARD-MIB::ipForwardMetric5"},
 	// 1.3.6.1.2.1.4.24.5.1.3
-	{"ipForwardCidrRouteGroup", "IP-FORWARD-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-FORWARD-MIB::ipCidrRouteNumber IP-FORWARD-MIB::ipCidrRouteDest IP-FORWARD-MIB::ipCidrRouteMask IP-FORWARD-MIB::ipCidrRouteTos IP-FORWARD-MIB::ipCidrRouteNextHop IP-FORWARD-MIB::ipCidrRouteIfIndex IP-FORWARD-MIB::ipCidrRouteType IP-FORWARD-MIB::ipCidrRouteProto IP-FORWARD-MIB::ipCidrRouteAge IP-FORWARD-MIB::ipCidrRouteInfo IP-FORWARD-MIB::ipCidrRouteNextHopAS IP-FORWARD-MIB::ipCidrRouteMetric1 IP-FORWARD-MIB::ipCidrRouteMetric2 IP-FORWARD-MIB::ipCidrRouteMetric3 IP-FORWARD-MIB::ipCidrRouteMetric4 IP-FORWARD-MIB::ipCidrRouteMetric5 IP-FORWARD-MIB::ipCidrRouteStatus"},
+	{"ipForwardCidrRouteGroup", "IP-FORWARD-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-FORWARD-MIB::ipCidrRouteNumber IP-FORWARD-MIB::ipCidrRouteDest IP-FORWARD-MIB::ipCidrRouteMask IP-FORWARD-MIB::ipCidrRouteTos IP-FORWARD-MIB::ipCidrRouteNextHop IP-FORWARD-MIB::ipCidrRouteIfIndex IP-FORWARD-MIB::ipCidrRouteType IP-FORWARD-MIB::ipCidrRouteProto IP-FORWARD-MIB::ipCidrRouteAge IP-FORWARD-MIB::ipCidrRouteInfo IP-FORWARD-MIB::ipCidrRouteNextHopAS IP-FORWARD-MIB::ipCidrRouteMetric1 IP-FORWARD-MIB::ipCidrRouteMetric2 IP-FORWARD-MIB::ipCidrRouteMetric3 IP-FORWARD-MIB::ipCidrRouteMetric4 IP-FORWARD-MIB::ipCidrRouteMetric5 IP-FORWARD-MIB::ipCidrRouteStatus"},
 	// 1.3.6.1.2.1.4.24.5.1.4
-	{"inetForwardCidrRouteGroup", "IP-FORWARD-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-FORWARD-MIB::inetCidrRouteDiscards IP-FORWARD-MIB::inetCidrRouteIfIndex IP-FORWARD-MIB::inetCidrRouteType IP-FORWARD-MIB::inetCidrRouteProto IP-FORWARD-MIB::inetCidrRouteAge IP-FORWARD-MIB::inetCidrRouteNextHopAS IP-FORWARD-MIB::inetCidrRouteMetric1 IP-FORWARD-MIB::inetCidrRouteMetric2 IP-FORWARD-MIB::inetCidrRouteMetric3 IP-FORWARD-MIB::inetCidrRouteMetric4 IP-FORWARD-MIB::inetCidrRouteMetric5 IP-FORWARD-MIB::inetCidrRouteStatus IP-FORWARD-MIB::inetCidrRouteNumber"},
+	{"inetForwardCidrRouteGroup", "IP-FORWARD-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-FORWARD-MIB::inetCidrRouteDiscards IP-FORWARD-MIB::inetCidrRouteIfIndex IP-FORWARD-MIB::inetCidrRouteType IP-FORWARD-MIB::inetCidrRouteProto IP-FORWARD-MIB::inetCidrRouteAge IP-FORWARD-MIB::inetCidrRouteNextHopAS IP-FORWARD-MIB::inetCidrRouteMetric1 IP-FORWARD-MIB::inetCidrRouteMetric2 IP-FORWARD-MIB::inetCidrRouteMetric3 IP-FORWARD-MIB::inetCidrRouteMetric4 IP-FORWARD-MIB::inetCidrRouteMetric5 IP-FORWARD-MIB::inetCidrRouteStatus IP-FORWARD-MIB::inetCidrRouteNumber"},
 	// 1.3.6.1.2.1.4.24.5.2
-	{"ipForwardCompliances", "IP-FORWARD-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipForwardCompliances", "IP-FORWARD-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.5.2.1
-	{"ipForwardCompliance", "IP-FORWARD-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipForwardCompliance", "IP-FORWARD-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.5.2.2
-	{"ipForwardOldCompliance", "IP-FORWARD-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipForwardOldCompliance", "IP-FORWARD-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.5.2.3
-	{"ipForwardFullCompliance", "IP-FORWARD-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipForwardFullCompliance", "IP-FORWARD-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.5.2.4
-	{"ipForwardReadOnlyCompliance", "IP-FORWARD-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipForwardReadOnlyCompliance", "IP-FORWARD-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.6
-	{"inetCidrRouteNumber", "IP-FORWARD-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"inetCidrRouteNumber", "IP-FORWARD-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7
-	{"inetCidrRouteTable", "IP-FORWARD-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"inetCidrRouteTable", "IP-FORWARD-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1
-	{"inetCidrRouteEntry", "IP-FORWARD-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-FORWARD-MIB::inetCidrRouteDestType IP-FORWARD-MIB::inetCidrRouteDest IP-FORWARD-MIB::inetCidrRoutePfxLen IP-FORWARD-MIB::inetCidrRoutePolicy IP-FORWARD-MIB::inetCidrRouteNextHopType IP-FORWARD-MIB::inetCidrRouteNextHop", false, "", ""},
+	{"inetCidrRouteEntry", "IP-FORWARD-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-FORWARD-MIB::inetCidrRouteDestType IP-FORWARD-MIB::inetCidrRouteDest IP-FORWARD-MIB::inetCidrRoutePfxLen IP-FORWARD-MIB::inetCidrRoutePolicy IP-FORWARD-MIB::inetCidrRouteNextHopType IP-FORWARD-MIB::inetCidrRouteNextHop", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.1
-	{"inetCidrRouteDestType", "IP-FORWARD-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"inetCidrRouteDestType", "IP-FORWARD-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.2
-	{"inetCidrRouteDest", "IP-FORWARD-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"inetCidrRouteDest", "IP-FORWARD-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.3
-	{"inetCidrRoutePfxLen", "IP-FORWARD-MIB", KindColumn, BaseUnsigned32, "InetAddressPrefixLength", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"inetCidrRoutePfxLen", "IP-FORWARD-MIB", KindColumn, BaseUnsigned32, "InetAddressPrefixLength", "d", "", 0, "(0..2040)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.4
-	{"inetCidrRoutePolicy", "IP-FORWARD-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"inetCidrRoutePolicy", "IP-FORWARD-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.5
-	{"inetCidrRouteNextHopType", "IP-FORWARD-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"inetCidrRouteNextHopType", "IP-FORWARD-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.6
-	{"inetCidrRouteNextHop", "IP-FORWARD-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"inetCidrRouteNextHop", "IP-FORWARD-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.7
-	{"inetCidrRouteIfIndex", "IP-FORWARD-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, AccessReadCreate, "", false, "", ""},
+	{"inetCidrRouteIfIndex", "IP-FORWARD-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, "(0..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.8
-	{"inetCidrRouteType", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "other(1) reject(2) local(3) remote(4) blackhole(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"inetCidrRouteType", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "other(1) reject(2) local(3) remote(4) blackhole(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.9
-	{"inetCidrRouteProto", "IP-FORWARD-MIB", KindColumn, BaseInteger, "IANAipRouteProtocol", "", "other(1) local(2) netmgmt(3) icmp(4) egp(5) ggp(6) hello(7) rip(8) isIs(9) esIs(10) ciscoIgrp(11) bbnSpfIgp(12) ospf(13) bgp(14) idpr(15) ciscoEigrp(16) dvmrp(17) rpl(18) dhcp(19) ttdp(20)", 0, AccessReadOnly, "", false, "", ""},
+	{"inetCidrRouteProto", "IP-FORWARD-MIB", KindColumn, BaseInteger, "IANAipRouteProtocol", "", "other(1) local(2) netmgmt(3) icmp(4) egp(5) ggp(6) hello(7) rip(8) isIs(9) esIs(10) ciscoIgrp(11) bbnSpfIgp(12) ospf(13) bgp(14) idpr(15) ciscoEigrp(16) dvmrp(17) rpl(18) dhcp(19) ttdp(20)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.10
-	{"inetCidrRouteAge", "IP-FORWARD-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"inetCidrRouteAge", "IP-FORWARD-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.11
-	{"inetCidrRouteNextHopAS", "IP-FORWARD-MIB", KindColumn, BaseUnsigned32, "InetAutonomousSystemNumber", "d", "", 0, AccessReadCreate, "", false, "", ""},
+	{"inetCidrRouteNextHopAS", "IP-FORWARD-MIB", KindColumn, BaseUnsigned32, "InetAutonomousSystemNumber", "d", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.12
-	{"inetCidrRouteMetric1", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"inetCidrRouteMetric1", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.13
-	{"inetCidrRouteMetric2", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"inetCidrRouteMetric2", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.14
-	{"inetCidrRouteMetric3", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"inetCidrRouteMetric3", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.15
-	{"inetCidrRouteMetric4", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"inetCidrRouteMetric4", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.16
-	{"inetCidrRouteMetric5", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"inetCidrRouteMetric5", "IP-FORWARD-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.7.1.17
-	{"inetCidrRouteStatus", "IP-FORWARD-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"inetCidrRouteStatus", "IP-FORWARD-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.24.8
-	{"inetCidrRouteDiscards", "IP-FORWARD-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"inetCidrRouteDiscards", "IP-FORWARD-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.25
-	{"ipv6IpForwarding", "IP-MIB", KindScalar, BaseInteger, "", "", "forwarding(1) notForwarding(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6IpForwarding", "IP-MIB", KindScalar, BaseInteger, "", "", "forwarding(1) notForwarding(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.26
-	{"ipv6IpDefaultHopLimit", "IP-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6IpDefaultHopLimit", "IP-MIB", KindScalar, BaseInteger, "", "", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.27
-	{"ipv4InterfaceTableLastChange", "IP-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv4InterfaceTableLastChange", "IP-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.28
-	{"ipv4InterfaceTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv4InterfaceTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.28.1
-	{"ipv4InterfaceEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::ipv4InterfaceIfIndex", false, "", ""},
+	{"ipv4InterfaceEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::ipv4InterfaceIfIndex", false, "", ""},
 	// 1.3.6.1.2.1.4.28.1.1
-	{"ipv4InterfaceIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv4InterfaceIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.28.1.2
-	{"ipv4InterfaceReasmMaxSize", "IP-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv4InterfaceReasmMaxSize", "IP-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.28.1.3
-	{"ipv4InterfaceEnableStatus", "IP-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv4InterfaceEnableStatus", "IP-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.28.1.4
-	{"ipv4InterfaceRetransmitTime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv4InterfaceRetransmitTime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.29
-	{"ipv6InterfaceTableLastChange", "IP-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6InterfaceTableLastChange", "IP-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.30
-	{"ipv6InterfaceTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6InterfaceTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.30.1
-	{"ipv6InterfaceEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::ipv6InterfaceIfIndex", false, "", ""},
+	{"ipv6InterfaceEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::ipv6InterfaceIfIndex", false, "", ""},
 	// 1.3.6.1.2.1.4.30.1.1
-	{"ipv6InterfaceIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6InterfaceIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.30.1.2
-	{"ipv6InterfaceReasmMaxSize", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6InterfaceReasmMaxSize", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1500..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.30.1.3
-	{"ipv6InterfaceIdentifier", "IP-MIB", KindColumn, BaseOctetString, "Ipv6AddressIfIdentifierTC", "2x:", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6InterfaceIdentifier", "IP-MIB", KindColumn, BaseOctetString, "Ipv6AddressIfIdentifierTC", "2x:", "", 0, "(0..8)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.30.1.5
-	{"ipv6InterfaceEnableStatus", "IP-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6InterfaceEnableStatus", "IP-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.30.1.6
-	{"ipv6InterfaceReachableTime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6InterfaceReachableTime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.30.1.7
-	{"ipv6InterfaceRetransmitTime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6InterfaceRetransmitTime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.30.1.8
-	{"ipv6InterfaceForwarding", "IP-MIB", KindColumn, BaseInteger, "", "", "forwarding(1) notForwarding(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6InterfaceForwarding", "IP-MIB", KindColumn, BaseInteger, "", "", "forwarding(1) notForwarding(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31
-	{"ipTrafficStats", "IP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipTrafficStats", "IP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1
-	{"ipSystemStatsTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipSystemStatsTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1
-	{"ipSystemStatsEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::ipSystemStatsIPVersion", false, "", ""},
+	{"ipSystemStatsEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::ipSystemStatsIPVersion", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.1
-	{"ipSystemStatsIPVersion", "IP-MIB", KindColumn, BaseInteger, "InetVersion", "", "unknown(0) ipv4(1) ipv6(2)", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipSystemStatsIPVersion", "IP-MIB", KindColumn, BaseInteger, "InetVersion", "", "unknown(0) ipv4(1) ipv6(2)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.3
-	{"ipSystemStatsInReceives", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsInReceives", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.4
-	{"ipSystemStatsHCInReceives", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCInReceives", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.5
-	{"ipSystemStatsInOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsInOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.6
-	{"ipSystemStatsHCInOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCInOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.7
-	{"ipSystemStatsInHdrErrors", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsInHdrErrors", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.8
-	{"ipSystemStatsInNoRoutes", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsInNoRoutes", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.9
-	{"ipSystemStatsInAddrErrors", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsInAddrErrors", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.10
-	{"ipSystemStatsInUnknownProtos", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsInUnknownProtos", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.11
-	{"ipSystemStatsInTruncatedPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsInTruncatedPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.12
-	{"ipSystemStatsInForwDatagrams", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsInForwDatagrams", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.13
-	{"ipSystemStatsHCInForwDatagrams", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCInForwDatagrams", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.14
-	{"ipSystemStatsReasmReqds", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsReasmReqds", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.15
-	{"ipSystemStatsReasmOKs", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsReasmOKs", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.16
-	{"ipSystemStatsReasmFails", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsReasmFails", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.17
-	{"ipSystemStatsInDiscards", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsInDiscards", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.18
-	{"ipSystemStatsInDelivers", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsInDelivers", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.19
-	{"ipSystemStatsHCInDelivers", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCInDelivers", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.20
-	{"ipSystemStatsOutRequests", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsOutRequests", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.21
-	{"ipSystemStatsHCOutRequests", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCOutRequests", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.22
-	{"ipSystemStatsOutNoRoutes", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsOutNoRoutes", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.23
-	{"ipSystemStatsOutForwDatagrams", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsOutForwDatagrams", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.24
-	{"ipSystemStatsHCOutForwDatagrams", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCOutForwDatagrams", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.25
-	{"ipSystemStatsOutDiscards", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsOutDiscards", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.26
-	{"ipSystemStatsOutFragReqds", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsOutFragReqds", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.27
-	{"ipSystemStatsOutFragOKs", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsOutFragOKs", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.28
-	{"ipSystemStatsOutFragFails", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsOutFragFails", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.29
-	{"ipSystemStatsOutFragCreates", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsOutFragCreates", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.30
-	{"ipSystemStatsOutTransmits", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsOutTransmits", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.31
-	{"ipSystemStatsHCOutTransmits", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCOutTransmits", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.32
-	{"ipSystemStatsOutOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsOutOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.33
-	{"ipSystemStatsHCOutOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCOutOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.34
-	{"ipSystemStatsInMcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsInMcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.35
-	{"ipSystemStatsHCInMcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCInMcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.36
-	{"ipSystemStatsInMcastOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsInMcastOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.37
-	{"ipSystemStatsHCInMcastOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCInMcastOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.38
-	{"ipSystemStatsOutMcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsOutMcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.39
-	{"ipSystemStatsHCOutMcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCOutMcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.40
-	{"ipSystemStatsOutMcastOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsOutMcastOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.41
-	{"ipSystemStatsHCOutMcastOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCOutMcastOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.42
-	{"ipSystemStatsInBcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsInBcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.43
-	{"ipSystemStatsHCInBcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCInBcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.44
-	{"ipSystemStatsOutBcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsOutBcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.45
-	{"ipSystemStatsHCOutBcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsHCOutBcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.46
-	{"ipSystemStatsDiscontinuityTime", "IP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsDiscontinuityTime", "IP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.1.1.47
-	{"ipSystemStatsRefreshRate", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipSystemStatsRefreshRate", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.2
-	{"ipIfStatsTableLastChange", "IP-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsTableLastChange", "IP-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3
-	{"ipIfStatsTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipIfStatsTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1
-	{"ipIfStatsEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::ipIfStatsIPVersion IP-MIB::ipIfStatsIfIndex", false, "", ""},
+	{"ipIfStatsEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::ipIfStatsIPVersion IP-MIB::ipIfStatsIfIndex", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.1
-	{"ipIfStatsIPVersion", "IP-MIB", KindColumn, BaseInteger, "InetVersion", "", "unknown(0) ipv4(1) ipv6(2)", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipIfStatsIPVersion", "IP-MIB", KindColumn, BaseInteger, "InetVersion", "", "unknown(0) ipv4(1) ipv6(2)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.2
-	{"ipIfStatsIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipIfStatsIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.3
-	{"ipIfStatsInReceives", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsInReceives", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.4
-	{"ipIfStatsHCInReceives", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCInReceives", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.5
-	{"ipIfStatsInOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsInOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.6
-	{"ipIfStatsHCInOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCInOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.7
-	{"ipIfStatsInHdrErrors", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsInHdrErrors", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.8
-	{"ipIfStatsInNoRoutes", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsInNoRoutes", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.9
-	{"ipIfStatsInAddrErrors", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsInAddrErrors", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.10
-	{"ipIfStatsInUnknownProtos", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsInUnknownProtos", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.11
-	{"ipIfStatsInTruncatedPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsInTruncatedPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.12
-	{"ipIfStatsInForwDatagrams", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsInForwDatagrams", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.13
-	{"ipIfStatsHCInForwDatagrams", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCInForwDatagrams", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.14
-	{"ipIfStatsReasmReqds", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsReasmReqds", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.15
-	{"ipIfStatsReasmOKs", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsReasmOKs", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.16
-	{"ipIfStatsReasmFails", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsReasmFails", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.17
-	{"ipIfStatsInDiscards", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsInDiscards", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.18
-	{"ipIfStatsInDelivers", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsInDelivers", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.19
-	{"ipIfStatsHCInDelivers", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCInDelivers", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.20
-	{"ipIfStatsOutRequests", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsOutRequests", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.21
-	{"ipIfStatsHCOutRequests", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCOutRequests", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.23
-	{"ipIfStatsOutForwDatagrams", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsOutForwDatagrams", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.24
-	{"ipIfStatsHCOutForwDatagrams", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCOutForwDatagrams", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.25
-	{"ipIfStatsOutDiscards", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsOutDiscards", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.26
-	{"ipIfStatsOutFragReqds", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsOutFragReqds", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.27
-	{"ipIfStatsOutFragOKs", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsOutFragOKs", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.28
-	{"ipIfStatsOutFragFails", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsOutFragFails", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.29
-	{"ipIfStatsOutFragCreates", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsOutFragCreates", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.30
-	{"ipIfStatsOutTransmits", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsOutTransmits", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.31
-	{"ipIfStatsHCOutTransmits", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCOutTransmits", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.32
-	{"ipIfStatsOutOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsOutOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.33
-	{"ipIfStatsHCOutOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCOutOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.34
-	{"ipIfStatsInMcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsInMcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.35
-	{"ipIfStatsHCInMcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCInMcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.36
-	{"ipIfStatsInMcastOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsInMcastOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.37
-	{"ipIfStatsHCInMcastOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCInMcastOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.38
-	{"ipIfStatsOutMcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsOutMcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.39
-	{"ipIfStatsHCOutMcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCOutMcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.40
-	{"ipIfStatsOutMcastOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsOutMcastOctets", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.41
-	{"ipIfStatsHCOutMcastOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCOutMcastOctets", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.42
-	{"ipIfStatsInBcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsInBcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.43
-	{"ipIfStatsHCInBcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCInBcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.44
-	{"ipIfStatsOutBcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsOutBcastPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.45
-	{"ipIfStatsHCOutBcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsHCOutBcastPkts", "IP-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.46
-	{"ipIfStatsDiscontinuityTime", "IP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsDiscontinuityTime", "IP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.31.3.1.47
-	{"ipIfStatsRefreshRate", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipIfStatsRefreshRate", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.32
-	{"ipAddressPrefixTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipAddressPrefixTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.32.1
-	{"ipAddressPrefixEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::ipAddressPrefixIfIndex IP-MIB::ipAddressPrefixType IP-MIB::ipAddressPrefixPrefix IP-MIB::ipAddressPrefixLength", false, "", ""},
+	{"ipAddressPrefixEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::ipAddressPrefixIfIndex IP-MIB::ipAddressPrefixType IP-MIB::ipAddressPrefixPrefix IP-MIB::ipAddressPrefixLength", false, "", ""},
 	// 1.3.6.1.2.1.4.32.1.1
-	{"ipAddressPrefixIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipAddressPrefixIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.32.1.2
-	{"ipAddressPrefixType", "IP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipAddressPrefixType", "IP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.32.1.3
-	{"ipAddressPrefixPrefix", "IP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipAddressPrefixPrefix", "IP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.32.1.4
-	{"ipAddressPrefixLength", "IP-MIB", KindColumn, BaseUnsigned32, "InetAddressPrefixLength", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipAddressPrefixLength", "IP-MIB", KindColumn, BaseUnsigned32, "InetAddressPrefixLength", "d", "", 0, "(0..2040)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.32.1.5
-	{"ipAddressPrefixOrigin", "IP-MIB", KindColumn, BaseInteger, "IpAddressPrefixOriginTC", "", "other(1) manual(2) wellknown(3) dhcp(4) routeradv(5)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAddressPrefixOrigin", "IP-MIB", KindColumn, BaseInteger, "IpAddressPrefixOriginTC", "", "other(1) manual(2) wellknown(3) dhcp(4) routeradv(5)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.32.1.6
-	{"ipAddressPrefixOnLinkFlag", "IP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAddressPrefixOnLinkFlag", "IP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.32.1.7
-	{"ipAddressPrefixAutonomousFlag", "IP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAddressPrefixAutonomousFlag", "IP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.32.1.8
-	{"ipAddressPrefixAdvPreferredLifetime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAddressPrefixAdvPreferredLifetime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.32.1.9
-	{"ipAddressPrefixAdvValidLifetime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAddressPrefixAdvValidLifetime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.33
-	{"ipAddressSpinLock", "IP-MIB", KindScalar, BaseInteger, "TestAndIncr", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipAddressSpinLock", "IP-MIB", KindScalar, BaseInteger, "TestAndIncr", "", "", 0, "(0..2147483647)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.34
-	{"ipAddressTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipAddressTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.34.1
-	{"ipAddressEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::ipAddressAddrType IP-MIB::ipAddressAddr", false, "", ""},
+	{"ipAddressEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::ipAddressAddrType IP-MIB::ipAddressAddr", false, "", ""},
 	// 1.3.6.1.2.1.4.34.1.1
-	{"ipAddressAddrType", "IP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipAddressAddrType", "IP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.34.1.2
-	{"ipAddressAddr", "IP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipAddressAddr", "IP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.34.1.3
-	{"ipAddressIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipAddressIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, "(1..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.34.1.4
-	{"ipAddressType", "IP-MIB", KindColumn, BaseInteger, "", "", "unicast(1) anycast(2) broadcast(3)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipAddressType", "IP-MIB", KindColumn, BaseInteger, "", "", "unicast(1) anycast(2) broadcast(3)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.34.1.5
-	{"ipAddressPrefix", "IP-MIB", KindColumn, BaseObjectIdentifier, "RowPointer", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAddressPrefix", "IP-MIB", KindColumn, BaseObjectIdentifier, "RowPointer", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.34.1.6
-	{"ipAddressOrigin", "IP-MIB", KindColumn, BaseInteger, "IpAddressOriginTC", "", "other(1) manual(2) dhcp(4) linklayer(5) random(6)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAddressOrigin", "IP-MIB", KindColumn, BaseInteger, "IpAddressOriginTC", "", "other(1) manual(2) dhcp(4) linklayer(5) random(6)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.34.1.7
-	{"ipAddressStatus", "IP-MIB", KindColumn, BaseInteger, "IpAddressStatusTC", "", "preferred(1) deprecated(2) invalid(3) inaccessible(4) unknown(5) tentative(6) duplicate(7) optimistic(8)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipAddressStatus", "IP-MIB", KindColumn, BaseInteger, "IpAddressStatusTC", "", "preferred(1) deprecated(2) invalid(3) inaccessible(4) unknown(5) tentative(6) duplicate(7) optimistic(8)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.34.1.8
-	{"ipAddressCreated", "IP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAddressCreated", "IP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.34.1.9
-	{"ipAddressLastChanged", "IP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipAddressLastChanged", "IP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.34.1.10
-	{"ipAddressRowStatus", "IP-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipAddressRowStatus", "IP-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.34.1.11
-	{"ipAddressStorageType", "IP-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipAddressStorageType", "IP-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.35
-	{"ipNetToPhysicalTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipNetToPhysicalTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.35.1
-	{"ipNetToPhysicalEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::ipNetToPhysicalIfIndex IP-MIB::ipNetToPhysicalNetAddressType IP-MIB::ipNetToPhysicalNetAddress", false, "", ""},
+	{"ipNetToPhysicalEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::ipNetToPhysicalIfIndex IP-MIB::ipNetToPhysicalNetAddressType IP-MIB::ipNetToPhysicalNetAddress", false, "", ""},
 	// 1.3.6.1.2.1.4.35.1.1
-	{"ipNetToPhysicalIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipNetToPhysicalIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.35.1.2
-	{"ipNetToPhysicalNetAddressType", "IP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipNetToPhysicalNetAddressType", "IP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.35.1.3
-	{"ipNetToPhysicalNetAddress", "IP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipNetToPhysicalNetAddress", "IP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.35.1.4
-	{"ipNetToPhysicalPhysAddress", "IP-MIB", KindColumn, BaseOctetString, "PhysAddress", "1x:", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipNetToPhysicalPhysAddress", "IP-MIB", KindColumn, BaseOctetString, "PhysAddress", "1x:", "", 0, "(0..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.35.1.5
-	{"ipNetToPhysicalLastUpdated", "IP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipNetToPhysicalLastUpdated", "IP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.35.1.6
-	{"ipNetToPhysicalType", "IP-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) dynamic(3) static(4) local(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipNetToPhysicalType", "IP-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) dynamic(3) static(4) local(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.35.1.7
-	{"ipNetToPhysicalState", "IP-MIB", KindColumn, BaseInteger, "", "", "reachable(1) stale(2) delay(3) probe(4) invalid(5) unknown(6) incomplete(7)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipNetToPhysicalState", "IP-MIB", KindColumn, BaseInteger, "", "", "reachable(1) stale(2) delay(3) probe(4) invalid(5) unknown(6) incomplete(7)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.35.1.8
-	{"ipNetToPhysicalRowStatus", "IP-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipNetToPhysicalRowStatus", "IP-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36
-	{"ipv6ScopeZoneIndexTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6ScopeZoneIndexTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1
-	{"ipv6ScopeZoneIndexEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::ipv6ScopeZoneIndexIfIndex", false, "", ""},
+	{"ipv6ScopeZoneIndexEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::ipv6ScopeZoneIndexIfIndex", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1.1
-	{"ipv6ScopeZoneIndexIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6ScopeZoneIndexIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1.2
-	{"ipv6ScopeZoneIndexLinkLocal", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6ScopeZoneIndexLinkLocal", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1.3
-	{"ipv6ScopeZoneIndex3", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6ScopeZoneIndex3", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1.4
-	{"ipv6ScopeZoneIndexAdminLocal", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6ScopeZoneIndexAdminLocal", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1.5
-	{"ipv6ScopeZoneIndexSiteLocal", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6ScopeZoneIndexSiteLocal", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1.6
-	{"ipv6ScopeZoneIndex6", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6ScopeZoneIndex6", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1.7
-	{"ipv6ScopeZoneIndex7", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6ScopeZoneIndex7", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1.8
-	{"ipv6ScopeZoneIndexOrganizationLocal", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6ScopeZoneIndexOrganizationLocal", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1.9
-	{"ipv6ScopeZoneIndex9", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6ScopeZoneIndex9", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1.10
-	{"ipv6ScopeZoneIndexA", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6ScopeZoneIndexA", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1.11
-	{"ipv6ScopeZoneIndexB", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6ScopeZoneIndexB", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1.12
-	{"ipv6ScopeZoneIndexC", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6ScopeZoneIndexC", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.36.1.13
-	{"ipv6ScopeZoneIndexD", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6ScopeZoneIndexD", "IP-MIB", KindColumn, BaseUnsigned32, "InetZoneIndex", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.37
-	{"ipDefaultRouterTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipDefaultRouterTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.37.1
-	{"ipDefaultRouterEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::ipDefaultRouterAddressType IP-MIB::ipDefaultRouterAddress IP-MIB::ipDefaultRouterIfIndex", false, "", ""},
+	{"ipDefaultRouterEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::ipDefaultRouterAddressType IP-MIB::ipDefaultRouterAddress IP-MIB::ipDefaultRouterIfIndex", false, "", ""},
 	// 1.3.6.1.2.1.4.37.1.1
-	{"ipDefaultRouterAddressType", "IP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipDefaultRouterAddressType", "IP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.37.1.2
-	{"ipDefaultRouterAddress", "IP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipDefaultRouterAddress", "IP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.37.1.3
-	{"ipDefaultRouterIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipDefaultRouterIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.37.1.4
-	{"ipDefaultRouterLifetime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipDefaultRouterLifetime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(0..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.37.1.5
-	{"ipDefaultRouterPreference", "IP-MIB", KindColumn, BaseInteger, "", "", "reserved(-2) low(-1) medium(0) high(1)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipDefaultRouterPreference", "IP-MIB", KindColumn, BaseInteger, "", "", "reserved(-2) low(-1) medium(0) high(1)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.4.38
-	{"ipv6RouterAdvertSpinLock", "IP-MIB", KindScalar, BaseInteger, "TestAndIncr", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6RouterAdvertSpinLock", "IP-MIB", KindScalar, BaseInteger, "TestAndIncr", "", "", 0, "(0..2147483647)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.4.39
-	{"ipv6RouterAdvertTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6RouterAdvertTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.39.1
-	{"ipv6RouterAdvertEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::ipv6RouterAdvertIfIndex", false, "", ""},
+	{"ipv6RouterAdvertEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::ipv6RouterAdvertIfIndex", false, "", ""},
 	// 1.3.6.1.2.1.4.39.1.1
-	{"ipv6RouterAdvertIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6RouterAdvertIfIndex", "IP-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.4.39.1.2
-	{"ipv6RouterAdvertSendAdverts", "IP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipv6RouterAdvertSendAdverts", "IP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.39.1.3
-	{"ipv6RouterAdvertMaxInterval", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipv6RouterAdvertMaxInterval", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(4..1800)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.39.1.4
-	{"ipv6RouterAdvertMinInterval", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipv6RouterAdvertMinInterval", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(3..1350)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.39.1.5
-	{"ipv6RouterAdvertManagedFlag", "IP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipv6RouterAdvertManagedFlag", "IP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.39.1.6
-	{"ipv6RouterAdvertOtherConfigFlag", "IP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipv6RouterAdvertOtherConfigFlag", "IP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.39.1.7
-	{"ipv6RouterAdvertLinkMTU", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipv6RouterAdvertLinkMTU", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.39.1.8
-	{"ipv6RouterAdvertReachableTime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipv6RouterAdvertReachableTime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(0..3600000)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.39.1.9
-	{"ipv6RouterAdvertRetransmitTime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipv6RouterAdvertRetransmitTime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.39.1.10
-	{"ipv6RouterAdvertCurHopLimit", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipv6RouterAdvertCurHopLimit", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.39.1.11
-	{"ipv6RouterAdvertDefaultLifetime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"ipv6RouterAdvertDefaultLifetime", "IP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(0 | 4..9000)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.4.39.1.12
-	{"ipv6RouterAdvertRowStatus", "IP-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"ipv6RouterAdvertRowStatus", "IP-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.5
-	{"icmp", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"icmp", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.5
-	{"icmp", "IP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"icmp", "IP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.5.1
-	{"icmpInMsgs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInMsgs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.1
-	{"icmpInMsgs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInMsgs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.2
-	{"icmpInErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.2
-	{"icmpInErrors", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInErrors", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.3
-	{"icmpInDestUnreachs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInDestUnreachs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.3
-	{"icmpInDestUnreachs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInDestUnreachs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.4
-	{"icmpInTimeExcds", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInTimeExcds", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.4
-	{"icmpInTimeExcds", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInTimeExcds", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.5
-	{"icmpInParmProbs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInParmProbs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.5
-	{"icmpInParmProbs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInParmProbs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.6
-	{"icmpInSrcQuenchs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInSrcQuenchs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.6
-	{"icmpInSrcQuenchs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInSrcQuenchs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.7
-	{"icmpInRedirects", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInRedirects", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.7
-	{"icmpInRedirects", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInRedirects", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.8
-	{"icmpInEchos", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInEchos", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.8
-	{"icmpInEchos", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInEchos", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.9
-	{"icmpInEchoReps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInEchoReps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.9
-	{"icmpInEchoReps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInEchoReps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.10
-	{"icmpInTimestamps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInTimestamps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.10
-	{"icmpInTimestamps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInTimestamps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.11
-	{"icmpInTimestampReps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInTimestampReps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.11
-	{"icmpInTimestampReps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInTimestampReps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.12
-	{"icmpInAddrMasks", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInAddrMasks", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.12
-	{"icmpInAddrMasks", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInAddrMasks", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.13
-	{"icmpInAddrMaskReps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInAddrMaskReps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.13
-	{"icmpInAddrMaskReps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpInAddrMaskReps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.14
-	{"icmpOutMsgs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutMsgs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.14
-	{"icmpOutMsgs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutMsgs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.15
-	{"icmpOutErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.15
-	{"icmpOutErrors", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutErrors", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.16
-	{"icmpOutDestUnreachs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutDestUnreachs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.16
-	{"icmpOutDestUnreachs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutDestUnreachs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.17
-	{"icmpOutTimeExcds", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutTimeExcds", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.17
-	{"icmpOutTimeExcds", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutTimeExcds", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.18
-	{"icmpOutParmProbs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutParmProbs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.18
-	{"icmpOutParmProbs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutParmProbs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.19
-	{"icmpOutSrcQuenchs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutSrcQuenchs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.19
-	{"icmpOutSrcQuenchs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutSrcQuenchs", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.20
-	{"icmpOutRedirects", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutRedirects", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.20
-	{"icmpOutRedirects", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutRedirects", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.21
-	{"icmpOutEchos", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutEchos", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.21
-	{"icmpOutEchos", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutEchos", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.22
-	{"icmpOutEchoReps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutEchoReps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.22
-	{"icmpOutEchoReps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutEchoReps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.23
-	{"icmpOutTimestamps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutTimestamps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.23
-	{"icmpOutTimestamps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutTimestamps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.24
-	{"icmpOutTimestampReps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutTimestampReps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.24
-	{"icmpOutTimestampReps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutTimestampReps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.25
-	{"icmpOutAddrMasks", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutAddrMasks", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.25
-	{"icmpOutAddrMasks", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutAddrMasks", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.26
-	{"icmpOutAddrMaskReps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutAddrMaskReps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.26
-	{"icmpOutAddrMaskReps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpOutAddrMaskReps", "IP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.29
-	{"icmpStatsTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"icmpStatsTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.5.29.1
-	{"icmpStatsEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::icmpStatsIPVersion", false, "", ""},
+	{"icmpStatsEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::icmpStatsIPVersion", false, "", ""},
 	// 1.3.6.1.2.1.5.29.1.1
-	{"icmpStatsIPVersion", "IP-MIB", KindColumn, BaseInteger, "InetVersion", "", "unknown(0) ipv4(1) ipv6(2)", 0, AccessNotAccessible, "", false, "", ""},
+	{"icmpStatsIPVersion", "IP-MIB", KindColumn, BaseInteger, "InetVersion", "", "unknown(0) ipv4(1) ipv6(2)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.5.29.1.2
-	{"icmpStatsInMsgs", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpStatsInMsgs", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.29.1.3
-	{"icmpStatsInErrors", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpStatsInErrors", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.29.1.4
-	{"icmpStatsOutMsgs", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpStatsOutMsgs", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.29.1.5
-	{"icmpStatsOutErrors", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpStatsOutErrors", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.30
-	{"icmpMsgStatsTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"icmpMsgStatsTable", "IP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.5.30.1
-	{"icmpMsgStatsEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IP-MIB::icmpMsgStatsIPVersion IP-MIB::icmpMsgStatsType", false, "", ""},
+	{"icmpMsgStatsEntry", "IP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IP-MIB::icmpMsgStatsIPVersion IP-MIB::icmpMsgStatsType", false, "", ""},
 	// 1.3.6.1.2.1.5.30.1.1
-	{"icmpMsgStatsIPVersion", "IP-MIB", KindColumn, BaseInteger, "InetVersion", "", "unknown(0) ipv4(1) ipv6(2)", 0, AccessNotAccessible, "", false, "", ""},
+	{"icmpMsgStatsIPVersion", "IP-MIB", KindColumn, BaseInteger, "InetVersion", "", "unknown(0) ipv4(1) ipv6(2)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.5.30.1.2
-	{"icmpMsgStatsType", "IP-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"icmpMsgStatsType", "IP-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.5.30.1.3
-	{"icmpMsgStatsInPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpMsgStatsInPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.5.30.1.4
-	{"icmpMsgStatsOutPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"icmpMsgStatsOutPkts", "IP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6
-	{"tcp", "TCP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tcp", "TCP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.6
-	{"tcp", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tcp", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.6
-	{"tcp", "IPV6-TCP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tcp", "IPV6-TCP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.6.1
-	{"tcpRtoAlgorithm", "TCP-MIB", KindScalar, BaseInteger, "", "", "other(1) constant(2) rsre(3) vanj(4) rfc2988(5)", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpRtoAlgorithm", "TCP-MIB", KindScalar, BaseInteger, "", "", "other(1) constant(2) rsre(3) vanj(4) rfc2988(5)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.1
-	{"tcpRtoAlgorithm", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "other(1) constant(2) rsre(3) vanj(4)", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpRtoAlgorithm", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "other(1) constant(2) rsre(3) vanj(4)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.2
-	{"tcpRtoMin", "TCP-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpRtoMin", "TCP-MIB", KindScalar, BaseInteger, "", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.2
-	{"tcpRtoMin", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpRtoMin", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.3
-	{"tcpRtoMax", "TCP-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpRtoMax", "TCP-MIB", KindScalar, BaseInteger, "", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.3
-	{"tcpRtoMax", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpRtoMax", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.4
-	{"tcpMaxConn", "TCP-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpMaxConn", "TCP-MIB", KindScalar, BaseInteger, "", "", "", 0, "(-1 | 0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.4
-	{"tcpMaxConn", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpMaxConn", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.5
-	{"tcpActiveOpens", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpActiveOpens", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.5
-	{"tcpActiveOpens", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpActiveOpens", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.6
-	{"tcpPassiveOpens", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpPassiveOpens", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.6
-	{"tcpPassiveOpens", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpPassiveOpens", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.7
-	{"tcpAttemptFails", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpAttemptFails", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.7
-	{"tcpAttemptFails", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpAttemptFails", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.8
-	{"tcpEstabResets", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpEstabResets", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.8
-	{"tcpEstabResets", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpEstabResets", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.9
-	{"tcpCurrEstab", "TCP-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpCurrEstab", "TCP-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.9
-	{"tcpCurrEstab", "RFC1213-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpCurrEstab", "RFC1213-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.10
-	{"tcpInSegs", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpInSegs", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.10
-	{"tcpInSegs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpInSegs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.11
-	{"tcpOutSegs", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpOutSegs", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.11
-	{"tcpOutSegs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpOutSegs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.12
-	{"tcpRetransSegs", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpRetransSegs", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.12
-	{"tcpRetransSegs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpRetransSegs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.13
-	{"tcpConnTable", "TCP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tcpConnTable", "TCP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.13
-	{"tcpConnTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tcpConnTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.13.1
-	{"tcpConnEntry", "TCP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "TCP-MIB::tcpConnLocalAddress TCP-MIB::tcpConnLocalPort TCP-MIB::tcpConnRemAddress TCP-MIB::tcpConnRemPort", false, "", ""},
+	{"tcpConnEntry", "TCP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "TCP-MIB::tcpConnLocalAddress TCP-MIB::tcpConnLocalPort TCP-MIB::tcpConnRemAddress TCP-MIB::tcpConnRemPort", false, "", ""},
 	// 1.3.6.1.2.1.6.13.1
-	{"tcpConnEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RFC1213-MIB::tcpConnLocalAddress RFC1213-MIB::tcpConnLocalPort RFC1213-MIB::tcpConnRemAddress RFC1213-MIB::tcpConnRemPort", false, "", ""},
+	{"tcpConnEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RFC1213-MIB::tcpConnLocalAddress RFC1213-MIB::tcpConnLocalPort RFC1213-MIB::tcpConnRemAddress RFC1213-MIB::tcpConnRemPort", false, "", ""},
 	// 1.3.6.1.2.1.6.13.1.1
-	{"tcpConnState", "TCP-MIB", KindColumn, BaseInteger, "", "", "closed(1) listen(2) synSent(3) synReceived(4) established(5) finWait1(6) finWait2(7) closeWait(8) lastAck(9) closing(10) timeWait(11) deleteTCB(12)", 0, AccessReadWrite, "", false, "", ""},
+	{"tcpConnState", "TCP-MIB", KindColumn, BaseInteger, "", "", "closed(1) listen(2) synSent(3) synReceived(4) established(5) finWait1(6) finWait2(7) closeWait(8) lastAck(9) closing(10) timeWait(11) deleteTCB(12)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.6.13.1.1
-	{"tcpConnState", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "closed(1) listen(2) synSent(3) synReceived(4) established(5) finWait1(6) finWait2(7) closeWait(8) lastAck(9) closing(10) timeWait(11) deleteTCB(12)", 0, AccessReadWrite, "", false, "", ""},
+	{"tcpConnState", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "closed(1) listen(2) synSent(3) synReceived(4) established(5) finWait1(6) finWait2(7) closeWait(8) lastAck(9) closing(10) timeWait(11) deleteTCB(12)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.6.13.1.2
-	{"tcpConnLocalAddress", "TCP-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpConnLocalAddress", "TCP-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.13.1.2
-	{"tcpConnLocalAddress", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpConnLocalAddress", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.13.1.3
-	{"tcpConnLocalPort", "TCP-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpConnLocalPort", "TCP-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.13.1.3
-	{"tcpConnLocalPort", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpConnLocalPort", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.13.1.4
-	{"tcpConnRemAddress", "TCP-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpConnRemAddress", "TCP-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.13.1.4
-	{"tcpConnRemAddress", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpConnRemAddress", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.13.1.5
-	{"tcpConnRemPort", "TCP-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpConnRemPort", "TCP-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.13.1.5
-	{"tcpConnRemPort", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpConnRemPort", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.14
-	{"tcpInErrs", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpInErrs", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.14
-	{"tcpInErrs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpInErrs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.15
-	{"tcpOutRsts", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpOutRsts", "TCP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.15
-	{"tcpOutRsts", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpOutRsts", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.16
-	{"ipv6TcpConnTable", "IPV6-TCP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6TcpConnTable", "IPV6-TCP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.16.1
-	{"ipv6TcpConnEntry", "IPV6-TCP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IPV6-TCP-MIB::ipv6TcpConnLocalAddress IPV6-TCP-MIB::ipv6TcpConnLocalPort IPV6-TCP-MIB::ipv6TcpConnRemAddress IPV6-TCP-MIB::ipv6TcpConnRemPort IPV6-TCP-MIB::ipv6TcpConnIfIndex", false, "", ""},
+	{"ipv6TcpConnEntry", "IPV6-TCP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IPV6-TCP-MIB::ipv6TcpConnLocalAddress IPV6-TCP-MIB::ipv6TcpConnLocalPort IPV6-TCP-MIB::ipv6TcpConnRemAddress IPV6-TCP-MIB::ipv6TcpConnRemPort IPV6-TCP-MIB::ipv6TcpConnIfIndex", false, "", ""},
 	// 1.3.6.1.2.1.6.16.1.1
-	{"ipv6TcpConnLocalAddress", "IPV6-TCP-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, AccessNotAccessible, "", false, "", ""},
+	{"ipv6TcpConnLocalAddress", "IPV6-TCP-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, "(16)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.16.1.2
-	{"ipv6TcpConnLocalPort", "IPV6-TCP-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6TcpConnLocalPort", "IPV6-TCP-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.16.1.3
-	{"ipv6TcpConnRemAddress", "IPV6-TCP-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, AccessNotAccessible, "", false, "", ""},
+	{"ipv6TcpConnRemAddress", "IPV6-TCP-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, "(16)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.16.1.4
-	{"ipv6TcpConnRemPort", "IPV6-TCP-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6TcpConnRemPort", "IPV6-TCP-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.16.1.5
-	{"ipv6TcpConnIfIndex", "IPV6-TCP-MIB", KindColumn, BaseInteger, "Ipv6IfIndexOrZero", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6TcpConnIfIndex", "IPV6-TCP-MIB", KindColumn, BaseInteger, "Ipv6IfIndexOrZero", "d", "", 0, "(0..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.16.1.6
-	{"ipv6TcpConnState", "IPV6-TCP-MIB", KindColumn, BaseInteger, "", "", "closed(1) listen(2) synSent(3) synReceived(4) established(5) finWait1(6) finWait2(7) closeWait(8) lastAck(9) closing(10) timeWait(11) deleteTCB(12)", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6TcpConnState", "IPV6-TCP-MIB", KindColumn, BaseInteger, "", "", "closed(1) listen(2) synSent(3) synReceived(4) established(5) finWait1(6) finWait2(7) closeWait(8) lastAck(9) closing(10) timeWait(11) deleteTCB(12)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.6.17
-	{"tcpHCInSegs", "TCP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpHCInSegs", "TCP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.18
-	{"tcpHCOutSegs", "TCP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpHCOutSegs", "TCP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.19
-	{"tcpConnectionTable", "TCP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tcpConnectionTable", "TCP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.19.1
-	{"tcpConnectionEntry", "TCP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "TCP-MIB::tcpConnectionLocalAddressType TCP-MIB::tcpConnectionLocalAddress TCP-MIB::tcpConnectionLocalPort TCP-MIB::tcpConnectionRemAddressType TCP-MIB::tcpConnectionRemAddress TCP-MIB::tcpConnectionRemPort", false, "", ""},
+	{"tcpConnectionEntry", "TCP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "TCP-MIB::tcpConnectionLocalAddressType TCP-MIB::tcpConnectionLocalAddress TCP-MIB::tcpConnectionLocalPort TCP-MIB::tcpConnectionRemAddressType TCP-MIB::tcpConnectionRemAddress TCP-MIB::tcpConnectionRemPort", false, "", ""},
 	// 1.3.6.1.2.1.6.19.1.1
-	{"tcpConnectionLocalAddressType", "TCP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"tcpConnectionLocalAddressType", "TCP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.19.1.2
-	{"tcpConnectionLocalAddress", "TCP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tcpConnectionLocalAddress", "TCP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.19.1.3
-	{"tcpConnectionLocalPort", "TCP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tcpConnectionLocalPort", "TCP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, "(0..65535)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.19.1.4
-	{"tcpConnectionRemAddressType", "TCP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"tcpConnectionRemAddressType", "TCP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.19.1.5
-	{"tcpConnectionRemAddress", "TCP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tcpConnectionRemAddress", "TCP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.19.1.6
-	{"tcpConnectionRemPort", "TCP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tcpConnectionRemPort", "TCP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, "(0..65535)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.19.1.7
-	{"tcpConnectionState", "TCP-MIB", KindColumn, BaseInteger, "", "", "closed(1) listen(2) synSent(3) synReceived(4) established(5) finWait1(6) finWait2(7) closeWait(8) lastAck(9) closing(10) timeWait(11) deleteTCB(12)", 0, AccessReadWrite, "", false, "", ""},
+	{"tcpConnectionState", "TCP-MIB", KindColumn, BaseInteger, "", "", "closed(1) listen(2) synSent(3) synReceived(4) established(5) finWait1(6) finWait2(7) closeWait(8) lastAck(9) closing(10) timeWait(11) deleteTCB(12)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.6.19.1.8
-	{"tcpConnectionProcess", "TCP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpConnectionProcess", "TCP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.6.20
-	{"tcpListenerTable", "TCP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tcpListenerTable", "TCP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.20.1
-	{"tcpListenerEntry", "TCP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "TCP-MIB::tcpListenerLocalAddressType TCP-MIB::tcpListenerLocalAddress TCP-MIB::tcpListenerLocalPort", false, "", ""},
+	{"tcpListenerEntry", "TCP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "TCP-MIB::tcpListenerLocalAddressType TCP-MIB::tcpListenerLocalAddress TCP-MIB::tcpListenerLocalPort", false, "", ""},
 	// 1.3.6.1.2.1.6.20.1.1
-	{"tcpListenerLocalAddressType", "TCP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"tcpListenerLocalAddressType", "TCP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.20.1.2
-	{"tcpListenerLocalAddress", "TCP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tcpListenerLocalAddress", "TCP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.20.1.3
-	{"tcpListenerLocalPort", "TCP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tcpListenerLocalPort", "TCP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, "(0..65535)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.6.20.1.4
-	{"tcpListenerProcess", "TCP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tcpListenerProcess", "TCP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7
-	{"udp", "UDP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"udp", "UDP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.7
-	{"udp", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"udp", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.7
-	{"udp", "IPV6-UDP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"udp", "IPV6-UDP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.7.1
-	{"udpInDatagrams", "UDP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpInDatagrams", "UDP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.1
-	{"udpInDatagrams", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpInDatagrams", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.2
-	{"udpNoPorts", "UDP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpNoPorts", "UDP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.2
-	{"udpNoPorts", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpNoPorts", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.3
-	{"udpInErrors", "UDP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpInErrors", "UDP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.3
-	{"udpInErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpInErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.4
-	{"udpOutDatagrams", "UDP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpOutDatagrams", "UDP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.4
-	{"udpOutDatagrams", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpOutDatagrams", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.5
-	{"udpTable", "UDP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"udpTable", "UDP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.7.5
-	{"udpTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"udpTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.7.5.1
-	{"udpEntry", "UDP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "UDP-MIB::udpLocalAddress UDP-MIB::udpLocalPort", false, "", ""},
+	{"udpEntry", "UDP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "UDP-MIB::udpLocalAddress UDP-MIB::udpLocalPort", false, "", ""},
 	// 1.3.6.1.2.1.7.5.1
-	{"udpEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RFC1213-MIB::udpLocalAddress RFC1213-MIB::udpLocalPort", false, "", ""},
+	{"udpEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RFC1213-MIB::udpLocalAddress RFC1213-MIB::udpLocalPort", false, "", ""},
 	// 1.3.6.1.2.1.7.5.1.1
-	{"udpLocalAddress", "UDP-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpLocalAddress", "UDP-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.5.1.1
-	{"udpLocalAddress", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpLocalAddress", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.5.1.2
-	{"udpLocalPort", "UDP-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpLocalPort", "UDP-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.5.1.2
-	{"udpLocalPort", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpLocalPort", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.6
-	{"ipv6UdpTable", "IPV6-UDP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6UdpTable", "IPV6-UDP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.7.6.1
-	{"ipv6UdpEntry", "IPV6-UDP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IPV6-UDP-MIB::ipv6UdpLocalAddress IPV6-UDP-MIB::ipv6UdpLocalPort IPV6-UDP-MIB::ipv6UdpIfIndex", false, "", ""},
+	{"ipv6UdpEntry", "IPV6-UDP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IPV6-UDP-MIB::ipv6UdpLocalAddress IPV6-UDP-MIB::ipv6UdpLocalPort IPV6-UDP-MIB::ipv6UdpIfIndex", false, "", ""},
 	// 1.3.6.1.2.1.7.6.1.1
-	{"ipv6UdpLocalAddress", "IPV6-UDP-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, AccessNotAccessible, "", false, "", ""},
+	{"ipv6UdpLocalAddress", "IPV6-UDP-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, "(16)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.7.6.1.2
-	{"ipv6UdpLocalPort", "IPV6-UDP-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6UdpLocalPort", "IPV6-UDP-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.7.6.1.3
-	{"ipv6UdpIfIndex", "IPV6-UDP-MIB", KindColumn, BaseInteger, "Ipv6IfIndexOrZero", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6UdpIfIndex", "IPV6-UDP-MIB", KindColumn, BaseInteger, "Ipv6IfIndexOrZero", "d", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.7
-	{"udpEndpointTable", "UDP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"udpEndpointTable", "UDP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.7.7.1
-	{"udpEndpointEntry", "UDP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "UDP-MIB::udpEndpointLocalAddressType UDP-MIB::udpEndpointLocalAddress UDP-MIB::udpEndpointLocalPort UDP-MIB::udpEndpointRemoteAddressType UDP-MIB::udpEndpointRemoteAddress UDP-MIB::udpEndpointRemotePort UDP-MIB::udpEndpointInstance", false, "", ""},
+	{"udpEndpointEntry", "UDP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "UDP-MIB::udpEndpointLocalAddressType UDP-MIB::udpEndpointLocalAddress UDP-MIB::udpEndpointLocalPort UDP-MIB::udpEndpointRemoteAddressType UDP-MIB::udpEndpointRemoteAddress UDP-MIB::udpEndpointRemotePort UDP-MIB::udpEndpointInstance", false, "", ""},
 	// 1.3.6.1.2.1.7.7.1.1
-	{"udpEndpointLocalAddressType", "UDP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"udpEndpointLocalAddressType", "UDP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.7.7.1.2
-	{"udpEndpointLocalAddress", "UDP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"udpEndpointLocalAddress", "UDP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.7.7.1.3
-	{"udpEndpointLocalPort", "UDP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"udpEndpointLocalPort", "UDP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, "(0..65535)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.7.7.1.4
-	{"udpEndpointRemoteAddressType", "UDP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"udpEndpointRemoteAddressType", "UDP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.7.7.1.5
-	{"udpEndpointRemoteAddress", "UDP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"udpEndpointRemoteAddress", "UDP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.7.7.1.6
-	{"udpEndpointRemotePort", "UDP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"udpEndpointRemotePort", "UDP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, "(0..65535)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.7.7.1.7
-	{"udpEndpointInstance", "UDP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"udpEndpointInstance", "UDP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.7.7.1.8
-	{"udpEndpointProcess", "UDP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpEndpointProcess", "UDP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.8
-	{"udpHCInDatagrams", "UDP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpHCInDatagrams", "UDP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.7.9
-	{"udpHCOutDatagrams", "UDP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"udpHCOutDatagrams", "UDP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8
-	{"egp", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"egp", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.8.1
-	{"egpInMsgs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpInMsgs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.2
-	{"egpInErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpInErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.3
-	{"egpOutMsgs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpOutMsgs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.4
-	{"egpOutErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpOutErrors", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5
-	{"egpNeighTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"egpNeighTable", "RFC1213-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1
-	{"egpNeighEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RFC1213-MIB::egpNeighAddr", false, "", ""},
+	{"egpNeighEntry", "RFC1213-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RFC1213-MIB::egpNeighAddr", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.1
-	{"egpNeighState", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "idle(1) acquisition(2) down(3) up(4) cease(5)", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighState", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "idle(1) acquisition(2) down(3) up(4) cease(5)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.2
-	{"egpNeighAddr", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighAddr", "RFC1213-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.3
-	{"egpNeighAs", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighAs", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.4
-	{"egpNeighInMsgs", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighInMsgs", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.5
-	{"egpNeighInErrs", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighInErrs", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.6
-	{"egpNeighOutMsgs", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighOutMsgs", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.7
-	{"egpNeighOutErrs", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighOutErrs", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.8
-	{"egpNeighInErrMsgs", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighInErrMsgs", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.9
-	{"egpNeighOutErrMsgs", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighOutErrMsgs", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.10
-	{"egpNeighStateUps", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighStateUps", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.11
-	{"egpNeighStateDowns", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighStateDowns", "RFC1213-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.12
-	{"egpNeighIntervalHello", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighIntervalHello", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.13
-	{"egpNeighIntervalPoll", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighIntervalPoll", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.14
-	{"egpNeighMode", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "active(1) passive(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"egpNeighMode", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "active(1) passive(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.8.5.1.15
-	{"egpNeighEventTrigger", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "start(1) stop(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"egpNeighEventTrigger", "RFC1213-MIB", KindColumn, BaseInteger, "", "", "start(1) stop(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.8.6
-	{"egpAs", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"egpAs", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10
-	{"transmission", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transmission", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10
-	{"transmission", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transmission", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7
-	{"dot3", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot3", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2
-	{"dot3StatsTable", "EtherLike-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"dot3StatsTable", "EtherLike-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1
-	{"dot3StatsEntry", "EtherLike-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "EtherLike-MIB::dot3StatsIndex", false, "", ""},
+	{"dot3StatsEntry", "EtherLike-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "EtherLike-MIB::dot3StatsIndex", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.1
-	{"dot3StatsIndex", "EtherLike-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsIndex", "EtherLike-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.2
-	{"dot3StatsAlignmentErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsAlignmentErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.3
-	{"dot3StatsFCSErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsFCSErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.4
-	{"dot3StatsSingleCollisionFrames", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsSingleCollisionFrames", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.5
-	{"dot3StatsMultipleCollisionFrames", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsMultipleCollisionFrames", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.6
-	{"dot3StatsSQETestErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsSQETestErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.7
-	{"dot3StatsDeferredTransmissions", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsDeferredTransmissions", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.8
-	{"dot3StatsLateCollisions", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsLateCollisions", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.9
-	{"dot3StatsExcessiveCollisions", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsExcessiveCollisions", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.10
-	{"dot3StatsInternalMacTransmitErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsInternalMacTransmitErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.11
-	{"dot3StatsCarrierSenseErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsCarrierSenseErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.13
-	{"dot3StatsFrameTooLongs", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsFrameTooLongs", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.16
-	{"dot3StatsInternalMacReceiveErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsInternalMacReceiveErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.17
-	{"dot3StatsEtherChipSet", "EtherLike-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsEtherChipSet", "EtherLike-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.18
-	{"dot3StatsSymbolErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsSymbolErrors", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.19
-	{"dot3StatsDuplexStatus", "EtherLike-MIB", KindColumn, BaseInteger, "", "", "unknown(1) halfDuplex(2) fullDuplex(3)", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsDuplexStatus", "EtherLike-MIB", KindColumn, BaseInteger, "", "", "unknown(1) halfDuplex(2) fullDuplex(3)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.20
-	{"dot3StatsRateControlAbility", "EtherLike-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsRateControlAbility", "EtherLike-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.2.1.21
-	{"dot3StatsRateControlStatus", "EtherLike-MIB", KindColumn, BaseInteger, "", "", "rateControlOff(1) rateControlOn(2) unknown(3)", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3StatsRateControlStatus", "EtherLike-MIB", KindColumn, BaseInteger, "", "", "rateControlOff(1) rateControlOn(2) unknown(3)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.5
-	{"dot3CollTable", "EtherLike-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"dot3CollTable", "EtherLike-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.5.1
-	{"dot3CollEntry", "EtherLike-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IF-MIB::ifIndex EtherLike-MIB::dot3CollCount", false, "", ""},
+	{"dot3CollEntry", "EtherLike-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IF-MIB::ifIndex EtherLike-MIB::dot3CollCount", false, "", ""},
 	// 1.3.6.1.2.1.10.7.5.1.2
-	{"dot3CollCount", "EtherLike-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"dot3CollCount", "EtherLike-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..16)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.5.1.3
-	{"dot3CollFrequencies", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3CollFrequencies", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.6
-	{"dot3Tests", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot3Tests", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.6.1
-	{"dot3TestTdr", "EtherLike-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot3TestTdr", "EtherLike-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.6.2
-	{"dot3TestLoopBack", "EtherLike-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot3TestLoopBack", "EtherLike-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.7
-	{"dot3Errors", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot3Errors", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.7.1
-	{"dot3ErrorInitError", "EtherLike-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot3ErrorInitError", "EtherLike-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.7.2
-	{"dot3ErrorLoopbackError", "EtherLike-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot3ErrorLoopbackError", "EtherLike-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.9
-	{"dot3ControlTable", "EtherLike-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"dot3ControlTable", "EtherLike-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.9.1
-	{"dot3ControlEntry", "EtherLike-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "EtherLike-MIB::dot3StatsIndex", false, "", ""},
+	{"dot3ControlEntry", "EtherLike-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "EtherLike-MIB::dot3StatsIndex", false, "", ""},
 	// 1.3.6.1.2.1.10.7.9.1.1
-	{"dot3ControlFunctionsSupported", "EtherLike-MIB", KindColumn, BaseBits, "", "", "pause(0)", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3ControlFunctionsSupported", "EtherLike-MIB", KindColumn, BaseBits, "", "", "pause(0)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.9.1.2
-	{"dot3ControlInUnknownOpcodes", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3ControlInUnknownOpcodes", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.9.1.3
-	{"dot3HCControlInUnknownOpcodes", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3HCControlInUnknownOpcodes", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.10
-	{"dot3PauseTable", "EtherLike-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"dot3PauseTable", "EtherLike-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.10.1
-	{"dot3PauseEntry", "EtherLike-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "EtherLike-MIB::dot3StatsIndex", false, "", ""},
+	{"dot3PauseEntry", "EtherLike-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "EtherLike-MIB::dot3StatsIndex", false, "", ""},
 	// 1.3.6.1.2.1.10.7.10.1.1
-	{"dot3PauseAdminMode", "EtherLike-MIB", KindColumn, BaseInteger, "", "", "disabled(1) enabledXmit(2) enabledRcv(3) enabledXmitAndRcv(4)", 0, AccessReadWrite, "", false, "", ""},
+	{"dot3PauseAdminMode", "EtherLike-MIB", KindColumn, BaseInteger, "", "", "disabled(1) enabledXmit(2) enabledRcv(3) enabledXmitAndRcv(4)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.10.1.2
-	{"dot3PauseOperMode", "EtherLike-MIB", KindColumn, BaseInteger, "", "", "disabled(1) enabledXmit(2) enabledRcv(3) enabledXmitAndRcv(4)", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3PauseOperMode", "EtherLike-MIB", KindColumn, BaseInteger, "", "", "disabled(1) enabledXmit(2) enabledRcv(3) enabledXmitAndRcv(4)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.10.1.3
-	{"dot3InPauseFrames", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3InPauseFrames", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.10.1.4
-	{"dot3OutPauseFrames", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3OutPauseFrames", "EtherLike-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.10.1.5
-	{"dot3HCInPauseFrames", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3HCInPauseFrames", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.10.1.6
-	{"dot3HCOutPauseFrames", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3HCOutPauseFrames", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.11
-	{"dot3HCStatsTable", "EtherLike-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"dot3HCStatsTable", "EtherLike-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.11.1
-	{"dot3HCStatsEntry", "EtherLike-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "EtherLike-MIB::dot3StatsIndex", false, "", ""},
+	{"dot3HCStatsEntry", "EtherLike-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "EtherLike-MIB::dot3StatsIndex", false, "", ""},
 	// 1.3.6.1.2.1.10.7.11.1.1
-	{"dot3HCStatsAlignmentErrors", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3HCStatsAlignmentErrors", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.11.1.2
-	{"dot3HCStatsFCSErrors", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3HCStatsFCSErrors", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.11.1.3
-	{"dot3HCStatsInternalMacTransmitErrors", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3HCStatsInternalMacTransmitErrors", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.11.1.4
-	{"dot3HCStatsFrameTooLongs", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3HCStatsFrameTooLongs", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.11.1.5
-	{"dot3HCStatsInternalMacReceiveErrors", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3HCStatsInternalMacReceiveErrors", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.7.11.1.6
-	{"dot3HCStatsSymbolErrors", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot3HCStatsSymbolErrors", "EtherLike-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131
-	{"tunnelMIB", "TUNNEL-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tunnelMIB", "TUNNEL-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1
-	{"tunnelMIBObjects", "TUNNEL-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tunnelMIBObjects", "TUNNEL-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1
-	{"tunnel", "TUNNEL-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tunnel", "TUNNEL-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.1
-	{"tunnelIfTable", "TUNNEL-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tunnelIfTable", "TUNNEL-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.1.1
-	{"tunnelIfEntry", "TUNNEL-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IF-MIB::ifIndex", false, "", ""},
+	{"tunnelIfEntry", "TUNNEL-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IF-MIB::ifIndex", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.1.1.1
-	{"tunnelIfLocalAddress", "TUNNEL-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tunnelIfLocalAddress", "TUNNEL-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.1.1.2
-	{"tunnelIfRemoteAddress", "TUNNEL-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tunnelIfRemoteAddress", "TUNNEL-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.1.1.3
-	{"tunnelIfEncapsMethod", "TUNNEL-MIB", KindColumn, BaseInteger, "IANAtunnelType", "", "other(1) direct(2) gre(3) minimal(4) l2tp(5) pptp(6) l2f(7) udp(8) atmp(9) msdp(10) sixToFour(11) sixOverFour(12) isatap(13) teredo(14) ipHttps(15) softwireMesh(16) dsLite(17) aplusp(18) ipsectunnelmode(19)", 0, AccessReadOnly, "", false, "", ""},
+	{"tunnelIfEncapsMethod", "TUNNEL-MIB", KindColumn, BaseInteger, "IANAtunnelType", "", "other(1) direct(2) gre(3) minimal(4) l2tp(5) pptp(6) l2f(7) udp(8) atmp(9) msdp(10) sixToFour(11) sixOverFour(12) isatap(13) teredo(14) ipHttps(15) softwireMesh(16) dsLite(17) aplusp(18) ipsectunnelmode(19)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.1.1.4
-	{"tunnelIfHopLimit", "TUNNEL-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"tunnelIfHopLimit", "TUNNEL-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0 | 1..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.1.1.5
-	{"tunnelIfSecurity", "TUNNEL-MIB", KindColumn, BaseInteger, "", "", "none(1) ipsec(2) other(3)", 0, AccessReadOnly, "", false, "", ""},
+	{"tunnelIfSecurity", "TUNNEL-MIB", KindColumn, BaseInteger, "", "", "none(1) ipsec(2) other(3)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.1.1.6
-	{"tunnelIfTOS", "TUNNEL-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"tunnelIfTOS", "TUNNEL-MIB", KindColumn, BaseInteger, "", "", "", 0, "(-2..63)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.1.1.7
-	{"tunnelIfFlowLabel", "TUNNEL-MIB", KindColumn, BaseInteger, "IPv6FlowLabelOrAny", "d", "", 0, AccessReadWrite, "", false, "", ""},
+	{"tunnelIfFlowLabel", "TUNNEL-MIB", KindColumn, BaseInteger, "IPv6FlowLabelOrAny", "d", "", 0, "(-1 | 0..1048575)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.1.1.8
-	{"tunnelIfAddressType", "TUNNEL-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessReadWrite, "", false, "", ""},
+	{"tunnelIfAddressType", "TUNNEL-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.1.1.9
-	{"tunnelIfLocalInetAddress", "TUNNEL-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"tunnelIfLocalInetAddress", "TUNNEL-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.1.1.10
-	{"tunnelIfRemoteInetAddress", "TUNNEL-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"tunnelIfRemoteInetAddress", "TUNNEL-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.1.1.11
-	{"tunnelIfEncapsLimit", "TUNNEL-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"tunnelIfEncapsLimit", "TUNNEL-MIB", KindColumn, BaseInteger, "", "", "", 0, "(-1 | 0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.2
-	{"tunnelConfigTable", "TUNNEL-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tunnelConfigTable", "TUNNEL-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.2.1
-	{"tunnelConfigEntry", "TUNNEL-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "TUNNEL-MIB::tunnelConfigLocalAddress TUNNEL-MIB::tunnelConfigRemoteAddress TUNNEL-MIB::tunnelConfigEncapsMethod TUNNEL-MIB::tunnelConfigID", false, "", ""},
+	{"tunnelConfigEntry", "TUNNEL-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "TUNNEL-MIB::tunnelConfigLocalAddress TUNNEL-MIB::tunnelConfigRemoteAddress TUNNEL-MIB::tunnelConfigEncapsMethod TUNNEL-MIB::tunnelConfigID", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.2.1.1
-	{"tunnelConfigLocalAddress", "TUNNEL-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tunnelConfigLocalAddress", "TUNNEL-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.2.1.2
-	{"tunnelConfigRemoteAddress", "TUNNEL-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tunnelConfigRemoteAddress", "TUNNEL-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.2.1.3
-	{"tunnelConfigEncapsMethod", "TUNNEL-MIB", KindColumn, BaseInteger, "IANAtunnelType", "", "other(1) direct(2) gre(3) minimal(4) l2tp(5) pptp(6) l2f(7) udp(8) atmp(9) msdp(10) sixToFour(11) sixOverFour(12) isatap(13) teredo(14) ipHttps(15) softwireMesh(16) dsLite(17) aplusp(18) ipsectunnelmode(19)", 0, AccessNotAccessible, "", false, "", ""},
+	{"tunnelConfigEncapsMethod", "TUNNEL-MIB", KindColumn, BaseInteger, "IANAtunnelType", "", "other(1) direct(2) gre(3) minimal(4) l2tp(5) pptp(6) l2f(7) udp(8) atmp(9) msdp(10) sixToFour(11) sixOverFour(12) isatap(13) teredo(14) ipHttps(15) softwireMesh(16) dsLite(17) aplusp(18) ipsectunnelmode(19)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.2.1.4
-	{"tunnelConfigID", "TUNNEL-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tunnelConfigID", "TUNNEL-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.2.1.5
-	{"tunnelConfigIfIndex", "TUNNEL-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tunnelConfigIfIndex", "TUNNEL-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.2.1.6
-	{"tunnelConfigStatus", "TUNNEL-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"tunnelConfigStatus", "TUNNEL-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.3
-	{"tunnelInetConfigTable", "TUNNEL-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tunnelInetConfigTable", "TUNNEL-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.3.1
-	{"tunnelInetConfigEntry", "TUNNEL-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "TUNNEL-MIB::tunnelInetConfigAddressType TUNNEL-MIB::tunnelInetConfigLocalAddress TUNNEL-MIB::tunnelInetConfigRemoteAddress TUNNEL-MIB::tunnelInetConfigEncapsMethod TUNNEL-MIB::tunnelInetConfigID", false, "", ""},
+	{"tunnelInetConfigEntry", "TUNNEL-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "TUNNEL-MIB::tunnelInetConfigAddressType TUNNEL-MIB::tunnelInetConfigLocalAddress TUNNEL-MIB::tunnelInetConfigRemoteAddress TUNNEL-MIB::tunnelInetConfigEncapsMethod TUNNEL-MIB::tunnelInetConfigID", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.3.1.1
-	{"tunnelInetConfigAddressType", "TUNNEL-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"tunnelInetConfigAddressType", "TUNNEL-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.3.1.2
-	{"tunnelInetConfigLocalAddress", "TUNNEL-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tunnelInetConfigLocalAddress", "TUNNEL-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.3.1.3
-	{"tunnelInetConfigRemoteAddress", "TUNNEL-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tunnelInetConfigRemoteAddress", "TUNNEL-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.3.1.4
-	{"tunnelInetConfigEncapsMethod", "TUNNEL-MIB", KindColumn, BaseInteger, "IANAtunnelType", "", "other(1) direct(2) gre(3) minimal(4) l2tp(5) pptp(6) l2f(7) udp(8) atmp(9) msdp(10) sixToFour(11) sixOverFour(12) isatap(13) teredo(14) ipHttps(15) softwireMesh(16) dsLite(17) aplusp(18) ipsectunnelmode(19)", 0, AccessNotAccessible, "", false, "", ""},
+	{"tunnelInetConfigEncapsMethod", "TUNNEL-MIB", KindColumn, BaseInteger, "IANAtunnelType", "", "other(1) direct(2) gre(3) minimal(4) l2tp(5) pptp(6) l2f(7) udp(8) atmp(9) msdp(10) sixToFour(11) sixOverFour(12) isatap(13) teredo(14) ipHttps(15) softwireMesh(16) dsLite(17) aplusp(18) ipsectunnelmode(19)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.3.1.5
-	{"tunnelInetConfigID", "TUNNEL-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"tunnelInetConfigID", "TUNNEL-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.3.1.6
-	{"tunnelInetConfigIfIndex", "TUNNEL-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"tunnelInetConfigIfIndex", "TUNNEL-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.3.1.7
-	{"tunnelInetConfigStatus", "TUNNEL-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"tunnelInetConfigStatus", "TUNNEL-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.1.1.3.1.8
-	{"tunnelInetConfigStorageType", "TUNNEL-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"tunnelInetConfigStorageType", "TUNNEL-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.2
-	{"tunnelMIBConformance", "TUNNEL-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tunnelMIBConformance", "TUNNEL-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.2.1
-	{"tunnelMIBCompliances", "TUNNEL-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tunnelMIBCompliances", "TUNNEL-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.2.1.1
-	{"tunnelMIBCompliance", "TUNNEL-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tunnelMIBCompliance", "TUNNEL-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.2.1.2
-	{"tunnelMIBInetFullCompliance", "TUNNEL-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tunnelMIBInetFullCompliance", "TUNNEL-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.2.1.3
-	{"tunnelMIBInetReadOnlyCompliance", "TUNNEL-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tunnelMIBInetReadOnlyCompliance", "TUNNEL-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.2.2
-	{"tunnelMIBGroups", "TUNNEL-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tunnelMIBGroups", "TUNNEL-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.10.131.2.2.1
-	{"tunnelMIBBasicGroup", "TUNNEL-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "TUNNEL-MIB::tunnelIfLocalAddress TUNNEL-MIB::tunnelIfRemoteAddress TUNNEL-MIB::tunnelIfEncapsMethod TUNNEL-MIB::tunnelIfHopLimit TUNNEL-MIB::tunnelIfTOS TUNNEL-MIB::tunnelIfSecurity TUNNEL-MIB::tunnelConfigIfIndex TUNNEL-MIB::tunnelConfigStatus"},
+	{"tunnelMIBBasicGroup", "TUNNEL-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "TUNNEL-MIB::tunnelIfLocalAddress TUNNEL-MIB::tunnelIfRemoteAddress TUNNEL-MIB::tunnelIfEncapsMethod TUNNEL-MIB::tunnelIfHopLimit TUNNEL-MIB::tunnelIfTOS TUNNEL-MIB::tunnelIfSecurity TUNNEL-MIB::tunnelConfigIfIndex TUNNEL-MIB::tunnelConfigStatus"},
 	// 1.3.6.1.2.1.10.131.2.2.2
-	{"tunnelMIBInetGroup", "TUNNEL-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "TUNNEL-MIB::tunnelIfAddressType TUNNEL-MIB::tunnelIfLocalInetAddress TUNNEL-MIB::tunnelIfRemoteInetAddress TUNNEL-MIB::tunnelIfEncapsMethod TUNNEL-MIB::tunnelIfEncapsLimit TUNNEL-MIB::tunnelIfHopLimit TUNNEL-MIB::tunnelIfTOS TUNNEL-MIB::tunnelIfFlowLabel TUNNEL-MIB::tunnelIfSecurity TUNNEL-MIB::tunnelInetConfigIfIndex TUNNEL-MIB::tunnelInetConfigStatus TUNNEL-MIB::tunnelInetConfigStorageType"},
+	{"tunnelMIBInetGroup", "TUNNEL-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "TUNNEL-MIB::tunnelIfAddressType TUNNEL-MIB::tunnelIfLocalInetAddress TUNNEL-MIB::tunnelIfRemoteInetAddress TUNNEL-MIB::tunnelIfEncapsMethod TUNNEL-MIB::tunnelIfEncapsLimit TUNNEL-MIB::tunnelIfHopLimit TUNNEL-MIB::tunnelIfTOS TUNNEL-MIB::tunnelIfFlowLabel TUNNEL-MIB::tunnelIfSecurity TUNNEL-MIB::tunnelInetConfigIfIndex TUNNEL-MIB::tunnelInetConfigStatus TUNNEL-MIB::tunnelInetConfigStorageType"},
 	// 1.3.6.1.2.1.11
-	{"snmp", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmp", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.11
-	{"snmp", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmp", "RFC1213-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.11.1
-	{"snmpInPkts", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInPkts", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.1
-	{"snmpInPkts", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInPkts", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.2
-	{"snmpOutPkts", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutPkts", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.2
-	{"snmpOutPkts", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutPkts", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.3
-	{"snmpInBadVersions", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInBadVersions", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.3
-	{"snmpInBadVersions", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInBadVersions", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.4
-	{"snmpInBadCommunityNames", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInBadCommunityNames", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.4
-	{"snmpInBadCommunityNames", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInBadCommunityNames", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.5
-	{"snmpInBadCommunityUses", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInBadCommunityUses", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.5
-	{"snmpInBadCommunityUses", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInBadCommunityUses", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.6
-	{"snmpInASNParseErrs", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInASNParseErrs", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.6
-	{"snmpInASNParseErrs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInASNParseErrs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.8
-	{"snmpInTooBigs", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInTooBigs", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.8
-	{"snmpInTooBigs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInTooBigs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.9
-	{"snmpInNoSuchNames", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInNoSuchNames", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.9
-	{"snmpInNoSuchNames", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInNoSuchNames", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.10
-	{"snmpInBadValues", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInBadValues", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.10
-	{"snmpInBadValues", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInBadValues", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.11
-	{"snmpInReadOnlys", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInReadOnlys", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.11
-	{"snmpInReadOnlys", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInReadOnlys", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.12
-	{"snmpInGenErrs", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInGenErrs", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.12
-	{"snmpInGenErrs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInGenErrs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.13
-	{"snmpInTotalReqVars", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInTotalReqVars", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.13
-	{"snmpInTotalReqVars", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInTotalReqVars", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.14
-	{"snmpInTotalSetVars", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInTotalSetVars", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.14
-	{"snmpInTotalSetVars", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInTotalSetVars", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.15
-	{"snmpInGetRequests", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInGetRequests", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.15
-	{"snmpInGetRequests", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInGetRequests", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.16
-	{"snmpInGetNexts", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInGetNexts", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.16
-	{"snmpInGetNexts", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInGetNexts", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.17
-	{"snmpInSetRequests", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInSetRequests", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.17
-	{"snmpInSetRequests", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInSetRequests", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.18
-	{"snmpInGetResponses", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInGetResponses", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.18
-	{"snmpInGetResponses", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInGetResponses", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.19
-	{"snmpInTraps", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInTraps", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.19
-	{"snmpInTraps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInTraps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.20
-	{"snmpOutTooBigs", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutTooBigs", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.20
-	{"snmpOutTooBigs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutTooBigs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.21
-	{"snmpOutNoSuchNames", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutNoSuchNames", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.21
-	{"snmpOutNoSuchNames", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutNoSuchNames", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.22
-	{"snmpOutBadValues", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutBadValues", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.22
-	{"snmpOutBadValues", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutBadValues", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.24
-	{"snmpOutGenErrs", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutGenErrs", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.24
-	{"snmpOutGenErrs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutGenErrs", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.25
-	{"snmpOutGetRequests", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutGetRequests", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.25
-	{"snmpOutGetRequests", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutGetRequests", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.26
-	{"snmpOutGetNexts", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutGetNexts", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.26
-	{"snmpOutGetNexts", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutGetNexts", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.27
-	{"snmpOutSetRequests", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutSetRequests", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.27
-	{"snmpOutSetRequests", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutSetRequests", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.28
-	{"snmpOutGetResponses", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutGetResponses", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.28
-	{"snmpOutGetResponses", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutGetResponses", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.29
-	{"snmpOutTraps", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutTraps", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.29
-	{"snmpOutTraps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpOutTraps", "RFC1213-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.30
-	{"snmpEnableAuthenTraps", "SNMPv2-MIB", KindScalar, BaseInteger, "", "", "enabled(1) disabled(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"snmpEnableAuthenTraps", "SNMPv2-MIB", KindScalar, BaseInteger, "", "", "enabled(1) disabled(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.11.30
-	{"snmpEnableAuthenTraps", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "enabled(1) disabled(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"snmpEnableAuthenTraps", "RFC1213-MIB", KindScalar, BaseInteger, "", "", "enabled(1) disabled(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.11.31
-	{"snmpSilentDrops", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpSilentDrops", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.11.32
-	{"snmpProxyDrops", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpProxyDrops", "SNMPv2-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16
-	{"rmon", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"rmon", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.0
-	{"rmonEventsV2", "RMON-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"rmonEventsV2", "RMON-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.0.1
-	{"risingAlarm", "RMON-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "RMON-MIB::alarmIndex RMON-MIB::alarmVariable RMON-MIB::alarmSampleType RMON-MIB::alarmValue RMON-MIB::alarmRisingThreshold"},
+	{"risingAlarm", "RMON-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "RMON-MIB::alarmIndex RMON-MIB::alarmVariable RMON-MIB::alarmSampleType RMON-MIB::alarmValue RMON-MIB::alarmRisingThreshold"},
 	// 1.3.6.1.2.1.16.0.2
-	{"fallingAlarm", "RMON-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "RMON-MIB::alarmIndex RMON-MIB::alarmVariable RMON-MIB::alarmSampleType RMON-MIB::alarmValue RMON-MIB::alarmFallingThreshold"},
+	{"fallingAlarm", "RMON-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "RMON-MIB::alarmIndex RMON-MIB::alarmVariable RMON-MIB::alarmSampleType RMON-MIB::alarmValue RMON-MIB::alarmFallingThreshold"},
 	// 1.3.6.1.2.1.16.1
-	{"statistics", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"statistics", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1
-	{"etherStatsTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"etherStatsTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1
-	{"etherStatsEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::etherStatsIndex", false, "", ""},
+	{"etherStatsEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::etherStatsIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.1
-	{"etherStatsIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.2
-	{"etherStatsDataSource", "RMON-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"etherStatsDataSource", "RMON-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.3
-	{"etherStatsDropEvents", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsDropEvents", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.4
-	{"etherStatsOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.5
-	{"etherStatsPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.6
-	{"etherStatsBroadcastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsBroadcastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.7
-	{"etherStatsMulticastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsMulticastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.8
-	{"etherStatsCRCAlignErrors", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsCRCAlignErrors", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.9
-	{"etherStatsUndersizePkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsUndersizePkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.10
-	{"etherStatsOversizePkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsOversizePkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.11
-	{"etherStatsFragments", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsFragments", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.12
-	{"etherStatsJabbers", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsJabbers", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.13
-	{"etherStatsCollisions", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsCollisions", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.14
-	{"etherStatsPkts64Octets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsPkts64Octets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.15
-	{"etherStatsPkts65to127Octets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsPkts65to127Octets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.16
-	{"etherStatsPkts128to255Octets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsPkts128to255Octets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.17
-	{"etherStatsPkts256to511Octets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsPkts256to511Octets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.18
-	{"etherStatsPkts512to1023Octets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsPkts512to1023Octets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.19
-	{"etherStatsPkts1024to1518Octets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherStatsPkts1024to1518Octets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.20
-	{"etherStatsOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"etherStatsOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, "(0..127)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.1.1.1.21
-	{"etherStatsStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"etherStatsStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2
-	{"history", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"history", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.1
-	{"historyControlTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"historyControlTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.1.1
-	{"historyControlEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::historyControlIndex", false, "", ""},
+	{"historyControlEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::historyControlIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.2.1.1.1
-	{"historyControlIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"historyControlIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.1.1.2
-	{"historyControlDataSource", "RMON-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"historyControlDataSource", "RMON-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.1.1.3
-	{"historyControlBucketsRequested", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"historyControlBucketsRequested", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.1.1.4
-	{"historyControlBucketsGranted", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"historyControlBucketsGranted", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.1.1.5
-	{"historyControlInterval", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"historyControlInterval", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..3600)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.1.1.6
-	{"historyControlOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"historyControlOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, "(0..127)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.1.1.7
-	{"historyControlStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"historyControlStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2
-	{"etherHistoryTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"etherHistoryTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1
-	{"etherHistoryEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::etherHistoryIndex RMON-MIB::etherHistorySampleIndex", false, "", ""},
+	{"etherHistoryEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::etherHistoryIndex RMON-MIB::etherHistorySampleIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.1
-	{"etherHistoryIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.2
-	{"etherHistorySampleIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistorySampleIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.3
-	{"etherHistoryIntervalStart", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryIntervalStart", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.4
-	{"etherHistoryDropEvents", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryDropEvents", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.5
-	{"etherHistoryOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.6
-	{"etherHistoryPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.7
-	{"etherHistoryBroadcastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryBroadcastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.8
-	{"etherHistoryMulticastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryMulticastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.9
-	{"etherHistoryCRCAlignErrors", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryCRCAlignErrors", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.10
-	{"etherHistoryUndersizePkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryUndersizePkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.11
-	{"etherHistoryOversizePkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryOversizePkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.12
-	{"etherHistoryFragments", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryFragments", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.13
-	{"etherHistoryJabbers", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryJabbers", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.14
-	{"etherHistoryCollisions", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryCollisions", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.2.2.1.15
-	{"etherHistoryUtilization", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"etherHistoryUtilization", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..10000)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3
-	{"alarm", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"alarm", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1
-	{"alarmTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"alarmTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1.1
-	{"alarmEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::alarmIndex", false, "", ""},
+	{"alarmEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::alarmIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1.1.1
-	{"alarmIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"alarmIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1.1.2
-	{"alarmInterval", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"alarmInterval", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1.1.3
-	{"alarmVariable", "RMON-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"alarmVariable", "RMON-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1.1.4
-	{"alarmSampleType", "RMON-MIB", KindColumn, BaseInteger, "", "", "absoluteValue(1) deltaValue(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"alarmSampleType", "RMON-MIB", KindColumn, BaseInteger, "", "", "absoluteValue(1) deltaValue(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1.1.5
-	{"alarmValue", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"alarmValue", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1.1.6
-	{"alarmStartupAlarm", "RMON-MIB", KindColumn, BaseInteger, "", "", "risingAlarm(1) fallingAlarm(2) risingOrFallingAlarm(3)", 0, AccessReadCreate, "", false, "", ""},
+	{"alarmStartupAlarm", "RMON-MIB", KindColumn, BaseInteger, "", "", "risingAlarm(1) fallingAlarm(2) risingOrFallingAlarm(3)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1.1.7
-	{"alarmRisingThreshold", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"alarmRisingThreshold", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1.1.8
-	{"alarmFallingThreshold", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"alarmFallingThreshold", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1.1.9
-	{"alarmRisingEventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"alarmRisingEventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1.1.10
-	{"alarmFallingEventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"alarmFallingEventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1.1.11
-	{"alarmOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"alarmOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, "(0..127)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.3.1.1.12
-	{"alarmStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"alarmStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4
-	{"hosts", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hosts", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.1
-	{"hostControlTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hostControlTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.1.1
-	{"hostControlEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::hostControlIndex", false, "", ""},
+	{"hostControlEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::hostControlIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.4.1.1.1
-	{"hostControlIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostControlIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.1.1.2
-	{"hostControlDataSource", "RMON-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"hostControlDataSource", "RMON-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.1.1.3
-	{"hostControlTableSize", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostControlTableSize", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.1.1.4
-	{"hostControlLastDeleteTime", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostControlLastDeleteTime", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.1.1.5
-	{"hostControlOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"hostControlOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, "(0..127)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.1.1.6
-	{"hostControlStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"hostControlStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.2
-	{"hostTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hostTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.2.1
-	{"hostEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::hostIndex RMON-MIB::hostAddress", false, "", ""},
+	{"hostEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::hostIndex RMON-MIB::hostAddress", false, "", ""},
 	// 1.3.6.1.2.1.16.4.2.1.1
-	{"hostAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.2.1.2
-	{"hostCreationOrder", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostCreationOrder", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.2.1.3
-	{"hostIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.2.1.4
-	{"hostInPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostInPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.2.1.5
-	{"hostOutPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostOutPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.2.1.6
-	{"hostInOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostInOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.2.1.7
-	{"hostOutOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostOutOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.2.1.8
-	{"hostOutErrors", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostOutErrors", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.2.1.9
-	{"hostOutBroadcastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostOutBroadcastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.2.1.10
-	{"hostOutMulticastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostOutMulticastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.3
-	{"hostTimeTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hostTimeTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.3.1
-	{"hostTimeEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::hostTimeIndex RMON-MIB::hostTimeCreationOrder", false, "", ""},
+	{"hostTimeEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::hostTimeIndex RMON-MIB::hostTimeCreationOrder", false, "", ""},
 	// 1.3.6.1.2.1.16.4.3.1.1
-	{"hostTimeAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTimeAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.3.1.2
-	{"hostTimeCreationOrder", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTimeCreationOrder", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.3.1.3
-	{"hostTimeIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTimeIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.3.1.4
-	{"hostTimeInPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTimeInPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.3.1.5
-	{"hostTimeOutPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTimeOutPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.3.1.6
-	{"hostTimeInOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTimeInOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.3.1.7
-	{"hostTimeOutOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTimeOutOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.3.1.8
-	{"hostTimeOutErrors", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTimeOutErrors", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.3.1.9
-	{"hostTimeOutBroadcastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTimeOutBroadcastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.4.3.1.10
-	{"hostTimeOutMulticastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTimeOutMulticastPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5
-	{"hostTopN", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hostTopN", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.1
-	{"hostTopNControlTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hostTopNControlTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.1.1
-	{"hostTopNControlEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::hostTopNControlIndex", false, "", ""},
+	{"hostTopNControlEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::hostTopNControlIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.5.1.1.1
-	{"hostTopNControlIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTopNControlIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.1.1.2
-	{"hostTopNHostIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"hostTopNHostIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.1.1.3
-	{"hostTopNRateBase", "RMON-MIB", KindColumn, BaseInteger, "", "", "hostTopNInPkts(1) hostTopNOutPkts(2) hostTopNInOctets(3) hostTopNOutOctets(4) hostTopNOutErrors(5) hostTopNOutBroadcastPkts(6) hostTopNOutMulticastPkts(7)", 0, AccessReadCreate, "", false, "", ""},
+	{"hostTopNRateBase", "RMON-MIB", KindColumn, BaseInteger, "", "", "hostTopNInPkts(1) hostTopNOutPkts(2) hostTopNInOctets(3) hostTopNOutOctets(4) hostTopNOutErrors(5) hostTopNOutBroadcastPkts(6) hostTopNOutMulticastPkts(7)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.1.1.4
-	{"hostTopNTimeRemaining", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"hostTopNTimeRemaining", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.1.1.5
-	{"hostTopNDuration", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTopNDuration", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.1.1.6
-	{"hostTopNRequestedSize", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"hostTopNRequestedSize", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.1.1.7
-	{"hostTopNGrantedSize", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTopNGrantedSize", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.1.1.8
-	{"hostTopNStartTime", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTopNStartTime", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.1.1.9
-	{"hostTopNOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"hostTopNOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, "(0..127)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.1.1.10
-	{"hostTopNStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"hostTopNStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.2
-	{"hostTopNTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hostTopNTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.2.1
-	{"hostTopNEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::hostTopNReport RMON-MIB::hostTopNIndex", false, "", ""},
+	{"hostTopNEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::hostTopNReport RMON-MIB::hostTopNIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.5.2.1.1
-	{"hostTopNReport", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTopNReport", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.2.1.2
-	{"hostTopNIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTopNIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.2.1.3
-	{"hostTopNAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTopNAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.5.2.1.4
-	{"hostTopNRate", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hostTopNRate", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6
-	{"matrix", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"matrix", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.1
-	{"matrixControlTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"matrixControlTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.1.1
-	{"matrixControlEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::matrixControlIndex", false, "", ""},
+	{"matrixControlEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::matrixControlIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.6.1.1.1
-	{"matrixControlIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixControlIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.1.1.2
-	{"matrixControlDataSource", "RMON-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"matrixControlDataSource", "RMON-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.1.1.3
-	{"matrixControlTableSize", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixControlTableSize", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.1.1.4
-	{"matrixControlLastDeleteTime", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixControlLastDeleteTime", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.1.1.5
-	{"matrixControlOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"matrixControlOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, "(0..127)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.1.1.6
-	{"matrixControlStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"matrixControlStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.2
-	{"matrixSDTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"matrixSDTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.2.1
-	{"matrixSDEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::matrixSDIndex RMON-MIB::matrixSDSourceAddress RMON-MIB::matrixSDDestAddress", false, "", ""},
+	{"matrixSDEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::matrixSDIndex RMON-MIB::matrixSDSourceAddress RMON-MIB::matrixSDDestAddress", false, "", ""},
 	// 1.3.6.1.2.1.16.6.2.1.1
-	{"matrixSDSourceAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixSDSourceAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.2.1.2
-	{"matrixSDDestAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixSDDestAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.2.1.3
-	{"matrixSDIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixSDIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.2.1.4
-	{"matrixSDPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixSDPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.2.1.5
-	{"matrixSDOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixSDOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.2.1.6
-	{"matrixSDErrors", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixSDErrors", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.3
-	{"matrixDSTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"matrixDSTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.3.1
-	{"matrixDSEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::matrixDSIndex RMON-MIB::matrixDSDestAddress RMON-MIB::matrixDSSourceAddress", false, "", ""},
+	{"matrixDSEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::matrixDSIndex RMON-MIB::matrixDSDestAddress RMON-MIB::matrixDSSourceAddress", false, "", ""},
 	// 1.3.6.1.2.1.16.6.3.1.1
-	{"matrixDSSourceAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixDSSourceAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.3.1.2
-	{"matrixDSDestAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixDSDestAddress", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.3.1.3
-	{"matrixDSIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixDSIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.3.1.4
-	{"matrixDSPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixDSPkts", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.3.1.5
-	{"matrixDSOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixDSOctets", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.6.3.1.6
-	{"matrixDSErrors", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"matrixDSErrors", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7
-	{"filter", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"filter", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.1
-	{"filterTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"filterTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.1.1
-	{"filterEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::filterIndex", false, "", ""},
+	{"filterEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::filterIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.7.1.1.1
-	{"filterIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"filterIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.1.1.2
-	{"filterChannelIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"filterChannelIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.1.1.3
-	{"filterPktDataOffset", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"filterPktDataOffset", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.1.1.4
-	{"filterPktData", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"filterPktData", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.1.1.5
-	{"filterPktDataMask", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"filterPktDataMask", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.1.1.6
-	{"filterPktDataNotMask", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"filterPktDataNotMask", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.1.1.7
-	{"filterPktStatus", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"filterPktStatus", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.1.1.8
-	{"filterPktStatusMask", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"filterPktStatusMask", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.1.1.9
-	{"filterPktStatusNotMask", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"filterPktStatusNotMask", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.1.1.10
-	{"filterOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"filterOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, "(0..127)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.1.1.11
-	{"filterStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"filterStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2
-	{"channelTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"channelTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2.1
-	{"channelEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::channelIndex", false, "", ""},
+	{"channelEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::channelIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2.1.1
-	{"channelIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"channelIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2.1.2
-	{"channelIfIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"channelIfIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2.1.3
-	{"channelAcceptType", "RMON-MIB", KindColumn, BaseInteger, "", "", "acceptMatched(1) acceptFailed(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"channelAcceptType", "RMON-MIB", KindColumn, BaseInteger, "", "", "acceptMatched(1) acceptFailed(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2.1.4
-	{"channelDataControl", "RMON-MIB", KindColumn, BaseInteger, "", "", "on(1) off(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"channelDataControl", "RMON-MIB", KindColumn, BaseInteger, "", "", "on(1) off(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2.1.5
-	{"channelTurnOnEventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"channelTurnOnEventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2.1.6
-	{"channelTurnOffEventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"channelTurnOffEventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2.1.7
-	{"channelEventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"channelEventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2.1.8
-	{"channelEventStatus", "RMON-MIB", KindColumn, BaseInteger, "", "", "eventReady(1) eventFired(2) eventAlwaysReady(3)", 0, AccessReadCreate, "", false, "", ""},
+	{"channelEventStatus", "RMON-MIB", KindColumn, BaseInteger, "", "", "eventReady(1) eventFired(2) eventAlwaysReady(3)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2.1.9
-	{"channelMatches", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"channelMatches", "RMON-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2.1.10
-	{"channelDescription", "RMON-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadCreate, "", false, "", ""},
+	{"channelDescription", "RMON-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, "(0..127)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2.1.11
-	{"channelOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"channelOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, "(0..127)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.7.2.1.12
-	{"channelStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"channelStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8
-	{"capture", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"capture", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1
-	{"bufferControlTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"bufferControlTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1
-	{"bufferControlEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::bufferControlIndex", false, "", ""},
+	{"bufferControlEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::bufferControlIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1.1
-	{"bufferControlIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"bufferControlIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1.2
-	{"bufferControlChannelIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"bufferControlChannelIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1.3
-	{"bufferControlFullStatus", "RMON-MIB", KindColumn, BaseInteger, "", "", "spaceAvailable(1) full(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"bufferControlFullStatus", "RMON-MIB", KindColumn, BaseInteger, "", "", "spaceAvailable(1) full(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1.4
-	{"bufferControlFullAction", "RMON-MIB", KindColumn, BaseInteger, "", "", "lockWhenFull(1) wrapWhenFull(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"bufferControlFullAction", "RMON-MIB", KindColumn, BaseInteger, "", "", "lockWhenFull(1) wrapWhenFull(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1.5
-	{"bufferControlCaptureSliceSize", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"bufferControlCaptureSliceSize", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1.6
-	{"bufferControlDownloadSliceSize", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"bufferControlDownloadSliceSize", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1.7
-	{"bufferControlDownloadOffset", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"bufferControlDownloadOffset", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1.8
-	{"bufferControlMaxOctetsRequested", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"bufferControlMaxOctetsRequested", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1.9
-	{"bufferControlMaxOctetsGranted", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"bufferControlMaxOctetsGranted", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1.10
-	{"bufferControlCapturedPackets", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"bufferControlCapturedPackets", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1.11
-	{"bufferControlTurnOnTime", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"bufferControlTurnOnTime", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1.12
-	{"bufferControlOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"bufferControlOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, "(0..127)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.1.1.13
-	{"bufferControlStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"bufferControlStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.2
-	{"captureBufferTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"captureBufferTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.2.1
-	{"captureBufferEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::captureBufferControlIndex RMON-MIB::captureBufferIndex", false, "", ""},
+	{"captureBufferEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::captureBufferControlIndex RMON-MIB::captureBufferIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.8.2.1.1
-	{"captureBufferControlIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"captureBufferControlIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.2.1.2
-	{"captureBufferIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"captureBufferIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.2.1.3
-	{"captureBufferPacketID", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"captureBufferPacketID", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.2.1.4
-	{"captureBufferPacketData", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"captureBufferPacketData", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.2.1.5
-	{"captureBufferPacketLength", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"captureBufferPacketLength", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.2.1.6
-	{"captureBufferPacketTime", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"captureBufferPacketTime", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.8.2.1.7
-	{"captureBufferPacketStatus", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"captureBufferPacketStatus", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9
-	{"event", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"event", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9.1
-	{"eventTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"eventTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9.1.1
-	{"eventEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::eventIndex", false, "", ""},
+	{"eventEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::eventIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.9.1.1.1
-	{"eventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"eventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9.1.1.2
-	{"eventDescription", "RMON-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadCreate, "", false, "", ""},
+	{"eventDescription", "RMON-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, "(0..127)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9.1.1.3
-	{"eventType", "RMON-MIB", KindColumn, BaseInteger, "", "", "none(1) log(2) snmptrap(3) logandtrap(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"eventType", "RMON-MIB", KindColumn, BaseInteger, "", "", "none(1) log(2) snmptrap(3) logandtrap(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9.1.1.4
-	{"eventCommunity", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"eventCommunity", "RMON-MIB", KindColumn, BaseOctetString, "", "", "", 0, "(0..127)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9.1.1.5
-	{"eventLastTimeSent", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"eventLastTimeSent", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9.1.1.6
-	{"eventOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"eventOwner", "RMON-MIB", KindColumn, BaseOctetString, "OwnerString", "", "", 0, "(0..127)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9.1.1.7
-	{"eventStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"eventStatus", "RMON-MIB", KindColumn, BaseInteger, "EntryStatus", "", "valid(1) createRequest(2) underCreation(3) invalid(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9.2
-	{"logTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"logTable", "RMON-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9.2.1
-	{"logEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "RMON-MIB::logEventIndex RMON-MIB::logIndex", false, "", ""},
+	{"logEntry", "RMON-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "RMON-MIB::logEventIndex RMON-MIB::logIndex", false, "", ""},
 	// 1.3.6.1.2.1.16.9.2.1.1
-	{"logEventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"logEventIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9.2.1.2
-	{"logIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"logIndex", "RMON-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9.2.1.3
-	{"logTime", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"logTime", "RMON-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.9.2.1.4
-	{"logDescription", "RMON-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadOnly, "", false, "", ""},
+	{"logDescription", "RMON-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.16.20
-	{"rmonConformance", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"rmonConformance", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.20.8
-	{"rmonMibModule", "RMON-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"rmonMibModule", "RMON-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.20.9
-	{"rmonCompliances", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"rmonCompliances", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.20.9.1
-	{"rmonCompliance", "RMON-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"rmonCompliance", "RMON-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.20.10
-	{"rmonGroups", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"rmonGroups", "RMON-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.16.20.10.1
-	{"rmonEtherStatsGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "RMON-MIB::etherStatsIndex RMON-MIB::etherStatsDataSource RMON-MIB::etherStatsDropEvents RMON-MIB::etherStatsOctets RMON-MIB::etherStatsPkts RMON-MIB::etherStatsBroadcastPkts RMON-MIB::etherStatsMulticastPkts RMON-MIB::etherStatsCRCAlignErrors RMON-MIB::etherStatsUndersizePkts RMON-MIB::etherStatsOversizePkts RMON-MIB::etherStatsFragments RMON-MIB::etherStatsJabbers RMON-MIB::etherStatsCollisions RMON-MIB::etherStatsPkts64Octets RMON-MIB::etherStatsPkts65to127Octets RMON-MIB::etherStatsPkts128to255Octets RMON-MIB::etherStatsPkts256to511Octets RMON-MIB::etherStatsPkts512to1023Octets RMON-MIB::etherStatsPkts1024to1518Octets RMON-MIB::etherStatsOwner RMON-MIB::etherStatsStatus"},
+	{"rmonEtherStatsGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "RMON-MIB::etherStatsIndex RMON-MIB::etherStatsDataSource RMON-MIB::etherStatsDropEvents RMON-MIB::etherStatsOctets RMON-MIB::etherStatsPkts RMON-MIB::etherStatsBroadcastPkts RMON-MIB::etherStatsMulticastPkts RMON-MIB::etherStatsCRCAlignErrors RMON-MIB::etherStatsUndersizePkts RMON-MIB::etherStatsOversizePkts RMON-MIB::etherStatsFragments RMON-MIB::etherStatsJabbers RMON-MIB::etherStatsCollisions RMON-MIB::etherStatsPkts64Octets RMON-MIB::etherStatsPkts65to127Octets RMON-MIB::etherStatsPkts128to255Octets RMON-MIB::etherStatsPkts256to511Octets RMON-MIB::etherStatsPkts512to1023Octets RMON-MIB::etherStatsPkts1024to1518Octets RMON-MIB::etherStatsOwner RMON-MIB::etherStatsStatus"},
 	// 1.3.6.1.2.1.16.20.10.2
-	{"rmonHistoryControlGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "RMON-MIB::historyControlIndex RMON-MIB::historyControlDataSource RMON-MIB::historyControlBucketsRequested RMON-MIB::historyControlBucketsGranted RMON-MIB::historyControlInterval RMON-MIB::historyControlOwner RMON-MIB::historyControlStatus"},
+	{"rmonHistoryControlGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "RMON-MIB::historyControlIndex RMON-MIB::historyControlDataSource RMON-MIB::historyControlBucketsRequested RMON-MIB::historyControlBucketsGranted RMON-MIB::historyControlInterval RMON-MIB::historyControlOwner RMON-MIB::historyControlStatus"},
 	// 1.3.6.1.2.1.16.20.10.3
-	{"rmonEthernetHistoryGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "RMON-MIB::etherHistoryIndex RMON-MIB::etherHistorySampleIndex RMON-MIB::etherHistoryIntervalStart RMON-MIB::etherHistoryDropEvents RMON-MIB::etherHistoryOctets RMON-MIB::etherHistoryPkts RMON-MIB::etherHistoryBroadcastPkts RMON-MIB::etherHistoryMulticastPkts RMON-MIB::etherHistoryCRCAlignErrors RMON-MIB::etherHistoryUndersizePkts RMON-MIB::etherHistoryOversizePkts RMON-MIB::etherHistoryFragments RMON-MIB::etherHistoryJabbers RMON-MIB::etherHistoryCollisions RMON-MIB::etherHistoryUtilization"},
+	{"rmonEthernetHistoryGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "RMON-MIB::etherHistoryIndex RMON-MIB::etherHistorySampleIndex RMON-MIB::etherHistoryIntervalStart RMON-MIB::etherHistoryDropEvents RMON-MIB::etherHistoryOctets RMON-MIB::etherHistoryPkts RMON-MIB::etherHistoryBroadcastPkts RMON-MIB::etherHistoryMulticastPkts RMON-MIB::etherHistoryCRCAlignErrors RMON-MIB::etherHistoryUndersizePkts RMON-MIB::etherHistoryOversizePkts RMON-MIB::etherHistoryFragments RMON-MIB::etherHistoryJabbers RMON-MIB::etherHistoryCollisions RMON-MIB::etherHistoryUtilization"},
 	// 1.3.6.1.2.1.16.20.10.4
-	{"rmonAlarmGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "RMON-MIB::alarmIndex RMON-MIB::alarmInterval RMON-MIB::alarmVariable RMON-MIB::alarmSampleType RMON-MIB::alarmValue RMON-MIB::alarmStartupAlarm RMON-MIB::alarmRisingThreshold RMON-MIB::alarmFallingThreshold RMON-MIB::alarmRisingEventIndex RMON-MIB::alarmFallingEventIndex RMON-MIB::alarmOwner RMON-MIB::alarmStatus"},
+	{"rmonAlarmGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "RMON-MIB::alarmIndex RMON-MIB::alarmInterval RMON-MIB::alarmVariable RMON-MIB::alarmSampleType RMON-MIB::alarmValue RMON-MIB::alarmStartupAlarm RMON-MIB::alarmRisingThreshold RMON-MIB::alarmFallingThreshold RMON-MIB::alarmRisingEventIndex RMON-MIB::alarmFallingEventIndex RMON-MIB::alarmOwner RMON-MIB::alarmStatus"},
 	// 1.3.6.1.2.1.16.20.10.5
-	{"rmonHostGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "RMON-MIB::hostControlIndex RMON-MIB::hostControlDataSource RMON-MIB::hostControlTableSize RMON-MIB::hostControlLastDeleteTime RMON-MIB::hostControlOwner RMON-MIB::hostControlStatus RMON-MIB::hostAddress RMON-MIB::hostCreationOrder RMON-MIB::hostIndex RMON-MIB::hostInPkts RMON-MIB::hostOutPkts RMON-MIB::hostInOctets RMON-MIB::hostOutOctets RMON-MIB::hostOutErrors RMON-MIB::hostOutBroadcastPkts RMON-MIB::hostOutMulticastPkts RMON-MIB::hostTimeAddress RMON-MIB::hostTimeCreationOrder RMON-MIB::hostTimeIndex RMON-MIB::hostTimeInPkts RMON-MIB::hostTimeOutPkts RMON-MIB::hostTimeInOctets RMON-MIB::hostTimeOutOctets RMON-MIB::hostTimeOutErrors RMON-MIB::hostTimeOutBroadcastPkts RMON-MIB::hostTimeOutMulticastPkts"},
+	{"rmonHostGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "RMON-MIB::hostControlIndex RMON-MIB::hostControlDataSource RMON-MIB::hostControlTableSize RMON-MIB::hostControlLastDeleteTime RMON-MIB::hostControlOwner RMON-MIB::hostControlStatus RMON-MIB::hostAddress RMON-MIB::hostCreationOrder RMON-MIB::hostIndex RMON-MIB::hostInPkts RMON-MIB::hostOutPkts RMON-MIB::hostInOctets RMON-MIB::hostOutOctets RMON-MIB::hostOutErrors RMON-MIB::hostOutBroadcastPkts RMON-MIB::hostOutMulticastPkts RMON-MIB::hostTimeAddress RMON-MIB::hostTimeCreationOrder RMON-MIB::hostTimeIndex RMON-MIB::hostTimeInPkts RMON-MIB::hostTimeOutPkts RMON-MIB::hostTimeInOctets RMON-MIB::hostTimeOutOctets RMON-MIB::hostTimeOutErrors RMON-MIB::hostTimeOutBroadcastPkts RMON-MIB::hostTimeOutMulticastPkts"},
 	// 1.3.6.1.2.1.16.20.10.6
-	{"rmonHostTopNGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "RMON-MIB::hostTopNControlIndex RMON-MIB::hostTopNHostIndex RMON-MIB::hostTopNRateBase RMON-MIB::hostTopNTimeRemaining RMON-MIB::hostTopNDuration RMON-MIB::hostTopNRequestedSize RMON-MIB::hostTopNGrantedSize RMON-MIB::hostTopNStartTime RMON-MIB::hostTopNOwner RMON-MIB::hostTopNStatus RMON-MIB::hostTopNReport RMON-MIB::hostTopNIndex RMON-MIB::hostTopNAddress RMON-MIB::hostTopNRate"},
+	{"rmonHostTopNGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "RMON-MIB::hostTopNControlIndex RMON-MIB::hostTopNHostIndex RMON-MIB::hostTopNRateBase RMON-MIB::hostTopNTimeRemaining RMON-MIB::hostTopNDuration RMON-MIB::hostTopNRequestedSize RMON-MIB::hostTopNGrantedSize RMON-MIB::hostTopNStartTime RMON-MIB::hostTopNOwner RMON-MIB::hostTopNStatus RMON-MIB::hostTopNReport RMON-MIB::hostTopNIndex RMON-MIB::hostTopNAddress RMON-MIB::hostTopNRate"},
 	// 1.3.6.1.2.1.16.20.10.7
-	{"rmonMatrixGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "RMON-MIB::matrixControlIndex RMON-MIB::matrixControlDataSource RMON-MIB::matrixControlTableSize RMON-MIB::matrixControlLastDeleteTime RMON-MIB::matrixControlOwner RMON-MIB::matrixControlStatus RMON-MIB::matrixSDSourceAddress RMON-MIB::matrixSDDestAddress RMON-MIB::matrixSDIndex RMON-MIB::matrixSDPkts RMON-MIB::matrixSDOctets RMON-MIB::matrixSDErrors RMON-MIB::matrixDSSourceAddress RMON-MIB::matrixDSDestAddress RMON-MIB::matrixDSIndex RMON-MIB::matrixDSPkts RMON-MIB::matrixDSOctets RMON-MIB::matrixDSErrors"},
+	{"rmonMatrixGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "RMON-MIB::matrixControlIndex RMON-MIB::matrixControlDataSource RMON-MIB::matrixControlTableSize RMON-MIB::matrixControlLastDeleteTime RMON-MIB::matrixControlOwner RMON-MIB::matrixControlStatus RMON-MIB::matrixSDSourceAddress RMON-MIB::matrixSDDestAddress RMON-MIB::matrixSDIndex RMON-MIB::matrixSDPkts RMON-MIB::matrixSDOctets RMON-MIB::matrixSDErrors RMON-MIB::matrixDSSourceAddress RMON-MIB::matrixDSDestAddress RMON-MIB::matrixDSIndex RMON-MIB::matrixDSPkts RMON-MIB::matrixDSOctets RMON-MIB::matrixDSErrors"},
 	// 1.3.6.1.2.1.16.20.10.8
-	{"rmonFilterGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "RMON-MIB::filterIndex RMON-MIB::filterChannelIndex RMON-MIB::filterPktDataOffset RMON-MIB::filterPktData RMON-MIB::filterPktDataMask RMON-MIB::filterPktDataNotMask RMON-MIB::filterPktStatus RMON-MIB::filterPktStatusMask RMON-MIB::filterPktStatusNotMask RMON-MIB::filterOwner RMON-MIB::filterStatus RMON-MIB::channelIndex RMON-MIB::channelIfIndex RMON-MIB::channelAcceptType RMON-MIB::channelDataControl RMON-MIB::channelTurnOnEventIndex RMON-MIB::channelTurnOffEventIndex RMON-MIB::channelEventIndex RMON-MIB::channelEventStatus RMON-MIB::channelMatches RMON-MIB::channelDescription RMON-MIB::channelOwner RMON-MIB::channelStatus"},
+	{"rmonFilterGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "RMON-MIB::filterIndex RMON-MIB::filterChannelIndex RMON-MIB::filterPktDataOffset RMON-MIB::filterPktData RMON-MIB::filterPktDataMask RMON-MIB::filterPktDataNotMask RMON-MIB::filterPktStatus RMON-MIB::filterPktStatusMask RMON-MIB::filterPktStatusNotMask RMON-MIB::filterOwner RMON-MIB::filterStatus RMON-MIB::channelIndex RMON-MIB::channelIfIndex RMON-MIB::channelAcceptType RMON-MIB::channelDataControl RMON-MIB::channelTurnOnEventIndex RMON-MIB::channelTurnOffEventIndex RMON-MIB::channelEventIndex RMON-MIB::channelEventStatus RMON-MIB::channelMatches RMON-MIB::channelDescription RMON-MIB::channelOwner RMON-MIB::channelStatus"},
 	// 1.3.6.1.2.1.16.20.10.9
-	{"rmonPacketCaptureGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "RMON-MIB::bufferControlIndex RMON-MIB::bufferControlChannelIndex RMON-MIB::bufferControlFullStatus RMON-MIB::bufferControlFullAction RMON-MIB::bufferControlCaptureSliceSize RMON-MIB::bufferControlDownloadSliceSize RMON-MIB::bufferControlDownloadOffset RMON-MIB::bufferControlMaxOctetsRequested RMON-MIB::bufferControlMaxOctetsGranted RMON-MIB::bufferControlCapturedPackets RMON-MIB::bufferControlTurnOnTime RMON-MIB::bufferControlOwner RMON-MIB::bufferControlStatus RMON-MIB::captureBufferControlIndex RMON-MIB::captureBufferIndex RMON-MIB::captureBufferPacketID RMON-MIB::captureBufferPacketData RMON-MIB::captureBufferPacketLength RMON-MIB::captureBufferPacketTime RMON-MIB::captureBufferPacketStatus"},
+	{"rmonPacketCaptureGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "RMON-MIB::bufferControlIndex RMON-MIB::bufferControlChannelIndex RMON-MIB::bufferControlFullStatus RMON-MIB::bufferControlFullAction RMON-MIB::bufferControlCaptureSliceSize RMON-MIB::bufferControlDownloadSliceSize RMON-MIB::bufferControlDownloadOffset RMON-MIB::bufferControlMaxOctetsRequested RMON-MIB::bufferControlMaxOctetsGranted RMON-MIB::bufferControlCapturedPackets RMON-MIB::bufferControlTurnOnTime RMON-MIB::bufferControlOwner RMON-MIB::bufferControlStatus RMON-MIB::captureBufferControlIndex RMON-MIB::captureBufferIndex RMON-MIB::captureBufferPacketID RMON-MIB::captureBufferPacketData RMON-MIB::captureBufferPacketLength RMON-MIB::captureBufferPacketTime RMON-MIB::captureBufferPacketStatus"},
 	// 1.3.6.1.2.1.16.20.10.10
-	{"rmonEventGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "RMON-MIB::eventIndex RMON-MIB::eventDescription RMON-MIB::eventType RMON-MIB::eventCommunity RMON-MIB::eventLastTimeSent RMON-MIB::eventOwner RMON-MIB::eventStatus RMON-MIB::logEventIndex RMON-MIB::logIndex RMON-MIB::logTime RMON-MIB::logDescription"},
+	{"rmonEventGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "RMON-MIB::eventIndex RMON-MIB::eventDescription RMON-MIB::eventType RMON-MIB::eventCommunity RMON-MIB::eventLastTimeSent RMON-MIB::eventOwner RMON-MIB::eventStatus RMON-MIB::logEventIndex RMON-MIB::logIndex RMON-MIB::logTime RMON-MIB::logDescription"},
 	// 1.3.6.1.2.1.16.20.10.11
-	{"rmonNotificationGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"rmonNotificationGroup", "RMON-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17
-	{"dot1dBridge", "BRIDGE-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot1dBridge", "BRIDGE-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.0
-	{"dot1dNotifications", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot1dNotifications", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.0.1
-	{"newRoot", "BRIDGE-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"newRoot", "BRIDGE-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.0.2
-	{"topologyChange", "BRIDGE-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"topologyChange", "BRIDGE-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.1
-	{"dot1dBase", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot1dBase", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.1.1
-	{"dot1dBaseBridgeAddress", "BRIDGE-MIB", KindScalar, BaseOctetString, "MacAddress", "1x:", "", 6, AccessReadOnly, "", false, "", ""},
+	{"dot1dBaseBridgeAddress", "BRIDGE-MIB", KindScalar, BaseOctetString, "MacAddress", "1x:", "", 6, "(6)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.1.2
-	{"dot1dBaseNumPorts", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dBaseNumPorts", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.1.3
-	{"dot1dBaseType", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "unknown(1) transparent-only(2) sourceroute-only(3) srt(4)", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dBaseType", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "unknown(1) transparent-only(2) sourceroute-only(3) srt(4)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.1.4
-	{"dot1dBasePortTable", "BRIDGE-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"dot1dBasePortTable", "BRIDGE-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.17.1.4.1
-	{"dot1dBasePortEntry", "BRIDGE-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "BRIDGE-MIB::dot1dBasePort", false, "", ""},
+	{"dot1dBasePortEntry", "BRIDGE-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "BRIDGE-MIB::dot1dBasePort", false, "", ""},
 	// 1.3.6.1.2.1.17.1.4.1.1
-	{"dot1dBasePort", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dBasePort", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.1.4.1.2
-	{"dot1dBasePortIfIndex", "BRIDGE-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dBasePortIfIndex", "BRIDGE-MIB", KindColumn, BaseInteger, "InterfaceIndex", "d", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.1.4.1.3
-	{"dot1dBasePortCircuit", "BRIDGE-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dBasePortCircuit", "BRIDGE-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.1.4.1.4
-	{"dot1dBasePortDelayExceededDiscards", "BRIDGE-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dBasePortDelayExceededDiscards", "BRIDGE-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.1.4.1.5
-	{"dot1dBasePortMtuExceededDiscards", "BRIDGE-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dBasePortMtuExceededDiscards", "BRIDGE-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2
-	{"dot1dStp", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot1dStp", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.1
-	{"dot1dStpProtocolSpecification", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "unknown(1) decLb100(2) ieee8021d(3)", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpProtocolSpecification", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "unknown(1) decLb100(2) ieee8021d(3)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.2
-	{"dot1dStpPriority", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"dot1dStpPriority", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.3
-	{"dot1dStpTimeSinceTopologyChange", "BRIDGE-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpTimeSinceTopologyChange", "BRIDGE-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.4
-	{"dot1dStpTopChanges", "BRIDGE-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpTopChanges", "BRIDGE-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.5
-	{"dot1dStpDesignatedRoot", "BRIDGE-MIB", KindScalar, BaseOctetString, "BridgeId", "", "", 8, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpDesignatedRoot", "BRIDGE-MIB", KindScalar, BaseOctetString, "BridgeId", "", "", 8, "(8)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.6
-	{"dot1dStpRootCost", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpRootCost", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.7
-	{"dot1dStpRootPort", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpRootPort", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.8
-	{"dot1dStpMaxAge", "BRIDGE-MIB", KindScalar, BaseInteger, "Timeout", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpMaxAge", "BRIDGE-MIB", KindScalar, BaseInteger, "Timeout", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.9
-	{"dot1dStpHelloTime", "BRIDGE-MIB", KindScalar, BaseInteger, "Timeout", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpHelloTime", "BRIDGE-MIB", KindScalar, BaseInteger, "Timeout", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.10
-	{"dot1dStpHoldTime", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpHoldTime", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.11
-	{"dot1dStpForwardDelay", "BRIDGE-MIB", KindScalar, BaseInteger, "Timeout", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpForwardDelay", "BRIDGE-MIB", KindScalar, BaseInteger, "Timeout", "d", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.12
-	{"dot1dStpBridgeMaxAge", "BRIDGE-MIB", KindScalar, BaseInteger, "Timeout", "d", "", 0, AccessReadWrite, "", false, "", ""},
+	{"dot1dStpBridgeMaxAge", "BRIDGE-MIB", KindScalar, BaseInteger, "Timeout", "d", "", 0, "(600..4000)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.13
-	{"dot1dStpBridgeHelloTime", "BRIDGE-MIB", KindScalar, BaseInteger, "Timeout", "d", "", 0, AccessReadWrite, "", false, "", ""},
+	{"dot1dStpBridgeHelloTime", "BRIDGE-MIB", KindScalar, BaseInteger, "Timeout", "d", "", 0, "(100..1000)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.14
-	{"dot1dStpBridgeForwardDelay", "BRIDGE-MIB", KindScalar, BaseInteger, "Timeout", "d", "", 0, AccessReadWrite, "", false, "", ""},
+	{"dot1dStpBridgeForwardDelay", "BRIDGE-MIB", KindScalar, BaseInteger, "Timeout", "d", "", 0, "(400..3000)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.15
-	{"dot1dStpPortTable", "BRIDGE-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"dot1dStpPortTable", "BRIDGE-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.15.1
-	{"dot1dStpPortEntry", "BRIDGE-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "BRIDGE-MIB::dot1dStpPort", false, "", ""},
+	{"dot1dStpPortEntry", "BRIDGE-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "BRIDGE-MIB::dot1dStpPort", false, "", ""},
 	// 1.3.6.1.2.1.17.2.15.1.1
-	{"dot1dStpPort", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpPort", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.15.1.2
-	{"dot1dStpPortPriority", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"dot1dStpPortPriority", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.15.1.3
-	{"dot1dStpPortState", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "disabled(1) blocking(2) listening(3) learning(4) forwarding(5) broken(6)", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpPortState", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "disabled(1) blocking(2) listening(3) learning(4) forwarding(5) broken(6)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.15.1.4
-	{"dot1dStpPortEnable", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"dot1dStpPortEnable", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.15.1.5
-	{"dot1dStpPortPathCost", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"dot1dStpPortPathCost", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.15.1.6
-	{"dot1dStpPortDesignatedRoot", "BRIDGE-MIB", KindColumn, BaseOctetString, "BridgeId", "", "", 8, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpPortDesignatedRoot", "BRIDGE-MIB", KindColumn, BaseOctetString, "BridgeId", "", "", 8, "(8)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.15.1.7
-	{"dot1dStpPortDesignatedCost", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpPortDesignatedCost", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.15.1.8
-	{"dot1dStpPortDesignatedBridge", "BRIDGE-MIB", KindColumn, BaseOctetString, "BridgeId", "", "", 8, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpPortDesignatedBridge", "BRIDGE-MIB", KindColumn, BaseOctetString, "BridgeId", "", "", 8, "(8)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.15.1.9
-	{"dot1dStpPortDesignatedPort", "BRIDGE-MIB", KindColumn, BaseOctetString, "", "", "", 2, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpPortDesignatedPort", "BRIDGE-MIB", KindColumn, BaseOctetString, "", "", "", 2, "(2)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.15.1.10
-	{"dot1dStpPortForwardTransitions", "BRIDGE-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dStpPortForwardTransitions", "BRIDGE-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.2.15.1.11
-	{"dot1dStpPortPathCost32", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"dot1dStpPortPathCost32", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..200000000)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.17.3
-	{"dot1dSr", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot1dSr", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.4
-	{"dot1dTp", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot1dTp", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.4.1
-	{"dot1dTpLearnedEntryDiscards", "BRIDGE-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dTpLearnedEntryDiscards", "BRIDGE-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.4.2
-	{"dot1dTpAgingTime", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"dot1dTpAgingTime", "BRIDGE-MIB", KindScalar, BaseInteger, "", "", "", 0, "(10..1000000)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.17.4.3
-	{"dot1dTpFdbTable", "BRIDGE-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"dot1dTpFdbTable", "BRIDGE-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.17.4.3.1
-	{"dot1dTpFdbEntry", "BRIDGE-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "BRIDGE-MIB::dot1dTpFdbAddress", false, "", ""},
+	{"dot1dTpFdbEntry", "BRIDGE-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "BRIDGE-MIB::dot1dTpFdbAddress", false, "", ""},
 	// 1.3.6.1.2.1.17.4.3.1.1
-	{"dot1dTpFdbAddress", "BRIDGE-MIB", KindColumn, BaseOctetString, "MacAddress", "1x:", "", 6, AccessReadOnly, "", false, "", ""},
+	{"dot1dTpFdbAddress", "BRIDGE-MIB", KindColumn, BaseOctetString, "MacAddress", "1x:", "", 6, "(6)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.4.3.1.2
-	{"dot1dTpFdbPort", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dTpFdbPort", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.4.3.1.3
-	{"dot1dTpFdbStatus", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) learned(3) self(4) mgmt(5)", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dTpFdbStatus", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) learned(3) self(4) mgmt(5)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.4.4
-	{"dot1dTpPortTable", "BRIDGE-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"dot1dTpPortTable", "BRIDGE-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.17.4.4.1
-	{"dot1dTpPortEntry", "BRIDGE-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "BRIDGE-MIB::dot1dTpPort", false, "", ""},
+	{"dot1dTpPortEntry", "BRIDGE-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "BRIDGE-MIB::dot1dTpPort", false, "", ""},
 	// 1.3.6.1.2.1.17.4.4.1.1
-	{"dot1dTpPort", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dTpPort", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.4.4.1.2
-	{"dot1dTpPortMaxInfo", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dTpPortMaxInfo", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.4.4.1.3
-	{"dot1dTpPortInFrames", "BRIDGE-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dTpPortInFrames", "BRIDGE-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.4.4.1.4
-	{"dot1dTpPortOutFrames", "BRIDGE-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dTpPortOutFrames", "BRIDGE-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.4.4.1.5
-	{"dot1dTpPortInDiscards", "BRIDGE-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"dot1dTpPortInDiscards", "BRIDGE-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.17.5
-	{"dot1dStatic", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot1dStatic", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.5.1
-	{"dot1dStaticTable", "BRIDGE-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"dot1dStaticTable", "BRIDGE-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.17.5.1.1
-	{"dot1dStaticEntry", "BRIDGE-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "BRIDGE-MIB::dot1dStaticAddress BRIDGE-MIB::dot1dStaticReceivePort", false, "", ""},
+	{"dot1dStaticEntry", "BRIDGE-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "BRIDGE-MIB::dot1dStaticAddress BRIDGE-MIB::dot1dStaticReceivePort", false, "", ""},
 	// 1.3.6.1.2.1.17.5.1.1.1
-	{"dot1dStaticAddress", "BRIDGE-MIB", KindColumn, BaseOctetString, "MacAddress", "1x:", "", 6, AccessReadCreate, "", false, "", ""},
+	{"dot1dStaticAddress", "BRIDGE-MIB", KindColumn, BaseOctetString, "MacAddress", "1x:", "", 6, "(6)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.17.5.1.1.2
-	{"dot1dStaticReceivePort", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"dot1dStaticReceivePort", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.17.5.1.1.3
-	{"dot1dStaticAllowedToGoTo", "BRIDGE-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"dot1dStaticAllowedToGoTo", "BRIDGE-MIB", KindColumn, BaseOctetString, "", "", "", 0, "(0..512)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.17.5.1.1.4
-	{"dot1dStaticStatus", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) permanent(3) deleteOnReset(4) deleteOnTimeout(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"dot1dStaticStatus", "BRIDGE-MIB", KindColumn, BaseInteger, "", "", "other(1) invalid(2) permanent(3) deleteOnReset(4) deleteOnTimeout(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.17.8
-	{"dot1dConformance", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot1dConformance", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.8.1
-	{"dot1dGroups", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot1dGroups", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.8.1.1
-	{"dot1dBaseBridgeGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "BRIDGE-MIB::dot1dBaseBridgeAddress BRIDGE-MIB::dot1dBaseNumPorts BRIDGE-MIB::dot1dBaseType"},
+	{"dot1dBaseBridgeGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "BRIDGE-MIB::dot1dBaseBridgeAddress BRIDGE-MIB::dot1dBaseNumPorts BRIDGE-MIB::dot1dBaseType"},
 	// 1.3.6.1.2.1.17.8.1.2
-	{"dot1dBasePortGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "BRIDGE-MIB::dot1dBasePort BRIDGE-MIB::dot1dBasePortIfIndex BRIDGE-MIB::dot1dBasePortCircuit BRIDGE-MIB::dot1dBasePortDelayExceededDiscards BRIDGE-MIB::dot1dBasePortMtuExceededDiscards"},
+	{"dot1dBasePortGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "BRIDGE-MIB::dot1dBasePort BRIDGE-MIB::dot1dBasePortIfIndex BRIDGE-MIB::dot1dBasePortCircuit BRIDGE-MIB::dot1dBasePortDelayExceededDiscards BRIDGE-MIB::dot1dBasePortMtuExceededDiscards"},
 	// 1.3.6.1.2.1.17.8.1.3
-	{"dot1dStpBridgeGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "BRIDGE-MIB::dot1dStpProtocolSpecification BRIDGE-MIB::dot1dStpPriority BRIDGE-MIB::dot1dStpTimeSinceTopologyChange BRIDGE-MIB::dot1dStpTopChanges BRIDGE-MIB::dot1dStpDesignatedRoot BRIDGE-MIB::dot1dStpRootCost BRIDGE-MIB::dot1dStpRootPort BRIDGE-MIB::dot1dStpMaxAge BRIDGE-MIB::dot1dStpHelloTime BRIDGE-MIB::dot1dStpHoldTime BRIDGE-MIB::dot1dStpForwardDelay BRIDGE-MIB::dot1dStpBridgeMaxAge BRIDGE-MIB::dot1dStpBridgeHelloTime BRIDGE-MIB::dot1dStpBridgeForwardDelay"},
+	{"dot1dStpBridgeGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "BRIDGE-MIB::dot1dStpProtocolSpecification BRIDGE-MIB::dot1dStpPriority BRIDGE-MIB::dot1dStpTimeSinceTopologyChange BRIDGE-MIB::dot1dStpTopChanges BRIDGE-MIB::dot1dStpDesignatedRoot BRIDGE-MIB::dot1dStpRootCost BRIDGE-MIB::dot1dStpRootPort BRIDGE-MIB::dot1dStpMaxAge BRIDGE-MIB::dot1dStpHelloTime BRIDGE-MIB::dot1dStpHoldTime BRIDGE-MIB::dot1dStpForwardDelay BRIDGE-MIB::dot1dStpBridgeMaxAge BRIDGE-MIB::dot1dStpBridgeHelloTime BRIDGE-MIB::dot1dStpBridgeForwardDelay"},
 	// 1.3.6.1.2.1.17.8.1.4
-	{"dot1dStpPortGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "BRIDGE-MIB::dot1dStpPort BRIDGE-MIB::dot1dStpPortPriority BRIDGE-MIB::dot1dStpPortState BRIDGE-MIB::dot1dStpPortEnable BRIDGE-MIB::dot1dStpPortPathCost BRIDGE-MIB::dot1dStpPortDesignatedRoot BRIDGE-MIB::dot1dStpPortDesignatedCost BRIDGE-MIB::dot1dStpPortDesignatedBridge BRIDGE-MIB::dot1dStpPortDesignatedPort BRIDGE-MIB::dot1dStpPortForwardTransitions"},
+	{"dot1dStpPortGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "BRIDGE-MIB::dot1dStpPort BRIDGE-MIB::dot1dStpPortPriority BRIDGE-MIB::dot1dStpPortState BRIDGE-MIB::dot1dStpPortEnable BRIDGE-MIB::dot1dStpPortPathCost BRIDGE-MIB::dot1dStpPortDesignatedRoot BRIDGE-MIB::dot1dStpPortDesignatedCost BRIDGE-MIB::dot1dStpPortDesignatedBridge BRIDGE-MIB::dot1dStpPortDesignatedPort BRIDGE-MIB::dot1dStpPortForwardTransitions"},
 	// 1.3.6.1.2.1.17.8.1.5
-	{"dot1dStpPortGroup2", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "BRIDGE-MIB::dot1dStpPort BRIDGE-MIB::dot1dStpPortPriority BRIDGE-MIB::dot1dStpPortState BRIDGE-MIB::dot1dStpPortEnable BRIDGE-MIB::dot1dStpPortDesignatedRoot BRIDGE-MIB::dot1dStpPortDesignatedCost BRIDGE-MIB::dot1dStpPortDesignatedBridge BRIDGE-MIB::dot1dStpPortDesignatedPort BRIDGE-MIB::dot1dStpPortForwardTransitions BRIDGE-MIB::dot1dStpPortPathCost32"},
+	{"dot1dStpPortGroup2", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "BRIDGE-MIB::dot1dStpPort BRIDGE-MIB::dot1dStpPortPriority BRIDGE-MIB::dot1dStpPortState BRIDGE-MIB::dot1dStpPortEnable BRIDGE-MIB::dot1dStpPortDesignatedRoot BRIDGE-MIB::dot1dStpPortDesignatedCost BRIDGE-MIB::dot1dStpPortDesignatedBridge BRIDGE-MIB::dot1dStpPortDesignatedPort BRIDGE-MIB::dot1dStpPortForwardTransitions BRIDGE-MIB::dot1dStpPortPathCost32"},
 	// 1.3.6.1.2.1.17.8.1.6
-	{"dot1dStpPortGroup3", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "BRIDGE-MIB::dot1dStpPortPathCost32"},
+	{"dot1dStpPortGroup3", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "BRIDGE-MIB::dot1dStpPortPathCost32"},
 	// 1.3.6.1.2.1.17.8.1.7
-	{"dot1dTpBridgeGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "BRIDGE-MIB::dot1dTpLearnedEntryDiscards BRIDGE-MIB::dot1dTpAgingTime"},
+	{"dot1dTpBridgeGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "BRIDGE-MIB::dot1dTpLearnedEntryDiscards BRIDGE-MIB::dot1dTpAgingTime"},
 	// 1.3.6.1.2.1.17.8.1.8
-	{"dot1dTpFdbGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "BRIDGE-MIB::dot1dTpFdbAddress BRIDGE-MIB::dot1dTpFdbPort BRIDGE-MIB::dot1dTpFdbStatus"},
+	{"dot1dTpFdbGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "BRIDGE-MIB::dot1dTpFdbAddress BRIDGE-MIB::dot1dTpFdbPort BRIDGE-MIB::dot1dTpFdbStatus"},
 	// 1.3.6.1.2.1.17.8.1.9
-	{"dot1dTpGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "BRIDGE-MIB::dot1dTpPort BRIDGE-MIB::dot1dTpPortMaxInfo BRIDGE-MIB::dot1dTpPortInFrames BRIDGE-MIB::dot1dTpPortOutFrames BRIDGE-MIB::dot1dTpPortInDiscards"},
+	{"dot1dTpGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "BRIDGE-MIB::dot1dTpPort BRIDGE-MIB::dot1dTpPortMaxInfo BRIDGE-MIB::dot1dTpPortInFrames BRIDGE-MIB::dot1dTpPortOutFrames BRIDGE-MIB::dot1dTpPortInDiscards"},
 	// 1.3.6.1.2.1.17.8.1.10
-	{"dot1dStaticGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "BRIDGE-MIB::dot1dStaticAddress BRIDGE-MIB::dot1dStaticReceivePort BRIDGE-MIB::dot1dStaticAllowedToGoTo BRIDGE-MIB::dot1dStaticStatus"},
+	{"dot1dStaticGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "BRIDGE-MIB::dot1dStaticAddress BRIDGE-MIB::dot1dStaticReceivePort BRIDGE-MIB::dot1dStaticAllowedToGoTo BRIDGE-MIB::dot1dStaticStatus"},
 	// 1.3.6.1.2.1.17.8.1.11
-	{"dot1dNotificationGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot1dNotificationGroup", "BRIDGE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.8.2
-	{"dot1dCompliances", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot1dCompliances", "BRIDGE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.8.2.1
-	{"bridgeCompliance1493", "BRIDGE-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"bridgeCompliance1493", "BRIDGE-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.17.8.2.2
-	{"bridgeCompliance4188", "BRIDGE-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"bridgeCompliance4188", "BRIDGE-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25
-	{"host", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"host", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.1
-	{"hrSystem", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrSystem", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.1.1
-	{"hrSystemUptime", "HOST-RESOURCES-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSystemUptime", "HOST-RESOURCES-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.1.2
-	{"hrSystemDate", "HOST-RESOURCES-MIB", KindScalar, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadWrite, "", false, "", ""},
+	{"hrSystemDate", "HOST-RESOURCES-MIB", KindScalar, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.25.1.3
-	{"hrSystemInitialLoadDevice", "HOST-RESOURCES-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"hrSystemInitialLoadDevice", "HOST-RESOURCES-MIB", KindScalar, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.25.1.4
-	{"hrSystemInitialLoadParameters", "HOST-RESOURCES-MIB", KindScalar, BaseOctetString, "InternationalDisplayString", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"hrSystemInitialLoadParameters", "HOST-RESOURCES-MIB", KindScalar, BaseOctetString, "InternationalDisplayString", "", "", 0, "(0..128)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.25.1.5
-	{"hrSystemNumUsers", "HOST-RESOURCES-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSystemNumUsers", "HOST-RESOURCES-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.1.6
-	{"hrSystemProcesses", "HOST-RESOURCES-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSystemProcesses", "HOST-RESOURCES-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.1.7
-	{"hrSystemMaxProcesses", "HOST-RESOURCES-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSystemMaxProcesses", "HOST-RESOURCES-MIB", KindScalar, BaseInteger, "", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2
-	{"hrStorage", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrStorage", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.1
-	{"hrStorageTypes", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrStorageTypes", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.1
-	{"hrStorageTypes", "HOST-RESOURCES-TYPES", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrStorageTypes", "HOST-RESOURCES-TYPES", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.1.1
-	{"hrStorageOther", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrStorageOther", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.1.2
-	{"hrStorageRam", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrStorageRam", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.1.3
-	{"hrStorageVirtualMemory", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrStorageVirtualMemory", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.1.4
-	{"hrStorageFixedDisk", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrStorageFixedDisk", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.1.5
-	{"hrStorageRemovableDisk", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrStorageRemovableDisk", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.1.6
-	{"hrStorageFloppyDisk", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrStorageFloppyDisk", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.1.7
-	{"hrStorageCompactDisc", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrStorageCompactDisc", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.1.8
-	{"hrStorageRamDisk", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrStorageRamDisk", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.1.9
-	{"hrStorageFlashMemory", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrStorageFlashMemory", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.1.10
-	{"hrStorageNetworkDisk", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrStorageNetworkDisk", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.2
-	{"hrMemorySize", "HOST-RESOURCES-MIB", KindScalar, BaseInteger, "KBytes", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrMemorySize", "HOST-RESOURCES-MIB", KindScalar, BaseInteger, "KBytes", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.3
-	{"hrStorageTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hrStorageTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.3.1
-	{"hrStorageEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "HOST-RESOURCES-MIB::hrStorageIndex", false, "", ""},
+	{"hrStorageEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "HOST-RESOURCES-MIB::hrStorageIndex", false, "", ""},
 	// 1.3.6.1.2.1.25.2.3.1.1
-	{"hrStorageIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrStorageIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.3.1.2
-	{"hrStorageType", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrStorageType", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.3.1.3
-	{"hrStorageDescr", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrStorageDescr", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.3.1.4
-	{"hrStorageAllocationUnits", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrStorageAllocationUnits", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.3.1.5
-	{"hrStorageSize", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"hrStorageSize", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..2147483647)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.3.1.6
-	{"hrStorageUsed", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrStorageUsed", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.2.3.1.7
-	{"hrStorageAllocationFailures", "HOST-RESOURCES-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrStorageAllocationFailures", "HOST-RESOURCES-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3
-	{"hrDevice", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDevice", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1
-	{"hrDeviceTypes", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceTypes", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1
-	{"hrDeviceTypes", "HOST-RESOURCES-TYPES", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceTypes", "HOST-RESOURCES-TYPES", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.1
-	{"hrDeviceOther", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceOther", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.2
-	{"hrDeviceUnknown", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceUnknown", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.3
-	{"hrDeviceProcessor", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceProcessor", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.4
-	{"hrDeviceNetwork", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceNetwork", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.5
-	{"hrDevicePrinter", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDevicePrinter", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.6
-	{"hrDeviceDiskStorage", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceDiskStorage", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.10
-	{"hrDeviceVideo", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceVideo", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.11
-	{"hrDeviceAudio", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceAudio", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.12
-	{"hrDeviceCoprocessor", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceCoprocessor", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.13
-	{"hrDeviceKeyboard", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceKeyboard", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.14
-	{"hrDeviceModem", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceModem", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.15
-	{"hrDeviceParallelPort", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceParallelPort", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.16
-	{"hrDevicePointing", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDevicePointing", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.17
-	{"hrDeviceSerialPort", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceSerialPort", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.18
-	{"hrDeviceTape", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceTape", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.19
-	{"hrDeviceClock", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceClock", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.20
-	{"hrDeviceVolatileMemory", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceVolatileMemory", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.1.21
-	{"hrDeviceNonVolatileMemory", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrDeviceNonVolatileMemory", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.2
-	{"hrDeviceTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hrDeviceTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.2.1
-	{"hrDeviceEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "HOST-RESOURCES-MIB::hrDeviceIndex", false, "", ""},
+	{"hrDeviceEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "HOST-RESOURCES-MIB::hrDeviceIndex", false, "", ""},
 	// 1.3.6.1.2.1.25.3.2.1.1
-	{"hrDeviceIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrDeviceIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.2.1.2
-	{"hrDeviceType", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrDeviceType", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.2.1.3
-	{"hrDeviceDescr", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrDeviceDescr", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, "(0..64)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.2.1.4
-	{"hrDeviceID", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "ProductID", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrDeviceID", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "ProductID", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.2.1.5
-	{"hrDeviceStatus", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "unknown(1) running(2) warning(3) testing(4) down(5)", 0, AccessReadOnly, "", false, "", ""},
+	{"hrDeviceStatus", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "unknown(1) running(2) warning(3) testing(4) down(5)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.2.1.6
-	{"hrDeviceErrors", "HOST-RESOURCES-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrDeviceErrors", "HOST-RESOURCES-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.3
-	{"hrProcessorTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hrProcessorTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.3.1
-	{"hrProcessorEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "HOST-RESOURCES-MIB::hrDeviceIndex", false, "", ""},
+	{"hrProcessorEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "HOST-RESOURCES-MIB::hrDeviceIndex", false, "", ""},
 	// 1.3.6.1.2.1.25.3.3.1.1
-	{"hrProcessorFrwID", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "ProductID", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrProcessorFrwID", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "ProductID", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.3.1.2
-	{"hrProcessorLoad", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrProcessorLoad", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..100)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.4
-	{"hrNetworkTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hrNetworkTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.4.1
-	{"hrNetworkEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "HOST-RESOURCES-MIB::hrDeviceIndex", false, "", ""},
+	{"hrNetworkEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "HOST-RESOURCES-MIB::hrDeviceIndex", false, "", ""},
 	// 1.3.6.1.2.1.25.3.4.1.1
-	{"hrNetworkIfIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrNetworkIfIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.5
-	{"hrPrinterTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hrPrinterTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.5.1
-	{"hrPrinterEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "HOST-RESOURCES-MIB::hrDeviceIndex", false, "", ""},
+	{"hrPrinterEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "HOST-RESOURCES-MIB::hrDeviceIndex", false, "", ""},
 	// 1.3.6.1.2.1.25.3.5.1.1
-	{"hrPrinterStatus", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "other(1) unknown(2) idle(3) printing(4) warmup(5)", 0, AccessReadOnly, "", false, "", ""},
+	{"hrPrinterStatus", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "other(1) unknown(2) idle(3) printing(4) warmup(5)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.5.1.2
-	{"hrPrinterDetectedErrorState", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrPrinterDetectedErrorState", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.6
-	{"hrDiskStorageTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hrDiskStorageTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.6.1
-	{"hrDiskStorageEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "HOST-RESOURCES-MIB::hrDeviceIndex", false, "", ""},
+	{"hrDiskStorageEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "HOST-RESOURCES-MIB::hrDeviceIndex", false, "", ""},
 	// 1.3.6.1.2.1.25.3.6.1.1
-	{"hrDiskStorageAccess", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "readWrite(1) readOnly(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"hrDiskStorageAccess", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "readWrite(1) readOnly(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.6.1.2
-	{"hrDiskStorageMedia", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "other(1) unknown(2) hardDisk(3) floppyDisk(4) opticalDiskROM(5) opticalDiskWORM(6) opticalDiskRW(7) ramDisk(8)", 0, AccessReadOnly, "", false, "", ""},
+	{"hrDiskStorageMedia", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "other(1) unknown(2) hardDisk(3) floppyDisk(4) opticalDiskROM(5) opticalDiskWORM(6) opticalDiskRW(7) ramDisk(8)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.6.1.3
-	{"hrDiskStorageRemoveble", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"hrDiskStorageRemoveble", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.6.1.4
-	{"hrDiskStorageCapacity", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "KBytes", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrDiskStorageCapacity", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "KBytes", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.7
-	{"hrPartitionTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hrPartitionTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.7.1
-	{"hrPartitionEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "HOST-RESOURCES-MIB::hrDeviceIndex HOST-RESOURCES-MIB::hrPartitionIndex", false, "", ""},
+	{"hrPartitionEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "HOST-RESOURCES-MIB::hrDeviceIndex HOST-RESOURCES-MIB::hrPartitionIndex", false, "", ""},
 	// 1.3.6.1.2.1.25.3.7.1.1
-	{"hrPartitionIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrPartitionIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.7.1.2
-	{"hrPartitionLabel", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrPartitionLabel", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, "(0..128)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.7.1.3
-	{"hrPartitionID", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrPartitionID", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.7.1.4
-	{"hrPartitionSize", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "KBytes", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrPartitionSize", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "KBytes", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.7.1.5
-	{"hrPartitionFSIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrPartitionFSIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.8
-	{"hrFSTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hrFSTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.8.1
-	{"hrFSEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "HOST-RESOURCES-MIB::hrFSIndex", false, "", ""},
+	{"hrFSEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "HOST-RESOURCES-MIB::hrFSIndex", false, "", ""},
 	// 1.3.6.1.2.1.25.3.8.1.1
-	{"hrFSIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrFSIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.8.1.2
-	{"hrFSMountPoint", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrFSMountPoint", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, "(0..128)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.8.1.3
-	{"hrFSRemoteMountPoint", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrFSRemoteMountPoint", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, "(0..128)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.8.1.4
-	{"hrFSType", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrFSType", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.8.1.5
-	{"hrFSAccess", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "readWrite(1) readOnly(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"hrFSAccess", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "readWrite(1) readOnly(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.8.1.6
-	{"hrFSBootable", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"hrFSBootable", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.8.1.7
-	{"hrFSStorageIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrFSStorageIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.8.1.8
-	{"hrFSLastFullBackupDate", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadWrite, "", false, "", ""},
+	{"hrFSLastFullBackupDate", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.8.1.9
-	{"hrFSLastPartialBackupDate", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadWrite, "", false, "", ""},
+	{"hrFSLastPartialBackupDate", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9
-	{"hrFSTypes", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSTypes", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9
-	{"hrFSTypes", "HOST-RESOURCES-TYPES", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSTypes", "HOST-RESOURCES-TYPES", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.1
-	{"hrFSOther", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSOther", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.2
-	{"hrFSUnknown", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSUnknown", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.3
-	{"hrFSBerkeleyFFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSBerkeleyFFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.4
-	{"hrFSSys5FS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSSys5FS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.5
-	{"hrFSFat", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSFat", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.6
-	{"hrFSHPFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSHPFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.7
-	{"hrFSHFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSHFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.8
-	{"hrFSMFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSMFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.9
-	{"hrFSNTFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSNTFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.10
-	{"hrFSVNode", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSVNode", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.11
-	{"hrFSJournaled", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSJournaled", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.12
-	{"hrFSiso9660", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSiso9660", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.13
-	{"hrFSRockRidge", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSRockRidge", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.14
-	{"hrFSNFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSNFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.15
-	{"hrFSNetware", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSNetware", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.16
-	{"hrFSAFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSAFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.17
-	{"hrFSDFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSDFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.18
-	{"hrFSAppleshare", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSAppleshare", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.19
-	{"hrFSRFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSRFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.20
-	{"hrFSDGCFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSDGCFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.21
-	{"hrFSBFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSBFS", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.22
-	{"hrFSFAT32", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSFAT32", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.3.9.23
-	{"hrFSLinuxExt2", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrFSLinuxExt2", "HOST-RESOURCES-TYPES", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.4
-	{"hrSWRun", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrSWRun", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.4.1
-	{"hrSWOSIndex", "HOST-RESOURCES-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWOSIndex", "HOST-RESOURCES-MIB", KindScalar, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.4.2
-	{"hrSWRunTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hrSWRunTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.25.4.2.1
-	{"hrSWRunEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "HOST-RESOURCES-MIB::hrSWRunIndex", false, "", ""},
+	{"hrSWRunEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "HOST-RESOURCES-MIB::hrSWRunIndex", false, "", ""},
 	// 1.3.6.1.2.1.25.4.2.1.1
-	{"hrSWRunIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWRunIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.4.2.1.2
-	{"hrSWRunName", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWRunName", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, "(0..64)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.4.2.1.3
-	{"hrSWRunID", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "ProductID", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWRunID", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "ProductID", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.4.2.1.4
-	{"hrSWRunPath", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWRunPath", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, "(0..128)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.4.2.1.5
-	{"hrSWRunParameters", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWRunParameters", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, "(0..128)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.4.2.1.6
-	{"hrSWRunType", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "unknown(1) operatingSystem(2) deviceDriver(3) application(4)", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWRunType", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "unknown(1) operatingSystem(2) deviceDriver(3) application(4)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.4.2.1.7
-	{"hrSWRunStatus", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "running(1) runnable(2) notRunnable(3) invalid(4)", 0, AccessReadWrite, "", false, "", ""},
+	{"hrSWRunStatus", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "running(1) runnable(2) notRunnable(3) invalid(4)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.25.5
-	{"hrSWRunPerf", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrSWRunPerf", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.5.1
-	{"hrSWRunPerfTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hrSWRunPerfTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.25.5.1.1
-	{"hrSWRunPerfEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "HOST-RESOURCES-MIB::hrSWRunEntry", ""},
+	{"hrSWRunPerfEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "HOST-RESOURCES-MIB::hrSWRunEntry", ""},
 	// 1.3.6.1.2.1.25.5.1.1.1
-	{"hrSWRunPerfCPU", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWRunPerfCPU", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.5.1.1.2
-	{"hrSWRunPerfMem", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "KBytes", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWRunPerfMem", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "KBytes", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.6
-	{"hrSWInstalled", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrSWInstalled", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.6.1
-	{"hrSWInstalledLastChange", "HOST-RESOURCES-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWInstalledLastChange", "HOST-RESOURCES-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.6.2
-	{"hrSWInstalledLastUpdateTime", "HOST-RESOURCES-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWInstalledLastUpdateTime", "HOST-RESOURCES-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.6.3
-	{"hrSWInstalledTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"hrSWInstalledTable", "HOST-RESOURCES-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.25.6.3.1
-	{"hrSWInstalledEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "HOST-RESOURCES-MIB::hrSWInstalledIndex", false, "", ""},
+	{"hrSWInstalledEntry", "HOST-RESOURCES-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "HOST-RESOURCES-MIB::hrSWInstalledIndex", false, "", ""},
 	// 1.3.6.1.2.1.25.6.3.1.1
-	{"hrSWInstalledIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWInstalledIndex", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.6.3.1.2
-	{"hrSWInstalledName", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWInstalledName", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "InternationalDisplayString", "", "", 0, "(0..64)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.6.3.1.3
-	{"hrSWInstalledID", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "ProductID", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWInstalledID", "HOST-RESOURCES-MIB", KindColumn, BaseObjectIdentifier, "ProductID", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.6.3.1.4
-	{"hrSWInstalledType", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "unknown(1) operatingSystem(2) deviceDriver(3) application(4)", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWInstalledType", "HOST-RESOURCES-MIB", KindColumn, BaseInteger, "", "", "unknown(1) operatingSystem(2) deviceDriver(3) application(4)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.6.3.1.5
-	{"hrSWInstalledDate", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"hrSWInstalledDate", "HOST-RESOURCES-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.25.7
-	{"hrMIBAdminInfo", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrMIBAdminInfo", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.7.1
-	{"hostResourcesMibModule", "HOST-RESOURCES-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hostResourcesMibModule", "HOST-RESOURCES-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.7.2
-	{"hrMIBCompliances", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrMIBCompliances", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.7.2.1
-	{"hrMIBCompliance", "HOST-RESOURCES-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrMIBCompliance", "HOST-RESOURCES-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.7.3
-	{"hrMIBGroups", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hrMIBGroups", "HOST-RESOURCES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.25.7.3.1
-	{"hrSystemGroup", "HOST-RESOURCES-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "HOST-RESOURCES-MIB::hrSystemUptime HOST-RESOURCES-MIB::hrSystemDate HOST-RESOURCES-MIB::hrSystemInitialLoadDevice HOST-RESOURCES-MIB::hrSystemInitialLoadParameters HOST-RESOURCES-MIB::hrSystemNumUsers HOST-RESOURCES-MIB::hrSystemProcesses HOST-RESOURCES-MIB::hrSystemMaxProcesses"},
+	{"hrSystemGroup", "HOST-RESOURCES-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "HOST-RESOURCES-MIB::hrSystemUptime HOST-RESOURCES-MIB::hrSystemDate HOST-RESOURCES-MIB::hrSystemInitialLoadDevice HOST-RESOURCES-MIB::hrSystemInitialLoadParameters HOST-RESOURCES-MIB::hrSystemNumUsers HOST-RESOURCES-MIB::hrSystemProcesses HOST-RESOURCES-MIB::hrSystemMaxProcesses"},
 	// 1.3.6.1.2.1.25.7.3.2
-	{"hrStorageGroup", "HOST-RESOURCES-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "HOST-RESOURCES-MIB::hrMemorySize HOST-RESOURCES-MIB::hrStorageIndex HOST-RESOURCES-MIB::hrStorageType HOST-RESOURCES-MIB::hrStorageDescr HOST-RESOURCES-MIB::hrStorageAllocationUnits HOST-RESOURCES-MIB::hrStorageSize HOST-RESOURCES-MIB::hrStorageUsed HOST-RESOURCES-MIB::hrStorageAllocationFailures"},
+	{"hrStorageGroup", "HOST-RESOURCES-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "HOST-RESOURCES-MIB::hrMemorySize HOST-RESOURCES-MIB::hrStorageIndex HOST-RESOURCES-MIB::hrStorageType HOST-RESOURCES-MIB::hrStorageDescr HOST-RESOURCES-MIB::hrStorageAllocationUnits HOST-RESOURCES-MIB::hrStorageSize HOST-RESOURCES-MIB::hrStorageUsed HOST-RESOURCES-MIB::hrStorageAllocationFailures"},
 	// 1.3.6.1.2.1.25.7.3.3
-	{"hrDeviceGroup", "HOST-RESOURCES-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "HOST-RESOURCES-MIB::hrDeviceIndex HOST-RESOURCES-MIB::hrDeviceType HOST-RESOURCES-MIB::hrDeviceDescr HOST-RESOURCES-MIB::hrDeviceID HOST-RESOURCES-MIB::hrDeviceStatus HOST-RESOURCES-MIB::hrDeviceErrors HOST-RESOURCES-MIB::hrProcessorFrwID HOST-RESOURCES-MIB::hrProcessorLoad HOST-RESOURCES-MIB::hrNetworkIfIndex HOST-RESOURCES-MIB::hrPrinterStatus HOST-RESOURCES-MIB::hrPrinterDetectedErrorState HOST-RESOURCES-MIB::hrDiskStorageAccess HOST-RESOURCES-MIB::hrDiskStorageMedia HOST-RESOURCES-MIB::hrDiskStorageRemoveble HOST-RESOURCES-MIB::hrDiskStorageCapacity HOST-RESOURCES-MIB::hrPartitionIndex HOST-RESOURCES-MIB::hrPartitionLabel HOST-RESOURCES-MIB::hrPartitionID HOST-RESOURCES-MIB::hrPartitionSize HOST-RESOURCES-MIB::hrPartitionFSIndex HOST-RESOURCES-MIB::hrFSIndex HOST-RESOURCES-MIB::hrFSMountPoint HOST-RESOURCES-MIB::hrFSRemoteMountPoint HOST-RESOURCES-MIB::hrFSType HOST-RESOURCES-MIB::hrFSAccess HOST-RESOURCES-MIB::hrFSBootable HOST-RESOURCES-MIB::hrFSStorageIndex HOST-RESOURCES-MIB::hrFSLastFullBackupDate HOST-RESOURCES-MIB::hrFSLastPartialBackupDate"},
+	{"hrDeviceGroup", "HOST-RESOURCES-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "HOST-RESOURCES-MIB::hrDeviceIndex HOST-RESOURCES-MIB::hrDeviceType HOST-RESOURCES-MIB::hrDeviceDescr HOST-RESOURCES-MIB::hrDeviceID HOST-RESOURCES-MIB::hrDeviceStatus HOST-RESOURCES-MIB::hrDeviceErrors HOST-RESOURCES-MIB::hrProcessorFrwID HOST-RESOURCES-MIB::hrProcessorLoad HOST-RESOURCES-MIB::hrNetworkIfIndex HOST-RESOURCES-MIB::hrPrinterStatus HOST-RESOURCES-MIB::hrPrinterDetectedErrorState HOST-RESOURCES-MIB::hrDiskStorageAccess HOST-RESOURCES-MIB::hrDiskStorageMedia HOST-RESOURCES-MIB::hrDiskStorageRemoveble HOST-RESOURCES-MIB::hrDiskStorageCapacity HOST-RESOURCES-MIB::hrPartitionIndex HOST-RESOURCES-MIB::hrPartitionLabel HOST-RESOURCES-MIB::hrPartitionID HOST-RESOURCES-MIB::hrPartitionSize HOST-RESOURCES-MIB::hrPartitionFSIndex HOST-RESOURCES-MIB::hrFSIndex HOST-RESOURCES-MIB::hrFSMountPoint HOST-RESOURCES-MIB::hrFSRemoteMountPoint HOST-RESOURCES-MIB::hrFSType HOST-RESOURCES-MIB::hrFSAccess HOST-RESOURCES-MIB::hrFSBootable HOST-RESOURCES-MIB::hrFSStorageIndex HOST-RESOURCES-MIB::hrFSLastFullBackupDate HOST-RESOURCES-MIB::hrFSLastPartialBackupDate"},
 	// 1.3.6.1.2.1.25.7.3.4
-	{"hrSWRunGroup", "HOST-RESOURCES-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "HOST-RESOURCES-MIB::hrSWOSIndex HOST-RESOURCES-MIB::hrSWRunIndex HOST-RESOURCES-MIB::hrSWRunName HOST-RESOURCES-MIB::hrSWRunID HOST-RESOURCES-MIB::hrSWRunPath HOST-RESOURCES-MIB::hrSWRunParameters HOST-RESOURCES-MIB::hrSWRunType HOST-RESOURCES-MIB::hrSWRunStatus"},
+	{"hrSWRunGroup", "HOST-RESOURCES-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "HOST-RESOURCES-MIB::hrSWOSIndex HOST-RESOURCES-MIB::hrSWRunIndex HOST-RESOURCES-MIB::hrSWRunName HOST-RESOURCES-MIB::hrSWRunID HOST-RESOURCES-MIB::hrSWRunPath HOST-RESOURCES-MIB::hrSWRunParameters HOST-RESOURCES-MIB::hrSWRunType HOST-RESOURCES-MIB::hrSWRunStatus"},
 	// 1.3.6.1.2.1.25.7.3.5
-	{"hrSWRunPerfGroup", "HOST-RESOURCES-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "HOST-RESOURCES-MIB::hrSWRunPerfCPU HOST-RESOURCES-MIB::hrSWRunPerfMem"},
+	{"hrSWRunPerfGroup", "HOST-RESOURCES-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "HOST-RESOURCES-MIB::hrSWRunPerfCPU HOST-RESOURCES-MIB::hrSWRunPerfMem"},
 	// 1.3.6.1.2.1.25.7.3.6
-	{"hrSWInstalledGroup", "HOST-RESOURCES-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "HOST-RESOURCES-MIB::hrSWInstalledLastChange HOST-RESOURCES-MIB::hrSWInstalledLastUpdateTime HOST-RESOURCES-MIB::hrSWInstalledIndex HOST-RESOURCES-MIB::hrSWInstalledName HOST-RESOURCES-MIB::hrSWInstalledID HOST-RESOURCES-MIB::hrSWInstalledType HOST-RESOURCES-MIB::hrSWInstalledDate"},
+	{"hrSWInstalledGroup", "HOST-RESOURCES-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "HOST-RESOURCES-MIB::hrSWInstalledLastChange HOST-RESOURCES-MIB::hrSWInstalledLastUpdateTime HOST-RESOURCES-MIB::hrSWInstalledIndex HOST-RESOURCES-MIB::hrSWInstalledName HOST-RESOURCES-MIB::hrSWInstalledID HOST-RESOURCES-MIB::hrSWInstalledType HOST-RESOURCES-MIB::hrSWInstalledDate"},
 	// 1.3.6.1.2.1.25.7.4
-	{"hostResourcesTypesModule", "HOST-RESOURCES-TYPES", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hostResourcesTypesModule", "HOST-RESOURCES-TYPES", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.27
-	{"application", "NETWORK-SERVICES-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"application", "NETWORK-SERVICES-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1
-	{"applTable", "NETWORK-SERVICES-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"applTable", "NETWORK-SERVICES-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1
-	{"applEntry", "NETWORK-SERVICES-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "NETWORK-SERVICES-MIB::applIndex", false, "", ""},
+	{"applEntry", "NETWORK-SERVICES-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "NETWORK-SERVICES-MIB::applIndex", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.1
-	{"applIndex", "NETWORK-SERVICES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"applIndex", "NETWORK-SERVICES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.2
-	{"applName", "NETWORK-SERVICES-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applName", "NETWORK-SERVICES-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.3
-	{"applDirectoryName", "NETWORK-SERVICES-MIB", KindColumn, BaseOctetString, "DistinguishedName", "255a", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applDirectoryName", "NETWORK-SERVICES-MIB", KindColumn, BaseOctetString, "DistinguishedName", "255a", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.4
-	{"applVersion", "NETWORK-SERVICES-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applVersion", "NETWORK-SERVICES-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.5
-	{"applUptime", "NETWORK-SERVICES-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applUptime", "NETWORK-SERVICES-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.6
-	{"applOperStatus", "NETWORK-SERVICES-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2) halted(3) congested(4) restarting(5) quiescing(6)", 0, AccessReadOnly, "", false, "", ""},
+	{"applOperStatus", "NETWORK-SERVICES-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2) halted(3) congested(4) restarting(5) quiescing(6)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.7
-	{"applLastChange", "NETWORK-SERVICES-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applLastChange", "NETWORK-SERVICES-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.8
-	{"applInboundAssociations", "NETWORK-SERVICES-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applInboundAssociations", "NETWORK-SERVICES-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.9
-	{"applOutboundAssociations", "NETWORK-SERVICES-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applOutboundAssociations", "NETWORK-SERVICES-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.10
-	{"applAccumulatedInboundAssociations", "NETWORK-SERVICES-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applAccumulatedInboundAssociations", "NETWORK-SERVICES-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.11
-	{"applAccumulatedOutboundAssociations", "NETWORK-SERVICES-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applAccumulatedOutboundAssociations", "NETWORK-SERVICES-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.12
-	{"applLastInboundActivity", "NETWORK-SERVICES-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applLastInboundActivity", "NETWORK-SERVICES-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.13
-	{"applLastOutboundActivity", "NETWORK-SERVICES-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applLastOutboundActivity", "NETWORK-SERVICES-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.14
-	{"applRejectedInboundAssociations", "NETWORK-SERVICES-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applRejectedInboundAssociations", "NETWORK-SERVICES-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.15
-	{"applFailedOutboundAssociations", "NETWORK-SERVICES-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applFailedOutboundAssociations", "NETWORK-SERVICES-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.16
-	{"applDescription", "NETWORK-SERVICES-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applDescription", "NETWORK-SERVICES-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.1.1.17
-	{"applURL", "NETWORK-SERVICES-MIB", KindColumn, BaseOctetString, "URLString", "255a", "", 0, AccessReadOnly, "", false, "", ""},
+	{"applURL", "NETWORK-SERVICES-MIB", KindColumn, BaseOctetString, "URLString", "255a", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.2
-	{"assocTable", "NETWORK-SERVICES-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"assocTable", "NETWORK-SERVICES-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.27.2.1
-	{"assocEntry", "NETWORK-SERVICES-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "NETWORK-SERVICES-MIB::applIndex NETWORK-SERVICES-MIB::assocIndex", false, "", ""},
+	{"assocEntry", "NETWORK-SERVICES-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "NETWORK-SERVICES-MIB::applIndex NETWORK-SERVICES-MIB::assocIndex", false, "", ""},
 	// 1.3.6.1.2.1.27.2.1.1
-	{"assocIndex", "NETWORK-SERVICES-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"assocIndex", "NETWORK-SERVICES-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.27.2.1.2
-	{"assocRemoteApplication", "NETWORK-SERVICES-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"assocRemoteApplication", "NETWORK-SERVICES-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.2.1.3
-	{"assocApplicationProtocol", "NETWORK-SERVICES-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"assocApplicationProtocol", "NETWORK-SERVICES-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.2.1.4
-	{"assocApplicationType", "NETWORK-SERVICES-MIB", KindColumn, BaseInteger, "", "", "uainitiator(1) uaresponder(2) peerinitiator(3) peerresponder(4)", 0, AccessReadOnly, "", false, "", ""},
+	{"assocApplicationType", "NETWORK-SERVICES-MIB", KindColumn, BaseInteger, "", "", "uainitiator(1) uaresponder(2) peerinitiator(3) peerresponder(4)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.2.1.5
-	{"assocDuration", "NETWORK-SERVICES-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"assocDuration", "NETWORK-SERVICES-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.27.3
-	{"applConformance", "NETWORK-SERVICES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"applConformance", "NETWORK-SERVICES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.27.3.1
-	{"applGroups", "NETWORK-SERVICES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"applGroups", "NETWORK-SERVICES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.27.3.1.2
-	{"assocRFC1565Group", "NETWORK-SERVICES-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "NETWORK-SERVICES-MIB::assocRemoteApplication NETWORK-SERVICES-MIB::assocApplicationProtocol NETWORK-SERVICES-MIB::assocApplicationType NETWORK-SERVICES-MIB::assocDuration"},
+	{"assocRFC1565Group", "NETWORK-SERVICES-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "NETWORK-SERVICES-MIB::assocRemoteApplication NETWORK-SERVICES-MIB::assocApplicationProtocol NETWORK-SERVICES-MIB::assocApplicationType NETWORK-SERVICES-MIB::assocDuration"},
 	// 1.3.6.1.2.1.27.3.1.3
-	{"applRFC2248Group", "NETWORK-SERVICES-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "NETWORK-SERVICES-MIB::applName NETWORK-SERVICES-MIB::applVersion NETWORK-SERVICES-MIB::applUptime NETWORK-SERVICES-MIB::applOperStatus NETWORK-SERVICES-MIB::applLastChange NETWORK-SERVICES-MIB::applInboundAssociations NETWORK-SERVICES-MIB::applOutboundAssociations NETWORK-SERVICES-MIB::applAccumulatedInboundAssociations NETWORK-SERVICES-MIB::applAccumulatedOutboundAssociations NETWORK-SERVICES-MIB::applLastInboundActivity NETWORK-SERVICES-MIB::applLastOutboundActivity NETWORK-SERVICES-MIB::applRejectedInboundAssociations NETWORK-SERVICES-MIB::applFailedOutboundAssociations NETWORK-SERVICES-MIB::applDescription NETWORK-SERVICES-MIB::applURL"},
+	{"applRFC2248Group", "NETWORK-SERVICES-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "NETWORK-SERVICES-MIB::applName NETWORK-SERVICES-MIB::applVersion NETWORK-SERVICES-MIB::applUptime NETWORK-SERVICES-MIB::applOperStatus NETWORK-SERVICES-MIB::applLastChange NETWORK-SERVICES-MIB::applInboundAssociations NETWORK-SERVICES-MIB::applOutboundAssociations NETWORK-SERVICES-MIB::applAccumulatedInboundAssociations NETWORK-SERVICES-MIB::applAccumulatedOutboundAssociations NETWORK-SERVICES-MIB::applLastInboundActivity NETWORK-SERVICES-MIB::applLastOutboundActivity NETWORK-SERVICES-MIB::applRejectedInboundAssociations NETWORK-SERVICES-MIB::applFailedOutboundAssociations NETWORK-SERVICES-MIB::applDescription NETWORK-SERVICES-MIB::applURL"},
 	// 1.3.6.1.2.1.27.3.1.4
-	{"assocRFC2248Group", "NETWORK-SERVICES-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "NETWORK-SERVICES-MIB::assocRemoteApplication NETWORK-SERVICES-MIB::assocApplicationProtocol NETWORK-SERVICES-MIB::assocApplicationType NETWORK-SERVICES-MIB::assocDuration"},
+	{"assocRFC2248Group", "NETWORK-SERVICES-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "NETWORK-SERVICES-MIB::assocRemoteApplication NETWORK-SERVICES-MIB::assocApplicationProtocol NETWORK-SERVICES-MIB::assocApplicationType NETWORK-SERVICES-MIB::assocDuration"},
 	// 1.3.6.1.2.1.27.3.1.5
-	{"applRFC2788Group", "NETWORK-SERVICES-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "NETWORK-SERVICES-MIB::applName NETWORK-SERVICES-MIB::applDirectoryName NETWORK-SERVICES-MIB::applVersion NETWORK-SERVICES-MIB::applUptime NETWORK-SERVICES-MIB::applOperStatus NETWORK-SERVICES-MIB::applLastChange NETWORK-SERVICES-MIB::applInboundAssociations NETWORK-SERVICES-MIB::applOutboundAssociations NETWORK-SERVICES-MIB::applAccumulatedInboundAssociations NETWORK-SERVICES-MIB::applAccumulatedOutboundAssociations NETWORK-SERVICES-MIB::applLastInboundActivity NETWORK-SERVICES-MIB::applLastOutboundActivity NETWORK-SERVICES-MIB::applRejectedInboundAssociations NETWORK-SERVICES-MIB::applFailedOutboundAssociations NETWORK-SERVICES-MIB::applDescription NETWORK-SERVICES-MIB::applURL"},
+	{"applRFC2788Group", "NETWORK-SERVICES-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "NETWORK-SERVICES-MIB::applName NETWORK-SERVICES-MIB::applDirectoryName NETWORK-SERVICES-MIB::applVersion NETWORK-SERVICES-MIB::applUptime NETWORK-SERVICES-MIB::applOperStatus NETWORK-SERVICES-MIB::applLastChange NETWORK-SERVICES-MIB::applInboundAssociations NETWORK-SERVICES-MIB::applOutboundAssociations NETWORK-SERVICES-MIB::applAccumulatedInboundAssociations NETWORK-SERVICES-MIB::applAccumulatedOutboundAssociations NETWORK-SERVICES-MIB::applLastInboundActivity NETWORK-SERVICES-MIB::applLastOutboundActivity NETWORK-SERVICES-MIB::applRejectedInboundAssociations NETWORK-SERVICES-MIB::applFailedOutboundAssociations NETWORK-SERVICES-MIB::applDescription NETWORK-SERVICES-MIB::applURL"},
 	// 1.3.6.1.2.1.27.3.1.6
-	{"assocRFC2788Group", "NETWORK-SERVICES-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "NETWORK-SERVICES-MIB::assocRemoteApplication NETWORK-SERVICES-MIB::assocApplicationProtocol NETWORK-SERVICES-MIB::assocApplicationType NETWORK-SERVICES-MIB::assocDuration"},
+	{"assocRFC2788Group", "NETWORK-SERVICES-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "NETWORK-SERVICES-MIB::assocRemoteApplication NETWORK-SERVICES-MIB::assocApplicationProtocol NETWORK-SERVICES-MIB::assocApplicationType NETWORK-SERVICES-MIB::assocDuration"},
 	// 1.3.6.1.2.1.27.3.1.7
-	{"applRFC1565Group", "NETWORK-SERVICES-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "NETWORK-SERVICES-MIB::applName NETWORK-SERVICES-MIB::applVersion NETWORK-SERVICES-MIB::applUptime NETWORK-SERVICES-MIB::applOperStatus NETWORK-SERVICES-MIB::applLastChange NETWORK-SERVICES-MIB::applInboundAssociations NETWORK-SERVICES-MIB::applOutboundAssociations NETWORK-SERVICES-MIB::applAccumulatedInboundAssociations NETWORK-SERVICES-MIB::applAccumulatedOutboundAssociations NETWORK-SERVICES-MIB::applLastInboundActivity NETWORK-SERVICES-MIB::applLastOutboundActivity NETWORK-SERVICES-MIB::applRejectedInboundAssociations NETWORK-SERVICES-MIB::applFailedOutboundAssociations"},
+	{"applRFC1565Group", "NETWORK-SERVICES-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "NETWORK-SERVICES-MIB::applName NETWORK-SERVICES-MIB::applVersion NETWORK-SERVICES-MIB::applUptime NETWORK-SERVICES-MIB::applOperStatus NETWORK-SERVICES-MIB::applLastChange NETWORK-SERVICES-MIB::applInboundAssociations NETWORK-SERVICES-MIB::applOutboundAssociations NETWORK-SERVICES-MIB::applAccumulatedInboundAssociations NETWORK-SERVICES-MIB::applAccumulatedOutboundAssociations NETWORK-SERVICES-MIB::applLastInboundActivity NETWORK-SERVICES-MIB::applLastOutboundActivity NETWORK-SERVICES-MIB::applRejectedInboundAssociations NETWORK-SERVICES-MIB::applFailedOutboundAssociations"},
 	// 1.3.6.1.2.1.27.3.2
-	{"applCompliances", "NETWORK-SERVICES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"applCompliances", "NETWORK-SERVICES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.27.3.2.1
-	{"applCompliance", "NETWORK-SERVICES-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"applCompliance", "NETWORK-SERVICES-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.27.3.2.2
-	{"assocCompliance", "NETWORK-SERVICES-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"assocCompliance", "NETWORK-SERVICES-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.27.3.2.3
-	{"applRFC2248Compliance", "NETWORK-SERVICES-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"applRFC2248Compliance", "NETWORK-SERVICES-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.27.3.2.4
-	{"assocRFC2248Compliance", "NETWORK-SERVICES-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"assocRFC2248Compliance", "NETWORK-SERVICES-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.27.3.2.5
-	{"applRFC2788Compliance", "NETWORK-SERVICES-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"applRFC2788Compliance", "NETWORK-SERVICES-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.27.3.2.6
-	{"assocRFC2788Compliance", "NETWORK-SERVICES-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"assocRFC2788Compliance", "NETWORK-SERVICES-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.27.4
-	{"applTCPProtoID", "NETWORK-SERVICES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"applTCPProtoID", "NETWORK-SERVICES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.27.5
-	{"applUDPProtoID", "NETWORK-SERVICES-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"applUDPProtoID", "NETWORK-SERVICES-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.30
-	{"ianaifType", "IANAifType-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ianaifType", "IANAifType-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.31
-	{"ifMIB", "IF-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifMIB", "IF-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1
-	{"ifMIBObjects", "IF-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifMIBObjects", "IF-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1
-	{"ifXTable", "IF-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ifXTable", "IF-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1
-	{"ifXEntry", "IF-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "IF-MIB::ifEntry", ""},
+	{"ifXEntry", "IF-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "IF-MIB::ifEntry", ""},
 	// 1.3.6.1.2.1.31.1.1.1.1
-	{"ifName", "IF-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifName", "IF-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.2
-	{"ifInMulticastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInMulticastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.3
-	{"ifInBroadcastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInBroadcastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.4
-	{"ifOutMulticastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutMulticastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.5
-	{"ifOutBroadcastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifOutBroadcastPkts", "IF-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.6
-	{"ifHCInOctets", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifHCInOctets", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.7
-	{"ifHCInUcastPkts", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifHCInUcastPkts", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.8
-	{"ifHCInMulticastPkts", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifHCInMulticastPkts", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.9
-	{"ifHCInBroadcastPkts", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifHCInBroadcastPkts", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.10
-	{"ifHCOutOctets", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifHCOutOctets", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.11
-	{"ifHCOutUcastPkts", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifHCOutUcastPkts", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.12
-	{"ifHCOutMulticastPkts", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifHCOutMulticastPkts", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.13
-	{"ifHCOutBroadcastPkts", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifHCOutBroadcastPkts", "IF-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.14
-	{"ifLinkUpDownTrapEnable", "IF-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"ifLinkUpDownTrapEnable", "IF-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.15
-	{"ifHighSpeed", "IF-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifHighSpeed", "IF-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.16
-	{"ifPromiscuousMode", "IF-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"ifPromiscuousMode", "IF-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.17
-	{"ifConnectorPresent", "IF-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"ifConnectorPresent", "IF-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.18
-	{"ifAlias", "IF-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ifAlias", "IF-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, "(0..64)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.1.1.19
-	{"ifCounterDiscontinuityTime", "IF-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifCounterDiscontinuityTime", "IF-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.2
-	{"ifStackTable", "IF-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ifStackTable", "IF-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.2.1
-	{"ifStackEntry", "IF-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IF-MIB::ifStackHigherLayer IF-MIB::ifStackLowerLayer", false, "", ""},
+	{"ifStackEntry", "IF-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IF-MIB::ifStackHigherLayer IF-MIB::ifStackLowerLayer", false, "", ""},
 	// 1.3.6.1.2.1.31.1.2.1.1
-	{"ifStackHigherLayer", "IF-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ifStackHigherLayer", "IF-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, "(0..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.2.1.2
-	{"ifStackLowerLayer", "IF-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ifStackLowerLayer", "IF-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, "(0..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.2.1.3
-	{"ifStackStatus", "IF-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"ifStackStatus", "IF-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.3
-	{"ifTestTable", "IF-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ifTestTable", "IF-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.3.1
-	{"ifTestEntry", "IF-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "IF-MIB::ifEntry", ""},
+	{"ifTestEntry", "IF-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "IF-MIB::ifEntry", ""},
 	// 1.3.6.1.2.1.31.1.3.1.1
-	{"ifTestId", "IF-MIB", KindColumn, BaseInteger, "TestAndIncr", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ifTestId", "IF-MIB", KindColumn, BaseInteger, "TestAndIncr", "", "", 0, "(0..2147483647)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.3.1.2
-	{"ifTestStatus", "IF-MIB", KindColumn, BaseInteger, "", "", "notInUse(1) inUse(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"ifTestStatus", "IF-MIB", KindColumn, BaseInteger, "", "", "notInUse(1) inUse(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.3.1.3
-	{"ifTestType", "IF-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ifTestType", "IF-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.3.1.4
-	{"ifTestResult", "IF-MIB", KindColumn, BaseInteger, "", "", "none(1) success(2) inProgress(3) notSupported(4) unAbleToRun(5) aborted(6) failed(7)", 0, AccessReadOnly, "", false, "", ""},
+	{"ifTestResult", "IF-MIB", KindColumn, BaseInteger, "", "", "none(1) success(2) inProgress(3) notSupported(4) unAbleToRun(5) aborted(6) failed(7)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.3.1.5
-	{"ifTestCode", "IF-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifTestCode", "IF-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.3.1.6
-	{"ifTestOwner", "IF-MIB", KindColumn, BaseOctetString, "OwnerString", "255a", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ifTestOwner", "IF-MIB", KindColumn, BaseOctetString, "OwnerString", "255a", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.4
-	{"ifRcvAddressTable", "IF-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ifRcvAddressTable", "IF-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.4.1
-	{"ifRcvAddressEntry", "IF-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IF-MIB::ifIndex IF-MIB::ifRcvAddressAddress", false, "", ""},
+	{"ifRcvAddressEntry", "IF-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IF-MIB::ifIndex IF-MIB::ifRcvAddressAddress", false, "", ""},
 	// 1.3.6.1.2.1.31.1.4.1.1
-	{"ifRcvAddressAddress", "IF-MIB", KindColumn, BaseOctetString, "PhysAddress", "1x:", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ifRcvAddressAddress", "IF-MIB", KindColumn, BaseOctetString, "PhysAddress", "1x:", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.4.1.2
-	{"ifRcvAddressStatus", "IF-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"ifRcvAddressStatus", "IF-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.4.1.3
-	{"ifRcvAddressType", "IF-MIB", KindColumn, BaseInteger, "", "", "other(1) volatile(2) nonVolatile(3)", 0, AccessReadCreate, "", false, "", ""},
+	{"ifRcvAddressType", "IF-MIB", KindColumn, BaseInteger, "", "", "other(1) volatile(2) nonVolatile(3)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.5
-	{"ifTableLastChange", "IF-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifTableLastChange", "IF-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.1.6
-	{"ifStackLastChange", "IF-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ifStackLastChange", "IF-MIB", KindScalar, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.31.2
-	{"ifConformance", "IF-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifConformance", "IF-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.31.2.1
-	{"ifGroups", "IF-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifGroups", "IF-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.31.2.1.1
-	{"ifGeneralGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifDescr IF-MIB::ifType IF-MIB::ifSpeed IF-MIB::ifPhysAddress IF-MIB::ifAdminStatus IF-MIB::ifOperStatus IF-MIB::ifLastChange IF-MIB::ifLinkUpDownTrapEnable IF-MIB::ifConnectorPresent IF-MIB::ifHighSpeed IF-MIB::ifName"},
+	{"ifGeneralGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifDescr IF-MIB::ifType IF-MIB::ifSpeed IF-MIB::ifPhysAddress IF-MIB::ifAdminStatus IF-MIB::ifOperStatus IF-MIB::ifLastChange IF-MIB::ifLinkUpDownTrapEnable IF-MIB::ifConnectorPresent IF-MIB::ifHighSpeed IF-MIB::ifName"},
 	// 1.3.6.1.2.1.31.2.1.2
-	{"ifFixedLengthGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifInOctets IF-MIB::ifOutOctets IF-MIB::ifInUnknownProtos IF-MIB::ifInErrors IF-MIB::ifOutErrors"},
+	{"ifFixedLengthGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifInOctets IF-MIB::ifOutOctets IF-MIB::ifInUnknownProtos IF-MIB::ifInErrors IF-MIB::ifOutErrors"},
 	// 1.3.6.1.2.1.31.2.1.3
-	{"ifHCFixedLengthGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifHCInOctets IF-MIB::ifHCOutOctets IF-MIB::ifInOctets IF-MIB::ifOutOctets IF-MIB::ifInUnknownProtos IF-MIB::ifInErrors IF-MIB::ifOutErrors"},
+	{"ifHCFixedLengthGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifHCInOctets IF-MIB::ifHCOutOctets IF-MIB::ifInOctets IF-MIB::ifOutOctets IF-MIB::ifInUnknownProtos IF-MIB::ifInErrors IF-MIB::ifOutErrors"},
 	// 1.3.6.1.2.1.31.2.1.4
-	{"ifPacketGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifInOctets IF-MIB::ifOutOctets IF-MIB::ifInUnknownProtos IF-MIB::ifInErrors IF-MIB::ifOutErrors IF-MIB::ifMtu IF-MIB::ifInUcastPkts IF-MIB::ifInMulticastPkts IF-MIB::ifInBroadcastPkts IF-MIB::ifInDiscards IF-MIB::ifOutUcastPkts IF-MIB::ifOutMulticastPkts IF-MIB::ifOutBroadcastPkts IF-MIB::ifOutDiscards IF-MIB::ifPromiscuousMode"},
+	{"ifPacketGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifInOctets IF-MIB::ifOutOctets IF-MIB::ifInUnknownProtos IF-MIB::ifInErrors IF-MIB::ifOutErrors IF-MIB::ifMtu IF-MIB::ifInUcastPkts IF-MIB::ifInMulticastPkts IF-MIB::ifInBroadcastPkts IF-MIB::ifInDiscards IF-MIB::ifOutUcastPkts IF-MIB::ifOutMulticastPkts IF-MIB::ifOutBroadcastPkts IF-MIB::ifOutDiscards IF-MIB::ifPromiscuousMode"},
 	// 1.3.6.1.2.1.31.2.1.5
-	{"ifHCPacketGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifHCInOctets IF-MIB::ifHCOutOctets IF-MIB::ifInOctets IF-MIB::ifOutOctets IF-MIB::ifInUnknownProtos IF-MIB::ifInErrors IF-MIB::ifOutErrors IF-MIB::ifMtu IF-MIB::ifInUcastPkts IF-MIB::ifInMulticastPkts IF-MIB::ifInBroadcastPkts IF-MIB::ifInDiscards IF-MIB::ifOutUcastPkts IF-MIB::ifOutMulticastPkts IF-MIB::ifOutBroadcastPkts IF-MIB::ifOutDiscards IF-MIB::ifPromiscuousMode"},
+	{"ifHCPacketGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifHCInOctets IF-MIB::ifHCOutOctets IF-MIB::ifInOctets IF-MIB::ifOutOctets IF-MIB::ifInUnknownProtos IF-MIB::ifInErrors IF-MIB::ifOutErrors IF-MIB::ifMtu IF-MIB::ifInUcastPkts IF-MIB::ifInMulticastPkts IF-MIB::ifInBroadcastPkts IF-MIB::ifInDiscards IF-MIB::ifOutUcastPkts IF-MIB::ifOutMulticastPkts IF-MIB::ifOutBroadcastPkts IF-MIB::ifOutDiscards IF-MIB::ifPromiscuousMode"},
 	// 1.3.6.1.2.1.31.2.1.6
-	{"ifVHCPacketGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifHCInUcastPkts IF-MIB::ifHCInMulticastPkts IF-MIB::ifHCInBroadcastPkts IF-MIB::ifHCOutUcastPkts IF-MIB::ifHCOutMulticastPkts IF-MIB::ifHCOutBroadcastPkts IF-MIB::ifHCInOctets IF-MIB::ifHCOutOctets IF-MIB::ifInOctets IF-MIB::ifOutOctets IF-MIB::ifInUnknownProtos IF-MIB::ifInErrors IF-MIB::ifOutErrors IF-MIB::ifMtu IF-MIB::ifInUcastPkts IF-MIB::ifInMulticastPkts IF-MIB::ifInBroadcastPkts IF-MIB::ifInDiscards IF-MIB::ifOutUcastPkts IF-MIB::ifOutMulticastPkts IF-MIB::ifOutBroadcastPkts IF-MIB::ifOutDiscards IF-MIB::ifPromiscuousMode"},
+	{"ifVHCPacketGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifHCInUcastPkts IF-MIB::ifHCInMulticastPkts IF-MIB::ifHCInBroadcastPkts IF-MIB::ifHCOutUcastPkts IF-MIB::ifHCOutMulticastPkts IF-MIB::ifHCOutBroadcastPkts IF-MIB::ifHCInOctets IF-MIB::ifHCOutOctets IF-MIB::ifInOctets IF-MIB::ifOutOctets IF-MIB::ifInUnknownProtos IF-MIB::ifInErrors IF-MIB::ifOutErrors IF-MIB::ifMtu IF-MIB::ifInUcastPkts IF-MIB::ifInMulticastPkts IF-MIB::ifInBroadcastPkts IF-MIB::ifInDiscards IF-MIB::ifOutUcastPkts IF-MIB::ifOutMulticastPkts IF-MIB::ifOutBroadcastPkts IF-MIB::ifOutDiscards IF-MIB::ifPromiscuousMode"},
 	// 1.3.6.1.2.1.31.2.1.7
-	{"ifRcvAddressGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifRcvAddressStatus IF-MIB::ifRcvAddressType"},
+	{"ifRcvAddressGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifRcvAddressStatus IF-MIB::ifRcvAddressType"},
 	// 1.3.6.1.2.1.31.2.1.8
-	{"ifTestGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifTestId IF-MIB::ifTestStatus IF-MIB::ifTestType IF-MIB::ifTestResult IF-MIB::ifTestCode IF-MIB::ifTestOwner"},
+	{"ifTestGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifTestId IF-MIB::ifTestStatus IF-MIB::ifTestType IF-MIB::ifTestResult IF-MIB::ifTestCode IF-MIB::ifTestOwner"},
 	// 1.3.6.1.2.1.31.2.1.9
-	{"ifStackGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifStackStatus"},
+	{"ifStackGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifStackStatus"},
 	// 1.3.6.1.2.1.31.2.1.10
-	{"ifGeneralInformationGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifIndex IF-MIB::ifDescr IF-MIB::ifType IF-MIB::ifSpeed IF-MIB::ifPhysAddress IF-MIB::ifAdminStatus IF-MIB::ifOperStatus IF-MIB::ifLastChange IF-MIB::ifLinkUpDownTrapEnable IF-MIB::ifConnectorPresent IF-MIB::ifHighSpeed IF-MIB::ifName IF-MIB::ifNumber IF-MIB::ifAlias IF-MIB::ifTableLastChange"},
+	{"ifGeneralInformationGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifIndex IF-MIB::ifDescr IF-MIB::ifType IF-MIB::ifSpeed IF-MIB::ifPhysAddress IF-MIB::ifAdminStatus IF-MIB::ifOperStatus IF-MIB::ifLastChange IF-MIB::ifLinkUpDownTrapEnable IF-MIB::ifConnectorPresent IF-MIB::ifHighSpeed IF-MIB::ifName IF-MIB::ifNumber IF-MIB::ifAlias IF-MIB::ifTableLastChange"},
 	// 1.3.6.1.2.1.31.2.1.11
-	{"ifStackGroup2", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifStackStatus IF-MIB::ifStackLastChange"},
+	{"ifStackGroup2", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifStackStatus IF-MIB::ifStackLastChange"},
 	// 1.3.6.1.2.1.31.2.1.12
-	{"ifOldObjectsGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifInNUcastPkts IF-MIB::ifOutNUcastPkts IF-MIB::ifOutQLen IF-MIB::ifSpecific"},
+	{"ifOldObjectsGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifInNUcastPkts IF-MIB::ifOutNUcastPkts IF-MIB::ifOutQLen IF-MIB::ifSpecific"},
 	// 1.3.6.1.2.1.31.2.1.13
-	{"ifCounterDiscontinuityGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifCounterDiscontinuityTime"},
+	{"ifCounterDiscontinuityGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifCounterDiscontinuityTime"},
 	// 1.3.6.1.2.1.31.2.1.14
-	{"linkUpDownNotificationsGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"linkUpDownNotificationsGroup", "IF-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.31.2.2
-	{"ifCompliances", "IF-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifCompliances", "IF-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.31.2.2.1
-	{"ifCompliance", "IF-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifCompliance", "IF-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.31.2.2.2
-	{"ifCompliance2", "IF-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifCompliance2", "IF-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.31.2.2.3
-	{"ifCompliance3", "IF-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifCompliance3", "IF-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.35
-	{"etherMIB", "EtherLike-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"etherMIB", "EtherLike-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.35.1
-	{"etherMIBObjects", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"etherMIBObjects", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.35.2
-	{"etherConformance", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"etherConformance", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.35.2.1
-	{"etherGroups", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"etherGroups", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.35.2.1.1
-	{"etherStatsGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3StatsIndex EtherLike-MIB::dot3StatsAlignmentErrors EtherLike-MIB::dot3StatsFCSErrors EtherLike-MIB::dot3StatsSingleCollisionFrames EtherLike-MIB::dot3StatsMultipleCollisionFrames EtherLike-MIB::dot3StatsSQETestErrors EtherLike-MIB::dot3StatsDeferredTransmissions EtherLike-MIB::dot3StatsLateCollisions EtherLike-MIB::dot3StatsExcessiveCollisions EtherLike-MIB::dot3StatsInternalMacTransmitErrors EtherLike-MIB::dot3StatsCarrierSenseErrors EtherLike-MIB::dot3StatsFrameTooLongs EtherLike-MIB::dot3StatsInternalMacReceiveErrors EtherLike-MIB::dot3StatsEtherChipSet"},
+	{"etherStatsGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3StatsIndex EtherLike-MIB::dot3StatsAlignmentErrors EtherLike-MIB::dot3StatsFCSErrors EtherLike-MIB::dot3StatsSingleCollisionFrames EtherLike-MIB::dot3StatsMultipleCollisionFrames EtherLike-MIB::dot3StatsSQETestErrors EtherLike-MIB::dot3StatsDeferredTransmissions EtherLike-MIB::dot3StatsLateCollisions EtherLike-MIB::dot3StatsExcessiveCollisions EtherLike-MIB::dot3StatsInternalMacTransmitErrors EtherLike-MIB::dot3StatsCarrierSenseErrors EtherLike-MIB::dot3StatsFrameTooLongs EtherLike-MIB::dot3StatsInternalMacReceiveErrors EtherLike-MIB::dot3StatsEtherChipSet"},
 	// 1.3.6.1.2.1.35.2.1.2
-	{"etherCollisionTableGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3CollFrequencies"},
+	{"etherCollisionTableGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3CollFrequencies"},
 	// 1.3.6.1.2.1.35.2.1.3
-	{"etherStats100MbsGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3StatsIndex EtherLike-MIB::dot3StatsAlignmentErrors EtherLike-MIB::dot3StatsFCSErrors EtherLike-MIB::dot3StatsSingleCollisionFrames EtherLike-MIB::dot3StatsMultipleCollisionFrames EtherLike-MIB::dot3StatsDeferredTransmissions EtherLike-MIB::dot3StatsLateCollisions EtherLike-MIB::dot3StatsExcessiveCollisions EtherLike-MIB::dot3StatsInternalMacTransmitErrors EtherLike-MIB::dot3StatsCarrierSenseErrors EtherLike-MIB::dot3StatsFrameTooLongs EtherLike-MIB::dot3StatsInternalMacReceiveErrors EtherLike-MIB::dot3StatsEtherChipSet EtherLike-MIB::dot3StatsSymbolErrors"},
+	{"etherStats100MbsGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3StatsIndex EtherLike-MIB::dot3StatsAlignmentErrors EtherLike-MIB::dot3StatsFCSErrors EtherLike-MIB::dot3StatsSingleCollisionFrames EtherLike-MIB::dot3StatsMultipleCollisionFrames EtherLike-MIB::dot3StatsDeferredTransmissions EtherLike-MIB::dot3StatsLateCollisions EtherLike-MIB::dot3StatsExcessiveCollisions EtherLike-MIB::dot3StatsInternalMacTransmitErrors EtherLike-MIB::dot3StatsCarrierSenseErrors EtherLike-MIB::dot3StatsFrameTooLongs EtherLike-MIB::dot3StatsInternalMacReceiveErrors EtherLike-MIB::dot3StatsEtherChipSet EtherLike-MIB::dot3StatsSymbolErrors"},
 	// 1.3.6.1.2.1.35.2.1.4
-	{"etherStatsBaseGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3StatsIndex EtherLike-MIB::dot3StatsAlignmentErrors EtherLike-MIB::dot3StatsFCSErrors EtherLike-MIB::dot3StatsSingleCollisionFrames EtherLike-MIB::dot3StatsMultipleCollisionFrames EtherLike-MIB::dot3StatsDeferredTransmissions EtherLike-MIB::dot3StatsLateCollisions EtherLike-MIB::dot3StatsExcessiveCollisions EtherLike-MIB::dot3StatsInternalMacTransmitErrors EtherLike-MIB::dot3StatsCarrierSenseErrors EtherLike-MIB::dot3StatsFrameTooLongs EtherLike-MIB::dot3StatsInternalMacReceiveErrors"},
+	{"etherStatsBaseGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3StatsIndex EtherLike-MIB::dot3StatsAlignmentErrors EtherLike-MIB::dot3StatsFCSErrors EtherLike-MIB::dot3StatsSingleCollisionFrames EtherLike-MIB::dot3StatsMultipleCollisionFrames EtherLike-MIB::dot3StatsDeferredTransmissions EtherLike-MIB::dot3StatsLateCollisions EtherLike-MIB::dot3StatsExcessiveCollisions EtherLike-MIB::dot3StatsInternalMacTransmitErrors EtherLike-MIB::dot3StatsCarrierSenseErrors EtherLike-MIB::dot3StatsFrameTooLongs EtherLike-MIB::dot3StatsInternalMacReceiveErrors"},
 	// 1.3.6.1.2.1.35.2.1.5
-	{"etherStatsLowSpeedGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3StatsSQETestErrors"},
+	{"etherStatsLowSpeedGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3StatsSQETestErrors"},
 	// 1.3.6.1.2.1.35.2.1.6
-	{"etherStatsHighSpeedGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3StatsSymbolErrors"},
+	{"etherStatsHighSpeedGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3StatsSymbolErrors"},
 	// 1.3.6.1.2.1.35.2.1.7
-	{"etherDuplexGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3StatsDuplexStatus"},
+	{"etherDuplexGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3StatsDuplexStatus"},
 	// 1.3.6.1.2.1.35.2.1.8
-	{"etherControlGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3ControlFunctionsSupported EtherLike-MIB::dot3ControlInUnknownOpcodes"},
+	{"etherControlGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3ControlFunctionsSupported EtherLike-MIB::dot3ControlInUnknownOpcodes"},
 	// 1.3.6.1.2.1.35.2.1.9
-	{"etherControlPauseGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3PauseAdminMode EtherLike-MIB::dot3PauseOperMode EtherLike-MIB::dot3InPauseFrames EtherLike-MIB::dot3OutPauseFrames"},
+	{"etherControlPauseGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3PauseAdminMode EtherLike-MIB::dot3PauseOperMode EtherLike-MIB::dot3InPauseFrames EtherLike-MIB::dot3OutPauseFrames"},
 	// 1.3.6.1.2.1.35.2.1.10
-	{"etherStatsBaseGroup2", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3StatsIndex EtherLike-MIB::dot3StatsAlignmentErrors EtherLike-MIB::dot3StatsFCSErrors EtherLike-MIB::dot3StatsInternalMacTransmitErrors EtherLike-MIB::dot3StatsFrameTooLongs EtherLike-MIB::dot3StatsInternalMacReceiveErrors"},
+	{"etherStatsBaseGroup2", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3StatsIndex EtherLike-MIB::dot3StatsAlignmentErrors EtherLike-MIB::dot3StatsFCSErrors EtherLike-MIB::dot3StatsInternalMacTransmitErrors EtherLike-MIB::dot3StatsFrameTooLongs EtherLike-MIB::dot3StatsInternalMacReceiveErrors"},
 	// 1.3.6.1.2.1.35.2.1.11
-	{"etherStatsHalfDuplexGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3StatsSingleCollisionFrames EtherLike-MIB::dot3StatsMultipleCollisionFrames EtherLike-MIB::dot3StatsDeferredTransmissions EtherLike-MIB::dot3StatsLateCollisions EtherLike-MIB::dot3StatsExcessiveCollisions EtherLike-MIB::dot3StatsCarrierSenseErrors"},
+	{"etherStatsHalfDuplexGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3StatsSingleCollisionFrames EtherLike-MIB::dot3StatsMultipleCollisionFrames EtherLike-MIB::dot3StatsDeferredTransmissions EtherLike-MIB::dot3StatsLateCollisions EtherLike-MIB::dot3StatsExcessiveCollisions EtherLike-MIB::dot3StatsCarrierSenseErrors"},
 	// 1.3.6.1.2.1.35.2.1.12
-	{"etherHCStatsGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3HCStatsAlignmentErrors EtherLike-MIB::dot3HCStatsFCSErrors EtherLike-MIB::dot3HCStatsInternalMacTransmitErrors EtherLike-MIB::dot3HCStatsFrameTooLongs EtherLike-MIB::dot3HCStatsInternalMacReceiveErrors EtherLike-MIB::dot3HCStatsSymbolErrors"},
+	{"etherHCStatsGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3HCStatsAlignmentErrors EtherLike-MIB::dot3HCStatsFCSErrors EtherLike-MIB::dot3HCStatsInternalMacTransmitErrors EtherLike-MIB::dot3HCStatsFrameTooLongs EtherLike-MIB::dot3HCStatsInternalMacReceiveErrors EtherLike-MIB::dot3HCStatsSymbolErrors"},
 	// 1.3.6.1.2.1.35.2.1.13
-	{"etherHCControlGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3HCControlInUnknownOpcodes"},
+	{"etherHCControlGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3HCControlInUnknownOpcodes"},
 	// 1.3.6.1.2.1.35.2.1.14
-	{"etherHCControlPauseGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3HCInPauseFrames EtherLike-MIB::dot3HCOutPauseFrames"},
+	{"etherHCControlPauseGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3HCInPauseFrames EtherLike-MIB::dot3HCOutPauseFrames"},
 	// 1.3.6.1.2.1.35.2.1.15
-	{"etherRateControlGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "EtherLike-MIB::dot3StatsRateControlAbility EtherLike-MIB::dot3StatsRateControlStatus"},
+	{"etherRateControlGroup", "EtherLike-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "EtherLike-MIB::dot3StatsRateControlAbility EtherLike-MIB::dot3StatsRateControlStatus"},
 	// 1.3.6.1.2.1.35.2.2
-	{"etherCompliances", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"etherCompliances", "EtherLike-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.35.2.2.1
-	{"etherCompliance", "EtherLike-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"etherCompliance", "EtherLike-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.35.2.2.2
-	{"ether100MbsCompliance", "EtherLike-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ether100MbsCompliance", "EtherLike-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.35.2.2.3
-	{"dot3Compliance", "EtherLike-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot3Compliance", "EtherLike-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.35.2.2.4
-	{"dot3Compliance2", "EtherLike-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dot3Compliance2", "EtherLike-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.48
-	{"ipMIB", "IP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipMIB", "IP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.48.2
-	{"ipMIBConformance", "IP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipMIBConformance", "IP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.48.2.1
-	{"ipMIBCompliances", "IP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipMIBCompliances", "IP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.48.2.1.1
-	{"ipMIBCompliance", "IP-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipMIBCompliance", "IP-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.48.2.1.2
-	{"ipMIBCompliance2", "IP-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipMIBCompliance2", "IP-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.48.2.2
-	{"ipMIBGroups", "IP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipMIBGroups", "IP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.48.2.2.1
-	{"ipGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipForwarding IP-MIB::ipDefaultTTL IP-MIB::ipInReceives IP-MIB::ipInHdrErrors IP-MIB::ipInAddrErrors IP-MIB::ipForwDatagrams IP-MIB::ipInUnknownProtos IP-MIB::ipInDiscards IP-MIB::ipInDelivers IP-MIB::ipOutRequests IP-MIB::ipOutDiscards IP-MIB::ipOutNoRoutes IP-MIB::ipReasmTimeout IP-MIB::ipReasmReqds IP-MIB::ipReasmOKs IP-MIB::ipReasmFails IP-MIB::ipFragOKs IP-MIB::ipFragFails IP-MIB::ipFragCreates IP-MIB::ipAdEntAddr IP-MIB::ipAdEntIfIndex IP-MIB::ipAdEntNetMask IP-MIB::ipAdEntBcastAddr IP-MIB::ipAdEntReasmMaxSize IP-MIB::ipNetToMediaIfIndex IP-MIB::ipNetToMediaPhysAddress IP-MIB::ipNetToMediaNetAddress IP-MIB::ipNetToMediaType IP-MIB::ipRoutingDiscards"},
+	{"ipGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipForwarding IP-MIB::ipDefaultTTL IP-MIB::ipInReceives IP-MIB::ipInHdrErrors IP-MIB::ipInAddrErrors IP-MIB::ipForwDatagrams IP-MIB::ipInUnknownProtos IP-MIB::ipInDiscards IP-MIB::ipInDelivers IP-MIB::ipOutRequests IP-MIB::ipOutDiscards IP-MIB::ipOutNoRoutes IP-MIB::ipReasmTimeout IP-MIB::ipReasmReqds IP-MIB::ipReasmOKs IP-MIB::ipReasmFails IP-MIB::ipFragOKs IP-MIB::ipFragFails IP-MIB::ipFragCreates IP-MIB::ipAdEntAddr IP-MIB::ipAdEntIfIndex IP-MIB::ipAdEntNetMask IP-MIB::ipAdEntBcastAddr IP-MIB::ipAdEntReasmMaxSize IP-MIB::ipNetToMediaIfIndex IP-MIB::ipNetToMediaPhysAddress IP-MIB::ipNetToMediaNetAddress IP-MIB::ipNetToMediaType IP-MIB::ipRoutingDiscards"},
 	// 1.3.6.1.2.1.48.2.2.2
-	{"icmpGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::icmpInMsgs IP-MIB::icmpInErrors IP-MIB::icmpInDestUnreachs IP-MIB::icmpInTimeExcds IP-MIB::icmpInParmProbs IP-MIB::icmpInSrcQuenchs IP-MIB::icmpInRedirects IP-MIB::icmpInEchos IP-MIB::icmpInEchoReps IP-MIB::icmpInTimestamps IP-MIB::icmpInTimestampReps IP-MIB::icmpInAddrMasks IP-MIB::icmpInAddrMaskReps IP-MIB::icmpOutMsgs IP-MIB::icmpOutErrors IP-MIB::icmpOutDestUnreachs IP-MIB::icmpOutTimeExcds IP-MIB::icmpOutParmProbs IP-MIB::icmpOutSrcQuenchs IP-MIB::icmpOutRedirects IP-MIB::icmpOutEchos IP-MIB::icmpOutEchoReps IP-MIB::icmpOutTimestamps IP-MIB::icmpOutTimestampReps IP-MIB::icmpOutAddrMasks IP-MIB::icmpOutAddrMaskReps"},
+	{"icmpGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::icmpInMsgs IP-MIB::icmpInErrors IP-MIB::icmpInDestUnreachs IP-MIB::icmpInTimeExcds IP-MIB::icmpInParmProbs IP-MIB::icmpInSrcQuenchs IP-MIB::icmpInRedirects IP-MIB::icmpInEchos IP-MIB::icmpInEchoReps IP-MIB::icmpInTimestamps IP-MIB::icmpInTimestampReps IP-MIB::icmpInAddrMasks IP-MIB::icmpInAddrMaskReps IP-MIB::icmpOutMsgs IP-MIB::icmpOutErrors IP-MIB::icmpOutDestUnreachs IP-MIB::icmpOutTimeExcds IP-MIB::icmpOutParmProbs IP-MIB::icmpOutSrcQuenchs IP-MIB::icmpOutRedirects IP-MIB::icmpOutEchos IP-MIB::icmpOutEchoReps IP-MIB::icmpOutTimestamps IP-MIB::icmpOutTimestampReps IP-MIB::icmpOutAddrMasks IP-MIB::icmpOutAddrMaskReps"},
 	// 1.3.6.1.2.1.48.2.2.3
-	{"ipv4GeneralGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipForwarding IP-MIB::ipDefaultTTL IP-MIB::ipReasmTimeout"},
+	{"ipv4GeneralGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipForwarding IP-MIB::ipDefaultTTL IP-MIB::ipReasmTimeout"},
 	// 1.3.6.1.2.1.48.2.2.4
-	{"ipv4IfGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipv4InterfaceReasmMaxSize IP-MIB::ipv4InterfaceEnableStatus IP-MIB::ipv4InterfaceRetransmitTime"},
+	{"ipv4IfGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipv4InterfaceReasmMaxSize IP-MIB::ipv4InterfaceEnableStatus IP-MIB::ipv4InterfaceRetransmitTime"},
 	// 1.3.6.1.2.1.48.2.2.5
-	{"ipv6GeneralGroup2", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipv6IpForwarding IP-MIB::ipv6IpDefaultHopLimit"},
+	{"ipv6GeneralGroup2", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipv6IpForwarding IP-MIB::ipv6IpDefaultHopLimit"},
 	// 1.3.6.1.2.1.48.2.2.6
-	{"ipv6IfGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipv6InterfaceReasmMaxSize IP-MIB::ipv6InterfaceIdentifier IP-MIB::ipv6InterfaceEnableStatus IP-MIB::ipv6InterfaceReachableTime IP-MIB::ipv6InterfaceRetransmitTime IP-MIB::ipv6InterfaceForwarding"},
+	{"ipv6IfGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipv6InterfaceReasmMaxSize IP-MIB::ipv6InterfaceIdentifier IP-MIB::ipv6InterfaceEnableStatus IP-MIB::ipv6InterfaceReachableTime IP-MIB::ipv6InterfaceRetransmitTime IP-MIB::ipv6InterfaceForwarding"},
 	// 1.3.6.1.2.1.48.2.2.7
-	{"ipLastChangeGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipv4InterfaceTableLastChange IP-MIB::ipv6InterfaceTableLastChange IP-MIB::ipIfStatsTableLastChange"},
+	{"ipLastChangeGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipv4InterfaceTableLastChange IP-MIB::ipv6InterfaceTableLastChange IP-MIB::ipIfStatsTableLastChange"},
 	// 1.3.6.1.2.1.48.2.2.8
-	{"ipSystemStatsGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipSystemStatsInReceives IP-MIB::ipSystemStatsInOctets IP-MIB::ipSystemStatsInHdrErrors IP-MIB::ipSystemStatsInNoRoutes IP-MIB::ipSystemStatsInAddrErrors IP-MIB::ipSystemStatsInUnknownProtos IP-MIB::ipSystemStatsInTruncatedPkts IP-MIB::ipSystemStatsInForwDatagrams IP-MIB::ipSystemStatsReasmReqds IP-MIB::ipSystemStatsReasmOKs IP-MIB::ipSystemStatsReasmFails IP-MIB::ipSystemStatsInDiscards IP-MIB::ipSystemStatsInDelivers IP-MIB::ipSystemStatsOutRequests IP-MIB::ipSystemStatsOutNoRoutes IP-MIB::ipSystemStatsOutForwDatagrams IP-MIB::ipSystemStatsOutDiscards IP-MIB::ipSystemStatsOutFragReqds IP-MIB::ipSystemStatsOutFragOKs IP-MIB::ipSystemStatsOutFragFails IP-MIB::ipSystemStatsOutFragCreates IP-MIB::ipSystemStatsOutTransmits IP-MIB::ipSystemStatsOutOctets IP-MIB::ipSystemStatsInMcastPkts IP-MIB::ipSystemStatsInMcastOctets IP-MIB::ipSystemStatsOutMcastPkts IP-MIB::ipSystemStatsOutMcastOctets IP-MIB::ipSystemStatsDiscontinuityTime IP-MIB::ipSystemStatsRefreshRate"},
+	{"ipSystemStatsGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipSystemStatsInReceives IP-MIB::ipSystemStatsInOctets IP-MIB::ipSystemStatsInHdrErrors IP-MIB::ipSystemStatsInNoRoutes IP-MIB::ipSystemStatsInAddrErrors IP-MIB::ipSystemStatsInUnknownProtos IP-MIB::ipSystemStatsInTruncatedPkts IP-MIB::ipSystemStatsInForwDatagrams IP-MIB::ipSystemStatsReasmReqds IP-MIB::ipSystemStatsReasmOKs IP-MIB::ipSystemStatsReasmFails IP-MIB::ipSystemStatsInDiscards IP-MIB::ipSystemStatsInDelivers IP-MIB::ipSystemStatsOutRequests IP-MIB::ipSystemStatsOutNoRoutes IP-MIB::ipSystemStatsOutForwDatagrams IP-MIB::ipSystemStatsOutDiscards IP-MIB::ipSystemStatsOutFragReqds IP-MIB::ipSystemStatsOutFragOKs IP-MIB::ipSystemStatsOutFragFails IP-MIB::ipSystemStatsOutFragCreates IP-MIB::ipSystemStatsOutTransmits IP-MIB::ipSystemStatsOutOctets IP-MIB::ipSystemStatsInMcastPkts IP-MIB::ipSystemStatsInMcastOctets IP-MIB::ipSystemStatsOutMcastPkts IP-MIB::ipSystemStatsOutMcastOctets IP-MIB::ipSystemStatsDiscontinuityTime IP-MIB::ipSystemStatsRefreshRate"},
 	// 1.3.6.1.2.1.48.2.2.9
-	{"ipv4SystemStatsGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipSystemStatsInBcastPkts IP-MIB::ipSystemStatsOutBcastPkts"},
+	{"ipv4SystemStatsGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipSystemStatsInBcastPkts IP-MIB::ipSystemStatsOutBcastPkts"},
 	// 1.3.6.1.2.1.48.2.2.10
-	{"ipSystemStatsHCOctetGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipSystemStatsHCInOctets IP-MIB::ipSystemStatsHCOutOctets IP-MIB::ipSystemStatsHCInMcastOctets IP-MIB::ipSystemStatsHCOutMcastOctets"},
+	{"ipSystemStatsHCOctetGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipSystemStatsHCInOctets IP-MIB::ipSystemStatsHCOutOctets IP-MIB::ipSystemStatsHCInMcastOctets IP-MIB::ipSystemStatsHCOutMcastOctets"},
 	// 1.3.6.1.2.1.48.2.2.11
-	{"ipSystemStatsHCPacketGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipSystemStatsHCInReceives IP-MIB::ipSystemStatsHCInForwDatagrams IP-MIB::ipSystemStatsHCInDelivers IP-MIB::ipSystemStatsHCOutRequests IP-MIB::ipSystemStatsHCOutForwDatagrams IP-MIB::ipSystemStatsHCOutTransmits IP-MIB::ipSystemStatsHCInMcastPkts IP-MIB::ipSystemStatsHCOutMcastPkts"},
+	{"ipSystemStatsHCPacketGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipSystemStatsHCInReceives IP-MIB::ipSystemStatsHCInForwDatagrams IP-MIB::ipSystemStatsHCInDelivers IP-MIB::ipSystemStatsHCOutRequests IP-MIB::ipSystemStatsHCOutForwDatagrams IP-MIB::ipSystemStatsHCOutTransmits IP-MIB::ipSystemStatsHCInMcastPkts IP-MIB::ipSystemStatsHCOutMcastPkts"},
 	// 1.3.6.1.2.1.48.2.2.12
-	{"ipv4SystemStatsHCPacketGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipSystemStatsHCInBcastPkts IP-MIB::ipSystemStatsHCOutBcastPkts"},
+	{"ipv4SystemStatsHCPacketGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipSystemStatsHCInBcastPkts IP-MIB::ipSystemStatsHCOutBcastPkts"},
 	// 1.3.6.1.2.1.48.2.2.13
-	{"ipIfStatsGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipIfStatsInReceives IP-MIB::ipIfStatsInOctets IP-MIB::ipIfStatsInHdrErrors IP-MIB::ipIfStatsInNoRoutes IP-MIB::ipIfStatsInAddrErrors IP-MIB::ipIfStatsInUnknownProtos IP-MIB::ipIfStatsInTruncatedPkts IP-MIB::ipIfStatsInForwDatagrams IP-MIB::ipIfStatsReasmReqds IP-MIB::ipIfStatsReasmOKs IP-MIB::ipIfStatsReasmFails IP-MIB::ipIfStatsInDiscards IP-MIB::ipIfStatsInDelivers IP-MIB::ipIfStatsOutRequests IP-MIB::ipIfStatsOutForwDatagrams IP-MIB::ipIfStatsOutDiscards IP-MIB::ipIfStatsOutFragReqds IP-MIB::ipIfStatsOutFragOKs IP-MIB::ipIfStatsOutFragFails IP-MIB::ipIfStatsOutFragCreates IP-MIB::ipIfStatsOutTransmits IP-MIB::ipIfStatsOutOctets IP-MIB::ipIfStatsInMcastPkts IP-MIB::ipIfStatsInMcastOctets IP-MIB::ipIfStatsOutMcastPkts IP-MIB::ipIfStatsOutMcastOctets IP-MIB::ipIfStatsDiscontinuityTime IP-MIB::ipIfStatsRefreshRate"},
+	{"ipIfStatsGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipIfStatsInReceives IP-MIB::ipIfStatsInOctets IP-MIB::ipIfStatsInHdrErrors IP-MIB::ipIfStatsInNoRoutes IP-MIB::ipIfStatsInAddrErrors IP-MIB::ipIfStatsInUnknownProtos IP-MIB::ipIfStatsInTruncatedPkts IP-MIB::ipIfStatsInForwDatagrams IP-MIB::ipIfStatsReasmReqds IP-MIB::ipIfStatsReasmOKs IP-MIB::ipIfStatsReasmFails IP-MIB::ipIfStatsInDiscards IP-MIB::ipIfStatsInDelivers IP-MIB::ipIfStatsOutRequests IP-MIB::ipIfStatsOutForwDatagrams IP-MIB::ipIfStatsOutDiscards IP-MIB::ipIfStatsOutFragReqds IP-MIB::ipIfStatsOutFragOKs IP-MIB::ipIfStatsOutFragFails IP-MIB::ipIfStatsOutFragCreates IP-MIB::ipIfStatsOutTransmits IP-MIB::ipIfStatsOutOctets IP-MIB::ipIfStatsInMcastPkts IP-MIB::ipIfStatsInMcastOctets IP-MIB::ipIfStatsOutMcastPkts IP-MIB::ipIfStatsOutMcastOctets IP-MIB::ipIfStatsDiscontinuityTime IP-MIB::ipIfStatsRefreshRate"},
 	// 1.3.6.1.2.1.48.2.2.14
-	{"ipv4IfStatsGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipIfStatsInBcastPkts IP-MIB::ipIfStatsOutBcastPkts"},
+	{"ipv4IfStatsGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipIfStatsInBcastPkts IP-MIB::ipIfStatsOutBcastPkts"},
 	// 1.3.6.1.2.1.48.2.2.15
-	{"ipIfStatsHCOctetGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipIfStatsHCInOctets IP-MIB::ipIfStatsHCOutOctets IP-MIB::ipIfStatsHCInMcastOctets IP-MIB::ipIfStatsHCOutMcastOctets"},
+	{"ipIfStatsHCOctetGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipIfStatsHCInOctets IP-MIB::ipIfStatsHCOutOctets IP-MIB::ipIfStatsHCInMcastOctets IP-MIB::ipIfStatsHCOutMcastOctets"},
 	// 1.3.6.1.2.1.48.2.2.16
-	{"ipIfStatsHCPacketGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipIfStatsHCInReceives IP-MIB::ipIfStatsHCInForwDatagrams IP-MIB::ipIfStatsHCInDelivers IP-MIB::ipIfStatsHCOutRequests IP-MIB::ipIfStatsHCOutForwDatagrams IP-MIB::ipIfStatsHCOutTransmits IP-MIB::ipIfStatsHCInMcastPkts IP-MIB::ipIfStatsHCOutMcastPkts"},
+	{"ipIfStatsHCPacketGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipIfStatsHCInReceives IP-MIB::ipIfStatsHCInForwDatagrams IP-MIB::ipIfStatsHCInDelivers IP-MIB::ipIfStatsHCOutRequests IP-MIB::ipIfStatsHCOutForwDatagrams IP-MIB::ipIfStatsHCOutTransmits IP-MIB::ipIfStatsHCInMcastPkts IP-MIB::ipIfStatsHCOutMcastPkts"},
 	// 1.3.6.1.2.1.48.2.2.17
-	{"ipv4IfStatsHCPacketGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipIfStatsHCInBcastPkts IP-MIB::ipIfStatsHCOutBcastPkts"},
+	{"ipv4IfStatsHCPacketGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipIfStatsHCInBcastPkts IP-MIB::ipIfStatsHCOutBcastPkts"},
 	// 1.3.6.1.2.1.48.2.2.18
-	{"ipAddressPrefixGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipAddressPrefixOrigin IP-MIB::ipAddressPrefixOnLinkFlag IP-MIB::ipAddressPrefixAutonomousFlag IP-MIB::ipAddressPrefixAdvPreferredLifetime IP-MIB::ipAddressPrefixAdvValidLifetime"},
+	{"ipAddressPrefixGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipAddressPrefixOrigin IP-MIB::ipAddressPrefixOnLinkFlag IP-MIB::ipAddressPrefixAutonomousFlag IP-MIB::ipAddressPrefixAdvPreferredLifetime IP-MIB::ipAddressPrefixAdvValidLifetime"},
 	// 1.3.6.1.2.1.48.2.2.19
-	{"ipAddressGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipAddressSpinLock IP-MIB::ipAddressIfIndex IP-MIB::ipAddressType IP-MIB::ipAddressPrefix IP-MIB::ipAddressOrigin IP-MIB::ipAddressStatus IP-MIB::ipAddressCreated IP-MIB::ipAddressLastChanged IP-MIB::ipAddressRowStatus IP-MIB::ipAddressStorageType"},
+	{"ipAddressGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipAddressSpinLock IP-MIB::ipAddressIfIndex IP-MIB::ipAddressType IP-MIB::ipAddressPrefix IP-MIB::ipAddressOrigin IP-MIB::ipAddressStatus IP-MIB::ipAddressCreated IP-MIB::ipAddressLastChanged IP-MIB::ipAddressRowStatus IP-MIB::ipAddressStorageType"},
 	// 1.3.6.1.2.1.48.2.2.20
-	{"ipNetToPhysicalGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipNetToPhysicalPhysAddress IP-MIB::ipNetToPhysicalLastUpdated IP-MIB::ipNetToPhysicalType IP-MIB::ipNetToPhysicalState IP-MIB::ipNetToPhysicalRowStatus"},
+	{"ipNetToPhysicalGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipNetToPhysicalPhysAddress IP-MIB::ipNetToPhysicalLastUpdated IP-MIB::ipNetToPhysicalType IP-MIB::ipNetToPhysicalState IP-MIB::ipNetToPhysicalRowStatus"},
 	// 1.3.6.1.2.1.48.2.2.21
-	{"ipv6ScopeGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipv6ScopeZoneIndexLinkLocal IP-MIB::ipv6ScopeZoneIndex3 IP-MIB::ipv6ScopeZoneIndexAdminLocal IP-MIB::ipv6ScopeZoneIndexSiteLocal IP-MIB::ipv6ScopeZoneIndex6 IP-MIB::ipv6ScopeZoneIndex7 IP-MIB::ipv6ScopeZoneIndexOrganizationLocal IP-MIB::ipv6ScopeZoneIndex9 IP-MIB::ipv6ScopeZoneIndexA IP-MIB::ipv6ScopeZoneIndexB IP-MIB::ipv6ScopeZoneIndexC IP-MIB::ipv6ScopeZoneIndexD"},
+	{"ipv6ScopeGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipv6ScopeZoneIndexLinkLocal IP-MIB::ipv6ScopeZoneIndex3 IP-MIB::ipv6ScopeZoneIndexAdminLocal IP-MIB::ipv6ScopeZoneIndexSiteLocal IP-MIB::ipv6ScopeZoneIndex6 IP-MIB::ipv6ScopeZoneIndex7 IP-MIB::ipv6ScopeZoneIndexOrganizationLocal IP-MIB::ipv6ScopeZoneIndex9 IP-MIB::ipv6ScopeZoneIndexA IP-MIB::ipv6ScopeZoneIndexB IP-MIB::ipv6ScopeZoneIndexC IP-MIB::ipv6ScopeZoneIndexD"},
 	// 1.3.6.1.2.1.48.2.2.22
-	{"ipDefaultRouterGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipDefaultRouterLifetime IP-MIB::ipDefaultRouterPreference"},
+	{"ipDefaultRouterGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipDefaultRouterLifetime IP-MIB::ipDefaultRouterPreference"},
 	// 1.3.6.1.2.1.48.2.2.23
-	{"ipv6RouterAdvertGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::ipv6RouterAdvertSpinLock IP-MIB::ipv6RouterAdvertSendAdverts IP-MIB::ipv6RouterAdvertMaxInterval IP-MIB::ipv6RouterAdvertMinInterval IP-MIB::ipv6RouterAdvertManagedFlag IP-MIB::ipv6RouterAdvertOtherConfigFlag IP-MIB::ipv6RouterAdvertLinkMTU IP-MIB::ipv6RouterAdvertReachableTime IP-MIB::ipv6RouterAdvertRetransmitTime IP-MIB::ipv6RouterAdvertCurHopLimit IP-MIB::ipv6RouterAdvertDefaultLifetime IP-MIB::ipv6RouterAdvertRowStatus"},
+	{"ipv6RouterAdvertGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::ipv6RouterAdvertSpinLock IP-MIB::ipv6RouterAdvertSendAdverts IP-MIB::ipv6RouterAdvertMaxInterval IP-MIB::ipv6RouterAdvertMinInterval IP-MIB::ipv6RouterAdvertManagedFlag IP-MIB::ipv6RouterAdvertOtherConfigFlag IP-MIB::ipv6RouterAdvertLinkMTU IP-MIB::ipv6RouterAdvertReachableTime IP-MIB::ipv6RouterAdvertRetransmitTime IP-MIB::ipv6RouterAdvertCurHopLimit IP-MIB::ipv6RouterAdvertDefaultLifetime IP-MIB::ipv6RouterAdvertRowStatus"},
 	// 1.3.6.1.2.1.48.2.2.24
-	{"icmpStatsGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IP-MIB::icmpStatsInMsgs IP-MIB::icmpStatsInErrors IP-MIB::icmpStatsOutMsgs IP-MIB::icmpStatsOutErrors IP-MIB::icmpMsgStatsInPkts IP-MIB::icmpMsgStatsOutPkts"},
+	{"icmpStatsGroup", "IP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IP-MIB::icmpStatsInMsgs IP-MIB::icmpStatsInErrors IP-MIB::icmpStatsOutMsgs IP-MIB::icmpStatsOutErrors IP-MIB::icmpMsgStatsInPkts IP-MIB::icmpMsgStatsOutPkts"},
 	// 1.3.6.1.2.1.49
-	{"tcpMIB", "TCP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tcpMIB", "TCP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.49.2
-	{"tcpMIBConformance", "TCP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tcpMIBConformance", "TCP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.49.2.1
-	{"tcpMIBCompliances", "TCP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tcpMIBCompliances", "TCP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.49.2.1.1
-	{"tcpMIBCompliance", "TCP-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tcpMIBCompliance", "TCP-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.49.2.1.2
-	{"tcpMIBCompliance2", "TCP-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tcpMIBCompliance2", "TCP-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.49.2.2
-	{"tcpMIBGroups", "TCP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"tcpMIBGroups", "TCP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.49.2.2.1
-	{"tcpGroup", "TCP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "TCP-MIB::tcpRtoAlgorithm TCP-MIB::tcpRtoMin TCP-MIB::tcpRtoMax TCP-MIB::tcpMaxConn TCP-MIB::tcpActiveOpens TCP-MIB::tcpPassiveOpens TCP-MIB::tcpAttemptFails TCP-MIB::tcpEstabResets TCP-MIB::tcpCurrEstab TCP-MIB::tcpInSegs TCP-MIB::tcpOutSegs TCP-MIB::tcpRetransSegs TCP-MIB::tcpConnState TCP-MIB::tcpConnLocalAddress TCP-MIB::tcpConnLocalPort TCP-MIB::tcpConnRemAddress TCP-MIB::tcpConnRemPort TCP-MIB::tcpInErrs TCP-MIB::tcpOutRsts"},
+	{"tcpGroup", "TCP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "TCP-MIB::tcpRtoAlgorithm TCP-MIB::tcpRtoMin TCP-MIB::tcpRtoMax TCP-MIB::tcpMaxConn TCP-MIB::tcpActiveOpens TCP-MIB::tcpPassiveOpens TCP-MIB::tcpAttemptFails TCP-MIB::tcpEstabResets TCP-MIB::tcpCurrEstab TCP-MIB::tcpInSegs TCP-MIB::tcpOutSegs TCP-MIB::tcpRetransSegs TCP-MIB::tcpConnState TCP-MIB::tcpConnLocalAddress TCP-MIB::tcpConnLocalPort TCP-MIB::tcpConnRemAddress TCP-MIB::tcpConnRemPort TCP-MIB::tcpInErrs TCP-MIB::tcpOutRsts"},
 	// 1.3.6.1.2.1.49.2.2.2
-	{"tcpBaseGroup", "TCP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "TCP-MIB::tcpRtoAlgorithm TCP-MIB::tcpRtoMin TCP-MIB::tcpRtoMax TCP-MIB::tcpMaxConn TCP-MIB::tcpActiveOpens TCP-MIB::tcpPassiveOpens TCP-MIB::tcpAttemptFails TCP-MIB::tcpEstabResets TCP-MIB::tcpCurrEstab TCP-MIB::tcpInSegs TCP-MIB::tcpOutSegs TCP-MIB::tcpRetransSegs TCP-MIB::tcpInErrs TCP-MIB::tcpOutRsts"},
+	{"tcpBaseGroup", "TCP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "TCP-MIB::tcpRtoAlgorithm TCP-MIB::tcpRtoMin TCP-MIB::tcpRtoMax TCP-MIB::tcpMaxConn TCP-MIB::tcpActiveOpens TCP-MIB::tcpPassiveOpens TCP-MIB::tcpAttemptFails TCP-MIB::tcpEstabResets TCP-MIB::tcpCurrEstab TCP-MIB::tcpInSegs TCP-MIB::tcpOutSegs TCP-MIB::tcpRetransSegs TCP-MIB::tcpInErrs TCP-MIB::tcpOutRsts"},
 	// 1.3.6.1.2.1.49.2.2.3
-	{"tcpConnectionGroup", "TCP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "TCP-MIB::tcpConnectionState TCP-MIB::tcpConnectionProcess"},
+	{"tcpConnectionGroup", "TCP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "TCP-MIB::tcpConnectionState TCP-MIB::tcpConnectionProcess"},
 	// 1.3.6.1.2.1.49.2.2.4
-	{"tcpListenerGroup", "TCP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "TCP-MIB::tcpListenerProcess"},
+	{"tcpListenerGroup", "TCP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "TCP-MIB::tcpListenerProcess"},
 	// 1.3.6.1.2.1.49.2.2.5
-	{"tcpHCGroup", "TCP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "TCP-MIB::tcpHCInSegs TCP-MIB::tcpHCOutSegs"},
+	{"tcpHCGroup", "TCP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "TCP-MIB::tcpHCInSegs TCP-MIB::tcpHCOutSegs"},
 	// 1.3.6.1.2.1.50
-	{"udpMIB", "UDP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"udpMIB", "UDP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.50.2
-	{"udpMIBConformance", "UDP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"udpMIBConformance", "UDP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.50.2.1
-	{"udpMIBCompliances", "UDP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"udpMIBCompliances", "UDP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.50.2.1.1
-	{"udpMIBCompliance", "UDP-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"udpMIBCompliance", "UDP-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.50.2.1.2
-	{"udpMIBCompliance2", "UDP-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"udpMIBCompliance2", "UDP-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.50.2.2
-	{"udpMIBGroups", "UDP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"udpMIBGroups", "UDP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.50.2.2.1
-	{"udpGroup", "UDP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "UDP-MIB::udpInDatagrams UDP-MIB::udpNoPorts UDP-MIB::udpInErrors UDP-MIB::udpOutDatagrams UDP-MIB::udpLocalAddress UDP-MIB::udpLocalPort"},
+	{"udpGroup", "UDP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "UDP-MIB::udpInDatagrams UDP-MIB::udpNoPorts UDP-MIB::udpInErrors UDP-MIB::udpOutDatagrams UDP-MIB::udpLocalAddress UDP-MIB::udpLocalPort"},
 	// 1.3.6.1.2.1.50.2.2.2
-	{"udpBaseGroup", "UDP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "UDP-MIB::udpInDatagrams UDP-MIB::udpNoPorts UDP-MIB::udpInErrors UDP-MIB::udpOutDatagrams"},
+	{"udpBaseGroup", "UDP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "UDP-MIB::udpInDatagrams UDP-MIB::udpNoPorts UDP-MIB::udpInErrors UDP-MIB::udpOutDatagrams"},
 	// 1.3.6.1.2.1.50.2.2.3
-	{"udpHCGroup", "UDP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "UDP-MIB::udpHCInDatagrams UDP-MIB::udpHCOutDatagrams"},
+	{"udpHCGroup", "UDP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "UDP-MIB::udpHCInDatagrams UDP-MIB::udpHCOutDatagrams"},
 	// 1.3.6.1.2.1.50.2.2.4
-	{"udpEndpointGroup", "UDP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "UDP-MIB::udpEndpointProcess"},
+	{"udpEndpointGroup", "UDP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "UDP-MIB::udpEndpointProcess"},
 	// 1.3.6.1.2.1.55
-	{"ipv6MIB", "IPV6-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6MIB", "IPV6-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1
-	{"ipv6MIBObjects", "IPV6-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6MIBObjects", "IPV6-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.1
-	{"ipv6Forwarding", "IPV6-MIB", KindScalar, BaseInteger, "", "", "forwarding(1) notForwarding(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6Forwarding", "IPV6-MIB", KindScalar, BaseInteger, "", "", "forwarding(1) notForwarding(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.2
-	{"ipv6DefaultHopLimit", "IPV6-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6DefaultHopLimit", "IPV6-MIB", KindScalar, BaseInteger, "", "", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.3
-	{"ipv6Interfaces", "IPV6-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6Interfaces", "IPV6-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.4
-	{"ipv6IfTableLastChange", "IPV6-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfTableLastChange", "IPV6-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.5
-	{"ipv6IfTable", "IPV6-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6IfTable", "IPV6-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.5.1
-	{"ipv6IfEntry", "IPV6-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IPV6-MIB::ipv6IfIndex", false, "", ""},
+	{"ipv6IfEntry", "IPV6-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IPV6-MIB::ipv6IfIndex", false, "", ""},
 	// 1.3.6.1.2.1.55.1.5.1.1
-	{"ipv6IfIndex", "IPV6-MIB", KindColumn, BaseInteger, "Ipv6IfIndex", "d", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6IfIndex", "IPV6-MIB", KindColumn, BaseInteger, "Ipv6IfIndex", "d", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.5.1.2
-	{"ipv6IfDescr", "IPV6-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6IfDescr", "IPV6-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.5.1.3
-	{"ipv6IfLowerLayer", "IPV6-MIB", KindColumn, BaseObjectIdentifier, "VariablePointer", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfLowerLayer", "IPV6-MIB", KindColumn, BaseObjectIdentifier, "VariablePointer", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.5.1.4
-	{"ipv6IfEffectiveMtu", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfEffectiveMtu", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.5.1.5
-	{"ipv6IfReasmMaxSize", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfReasmMaxSize", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(0..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.5.1.6
-	{"ipv6IfIdentifier", "IPV6-MIB", KindColumn, BaseOctetString, "Ipv6AddressIfIdentifier", "2x:", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6IfIdentifier", "IPV6-MIB", KindColumn, BaseOctetString, "Ipv6AddressIfIdentifier", "2x:", "", 0, "(0..8)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.5.1.7
-	{"ipv6IfIdentifierLength", "IPV6-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6IfIdentifierLength", "IPV6-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..64)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.5.1.8
-	{"ipv6IfPhysicalAddress", "IPV6-MIB", KindColumn, BaseOctetString, "PhysAddress", "1x:", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfPhysicalAddress", "IPV6-MIB", KindColumn, BaseOctetString, "PhysAddress", "1x:", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.5.1.9
-	{"ipv6IfAdminStatus", "IPV6-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6IfAdminStatus", "IPV6-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.5.1.10
-	{"ipv6IfOperStatus", "IPV6-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2) noIfIdentifier(3) unknown(4) notPresent(5)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfOperStatus", "IPV6-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2) noIfIdentifier(3) unknown(4) notPresent(5)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.5.1.11
-	{"ipv6IfLastChange", "IPV6-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfLastChange", "IPV6-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6
-	{"ipv6IfStatsTable", "IPV6-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6IfStatsTable", "IPV6-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1
-	{"ipv6IfStatsEntry", "IPV6-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "IPV6-MIB::ipv6IfEntry", ""},
+	{"ipv6IfStatsEntry", "IPV6-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "IPV6-MIB::ipv6IfEntry", ""},
 	// 1.3.6.1.2.1.55.1.6.1.1
-	{"ipv6IfStatsInReceives", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsInReceives", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.2
-	{"ipv6IfStatsInHdrErrors", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsInHdrErrors", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.3
-	{"ipv6IfStatsInTooBigErrors", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsInTooBigErrors", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.4
-	{"ipv6IfStatsInNoRoutes", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsInNoRoutes", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.5
-	{"ipv6IfStatsInAddrErrors", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsInAddrErrors", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.6
-	{"ipv6IfStatsInUnknownProtos", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsInUnknownProtos", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.7
-	{"ipv6IfStatsInTruncatedPkts", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsInTruncatedPkts", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.8
-	{"ipv6IfStatsInDiscards", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsInDiscards", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.9
-	{"ipv6IfStatsInDelivers", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsInDelivers", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.10
-	{"ipv6IfStatsOutForwDatagrams", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsOutForwDatagrams", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.11
-	{"ipv6IfStatsOutRequests", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsOutRequests", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.12
-	{"ipv6IfStatsOutDiscards", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsOutDiscards", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.13
-	{"ipv6IfStatsOutFragOKs", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsOutFragOKs", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.14
-	{"ipv6IfStatsOutFragFails", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsOutFragFails", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.15
-	{"ipv6IfStatsOutFragCreates", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsOutFragCreates", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.16
-	{"ipv6IfStatsReasmReqds", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsReasmReqds", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.17
-	{"ipv6IfStatsReasmOKs", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsReasmOKs", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.18
-	{"ipv6IfStatsReasmFails", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsReasmFails", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.19
-	{"ipv6IfStatsInMcastPkts", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsInMcastPkts", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.6.1.20
-	{"ipv6IfStatsOutMcastPkts", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfStatsOutMcastPkts", "IPV6-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.7
-	{"ipv6AddrPrefixTable", "IPV6-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6AddrPrefixTable", "IPV6-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.7.1
-	{"ipv6AddrPrefixEntry", "IPV6-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IPV6-MIB::ipv6IfIndex IPV6-MIB::ipv6AddrPrefix IPV6-MIB::ipv6AddrPrefixLength", false, "", ""},
+	{"ipv6AddrPrefixEntry", "IPV6-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IPV6-MIB::ipv6IfIndex IPV6-MIB::ipv6AddrPrefix IPV6-MIB::ipv6AddrPrefixLength", false, "", ""},
 	// 1.3.6.1.2.1.55.1.7.1.1
-	{"ipv6AddrPrefix", "IPV6-MIB", KindColumn, BaseOctetString, "Ipv6AddressPrefix", "2x:", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6AddrPrefix", "IPV6-MIB", KindColumn, BaseOctetString, "Ipv6AddressPrefix", "2x:", "", 0, "(0..16)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.7.1.2
-	{"ipv6AddrPrefixLength", "IPV6-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6AddrPrefixLength", "IPV6-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..128)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.7.1.3
-	{"ipv6AddrPrefixOnLinkFlag", "IPV6-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6AddrPrefixOnLinkFlag", "IPV6-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.7.1.4
-	{"ipv6AddrPrefixAutonomousFlag", "IPV6-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6AddrPrefixAutonomousFlag", "IPV6-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.7.1.5
-	{"ipv6AddrPrefixAdvPreferredLifetime", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6AddrPrefixAdvPreferredLifetime", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.7.1.6
-	{"ipv6AddrPrefixAdvValidLifetime", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6AddrPrefixAdvValidLifetime", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.8
-	{"ipv6AddrTable", "IPV6-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6AddrTable", "IPV6-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.8.1
-	{"ipv6AddrEntry", "IPV6-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IPV6-MIB::ipv6IfIndex IPV6-MIB::ipv6AddrAddress", false, "", ""},
+	{"ipv6AddrEntry", "IPV6-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IPV6-MIB::ipv6IfIndex IPV6-MIB::ipv6AddrAddress", false, "", ""},
 	// 1.3.6.1.2.1.55.1.8.1.1
-	{"ipv6AddrAddress", "IPV6-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, AccessNotAccessible, "", false, "", ""},
+	{"ipv6AddrAddress", "IPV6-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, "(16)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.8.1.2
-	{"ipv6AddrPfxLength", "IPV6-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6AddrPfxLength", "IPV6-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..128)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.8.1.3
-	{"ipv6AddrType", "IPV6-MIB", KindColumn, BaseInteger, "", "", "stateless(1) stateful(2) unknown(3)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6AddrType", "IPV6-MIB", KindColumn, BaseInteger, "", "", "stateless(1) stateful(2) unknown(3)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.8.1.4
-	{"ipv6AddrAnycastFlag", "IPV6-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6AddrAnycastFlag", "IPV6-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.8.1.5
-	{"ipv6AddrStatus", "IPV6-MIB", KindColumn, BaseInteger, "", "", "preferred(1) deprecated(2) invalid(3) inaccessible(4) unknown(5)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6AddrStatus", "IPV6-MIB", KindColumn, BaseInteger, "", "", "preferred(1) deprecated(2) invalid(3) inaccessible(4) unknown(5)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.9
-	{"ipv6RouteNumber", "IPV6-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6RouteNumber", "IPV6-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.10
-	{"ipv6DiscardedRoutes", "IPV6-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6DiscardedRoutes", "IPV6-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11
-	{"ipv6RouteTable", "IPV6-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6RouteTable", "IPV6-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1
-	{"ipv6RouteEntry", "IPV6-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IPV6-MIB::ipv6RouteDest IPV6-MIB::ipv6RoutePfxLength IPV6-MIB::ipv6RouteIndex", false, "", ""},
+	{"ipv6RouteEntry", "IPV6-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IPV6-MIB::ipv6RouteDest IPV6-MIB::ipv6RoutePfxLength IPV6-MIB::ipv6RouteIndex", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.1
-	{"ipv6RouteDest", "IPV6-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, AccessNotAccessible, "", false, "", ""},
+	{"ipv6RouteDest", "IPV6-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, "(16)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.2
-	{"ipv6RoutePfxLength", "IPV6-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6RoutePfxLength", "IPV6-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..128)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.3
-	{"ipv6RouteIndex", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6RouteIndex", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.4
-	{"ipv6RouteIfIndex", "IPV6-MIB", KindColumn, BaseInteger, "Ipv6IfIndexOrZero", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6RouteIfIndex", "IPV6-MIB", KindColumn, BaseInteger, "Ipv6IfIndexOrZero", "d", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.5
-	{"ipv6RouteNextHop", "IPV6-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, AccessReadOnly, "", false, "", ""},
+	{"ipv6RouteNextHop", "IPV6-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, "(16)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.6
-	{"ipv6RouteType", "IPV6-MIB", KindColumn, BaseInteger, "", "", "other(1) discard(2) local(3) remote(4)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6RouteType", "IPV6-MIB", KindColumn, BaseInteger, "", "", "other(1) discard(2) local(3) remote(4)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.7
-	{"ipv6RouteProtocol", "IPV6-MIB", KindColumn, BaseInteger, "", "", "other(1) local(2) netmgmt(3) ndisc(4) rip(5) ospf(6) bgp(7) idrp(8) igrp(9)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6RouteProtocol", "IPV6-MIB", KindColumn, BaseInteger, "", "", "other(1) local(2) netmgmt(3) ndisc(4) rip(5) ospf(6) bgp(7) idrp(8) igrp(9)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.8
-	{"ipv6RoutePolicy", "IPV6-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6RoutePolicy", "IPV6-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.9
-	{"ipv6RouteAge", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6RouteAge", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.10
-	{"ipv6RouteNextHopRDI", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6RouteNextHopRDI", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.11
-	{"ipv6RouteMetric", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6RouteMetric", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.12
-	{"ipv6RouteWeight", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6RouteWeight", "IPV6-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.13
-	{"ipv6RouteInfo", "IPV6-MIB", KindColumn, BaseObjectIdentifier, "RowPointer", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6RouteInfo", "IPV6-MIB", KindColumn, BaseObjectIdentifier, "RowPointer", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.11.1.14
-	{"ipv6RouteValid", "IPV6-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6RouteValid", "IPV6-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.12
-	{"ipv6NetToMediaTable", "IPV6-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6NetToMediaTable", "IPV6-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.12.1
-	{"ipv6NetToMediaEntry", "IPV6-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IPV6-MIB::ipv6IfIndex IPV6-MIB::ipv6NetToMediaNetAddress", false, "", ""},
+	{"ipv6NetToMediaEntry", "IPV6-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IPV6-MIB::ipv6IfIndex IPV6-MIB::ipv6NetToMediaNetAddress", false, "", ""},
 	// 1.3.6.1.2.1.55.1.12.1.1
-	{"ipv6NetToMediaNetAddress", "IPV6-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, AccessNotAccessible, "", false, "", ""},
+	{"ipv6NetToMediaNetAddress", "IPV6-MIB", KindColumn, BaseOctetString, "Ipv6Address", "2x:", "", 16, "(16)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.12.1.2
-	{"ipv6NetToMediaPhysAddress", "IPV6-MIB", KindColumn, BaseOctetString, "PhysAddress", "1x:", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6NetToMediaPhysAddress", "IPV6-MIB", KindColumn, BaseOctetString, "PhysAddress", "1x:", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.12.1.3
-	{"ipv6NetToMediaType", "IPV6-MIB", KindColumn, BaseInteger, "", "", "other(1) dynamic(2) static(3) local(4)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6NetToMediaType", "IPV6-MIB", KindColumn, BaseInteger, "", "", "other(1) dynamic(2) static(3) local(4)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.12.1.4
-	{"ipv6IfNetToMediaState", "IPV6-MIB", KindColumn, BaseInteger, "", "", "reachable(1) stale(2) delay(3) probe(4) invalid(5) unknown(6)", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfNetToMediaState", "IPV6-MIB", KindColumn, BaseInteger, "", "", "reachable(1) stale(2) delay(3) probe(4) invalid(5) unknown(6)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.12.1.5
-	{"ipv6IfNetToMediaLastUpdated", "IPV6-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfNetToMediaLastUpdated", "IPV6-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.55.1.12.1.6
-	{"ipv6NetToMediaValid", "IPV6-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"ipv6NetToMediaValid", "IPV6-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.55.2
-	{"ipv6Notifications", "IPV6-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6Notifications", "IPV6-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.55.2.0
-	{"ipv6NotificationPrefix", "IPV6-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6NotificationPrefix", "IPV6-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.55.2.0.1
-	{"ipv6IfStateChange", "IPV6-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IPV6-MIB::ipv6IfDescr IPV6-MIB::ipv6IfOperStatus"},
+	{"ipv6IfStateChange", "IPV6-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IPV6-MIB::ipv6IfDescr IPV6-MIB::ipv6IfOperStatus"},
 	// 1.3.6.1.2.1.55.3
-	{"ipv6Conformance", "IPV6-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6Conformance", "IPV6-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.55.3.1
-	{"ipv6Compliances", "IPV6-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6Compliances", "IPV6-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.55.3.1.1
-	{"ipv6Compliance", "IPV6-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6Compliance", "IPV6-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.55.3.2
-	{"ipv6Groups", "IPV6-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6Groups", "IPV6-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.55.3.2.1
-	{"ipv6GeneralGroup", "IPV6-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IPV6-MIB::ipv6Forwarding IPV6-MIB::ipv6DefaultHopLimit IPV6-MIB::ipv6Interfaces IPV6-MIB::ipv6IfTableLastChange IPV6-MIB::ipv6IfDescr IPV6-MIB::ipv6IfLowerLayer IPV6-MIB::ipv6IfEffectiveMtu IPV6-MIB::ipv6IfReasmMaxSize IPV6-MIB::ipv6IfIdentifier IPV6-MIB::ipv6IfIdentifierLength IPV6-MIB::ipv6IfPhysicalAddress IPV6-MIB::ipv6IfAdminStatus IPV6-MIB::ipv6IfOperStatus IPV6-MIB::ipv6IfLastChange IPV6-MIB::ipv6IfStatsInReceives IPV6-MIB::ipv6IfStatsInHdrErrors IPV6-MIB::ipv6IfStatsInTooBigErrors IPV6-MIB::ipv6IfStatsInNoRoutes IPV6-MIB::ipv6IfStatsInAddrErrors IPV6-MIB::ipv6IfStatsInUnknownProtos IPV6-MIB::ipv6IfStatsInTruncatedPkts IPV6-MIB::ipv6IfStatsInDiscards IPV6-MIB::ipv6IfStatsInDelivers IPV6-MIB::ipv6IfStatsOutForwDatagrams IPV6-MIB::ipv6IfStatsOutRequests IPV6-MIB::ipv6IfStatsOutDiscards IPV6-MIB::ipv6IfStatsOutFragOKs IPV6-MIB::ipv6IfStatsOutFragFails IPV6-MIB::ipv6IfStatsOutFragCreates IPV6-MIB::ipv6IfStatsReasmReqds IPV6-MIB::ipv6IfStatsReasmOKs IPV6-MIB::ipv6IfStatsReasmFails IPV6-MIB::ipv6IfStatsInMcastPkts IPV6-MIB::ipv6IfStatsOutMcastPkts IPV6-MIB::ipv6AddrPrefixOnLinkFlag IPV6-MIB::ipv6AddrPrefixAutonomousFlag IPV6-MIB::ipv6AddrPrefixAdvPreferredLifetime IPV6-MIB::ipv6AddrPrefixAdvValidLifetime IPV6-MIB::ipv6AddrPfxLength IPV6-MIB::ipv6AddrType IPV6-MIB::ipv6AddrAnycastFlag IPV6-MIB::ipv6AddrStatus IPV6-MIB::ipv6RouteNumber IPV6-MIB::ipv6DiscardedRoutes IPV6-MIB::ipv6RouteIfIndex IPV6-MIB::ipv6RouteNextHop IPV6-MIB::ipv6RouteType IPV6-MIB::ipv6RouteProtocol IPV6-MIB::ipv6RoutePolicy IPV6-MIB::ipv6RouteAge IPV6-MIB::ipv6RouteNextHopRDI IPV6-MIB::ipv6RouteMetric IPV6-MIB::ipv6RouteWeight IPV6-MIB::ipv6RouteInfo IPV6-MIB::ipv6RouteValid IPV6-MIB::ipv6NetToMediaPhysAddress IPV6-MIB::ipv6NetToMediaType IPV6-MIB::ipv6IfNetToMediaState IPV6-MIB::ipv6IfNetToMediaLastUpdated IPV6-MIB::ipv6NetToMediaValid"},
+	{"ipv6GeneralGroup", "IPV6-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IPV6-MIB::ipv6Forwarding IPV6-MIB::ipv6DefaultHopLimit IPV6-MIB::ipv6Interfaces IPV6-MIB::ipv6IfTableLastChange IPV6-MIB::ipv6IfDescr IPV6-MIB::ipv6IfLowerLayer IPV6-MIB::ipv6IfEffectiveMtu IPV6-MIB::ipv6IfReasmMaxSize IPV6-MIB::ipv6IfIdentifier IPV6-MIB::ipv6IfIdentifierLength IPV6-MIB::ipv6IfPhysicalAddress IPV6-MIB::ipv6IfAdminStatus IPV6-MIB::ipv6IfOperStatus IPV6-MIB::ipv6IfLastChange IPV6-MIB::ipv6IfStatsInReceives IPV6-MIB::ipv6IfStatsInHdrErrors IPV6-MIB::ipv6IfStatsInTooBigErrors IPV6-MIB::ipv6IfStatsInNoRoutes IPV6-MIB::ipv6IfStatsInAddrErrors IPV6-MIB::ipv6IfStatsInUnknownProtos IPV6-MIB::ipv6IfStatsInTruncatedPkts IPV6-MIB::ipv6IfStatsInDiscards IPV6-MIB::ipv6IfStatsInDelivers IPV6-MIB::ipv6IfStatsOutForwDatagrams IPV6-MIB::ipv6IfStatsOutRequests IPV6-MIB::ipv6IfStatsOutDiscards IPV6-MIB::ipv6IfStatsOutFragOKs IPV6-MIB::ipv6IfStatsOutFragFails IPV6-MIB::ipv6IfStatsOutFragCreates IPV6-MIB::ipv6IfStatsReasmReqds IPV6-MIB::ipv6IfStatsReasmOKs IPV6-MIB::ipv6IfStatsReasmFails IPV6-MIB::ipv6IfStatsInMcastPkts IPV6-MIB::ipv6IfStatsOutMcastPkts IPV6-MIB::ipv6AddrPrefixOnLinkFlag IPV6-MIB::ipv6AddrPrefixAutonomousFlag IPV6-MIB::ipv6AddrPrefixAdvPreferredLifetime IPV6-MIB::ipv6AddrPrefixAdvValidLifetime IPV6-MIB::ipv6AddrPfxLength IPV6-MIB::ipv6AddrType IPV6-MIB::ipv6AddrAnycastFlag IPV6-MIB::ipv6AddrStatus IPV6-MIB::ipv6RouteNumber IPV6-MIB::ipv6DiscardedRoutes IPV6-MIB::ipv6RouteIfIndex IPV6-MIB::ipv6RouteNextHop IPV6-MIB::ipv6RouteType IPV6-MIB::ipv6RouteProtocol IPV6-MIB::ipv6RoutePolicy IPV6-MIB::ipv6RouteAge IPV6-MIB::ipv6RouteNextHopRDI IPV6-MIB::ipv6RouteMetric IPV6-MIB::ipv6RouteWeight IPV6-MIB::ipv6RouteInfo IPV6-MIB::ipv6RouteValid IPV6-MIB::ipv6NetToMediaPhysAddress IPV6-MIB::ipv6NetToMediaType IPV6-MIB::ipv6IfNetToMediaState IPV6-MIB::ipv6IfNetToMediaLastUpdated IPV6-MIB::ipv6NetToMediaValid"},
 	// 1.3.6.1.2.1.55.3.2.2
-	{"ipv6NotificationGroup", "IPV6-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6NotificationGroup", "IPV6-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.56
-	{"ipv6IcmpMIB", "IPV6-ICMP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6IcmpMIB", "IPV6-ICMP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1
-	{"ipv6IcmpMIBObjects", "IPV6-ICMP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6IcmpMIBObjects", "IPV6-ICMP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1
-	{"ipv6IfIcmpTable", "IPV6-ICMP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ipv6IfIcmpTable", "IPV6-ICMP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1
-	{"ipv6IfIcmpEntry", "IPV6-ICMP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "IPV6-MIB::ipv6IfEntry", ""},
+	{"ipv6IfIcmpEntry", "IPV6-ICMP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "IPV6-MIB::ipv6IfEntry", ""},
 	// 1.3.6.1.2.1.56.1.1.1.1
-	{"ipv6IfIcmpInMsgs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInMsgs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.2
-	{"ipv6IfIcmpInErrors", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInErrors", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.3
-	{"ipv6IfIcmpInDestUnreachs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInDestUnreachs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.4
-	{"ipv6IfIcmpInAdminProhibs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInAdminProhibs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.5
-	{"ipv6IfIcmpInTimeExcds", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInTimeExcds", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.6
-	{"ipv6IfIcmpInParmProblems", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInParmProblems", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.7
-	{"ipv6IfIcmpInPktTooBigs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInPktTooBigs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.8
-	{"ipv6IfIcmpInEchos", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInEchos", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.9
-	{"ipv6IfIcmpInEchoReplies", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInEchoReplies", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.10
-	{"ipv6IfIcmpInRouterSolicits", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInRouterSolicits", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.11
-	{"ipv6IfIcmpInRouterAdvertisements", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInRouterAdvertisements", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.12
-	{"ipv6IfIcmpInNeighborSolicits", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInNeighborSolicits", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.13
-	{"ipv6IfIcmpInNeighborAdvertisements", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInNeighborAdvertisements", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.14
-	{"ipv6IfIcmpInRedirects", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInRedirects", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.15
-	{"ipv6IfIcmpInGroupMembQueries", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInGroupMembQueries", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.16
-	{"ipv6IfIcmpInGroupMembResponses", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInGroupMembResponses", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.17
-	{"ipv6IfIcmpInGroupMembReductions", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpInGroupMembReductions", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.18
-	{"ipv6IfIcmpOutMsgs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutMsgs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.19
-	{"ipv6IfIcmpOutErrors", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutErrors", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.20
-	{"ipv6IfIcmpOutDestUnreachs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutDestUnreachs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.21
-	{"ipv6IfIcmpOutAdminProhibs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutAdminProhibs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.22
-	{"ipv6IfIcmpOutTimeExcds", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutTimeExcds", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.23
-	{"ipv6IfIcmpOutParmProblems", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutParmProblems", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.24
-	{"ipv6IfIcmpOutPktTooBigs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutPktTooBigs", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.25
-	{"ipv6IfIcmpOutEchos", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutEchos", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.26
-	{"ipv6IfIcmpOutEchoReplies", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutEchoReplies", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.27
-	{"ipv6IfIcmpOutRouterSolicits", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutRouterSolicits", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.28
-	{"ipv6IfIcmpOutRouterAdvertisements", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutRouterAdvertisements", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.29
-	{"ipv6IfIcmpOutNeighborSolicits", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutNeighborSolicits", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.30
-	{"ipv6IfIcmpOutNeighborAdvertisements", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutNeighborAdvertisements", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.31
-	{"ipv6IfIcmpOutRedirects", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutRedirects", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.32
-	{"ipv6IfIcmpOutGroupMembQueries", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutGroupMembQueries", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.33
-	{"ipv6IfIcmpOutGroupMembResponses", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutGroupMembResponses", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.1.1.1.34
-	{"ipv6IfIcmpOutGroupMembReductions", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"ipv6IfIcmpOutGroupMembReductions", "IPV6-ICMP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.56.2
-	{"ipv6IcmpConformance", "IPV6-ICMP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6IcmpConformance", "IPV6-ICMP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.56.2.1
-	{"ipv6IcmpCompliances", "IPV6-ICMP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6IcmpCompliances", "IPV6-ICMP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.56.2.1.1
-	{"ipv6IcmpCompliance", "IPV6-ICMP-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6IcmpCompliance", "IPV6-ICMP-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.56.2.2
-	{"ipv6IcmpGroups", "IPV6-ICMP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6IcmpGroups", "IPV6-ICMP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.56.2.2.1
-	{"ipv6IcmpGroup", "IPV6-ICMP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IPV6-ICMP-MIB::ipv6IfIcmpInMsgs IPV6-ICMP-MIB::ipv6IfIcmpInErrors IPV6-ICMP-MIB::ipv6IfIcmpInDestUnreachs IPV6-ICMP-MIB::ipv6IfIcmpInAdminProhibs IPV6-ICMP-MIB::ipv6IfIcmpInTimeExcds IPV6-ICMP-MIB::ipv6IfIcmpInParmProblems IPV6-ICMP-MIB::ipv6IfIcmpInPktTooBigs IPV6-ICMP-MIB::ipv6IfIcmpInEchos IPV6-ICMP-MIB::ipv6IfIcmpInEchoReplies IPV6-ICMP-MIB::ipv6IfIcmpInRouterSolicits IPV6-ICMP-MIB::ipv6IfIcmpInRouterAdvertisements IPV6-ICMP-MIB::ipv6IfIcmpInNeighborSolicits IPV6-ICMP-MIB::ipv6IfIcmpInNeighborAdvertisements IPV6-ICMP-MIB::ipv6IfIcmpInRedirects IPV6-ICMP-MIB::ipv6IfIcmpInGroupMembQueries IPV6-ICMP-MIB::ipv6IfIcmpInGroupMembResponses IPV6-ICMP-MIB::ipv6IfIcmpInGroupMembReductions IPV6-ICMP-MIB::ipv6IfIcmpOutMsgs IPV6-ICMP-MIB::ipv6IfIcmpOutErrors IPV6-ICMP-MIB::ipv6IfIcmpOutDestUnreachs IPV6-ICMP-MIB::ipv6IfIcmpOutAdminProhibs IPV6-ICMP-MIB::ipv6IfIcmpOutTimeExcds IPV6-ICMP-MIB::ipv6IfIcmpOutParmProblems IPV6-ICMP-MIB::ipv6IfIcmpOutPktTooBigs IPV6-ICMP-MIB::ipv6IfIcmpOutEchos IPV6-ICMP-MIB::ipv6IfIcmpOutEchoReplies IPV6-ICMP-MIB::ipv6IfIcmpOutRouterSolicits IPV6-ICMP-MIB::ipv6IfIcmpOutRouterAdvertisements IPV6-ICMP-MIB::ipv6IfIcmpOutNeighborSolicits IPV6-ICMP-MIB::ipv6IfIcmpOutNeighborAdvertisements IPV6-ICMP-MIB::ipv6IfIcmpOutRedirects IPV6-ICMP-MIB::ipv6IfIcmpOutGroupMembQueries IPV6-ICMP-MIB::ipv6IfIcmpOutGroupMembResponses IPV6-ICMP-MIB::ipv6IfIcmpOutGroupMembReductions"},
+	{"ipv6IcmpGroup", "IPV6-ICMP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IPV6-ICMP-MIB::ipv6IfIcmpInMsgs IPV6-ICMP-MIB::ipv6IfIcmpInErrors IPV6-ICMP-MIB::ipv6IfIcmpInDestUnreachs IPV6-ICMP-MIB::ipv6IfIcmpInAdminProhibs IPV6-ICMP-MIB::ipv6IfIcmpInTimeExcds IPV6-ICMP-MIB::ipv6IfIcmpInParmProblems IPV6-ICMP-MIB::ipv6IfIcmpInPktTooBigs IPV6-ICMP-MIB::ipv6IfIcmpInEchos IPV6-ICMP-MIB::ipv6IfIcmpInEchoReplies IPV6-ICMP-MIB::ipv6IfIcmpInRouterSolicits IPV6-ICMP-MIB::ipv6IfIcmpInRouterAdvertisements IPV6-ICMP-MIB::ipv6IfIcmpInNeighborSolicits IPV6-ICMP-MIB::ipv6IfIcmpInNeighborAdvertisements IPV6-ICMP-MIB::ipv6IfIcmpInRedirects IPV6-ICMP-MIB::ipv6IfIcmpInGroupMembQueries IPV6-ICMP-MIB::ipv6IfIcmpInGroupMembResponses IPV6-ICMP-MIB::ipv6IfIcmpInGroupMembReductions IPV6-ICMP-MIB::ipv6IfIcmpOutMsgs IPV6-ICMP-MIB::ipv6IfIcmpOutErrors IPV6-ICMP-MIB::ipv6IfIcmpOutDestUnreachs IPV6-ICMP-MIB::ipv6IfIcmpOutAdminProhibs IPV6-ICMP-MIB::ipv6IfIcmpOutTimeExcds IPV6-ICMP-MIB::ipv6IfIcmpOutParmProblems IPV6-ICMP-MIB::ipv6IfIcmpOutPktTooBigs IPV6-ICMP-MIB::ipv6IfIcmpOutEchos IPV6-ICMP-MIB::ipv6IfIcmpOutEchoReplies IPV6-ICMP-MIB::ipv6IfIcmpOutRouterSolicits IPV6-ICMP-MIB::ipv6IfIcmpOutRouterAdvertisements IPV6-ICMP-MIB::ipv6IfIcmpOutNeighborSolicits IPV6-ICMP-MIB::ipv6IfIcmpOutNeighborAdvertisements IPV6-ICMP-MIB::ipv6IfIcmpOutRedirects IPV6-ICMP-MIB::ipv6IfIcmpOutGroupMembQueries IPV6-ICMP-MIB::ipv6IfIcmpOutGroupMembResponses IPV6-ICMP-MIB::ipv6IfIcmpOutGroupMembReductions"},
 	// 1.3.6.1.2.1.63
-	{"schedMIB", "DISMAN-SCHEDULE-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"schedMIB", "DISMAN-SCHEDULE-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1
-	{"schedObjects", "DISMAN-SCHEDULE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"schedObjects", "DISMAN-SCHEDULE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.1
-	{"schedLocalTime", "DISMAN-SCHEDULE-MIB", KindScalar, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 11, AccessReadOnly, "", false, "", ""},
+	{"schedLocalTime", "DISMAN-SCHEDULE-MIB", KindScalar, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 11, "(11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2
-	{"schedTable", "DISMAN-SCHEDULE-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"schedTable", "DISMAN-SCHEDULE-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1
-	{"schedEntry", "DISMAN-SCHEDULE-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-SCHEDULE-MIB::schedOwner DISMAN-SCHEDULE-MIB::schedName", false, "", ""},
+	{"schedEntry", "DISMAN-SCHEDULE-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-SCHEDULE-MIB::schedOwner DISMAN-SCHEDULE-MIB::schedName", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.1
-	{"schedOwner", "DISMAN-SCHEDULE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"schedOwner", "DISMAN-SCHEDULE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.2
-	{"schedName", "DISMAN-SCHEDULE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"schedName", "DISMAN-SCHEDULE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.3
-	{"schedDescr", "DISMAN-SCHEDULE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"schedDescr", "DISMAN-SCHEDULE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.4
-	{"schedInterval", "DISMAN-SCHEDULE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"schedInterval", "DISMAN-SCHEDULE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.5
-	{"schedWeekDay", "DISMAN-SCHEDULE-MIB", KindColumn, BaseBits, "", "", "sunday(0) monday(1) tuesday(2) wednesday(3) thursday(4) friday(5) saturday(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"schedWeekDay", "DISMAN-SCHEDULE-MIB", KindColumn, BaseBits, "", "", "sunday(0) monday(1) tuesday(2) wednesday(3) thursday(4) friday(5) saturday(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.6
-	{"schedMonth", "DISMAN-SCHEDULE-MIB", KindColumn, BaseBits, "", "", "january(0) february(1) march(2) april(3) may(4) june(5) july(6) august(7) september(8) october(9) november(10) december(11)", 0, AccessReadCreate, "", false, "", ""},
+	{"schedMonth", "DISMAN-SCHEDULE-MIB", KindColumn, BaseBits, "", "", "january(0) february(1) march(2) april(3) may(4) june(5) july(6) august(7) september(8) october(9) november(10) december(11)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.7
-	{"schedDay", "DISMAN-SCHEDULE-MIB", KindColumn, BaseBits, "", "", "d1(0) d2(1) d3(2) d4(3) d5(4) d6(5) d7(6) d8(7) d9(8) d10(9) d11(10) d12(11) d13(12) d14(13) d15(14) d16(15) d17(16) d18(17) d19(18) d20(19) d21(20) d22(21) d23(22) d24(23) d25(24) d26(25) d27(26) d28(27) d29(28) d30(29) d31(30) r1(31) r2(32) r3(33) r4(34) r5(35) r6(36) r7(37) r8(38) r9(39) r10(40) r11(41) r12(42) r13(43) r14(44) r15(45) r16(46) r17(47) r18(48) r19(49) r20(50) r21(51) r22(52) r23(53) r24(54) r25(55) r26(56) r27(57) r28(58) r29(59) r30(60) r31(61)", 0, AccessReadCreate, "", false, "", ""},
+	{"schedDay", "DISMAN-SCHEDULE-MIB", KindColumn, BaseBits, "", "", "d1(0) d2(1) d3(2) d4(3) d5(4) d6(5) d7(6) d8(7) d9(8) d10(9) d11(10) d12(11) d13(12) d14(13) d15(14) d16(15) d17(16) d18(17) d19(18) d20(19) d21(20) d22(21) d23(22) d24(23) d25(24) d26(25) d27(26) d28(27) d29(28) d30(29) d31(30) r1(31) r2(32) r3(33) r4(34) r5(35) r6(36) r7(37) r8(38) r9(39) r10(40) r11(41) r12(42) r13(43) r14(44) r15(45) r16(46) r17(47) r18(48) r19(49) r20(50) r21(51) r22(52) r23(53) r24(54) r25(55) r26(56) r27(57) r28(58) r29(59) r30(60) r31(61)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.8
-	{"schedHour", "DISMAN-SCHEDULE-MIB", KindColumn, BaseBits, "", "", "h0(0) h1(1) h2(2) h3(3) h4(4) h5(5) h6(6) h7(7) h8(8) h9(9) h10(10) h11(11) h12(12) h13(13) h14(14) h15(15) h16(16) h17(17) h18(18) h19(19) h20(20) h21(21) h22(22) h23(23)", 0, AccessReadCreate, "", false, "", ""},
+	{"schedHour", "DISMAN-SCHEDULE-MIB", KindColumn, BaseBits, "", "", "h0(0) h1(1) h2(2) h3(3) h4(4) h5(5) h6(6) h7(7) h8(8) h9(9) h10(10) h11(11) h12(12) h13(13) h14(14) h15(15) h16(16) h17(17) h18(18) h19(19) h20(20) h21(21) h22(22) h23(23)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.9
-	{"schedMinute", "DISMAN-SCHEDULE-MIB", KindColumn, BaseBits, "", "", "m0(0) m1(1) m2(2) m3(3) m4(4) m5(5) m6(6) m7(7) m8(8) m9(9) m10(10) m11(11) m12(12) m13(13) m14(14) m15(15) m16(16) m17(17) m18(18) m19(19) m20(20) m21(21) m22(22) m23(23) m24(24) m25(25) m26(26) m27(27) m28(28) m29(29) m30(30) m31(31) m32(32) m33(33) m34(34) m35(35) m36(36) m37(37) m38(38) m39(39) m40(40) m41(41) m42(42) m43(43) m44(44) m45(45) m46(46) m47(47) m48(48) m49(49) m50(50) m51(51) m52(52) m53(53) m54(54) m55(55) m56(56) m57(57) m58(58) m59(59)", 0, AccessReadCreate, "", false, "", ""},
+	{"schedMinute", "DISMAN-SCHEDULE-MIB", KindColumn, BaseBits, "", "", "m0(0) m1(1) m2(2) m3(3) m4(4) m5(5) m6(6) m7(7) m8(8) m9(9) m10(10) m11(11) m12(12) m13(13) m14(14) m15(15) m16(16) m17(17) m18(18) m19(19) m20(20) m21(21) m22(22) m23(23) m24(24) m25(25) m26(26) m27(27) m28(28) m29(29) m30(30) m31(31) m32(32) m33(33) m34(34) m35(35) m36(36) m37(37) m38(38) m39(39) m40(40) m41(41) m42(42) m43(43) m44(44) m45(45) m46(46) m47(47) m48(48) m49(49) m50(50) m51(51) m52(52) m53(53) m54(54) m55(55) m56(56) m57(57) m58(58) m59(59)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.10
-	{"schedContextName", "DISMAN-SCHEDULE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"schedContextName", "DISMAN-SCHEDULE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.11
-	{"schedVariable", "DISMAN-SCHEDULE-MIB", KindColumn, BaseObjectIdentifier, "VariablePointer", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"schedVariable", "DISMAN-SCHEDULE-MIB", KindColumn, BaseObjectIdentifier, "VariablePointer", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.12
-	{"schedValue", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"schedValue", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.13
-	{"schedType", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "", "", "periodic(1) calendar(2) oneshot(3)", 0, AccessReadCreate, "", false, "", ""},
+	{"schedType", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "", "", "periodic(1) calendar(2) oneshot(3)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.14
-	{"schedAdminStatus", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"schedAdminStatus", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.15
-	{"schedOperStatus", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) finished(3)", 0, AccessReadOnly, "", false, "", ""},
+	{"schedOperStatus", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) finished(3)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.16
-	{"schedFailures", "DISMAN-SCHEDULE-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"schedFailures", "DISMAN-SCHEDULE-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.17
-	{"schedLastFailure", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "SnmpPduErrorStatus", "", "noResponse(-1) noError(0) tooBig(1) noSuchName(2) badValue(3) readOnly(4) genErr(5) noAccess(6) wrongType(7) wrongLength(8) wrongEncoding(9) wrongValue(10) noCreation(11) inconsistentValue(12) resourceUnavailable(13) commitFailed(14) undoFailed(15) authorizationError(16) notWritable(17) inconsistentName(18)", 0, AccessReadOnly, "", false, "", ""},
+	{"schedLastFailure", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "SnmpPduErrorStatus", "", "noResponse(-1) noError(0) tooBig(1) noSuchName(2) badValue(3) readOnly(4) genErr(5) noAccess(6) wrongType(7) wrongLength(8) wrongEncoding(9) wrongValue(10) noCreation(11) inconsistentValue(12) resourceUnavailable(13) commitFailed(14) undoFailed(15) authorizationError(16) notWritable(17) inconsistentName(18)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.18
-	{"schedLastFailed", "DISMAN-SCHEDULE-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"schedLastFailed", "DISMAN-SCHEDULE-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.19
-	{"schedStorageType", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"schedStorageType", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.20
-	{"schedRowStatus", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"schedRowStatus", "DISMAN-SCHEDULE-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.63.1.2.1.21
-	{"schedTriggers", "DISMAN-SCHEDULE-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"schedTriggers", "DISMAN-SCHEDULE-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.63.2
-	{"schedNotifications", "DISMAN-SCHEDULE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"schedNotifications", "DISMAN-SCHEDULE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.63.2.0
-	{"schedTraps", "DISMAN-SCHEDULE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"schedTraps", "DISMAN-SCHEDULE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.63.2.0.1
-	{"schedActionFailure", "DISMAN-SCHEDULE-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCHEDULE-MIB::schedLastFailure DISMAN-SCHEDULE-MIB::schedLastFailed"},
+	{"schedActionFailure", "DISMAN-SCHEDULE-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCHEDULE-MIB::schedLastFailure DISMAN-SCHEDULE-MIB::schedLastFailed"},
 	// 1.3.6.1.2.1.63.3
-	{"schedConformance", "DISMAN-SCHEDULE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"schedConformance", "DISMAN-SCHEDULE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.63.3.1
-	{"schedCompliances", "DISMAN-SCHEDULE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"schedCompliances", "DISMAN-SCHEDULE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.63.3.1.1
-	{"schedCompliance", "DISMAN-SCHEDULE-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"schedCompliance", "DISMAN-SCHEDULE-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.63.3.1.2
-	{"schedCompliance2", "DISMAN-SCHEDULE-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"schedCompliance2", "DISMAN-SCHEDULE-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.63.3.2
-	{"schedGroups", "DISMAN-SCHEDULE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"schedGroups", "DISMAN-SCHEDULE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.63.3.2.1
-	{"schedGroup", "DISMAN-SCHEDULE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCHEDULE-MIB::schedDescr DISMAN-SCHEDULE-MIB::schedInterval DISMAN-SCHEDULE-MIB::schedContextName DISMAN-SCHEDULE-MIB::schedVariable DISMAN-SCHEDULE-MIB::schedValue DISMAN-SCHEDULE-MIB::schedType DISMAN-SCHEDULE-MIB::schedAdminStatus DISMAN-SCHEDULE-MIB::schedOperStatus DISMAN-SCHEDULE-MIB::schedFailures DISMAN-SCHEDULE-MIB::schedLastFailure DISMAN-SCHEDULE-MIB::schedLastFailed DISMAN-SCHEDULE-MIB::schedStorageType DISMAN-SCHEDULE-MIB::schedRowStatus"},
+	{"schedGroup", "DISMAN-SCHEDULE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCHEDULE-MIB::schedDescr DISMAN-SCHEDULE-MIB::schedInterval DISMAN-SCHEDULE-MIB::schedContextName DISMAN-SCHEDULE-MIB::schedVariable DISMAN-SCHEDULE-MIB::schedValue DISMAN-SCHEDULE-MIB::schedType DISMAN-SCHEDULE-MIB::schedAdminStatus DISMAN-SCHEDULE-MIB::schedOperStatus DISMAN-SCHEDULE-MIB::schedFailures DISMAN-SCHEDULE-MIB::schedLastFailure DISMAN-SCHEDULE-MIB::schedLastFailed DISMAN-SCHEDULE-MIB::schedStorageType DISMAN-SCHEDULE-MIB::schedRowStatus"},
 	// 1.3.6.1.2.1.63.3.2.2
-	{"schedCalendarGroup", "DISMAN-SCHEDULE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCHEDULE-MIB::schedLocalTime DISMAN-SCHEDULE-MIB::schedWeekDay DISMAN-SCHEDULE-MIB::schedMonth DISMAN-SCHEDULE-MIB::schedDay DISMAN-SCHEDULE-MIB::schedHour DISMAN-SCHEDULE-MIB::schedMinute"},
+	{"schedCalendarGroup", "DISMAN-SCHEDULE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCHEDULE-MIB::schedLocalTime DISMAN-SCHEDULE-MIB::schedWeekDay DISMAN-SCHEDULE-MIB::schedMonth DISMAN-SCHEDULE-MIB::schedDay DISMAN-SCHEDULE-MIB::schedHour DISMAN-SCHEDULE-MIB::schedMinute"},
 	// 1.3.6.1.2.1.63.3.2.3
-	{"schedNotificationsGroup", "DISMAN-SCHEDULE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"schedNotificationsGroup", "DISMAN-SCHEDULE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.63.3.2.4
-	{"schedGroup2", "DISMAN-SCHEDULE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCHEDULE-MIB::schedDescr DISMAN-SCHEDULE-MIB::schedInterval DISMAN-SCHEDULE-MIB::schedContextName DISMAN-SCHEDULE-MIB::schedVariable DISMAN-SCHEDULE-MIB::schedValue DISMAN-SCHEDULE-MIB::schedType DISMAN-SCHEDULE-MIB::schedAdminStatus DISMAN-SCHEDULE-MIB::schedOperStatus DISMAN-SCHEDULE-MIB::schedFailures DISMAN-SCHEDULE-MIB::schedLastFailure DISMAN-SCHEDULE-MIB::schedLastFailed DISMAN-SCHEDULE-MIB::schedStorageType DISMAN-SCHEDULE-MIB::schedRowStatus DISMAN-SCHEDULE-MIB::schedTriggers"},
+	{"schedGroup2", "DISMAN-SCHEDULE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCHEDULE-MIB::schedDescr DISMAN-SCHEDULE-MIB::schedInterval DISMAN-SCHEDULE-MIB::schedContextName DISMAN-SCHEDULE-MIB::schedVariable DISMAN-SCHEDULE-MIB::schedValue DISMAN-SCHEDULE-MIB::schedType DISMAN-SCHEDULE-MIB::schedAdminStatus DISMAN-SCHEDULE-MIB::schedOperStatus DISMAN-SCHEDULE-MIB::schedFailures DISMAN-SCHEDULE-MIB::schedLastFailure DISMAN-SCHEDULE-MIB::schedLastFailed DISMAN-SCHEDULE-MIB::schedStorageType DISMAN-SCHEDULE-MIB::schedRowStatus DISMAN-SCHEDULE-MIB::schedTriggers"},
 	// 1.3.6.1.2.1.64
-	{"scriptMIB", "DISMAN-SCRIPT-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"scriptMIB", "DISMAN-SCRIPT-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1
-	{"smObjects", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"smObjects", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.1
-	{"smLangTable", "DISMAN-SCRIPT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smLangTable", "DISMAN-SCRIPT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.1.1
-	{"smLangEntry", "DISMAN-SCRIPT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-SCRIPT-MIB::smLangIndex", false, "", ""},
+	{"smLangEntry", "DISMAN-SCRIPT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-SCRIPT-MIB::smLangIndex", false, "", ""},
 	// 1.3.6.1.2.1.64.1.1.1.1
-	{"smLangIndex", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smLangIndex", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.1.1.2
-	{"smLangLanguage", "DISMAN-SCRIPT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smLangLanguage", "DISMAN-SCRIPT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.1.1.3
-	{"smLangVersion", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smLangVersion", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.1.1.4
-	{"smLangVendor", "DISMAN-SCRIPT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smLangVendor", "DISMAN-SCRIPT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.1.1.5
-	{"smLangRevision", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smLangRevision", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.1.1.6
-	{"smLangDescr", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smLangDescr", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.2
-	{"smExtsnTable", "DISMAN-SCRIPT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smExtsnTable", "DISMAN-SCRIPT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.2.1
-	{"smExtsnEntry", "DISMAN-SCRIPT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-SCRIPT-MIB::smLangIndex DISMAN-SCRIPT-MIB::smExtsnIndex", false, "", ""},
+	{"smExtsnEntry", "DISMAN-SCRIPT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-SCRIPT-MIB::smLangIndex DISMAN-SCRIPT-MIB::smExtsnIndex", false, "", ""},
 	// 1.3.6.1.2.1.64.1.2.1.1
-	{"smExtsnIndex", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smExtsnIndex", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.2.1.2
-	{"smExtsnExtension", "DISMAN-SCRIPT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smExtsnExtension", "DISMAN-SCRIPT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.2.1.3
-	{"smExtsnVersion", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smExtsnVersion", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.2.1.4
-	{"smExtsnVendor", "DISMAN-SCRIPT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smExtsnVendor", "DISMAN-SCRIPT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.2.1.5
-	{"smExtsnRevision", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smExtsnRevision", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.2.1.6
-	{"smExtsnDescr", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smExtsnDescr", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3
-	{"smScriptObjects", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"smScriptObjects", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.1
-	{"smScriptTable", "DISMAN-SCRIPT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smScriptTable", "DISMAN-SCRIPT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.1.1
-	{"smScriptEntry", "DISMAN-SCRIPT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-SCRIPT-MIB::smScriptOwner DISMAN-SCRIPT-MIB::smScriptName", false, "", ""},
+	{"smScriptEntry", "DISMAN-SCRIPT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-SCRIPT-MIB::smScriptOwner DISMAN-SCRIPT-MIB::smScriptName", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.1.1.1
-	{"smScriptOwner", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smScriptOwner", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.1.1.2
-	{"smScriptName", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smScriptName", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.1.1.3
-	{"smScriptDescr", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"smScriptDescr", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.1.1.4
-	{"smScriptLanguage", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"smScriptLanguage", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.1.1.5
-	{"smScriptSource", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, AccessReadCreate, "", false, "", ""},
+	{"smScriptSource", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DisplayString", "255a", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.1.1.6
-	{"smScriptAdminStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) editing(3)", 0, AccessReadCreate, "", false, "", ""},
+	{"smScriptAdminStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) editing(3)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.1.1.7
-	{"smScriptOperStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) editing(3) retrieving(4) compiling(5) noSuchScript(6) accessDenied(7) wrongLanguage(8) wrongVersion(9) compilationFailed(10) noResourcesLeft(11) unknownProtocol(12) protocolFailure(13) genericError(14)", 0, AccessReadOnly, "", false, "", ""},
+	{"smScriptOperStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) editing(3) retrieving(4) compiling(5) noSuchScript(6) accessDenied(7) wrongLanguage(8) wrongVersion(9) compilationFailed(10) noResourcesLeft(11) unknownProtocol(12) protocolFailure(13) genericError(14)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.1.1.8
-	{"smScriptStorageType", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"smScriptStorageType", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.1.1.9
-	{"smScriptRowStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"smScriptRowStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.1.1.10
-	{"smScriptError", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smScriptError", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.1.1.11
-	{"smScriptLastChange", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smScriptLastChange", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.2
-	{"smCodeTable", "DISMAN-SCRIPT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smCodeTable", "DISMAN-SCRIPT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.2.1
-	{"smCodeEntry", "DISMAN-SCRIPT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-SCRIPT-MIB::smScriptOwner DISMAN-SCRIPT-MIB::smScriptName DISMAN-SCRIPT-MIB::smCodeIndex", false, "", ""},
+	{"smCodeEntry", "DISMAN-SCRIPT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-SCRIPT-MIB::smScriptOwner DISMAN-SCRIPT-MIB::smScriptName DISMAN-SCRIPT-MIB::smCodeIndex", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.2.1.1
-	{"smCodeIndex", "DISMAN-SCRIPT-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smCodeIndex", "DISMAN-SCRIPT-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.2.1.2
-	{"smCodeText", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"smCodeText", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "", "", "", 0, "(1..1024)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.3.2.1.3
-	{"smCodeRowStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"smCodeRowStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4
-	{"smRunObjects", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"smRunObjects", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1
-	{"smLaunchTable", "DISMAN-SCRIPT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smLaunchTable", "DISMAN-SCRIPT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1
-	{"smLaunchEntry", "DISMAN-SCRIPT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-SCRIPT-MIB::smLaunchOwner DISMAN-SCRIPT-MIB::smLaunchName", false, "", ""},
+	{"smLaunchEntry", "DISMAN-SCRIPT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-SCRIPT-MIB::smLaunchOwner DISMAN-SCRIPT-MIB::smLaunchName", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.1
-	{"smLaunchOwner", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smLaunchOwner", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.2
-	{"smLaunchName", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smLaunchName", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.3
-	{"smLaunchScriptOwner", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"smLaunchScriptOwner", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.4
-	{"smLaunchScriptName", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"smLaunchScriptName", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.5
-	{"smLaunchArgument", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"smLaunchArgument", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.6
-	{"smLaunchMaxRunning", "DISMAN-SCRIPT-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"smLaunchMaxRunning", "DISMAN-SCRIPT-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.7
-	{"smLaunchMaxCompleted", "DISMAN-SCRIPT-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"smLaunchMaxCompleted", "DISMAN-SCRIPT-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.8
-	{"smLaunchLifeTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "TimeInterval", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"smLaunchLifeTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "TimeInterval", "", "", 0, "(0..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.9
-	{"smLaunchExpireTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "TimeInterval", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"smLaunchExpireTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "TimeInterval", "", "", 0, "(0..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.10
-	{"smLaunchStart", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"smLaunchStart", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.11
-	{"smLaunchControl", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "abort(1) suspend(2) resume(3) nop(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"smLaunchControl", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "abort(1) suspend(2) resume(3) nop(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.12
-	{"smLaunchAdminStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) autostart(3)", 0, AccessReadCreate, "", false, "", ""},
+	{"smLaunchAdminStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) autostart(3)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.13
-	{"smLaunchOperStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) expired(3)", 0, AccessReadOnly, "", false, "", ""},
+	{"smLaunchOperStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) expired(3)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.14
-	{"smLaunchRunIndexNext", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smLaunchRunIndexNext", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.15
-	{"smLaunchStorageType", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"smLaunchStorageType", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.16
-	{"smLaunchRowStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"smLaunchRowStatus", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.17
-	{"smLaunchError", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smLaunchError", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.18
-	{"smLaunchLastChange", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smLaunchLastChange", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.1.1.19
-	{"smLaunchRowExpireTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "TimeInterval", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"smLaunchRowExpireTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "TimeInterval", "", "", 0, "(0..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2
-	{"smRunTable", "DISMAN-SCRIPT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smRunTable", "DISMAN-SCRIPT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1
-	{"smRunEntry", "DISMAN-SCRIPT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-SCRIPT-MIB::smLaunchOwner DISMAN-SCRIPT-MIB::smLaunchName DISMAN-SCRIPT-MIB::smRunIndex", false, "", ""},
+	{"smRunEntry", "DISMAN-SCRIPT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-SCRIPT-MIB::smLaunchOwner DISMAN-SCRIPT-MIB::smLaunchName DISMAN-SCRIPT-MIB::smRunIndex", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1.1
-	{"smRunIndex", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"smRunIndex", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1.2
-	{"smRunArgument", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smRunArgument", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1.3
-	{"smRunStartTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smRunStartTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1.4
-	{"smRunEndTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smRunEndTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1.5
-	{"smRunLifeTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "TimeInterval", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"smRunLifeTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "TimeInterval", "", "", 0, "(0..2147483647)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1.6
-	{"smRunExpireTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "TimeInterval", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"smRunExpireTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "TimeInterval", "", "", 0, "(0..2147483647)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1.7
-	{"smRunExitCode", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "noError(1) halted(2) lifeTimeExceeded(3) noResourcesLeft(4) languageError(5) runtimeError(6) invalidArgument(7) securityViolation(8) genericError(9)", 0, AccessReadOnly, "", false, "", ""},
+	{"smRunExitCode", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "noError(1) halted(2) lifeTimeExceeded(3) noResourcesLeft(4) languageError(5) runtimeError(6) invalidArgument(7) securityViolation(8) genericError(9)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1.8
-	{"smRunResult", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smRunResult", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1.9
-	{"smRunControl", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "abort(1) suspend(2) resume(3) nop(4)", 0, AccessReadWrite, "", false, "", ""},
+	{"smRunControl", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "abort(1) suspend(2) resume(3) nop(4)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1.10
-	{"smRunState", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "initializing(1) executing(2) suspending(3) suspended(4) resuming(5) aborting(6) terminated(7)", 0, AccessReadOnly, "", false, "", ""},
+	{"smRunState", "DISMAN-SCRIPT-MIB", KindColumn, BaseInteger, "", "", "initializing(1) executing(2) suspending(3) suspended(4) resuming(5) aborting(6) terminated(7)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1.11
-	{"smRunError", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smRunError", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1.12
-	{"smRunResultTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smRunResultTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.1.4.2.1.13
-	{"smRunErrorTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"smRunErrorTime", "DISMAN-SCRIPT-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.64.2
-	{"smNotifications", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"smNotifications", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.64.2.0
-	{"smTraps", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"smTraps", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.64.2.0.1
-	{"smScriptAbort", "DISMAN-SCRIPT-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smRunExitCode DISMAN-SCRIPT-MIB::smRunEndTime DISMAN-SCRIPT-MIB::smRunError"},
+	{"smScriptAbort", "DISMAN-SCRIPT-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smRunExitCode DISMAN-SCRIPT-MIB::smRunEndTime DISMAN-SCRIPT-MIB::smRunError"},
 	// 1.3.6.1.2.1.64.2.0.2
-	{"smScriptResult", "DISMAN-SCRIPT-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smRunResult"},
+	{"smScriptResult", "DISMAN-SCRIPT-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smRunResult"},
 	// 1.3.6.1.2.1.64.2.0.3
-	{"smScriptException", "DISMAN-SCRIPT-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smRunError"},
+	{"smScriptException", "DISMAN-SCRIPT-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smRunError"},
 	// 1.3.6.1.2.1.64.3
-	{"smConformance", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"smConformance", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.64.3.1
-	{"smCompliances", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"smCompliances", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.64.3.1.1
-	{"smCompliance", "DISMAN-SCRIPT-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"smCompliance", "DISMAN-SCRIPT-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.64.3.1.2
-	{"smCompliance2", "DISMAN-SCRIPT-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"smCompliance2", "DISMAN-SCRIPT-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.64.3.2
-	{"smGroups", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"smGroups", "DISMAN-SCRIPT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.64.3.2.1
-	{"smLanguageGroup", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smLangLanguage DISMAN-SCRIPT-MIB::smLangVersion DISMAN-SCRIPT-MIB::smLangVendor DISMAN-SCRIPT-MIB::smLangRevision DISMAN-SCRIPT-MIB::smLangDescr DISMAN-SCRIPT-MIB::smExtsnExtension DISMAN-SCRIPT-MIB::smExtsnVersion DISMAN-SCRIPT-MIB::smExtsnVendor DISMAN-SCRIPT-MIB::smExtsnRevision DISMAN-SCRIPT-MIB::smExtsnDescr"},
+	{"smLanguageGroup", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smLangLanguage DISMAN-SCRIPT-MIB::smLangVersion DISMAN-SCRIPT-MIB::smLangVendor DISMAN-SCRIPT-MIB::smLangRevision DISMAN-SCRIPT-MIB::smLangDescr DISMAN-SCRIPT-MIB::smExtsnExtension DISMAN-SCRIPT-MIB::smExtsnVersion DISMAN-SCRIPT-MIB::smExtsnVendor DISMAN-SCRIPT-MIB::smExtsnRevision DISMAN-SCRIPT-MIB::smExtsnDescr"},
 	// 1.3.6.1.2.1.64.3.2.2
-	{"smScriptGroup", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smScriptDescr DISMAN-SCRIPT-MIB::smScriptLanguage DISMAN-SCRIPT-MIB::smScriptSource DISMAN-SCRIPT-MIB::smScriptAdminStatus DISMAN-SCRIPT-MIB::smScriptOperStatus DISMAN-SCRIPT-MIB::smScriptStorageType DISMAN-SCRIPT-MIB::smScriptRowStatus"},
+	{"smScriptGroup", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smScriptDescr DISMAN-SCRIPT-MIB::smScriptLanguage DISMAN-SCRIPT-MIB::smScriptSource DISMAN-SCRIPT-MIB::smScriptAdminStatus DISMAN-SCRIPT-MIB::smScriptOperStatus DISMAN-SCRIPT-MIB::smScriptStorageType DISMAN-SCRIPT-MIB::smScriptRowStatus"},
 	// 1.3.6.1.2.1.64.3.2.3
-	{"smCodeGroup", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smCodeText DISMAN-SCRIPT-MIB::smCodeRowStatus"},
+	{"smCodeGroup", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smCodeText DISMAN-SCRIPT-MIB::smCodeRowStatus"},
 	// 1.3.6.1.2.1.64.3.2.4
-	{"smLaunchGroup", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smLaunchScriptOwner DISMAN-SCRIPT-MIB::smLaunchScriptName DISMAN-SCRIPT-MIB::smLaunchArgument DISMAN-SCRIPT-MIB::smLaunchMaxRunning DISMAN-SCRIPT-MIB::smLaunchMaxCompleted DISMAN-SCRIPT-MIB::smLaunchLifeTime DISMAN-SCRIPT-MIB::smLaunchExpireTime DISMAN-SCRIPT-MIB::smLaunchStart DISMAN-SCRIPT-MIB::smLaunchControl DISMAN-SCRIPT-MIB::smLaunchAdminStatus DISMAN-SCRIPT-MIB::smLaunchOperStatus DISMAN-SCRIPT-MIB::smLaunchRunIndexNext DISMAN-SCRIPT-MIB::smLaunchStorageType DISMAN-SCRIPT-MIB::smLaunchRowStatus"},
+	{"smLaunchGroup", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smLaunchScriptOwner DISMAN-SCRIPT-MIB::smLaunchScriptName DISMAN-SCRIPT-MIB::smLaunchArgument DISMAN-SCRIPT-MIB::smLaunchMaxRunning DISMAN-SCRIPT-MIB::smLaunchMaxCompleted DISMAN-SCRIPT-MIB::smLaunchLifeTime DISMAN-SCRIPT-MIB::smLaunchExpireTime DISMAN-SCRIPT-MIB::smLaunchStart DISMAN-SCRIPT-MIB::smLaunchControl DISMAN-SCRIPT-MIB::smLaunchAdminStatus DISMAN-SCRIPT-MIB::smLaunchOperStatus DISMAN-SCRIPT-MIB::smLaunchRunIndexNext DISMAN-SCRIPT-MIB::smLaunchStorageType DISMAN-SCRIPT-MIB::smLaunchRowStatus"},
 	// 1.3.6.1.2.1.64.3.2.5
-	{"smRunGroup", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smRunArgument DISMAN-SCRIPT-MIB::smRunStartTime DISMAN-SCRIPT-MIB::smRunEndTime DISMAN-SCRIPT-MIB::smRunLifeTime DISMAN-SCRIPT-MIB::smRunExpireTime DISMAN-SCRIPT-MIB::smRunExitCode DISMAN-SCRIPT-MIB::smRunResult DISMAN-SCRIPT-MIB::smRunState DISMAN-SCRIPT-MIB::smRunControl DISMAN-SCRIPT-MIB::smRunError"},
+	{"smRunGroup", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smRunArgument DISMAN-SCRIPT-MIB::smRunStartTime DISMAN-SCRIPT-MIB::smRunEndTime DISMAN-SCRIPT-MIB::smRunLifeTime DISMAN-SCRIPT-MIB::smRunExpireTime DISMAN-SCRIPT-MIB::smRunExitCode DISMAN-SCRIPT-MIB::smRunResult DISMAN-SCRIPT-MIB::smRunState DISMAN-SCRIPT-MIB::smRunControl DISMAN-SCRIPT-MIB::smRunError"},
 	// 1.3.6.1.2.1.64.3.2.6
-	{"smNotificationsGroup", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"smNotificationsGroup", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.64.3.2.7
-	{"smScriptGroup2", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smScriptDescr DISMAN-SCRIPT-MIB::smScriptLanguage DISMAN-SCRIPT-MIB::smScriptSource DISMAN-SCRIPT-MIB::smScriptAdminStatus DISMAN-SCRIPT-MIB::smScriptOperStatus DISMAN-SCRIPT-MIB::smScriptStorageType DISMAN-SCRIPT-MIB::smScriptRowStatus DISMAN-SCRIPT-MIB::smScriptError DISMAN-SCRIPT-MIB::smScriptLastChange"},
+	{"smScriptGroup2", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smScriptDescr DISMAN-SCRIPT-MIB::smScriptLanguage DISMAN-SCRIPT-MIB::smScriptSource DISMAN-SCRIPT-MIB::smScriptAdminStatus DISMAN-SCRIPT-MIB::smScriptOperStatus DISMAN-SCRIPT-MIB::smScriptStorageType DISMAN-SCRIPT-MIB::smScriptRowStatus DISMAN-SCRIPT-MIB::smScriptError DISMAN-SCRIPT-MIB::smScriptLastChange"},
 	// 1.3.6.1.2.1.64.3.2.8
-	{"smLaunchGroup2", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smLaunchScriptOwner DISMAN-SCRIPT-MIB::smLaunchScriptName DISMAN-SCRIPT-MIB::smLaunchArgument DISMAN-SCRIPT-MIB::smLaunchMaxRunning DISMAN-SCRIPT-MIB::smLaunchMaxCompleted DISMAN-SCRIPT-MIB::smLaunchLifeTime DISMAN-SCRIPT-MIB::smLaunchExpireTime DISMAN-SCRIPT-MIB::smLaunchStart DISMAN-SCRIPT-MIB::smLaunchControl DISMAN-SCRIPT-MIB::smLaunchAdminStatus DISMAN-SCRIPT-MIB::smLaunchOperStatus DISMAN-SCRIPT-MIB::smLaunchRunIndexNext DISMAN-SCRIPT-MIB::smLaunchStorageType DISMAN-SCRIPT-MIB::smLaunchRowStatus DISMAN-SCRIPT-MIB::smLaunchError DISMAN-SCRIPT-MIB::smLaunchLastChange DISMAN-SCRIPT-MIB::smLaunchRowExpireTime"},
+	{"smLaunchGroup2", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smLaunchScriptOwner DISMAN-SCRIPT-MIB::smLaunchScriptName DISMAN-SCRIPT-MIB::smLaunchArgument DISMAN-SCRIPT-MIB::smLaunchMaxRunning DISMAN-SCRIPT-MIB::smLaunchMaxCompleted DISMAN-SCRIPT-MIB::smLaunchLifeTime DISMAN-SCRIPT-MIB::smLaunchExpireTime DISMAN-SCRIPT-MIB::smLaunchStart DISMAN-SCRIPT-MIB::smLaunchControl DISMAN-SCRIPT-MIB::smLaunchAdminStatus DISMAN-SCRIPT-MIB::smLaunchOperStatus DISMAN-SCRIPT-MIB::smLaunchRunIndexNext DISMAN-SCRIPT-MIB::smLaunchStorageType DISMAN-SCRIPT-MIB::smLaunchRowStatus DISMAN-SCRIPT-MIB::smLaunchError DISMAN-SCRIPT-MIB::smLaunchLastChange DISMAN-SCRIPT-MIB::smLaunchRowExpireTime"},
 	// 1.3.6.1.2.1.64.3.2.9
-	{"smRunGroup2", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smRunArgument DISMAN-SCRIPT-MIB::smRunStartTime DISMAN-SCRIPT-MIB::smRunEndTime DISMAN-SCRIPT-MIB::smRunLifeTime DISMAN-SCRIPT-MIB::smRunExpireTime DISMAN-SCRIPT-MIB::smRunExitCode DISMAN-SCRIPT-MIB::smRunResult DISMAN-SCRIPT-MIB::smRunState DISMAN-SCRIPT-MIB::smRunControl DISMAN-SCRIPT-MIB::smRunError DISMAN-SCRIPT-MIB::smRunResultTime DISMAN-SCRIPT-MIB::smRunErrorTime"},
+	{"smRunGroup2", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-SCRIPT-MIB::smRunArgument DISMAN-SCRIPT-MIB::smRunStartTime DISMAN-SCRIPT-MIB::smRunEndTime DISMAN-SCRIPT-MIB::smRunLifeTime DISMAN-SCRIPT-MIB::smRunExpireTime DISMAN-SCRIPT-MIB::smRunExitCode DISMAN-SCRIPT-MIB::smRunResult DISMAN-SCRIPT-MIB::smRunState DISMAN-SCRIPT-MIB::smRunControl DISMAN-SCRIPT-MIB::smRunError DISMAN-SCRIPT-MIB::smRunResultTime DISMAN-SCRIPT-MIB::smRunErrorTime"},
 	// 1.3.6.1.2.1.64.3.2.10
-	{"smNotificationsGroup2", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"smNotificationsGroup2", "DISMAN-SCRIPT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.72
-	{"ianaAddressFamilyNumbers", "IANA-ADDRESS-FAMILY-NUMBERS-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ianaAddressFamilyNumbers", "IANA-ADDRESS-FAMILY-NUMBERS-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.73
-	{"ianaLanguages", "IANA-LANGUAGE-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ianaLanguages", "IANA-LANGUAGE-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.73.1
-	{"ianaLangJavaByteCode", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ianaLangJavaByteCode", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.73.2
-	{"ianaLangTcl", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ianaLangTcl", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.73.3
-	{"ianaLangPerl", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ianaLangPerl", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.73.4
-	{"ianaLangScheme", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ianaLangScheme", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.73.5
-	{"ianaLangSRSL", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ianaLangSRSL", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.73.6
-	{"ianaLangPSL", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ianaLangPSL", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.73.7
-	{"ianaLangSMSL", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ianaLangSMSL", "IANA-LANGUAGE-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.74
-	{"agentxMIB", "AGENTX-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"agentxMIB", "AGENTX-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1
-	{"agentxObjects", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"agentxObjects", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.1
-	{"agentxGeneral", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"agentxGeneral", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.1.1
-	{"agentxDefaultTimeout", "AGENTX-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxDefaultTimeout", "AGENTX-MIB", KindScalar, BaseInteger, "", "", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.1.2
-	{"agentxMasterAgentXVer", "AGENTX-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxMasterAgentXVer", "AGENTX-MIB", KindScalar, BaseInteger, "", "", "", 0, "(1..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.2
-	{"agentxConnection", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"agentxConnection", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.2.1
-	{"agentxConnTableLastChange", "AGENTX-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxConnTableLastChange", "AGENTX-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.2.2
-	{"agentxConnectionTable", "AGENTX-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"agentxConnectionTable", "AGENTX-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.2.2.1
-	{"agentxConnectionEntry", "AGENTX-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "AGENTX-MIB::agentxConnIndex", false, "", ""},
+	{"agentxConnectionEntry", "AGENTX-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "AGENTX-MIB::agentxConnIndex", false, "", ""},
 	// 1.3.6.1.2.1.74.1.2.2.1.1
-	{"agentxConnIndex", "AGENTX-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"agentxConnIndex", "AGENTX-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.2.2.1.2
-	{"agentxConnOpenTime", "AGENTX-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxConnOpenTime", "AGENTX-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.2.2.1.3
-	{"agentxConnTransportDomain", "AGENTX-MIB", KindColumn, BaseObjectIdentifier, "TDomain", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxConnTransportDomain", "AGENTX-MIB", KindColumn, BaseObjectIdentifier, "TDomain", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.2.2.1.4
-	{"agentxConnTransportAddress", "AGENTX-MIB", KindColumn, BaseOctetString, "AgentxTAddress", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxConnTransportAddress", "AGENTX-MIB", KindColumn, BaseOctetString, "AgentxTAddress", "", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.3
-	{"agentxSession", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"agentxSession", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.3.1
-	{"agentxSessionTableLastChange", "AGENTX-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxSessionTableLastChange", "AGENTX-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.3.2
-	{"agentxSessionTable", "AGENTX-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"agentxSessionTable", "AGENTX-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.3.2.1
-	{"agentxSessionEntry", "AGENTX-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "AGENTX-MIB::agentxConnIndex AGENTX-MIB::agentxSessionIndex", false, "", ""},
+	{"agentxSessionEntry", "AGENTX-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "AGENTX-MIB::agentxConnIndex AGENTX-MIB::agentxSessionIndex", false, "", ""},
 	// 1.3.6.1.2.1.74.1.3.2.1.1
-	{"agentxSessionIndex", "AGENTX-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"agentxSessionIndex", "AGENTX-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(0..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.3.2.1.2
-	{"agentxSessionObjectID", "AGENTX-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxSessionObjectID", "AGENTX-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.3.2.1.3
-	{"agentxSessionDescr", "AGENTX-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxSessionDescr", "AGENTX-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.3.2.1.4
-	{"agentxSessionAdminStatus", "AGENTX-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"agentxSessionAdminStatus", "AGENTX-MIB", KindColumn, BaseInteger, "", "", "up(1) down(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.3.2.1.5
-	{"agentxSessionOpenTime", "AGENTX-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxSessionOpenTime", "AGENTX-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.3.2.1.6
-	{"agentxSessionAgentXVer", "AGENTX-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxSessionAgentXVer", "AGENTX-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.3.2.1.7
-	{"agentxSessionTimeout", "AGENTX-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxSessionTimeout", "AGENTX-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.4
-	{"agentxRegistration", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"agentxRegistration", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.4.1
-	{"agentxRegistrationTableLastChange", "AGENTX-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxRegistrationTableLastChange", "AGENTX-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.4.2
-	{"agentxRegistrationTable", "AGENTX-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"agentxRegistrationTable", "AGENTX-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.4.2.1
-	{"agentxRegistrationEntry", "AGENTX-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "AGENTX-MIB::agentxConnIndex AGENTX-MIB::agentxSessionIndex AGENTX-MIB::agentxRegIndex", false, "", ""},
+	{"agentxRegistrationEntry", "AGENTX-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "AGENTX-MIB::agentxConnIndex AGENTX-MIB::agentxSessionIndex AGENTX-MIB::agentxRegIndex", false, "", ""},
 	// 1.3.6.1.2.1.74.1.4.2.1.1
-	{"agentxRegIndex", "AGENTX-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"agentxRegIndex", "AGENTX-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.4.2.1.2
-	{"agentxRegContext", "AGENTX-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxRegContext", "AGENTX-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.4.2.1.3
-	{"agentxRegStart", "AGENTX-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxRegStart", "AGENTX-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.4.2.1.4
-	{"agentxRegRangeSubId", "AGENTX-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxRegRangeSubId", "AGENTX-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.4.2.1.5
-	{"agentxRegUpperBound", "AGENTX-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxRegUpperBound", "AGENTX-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.4.2.1.6
-	{"agentxRegPriority", "AGENTX-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxRegPriority", "AGENTX-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.4.2.1.7
-	{"agentxRegTimeout", "AGENTX-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxRegTimeout", "AGENTX-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.1.4.2.1.8
-	{"agentxRegInstance", "AGENTX-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"agentxRegInstance", "AGENTX-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.74.2
-	{"agentxConformance", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"agentxConformance", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.74.2.1
-	{"agentxMIBGroups", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"agentxMIBGroups", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.74.2.1.1
-	{"agentxMIBGroup", "AGENTX-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "AGENTX-MIB::agentxDefaultTimeout AGENTX-MIB::agentxMasterAgentXVer AGENTX-MIB::agentxConnTableLastChange AGENTX-MIB::agentxConnOpenTime AGENTX-MIB::agentxConnTransportDomain AGENTX-MIB::agentxConnTransportAddress AGENTX-MIB::agentxSessionTableLastChange AGENTX-MIB::agentxSessionTimeout AGENTX-MIB::agentxSessionObjectID AGENTX-MIB::agentxSessionDescr AGENTX-MIB::agentxSessionAdminStatus AGENTX-MIB::agentxSessionOpenTime AGENTX-MIB::agentxSessionAgentXVer AGENTX-MIB::agentxRegistrationTableLastChange AGENTX-MIB::agentxRegContext AGENTX-MIB::agentxRegStart AGENTX-MIB::agentxRegRangeSubId AGENTX-MIB::agentxRegUpperBound AGENTX-MIB::agentxRegPriority AGENTX-MIB::agentxRegTimeout AGENTX-MIB::agentxRegInstance"},
+	{"agentxMIBGroup", "AGENTX-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "AGENTX-MIB::agentxDefaultTimeout AGENTX-MIB::agentxMasterAgentXVer AGENTX-MIB::agentxConnTableLastChange AGENTX-MIB::agentxConnOpenTime AGENTX-MIB::agentxConnTransportDomain AGENTX-MIB::agentxConnTransportAddress AGENTX-MIB::agentxSessionTableLastChange AGENTX-MIB::agentxSessionTimeout AGENTX-MIB::agentxSessionObjectID AGENTX-MIB::agentxSessionDescr AGENTX-MIB::agentxSessionAdminStatus AGENTX-MIB::agentxSessionOpenTime AGENTX-MIB::agentxSessionAgentXVer AGENTX-MIB::agentxRegistrationTableLastChange AGENTX-MIB::agentxRegContext AGENTX-MIB::agentxRegStart AGENTX-MIB::agentxRegRangeSubId AGENTX-MIB::agentxRegUpperBound AGENTX-MIB::agentxRegPriority AGENTX-MIB::agentxRegTimeout AGENTX-MIB::agentxRegInstance"},
 	// 1.3.6.1.2.1.74.2.2
-	{"agentxMIBCompliances", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"agentxMIBCompliances", "AGENTX-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.74.2.2.1
-	{"agentxMIBCompliance", "AGENTX-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"agentxMIBCompliance", "AGENTX-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.76
-	{"inetAddressMIB", "INET-ADDRESS-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"inetAddressMIB", "INET-ADDRESS-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.77
-	{"ifInvertedStackMIB", "IF-INVERTED-STACK-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifInvertedStackMIB", "IF-INVERTED-STACK-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.77.1
-	{"ifInvMIBObjects", "IF-INVERTED-STACK-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifInvMIBObjects", "IF-INVERTED-STACK-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.77.1.1
-	{"ifInvStackTable", "IF-INVERTED-STACK-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"ifInvStackTable", "IF-INVERTED-STACK-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.77.1.1.1
-	{"ifInvStackEntry", "IF-INVERTED-STACK-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "IF-MIB::ifStackLowerLayer IF-MIB::ifStackHigherLayer", false, "", ""},
+	{"ifInvStackEntry", "IF-INVERTED-STACK-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "IF-MIB::ifStackLowerLayer IF-MIB::ifStackHigherLayer", false, "", ""},
 	// 1.3.6.1.2.1.77.1.1.1.1
-	{"ifInvStackStatus", "IF-INVERTED-STACK-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadOnly, "", false, "", ""},
+	{"ifInvStackStatus", "IF-INVERTED-STACK-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.77.1.2
-	{"ifInvConformance", "IF-INVERTED-STACK-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifInvConformance", "IF-INVERTED-STACK-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.77.1.2.1
-	{"ifInvGroups", "IF-INVERTED-STACK-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifInvGroups", "IF-INVERTED-STACK-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.77.1.2.1.1
-	{"ifInvStackGroup", "IF-INVERTED-STACK-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-INVERTED-STACK-MIB::ifInvStackStatus"},
+	{"ifInvStackGroup", "IF-INVERTED-STACK-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-INVERTED-STACK-MIB::ifInvStackStatus"},
 	// 1.3.6.1.2.1.77.1.2.2
-	{"ifInvCompliances", "IF-INVERTED-STACK-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifInvCompliances", "IF-INVERTED-STACK-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.77.1.2.2.1
-	{"ifInvCompliance", "IF-INVERTED-STACK-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ifInvCompliance", "IF-INVERTED-STACK-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.78
-	{"hcnumTC", "HCNUM-TC", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"hcnumTC", "HCNUM-TC", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80
-	{"pingMIB", "DISMAN-PING-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingMIB", "DISMAN-PING-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.0
-	{"pingNotifications", "DISMAN-PING-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingNotifications", "DISMAN-PING-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.0.1
-	{"pingProbeFailed", "DISMAN-PING-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-PING-MIB::pingCtlTargetAddressType DISMAN-PING-MIB::pingCtlTargetAddress DISMAN-PING-MIB::pingResultsOperStatus DISMAN-PING-MIB::pingResultsIpTargetAddressType DISMAN-PING-MIB::pingResultsIpTargetAddress DISMAN-PING-MIB::pingResultsMinRtt DISMAN-PING-MIB::pingResultsMaxRtt DISMAN-PING-MIB::pingResultsAverageRtt DISMAN-PING-MIB::pingResultsProbeResponses DISMAN-PING-MIB::pingResultsSentProbes DISMAN-PING-MIB::pingResultsRttSumOfSquares DISMAN-PING-MIB::pingResultsLastGoodProbe"},
+	{"pingProbeFailed", "DISMAN-PING-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-PING-MIB::pingCtlTargetAddressType DISMAN-PING-MIB::pingCtlTargetAddress DISMAN-PING-MIB::pingResultsOperStatus DISMAN-PING-MIB::pingResultsIpTargetAddressType DISMAN-PING-MIB::pingResultsIpTargetAddress DISMAN-PING-MIB::pingResultsMinRtt DISMAN-PING-MIB::pingResultsMaxRtt DISMAN-PING-MIB::pingResultsAverageRtt DISMAN-PING-MIB::pingResultsProbeResponses DISMAN-PING-MIB::pingResultsSentProbes DISMAN-PING-MIB::pingResultsRttSumOfSquares DISMAN-PING-MIB::pingResultsLastGoodProbe"},
 	// 1.3.6.1.2.1.80.0.2
-	{"pingTestFailed", "DISMAN-PING-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-PING-MIB::pingCtlTargetAddressType DISMAN-PING-MIB::pingCtlTargetAddress DISMAN-PING-MIB::pingResultsOperStatus DISMAN-PING-MIB::pingResultsIpTargetAddressType DISMAN-PING-MIB::pingResultsIpTargetAddress DISMAN-PING-MIB::pingResultsMinRtt DISMAN-PING-MIB::pingResultsMaxRtt DISMAN-PING-MIB::pingResultsAverageRtt DISMAN-PING-MIB::pingResultsProbeResponses DISMAN-PING-MIB::pingResultsSentProbes DISMAN-PING-MIB::pingResultsRttSumOfSquares DISMAN-PING-MIB::pingResultsLastGoodProbe"},
+	{"pingTestFailed", "DISMAN-PING-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-PING-MIB::pingCtlTargetAddressType DISMAN-PING-MIB::pingCtlTargetAddress DISMAN-PING-MIB::pingResultsOperStatus DISMAN-PING-MIB::pingResultsIpTargetAddressType DISMAN-PING-MIB::pingResultsIpTargetAddress DISMAN-PING-MIB::pingResultsMinRtt DISMAN-PING-MIB::pingResultsMaxRtt DISMAN-PING-MIB::pingResultsAverageRtt DISMAN-PING-MIB::pingResultsProbeResponses DISMAN-PING-MIB::pingResultsSentProbes DISMAN-PING-MIB::pingResultsRttSumOfSquares DISMAN-PING-MIB::pingResultsLastGoodProbe"},
 	// 1.3.6.1.2.1.80.0.3
-	{"pingTestCompleted", "DISMAN-PING-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-PING-MIB::pingCtlTargetAddressType DISMAN-PING-MIB::pingCtlTargetAddress DISMAN-PING-MIB::pingResultsOperStatus DISMAN-PING-MIB::pingResultsIpTargetAddressType DISMAN-PING-MIB::pingResultsIpTargetAddress DISMAN-PING-MIB::pingResultsMinRtt DISMAN-PING-MIB::pingResultsMaxRtt DISMAN-PING-MIB::pingResultsAverageRtt DISMAN-PING-MIB::pingResultsProbeResponses DISMAN-PING-MIB::pingResultsSentProbes DISMAN-PING-MIB::pingResultsRttSumOfSquares DISMAN-PING-MIB::pingResultsLastGoodProbe"},
+	{"pingTestCompleted", "DISMAN-PING-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-PING-MIB::pingCtlTargetAddressType DISMAN-PING-MIB::pingCtlTargetAddress DISMAN-PING-MIB::pingResultsOperStatus DISMAN-PING-MIB::pingResultsIpTargetAddressType DISMAN-PING-MIB::pingResultsIpTargetAddress DISMAN-PING-MIB::pingResultsMinRtt DISMAN-PING-MIB::pingResultsMaxRtt DISMAN-PING-MIB::pingResultsAverageRtt DISMAN-PING-MIB::pingResultsProbeResponses DISMAN-PING-MIB::pingResultsSentProbes DISMAN-PING-MIB::pingResultsRttSumOfSquares DISMAN-PING-MIB::pingResultsLastGoodProbe"},
 	// 1.3.6.1.2.1.80.1
-	{"pingObjects", "DISMAN-PING-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingObjects", "DISMAN-PING-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.1
-	{"pingMaxConcurrentRequests", "DISMAN-PING-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"pingMaxConcurrentRequests", "DISMAN-PING-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2
-	{"pingCtlTable", "DISMAN-PING-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"pingCtlTable", "DISMAN-PING-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1
-	{"pingCtlEntry", "DISMAN-PING-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-PING-MIB::pingCtlOwnerIndex DISMAN-PING-MIB::pingCtlTestName", false, "", ""},
+	{"pingCtlEntry", "DISMAN-PING-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-PING-MIB::pingCtlOwnerIndex DISMAN-PING-MIB::pingCtlTestName", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.1
-	{"pingCtlOwnerIndex", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"pingCtlOwnerIndex", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.2
-	{"pingCtlTestName", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"pingCtlTestName", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.3
-	{"pingCtlTargetAddressType", "DISMAN-PING-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlTargetAddressType", "DISMAN-PING-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.4
-	{"pingCtlTargetAddress", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlTargetAddress", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.5
-	{"pingCtlDataSize", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlDataSize", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(0..65507)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.6
-	{"pingCtlTimeOut", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlTimeOut", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..60)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.7
-	{"pingCtlProbeCount", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlProbeCount", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..15)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.8
-	{"pingCtlAdminStatus", "DISMAN-PING-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlAdminStatus", "DISMAN-PING-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.9
-	{"pingCtlDataFill", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlDataFill", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "", "", "", 0, "(0..1024)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.10
-	{"pingCtlFrequency", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlFrequency", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.11
-	{"pingCtlMaxRows", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlMaxRows", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.12
-	{"pingCtlStorageType", "DISMAN-PING-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlStorageType", "DISMAN-PING-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.13
-	{"pingCtlTrapGeneration", "DISMAN-PING-MIB", KindColumn, BaseBits, "", "", "probeFailure(0) testFailure(1) testCompletion(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlTrapGeneration", "DISMAN-PING-MIB", KindColumn, BaseBits, "", "", "probeFailure(0) testFailure(1) testCompletion(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.14
-	{"pingCtlTrapProbeFailureFilter", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlTrapProbeFailureFilter", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(0..15)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.15
-	{"pingCtlTrapTestFailureFilter", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlTrapTestFailureFilter", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(0..15)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.16
-	{"pingCtlType", "DISMAN-PING-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlType", "DISMAN-PING-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.17
-	{"pingCtlDescr", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlDescr", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.18
-	{"pingCtlSourceAddressType", "DISMAN-PING-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlSourceAddressType", "DISMAN-PING-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.19
-	{"pingCtlSourceAddress", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlSourceAddress", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.20
-	{"pingCtlIfIndex", "DISMAN-PING-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlIfIndex", "DISMAN-PING-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, "(0..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.21
-	{"pingCtlByPassRouteTable", "DISMAN-PING-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlByPassRouteTable", "DISMAN-PING-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.22
-	{"pingCtlDSField", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlDSField", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.2.1.23
-	{"pingCtlRowStatus", "DISMAN-PING-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"pingCtlRowStatus", "DISMAN-PING-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.3
-	{"pingResultsTable", "DISMAN-PING-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"pingResultsTable", "DISMAN-PING-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.3.1
-	{"pingResultsEntry", "DISMAN-PING-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-PING-MIB::pingCtlOwnerIndex DISMAN-PING-MIB::pingCtlTestName", false, "", ""},
+	{"pingResultsEntry", "DISMAN-PING-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-PING-MIB::pingCtlOwnerIndex DISMAN-PING-MIB::pingCtlTestName", false, "", ""},
 	// 1.3.6.1.2.1.80.1.3.1.1
-	{"pingResultsOperStatus", "DISMAN-PING-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) completed(3)", 0, AccessReadOnly, "", false, "", ""},
+	{"pingResultsOperStatus", "DISMAN-PING-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) completed(3)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.3.1.2
-	{"pingResultsIpTargetAddressType", "DISMAN-PING-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessReadOnly, "", false, "", ""},
+	{"pingResultsIpTargetAddressType", "DISMAN-PING-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.3.1.3
-	{"pingResultsIpTargetAddress", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"pingResultsIpTargetAddress", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.3.1.4
-	{"pingResultsMinRtt", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"pingResultsMinRtt", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.3.1.5
-	{"pingResultsMaxRtt", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"pingResultsMaxRtt", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.3.1.6
-	{"pingResultsAverageRtt", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"pingResultsAverageRtt", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.3.1.7
-	{"pingResultsProbeResponses", "DISMAN-PING-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"pingResultsProbeResponses", "DISMAN-PING-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.3.1.8
-	{"pingResultsSentProbes", "DISMAN-PING-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"pingResultsSentProbes", "DISMAN-PING-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.3.1.9
-	{"pingResultsRttSumOfSquares", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"pingResultsRttSumOfSquares", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.3.1.10
-	{"pingResultsLastGoodProbe", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"pingResultsLastGoodProbe", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.4
-	{"pingProbeHistoryTable", "DISMAN-PING-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"pingProbeHistoryTable", "DISMAN-PING-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.4.1
-	{"pingProbeHistoryEntry", "DISMAN-PING-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-PING-MIB::pingCtlOwnerIndex DISMAN-PING-MIB::pingCtlTestName DISMAN-PING-MIB::pingProbeHistoryIndex", false, "", ""},
+	{"pingProbeHistoryEntry", "DISMAN-PING-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-PING-MIB::pingCtlOwnerIndex DISMAN-PING-MIB::pingCtlTestName DISMAN-PING-MIB::pingProbeHistoryIndex", false, "", ""},
 	// 1.3.6.1.2.1.80.1.4.1.1
-	{"pingProbeHistoryIndex", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"pingProbeHistoryIndex", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.4.1.2
-	{"pingProbeHistoryResponse", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"pingProbeHistoryResponse", "DISMAN-PING-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.4.1.3
-	{"pingProbeHistoryStatus", "DISMAN-PING-MIB", KindColumn, BaseInteger, "OperationResponseStatus", "", "responseReceived(1) unknown(2) internalError(3) requestTimedOut(4) unknownDestinationAddress(5) noRouteToTarget(6) interfaceInactiveToTarget(7) arpFailure(8) maxConcurrentLimitReached(9) unableToResolveDnsName(10) invalidHostAddress(11)", 0, AccessReadOnly, "", false, "", ""},
+	{"pingProbeHistoryStatus", "DISMAN-PING-MIB", KindColumn, BaseInteger, "OperationResponseStatus", "", "responseReceived(1) unknown(2) internalError(3) requestTimedOut(4) unknownDestinationAddress(5) noRouteToTarget(6) interfaceInactiveToTarget(7) arpFailure(8) maxConcurrentLimitReached(9) unableToResolveDnsName(10) invalidHostAddress(11)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.4.1.4
-	{"pingProbeHistoryLastRC", "DISMAN-PING-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"pingProbeHistoryLastRC", "DISMAN-PING-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.1.4.1.5
-	{"pingProbeHistoryTime", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"pingProbeHistoryTime", "DISMAN-PING-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.80.2
-	{"pingConformance", "DISMAN-PING-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingConformance", "DISMAN-PING-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.2.1
-	{"pingCompliances", "DISMAN-PING-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingCompliances", "DISMAN-PING-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.2.1.1
-	{"pingCompliance", "DISMAN-PING-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingCompliance", "DISMAN-PING-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.2.1.2
-	{"pingFullCompliance", "DISMAN-PING-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingFullCompliance", "DISMAN-PING-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.2.1.3
-	{"pingMinimumCompliance", "DISMAN-PING-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingMinimumCompliance", "DISMAN-PING-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.2.2
-	{"pingGroups", "DISMAN-PING-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingGroups", "DISMAN-PING-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.2.2.1
-	{"pingGroup", "DISMAN-PING-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-PING-MIB::pingMaxConcurrentRequests DISMAN-PING-MIB::pingCtlTargetAddressType DISMAN-PING-MIB::pingCtlTargetAddress DISMAN-PING-MIB::pingCtlDataSize DISMAN-PING-MIB::pingCtlTimeOut DISMAN-PING-MIB::pingCtlProbeCount DISMAN-PING-MIB::pingCtlAdminStatus DISMAN-PING-MIB::pingCtlDataFill DISMAN-PING-MIB::pingCtlFrequency DISMAN-PING-MIB::pingCtlMaxRows DISMAN-PING-MIB::pingCtlStorageType DISMAN-PING-MIB::pingCtlTrapGeneration DISMAN-PING-MIB::pingCtlTrapProbeFailureFilter DISMAN-PING-MIB::pingCtlTrapTestFailureFilter DISMAN-PING-MIB::pingCtlType DISMAN-PING-MIB::pingCtlDescr DISMAN-PING-MIB::pingCtlByPassRouteTable DISMAN-PING-MIB::pingCtlSourceAddressType DISMAN-PING-MIB::pingCtlSourceAddress DISMAN-PING-MIB::pingCtlIfIndex DISMAN-PING-MIB::pingCtlDSField DISMAN-PING-MIB::pingCtlRowStatus DISMAN-PING-MIB::pingResultsOperStatus DISMAN-PING-MIB::pingResultsIpTargetAddressType DISMAN-PING-MIB::pingResultsIpTargetAddress DISMAN-PING-MIB::pingResultsMinRtt DISMAN-PING-MIB::pingResultsMaxRtt DISMAN-PING-MIB::pingResultsAverageRtt DISMAN-PING-MIB::pingResultsProbeResponses DISMAN-PING-MIB::pingResultsSentProbes DISMAN-PING-MIB::pingResultsRttSumOfSquares DISMAN-PING-MIB::pingProbeHistoryResponse DISMAN-PING-MIB::pingProbeHistoryStatus DISMAN-PING-MIB::pingProbeHistoryLastRC"},
+	{"pingGroup", "DISMAN-PING-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-PING-MIB::pingMaxConcurrentRequests DISMAN-PING-MIB::pingCtlTargetAddressType DISMAN-PING-MIB::pingCtlTargetAddress DISMAN-PING-MIB::pingCtlDataSize DISMAN-PING-MIB::pingCtlTimeOut DISMAN-PING-MIB::pingCtlProbeCount DISMAN-PING-MIB::pingCtlAdminStatus DISMAN-PING-MIB::pingCtlDataFill DISMAN-PING-MIB::pingCtlFrequency DISMAN-PING-MIB::pingCtlMaxRows DISMAN-PING-MIB::pingCtlStorageType DISMAN-PING-MIB::pingCtlTrapGeneration DISMAN-PING-MIB::pingCtlTrapProbeFailureFilter DISMAN-PING-MIB::pingCtlTrapTestFailureFilter DISMAN-PING-MIB::pingCtlType DISMAN-PING-MIB::pingCtlDescr DISMAN-PING-MIB::pingCtlByPassRouteTable DISMAN-PING-MIB::pingCtlSourceAddressType DISMAN-PING-MIB::pingCtlSourceAddress DISMAN-PING-MIB::pingCtlIfIndex DISMAN-PING-MIB::pingCtlDSField DISMAN-PING-MIB::pingCtlRowStatus DISMAN-PING-MIB::pingResultsOperStatus DISMAN-PING-MIB::pingResultsIpTargetAddressType DISMAN-PING-MIB::pingResultsIpTargetAddress DISMAN-PING-MIB::pingResultsMinRtt DISMAN-PING-MIB::pingResultsMaxRtt DISMAN-PING-MIB::pingResultsAverageRtt DISMAN-PING-MIB::pingResultsProbeResponses DISMAN-PING-MIB::pingResultsSentProbes DISMAN-PING-MIB::pingResultsRttSumOfSquares DISMAN-PING-MIB::pingProbeHistoryResponse DISMAN-PING-MIB::pingProbeHistoryStatus DISMAN-PING-MIB::pingProbeHistoryLastRC"},
 	// 1.3.6.1.2.1.80.2.2.2
-	{"pingTimeStampGroup", "DISMAN-PING-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-PING-MIB::pingResultsLastGoodProbe DISMAN-PING-MIB::pingProbeHistoryTime"},
+	{"pingTimeStampGroup", "DISMAN-PING-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-PING-MIB::pingResultsLastGoodProbe DISMAN-PING-MIB::pingProbeHistoryTime"},
 	// 1.3.6.1.2.1.80.2.2.3
-	{"pingNotificationsGroup", "DISMAN-PING-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingNotificationsGroup", "DISMAN-PING-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.2.2.4
-	{"pingMinimumGroup", "DISMAN-PING-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-PING-MIB::pingMaxConcurrentRequests DISMAN-PING-MIB::pingCtlTargetAddressType DISMAN-PING-MIB::pingCtlTargetAddress DISMAN-PING-MIB::pingCtlDataSize DISMAN-PING-MIB::pingCtlTimeOut DISMAN-PING-MIB::pingCtlProbeCount DISMAN-PING-MIB::pingCtlAdminStatus DISMAN-PING-MIB::pingCtlDataFill DISMAN-PING-MIB::pingCtlFrequency DISMAN-PING-MIB::pingCtlMaxRows DISMAN-PING-MIB::pingCtlStorageType DISMAN-PING-MIB::pingCtlTrapGeneration DISMAN-PING-MIB::pingCtlTrapProbeFailureFilter DISMAN-PING-MIB::pingCtlTrapTestFailureFilter DISMAN-PING-MIB::pingCtlType DISMAN-PING-MIB::pingCtlDescr DISMAN-PING-MIB::pingCtlByPassRouteTable DISMAN-PING-MIB::pingCtlSourceAddressType DISMAN-PING-MIB::pingCtlSourceAddress DISMAN-PING-MIB::pingCtlIfIndex DISMAN-PING-MIB::pingCtlDSField DISMAN-PING-MIB::pingResultsOperStatus DISMAN-PING-MIB::pingResultsIpTargetAddressType DISMAN-PING-MIB::pingResultsIpTargetAddress DISMAN-PING-MIB::pingResultsMinRtt DISMAN-PING-MIB::pingResultsMaxRtt DISMAN-PING-MIB::pingResultsAverageRtt DISMAN-PING-MIB::pingResultsProbeResponses DISMAN-PING-MIB::pingResultsSentProbes DISMAN-PING-MIB::pingResultsRttSumOfSquares DISMAN-PING-MIB::pingResultsLastGoodProbe"},
+	{"pingMinimumGroup", "DISMAN-PING-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-PING-MIB::pingMaxConcurrentRequests DISMAN-PING-MIB::pingCtlTargetAddressType DISMAN-PING-MIB::pingCtlTargetAddress DISMAN-PING-MIB::pingCtlDataSize DISMAN-PING-MIB::pingCtlTimeOut DISMAN-PING-MIB::pingCtlProbeCount DISMAN-PING-MIB::pingCtlAdminStatus DISMAN-PING-MIB::pingCtlDataFill DISMAN-PING-MIB::pingCtlFrequency DISMAN-PING-MIB::pingCtlMaxRows DISMAN-PING-MIB::pingCtlStorageType DISMAN-PING-MIB::pingCtlTrapGeneration DISMAN-PING-MIB::pingCtlTrapProbeFailureFilter DISMAN-PING-MIB::pingCtlTrapTestFailureFilter DISMAN-PING-MIB::pingCtlType DISMAN-PING-MIB::pingCtlDescr DISMAN-PING-MIB::pingCtlByPassRouteTable DISMAN-PING-MIB::pingCtlSourceAddressType DISMAN-PING-MIB::pingCtlSourceAddress DISMAN-PING-MIB::pingCtlIfIndex DISMAN-PING-MIB::pingCtlDSField DISMAN-PING-MIB::pingResultsOperStatus DISMAN-PING-MIB::pingResultsIpTargetAddressType DISMAN-PING-MIB::pingResultsIpTargetAddress DISMAN-PING-MIB::pingResultsMinRtt DISMAN-PING-MIB::pingResultsMaxRtt DISMAN-PING-MIB::pingResultsAverageRtt DISMAN-PING-MIB::pingResultsProbeResponses DISMAN-PING-MIB::pingResultsSentProbes DISMAN-PING-MIB::pingResultsRttSumOfSquares DISMAN-PING-MIB::pingResultsLastGoodProbe"},
 	// 1.3.6.1.2.1.80.2.2.5
-	{"pingCtlRowStatusGroup", "DISMAN-PING-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-PING-MIB::pingCtlRowStatus"},
+	{"pingCtlRowStatusGroup", "DISMAN-PING-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-PING-MIB::pingCtlRowStatus"},
 	// 1.3.6.1.2.1.80.2.2.6
-	{"pingHistoryGroup", "DISMAN-PING-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-PING-MIB::pingProbeHistoryResponse DISMAN-PING-MIB::pingProbeHistoryStatus DISMAN-PING-MIB::pingProbeHistoryLastRC DISMAN-PING-MIB::pingProbeHistoryTime"},
+	{"pingHistoryGroup", "DISMAN-PING-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-PING-MIB::pingProbeHistoryResponse DISMAN-PING-MIB::pingProbeHistoryStatus DISMAN-PING-MIB::pingProbeHistoryLastRC DISMAN-PING-MIB::pingProbeHistoryTime"},
 	// 1.3.6.1.2.1.80.3
-	{"pingImplementationTypeDomains", "DISMAN-PING-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingImplementationTypeDomains", "DISMAN-PING-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.3.1
-	{"pingIcmpEcho", "DISMAN-PING-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingIcmpEcho", "DISMAN-PING-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.3.2
-	{"pingUdpEcho", "DISMAN-PING-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingUdpEcho", "DISMAN-PING-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.3.3
-	{"pingSnmpQuery", "DISMAN-PING-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingSnmpQuery", "DISMAN-PING-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.80.3.4
-	{"pingTcpConnectionAttempt", "DISMAN-PING-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"pingTcpConnectionAttempt", "DISMAN-PING-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.81
-	{"traceRouteMIB", "DISMAN-TRACEROUTE-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"traceRouteMIB", "DISMAN-TRACEROUTE-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.81.0
-	{"traceRouteNotifications", "DISMAN-TRACEROUTE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"traceRouteNotifications", "DISMAN-TRACEROUTE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.81.0.1
-	{"traceRoutePathChange", "DISMAN-TRACEROUTE-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddress DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddrType DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddr"},
+	{"traceRoutePathChange", "DISMAN-TRACEROUTE-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddress DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddrType DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddr"},
 	// 1.3.6.1.2.1.81.0.2
-	{"traceRouteTestFailed", "DISMAN-TRACEROUTE-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddress DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddrType DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddr"},
+	{"traceRouteTestFailed", "DISMAN-TRACEROUTE-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddress DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddrType DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddr"},
 	// 1.3.6.1.2.1.81.0.3
-	{"traceRouteTestCompleted", "DISMAN-TRACEROUTE-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddress DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddrType DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddr"},
+	{"traceRouteTestCompleted", "DISMAN-TRACEROUTE-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddress DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddrType DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddr"},
 	// 1.3.6.1.2.1.81.1
-	{"traceRouteObjects", "DISMAN-TRACEROUTE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"traceRouteObjects", "DISMAN-TRACEROUTE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.1
-	{"traceRouteMaxConcurrentRequests", "DISMAN-TRACEROUTE-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"traceRouteMaxConcurrentRequests", "DISMAN-TRACEROUTE-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2
-	{"traceRouteCtlTable", "DISMAN-TRACEROUTE-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"traceRouteCtlTable", "DISMAN-TRACEROUTE-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1
-	{"traceRouteCtlEntry", "DISMAN-TRACEROUTE-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-TRACEROUTE-MIB::traceRouteCtlOwnerIndex DISMAN-TRACEROUTE-MIB::traceRouteCtlTestName", false, "", ""},
+	{"traceRouteCtlEntry", "DISMAN-TRACEROUTE-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-TRACEROUTE-MIB::traceRouteCtlOwnerIndex DISMAN-TRACEROUTE-MIB::traceRouteCtlTestName", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.1
-	{"traceRouteCtlOwnerIndex", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"traceRouteCtlOwnerIndex", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.2
-	{"traceRouteCtlTestName", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"traceRouteCtlTestName", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.3
-	{"traceRouteCtlTargetAddressType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlTargetAddressType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.4
-	{"traceRouteCtlTargetAddress", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlTargetAddress", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.5
-	{"traceRouteCtlByPassRouteTable", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlByPassRouteTable", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.6
-	{"traceRouteCtlDataSize", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlDataSize", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(0..65507)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.7
-	{"traceRouteCtlTimeOut", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlTimeOut", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..60)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.8
-	{"traceRouteCtlProbesPerHop", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlProbesPerHop", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..10)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.9
-	{"traceRouteCtlPort", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlPort", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..65535)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.10
-	{"traceRouteCtlMaxTtl", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlMaxTtl", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.11
-	{"traceRouteCtlDSField", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlDSField", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.12
-	{"traceRouteCtlSourceAddressType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlSourceAddressType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.13
-	{"traceRouteCtlSourceAddress", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlSourceAddress", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.14
-	{"traceRouteCtlIfIndex", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlIfIndex", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "InterfaceIndexOrZero", "d", "", 0, "(0..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.15
-	{"traceRouteCtlMiscOptions", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlMiscOptions", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.16
-	{"traceRouteCtlMaxFailures", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlMaxFailures", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.17
-	{"traceRouteCtlDontFragment", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlDontFragment", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.18
-	{"traceRouteCtlInitialTtl", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlInitialTtl", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.19
-	{"traceRouteCtlFrequency", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlFrequency", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.20
-	{"traceRouteCtlStorageType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlStorageType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.21
-	{"traceRouteCtlAdminStatus", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlAdminStatus", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.22
-	{"traceRouteCtlDescr", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlDescr", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.23
-	{"traceRouteCtlMaxRows", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlMaxRows", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.24
-	{"traceRouteCtlTrapGeneration", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseBits, "", "", "pathChange(0) testFailure(1) testCompletion(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlTrapGeneration", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseBits, "", "", "pathChange(0) testFailure(1) testCompletion(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.25
-	{"traceRouteCtlCreateHopsEntries", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlCreateHopsEntries", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.26
-	{"traceRouteCtlType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.2.1.27
-	{"traceRouteCtlRowStatus", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"traceRouteCtlRowStatus", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.3
-	{"traceRouteResultsTable", "DISMAN-TRACEROUTE-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"traceRouteResultsTable", "DISMAN-TRACEROUTE-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.3.1
-	{"traceRouteResultsEntry", "DISMAN-TRACEROUTE-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-TRACEROUTE-MIB::traceRouteCtlOwnerIndex DISMAN-TRACEROUTE-MIB::traceRouteCtlTestName", false, "", ""},
+	{"traceRouteResultsEntry", "DISMAN-TRACEROUTE-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-TRACEROUTE-MIB::traceRouteCtlOwnerIndex DISMAN-TRACEROUTE-MIB::traceRouteCtlTestName", false, "", ""},
 	// 1.3.6.1.2.1.81.1.3.1.1
-	{"traceRouteResultsOperStatus", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) completed(3)", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteResultsOperStatus", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2) completed(3)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.3.1.2
-	{"traceRouteResultsCurHopCount", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteResultsCurHopCount", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.3.1.3
-	{"traceRouteResultsCurProbeCount", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteResultsCurProbeCount", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.3.1.4
-	{"traceRouteResultsIpTgtAddrType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteResultsIpTgtAddrType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.3.1.5
-	{"traceRouteResultsIpTgtAddr", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteResultsIpTgtAddr", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.3.1.6
-	{"traceRouteResultsTestAttempts", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteResultsTestAttempts", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.3.1.7
-	{"traceRouteResultsTestSuccesses", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteResultsTestSuccesses", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.3.1.8
-	{"traceRouteResultsLastGoodPath", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteResultsLastGoodPath", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.4
-	{"traceRouteProbeHistoryTable", "DISMAN-TRACEROUTE-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"traceRouteProbeHistoryTable", "DISMAN-TRACEROUTE-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.4.1
-	{"traceRouteProbeHistoryEntry", "DISMAN-TRACEROUTE-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-TRACEROUTE-MIB::traceRouteCtlOwnerIndex DISMAN-TRACEROUTE-MIB::traceRouteCtlTestName DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryIndex DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryHopIndex DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryProbeIndex", false, "", ""},
+	{"traceRouteProbeHistoryEntry", "DISMAN-TRACEROUTE-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-TRACEROUTE-MIB::traceRouteCtlOwnerIndex DISMAN-TRACEROUTE-MIB::traceRouteCtlTestName DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryIndex DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryHopIndex DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryProbeIndex", false, "", ""},
 	// 1.3.6.1.2.1.81.1.4.1.1
-	{"traceRouteProbeHistoryIndex", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"traceRouteProbeHistoryIndex", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.4.1.2
-	{"traceRouteProbeHistoryHopIndex", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"traceRouteProbeHistoryHopIndex", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.4.1.3
-	{"traceRouteProbeHistoryProbeIndex", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"traceRouteProbeHistoryProbeIndex", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..10)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.4.1.4
-	{"traceRouteProbeHistoryHAddrType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteProbeHistoryHAddrType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.4.1.5
-	{"traceRouteProbeHistoryHAddr", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteProbeHistoryHAddr", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.4.1.6
-	{"traceRouteProbeHistoryResponse", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteProbeHistoryResponse", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.4.1.7
-	{"traceRouteProbeHistoryStatus", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "OperationResponseStatus", "", "responseReceived(1) unknown(2) internalError(3) requestTimedOut(4) unknownDestinationAddress(5) noRouteToTarget(6) interfaceInactiveToTarget(7) arpFailure(8) maxConcurrentLimitReached(9) unableToResolveDnsName(10) invalidHostAddress(11)", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteProbeHistoryStatus", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "OperationResponseStatus", "", "responseReceived(1) unknown(2) internalError(3) requestTimedOut(4) unknownDestinationAddress(5) noRouteToTarget(6) interfaceInactiveToTarget(7) arpFailure(8) maxConcurrentLimitReached(9) unableToResolveDnsName(10) invalidHostAddress(11)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.4.1.8
-	{"traceRouteProbeHistoryLastRC", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteProbeHistoryLastRC", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.4.1.9
-	{"traceRouteProbeHistoryTime", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteProbeHistoryTime", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.5
-	{"traceRouteHopsTable", "DISMAN-TRACEROUTE-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"traceRouteHopsTable", "DISMAN-TRACEROUTE-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.5.1
-	{"traceRouteHopsEntry", "DISMAN-TRACEROUTE-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-TRACEROUTE-MIB::traceRouteCtlOwnerIndex DISMAN-TRACEROUTE-MIB::traceRouteCtlTestName DISMAN-TRACEROUTE-MIB::traceRouteHopsHopIndex", false, "", ""},
+	{"traceRouteHopsEntry", "DISMAN-TRACEROUTE-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-TRACEROUTE-MIB::traceRouteCtlOwnerIndex DISMAN-TRACEROUTE-MIB::traceRouteCtlTestName DISMAN-TRACEROUTE-MIB::traceRouteHopsHopIndex", false, "", ""},
 	// 1.3.6.1.2.1.81.1.5.1.1
-	{"traceRouteHopsHopIndex", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"traceRouteHopsHopIndex", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.5.1.2
-	{"traceRouteHopsIpTgtAddressType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteHopsIpTgtAddressType", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.5.1.3
-	{"traceRouteHopsIpTgtAddress", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteHopsIpTgtAddress", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.5.1.4
-	{"traceRouteHopsMinRtt", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteHopsMinRtt", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.5.1.5
-	{"traceRouteHopsMaxRtt", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteHopsMaxRtt", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.5.1.6
-	{"traceRouteHopsAverageRtt", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteHopsAverageRtt", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.5.1.7
-	{"traceRouteHopsRttSumOfSquares", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteHopsRttSumOfSquares", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.5.1.8
-	{"traceRouteHopsSentProbes", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteHopsSentProbes", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.5.1.9
-	{"traceRouteHopsProbeResponses", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteHopsProbeResponses", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.1.5.1.10
-	{"traceRouteHopsLastGoodProbe", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"traceRouteHopsLastGoodProbe", "DISMAN-TRACEROUTE-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.81.2
-	{"traceRouteConformance", "DISMAN-TRACEROUTE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"traceRouteConformance", "DISMAN-TRACEROUTE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.81.2.1
-	{"traceRouteCompliances", "DISMAN-TRACEROUTE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"traceRouteCompliances", "DISMAN-TRACEROUTE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.81.2.1.1
-	{"traceRouteCompliance", "DISMAN-TRACEROUTE-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"traceRouteCompliance", "DISMAN-TRACEROUTE-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.81.2.1.2
-	{"traceRouteFullCompliance", "DISMAN-TRACEROUTE-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"traceRouteFullCompliance", "DISMAN-TRACEROUTE-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.81.2.1.3
-	{"traceRouteMinimumCompliance", "DISMAN-TRACEROUTE-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"traceRouteMinimumCompliance", "DISMAN-TRACEROUTE-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.81.2.2
-	{"traceRouteGroups", "DISMAN-TRACEROUTE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"traceRouteGroups", "DISMAN-TRACEROUTE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.81.2.2.1
-	{"traceRouteGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteMaxConcurrentRequests DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddress DISMAN-TRACEROUTE-MIB::traceRouteCtlByPassRouteTable DISMAN-TRACEROUTE-MIB::traceRouteCtlDataSize DISMAN-TRACEROUTE-MIB::traceRouteCtlTimeOut DISMAN-TRACEROUTE-MIB::traceRouteCtlProbesPerHop DISMAN-TRACEROUTE-MIB::traceRouteCtlPort DISMAN-TRACEROUTE-MIB::traceRouteCtlMaxTtl DISMAN-TRACEROUTE-MIB::traceRouteCtlDSField DISMAN-TRACEROUTE-MIB::traceRouteCtlSourceAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlSourceAddress DISMAN-TRACEROUTE-MIB::traceRouteCtlIfIndex DISMAN-TRACEROUTE-MIB::traceRouteCtlMiscOptions DISMAN-TRACEROUTE-MIB::traceRouteCtlMaxFailures DISMAN-TRACEROUTE-MIB::traceRouteCtlDontFragment DISMAN-TRACEROUTE-MIB::traceRouteCtlInitialTtl DISMAN-TRACEROUTE-MIB::traceRouteCtlFrequency DISMAN-TRACEROUTE-MIB::traceRouteCtlStorageType DISMAN-TRACEROUTE-MIB::traceRouteCtlAdminStatus DISMAN-TRACEROUTE-MIB::traceRouteCtlMaxRows DISMAN-TRACEROUTE-MIB::traceRouteCtlTrapGeneration DISMAN-TRACEROUTE-MIB::traceRouteCtlDescr DISMAN-TRACEROUTE-MIB::traceRouteCtlCreateHopsEntries DISMAN-TRACEROUTE-MIB::traceRouteCtlType DISMAN-TRACEROUTE-MIB::traceRouteCtlRowStatus DISMAN-TRACEROUTE-MIB::traceRouteResultsOperStatus DISMAN-TRACEROUTE-MIB::traceRouteResultsCurHopCount DISMAN-TRACEROUTE-MIB::traceRouteResultsCurProbeCount DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddrType DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddr DISMAN-TRACEROUTE-MIB::traceRouteResultsTestAttempts DISMAN-TRACEROUTE-MIB::traceRouteResultsTestSuccesses DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryHAddrType DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryHAddr DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryResponse DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryStatus DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryLastRC"},
+	{"traceRouteGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteMaxConcurrentRequests DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddress DISMAN-TRACEROUTE-MIB::traceRouteCtlByPassRouteTable DISMAN-TRACEROUTE-MIB::traceRouteCtlDataSize DISMAN-TRACEROUTE-MIB::traceRouteCtlTimeOut DISMAN-TRACEROUTE-MIB::traceRouteCtlProbesPerHop DISMAN-TRACEROUTE-MIB::traceRouteCtlPort DISMAN-TRACEROUTE-MIB::traceRouteCtlMaxTtl DISMAN-TRACEROUTE-MIB::traceRouteCtlDSField DISMAN-TRACEROUTE-MIB::traceRouteCtlSourceAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlSourceAddress DISMAN-TRACEROUTE-MIB::traceRouteCtlIfIndex DISMAN-TRACEROUTE-MIB::traceRouteCtlMiscOptions DISMAN-TRACEROUTE-MIB::traceRouteCtlMaxFailures DISMAN-TRACEROUTE-MIB::traceRouteCtlDontFragment DISMAN-TRACEROUTE-MIB::traceRouteCtlInitialTtl DISMAN-TRACEROUTE-MIB::traceRouteCtlFrequency DISMAN-TRACEROUTE-MIB::traceRouteCtlStorageType DISMAN-TRACEROUTE-MIB::traceRouteCtlAdminStatus DISMAN-TRACEROUTE-MIB::traceRouteCtlMaxRows DISMAN-TRACEROUTE-MIB::traceRouteCtlTrapGeneration DISMAN-TRACEROUTE-MIB::traceRouteCtlDescr DISMAN-TRACEROUTE-MIB::traceRouteCtlCreateHopsEntries DISMAN-TRACEROUTE-MIB::traceRouteCtlType DISMAN-TRACEROUTE-MIB::traceRouteCtlRowStatus DISMAN-TRACEROUTE-MIB::traceRouteResultsOperStatus DISMAN-TRACEROUTE-MIB::traceRouteResultsCurHopCount DISMAN-TRACEROUTE-MIB::traceRouteResultsCurProbeCount DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddrType DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddr DISMAN-TRACEROUTE-MIB::traceRouteResultsTestAttempts DISMAN-TRACEROUTE-MIB::traceRouteResultsTestSuccesses DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryHAddrType DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryHAddr DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryResponse DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryStatus DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryLastRC"},
 	// 1.3.6.1.2.1.81.2.2.2
-	{"traceRouteTimeStampGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteResultsLastGoodPath DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryTime"},
+	{"traceRouteTimeStampGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteResultsLastGoodPath DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryTime"},
 	// 1.3.6.1.2.1.81.2.2.3
-	{"traceRouteNotificationsGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"traceRouteNotificationsGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.81.2.2.4
-	{"traceRouteHopsTableGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteHopsIpTgtAddressType DISMAN-TRACEROUTE-MIB::traceRouteHopsIpTgtAddress DISMAN-TRACEROUTE-MIB::traceRouteHopsMinRtt DISMAN-TRACEROUTE-MIB::traceRouteHopsMaxRtt DISMAN-TRACEROUTE-MIB::traceRouteHopsAverageRtt DISMAN-TRACEROUTE-MIB::traceRouteHopsRttSumOfSquares DISMAN-TRACEROUTE-MIB::traceRouteHopsSentProbes DISMAN-TRACEROUTE-MIB::traceRouteHopsProbeResponses DISMAN-TRACEROUTE-MIB::traceRouteHopsLastGoodProbe"},
+	{"traceRouteHopsTableGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteHopsIpTgtAddressType DISMAN-TRACEROUTE-MIB::traceRouteHopsIpTgtAddress DISMAN-TRACEROUTE-MIB::traceRouteHopsMinRtt DISMAN-TRACEROUTE-MIB::traceRouteHopsMaxRtt DISMAN-TRACEROUTE-MIB::traceRouteHopsAverageRtt DISMAN-TRACEROUTE-MIB::traceRouteHopsRttSumOfSquares DISMAN-TRACEROUTE-MIB::traceRouteHopsSentProbes DISMAN-TRACEROUTE-MIB::traceRouteHopsProbeResponses DISMAN-TRACEROUTE-MIB::traceRouteHopsLastGoodProbe"},
 	// 1.3.6.1.2.1.81.2.2.5
-	{"traceRouteMinimumGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteMaxConcurrentRequests DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddress DISMAN-TRACEROUTE-MIB::traceRouteCtlByPassRouteTable DISMAN-TRACEROUTE-MIB::traceRouteCtlDataSize DISMAN-TRACEROUTE-MIB::traceRouteCtlTimeOut DISMAN-TRACEROUTE-MIB::traceRouteCtlProbesPerHop DISMAN-TRACEROUTE-MIB::traceRouteCtlPort DISMAN-TRACEROUTE-MIB::traceRouteCtlMaxTtl DISMAN-TRACEROUTE-MIB::traceRouteCtlDSField DISMAN-TRACEROUTE-MIB::traceRouteCtlSourceAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlSourceAddress DISMAN-TRACEROUTE-MIB::traceRouteCtlIfIndex DISMAN-TRACEROUTE-MIB::traceRouteCtlMiscOptions DISMAN-TRACEROUTE-MIB::traceRouteCtlMaxFailures DISMAN-TRACEROUTE-MIB::traceRouteCtlDontFragment DISMAN-TRACEROUTE-MIB::traceRouteCtlInitialTtl DISMAN-TRACEROUTE-MIB::traceRouteCtlFrequency DISMAN-TRACEROUTE-MIB::traceRouteCtlStorageType DISMAN-TRACEROUTE-MIB::traceRouteCtlAdminStatus DISMAN-TRACEROUTE-MIB::traceRouteCtlMaxRows DISMAN-TRACEROUTE-MIB::traceRouteCtlTrapGeneration DISMAN-TRACEROUTE-MIB::traceRouteCtlDescr DISMAN-TRACEROUTE-MIB::traceRouteCtlCreateHopsEntries DISMAN-TRACEROUTE-MIB::traceRouteCtlType DISMAN-TRACEROUTE-MIB::traceRouteResultsOperStatus DISMAN-TRACEROUTE-MIB::traceRouteResultsCurHopCount DISMAN-TRACEROUTE-MIB::traceRouteResultsCurProbeCount DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddrType DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddr DISMAN-TRACEROUTE-MIB::traceRouteResultsTestAttempts DISMAN-TRACEROUTE-MIB::traceRouteResultsTestSuccesses DISMAN-TRACEROUTE-MIB::traceRouteResultsLastGoodPath"},
+	{"traceRouteMinimumGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteMaxConcurrentRequests DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlTargetAddress DISMAN-TRACEROUTE-MIB::traceRouteCtlByPassRouteTable DISMAN-TRACEROUTE-MIB::traceRouteCtlDataSize DISMAN-TRACEROUTE-MIB::traceRouteCtlTimeOut DISMAN-TRACEROUTE-MIB::traceRouteCtlProbesPerHop DISMAN-TRACEROUTE-MIB::traceRouteCtlPort DISMAN-TRACEROUTE-MIB::traceRouteCtlMaxTtl DISMAN-TRACEROUTE-MIB::traceRouteCtlDSField DISMAN-TRACEROUTE-MIB::traceRouteCtlSourceAddressType DISMAN-TRACEROUTE-MIB::traceRouteCtlSourceAddress DISMAN-TRACEROUTE-MIB::traceRouteCtlIfIndex DISMAN-TRACEROUTE-MIB::traceRouteCtlMiscOptions DISMAN-TRACEROUTE-MIB::traceRouteCtlMaxFailures DISMAN-TRACEROUTE-MIB::traceRouteCtlDontFragment DISMAN-TRACEROUTE-MIB::traceRouteCtlInitialTtl DISMAN-TRACEROUTE-MIB::traceRouteCtlFrequency DISMAN-TRACEROUTE-MIB::traceRouteCtlStorageType DISMAN-TRACEROUTE-MIB::traceRouteCtlAdminStatus DISMAN-TRACEROUTE-MIB::traceRouteCtlMaxRows DISMAN-TRACEROUTE-MIB::traceRouteCtlTrapGeneration DISMAN-TRACEROUTE-MIB::traceRouteCtlDescr DISMAN-TRACEROUTE-MIB::traceRouteCtlCreateHopsEntries DISMAN-TRACEROUTE-MIB::traceRouteCtlType DISMAN-TRACEROUTE-MIB::traceRouteResultsOperStatus DISMAN-TRACEROUTE-MIB::traceRouteResultsCurHopCount DISMAN-TRACEROUTE-MIB::traceRouteResultsCurProbeCount DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddrType DISMAN-TRACEROUTE-MIB::traceRouteResultsIpTgtAddr DISMAN-TRACEROUTE-MIB::traceRouteResultsTestAttempts DISMAN-TRACEROUTE-MIB::traceRouteResultsTestSuccesses DISMAN-TRACEROUTE-MIB::traceRouteResultsLastGoodPath"},
 	// 1.3.6.1.2.1.81.2.2.6
-	{"traceRouteCtlRowStatusGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteCtlRowStatus"},
+	{"traceRouteCtlRowStatusGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteCtlRowStatus"},
 	// 1.3.6.1.2.1.81.2.2.7
-	{"traceRouteHistoryGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryHAddrType DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryHAddr DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryResponse DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryStatus DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryLastRC DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryTime"},
+	{"traceRouteHistoryGroup", "DISMAN-TRACEROUTE-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryHAddrType DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryHAddr DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryResponse DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryStatus DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryLastRC DISMAN-TRACEROUTE-MIB::traceRouteProbeHistoryTime"},
 	// 1.3.6.1.2.1.81.3
-	{"traceRouteImplementationTypeDomains", "DISMAN-TRACEROUTE-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"traceRouteImplementationTypeDomains", "DISMAN-TRACEROUTE-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.81.3.1
-	{"traceRouteUsingUdpProbes", "DISMAN-TRACEROUTE-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"traceRouteUsingUdpProbes", "DISMAN-TRACEROUTE-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.82
-	{"lookupMIB", "DISMAN-NSLOOKUP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"lookupMIB", "DISMAN-NSLOOKUP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1
-	{"lookupObjects", "DISMAN-NSLOOKUP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"lookupObjects", "DISMAN-NSLOOKUP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.1
-	{"lookupMaxConcurrentRequests", "DISMAN-NSLOOKUP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"lookupMaxConcurrentRequests", "DISMAN-NSLOOKUP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.2
-	{"lookupPurgeTime", "DISMAN-NSLOOKUP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"lookupPurgeTime", "DISMAN-NSLOOKUP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "(0..86400)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.3
-	{"lookupCtlTable", "DISMAN-NSLOOKUP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"lookupCtlTable", "DISMAN-NSLOOKUP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.3.1
-	{"lookupCtlEntry", "DISMAN-NSLOOKUP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-NSLOOKUP-MIB::lookupCtlOwnerIndex DISMAN-NSLOOKUP-MIB::lookupCtlOperationName", false, "", ""},
+	{"lookupCtlEntry", "DISMAN-NSLOOKUP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-NSLOOKUP-MIB::lookupCtlOwnerIndex DISMAN-NSLOOKUP-MIB::lookupCtlOperationName", false, "", ""},
 	// 1.3.6.1.2.1.82.1.3.1.1
-	{"lookupCtlOwnerIndex", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"lookupCtlOwnerIndex", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.3.1.2
-	{"lookupCtlOperationName", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"lookupCtlOperationName", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.3.1.3
-	{"lookupCtlTargetAddressType", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessReadCreate, "", false, "", ""},
+	{"lookupCtlTargetAddressType", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.3.1.4
-	{"lookupCtlTargetAddress", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"lookupCtlTargetAddress", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.3.1.5
-	{"lookupCtlOperStatus", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseInteger, "", "", "enabled(1) notStarted(2) completed(3)", 0, AccessReadOnly, "", false, "", ""},
+	{"lookupCtlOperStatus", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseInteger, "", "", "enabled(1) notStarted(2) completed(3)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.3.1.6
-	{"lookupCtlTime", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"lookupCtlTime", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.3.1.7
-	{"lookupCtlRc", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"lookupCtlRc", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.3.1.8
-	{"lookupCtlRowStatus", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"lookupCtlRowStatus", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.4
-	{"lookupResultsTable", "DISMAN-NSLOOKUP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"lookupResultsTable", "DISMAN-NSLOOKUP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.4.1
-	{"lookupResultsEntry", "DISMAN-NSLOOKUP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-NSLOOKUP-MIB::lookupCtlOwnerIndex DISMAN-NSLOOKUP-MIB::lookupCtlOperationName DISMAN-NSLOOKUP-MIB::lookupResultsIndex", false, "", ""},
+	{"lookupResultsEntry", "DISMAN-NSLOOKUP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-NSLOOKUP-MIB::lookupCtlOwnerIndex DISMAN-NSLOOKUP-MIB::lookupCtlOperationName DISMAN-NSLOOKUP-MIB::lookupResultsIndex", false, "", ""},
 	// 1.3.6.1.2.1.82.1.4.1.1
-	{"lookupResultsIndex", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"lookupResultsIndex", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.4.1.2
-	{"lookupResultsAddressType", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessReadOnly, "", false, "", ""},
+	{"lookupResultsAddressType", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.82.1.4.1.3
-	{"lookupResultsAddress", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"lookupResultsAddress", "DISMAN-NSLOOKUP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.82.2
-	{"lookupConformance", "DISMAN-NSLOOKUP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"lookupConformance", "DISMAN-NSLOOKUP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.82.2.1
-	{"lookupCompliances", "DISMAN-NSLOOKUP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"lookupCompliances", "DISMAN-NSLOOKUP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.82.2.1.1
-	{"lookupCompliance", "DISMAN-NSLOOKUP-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"lookupCompliance", "DISMAN-NSLOOKUP-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.82.2.1.2
-	{"lookupMinimumCompliance", "DISMAN-NSLOOKUP-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"lookupMinimumCompliance", "DISMAN-NSLOOKUP-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.82.2.2
-	{"lookupGroups", "DISMAN-NSLOOKUP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"lookupGroups", "DISMAN-NSLOOKUP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.82.2.2.1
-	{"lookupGroup", "DISMAN-NSLOOKUP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-NSLOOKUP-MIB::lookupMaxConcurrentRequests DISMAN-NSLOOKUP-MIB::lookupPurgeTime DISMAN-NSLOOKUP-MIB::lookupCtlOperStatus DISMAN-NSLOOKUP-MIB::lookupCtlTargetAddressType DISMAN-NSLOOKUP-MIB::lookupCtlTargetAddress DISMAN-NSLOOKUP-MIB::lookupCtlTime DISMAN-NSLOOKUP-MIB::lookupCtlRc DISMAN-NSLOOKUP-MIB::lookupCtlRowStatus DISMAN-NSLOOKUP-MIB::lookupResultsAddressType DISMAN-NSLOOKUP-MIB::lookupResultsAddress"},
+	{"lookupGroup", "DISMAN-NSLOOKUP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-NSLOOKUP-MIB::lookupMaxConcurrentRequests DISMAN-NSLOOKUP-MIB::lookupPurgeTime DISMAN-NSLOOKUP-MIB::lookupCtlOperStatus DISMAN-NSLOOKUP-MIB::lookupCtlTargetAddressType DISMAN-NSLOOKUP-MIB::lookupCtlTargetAddress DISMAN-NSLOOKUP-MIB::lookupCtlTime DISMAN-NSLOOKUP-MIB::lookupCtlRc DISMAN-NSLOOKUP-MIB::lookupCtlRowStatus DISMAN-NSLOOKUP-MIB::lookupResultsAddressType DISMAN-NSLOOKUP-MIB::lookupResultsAddress"},
 	// 1.3.6.1.2.1.84
-	{"ianaRtProtoMIB", "IANA-RTPROTO-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ianaRtProtoMIB", "IANA-RTPROTO-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88
-	{"dismanEventMIB", "DISMAN-EVENT-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanEventMIB", "DISMAN-EVENT-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1
-	{"dismanEventMIBObjects", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanEventMIBObjects", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.1
-	{"mteResource", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"mteResource", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.1.1
-	{"mteResourceSampleMinimum", "DISMAN-EVENT-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteResourceSampleMinimum", "DISMAN-EVENT-MIB", KindScalar, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.1.2
-	{"mteResourceSampleInstanceMaximum", "DISMAN-EVENT-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteResourceSampleInstanceMaximum", "DISMAN-EVENT-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.1.3
-	{"mteResourceSampleInstances", "DISMAN-EVENT-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"mteResourceSampleInstances", "DISMAN-EVENT-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.1.4
-	{"mteResourceSampleInstancesHigh", "DISMAN-EVENT-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"mteResourceSampleInstancesHigh", "DISMAN-EVENT-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.1.5
-	{"mteResourceSampleInstanceLacks", "DISMAN-EVENT-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"mteResourceSampleInstanceLacks", "DISMAN-EVENT-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2
-	{"mteTrigger", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"mteTrigger", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.1
-	{"mteTriggerFailures", "DISMAN-EVENT-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"mteTriggerFailures", "DISMAN-EVENT-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2
-	{"mteTriggerTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteTriggerTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1
-	{"mteTriggerEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteTriggerName", true, "", ""},
+	{"mteTriggerEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteTriggerName", true, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.1
-	{"mteOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.2
-	{"mteTriggerName", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteTriggerName", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.3
-	{"mteTriggerComment", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"mteTriggerComment", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.4
-	{"mteTriggerTest", "DISMAN-EVENT-MIB", KindColumn, BaseBits, "", "", "existence(0) boolean(1) threshold(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"mteTriggerTest", "DISMAN-EVENT-MIB", KindColumn, BaseBits, "", "", "existence(0) boolean(1) threshold(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.5
-	{"mteTriggerSampleType", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "absoluteValue(1) deltaValue(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"mteTriggerSampleType", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "absoluteValue(1) deltaValue(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.6
-	{"mteTriggerValueID", "DISMAN-EVENT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"mteTriggerValueID", "DISMAN-EVENT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.7
-	{"mteTriggerValueIDWildcard", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"mteTriggerValueIDWildcard", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.8
-	{"mteTriggerTargetTag", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpTagValue", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"mteTriggerTargetTag", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpTagValue", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.9
-	{"mteTriggerContextName", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"mteTriggerContextName", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.10
-	{"mteTriggerContextNameWildcard", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"mteTriggerContextNameWildcard", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.11
-	{"mteTriggerFrequency", "DISMAN-EVENT-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"mteTriggerFrequency", "DISMAN-EVENT-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.12
-	{"mteTriggerObjectsOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"mteTriggerObjectsOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.13
-	{"mteTriggerObjects", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"mteTriggerObjects", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.14
-	{"mteTriggerEnabled", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"mteTriggerEnabled", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.2.1.15
-	{"mteTriggerEntryStatus", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"mteTriggerEntryStatus", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.3
-	{"mteTriggerDeltaTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteTriggerDeltaTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.3.1
-	{"mteTriggerDeltaEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteTriggerName", true, "", ""},
+	{"mteTriggerDeltaEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteTriggerName", true, "", ""},
 	// 1.3.6.1.2.1.88.1.2.3.1.1
-	{"mteTriggerDeltaDiscontinuityID", "DISMAN-EVENT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerDeltaDiscontinuityID", "DISMAN-EVENT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.3.1.2
-	{"mteTriggerDeltaDiscontinuityIDWildcard", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerDeltaDiscontinuityIDWildcard", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.3.1.3
-	{"mteTriggerDeltaDiscontinuityIDType", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "timeTicks(1) timeStamp(2) dateAndTime(3)", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerDeltaDiscontinuityIDType", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "timeTicks(1) timeStamp(2) dateAndTime(3)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.4
-	{"mteTriggerExistenceTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteTriggerExistenceTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.4.1
-	{"mteTriggerExistenceEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteTriggerName", true, "", ""},
+	{"mteTriggerExistenceEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteTriggerName", true, "", ""},
 	// 1.3.6.1.2.1.88.1.2.4.1.1
-	{"mteTriggerExistenceTest", "DISMAN-EVENT-MIB", KindColumn, BaseBits, "", "", "present(0) absent(1) changed(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerExistenceTest", "DISMAN-EVENT-MIB", KindColumn, BaseBits, "", "", "present(0) absent(1) changed(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.4.1.2
-	{"mteTriggerExistenceStartup", "DISMAN-EVENT-MIB", KindColumn, BaseBits, "", "", "present(0) absent(1)", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerExistenceStartup", "DISMAN-EVENT-MIB", KindColumn, BaseBits, "", "", "present(0) absent(1)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.4.1.3
-	{"mteTriggerExistenceObjectsOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerExistenceObjectsOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.4.1.4
-	{"mteTriggerExistenceObjects", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerExistenceObjects", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.4.1.5
-	{"mteTriggerExistenceEventOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerExistenceEventOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.4.1.6
-	{"mteTriggerExistenceEvent", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerExistenceEvent", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.5
-	{"mteTriggerBooleanTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteTriggerBooleanTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.5.1
-	{"mteTriggerBooleanEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteTriggerName", true, "", ""},
+	{"mteTriggerBooleanEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteTriggerName", true, "", ""},
 	// 1.3.6.1.2.1.88.1.2.5.1.1
-	{"mteTriggerBooleanComparison", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "unequal(1) equal(2) less(3) lessOrEqual(4) greater(5) greaterOrEqual(6)", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerBooleanComparison", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "unequal(1) equal(2) less(3) lessOrEqual(4) greater(5) greaterOrEqual(6)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.5.1.2
-	{"mteTriggerBooleanValue", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerBooleanValue", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.5.1.3
-	{"mteTriggerBooleanStartup", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerBooleanStartup", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.5.1.4
-	{"mteTriggerBooleanObjectsOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerBooleanObjectsOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.5.1.5
-	{"mteTriggerBooleanObjects", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerBooleanObjects", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.5.1.6
-	{"mteTriggerBooleanEventOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerBooleanEventOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.5.1.7
-	{"mteTriggerBooleanEvent", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerBooleanEvent", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6
-	{"mteTriggerThresholdTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteTriggerThresholdTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1
-	{"mteTriggerThresholdEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteTriggerName", true, "", ""},
+	{"mteTriggerThresholdEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteTriggerName", true, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.1
-	{"mteTriggerThresholdStartup", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "rising(1) falling(2) risingOrFalling(3)", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdStartup", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "rising(1) falling(2) risingOrFalling(3)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.2
-	{"mteTriggerThresholdRising", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdRising", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.3
-	{"mteTriggerThresholdFalling", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdFalling", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.4
-	{"mteTriggerThresholdDeltaRising", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdDeltaRising", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.5
-	{"mteTriggerThresholdDeltaFalling", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdDeltaFalling", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.6
-	{"mteTriggerThresholdObjectsOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdObjectsOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.7
-	{"mteTriggerThresholdObjects", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdObjects", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.8
-	{"mteTriggerThresholdRisingEventOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdRisingEventOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.9
-	{"mteTriggerThresholdRisingEvent", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdRisingEvent", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.10
-	{"mteTriggerThresholdFallingEventOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdFallingEventOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.11
-	{"mteTriggerThresholdFallingEvent", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdFallingEvent", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.12
-	{"mteTriggerThresholdDeltaRisingEventOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdDeltaRisingEventOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.13
-	{"mteTriggerThresholdDeltaRisingEvent", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdDeltaRisingEvent", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.14
-	{"mteTriggerThresholdDeltaFallingEventOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdDeltaFallingEventOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.2.6.1.15
-	{"mteTriggerThresholdDeltaFallingEvent", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteTriggerThresholdDeltaFallingEvent", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.3
-	{"mteObjects", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"mteObjects", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.3.1
-	{"mteObjectsTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteObjectsTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.3.1.1
-	{"mteObjectsEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteObjectsName DISMAN-EVENT-MIB::mteObjectsIndex", false, "", ""},
+	{"mteObjectsEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteObjectsName DISMAN-EVENT-MIB::mteObjectsIndex", false, "", ""},
 	// 1.3.6.1.2.1.88.1.3.1.1.1
-	{"mteObjectsName", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteObjectsName", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.3.1.1.2
-	{"mteObjectsIndex", "DISMAN-EVENT-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteObjectsIndex", "DISMAN-EVENT-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.3.1.1.3
-	{"mteObjectsID", "DISMAN-EVENT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"mteObjectsID", "DISMAN-EVENT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.3.1.1.4
-	{"mteObjectsIDWildcard", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"mteObjectsIDWildcard", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.3.1.1.5
-	{"mteObjectsEntryStatus", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"mteObjectsEntryStatus", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4
-	{"mteEvent", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"mteEvent", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.1
-	{"mteEventFailures", "DISMAN-EVENT-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"mteEventFailures", "DISMAN-EVENT-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.2
-	{"mteEventTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteEventTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.2.1
-	{"mteEventEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteEventName", true, "", ""},
+	{"mteEventEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteEventName", true, "", ""},
 	// 1.3.6.1.2.1.88.1.4.2.1.1
-	{"mteEventName", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteEventName", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.2.1.2
-	{"mteEventComment", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"mteEventComment", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.2.1.3
-	{"mteEventActions", "DISMAN-EVENT-MIB", KindColumn, BaseBits, "", "", "notification(0) set(1)", 0, AccessReadCreate, "", false, "", ""},
+	{"mteEventActions", "DISMAN-EVENT-MIB", KindColumn, BaseBits, "", "", "notification(0) set(1)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.2.1.4
-	{"mteEventEnabled", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"mteEventEnabled", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.2.1.5
-	{"mteEventEntryStatus", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"mteEventEntryStatus", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.3
-	{"mteEventNotificationTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteEventNotificationTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.3.1
-	{"mteEventNotificationEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteEventName", true, "", ""},
+	{"mteEventNotificationEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteEventName", true, "", ""},
 	// 1.3.6.1.2.1.88.1.4.3.1.1
-	{"mteEventNotification", "DISMAN-EVENT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteEventNotification", "DISMAN-EVENT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.3.1.2
-	{"mteEventNotificationObjectsOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteEventNotificationObjectsOwner", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.3.1.3
-	{"mteEventNotificationObjects", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteEventNotificationObjects", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.4
-	{"mteEventSetTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"mteEventSetTable", "DISMAN-EVENT-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.4.1
-	{"mteEventSetEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteEventName", true, "", ""},
+	{"mteEventSetEntry", "DISMAN-EVENT-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-EVENT-MIB::mteOwner DISMAN-EVENT-MIB::mteEventName", true, "", ""},
 	// 1.3.6.1.2.1.88.1.4.4.1.1
-	{"mteEventSetObject", "DISMAN-EVENT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteEventSetObject", "DISMAN-EVENT-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.4.1.2
-	{"mteEventSetObjectWildcard", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"mteEventSetObjectWildcard", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.4.1.3
-	{"mteEventSetValue", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteEventSetValue", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.4.1.4
-	{"mteEventSetTargetTag", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpTagValue", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteEventSetTargetTag", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpTagValue", "255t", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.4.1.5
-	{"mteEventSetContextName", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadWrite, "", false, "", ""},
+	{"mteEventSetContextName", "DISMAN-EVENT-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.1.4.4.1.6
-	{"mteEventSetContextNameWildcard", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"mteEventSetContextNameWildcard", "DISMAN-EVENT-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.88.2
-	{"dismanEventMIBNotificationPrefix", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanEventMIBNotificationPrefix", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88.2.0
-	{"dismanEventMIBNotifications", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanEventMIBNotifications", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88.2.0.1
-	{"mteTriggerFired", "DISMAN-EVENT-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteHotTrigger DISMAN-EVENT-MIB::mteHotTargetName DISMAN-EVENT-MIB::mteHotContextName DISMAN-EVENT-MIB::mteHotOID DISMAN-EVENT-MIB::mteHotValue"},
+	{"mteTriggerFired", "DISMAN-EVENT-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteHotTrigger DISMAN-EVENT-MIB::mteHotTargetName DISMAN-EVENT-MIB::mteHotContextName DISMAN-EVENT-MIB::mteHotOID DISMAN-EVENT-MIB::mteHotValue"},
 	// 1.3.6.1.2.1.88.2.0.2
-	{"mteTriggerRising", "DISMAN-EVENT-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteHotTrigger DISMAN-EVENT-MIB::mteHotTargetName DISMAN-EVENT-MIB::mteHotContextName DISMAN-EVENT-MIB::mteHotOID DISMAN-EVENT-MIB::mteHotValue"},
+	{"mteTriggerRising", "DISMAN-EVENT-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteHotTrigger DISMAN-EVENT-MIB::mteHotTargetName DISMAN-EVENT-MIB::mteHotContextName DISMAN-EVENT-MIB::mteHotOID DISMAN-EVENT-MIB::mteHotValue"},
 	// 1.3.6.1.2.1.88.2.0.3
-	{"mteTriggerFalling", "DISMAN-EVENT-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteHotTrigger DISMAN-EVENT-MIB::mteHotTargetName DISMAN-EVENT-MIB::mteHotContextName DISMAN-EVENT-MIB::mteHotOID DISMAN-EVENT-MIB::mteHotValue"},
+	{"mteTriggerFalling", "DISMAN-EVENT-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteHotTrigger DISMAN-EVENT-MIB::mteHotTargetName DISMAN-EVENT-MIB::mteHotContextName DISMAN-EVENT-MIB::mteHotOID DISMAN-EVENT-MIB::mteHotValue"},
 	// 1.3.6.1.2.1.88.2.0.4
-	{"mteTriggerFailure", "DISMAN-EVENT-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteHotTrigger DISMAN-EVENT-MIB::mteHotTargetName DISMAN-EVENT-MIB::mteHotContextName DISMAN-EVENT-MIB::mteHotOID DISMAN-EVENT-MIB::mteFailedReason"},
+	{"mteTriggerFailure", "DISMAN-EVENT-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteHotTrigger DISMAN-EVENT-MIB::mteHotTargetName DISMAN-EVENT-MIB::mteHotContextName DISMAN-EVENT-MIB::mteHotOID DISMAN-EVENT-MIB::mteFailedReason"},
 	// 1.3.6.1.2.1.88.2.0.5
-	{"mteEventSetFailure", "DISMAN-EVENT-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteHotTrigger DISMAN-EVENT-MIB::mteHotTargetName DISMAN-EVENT-MIB::mteHotContextName DISMAN-EVENT-MIB::mteHotOID DISMAN-EVENT-MIB::mteFailedReason"},
+	{"mteEventSetFailure", "DISMAN-EVENT-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteHotTrigger DISMAN-EVENT-MIB::mteHotTargetName DISMAN-EVENT-MIB::mteHotContextName DISMAN-EVENT-MIB::mteHotOID DISMAN-EVENT-MIB::mteFailedReason"},
 	// 1.3.6.1.2.1.88.2.1
-	{"dismanEventMIBNotificationObjects", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanEventMIBNotificationObjects", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88.2.1.1
-	{"mteHotTrigger", "DISMAN-EVENT-MIB", KindScalar, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessForNotify, "", false, "", ""},
+	{"mteHotTrigger", "DISMAN-EVENT-MIB", KindScalar, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessForNotify, "", false, "", ""},
 	// 1.3.6.1.2.1.88.2.1.2
-	{"mteHotTargetName", "DISMAN-EVENT-MIB", KindScalar, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessForNotify, "", false, "", ""},
+	{"mteHotTargetName", "DISMAN-EVENT-MIB", KindScalar, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessForNotify, "", false, "", ""},
 	// 1.3.6.1.2.1.88.2.1.3
-	{"mteHotContextName", "DISMAN-EVENT-MIB", KindScalar, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessForNotify, "", false, "", ""},
+	{"mteHotContextName", "DISMAN-EVENT-MIB", KindScalar, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessForNotify, "", false, "", ""},
 	// 1.3.6.1.2.1.88.2.1.4
-	{"mteHotOID", "DISMAN-EVENT-MIB", KindScalar, BaseObjectIdentifier, "", "", "", 0, AccessForNotify, "", false, "", ""},
+	{"mteHotOID", "DISMAN-EVENT-MIB", KindScalar, BaseObjectIdentifier, "", "", "", 0, "", AccessForNotify, "", false, "", ""},
 	// 1.3.6.1.2.1.88.2.1.5
-	{"mteHotValue", "DISMAN-EVENT-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessForNotify, "", false, "", ""},
+	{"mteHotValue", "DISMAN-EVENT-MIB", KindScalar, BaseInteger, "", "", "", 0, "", AccessForNotify, "", false, "", ""},
 	// 1.3.6.1.2.1.88.2.1.6
-	{"mteFailedReason", "DISMAN-EVENT-MIB", KindScalar, BaseInteger, "FailureReason", "", "localResourceLack(-1) badDestination(-2) destinationUnreachable(-3) noResponse(-4) badType(-5) sampleOverrun(-6) noError(0) tooBig(1) noSuchName(2) badValue(3) readOnly(4) genErr(5) noAccess(6) wrongType(7) wrongLength(8) wrongEncoding(9) wrongValue(10) noCreation(11) inconsistentValue(12) resourceUnavailable(13) commitFailed(14) undoFailed(15) authorizationError(16) notWritable(17) inconsistentName(18)", 0, AccessForNotify, "", false, "", ""},
+	{"mteFailedReason", "DISMAN-EVENT-MIB", KindScalar, BaseInteger, "FailureReason", "", "localResourceLack(-1) badDestination(-2) destinationUnreachable(-3) noResponse(-4) badType(-5) sampleOverrun(-6) noError(0) tooBig(1) noSuchName(2) badValue(3) readOnly(4) genErr(5) noAccess(6) wrongType(7) wrongLength(8) wrongEncoding(9) wrongValue(10) noCreation(11) inconsistentValue(12) resourceUnavailable(13) commitFailed(14) undoFailed(15) authorizationError(16) notWritable(17) inconsistentName(18)", 0, "", AccessForNotify, "", false, "", ""},
 	// 1.3.6.1.2.1.88.3
-	{"dismanEventMIBConformance", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanEventMIBConformance", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88.3.1
-	{"dismanEventMIBCompliances", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanEventMIBCompliances", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88.3.1.1
-	{"dismanEventMIBCompliance", "DISMAN-EVENT-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanEventMIBCompliance", "DISMAN-EVENT-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88.3.2
-	{"dismanEventMIBGroups", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanEventMIBGroups", "DISMAN-EVENT-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.88.3.2.1
-	{"dismanEventResourceGroup", "DISMAN-EVENT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteResourceSampleMinimum DISMAN-EVENT-MIB::mteResourceSampleInstanceMaximum DISMAN-EVENT-MIB::mteResourceSampleInstances DISMAN-EVENT-MIB::mteResourceSampleInstancesHigh DISMAN-EVENT-MIB::mteResourceSampleInstanceLacks"},
+	{"dismanEventResourceGroup", "DISMAN-EVENT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteResourceSampleMinimum DISMAN-EVENT-MIB::mteResourceSampleInstanceMaximum DISMAN-EVENT-MIB::mteResourceSampleInstances DISMAN-EVENT-MIB::mteResourceSampleInstancesHigh DISMAN-EVENT-MIB::mteResourceSampleInstanceLacks"},
 	// 1.3.6.1.2.1.88.3.2.2
-	{"dismanEventTriggerGroup", "DISMAN-EVENT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteTriggerFailures DISMAN-EVENT-MIB::mteTriggerComment DISMAN-EVENT-MIB::mteTriggerTest DISMAN-EVENT-MIB::mteTriggerSampleType DISMAN-EVENT-MIB::mteTriggerValueID DISMAN-EVENT-MIB::mteTriggerValueIDWildcard DISMAN-EVENT-MIB::mteTriggerTargetTag DISMAN-EVENT-MIB::mteTriggerContextName DISMAN-EVENT-MIB::mteTriggerContextNameWildcard DISMAN-EVENT-MIB::mteTriggerFrequency DISMAN-EVENT-MIB::mteTriggerObjectsOwner DISMAN-EVENT-MIB::mteTriggerObjects DISMAN-EVENT-MIB::mteTriggerEnabled DISMAN-EVENT-MIB::mteTriggerEntryStatus DISMAN-EVENT-MIB::mteTriggerDeltaDiscontinuityID DISMAN-EVENT-MIB::mteTriggerDeltaDiscontinuityIDWildcard DISMAN-EVENT-MIB::mteTriggerDeltaDiscontinuityIDType DISMAN-EVENT-MIB::mteTriggerExistenceTest DISMAN-EVENT-MIB::mteTriggerExistenceStartup DISMAN-EVENT-MIB::mteTriggerExistenceObjectsOwner DISMAN-EVENT-MIB::mteTriggerExistenceObjects DISMAN-EVENT-MIB::mteTriggerExistenceEventOwner DISMAN-EVENT-MIB::mteTriggerExistenceEvent DISMAN-EVENT-MIB::mteTriggerBooleanComparison DISMAN-EVENT-MIB::mteTriggerBooleanValue DISMAN-EVENT-MIB::mteTriggerBooleanStartup DISMAN-EVENT-MIB::mteTriggerBooleanObjectsOwner DISMAN-EVENT-MIB::mteTriggerBooleanObjects DISMAN-EVENT-MIB::mteTriggerBooleanEventOwner DISMAN-EVENT-MIB::mteTriggerBooleanEvent DISMAN-EVENT-MIB::mteTriggerThresholdStartup DISMAN-EVENT-MIB::mteTriggerThresholdObjectsOwner DISMAN-EVENT-MIB::mteTriggerThresholdObjects DISMAN-EVENT-MIB::mteTriggerThresholdRising DISMAN-EVENT-MIB::mteTriggerThresholdFalling DISMAN-EVENT-MIB::mteTriggerThresholdDeltaRising DISMAN-EVENT-MIB::mteTriggerThresholdDeltaFalling DISMAN-EVENT-MIB::mteTriggerThresholdRisingEventOwner DISMAN-EVENT-MIB::mteTriggerThresholdRisingEvent DISMAN-EVENT-MIB::mteTriggerThresholdFallingEventOwner DISMAN-EVENT-MIB::mteTriggerThresholdFallingEvent DISMAN-EVENT-MIB::mteTriggerThresholdDeltaRisingEventOwner DISMAN-EVENT-MIB::mteTriggerThresholdDeltaRisingEvent DISMAN-EVENT-MIB::mteTriggerThresholdDeltaFallingEventOwner DISMAN-EVENT-MIB::mteTriggerThresholdDeltaFallingEvent"},
+	{"dismanEventTriggerGroup", "DISMAN-EVENT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteTriggerFailures DISMAN-EVENT-MIB::mteTriggerComment DISMAN-EVENT-MIB::mteTriggerTest DISMAN-EVENT-MIB::mteTriggerSampleType DISMAN-EVENT-MIB::mteTriggerValueID DISMAN-EVENT-MIB::mteTriggerValueIDWildcard DISMAN-EVENT-MIB::mteTriggerTargetTag DISMAN-EVENT-MIB::mteTriggerContextName DISMAN-EVENT-MIB::mteTriggerContextNameWildcard DISMAN-EVENT-MIB::mteTriggerFrequency DISMAN-EVENT-MIB::mteTriggerObjectsOwner DISMAN-EVENT-MIB::mteTriggerObjects DISMAN-EVENT-MIB::mteTriggerEnabled DISMAN-EVENT-MIB::mteTriggerEntryStatus DISMAN-EVENT-MIB::mteTriggerDeltaDiscontinuityID DISMAN-EVENT-MIB::mteTriggerDeltaDiscontinuityIDWildcard DISMAN-EVENT-MIB::mteTriggerDeltaDiscontinuityIDType DISMAN-EVENT-MIB::mteTriggerExistenceTest DISMAN-EVENT-MIB::mteTriggerExistenceStartup DISMAN-EVENT-MIB::mteTriggerExistenceObjectsOwner DISMAN-EVENT-MIB::mteTriggerExistenceObjects DISMAN-EVENT-MIB::mteTriggerExistenceEventOwner DISMAN-EVENT-MIB::mteTriggerExistenceEvent DISMAN-EVENT-MIB::mteTriggerBooleanComparison DISMAN-EVENT-MIB::mteTriggerBooleanValue DISMAN-EVENT-MIB::mteTriggerBooleanStartup DISMAN-EVENT-MIB::mteTriggerBooleanObjectsOwner DISMAN-EVENT-MIB::mteTriggerBooleanObjects DISMAN-EVENT-MIB::mteTriggerBooleanEventOwner DISMAN-EVENT-MIB::mteTriggerBooleanEvent DISMAN-EVENT-MIB::mteTriggerThresholdStartup DISMAN-EVENT-MIB::mteTriggerThresholdObjectsOwner DISMAN-EVENT-MIB::mteTriggerThresholdObjects DISMAN-EVENT-MIB::mteTriggerThresholdRising DISMAN-EVENT-MIB::mteTriggerThresholdFalling DISMAN-EVENT-MIB::mteTriggerThresholdDeltaRising DISMAN-EVENT-MIB::mteTriggerThresholdDeltaFalling DISMAN-EVENT-MIB::mteTriggerThresholdRisingEventOwner DISMAN-EVENT-MIB::mteTriggerThresholdRisingEvent DISMAN-EVENT-MIB::mteTriggerThresholdFallingEventOwner DISMAN-EVENT-MIB::mteTriggerThresholdFallingEvent DISMAN-EVENT-MIB::mteTriggerThresholdDeltaRisingEventOwner DISMAN-EVENT-MIB::mteTriggerThresholdDeltaRisingEvent DISMAN-EVENT-MIB::mteTriggerThresholdDeltaFallingEventOwner DISMAN-EVENT-MIB::mteTriggerThresholdDeltaFallingEvent"},
 	// 1.3.6.1.2.1.88.3.2.3
-	{"dismanEventObjectsGroup", "DISMAN-EVENT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteObjectsID DISMAN-EVENT-MIB::mteObjectsIDWildcard DISMAN-EVENT-MIB::mteObjectsEntryStatus"},
+	{"dismanEventObjectsGroup", "DISMAN-EVENT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteObjectsID DISMAN-EVENT-MIB::mteObjectsIDWildcard DISMAN-EVENT-MIB::mteObjectsEntryStatus"},
 	// 1.3.6.1.2.1.88.3.2.4
-	{"dismanEventEventGroup", "DISMAN-EVENT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteEventFailures DISMAN-EVENT-MIB::mteEventComment DISMAN-EVENT-MIB::mteEventActions DISMAN-EVENT-MIB::mteEventEnabled DISMAN-EVENT-MIB::mteEventEntryStatus DISMAN-EVENT-MIB::mteEventNotification DISMAN-EVENT-MIB::mteEventNotificationObjectsOwner DISMAN-EVENT-MIB::mteEventNotificationObjects DISMAN-EVENT-MIB::mteEventSetObject DISMAN-EVENT-MIB::mteEventSetObjectWildcard DISMAN-EVENT-MIB::mteEventSetValue DISMAN-EVENT-MIB::mteEventSetTargetTag DISMAN-EVENT-MIB::mteEventSetContextName DISMAN-EVENT-MIB::mteEventSetContextNameWildcard"},
+	{"dismanEventEventGroup", "DISMAN-EVENT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteEventFailures DISMAN-EVENT-MIB::mteEventComment DISMAN-EVENT-MIB::mteEventActions DISMAN-EVENT-MIB::mteEventEnabled DISMAN-EVENT-MIB::mteEventEntryStatus DISMAN-EVENT-MIB::mteEventNotification DISMAN-EVENT-MIB::mteEventNotificationObjectsOwner DISMAN-EVENT-MIB::mteEventNotificationObjects DISMAN-EVENT-MIB::mteEventSetObject DISMAN-EVENT-MIB::mteEventSetObjectWildcard DISMAN-EVENT-MIB::mteEventSetValue DISMAN-EVENT-MIB::mteEventSetTargetTag DISMAN-EVENT-MIB::mteEventSetContextName DISMAN-EVENT-MIB::mteEventSetContextNameWildcard"},
 	// 1.3.6.1.2.1.88.3.2.5
-	{"dismanEventNotificationObjectGroup", "DISMAN-EVENT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteHotTrigger DISMAN-EVENT-MIB::mteHotTargetName DISMAN-EVENT-MIB::mteHotContextName DISMAN-EVENT-MIB::mteHotOID DISMAN-EVENT-MIB::mteHotValue DISMAN-EVENT-MIB::mteFailedReason"},
+	{"dismanEventNotificationObjectGroup", "DISMAN-EVENT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-EVENT-MIB::mteHotTrigger DISMAN-EVENT-MIB::mteHotTargetName DISMAN-EVENT-MIB::mteHotContextName DISMAN-EVENT-MIB::mteHotOID DISMAN-EVENT-MIB::mteHotValue DISMAN-EVENT-MIB::mteFailedReason"},
 	// 1.3.6.1.2.1.88.3.2.6
-	{"dismanEventNotificationGroup", "DISMAN-EVENT-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanEventNotificationGroup", "DISMAN-EVENT-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.90
-	{"dismanExpressionMIB", "DISMAN-EXPRESSION-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanExpressionMIB", "DISMAN-EXPRESSION-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1
-	{"dismanExpressionMIBObjects", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanExpressionMIBObjects", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.1
-	{"expResource", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"expResource", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.1.1
-	{"expResourceDeltaMinimum", "DISMAN-EXPRESSION-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"expResourceDeltaMinimum", "DISMAN-EXPRESSION-MIB", KindScalar, BaseInteger, "", "", "", 0, "(-1 | 1..600)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.1.2
-	{"expResourceDeltaWildcardInstanceMaximum", "DISMAN-EXPRESSION-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"expResourceDeltaWildcardInstanceMaximum", "DISMAN-EXPRESSION-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.1.3
-	{"expResourceDeltaWildcardInstances", "DISMAN-EXPRESSION-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expResourceDeltaWildcardInstances", "DISMAN-EXPRESSION-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.1.4
-	{"expResourceDeltaWildcardInstancesHigh", "DISMAN-EXPRESSION-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expResourceDeltaWildcardInstancesHigh", "DISMAN-EXPRESSION-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.1.5
-	{"expResourceDeltaWildcardInstanceResourceLacks", "DISMAN-EXPRESSION-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expResourceDeltaWildcardInstanceResourceLacks", "DISMAN-EXPRESSION-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2
-	{"expDefine", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"expDefine", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.1
-	{"expExpressionTable", "DISMAN-EXPRESSION-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"expExpressionTable", "DISMAN-EXPRESSION-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.1.1
-	{"expExpressionEntry", "DISMAN-EXPRESSION-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-EXPRESSION-MIB::expExpressionOwner DISMAN-EXPRESSION-MIB::expExpressionName", false, "", ""},
+	{"expExpressionEntry", "DISMAN-EXPRESSION-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-EXPRESSION-MIB::expExpressionOwner DISMAN-EXPRESSION-MIB::expExpressionName", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.1.1.1
-	{"expExpressionOwner", "DISMAN-EXPRESSION-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"expExpressionOwner", "DISMAN-EXPRESSION-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.1.1.2
-	{"expExpressionName", "DISMAN-EXPRESSION-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"expExpressionName", "DISMAN-EXPRESSION-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.1.1.3
-	{"expExpression", "DISMAN-EXPRESSION-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"expExpression", "DISMAN-EXPRESSION-MIB", KindColumn, BaseOctetString, "", "", "", 0, "(1..1024)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.1.1.4
-	{"expExpressionValueType", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "counter32(1) unsigned32(2) timeTicks(3) integer32(4) ipAddress(5) octetString(6) objectId(7) counter64(8)", 0, AccessReadCreate, "", false, "", ""},
+	{"expExpressionValueType", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "counter32(1) unsigned32(2) timeTicks(3) integer32(4) ipAddress(5) octetString(6) objectId(7) counter64(8)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.1.1.5
-	{"expExpressionComment", "DISMAN-EXPRESSION-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"expExpressionComment", "DISMAN-EXPRESSION-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.1.1.6
-	{"expExpressionDeltaInterval", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"expExpressionDeltaInterval", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..86400)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.1.1.7
-	{"expExpressionPrefix", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expExpressionPrefix", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.1.1.8
-	{"expExpressionErrors", "DISMAN-EXPRESSION-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expExpressionErrors", "DISMAN-EXPRESSION-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.1.1.9
-	{"expExpressionEntryStatus", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"expExpressionEntryStatus", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.2
-	{"expErrorTable", "DISMAN-EXPRESSION-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"expErrorTable", "DISMAN-EXPRESSION-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.2.1
-	{"expErrorEntry", "DISMAN-EXPRESSION-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-EXPRESSION-MIB::expExpressionOwner DISMAN-EXPRESSION-MIB::expExpressionName", false, "", ""},
+	{"expErrorEntry", "DISMAN-EXPRESSION-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-EXPRESSION-MIB::expExpressionOwner DISMAN-EXPRESSION-MIB::expExpressionName", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.2.1.1
-	{"expErrorTime", "DISMAN-EXPRESSION-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expErrorTime", "DISMAN-EXPRESSION-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.2.1.2
-	{"expErrorIndex", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expErrorIndex", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.2.1.3
-	{"expErrorCode", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "invalidSyntax(1) undefinedObjectIndex(2) unrecognizedOperator(3) unrecognizedFunction(4) invalidOperandType(5) unmatchedParenthesis(6) tooManyWildcardValues(7) recursion(8) deltaTooShort(9) resourceUnavailable(10) divideByZero(11)", 0, AccessReadOnly, "", false, "", ""},
+	{"expErrorCode", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "invalidSyntax(1) undefinedObjectIndex(2) unrecognizedOperator(3) unrecognizedFunction(4) invalidOperandType(5) unmatchedParenthesis(6) tooManyWildcardValues(7) recursion(8) deltaTooShort(9) resourceUnavailable(10) divideByZero(11)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.2.1.4
-	{"expErrorInstance", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expErrorInstance", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.3
-	{"expObjectTable", "DISMAN-EXPRESSION-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"expObjectTable", "DISMAN-EXPRESSION-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.3.1
-	{"expObjectEntry", "DISMAN-EXPRESSION-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-EXPRESSION-MIB::expExpressionOwner DISMAN-EXPRESSION-MIB::expExpressionName DISMAN-EXPRESSION-MIB::expObjectIndex", false, "", ""},
+	{"expObjectEntry", "DISMAN-EXPRESSION-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-EXPRESSION-MIB::expExpressionOwner DISMAN-EXPRESSION-MIB::expExpressionName DISMAN-EXPRESSION-MIB::expObjectIndex", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.3.1.1
-	{"expObjectIndex", "DISMAN-EXPRESSION-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"expObjectIndex", "DISMAN-EXPRESSION-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.3.1.2
-	{"expObjectID", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"expObjectID", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.3.1.3
-	{"expObjectIDWildcard", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"expObjectIDWildcard", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.3.1.4
-	{"expObjectSampleType", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "absoluteValue(1) deltaValue(2) changedValue(3)", 0, AccessReadCreate, "", false, "", ""},
+	{"expObjectSampleType", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "absoluteValue(1) deltaValue(2) changedValue(3)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.3.1.5
-	{"expObjectDeltaDiscontinuityID", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"expObjectDeltaDiscontinuityID", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.3.1.6
-	{"expObjectDiscontinuityIDWildcard", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"expObjectDiscontinuityIDWildcard", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.3.1.7
-	{"expObjectDiscontinuityIDType", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "timeTicks(1) timeStamp(2) dateAndTime(3)", 0, AccessReadCreate, "", false, "", ""},
+	{"expObjectDiscontinuityIDType", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "timeTicks(1) timeStamp(2) dateAndTime(3)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.3.1.8
-	{"expObjectConditional", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"expObjectConditional", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.3.1.9
-	{"expObjectConditionalWildcard", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"expObjectConditionalWildcard", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.2.3.1.10
-	{"expObjectEntryStatus", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"expObjectEntryStatus", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.3
-	{"expValue", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"expValue", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.3.1
-	{"expValueTable", "DISMAN-EXPRESSION-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"expValueTable", "DISMAN-EXPRESSION-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.3.1.1
-	{"expValueEntry", "DISMAN-EXPRESSION-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "DISMAN-EXPRESSION-MIB::expExpressionOwner DISMAN-EXPRESSION-MIB::expExpressionName DISMAN-EXPRESSION-MIB::expValueInstance", true, "", ""},
+	{"expValueEntry", "DISMAN-EXPRESSION-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "DISMAN-EXPRESSION-MIB::expExpressionOwner DISMAN-EXPRESSION-MIB::expExpressionName DISMAN-EXPRESSION-MIB::expValueInstance", true, "", ""},
 	// 1.3.6.1.2.1.90.1.3.1.1.1
-	{"expValueInstance", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"expValueInstance", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.3.1.1.2
-	{"expValueCounter32Val", "DISMAN-EXPRESSION-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expValueCounter32Val", "DISMAN-EXPRESSION-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.3.1.1.3
-	{"expValueUnsigned32Val", "DISMAN-EXPRESSION-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expValueUnsigned32Val", "DISMAN-EXPRESSION-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.3.1.1.4
-	{"expValueTimeTicksVal", "DISMAN-EXPRESSION-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expValueTimeTicksVal", "DISMAN-EXPRESSION-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.3.1.1.5
-	{"expValueInteger32Val", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expValueInteger32Val", "DISMAN-EXPRESSION-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.3.1.1.6
-	{"expValueIpAddressVal", "DISMAN-EXPRESSION-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expValueIpAddressVal", "DISMAN-EXPRESSION-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.3.1.1.7
-	{"expValueOctetStringVal", "DISMAN-EXPRESSION-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expValueOctetStringVal", "DISMAN-EXPRESSION-MIB", KindColumn, BaseOctetString, "", "", "", 0, "(0..65536)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.3.1.1.8
-	{"expValueOidVal", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expValueOidVal", "DISMAN-EXPRESSION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.1.3.1.1.9
-	{"expValueCounter64Val", "DISMAN-EXPRESSION-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"expValueCounter64Val", "DISMAN-EXPRESSION-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.90.3
-	{"dismanExpressionMIBConformance", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanExpressionMIBConformance", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.90.3.1
-	{"dismanExpressionMIBCompliances", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanExpressionMIBCompliances", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.90.3.1.1
-	{"dismanExpressionMIBCompliance", "DISMAN-EXPRESSION-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanExpressionMIBCompliance", "DISMAN-EXPRESSION-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.90.3.2
-	{"dismanExpressionMIBGroups", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"dismanExpressionMIBGroups", "DISMAN-EXPRESSION-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.90.3.2.1
-	{"dismanExpressionResourceGroup", "DISMAN-EXPRESSION-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-EXPRESSION-MIB::expResourceDeltaMinimum DISMAN-EXPRESSION-MIB::expResourceDeltaWildcardInstanceMaximum DISMAN-EXPRESSION-MIB::expResourceDeltaWildcardInstances DISMAN-EXPRESSION-MIB::expResourceDeltaWildcardInstancesHigh DISMAN-EXPRESSION-MIB::expResourceDeltaWildcardInstanceResourceLacks"},
+	{"dismanExpressionResourceGroup", "DISMAN-EXPRESSION-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-EXPRESSION-MIB::expResourceDeltaMinimum DISMAN-EXPRESSION-MIB::expResourceDeltaWildcardInstanceMaximum DISMAN-EXPRESSION-MIB::expResourceDeltaWildcardInstances DISMAN-EXPRESSION-MIB::expResourceDeltaWildcardInstancesHigh DISMAN-EXPRESSION-MIB::expResourceDeltaWildcardInstanceResourceLacks"},
 	// 1.3.6.1.2.1.90.3.2.2
-	{"dismanExpressionDefinitionGroup", "DISMAN-EXPRESSION-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-EXPRESSION-MIB::expExpression DISMAN-EXPRESSION-MIB::expExpressionValueType DISMAN-EXPRESSION-MIB::expExpressionComment DISMAN-EXPRESSION-MIB::expExpressionDeltaInterval DISMAN-EXPRESSION-MIB::expExpressionPrefix DISMAN-EXPRESSION-MIB::expExpressionErrors DISMAN-EXPRESSION-MIB::expExpressionEntryStatus DISMAN-EXPRESSION-MIB::expErrorTime DISMAN-EXPRESSION-MIB::expErrorIndex DISMAN-EXPRESSION-MIB::expErrorCode DISMAN-EXPRESSION-MIB::expErrorInstance DISMAN-EXPRESSION-MIB::expObjectID DISMAN-EXPRESSION-MIB::expObjectIDWildcard DISMAN-EXPRESSION-MIB::expObjectSampleType DISMAN-EXPRESSION-MIB::expObjectDeltaDiscontinuityID DISMAN-EXPRESSION-MIB::expObjectDiscontinuityIDWildcard DISMAN-EXPRESSION-MIB::expObjectDiscontinuityIDType DISMAN-EXPRESSION-MIB::expObjectConditional DISMAN-EXPRESSION-MIB::expObjectConditionalWildcard DISMAN-EXPRESSION-MIB::expObjectEntryStatus"},
+	{"dismanExpressionDefinitionGroup", "DISMAN-EXPRESSION-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-EXPRESSION-MIB::expExpression DISMAN-EXPRESSION-MIB::expExpressionValueType DISMAN-EXPRESSION-MIB::expExpressionComment DISMAN-EXPRESSION-MIB::expExpressionDeltaInterval DISMAN-EXPRESSION-MIB::expExpressionPrefix DISMAN-EXPRESSION-MIB::expExpressionErrors DISMAN-EXPRESSION-MIB::expExpressionEntryStatus DISMAN-EXPRESSION-MIB::expErrorTime DISMAN-EXPRESSION-MIB::expErrorIndex DISMAN-EXPRESSION-MIB::expErrorCode DISMAN-EXPRESSION-MIB::expErrorInstance DISMAN-EXPRESSION-MIB::expObjectID DISMAN-EXPRESSION-MIB::expObjectIDWildcard DISMAN-EXPRESSION-MIB::expObjectSampleType DISMAN-EXPRESSION-MIB::expObjectDeltaDiscontinuityID DISMAN-EXPRESSION-MIB::expObjectDiscontinuityIDWildcard DISMAN-EXPRESSION-MIB::expObjectDiscontinuityIDType DISMAN-EXPRESSION-MIB::expObjectConditional DISMAN-EXPRESSION-MIB::expObjectConditionalWildcard DISMAN-EXPRESSION-MIB::expObjectEntryStatus"},
 	// 1.3.6.1.2.1.90.3.2.3
-	{"dismanExpressionValueGroup", "DISMAN-EXPRESSION-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "DISMAN-EXPRESSION-MIB::expValueCounter32Val DISMAN-EXPRESSION-MIB::expValueUnsigned32Val DISMAN-EXPRESSION-MIB::expValueTimeTicksVal DISMAN-EXPRESSION-MIB::expValueInteger32Val DISMAN-EXPRESSION-MIB::expValueIpAddressVal DISMAN-EXPRESSION-MIB::expValueOctetStringVal DISMAN-EXPRESSION-MIB::expValueOidVal DISMAN-EXPRESSION-MIB::expValueCounter64Val"},
+	{"dismanExpressionValueGroup", "DISMAN-EXPRESSION-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "DISMAN-EXPRESSION-MIB::expValueCounter32Val DISMAN-EXPRESSION-MIB::expValueUnsigned32Val DISMAN-EXPRESSION-MIB::expValueTimeTicksVal DISMAN-EXPRESSION-MIB::expValueInteger32Val DISMAN-EXPRESSION-MIB::expValueIpAddressVal DISMAN-EXPRESSION-MIB::expValueOctetStringVal DISMAN-EXPRESSION-MIB::expValueOidVal DISMAN-EXPRESSION-MIB::expValueCounter64Val"},
 	// 1.3.6.1.2.1.92
-	{"notificationLogMIB", "NOTIFICATION-LOG-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"notificationLogMIB", "NOTIFICATION-LOG-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1
-	{"notificationLogMIBObjects", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"notificationLogMIBObjects", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.1
-	{"nlmConfig", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"nlmConfig", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.1.1
-	{"nlmConfigGlobalEntryLimit", "NOTIFICATION-LOG-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"nlmConfigGlobalEntryLimit", "NOTIFICATION-LOG-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.1.2
-	{"nlmConfigGlobalAgeOut", "NOTIFICATION-LOG-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"nlmConfigGlobalAgeOut", "NOTIFICATION-LOG-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.1.3
-	{"nlmConfigLogTable", "NOTIFICATION-LOG-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"nlmConfigLogTable", "NOTIFICATION-LOG-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.1.3.1
-	{"nlmConfigLogEntry", "NOTIFICATION-LOG-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "NOTIFICATION-LOG-MIB::nlmLogName", false, "", ""},
+	{"nlmConfigLogEntry", "NOTIFICATION-LOG-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "NOTIFICATION-LOG-MIB::nlmLogName", false, "", ""},
 	// 1.3.6.1.2.1.92.1.1.3.1.1
-	{"nlmLogName", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"nlmLogName", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.1.3.1.2
-	{"nlmConfigLogFilterName", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"nlmConfigLogFilterName", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.1.3.1.3
-	{"nlmConfigLogEntryLimit", "NOTIFICATION-LOG-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"nlmConfigLogEntryLimit", "NOTIFICATION-LOG-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.1.3.1.4
-	{"nlmConfigLogAdminStatus", "NOTIFICATION-LOG-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"nlmConfigLogAdminStatus", "NOTIFICATION-LOG-MIB", KindColumn, BaseInteger, "", "", "enabled(1) disabled(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.1.3.1.5
-	{"nlmConfigLogOperStatus", "NOTIFICATION-LOG-MIB", KindColumn, BaseInteger, "", "", "disabled(1) operational(2) noFilter(3)", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmConfigLogOperStatus", "NOTIFICATION-LOG-MIB", KindColumn, BaseInteger, "", "", "disabled(1) operational(2) noFilter(3)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.1.3.1.6
-	{"nlmConfigLogStorageType", "NOTIFICATION-LOG-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"nlmConfigLogStorageType", "NOTIFICATION-LOG-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.1.3.1.7
-	{"nlmConfigLogEntryStatus", "NOTIFICATION-LOG-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"nlmConfigLogEntryStatus", "NOTIFICATION-LOG-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.2
-	{"nlmStats", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"nlmStats", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.2.1
-	{"nlmStatsGlobalNotificationsLogged", "NOTIFICATION-LOG-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmStatsGlobalNotificationsLogged", "NOTIFICATION-LOG-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.2.2
-	{"nlmStatsGlobalNotificationsBumped", "NOTIFICATION-LOG-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmStatsGlobalNotificationsBumped", "NOTIFICATION-LOG-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.2.3
-	{"nlmStatsLogTable", "NOTIFICATION-LOG-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"nlmStatsLogTable", "NOTIFICATION-LOG-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.2.3.1
-	{"nlmStatsLogEntry", "NOTIFICATION-LOG-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "NOTIFICATION-LOG-MIB::nlmConfigLogEntry", ""},
+	{"nlmStatsLogEntry", "NOTIFICATION-LOG-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "NOTIFICATION-LOG-MIB::nlmConfigLogEntry", ""},
 	// 1.3.6.1.2.1.92.1.2.3.1.1
-	{"nlmStatsLogNotificationsLogged", "NOTIFICATION-LOG-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmStatsLogNotificationsLogged", "NOTIFICATION-LOG-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.2.3.1.2
-	{"nlmStatsLogNotificationsBumped", "NOTIFICATION-LOG-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmStatsLogNotificationsBumped", "NOTIFICATION-LOG-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3
-	{"nlmLog", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"nlmLog", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.1
-	{"nlmLogTable", "NOTIFICATION-LOG-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"nlmLogTable", "NOTIFICATION-LOG-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.1.1
-	{"nlmLogEntry", "NOTIFICATION-LOG-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "NOTIFICATION-LOG-MIB::nlmLogName NOTIFICATION-LOG-MIB::nlmLogIndex", false, "", ""},
+	{"nlmLogEntry", "NOTIFICATION-LOG-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "NOTIFICATION-LOG-MIB::nlmLogName NOTIFICATION-LOG-MIB::nlmLogIndex", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.1.1.1
-	{"nlmLogIndex", "NOTIFICATION-LOG-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"nlmLogIndex", "NOTIFICATION-LOG-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.1.1.2
-	{"nlmLogTime", "NOTIFICATION-LOG-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogTime", "NOTIFICATION-LOG-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.1.1.3
-	{"nlmLogDateAndTime", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogDateAndTime", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "DateAndTime", "2d-1d-1d,1d:1d:1d.1d,1a1d:1d", "", 0, "(8 | 11)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.1.1.4
-	{"nlmLogEngineID", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "SnmpEngineID", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogEngineID", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "SnmpEngineID", "", "", 0, "(5..32)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.1.1.5
-	{"nlmLogEngineTAddress", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "TAddress", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogEngineTAddress", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "TAddress", "", "", 0, "(1..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.1.1.6
-	{"nlmLogEngineTDomain", "NOTIFICATION-LOG-MIB", KindColumn, BaseObjectIdentifier, "TDomain", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogEngineTDomain", "NOTIFICATION-LOG-MIB", KindColumn, BaseObjectIdentifier, "TDomain", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.1.1.7
-	{"nlmLogContextEngineID", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "SnmpEngineID", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogContextEngineID", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "SnmpEngineID", "", "", 0, "(5..32)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.1.1.8
-	{"nlmLogContextName", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogContextName", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.1.1.9
-	{"nlmLogNotificationID", "NOTIFICATION-LOG-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogNotificationID", "NOTIFICATION-LOG-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2
-	{"nlmLogVariableTable", "NOTIFICATION-LOG-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"nlmLogVariableTable", "NOTIFICATION-LOG-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2.1
-	{"nlmLogVariableEntry", "NOTIFICATION-LOG-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "NOTIFICATION-LOG-MIB::nlmLogName NOTIFICATION-LOG-MIB::nlmLogIndex NOTIFICATION-LOG-MIB::nlmLogVariableIndex", false, "", ""},
+	{"nlmLogVariableEntry", "NOTIFICATION-LOG-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "NOTIFICATION-LOG-MIB::nlmLogName NOTIFICATION-LOG-MIB::nlmLogIndex NOTIFICATION-LOG-MIB::nlmLogVariableIndex", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2.1.1
-	{"nlmLogVariableIndex", "NOTIFICATION-LOG-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"nlmLogVariableIndex", "NOTIFICATION-LOG-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2.1.2
-	{"nlmLogVariableID", "NOTIFICATION-LOG-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogVariableID", "NOTIFICATION-LOG-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2.1.3
-	{"nlmLogVariableValueType", "NOTIFICATION-LOG-MIB", KindColumn, BaseInteger, "", "", "counter32(1) unsigned32(2) timeTicks(3) integer32(4) ipAddress(5) octetString(6) objectId(7) counter64(8) opaque(9)", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogVariableValueType", "NOTIFICATION-LOG-MIB", KindColumn, BaseInteger, "", "", "counter32(1) unsigned32(2) timeTicks(3) integer32(4) ipAddress(5) octetString(6) objectId(7) counter64(8) opaque(9)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2.1.4
-	{"nlmLogVariableCounter32Val", "NOTIFICATION-LOG-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogVariableCounter32Val", "NOTIFICATION-LOG-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2.1.5
-	{"nlmLogVariableUnsigned32Val", "NOTIFICATION-LOG-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogVariableUnsigned32Val", "NOTIFICATION-LOG-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2.1.6
-	{"nlmLogVariableTimeTicksVal", "NOTIFICATION-LOG-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogVariableTimeTicksVal", "NOTIFICATION-LOG-MIB", KindColumn, BaseTimeTicks, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2.1.7
-	{"nlmLogVariableInteger32Val", "NOTIFICATION-LOG-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogVariableInteger32Val", "NOTIFICATION-LOG-MIB", KindColumn, BaseInteger, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2.1.8
-	{"nlmLogVariableOctetStringVal", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogVariableOctetStringVal", "NOTIFICATION-LOG-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2.1.9
-	{"nlmLogVariableIpAddressVal", "NOTIFICATION-LOG-MIB", KindColumn, BaseIPAddress, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogVariableIpAddressVal", "NOTIFICATION-LOG-MIB", KindColumn, BaseIPAddress, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2.1.10
-	{"nlmLogVariableOidVal", "NOTIFICATION-LOG-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogVariableOidVal", "NOTIFICATION-LOG-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2.1.11
-	{"nlmLogVariableCounter64Val", "NOTIFICATION-LOG-MIB", KindColumn, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogVariableCounter64Val", "NOTIFICATION-LOG-MIB", KindColumn, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.1.3.2.1.12
-	{"nlmLogVariableOpaqueVal", "NOTIFICATION-LOG-MIB", KindColumn, BaseOpaque, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"nlmLogVariableOpaqueVal", "NOTIFICATION-LOG-MIB", KindColumn, BaseOpaque, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.92.3
-	{"notificationLogMIBConformance", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"notificationLogMIBConformance", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.92.3.1
-	{"notificationLogMIBCompliances", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"notificationLogMIBCompliances", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.92.3.1.1
-	{"notificationLogMIBCompliance", "NOTIFICATION-LOG-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"notificationLogMIBCompliance", "NOTIFICATION-LOG-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.92.3.2
-	{"notificationLogMIBGroups", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"notificationLogMIBGroups", "NOTIFICATION-LOG-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.92.3.2.1
-	{"notificationLogConfigGroup", "NOTIFICATION-LOG-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "NOTIFICATION-LOG-MIB::nlmConfigGlobalEntryLimit NOTIFICATION-LOG-MIB::nlmConfigGlobalAgeOut NOTIFICATION-LOG-MIB::nlmConfigLogFilterName NOTIFICATION-LOG-MIB::nlmConfigLogEntryLimit NOTIFICATION-LOG-MIB::nlmConfigLogAdminStatus NOTIFICATION-LOG-MIB::nlmConfigLogOperStatus NOTIFICATION-LOG-MIB::nlmConfigLogStorageType NOTIFICATION-LOG-MIB::nlmConfigLogEntryStatus"},
+	{"notificationLogConfigGroup", "NOTIFICATION-LOG-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "NOTIFICATION-LOG-MIB::nlmConfigGlobalEntryLimit NOTIFICATION-LOG-MIB::nlmConfigGlobalAgeOut NOTIFICATION-LOG-MIB::nlmConfigLogFilterName NOTIFICATION-LOG-MIB::nlmConfigLogEntryLimit NOTIFICATION-LOG-MIB::nlmConfigLogAdminStatus NOTIFICATION-LOG-MIB::nlmConfigLogOperStatus NOTIFICATION-LOG-MIB::nlmConfigLogStorageType NOTIFICATION-LOG-MIB::nlmConfigLogEntryStatus"},
 	// 1.3.6.1.2.1.92.3.2.2
-	{"notificationLogStatsGroup", "NOTIFICATION-LOG-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "NOTIFICATION-LOG-MIB::nlmStatsGlobalNotificationsLogged NOTIFICATION-LOG-MIB::nlmStatsGlobalNotificationsBumped NOTIFICATION-LOG-MIB::nlmStatsLogNotificationsLogged NOTIFICATION-LOG-MIB::nlmStatsLogNotificationsBumped"},
+	{"notificationLogStatsGroup", "NOTIFICATION-LOG-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "NOTIFICATION-LOG-MIB::nlmStatsGlobalNotificationsLogged NOTIFICATION-LOG-MIB::nlmStatsGlobalNotificationsBumped NOTIFICATION-LOG-MIB::nlmStatsLogNotificationsLogged NOTIFICATION-LOG-MIB::nlmStatsLogNotificationsBumped"},
 	// 1.3.6.1.2.1.92.3.2.3
-	{"notificationLogLogGroup", "NOTIFICATION-LOG-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "NOTIFICATION-LOG-MIB::nlmLogTime NOTIFICATION-LOG-MIB::nlmLogEngineID NOTIFICATION-LOG-MIB::nlmLogEngineTAddress NOTIFICATION-LOG-MIB::nlmLogEngineTDomain NOTIFICATION-LOG-MIB::nlmLogContextEngineID NOTIFICATION-LOG-MIB::nlmLogContextName NOTIFICATION-LOG-MIB::nlmLogNotificationID NOTIFICATION-LOG-MIB::nlmLogVariableID NOTIFICATION-LOG-MIB::nlmLogVariableValueType NOTIFICATION-LOG-MIB::nlmLogVariableCounter32Val NOTIFICATION-LOG-MIB::nlmLogVariableUnsigned32Val NOTIFICATION-LOG-MIB::nlmLogVariableTimeTicksVal NOTIFICATION-LOG-MIB::nlmLogVariableInteger32Val NOTIFICATION-LOG-MIB::nlmLogVariableOctetStringVal NOTIFICATION-LOG-MIB::nlmLogVariableIpAddressVal NOTIFICATION-LOG-MIB::nlmLogVariableOidVal NOTIFICATION-LOG-MIB::nlmLogVariableCounter64Val NOTIFICATION-LOG-MIB::nlmLogVariableOpaqueVal"},
+	{"notificationLogLogGroup", "NOTIFICATION-LOG-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "NOTIFICATION-LOG-MIB::nlmLogTime NOTIFICATION-LOG-MIB::nlmLogEngineID NOTIFICATION-LOG-MIB::nlmLogEngineTAddress NOTIFICATION-LOG-MIB::nlmLogEngineTDomain NOTIFICATION-LOG-MIB::nlmLogContextEngineID NOTIFICATION-LOG-MIB::nlmLogContextName NOTIFICATION-LOG-MIB::nlmLogNotificationID NOTIFICATION-LOG-MIB::nlmLogVariableID NOTIFICATION-LOG-MIB::nlmLogVariableValueType NOTIFICATION-LOG-MIB::nlmLogVariableCounter32Val NOTIFICATION-LOG-MIB::nlmLogVariableUnsigned32Val NOTIFICATION-LOG-MIB::nlmLogVariableTimeTicksVal NOTIFICATION-LOG-MIB::nlmLogVariableInteger32Val NOTIFICATION-LOG-MIB::nlmLogVariableOctetStringVal NOTIFICATION-LOG-MIB::nlmLogVariableIpAddressVal NOTIFICATION-LOG-MIB::nlmLogVariableOidVal NOTIFICATION-LOG-MIB::nlmLogVariableCounter64Val NOTIFICATION-LOG-MIB::nlmLogVariableOpaqueVal"},
 	// 1.3.6.1.2.1.92.3.2.4
-	{"notificationLogDateGroup", "NOTIFICATION-LOG-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "NOTIFICATION-LOG-MIB::nlmLogDateAndTime"},
+	{"notificationLogDateGroup", "NOTIFICATION-LOG-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "NOTIFICATION-LOG-MIB::nlmLogDateAndTime"},
 	// 1.3.6.1.2.1.100
-	{"transportAddressMIB", "TRANSPORT-ADDRESS-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportAddressMIB", "TRANSPORT-ADDRESS-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1
-	{"transportDomains", "TRANSPORT-ADDRESS-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomains", "TRANSPORT-ADDRESS-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.1
-	{"transportDomainUdpIpv4", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainUdpIpv4", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.2
-	{"transportDomainUdpIpv6", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainUdpIpv6", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.3
-	{"transportDomainUdpIpv4z", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainUdpIpv4z", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.4
-	{"transportDomainUdpIpv6z", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainUdpIpv6z", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.5
-	{"transportDomainTcpIpv4", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainTcpIpv4", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.6
-	{"transportDomainTcpIpv6", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainTcpIpv6", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.7
-	{"transportDomainTcpIpv4z", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainTcpIpv4z", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.8
-	{"transportDomainTcpIpv6z", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainTcpIpv6z", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.9
-	{"transportDomainSctpIpv4", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainSctpIpv4", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.10
-	{"transportDomainSctpIpv6", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainSctpIpv6", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.11
-	{"transportDomainSctpIpv4z", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainSctpIpv4z", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.12
-	{"transportDomainSctpIpv6z", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainSctpIpv6z", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.13
-	{"transportDomainLocal", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainLocal", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.14
-	{"transportDomainUdpDns", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainUdpDns", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.15
-	{"transportDomainTcpDns", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainTcpDns", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.100.1.16
-	{"transportDomainSctpDns", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"transportDomainSctpDns", "TRANSPORT-ADDRESS-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.103
-	{"ipv6FlowLabelMIB", "IPV6-FLOW-LABEL-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6FlowLabelMIB", "IPV6-FLOW-LABEL-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.104
-	{"sctpMIB", "SCTP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"sctpMIB", "SCTP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1
-	{"sctpObjects", "SCTP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"sctpObjects", "SCTP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1
-	{"sctpStats", "SCTP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"sctpStats", "SCTP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.1
-	{"sctpCurrEstab", "SCTP-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpCurrEstab", "SCTP-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.2
-	{"sctpActiveEstabs", "SCTP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpActiveEstabs", "SCTP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.3
-	{"sctpPassiveEstabs", "SCTP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpPassiveEstabs", "SCTP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.4
-	{"sctpAborteds", "SCTP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAborteds", "SCTP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.5
-	{"sctpShutdowns", "SCTP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpShutdowns", "SCTP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.6
-	{"sctpOutOfBlues", "SCTP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpOutOfBlues", "SCTP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.7
-	{"sctpChecksumErrors", "SCTP-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpChecksumErrors", "SCTP-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.8
-	{"sctpOutCtrlChunks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpOutCtrlChunks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.9
-	{"sctpOutOrderChunks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpOutOrderChunks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.10
-	{"sctpOutUnorderChunks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpOutUnorderChunks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.11
-	{"sctpInCtrlChunks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpInCtrlChunks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.12
-	{"sctpInOrderChunks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpInOrderChunks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.13
-	{"sctpInUnorderChunks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpInUnorderChunks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.14
-	{"sctpFragUsrMsgs", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpFragUsrMsgs", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.15
-	{"sctpReasmUsrMsgs", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpReasmUsrMsgs", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.16
-	{"sctpOutSCTPPacks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpOutSCTPPacks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.17
-	{"sctpInSCTPPacks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpInSCTPPacks", "SCTP-MIB", KindScalar, BaseCounter64, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.1.18
-	{"sctpDiscontinuityTime", "SCTP-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpDiscontinuityTime", "SCTP-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.2
-	{"sctpParams", "SCTP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"sctpParams", "SCTP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.2.1
-	{"sctpRtoAlgorithm", "SCTP-MIB", KindScalar, BaseInteger, "", "", "other(1) vanj(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpRtoAlgorithm", "SCTP-MIB", KindScalar, BaseInteger, "", "", "other(1) vanj(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.2.2
-	{"sctpRtoMin", "SCTP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpRtoMin", "SCTP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.2.3
-	{"sctpRtoMax", "SCTP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpRtoMax", "SCTP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.2.4
-	{"sctpRtoInitial", "SCTP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpRtoInitial", "SCTP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.2.5
-	{"sctpMaxAssocs", "SCTP-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpMaxAssocs", "SCTP-MIB", KindScalar, BaseInteger, "", "", "", 0, "(-1 | 0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.2.6
-	{"sctpValCookieLife", "SCTP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpValCookieLife", "SCTP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.2.7
-	{"sctpMaxInitRetr", "SCTP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpMaxInitRetr", "SCTP-MIB", KindScalar, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3
-	{"sctpAssocTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"sctpAssocTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1
-	{"sctpAssocEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SCTP-MIB::sctpAssocId", false, "", ""},
+	{"sctpAssocEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SCTP-MIB::sctpAssocId", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.1
-	{"sctpAssocId", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"sctpAssocId", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.2
-	{"sctpAssocRemHostName", "SCTP-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocRemHostName", "SCTP-MIB", KindColumn, BaseOctetString, "", "", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.3
-	{"sctpAssocLocalPort", "SCTP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocLocalPort", "SCTP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.4
-	{"sctpAssocRemPort", "SCTP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocRemPort", "SCTP-MIB", KindColumn, BaseUnsigned32, "InetPortNumber", "d", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.5
-	{"sctpAssocRemPrimAddrType", "SCTP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocRemPrimAddrType", "SCTP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.6
-	{"sctpAssocRemPrimAddr", "SCTP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocRemPrimAddr", "SCTP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.7
-	{"sctpAssocHeartBeatInterval", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocHeartBeatInterval", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.8
-	{"sctpAssocState", "SCTP-MIB", KindColumn, BaseInteger, "", "", "closed(1) cookieWait(2) cookieEchoed(3) established(4) shutdownPending(5) shutdownSent(6) shutdownReceived(7) shutdownAckSent(8) deleteTCB(9)", 0, AccessReadWrite, "", false, "", ""},
+	{"sctpAssocState", "SCTP-MIB", KindColumn, BaseInteger, "", "", "closed(1) cookieWait(2) cookieEchoed(3) established(4) shutdownPending(5) shutdownSent(6) shutdownReceived(7) shutdownAckSent(8) deleteTCB(9)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.9
-	{"sctpAssocInStreams", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocInStreams", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.10
-	{"sctpAssocOutStreams", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocOutStreams", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..65535)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.11
-	{"sctpAssocMaxRetr", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocMaxRetr", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.12
-	{"sctpAssocPrimProcess", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocPrimProcess", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.13
-	{"sctpAssocT1expireds", "SCTP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocT1expireds", "SCTP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.14
-	{"sctpAssocT2expireds", "SCTP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocT2expireds", "SCTP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.15
-	{"sctpAssocRtxChunks", "SCTP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocRtxChunks", "SCTP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.16
-	{"sctpAssocStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.3.1.17
-	{"sctpAssocDiscontinuityTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocDiscontinuityTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.4
-	{"sctpAssocLocalAddrTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"sctpAssocLocalAddrTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.4.1
-	{"sctpAssocLocalAddrEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SCTP-MIB::sctpAssocId SCTP-MIB::sctpAssocLocalAddrType SCTP-MIB::sctpAssocLocalAddr", false, "", ""},
+	{"sctpAssocLocalAddrEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SCTP-MIB::sctpAssocId SCTP-MIB::sctpAssocLocalAddrType SCTP-MIB::sctpAssocLocalAddr", false, "", ""},
 	// 1.3.6.1.2.1.104.1.4.1.1
-	{"sctpAssocLocalAddrType", "SCTP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"sctpAssocLocalAddrType", "SCTP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.4.1.2
-	{"sctpAssocLocalAddr", "SCTP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"sctpAssocLocalAddr", "SCTP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.4.1.3
-	{"sctpAssocLocalAddrStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocLocalAddrStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.5
-	{"sctpAssocRemAddrTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"sctpAssocRemAddrTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.5.1
-	{"sctpAssocRemAddrEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SCTP-MIB::sctpAssocId SCTP-MIB::sctpAssocRemAddrType SCTP-MIB::sctpAssocRemAddr", false, "", ""},
+	{"sctpAssocRemAddrEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SCTP-MIB::sctpAssocId SCTP-MIB::sctpAssocRemAddrType SCTP-MIB::sctpAssocRemAddr", false, "", ""},
 	// 1.3.6.1.2.1.104.1.5.1.1
-	{"sctpAssocRemAddrType", "SCTP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, AccessNotAccessible, "", false, "", ""},
+	{"sctpAssocRemAddrType", "SCTP-MIB", KindColumn, BaseInteger, "InetAddressType", "", "unknown(0) ipv4(1) ipv6(2) ipv4z(3) ipv6z(4) dns(16)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.5.1.2
-	{"sctpAssocRemAddr", "SCTP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"sctpAssocRemAddr", "SCTP-MIB", KindColumn, BaseOctetString, "InetAddress", "", "", 0, "(0..255)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.5.1.3
-	{"sctpAssocRemAddrActive", "SCTP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocRemAddrActive", "SCTP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.5.1.4
-	{"sctpAssocRemAddrHBActive", "SCTP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocRemAddrHBActive", "SCTP-MIB", KindColumn, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.5.1.5
-	{"sctpAssocRemAddrRTO", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocRemAddrRTO", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.5.1.6
-	{"sctpAssocRemAddrMaxPathRtx", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocRemAddrMaxPathRtx", "SCTP-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.5.1.7
-	{"sctpAssocRemAddrRtx", "SCTP-MIB", KindColumn, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocRemAddrRtx", "SCTP-MIB", KindColumn, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.5.1.8
-	{"sctpAssocRemAddrStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpAssocRemAddrStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.6
-	{"sctpLookupLocalPortTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"sctpLookupLocalPortTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.6.1
-	{"sctpLookupLocalPortEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SCTP-MIB::sctpAssocLocalPort SCTP-MIB::sctpAssocId", false, "", ""},
+	{"sctpLookupLocalPortEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SCTP-MIB::sctpAssocLocalPort SCTP-MIB::sctpAssocId", false, "", ""},
 	// 1.3.6.1.2.1.104.1.6.1.1
-	{"sctpLookupLocalPortStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpLookupLocalPortStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.7
-	{"sctpLookupRemPortTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"sctpLookupRemPortTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.7.1
-	{"sctpLookupRemPortEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SCTP-MIB::sctpAssocRemPort SCTP-MIB::sctpAssocId", false, "", ""},
+	{"sctpLookupRemPortEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SCTP-MIB::sctpAssocRemPort SCTP-MIB::sctpAssocId", false, "", ""},
 	// 1.3.6.1.2.1.104.1.7.1.1
-	{"sctpLookupRemPortStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpLookupRemPortStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.8
-	{"sctpLookupRemHostNameTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"sctpLookupRemHostNameTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.8.1
-	{"sctpLookupRemHostNameEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SCTP-MIB::sctpAssocRemHostName SCTP-MIB::sctpAssocId", false, "", ""},
+	{"sctpLookupRemHostNameEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SCTP-MIB::sctpAssocRemHostName SCTP-MIB::sctpAssocId", false, "", ""},
 	// 1.3.6.1.2.1.104.1.8.1.1
-	{"sctpLookupRemHostNameStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpLookupRemHostNameStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.9
-	{"sctpLookupRemPrimIPAddrTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"sctpLookupRemPrimIPAddrTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.9.1
-	{"sctpLookupRemPrimIPAddrEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SCTP-MIB::sctpAssocRemPrimAddrType SCTP-MIB::sctpAssocRemPrimAddr SCTP-MIB::sctpAssocId", false, "", ""},
+	{"sctpLookupRemPrimIPAddrEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SCTP-MIB::sctpAssocRemPrimAddrType SCTP-MIB::sctpAssocRemPrimAddr SCTP-MIB::sctpAssocId", false, "", ""},
 	// 1.3.6.1.2.1.104.1.9.1.1
-	{"sctpLookupRemPrimIPAddrStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpLookupRemPrimIPAddrStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.10
-	{"sctpLookupRemIPAddrTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"sctpLookupRemIPAddrTable", "SCTP-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.104.1.10.1
-	{"sctpLookupRemIPAddrEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SCTP-MIB::sctpAssocRemAddrType SCTP-MIB::sctpAssocRemAddr SCTP-MIB::sctpAssocId", false, "", ""},
+	{"sctpLookupRemIPAddrEntry", "SCTP-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SCTP-MIB::sctpAssocRemAddrType SCTP-MIB::sctpAssocRemAddr SCTP-MIB::sctpAssocId", false, "", ""},
 	// 1.3.6.1.2.1.104.1.10.1.1
-	{"sctpLookupRemIPAddrStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"sctpLookupRemIPAddrStartTime", "SCTP-MIB", KindColumn, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.104.2
-	{"sctpMibConformance", "SCTP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"sctpMibConformance", "SCTP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.104.2.1
-	{"sctpMibCompliances", "SCTP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"sctpMibCompliances", "SCTP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.104.2.1.1
-	{"sctpMibCompliance", "SCTP-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"sctpMibCompliance", "SCTP-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.104.2.2
-	{"sctpMibGroups", "SCTP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"sctpMibGroups", "SCTP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.104.2.2.1
-	{"sctpLayerParamsGroup", "SCTP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SCTP-MIB::sctpRtoAlgorithm SCTP-MIB::sctpRtoMin SCTP-MIB::sctpRtoMax SCTP-MIB::sctpRtoInitial SCTP-MIB::sctpMaxAssocs SCTP-MIB::sctpValCookieLife SCTP-MIB::sctpMaxInitRetr"},
+	{"sctpLayerParamsGroup", "SCTP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SCTP-MIB::sctpRtoAlgorithm SCTP-MIB::sctpRtoMin SCTP-MIB::sctpRtoMax SCTP-MIB::sctpRtoInitial SCTP-MIB::sctpMaxAssocs SCTP-MIB::sctpValCookieLife SCTP-MIB::sctpMaxInitRetr"},
 	// 1.3.6.1.2.1.104.2.2.2
-	{"sctpStatsGroup", "SCTP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SCTP-MIB::sctpCurrEstab SCTP-MIB::sctpActiveEstabs SCTP-MIB::sctpPassiveEstabs SCTP-MIB::sctpAborteds SCTP-MIB::sctpShutdowns SCTP-MIB::sctpOutOfBlues SCTP-MIB::sctpChecksumErrors SCTP-MIB::sctpOutCtrlChunks SCTP-MIB::sctpOutOrderChunks SCTP-MIB::sctpOutUnorderChunks SCTP-MIB::sctpInCtrlChunks SCTP-MIB::sctpInOrderChunks SCTP-MIB::sctpInUnorderChunks SCTP-MIB::sctpFragUsrMsgs SCTP-MIB::sctpReasmUsrMsgs SCTP-MIB::sctpOutSCTPPacks SCTP-MIB::sctpInSCTPPacks SCTP-MIB::sctpDiscontinuityTime SCTP-MIB::sctpAssocT1expireds SCTP-MIB::sctpAssocT2expireds SCTP-MIB::sctpAssocRtxChunks SCTP-MIB::sctpAssocRemAddrRtx"},
+	{"sctpStatsGroup", "SCTP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SCTP-MIB::sctpCurrEstab SCTP-MIB::sctpActiveEstabs SCTP-MIB::sctpPassiveEstabs SCTP-MIB::sctpAborteds SCTP-MIB::sctpShutdowns SCTP-MIB::sctpOutOfBlues SCTP-MIB::sctpChecksumErrors SCTP-MIB::sctpOutCtrlChunks SCTP-MIB::sctpOutOrderChunks SCTP-MIB::sctpOutUnorderChunks SCTP-MIB::sctpInCtrlChunks SCTP-MIB::sctpInOrderChunks SCTP-MIB::sctpInUnorderChunks SCTP-MIB::sctpFragUsrMsgs SCTP-MIB::sctpReasmUsrMsgs SCTP-MIB::sctpOutSCTPPacks SCTP-MIB::sctpInSCTPPacks SCTP-MIB::sctpDiscontinuityTime SCTP-MIB::sctpAssocT1expireds SCTP-MIB::sctpAssocT2expireds SCTP-MIB::sctpAssocRtxChunks SCTP-MIB::sctpAssocRemAddrRtx"},
 	// 1.3.6.1.2.1.104.2.2.3
-	{"sctpPerAssocParamsGroup", "SCTP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SCTP-MIB::sctpAssocRemHostName SCTP-MIB::sctpAssocLocalPort SCTP-MIB::sctpAssocRemPort SCTP-MIB::sctpAssocRemPrimAddrType SCTP-MIB::sctpAssocRemPrimAddr SCTP-MIB::sctpAssocHeartBeatInterval SCTP-MIB::sctpAssocState SCTP-MIB::sctpAssocInStreams SCTP-MIB::sctpAssocOutStreams SCTP-MIB::sctpAssocMaxRetr SCTP-MIB::sctpAssocPrimProcess SCTP-MIB::sctpAssocStartTime SCTP-MIB::sctpAssocDiscontinuityTime SCTP-MIB::sctpAssocLocalAddrStartTime SCTP-MIB::sctpAssocRemAddrActive SCTP-MIB::sctpAssocRemAddrHBActive SCTP-MIB::sctpAssocRemAddrRTO SCTP-MIB::sctpAssocRemAddrMaxPathRtx SCTP-MIB::sctpAssocRemAddrStartTime"},
+	{"sctpPerAssocParamsGroup", "SCTP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SCTP-MIB::sctpAssocRemHostName SCTP-MIB::sctpAssocLocalPort SCTP-MIB::sctpAssocRemPort SCTP-MIB::sctpAssocRemPrimAddrType SCTP-MIB::sctpAssocRemPrimAddr SCTP-MIB::sctpAssocHeartBeatInterval SCTP-MIB::sctpAssocState SCTP-MIB::sctpAssocInStreams SCTP-MIB::sctpAssocOutStreams SCTP-MIB::sctpAssocMaxRetr SCTP-MIB::sctpAssocPrimProcess SCTP-MIB::sctpAssocStartTime SCTP-MIB::sctpAssocDiscontinuityTime SCTP-MIB::sctpAssocLocalAddrStartTime SCTP-MIB::sctpAssocRemAddrActive SCTP-MIB::sctpAssocRemAddrHBActive SCTP-MIB::sctpAssocRemAddrRTO SCTP-MIB::sctpAssocRemAddrMaxPathRtx SCTP-MIB::sctpAssocRemAddrStartTime"},
 	// 1.3.6.1.2.1.104.2.2.4
-	{"sctpPerAssocStatsGroup", "SCTP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SCTP-MIB::sctpAssocT1expireds SCTP-MIB::sctpAssocT2expireds SCTP-MIB::sctpAssocRtxChunks SCTP-MIB::sctpAssocRemAddrRtx"},
+	{"sctpPerAssocStatsGroup", "SCTP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SCTP-MIB::sctpAssocT1expireds SCTP-MIB::sctpAssocT2expireds SCTP-MIB::sctpAssocRtxChunks SCTP-MIB::sctpAssocRemAddrRtx"},
 	// 1.3.6.1.2.1.104.2.2.5
-	{"sctpInverseGroup", "SCTP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SCTP-MIB::sctpLookupLocalPortStartTime SCTP-MIB::sctpLookupRemPortStartTime SCTP-MIB::sctpLookupRemHostNameStartTime SCTP-MIB::sctpLookupRemPrimIPAddrStartTime SCTP-MIB::sctpLookupRemIPAddrStartTime"},
+	{"sctpInverseGroup", "SCTP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SCTP-MIB::sctpLookupLocalPortStartTime SCTP-MIB::sctpLookupRemPortStartTime SCTP-MIB::sctpLookupRemHostNameStartTime SCTP-MIB::sctpLookupRemPrimIPAddrStartTime SCTP-MIB::sctpLookupRemIPAddrStartTime"},
 	// 1.3.6.1.2.1.189
-	{"snmpSshtmMIB", "SNMP-SSH-TM-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpSshtmMIB", "SNMP-SSH-TM-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.189.0
-	{"snmpSshtmNotifications", "SNMP-SSH-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpSshtmNotifications", "SNMP-SSH-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.189.1
-	{"snmpSshtmObjects", "SNMP-SSH-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpSshtmObjects", "SNMP-SSH-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.189.1.1
-	{"snmpSshtmSession", "SNMP-SSH-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpSshtmSession", "SNMP-SSH-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.189.1.1.1
-	{"snmpSshtmSessionOpens", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpSshtmSessionOpens", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.189.1.1.2
-	{"snmpSshtmSessionCloses", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpSshtmSessionCloses", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.189.1.1.3
-	{"snmpSshtmSessionOpenErrors", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpSshtmSessionOpenErrors", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.189.1.1.4
-	{"snmpSshtmSessionUserAuthFailures", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpSshtmSessionUserAuthFailures", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.189.1.1.5
-	{"snmpSshtmSessionNoChannels", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpSshtmSessionNoChannels", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.189.1.1.6
-	{"snmpSshtmSessionNoSubsystems", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpSshtmSessionNoSubsystems", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.189.1.1.7
-	{"snmpSshtmSessionNoSessions", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpSshtmSessionNoSessions", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.189.1.1.8
-	{"snmpSshtmSessionInvalidCaches", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpSshtmSessionInvalidCaches", "SNMP-SSH-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.189.2
-	{"snmpSshtmConformance", "SNMP-SSH-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpSshtmConformance", "SNMP-SSH-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.189.2.1
-	{"snmpSshtmCompliances", "SNMP-SSH-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpSshtmCompliances", "SNMP-SSH-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.189.2.1.1
-	{"snmpSshtmCompliance", "SNMP-SSH-TM-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpSshtmCompliance", "SNMP-SSH-TM-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.189.2.2
-	{"snmpSshtmGroups", "SNMP-SSH-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpSshtmGroups", "SNMP-SSH-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.189.2.2.2
-	{"snmpSshtmGroup", "SNMP-SSH-TM-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-SSH-TM-MIB::snmpSshtmSessionOpens SNMP-SSH-TM-MIB::snmpSshtmSessionCloses SNMP-SSH-TM-MIB::snmpSshtmSessionOpenErrors SNMP-SSH-TM-MIB::snmpSshtmSessionUserAuthFailures SNMP-SSH-TM-MIB::snmpSshtmSessionNoChannels SNMP-SSH-TM-MIB::snmpSshtmSessionNoSubsystems SNMP-SSH-TM-MIB::snmpSshtmSessionNoSessions SNMP-SSH-TM-MIB::snmpSshtmSessionInvalidCaches"},
+	{"snmpSshtmGroup", "SNMP-SSH-TM-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-SSH-TM-MIB::snmpSshtmSessionOpens SNMP-SSH-TM-MIB::snmpSshtmSessionCloses SNMP-SSH-TM-MIB::snmpSshtmSessionOpenErrors SNMP-SSH-TM-MIB::snmpSshtmSessionUserAuthFailures SNMP-SSH-TM-MIB::snmpSshtmSessionNoChannels SNMP-SSH-TM-MIB::snmpSshtmSessionNoSubsystems SNMP-SSH-TM-MIB::snmpSshtmSessionNoSessions SNMP-SSH-TM-MIB::snmpSshtmSessionInvalidCaches"},
 	// 1.3.6.1.2.1.190
-	{"snmpTsmMIB", "SNMP-TSM-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTsmMIB", "SNMP-TSM-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.190.0
-	{"snmpTsmNotifications", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTsmNotifications", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.190.1
-	{"snmpTsmMIBObjects", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTsmMIBObjects", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.190.1.1
-	{"snmpTsmStats", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTsmStats", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.190.1.1.1
-	{"snmpTsmInvalidCaches", "SNMP-TSM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTsmInvalidCaches", "SNMP-TSM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.190.1.1.2
-	{"snmpTsmInadequateSecurityLevels", "SNMP-TSM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTsmInadequateSecurityLevels", "SNMP-TSM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.190.1.1.3
-	{"snmpTsmUnknownPrefixes", "SNMP-TSM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTsmUnknownPrefixes", "SNMP-TSM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.190.1.1.4
-	{"snmpTsmInvalidPrefixes", "SNMP-TSM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTsmInvalidPrefixes", "SNMP-TSM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.190.1.2
-	{"snmpTsmConfiguration", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTsmConfiguration", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.190.1.2.1
-	{"snmpTsmConfigurationUsePrefix", "SNMP-TSM-MIB", KindScalar, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, AccessReadWrite, "", false, "", ""},
+	{"snmpTsmConfigurationUsePrefix", "SNMP-TSM-MIB", KindScalar, BaseInteger, "TruthValue", "", "true(1) false(2)", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.2.1.190.2
-	{"snmpTsmConformance", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTsmConformance", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.190.2.1
-	{"snmpTsmCompliances", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTsmCompliances", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.190.2.1.1
-	{"snmpTsmCompliance", "SNMP-TSM-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTsmCompliance", "SNMP-TSM-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.190.2.2
-	{"snmpTsmGroups", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTsmGroups", "SNMP-TSM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.190.2.2.2
-	{"snmpTsmGroup", "SNMP-TSM-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-TSM-MIB::snmpTsmInvalidCaches SNMP-TSM-MIB::snmpTsmInadequateSecurityLevels SNMP-TSM-MIB::snmpTsmUnknownPrefixes SNMP-TSM-MIB::snmpTsmInvalidPrefixes SNMP-TSM-MIB::snmpTsmConfigurationUsePrefix"},
+	{"snmpTsmGroup", "SNMP-TSM-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-TSM-MIB::snmpTsmInvalidCaches SNMP-TSM-MIB::snmpTsmInadequateSecurityLevels SNMP-TSM-MIB::snmpTsmUnknownPrefixes SNMP-TSM-MIB::snmpTsmInvalidPrefixes SNMP-TSM-MIB::snmpTsmConfigurationUsePrefix"},
 	// 1.3.6.1.2.1.198
-	{"snmpTlstmMIB", "SNMP-TLS-TM-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmMIB", "SNMP-TLS-TM-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.0
-	{"snmpTlstmNotifications", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmNotifications", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.0.1
-	{"snmpTlstmServerCertificateUnknown", "SNMP-TLS-TM-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-TLS-TM-MIB::snmpTlstmSessionUnknownServerCertificate"},
+	{"snmpTlstmServerCertificateUnknown", "SNMP-TLS-TM-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-TLS-TM-MIB::snmpTlstmSessionUnknownServerCertificate"},
 	// 1.3.6.1.2.1.198.0.2
-	{"snmpTlstmServerInvalidCertificate", "SNMP-TLS-TM-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-TLS-TM-MIB::snmpTlstmAddrServerFingerprint SNMP-TLS-TM-MIB::snmpTlstmSessionInvalidServerCertificates"},
+	{"snmpTlstmServerInvalidCertificate", "SNMP-TLS-TM-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-TLS-TM-MIB::snmpTlstmAddrServerFingerprint SNMP-TLS-TM-MIB::snmpTlstmSessionInvalidServerCertificates"},
 	// 1.3.6.1.2.1.198.1
-	{"snmpTlstmIdentities", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmIdentities", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.1.1
-	{"snmpTlstmCertToTSNMIdentities", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmCertToTSNMIdentities", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.1.1.1
-	{"snmpTlstmCertSpecified", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmCertSpecified", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.1.1.2
-	{"snmpTlstmCertSANRFC822Name", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmCertSANRFC822Name", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.1.1.3
-	{"snmpTlstmCertSANDNSName", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmCertSANDNSName", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.1.1.4
-	{"snmpTlstmCertSANIpAddress", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmCertSANIpAddress", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.1.1.5
-	{"snmpTlstmCertSANAny", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmCertSANAny", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.1.1.6
-	{"snmpTlstmCertCommonName", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmCertCommonName", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2
-	{"snmpTlstmObjects", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmObjects", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.1
-	{"snmpTlstmSession", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmSession", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.1.1
-	{"snmpTlstmSessionOpens", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmSessionOpens", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.1.2
-	{"snmpTlstmSessionClientCloses", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmSessionClientCloses", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.1.3
-	{"snmpTlstmSessionOpenErrors", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmSessionOpenErrors", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.1.4
-	{"snmpTlstmSessionAccepts", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmSessionAccepts", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.1.5
-	{"snmpTlstmSessionServerCloses", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmSessionServerCloses", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.1.6
-	{"snmpTlstmSessionNoSessions", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmSessionNoSessions", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.1.7
-	{"snmpTlstmSessionInvalidClientCertificates", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmSessionInvalidClientCertificates", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.1.8
-	{"snmpTlstmSessionUnknownServerCertificate", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmSessionUnknownServerCertificate", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.1.9
-	{"snmpTlstmSessionInvalidServerCertificates", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmSessionInvalidServerCertificates", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.1.10
-	{"snmpTlstmSessionInvalidCaches", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmSessionInvalidCaches", "SNMP-TLS-TM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2
-	{"snmpTlstmConfig", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmConfig", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1
-	{"snmpTlstmCertificateMapping", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmCertificateMapping", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.1
-	{"snmpTlstmCertToTSNCount", "SNMP-TLS-TM-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmCertToTSNCount", "SNMP-TLS-TM-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.2
-	{"snmpTlstmCertToTSNTableLastChanged", "SNMP-TLS-TM-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmCertToTSNTableLastChanged", "SNMP-TLS-TM-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.3
-	{"snmpTlstmCertToTSNTable", "SNMP-TLS-TM-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpTlstmCertToTSNTable", "SNMP-TLS-TM-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.3.1
-	{"snmpTlstmCertToTSNEntry", "SNMP-TLS-TM-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-TLS-TM-MIB::snmpTlstmCertToTSNID", false, "", ""},
+	{"snmpTlstmCertToTSNEntry", "SNMP-TLS-TM-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-TLS-TM-MIB::snmpTlstmCertToTSNID", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.3.1.1
-	{"snmpTlstmCertToTSNID", "SNMP-TLS-TM-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpTlstmCertToTSNID", "SNMP-TLS-TM-MIB", KindColumn, BaseUnsigned32, "", "", "", 0, "(1..4294967295)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.3.1.2
-	{"snmpTlstmCertToTSNFingerprint", "SNMP-TLS-TM-MIB", KindColumn, BaseOctetString, "SnmpTLSFingerprint", "1x:1x", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTlstmCertToTSNFingerprint", "SNMP-TLS-TM-MIB", KindColumn, BaseOctetString, "SnmpTLSFingerprint", "1x:1x", "", 0, "(1..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.3.1.3
-	{"snmpTlstmCertToTSNMapType", "SNMP-TLS-TM-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTlstmCertToTSNMapType", "SNMP-TLS-TM-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.3.1.4
-	{"snmpTlstmCertToTSNData", "SNMP-TLS-TM-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTlstmCertToTSNData", "SNMP-TLS-TM-MIB", KindColumn, BaseOctetString, "", "", "", 0, "(0..1024)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.3.1.5
-	{"snmpTlstmCertToTSNStorageType", "SNMP-TLS-TM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTlstmCertToTSNStorageType", "SNMP-TLS-TM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.3.1.6
-	{"snmpTlstmCertToTSNRowStatus", "SNMP-TLS-TM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTlstmCertToTSNRowStatus", "SNMP-TLS-TM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.4
-	{"snmpTlstmParamsCount", "SNMP-TLS-TM-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmParamsCount", "SNMP-TLS-TM-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.5
-	{"snmpTlstmParamsTableLastChanged", "SNMP-TLS-TM-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmParamsTableLastChanged", "SNMP-TLS-TM-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.6
-	{"snmpTlstmParamsTable", "SNMP-TLS-TM-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpTlstmParamsTable", "SNMP-TLS-TM-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.6.1
-	{"snmpTlstmParamsEntry", "SNMP-TLS-TM-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-TARGET-MIB::snmpTargetParamsName", true, "", ""},
+	{"snmpTlstmParamsEntry", "SNMP-TLS-TM-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-TARGET-MIB::snmpTargetParamsName", true, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.6.1.1
-	{"snmpTlstmParamsClientFingerprint", "SNMP-TLS-TM-MIB", KindColumn, BaseOctetString, "SnmpTLSFingerprint", "1x:1x", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTlstmParamsClientFingerprint", "SNMP-TLS-TM-MIB", KindColumn, BaseOctetString, "SnmpTLSFingerprint", "1x:1x", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.6.1.2
-	{"snmpTlstmParamsStorageType", "SNMP-TLS-TM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTlstmParamsStorageType", "SNMP-TLS-TM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.6.1.3
-	{"snmpTlstmParamsRowStatus", "SNMP-TLS-TM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTlstmParamsRowStatus", "SNMP-TLS-TM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.7
-	{"snmpTlstmAddrCount", "SNMP-TLS-TM-MIB", KindScalar, BaseGauge32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmAddrCount", "SNMP-TLS-TM-MIB", KindScalar, BaseGauge32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.8
-	{"snmpTlstmAddrTableLastChanged", "SNMP-TLS-TM-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpTlstmAddrTableLastChanged", "SNMP-TLS-TM-MIB", KindScalar, BaseTimeTicks, "TimeStamp", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.9
-	{"snmpTlstmAddrTable", "SNMP-TLS-TM-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpTlstmAddrTable", "SNMP-TLS-TM-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.9.1
-	{"snmpTlstmAddrEntry", "SNMP-TLS-TM-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-TARGET-MIB::snmpTargetAddrName", true, "", ""},
+	{"snmpTlstmAddrEntry", "SNMP-TLS-TM-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-TARGET-MIB::snmpTargetAddrName", true, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.9.1.1
-	{"snmpTlstmAddrServerFingerprint", "SNMP-TLS-TM-MIB", KindColumn, BaseOctetString, "SnmpTLSFingerprint", "1x:1x", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTlstmAddrServerFingerprint", "SNMP-TLS-TM-MIB", KindColumn, BaseOctetString, "SnmpTLSFingerprint", "1x:1x", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.9.1.2
-	{"snmpTlstmAddrServerIdentity", "SNMP-TLS-TM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTlstmAddrServerIdentity", "SNMP-TLS-TM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.9.1.3
-	{"snmpTlstmAddrStorageType", "SNMP-TLS-TM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTlstmAddrStorageType", "SNMP-TLS-TM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.198.2.2.1.9.1.4
-	{"snmpTlstmAddrRowStatus", "SNMP-TLS-TM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTlstmAddrRowStatus", "SNMP-TLS-TM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.2.1.198.3
-	{"snmpTlstmConformance", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmConformance", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.3.1
-	{"snmpTlstmCompliances", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmCompliances", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.3.1.1
-	{"snmpTlstmCompliance", "SNMP-TLS-TM-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmCompliance", "SNMP-TLS-TM-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.3.2
-	{"snmpTlstmGroups", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmGroups", "SNMP-TLS-TM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.3.2.1
-	{"snmpTlstmStatsGroup", "SNMP-TLS-TM-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-TLS-TM-MIB::snmpTlstmSessionOpens SNMP-TLS-TM-MIB::snmpTlstmSessionClientCloses SNMP-TLS-TM-MIB::snmpTlstmSessionOpenErrors SNMP-TLS-TM-MIB::snmpTlstmSessionAccepts SNMP-TLS-TM-MIB::snmpTlstmSessionServerCloses SNMP-TLS-TM-MIB::snmpTlstmSessionNoSessions SNMP-TLS-TM-MIB::snmpTlstmSessionInvalidClientCertificates SNMP-TLS-TM-MIB::snmpTlstmSessionUnknownServerCertificate SNMP-TLS-TM-MIB::snmpTlstmSessionInvalidServerCertificates SNMP-TLS-TM-MIB::snmpTlstmSessionInvalidCaches"},
+	{"snmpTlstmStatsGroup", "SNMP-TLS-TM-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-TLS-TM-MIB::snmpTlstmSessionOpens SNMP-TLS-TM-MIB::snmpTlstmSessionClientCloses SNMP-TLS-TM-MIB::snmpTlstmSessionOpenErrors SNMP-TLS-TM-MIB::snmpTlstmSessionAccepts SNMP-TLS-TM-MIB::snmpTlstmSessionServerCloses SNMP-TLS-TM-MIB::snmpTlstmSessionNoSessions SNMP-TLS-TM-MIB::snmpTlstmSessionInvalidClientCertificates SNMP-TLS-TM-MIB::snmpTlstmSessionUnknownServerCertificate SNMP-TLS-TM-MIB::snmpTlstmSessionInvalidServerCertificates SNMP-TLS-TM-MIB::snmpTlstmSessionInvalidCaches"},
 	// 1.3.6.1.2.1.198.3.2.2
-	{"snmpTlstmIncomingGroup", "SNMP-TLS-TM-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-TLS-TM-MIB::snmpTlstmCertToTSNCount SNMP-TLS-TM-MIB::snmpTlstmCertToTSNTableLastChanged SNMP-TLS-TM-MIB::snmpTlstmCertToTSNFingerprint SNMP-TLS-TM-MIB::snmpTlstmCertToTSNMapType SNMP-TLS-TM-MIB::snmpTlstmCertToTSNData SNMP-TLS-TM-MIB::snmpTlstmCertToTSNStorageType SNMP-TLS-TM-MIB::snmpTlstmCertToTSNRowStatus"},
+	{"snmpTlstmIncomingGroup", "SNMP-TLS-TM-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-TLS-TM-MIB::snmpTlstmCertToTSNCount SNMP-TLS-TM-MIB::snmpTlstmCertToTSNTableLastChanged SNMP-TLS-TM-MIB::snmpTlstmCertToTSNFingerprint SNMP-TLS-TM-MIB::snmpTlstmCertToTSNMapType SNMP-TLS-TM-MIB::snmpTlstmCertToTSNData SNMP-TLS-TM-MIB::snmpTlstmCertToTSNStorageType SNMP-TLS-TM-MIB::snmpTlstmCertToTSNRowStatus"},
 	// 1.3.6.1.2.1.198.3.2.3
-	{"snmpTlstmOutgoingGroup", "SNMP-TLS-TM-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-TLS-TM-MIB::snmpTlstmParamsCount SNMP-TLS-TM-MIB::snmpTlstmParamsTableLastChanged SNMP-TLS-TM-MIB::snmpTlstmParamsClientFingerprint SNMP-TLS-TM-MIB::snmpTlstmParamsStorageType SNMP-TLS-TM-MIB::snmpTlstmParamsRowStatus SNMP-TLS-TM-MIB::snmpTlstmAddrCount SNMP-TLS-TM-MIB::snmpTlstmAddrTableLastChanged SNMP-TLS-TM-MIB::snmpTlstmAddrServerFingerprint SNMP-TLS-TM-MIB::snmpTlstmAddrServerIdentity SNMP-TLS-TM-MIB::snmpTlstmAddrStorageType SNMP-TLS-TM-MIB::snmpTlstmAddrRowStatus"},
+	{"snmpTlstmOutgoingGroup", "SNMP-TLS-TM-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-TLS-TM-MIB::snmpTlstmParamsCount SNMP-TLS-TM-MIB::snmpTlstmParamsTableLastChanged SNMP-TLS-TM-MIB::snmpTlstmParamsClientFingerprint SNMP-TLS-TM-MIB::snmpTlstmParamsStorageType SNMP-TLS-TM-MIB::snmpTlstmParamsRowStatus SNMP-TLS-TM-MIB::snmpTlstmAddrCount SNMP-TLS-TM-MIB::snmpTlstmAddrTableLastChanged SNMP-TLS-TM-MIB::snmpTlstmAddrServerFingerprint SNMP-TLS-TM-MIB::snmpTlstmAddrServerIdentity SNMP-TLS-TM-MIB::snmpTlstmAddrStorageType SNMP-TLS-TM-MIB::snmpTlstmAddrRowStatus"},
 	// 1.3.6.1.2.1.198.3.2.4
-	{"snmpTlstmNotificationGroup", "SNMP-TLS-TM-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmNotificationGroup", "SNMP-TLS-TM-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.198.4
-	{"snmpTlstmHashAlgorithms", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTlstmHashAlgorithms", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.2.1.235
-	{"snmpUsmHmacSha2MIB", "SNMP-USM-HMAC-SHA2-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpUsmHmacSha2MIB", "SNMP-USM-HMAC-SHA2-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3
-	{"experimental", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"experimental", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3
-	{"experimental", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"experimental", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.86
-	{"ipv6TcpMIB", "IPV6-TCP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6TcpMIB", "IPV6-TCP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.86.2
-	{"ipv6TcpConformance", "IPV6-TCP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6TcpConformance", "IPV6-TCP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.86.2.1
-	{"ipv6TcpCompliances", "IPV6-TCP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6TcpCompliances", "IPV6-TCP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.86.2.1.1
-	{"ipv6TcpCompliance", "IPV6-TCP-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6TcpCompliance", "IPV6-TCP-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.86.2.2
-	{"ipv6TcpGroups", "IPV6-TCP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6TcpGroups", "IPV6-TCP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.86.2.2.1
-	{"ipv6TcpGroup", "IPV6-TCP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IPV6-TCP-MIB::ipv6TcpConnState"},
+	{"ipv6TcpGroup", "IPV6-TCP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IPV6-TCP-MIB::ipv6TcpConnState"},
 	// 1.3.6.1.3.87
-	{"ipv6UdpMIB", "IPV6-UDP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6UdpMIB", "IPV6-UDP-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.87.2
-	{"ipv6UdpConformance", "IPV6-UDP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6UdpConformance", "IPV6-UDP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.87.2.1
-	{"ipv6UdpCompliances", "IPV6-UDP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6UdpCompliances", "IPV6-UDP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.87.2.1.1
-	{"ipv6UdpCompliance", "IPV6-UDP-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6UdpCompliance", "IPV6-UDP-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.87.2.2
-	{"ipv6UdpGroups", "IPV6-UDP-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"ipv6UdpGroups", "IPV6-UDP-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.87.2.2.1
-	{"ipv6UdpGroup", "IPV6-UDP-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IPV6-UDP-MIB::ipv6UdpIfIndex"},
+	{"ipv6UdpGroup", "IPV6-UDP-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IPV6-UDP-MIB::ipv6UdpIfIndex"},
 	// 1.3.6.1.3.101
-	{"snmpUsmDHObjectsMIB", "SNMP-USM-DH-OBJECTS-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpUsmDHObjectsMIB", "SNMP-USM-DH-OBJECTS-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.101.1
-	{"usmDHKeyObjects", "SNMP-USM-DH-OBJECTS-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmDHKeyObjects", "SNMP-USM-DH-OBJECTS-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.101.1.1
-	{"usmDHPublicObjects", "SNMP-USM-DH-OBJECTS-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmDHPublicObjects", "SNMP-USM-DH-OBJECTS-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.101.1.1.1
-	{"usmDHParameters", "SNMP-USM-DH-OBJECTS-MIB", KindScalar, BaseOctetString, "", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"usmDHParameters", "SNMP-USM-DH-OBJECTS-MIB", KindScalar, BaseOctetString, "", "", "", 0, "", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.3.101.1.1.2
-	{"usmDHUserKeyTable", "SNMP-USM-DH-OBJECTS-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"usmDHUserKeyTable", "SNMP-USM-DH-OBJECTS-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.3.101.1.1.2.1
-	{"usmDHUserKeyEntry", "SNMP-USM-DH-OBJECTS-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "SNMP-USER-BASED-SM-MIB::usmUserEntry", ""},
+	{"usmDHUserKeyEntry", "SNMP-USM-DH-OBJECTS-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "SNMP-USER-BASED-SM-MIB::usmUserEntry", ""},
 	// 1.3.6.1.3.101.1.1.2.1.1
-	{"usmDHUserAuthKeyChange", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "DHKeyChange", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"usmDHUserAuthKeyChange", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "DHKeyChange", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.3.101.1.1.2.1.2
-	{"usmDHUserOwnAuthKeyChange", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "DHKeyChange", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"usmDHUserOwnAuthKeyChange", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "DHKeyChange", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.3.101.1.1.2.1.3
-	{"usmDHUserPrivKeyChange", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "DHKeyChange", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"usmDHUserPrivKeyChange", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "DHKeyChange", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.3.101.1.1.2.1.4
-	{"usmDHUserOwnPrivKeyChange", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "DHKeyChange", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"usmDHUserOwnPrivKeyChange", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "DHKeyChange", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.3.101.1.2
-	{"usmDHKickstartGroup", "SNMP-USM-DH-OBJECTS-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmDHKickstartGroup", "SNMP-USM-DH-OBJECTS-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.101.1.2.1
-	{"usmDHKickstartTable", "SNMP-USM-DH-OBJECTS-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"usmDHKickstartTable", "SNMP-USM-DH-OBJECTS-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.3.101.1.2.1.1
-	{"usmDHKickstartEntry", "SNMP-USM-DH-OBJECTS-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-USM-DH-OBJECTS-MIB::usmDHKickstartIndex", false, "", ""},
+	{"usmDHKickstartEntry", "SNMP-USM-DH-OBJECTS-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-USM-DH-OBJECTS-MIB::usmDHKickstartIndex", false, "", ""},
 	// 1.3.6.1.3.101.1.2.1.1.1
-	{"usmDHKickstartIndex", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"usmDHKickstartIndex", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.3.101.1.2.1.1.2
-	{"usmDHKickstartMyPublic", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"usmDHKickstartMyPublic", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.3.101.1.2.1.1.3
-	{"usmDHKickstartMgrPublic", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"usmDHKickstartMgrPublic", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.3.101.1.2.1.1.4
-	{"usmDHKickstartSecurityName", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"usmDHKickstartSecurityName", "SNMP-USM-DH-OBJECTS-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.3.101.2
-	{"usmDHKeyConformance", "SNMP-USM-DH-OBJECTS-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmDHKeyConformance", "SNMP-USM-DH-OBJECTS-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.101.2.1
-	{"usmDHKeyMIBCompliances", "SNMP-USM-DH-OBJECTS-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmDHKeyMIBCompliances", "SNMP-USM-DH-OBJECTS-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.101.2.1.1
-	{"usmDHKeyMIBCompliance", "SNMP-USM-DH-OBJECTS-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmDHKeyMIBCompliance", "SNMP-USM-DH-OBJECTS-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.101.2.2
-	{"usmDHKeyMIBGroups", "SNMP-USM-DH-OBJECTS-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmDHKeyMIBGroups", "SNMP-USM-DH-OBJECTS-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.3.101.2.2.1
-	{"usmDHKeyMIBBasicGroup", "SNMP-USM-DH-OBJECTS-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-USM-DH-OBJECTS-MIB::usmDHUserAuthKeyChange SNMP-USM-DH-OBJECTS-MIB::usmDHUserOwnAuthKeyChange SNMP-USM-DH-OBJECTS-MIB::usmDHUserPrivKeyChange SNMP-USM-DH-OBJECTS-MIB::usmDHUserOwnPrivKeyChange"},
+	{"usmDHKeyMIBBasicGroup", "SNMP-USM-DH-OBJECTS-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-USM-DH-OBJECTS-MIB::usmDHUserAuthKeyChange SNMP-USM-DH-OBJECTS-MIB::usmDHUserOwnAuthKeyChange SNMP-USM-DH-OBJECTS-MIB::usmDHUserPrivKeyChange SNMP-USM-DH-OBJECTS-MIB::usmDHUserOwnPrivKeyChange"},
 	// 1.3.6.1.3.101.2.2.2
-	{"usmDHKeyParamGroup", "SNMP-USM-DH-OBJECTS-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-USM-DH-OBJECTS-MIB::usmDHParameters"},
+	{"usmDHKeyParamGroup", "SNMP-USM-DH-OBJECTS-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-USM-DH-OBJECTS-MIB::usmDHParameters"},
 	// 1.3.6.1.3.101.2.2.3
-	{"usmDHKeyKickstartGroup", "SNMP-USM-DH-OBJECTS-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-USM-DH-OBJECTS-MIB::usmDHKickstartMyPublic SNMP-USM-DH-OBJECTS-MIB::usmDHKickstartMgrPublic SNMP-USM-DH-OBJECTS-MIB::usmDHKickstartSecurityName"},
+	{"usmDHKeyKickstartGroup", "SNMP-USM-DH-OBJECTS-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-USM-DH-OBJECTS-MIB::usmDHKickstartMyPublic SNMP-USM-DH-OBJECTS-MIB::usmDHKickstartMgrPublic SNMP-USM-DH-OBJECTS-MIB::usmDHKickstartSecurityName"},
 	// 1.3.6.1.4
-	{"private", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"private", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.4
-	{"private", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"private", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.4.1
-	{"enterprises", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"enterprises", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.4.1
-	{"enterprises", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"enterprises", "RFC1155-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.5
-	{"security", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"security", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6
-	{"snmpV2", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpV2", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.1
-	{"snmpDomains", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpDomains", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.1.1
-	{"snmpUDPDomain", "SNMPv2-TM", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpUDPDomain", "SNMPv2-TM", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.1.2
-	{"snmpCLNSDomain", "SNMPv2-TM", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpCLNSDomain", "SNMPv2-TM", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.1.3
-	{"snmpCONSDomain", "SNMPv2-TM", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpCONSDomain", "SNMPv2-TM", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.1.4
-	{"snmpDDPDomain", "SNMPv2-TM", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpDDPDomain", "SNMPv2-TM", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.1.5
-	{"snmpIPXDomain", "SNMPv2-TM", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpIPXDomain", "SNMPv2-TM", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.1.7
-	{"snmpSSHDomain", "SNMP-SSH-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpSSHDomain", "SNMP-SSH-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.1.8
-	{"snmpTLSTCPDomain", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTLSTCPDomain", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.1.9
-	{"snmpDTLSUDPDomain", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpDTLSUDPDomain", "SNMP-TLS-TM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.2
-	{"snmpProxys", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpProxys", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.2.1
-	{"rfc1157Proxy", "SNMPv2-TM", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"rfc1157Proxy", "SNMPv2-TM", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.2.1.1
-	{"rfc1157Domain", "SNMPv2-TM", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"rfc1157Domain", "SNMPv2-TM", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3
-	{"snmpModules", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpModules", "SNMPv2-SMI", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1
-	{"snmpMIB", "SNMPv2-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpMIB", "SNMPv2-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.1
-	{"snmpMIBObjects", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpMIBObjects", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.1.4
-	{"snmpTrap", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTrap", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.1.4.1
-	{"snmpTrapOID", "SNMPv2-MIB", KindScalar, BaseObjectIdentifier, "", "", "", 0, AccessForNotify, "", false, "", ""},
+	{"snmpTrapOID", "SNMPv2-MIB", KindScalar, BaseObjectIdentifier, "", "", "", 0, "", AccessForNotify, "", false, "", ""},
 	// 1.3.6.1.6.3.1.1.4.3
-	{"snmpTrapEnterprise", "SNMPv2-MIB", KindScalar, BaseObjectIdentifier, "", "", "", 0, AccessForNotify, "", false, "", ""},
+	{"snmpTrapEnterprise", "SNMPv2-MIB", KindScalar, BaseObjectIdentifier, "", "", "", 0, "", AccessForNotify, "", false, "", ""},
 	// 1.3.6.1.6.3.1.1.5
-	{"snmpTraps", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTraps", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.1.5.1
-	{"coldStart", "SNMPv2-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"coldStart", "SNMPv2-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.1.5.2
-	{"warmStart", "SNMPv2-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"warmStart", "SNMPv2-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.1.5.3
-	{"linkDown", "IF-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifIndex IF-MIB::ifAdminStatus IF-MIB::ifOperStatus"},
+	{"linkDown", "IF-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifIndex IF-MIB::ifAdminStatus IF-MIB::ifOperStatus"},
 	// 1.3.6.1.6.3.1.1.5.4
-	{"linkUp", "IF-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", "IF-MIB::ifIndex IF-MIB::ifAdminStatus IF-MIB::ifOperStatus"},
+	{"linkUp", "IF-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "IF-MIB::ifIndex IF-MIB::ifAdminStatus IF-MIB::ifOperStatus"},
 	// 1.3.6.1.6.3.1.1.5.5
-	{"authenticationFailure", "SNMPv2-MIB", KindNotification, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"authenticationFailure", "SNMPv2-MIB", KindNotification, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.1.6
-	{"snmpSet", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpSet", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.1.6.1
-	{"snmpSetSerialNo", "SNMPv2-MIB", KindScalar, BaseInteger, "TestAndIncr", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"snmpSetSerialNo", "SNMPv2-MIB", KindScalar, BaseInteger, "TestAndIncr", "", "", 0, "(0..2147483647)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.6.3.1.2
-	{"snmpMIBConformance", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpMIBConformance", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.2.1
-	{"snmpMIBCompliances", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpMIBCompliances", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.2.1.2
-	{"snmpBasicCompliance", "SNMPv2-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpBasicCompliance", "SNMPv2-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.2.1.3
-	{"snmpBasicComplianceRev2", "SNMPv2-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpBasicComplianceRev2", "SNMPv2-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.2.2
-	{"snmpMIBGroups", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpMIBGroups", "SNMPv2-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.2.2.5
-	{"snmpSetGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMPv2-MIB::snmpSetSerialNo"},
+	{"snmpSetGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMPv2-MIB::snmpSetSerialNo"},
 	// 1.3.6.1.6.3.1.2.2.6
-	{"systemGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMPv2-MIB::sysDescr SNMPv2-MIB::sysObjectID SNMPv2-MIB::sysUpTime SNMPv2-MIB::sysContact SNMPv2-MIB::sysName SNMPv2-MIB::sysLocation SNMPv2-MIB::sysServices SNMPv2-MIB::sysORLastChange SNMPv2-MIB::sysORID SNMPv2-MIB::sysORUpTime SNMPv2-MIB::sysORDescr"},
+	{"systemGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMPv2-MIB::sysDescr SNMPv2-MIB::sysObjectID SNMPv2-MIB::sysUpTime SNMPv2-MIB::sysContact SNMPv2-MIB::sysName SNMPv2-MIB::sysLocation SNMPv2-MIB::sysServices SNMPv2-MIB::sysORLastChange SNMPv2-MIB::sysORID SNMPv2-MIB::sysORUpTime SNMPv2-MIB::sysORDescr"},
 	// 1.3.6.1.6.3.1.2.2.7
-	{"snmpBasicNotificationsGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpBasicNotificationsGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.2.2.8
-	{"snmpGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMPv2-MIB::snmpInPkts SNMPv2-MIB::snmpInBadVersions SNMPv2-MIB::snmpInASNParseErrs SNMPv2-MIB::snmpSilentDrops SNMPv2-MIB::snmpProxyDrops SNMPv2-MIB::snmpEnableAuthenTraps"},
+	{"snmpGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMPv2-MIB::snmpInPkts SNMPv2-MIB::snmpInBadVersions SNMPv2-MIB::snmpInASNParseErrs SNMPv2-MIB::snmpSilentDrops SNMPv2-MIB::snmpProxyDrops SNMPv2-MIB::snmpEnableAuthenTraps"},
 	// 1.3.6.1.6.3.1.2.2.9
-	{"snmpCommunityGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMPv2-MIB::snmpInBadCommunityNames SNMPv2-MIB::snmpInBadCommunityUses"},
+	{"snmpCommunityGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMPv2-MIB::snmpInBadCommunityNames SNMPv2-MIB::snmpInBadCommunityUses"},
 	// 1.3.6.1.6.3.1.2.2.10
-	{"snmpObsoleteGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMPv2-MIB::snmpOutPkts SNMPv2-MIB::snmpInTooBigs SNMPv2-MIB::snmpInNoSuchNames SNMPv2-MIB::snmpInBadValues SNMPv2-MIB::snmpInReadOnlys SNMPv2-MIB::snmpInGenErrs SNMPv2-MIB::snmpInTotalReqVars SNMPv2-MIB::snmpInTotalSetVars SNMPv2-MIB::snmpInGetRequests SNMPv2-MIB::snmpInGetNexts SNMPv2-MIB::snmpInSetRequests SNMPv2-MIB::snmpInGetResponses SNMPv2-MIB::snmpInTraps SNMPv2-MIB::snmpOutTooBigs SNMPv2-MIB::snmpOutNoSuchNames SNMPv2-MIB::snmpOutBadValues SNMPv2-MIB::snmpOutGenErrs SNMPv2-MIB::snmpOutGetRequests SNMPv2-MIB::snmpOutGetNexts SNMPv2-MIB::snmpOutSetRequests SNMPv2-MIB::snmpOutGetResponses SNMPv2-MIB::snmpOutTraps"},
+	{"snmpObsoleteGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMPv2-MIB::snmpOutPkts SNMPv2-MIB::snmpInTooBigs SNMPv2-MIB::snmpInNoSuchNames SNMPv2-MIB::snmpInBadValues SNMPv2-MIB::snmpInReadOnlys SNMPv2-MIB::snmpInGenErrs SNMPv2-MIB::snmpInTotalReqVars SNMPv2-MIB::snmpInTotalSetVars SNMPv2-MIB::snmpInGetRequests SNMPv2-MIB::snmpInGetNexts SNMPv2-MIB::snmpInSetRequests SNMPv2-MIB::snmpInGetResponses SNMPv2-MIB::snmpInTraps SNMPv2-MIB::snmpOutTooBigs SNMPv2-MIB::snmpOutNoSuchNames SNMPv2-MIB::snmpOutBadValues SNMPv2-MIB::snmpOutGenErrs SNMPv2-MIB::snmpOutGetRequests SNMPv2-MIB::snmpOutGetNexts SNMPv2-MIB::snmpOutSetRequests SNMPv2-MIB::snmpOutGetResponses SNMPv2-MIB::snmpOutTraps"},
 	// 1.3.6.1.6.3.1.2.2.11
-	{"snmpWarmStartNotificationGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpWarmStartNotificationGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.1.2.2.12
-	{"snmpNotificationGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMPv2-MIB::snmpTrapOID SNMPv2-MIB::snmpTrapEnterprise"},
+	{"snmpNotificationGroup", "SNMPv2-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMPv2-MIB::snmpTrapOID SNMPv2-MIB::snmpTrapEnterprise"},
 	// 1.3.6.1.6.3.10
-	{"snmpFrameworkMIB", "SNMP-FRAMEWORK-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpFrameworkMIB", "SNMP-FRAMEWORK-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.1
-	{"snmpFrameworkAdmin", "SNMP-FRAMEWORK-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpFrameworkAdmin", "SNMP-FRAMEWORK-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.1.1
-	{"snmpAuthProtocols", "SNMP-FRAMEWORK-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpAuthProtocols", "SNMP-FRAMEWORK-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.1.1.1
-	{"usmNoAuthProtocol", "SNMP-USER-BASED-SM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmNoAuthProtocol", "SNMP-USER-BASED-SM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.1.1.2
-	{"usmHMACMD5AuthProtocol", "SNMP-USER-BASED-SM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmHMACMD5AuthProtocol", "SNMP-USER-BASED-SM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.1.1.3
-	{"usmHMACSHAAuthProtocol", "SNMP-USER-BASED-SM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmHMACSHAAuthProtocol", "SNMP-USER-BASED-SM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.1.1.4
-	{"usmHMAC128SHA224AuthProtocol", "SNMP-USM-HMAC-SHA2-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmHMAC128SHA224AuthProtocol", "SNMP-USM-HMAC-SHA2-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.1.1.5
-	{"usmHMAC192SHA256AuthProtocol", "SNMP-USM-HMAC-SHA2-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmHMAC192SHA256AuthProtocol", "SNMP-USM-HMAC-SHA2-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.1.1.6
-	{"usmHMAC256SHA384AuthProtocol", "SNMP-USM-HMAC-SHA2-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmHMAC256SHA384AuthProtocol", "SNMP-USM-HMAC-SHA2-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.1.1.7
-	{"usmHMAC384SHA512AuthProtocol", "SNMP-USM-HMAC-SHA2-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmHMAC384SHA512AuthProtocol", "SNMP-USM-HMAC-SHA2-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.1.2
-	{"snmpPrivProtocols", "SNMP-FRAMEWORK-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpPrivProtocols", "SNMP-FRAMEWORK-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.1.2.1
-	{"usmNoPrivProtocol", "SNMP-USER-BASED-SM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmNoPrivProtocol", "SNMP-USER-BASED-SM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.1.2.2
-	{"usmDESPrivProtocol", "SNMP-USER-BASED-SM-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmDESPrivProtocol", "SNMP-USER-BASED-SM-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.1.2.4
-	{"usmAesCfb128Protocol", "SNMP-USM-AES-MIB", KindIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmAesCfb128Protocol", "SNMP-USM-AES-MIB", KindIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.2
-	{"snmpFrameworkMIBObjects", "SNMP-FRAMEWORK-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpFrameworkMIBObjects", "SNMP-FRAMEWORK-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.2.1
-	{"snmpEngine", "SNMP-FRAMEWORK-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpEngine", "SNMP-FRAMEWORK-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.2.1.1
-	{"snmpEngineID", "SNMP-FRAMEWORK-MIB", KindScalar, BaseOctetString, "SnmpEngineID", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpEngineID", "SNMP-FRAMEWORK-MIB", KindScalar, BaseOctetString, "SnmpEngineID", "", "", 0, "(5..32)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.10.2.1.2
-	{"snmpEngineBoots", "SNMP-FRAMEWORK-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpEngineBoots", "SNMP-FRAMEWORK-MIB", KindScalar, BaseInteger, "", "", "", 0, "(1..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.10.2.1.3
-	{"snmpEngineTime", "SNMP-FRAMEWORK-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpEngineTime", "SNMP-FRAMEWORK-MIB", KindScalar, BaseInteger, "", "", "", 0, "(0..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.10.2.1.4
-	{"snmpEngineMaxMessageSize", "SNMP-FRAMEWORK-MIB", KindScalar, BaseInteger, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpEngineMaxMessageSize", "SNMP-FRAMEWORK-MIB", KindScalar, BaseInteger, "", "", "", 0, "(484..2147483647)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.10.3
-	{"snmpFrameworkMIBConformance", "SNMP-FRAMEWORK-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpFrameworkMIBConformance", "SNMP-FRAMEWORK-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.3.1
-	{"snmpFrameworkMIBCompliances", "SNMP-FRAMEWORK-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpFrameworkMIBCompliances", "SNMP-FRAMEWORK-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.3.1.1
-	{"snmpFrameworkMIBCompliance", "SNMP-FRAMEWORK-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpFrameworkMIBCompliance", "SNMP-FRAMEWORK-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.3.2
-	{"snmpFrameworkMIBGroups", "SNMP-FRAMEWORK-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpFrameworkMIBGroups", "SNMP-FRAMEWORK-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.10.3.2.1
-	{"snmpEngineGroup", "SNMP-FRAMEWORK-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-FRAMEWORK-MIB::snmpEngineID SNMP-FRAMEWORK-MIB::snmpEngineBoots SNMP-FRAMEWORK-MIB::snmpEngineTime SNMP-FRAMEWORK-MIB::snmpEngineMaxMessageSize"},
+	{"snmpEngineGroup", "SNMP-FRAMEWORK-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-FRAMEWORK-MIB::snmpEngineID SNMP-FRAMEWORK-MIB::snmpEngineBoots SNMP-FRAMEWORK-MIB::snmpEngineTime SNMP-FRAMEWORK-MIB::snmpEngineMaxMessageSize"},
 	// 1.3.6.1.6.3.11
-	{"snmpMPDMIB", "SNMP-MPD-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpMPDMIB", "SNMP-MPD-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.11.1
-	{"snmpMPDAdmin", "SNMP-MPD-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpMPDAdmin", "SNMP-MPD-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.11.2
-	{"snmpMPDMIBObjects", "SNMP-MPD-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpMPDMIBObjects", "SNMP-MPD-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.11.2.1
-	{"snmpMPDStats", "SNMP-MPD-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpMPDStats", "SNMP-MPD-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.11.2.1.1
-	{"snmpUnknownSecurityModels", "SNMP-MPD-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpUnknownSecurityModels", "SNMP-MPD-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.11.2.1.2
-	{"snmpInvalidMsgs", "SNMP-MPD-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpInvalidMsgs", "SNMP-MPD-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.11.2.1.3
-	{"snmpUnknownPDUHandlers", "SNMP-MPD-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpUnknownPDUHandlers", "SNMP-MPD-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.11.3
-	{"snmpMPDMIBConformance", "SNMP-MPD-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpMPDMIBConformance", "SNMP-MPD-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.11.3.1
-	{"snmpMPDMIBCompliances", "SNMP-MPD-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpMPDMIBCompliances", "SNMP-MPD-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.11.3.1.1
-	{"snmpMPDCompliance", "SNMP-MPD-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpMPDCompliance", "SNMP-MPD-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.11.3.2
-	{"snmpMPDMIBGroups", "SNMP-MPD-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpMPDMIBGroups", "SNMP-MPD-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.11.3.2.1
-	{"snmpMPDGroup", "SNMP-MPD-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-MPD-MIB::snmpUnknownSecurityModels SNMP-MPD-MIB::snmpInvalidMsgs SNMP-MPD-MIB::snmpUnknownPDUHandlers"},
+	{"snmpMPDGroup", "SNMP-MPD-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-MPD-MIB::snmpUnknownSecurityModels SNMP-MPD-MIB::snmpInvalidMsgs SNMP-MPD-MIB::snmpUnknownPDUHandlers"},
 	// 1.3.6.1.6.3.12
-	{"snmpTargetMIB", "SNMP-TARGET-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTargetMIB", "SNMP-TARGET-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1
-	{"snmpTargetObjects", "SNMP-TARGET-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTargetObjects", "SNMP-TARGET-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.1
-	{"snmpTargetSpinLock", "SNMP-TARGET-MIB", KindScalar, BaseInteger, "TestAndIncr", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"snmpTargetSpinLock", "SNMP-TARGET-MIB", KindScalar, BaseInteger, "TestAndIncr", "", "", 0, "(0..2147483647)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.2
-	{"snmpTargetAddrTable", "SNMP-TARGET-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpTargetAddrTable", "SNMP-TARGET-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.2.1
-	{"snmpTargetAddrEntry", "SNMP-TARGET-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-TARGET-MIB::snmpTargetAddrName", true, "", ""},
+	{"snmpTargetAddrEntry", "SNMP-TARGET-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-TARGET-MIB::snmpTargetAddrName", true, "", ""},
 	// 1.3.6.1.6.3.12.1.2.1.1
-	{"snmpTargetAddrName", "SNMP-TARGET-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpTargetAddrName", "SNMP-TARGET-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.2.1.2
-	{"snmpTargetAddrTDomain", "SNMP-TARGET-MIB", KindColumn, BaseObjectIdentifier, "TDomain", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetAddrTDomain", "SNMP-TARGET-MIB", KindColumn, BaseObjectIdentifier, "TDomain", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.2.1.3
-	{"snmpTargetAddrTAddress", "SNMP-TARGET-MIB", KindColumn, BaseOctetString, "TAddress", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetAddrTAddress", "SNMP-TARGET-MIB", KindColumn, BaseOctetString, "TAddress", "", "", 0, "(1..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.2.1.4
-	{"snmpTargetAddrTimeout", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "TimeInterval", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetAddrTimeout", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "TimeInterval", "", "", 0, "(0..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.2.1.5
-	{"snmpTargetAddrRetryCount", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetAddrRetryCount", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.2.1.6
-	{"snmpTargetAddrTagList", "SNMP-TARGET-MIB", KindColumn, BaseOctetString, "SnmpTagList", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetAddrTagList", "SNMP-TARGET-MIB", KindColumn, BaseOctetString, "SnmpTagList", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.2.1.7
-	{"snmpTargetAddrParams", "SNMP-TARGET-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetAddrParams", "SNMP-TARGET-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.2.1.8
-	{"snmpTargetAddrStorageType", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetAddrStorageType", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.2.1.9
-	{"snmpTargetAddrRowStatus", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetAddrRowStatus", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.3
-	{"snmpTargetParamsTable", "SNMP-TARGET-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpTargetParamsTable", "SNMP-TARGET-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.3.1
-	{"snmpTargetParamsEntry", "SNMP-TARGET-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-TARGET-MIB::snmpTargetParamsName", true, "", ""},
+	{"snmpTargetParamsEntry", "SNMP-TARGET-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-TARGET-MIB::snmpTargetParamsName", true, "", ""},
 	// 1.3.6.1.6.3.12.1.3.1.1
-	{"snmpTargetParamsName", "SNMP-TARGET-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpTargetParamsName", "SNMP-TARGET-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.3.1.2
-	{"snmpTargetParamsMPModel", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "SnmpMessageProcessingModel", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetParamsMPModel", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "SnmpMessageProcessingModel", "", "", 0, "(0..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.3.1.3
-	{"snmpTargetParamsSecurityModel", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "SnmpSecurityModel", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetParamsSecurityModel", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "SnmpSecurityModel", "", "", 0, "(1..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.3.1.4
-	{"snmpTargetParamsSecurityName", "SNMP-TARGET-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetParamsSecurityName", "SNMP-TARGET-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.3.1.5
-	{"snmpTargetParamsSecurityLevel", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "SnmpSecurityLevel", "", "noAuthNoPriv(1) authNoPriv(2) authPriv(3)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetParamsSecurityLevel", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "SnmpSecurityLevel", "", "noAuthNoPriv(1) authNoPriv(2) authPriv(3)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.3.1.6
-	{"snmpTargetParamsStorageType", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetParamsStorageType", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.3.1.7
-	{"snmpTargetParamsRowStatus", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetParamsRowStatus", "SNMP-TARGET-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.4
-	{"snmpUnavailableContexts", "SNMP-TARGET-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpUnavailableContexts", "SNMP-TARGET-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.12.1.5
-	{"snmpUnknownContexts", "SNMP-TARGET-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"snmpUnknownContexts", "SNMP-TARGET-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.12.3
-	{"snmpTargetConformance", "SNMP-TARGET-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTargetConformance", "SNMP-TARGET-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.12.3.1
-	{"snmpTargetCompliances", "SNMP-TARGET-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTargetCompliances", "SNMP-TARGET-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.12.3.1.1
-	{"snmpTargetCommandResponderCompliance", "SNMP-TARGET-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTargetCommandResponderCompliance", "SNMP-TARGET-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.12.3.2
-	{"snmpTargetGroups", "SNMP-TARGET-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpTargetGroups", "SNMP-TARGET-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.12.3.2.1
-	{"snmpTargetBasicGroup", "SNMP-TARGET-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-TARGET-MIB::snmpTargetSpinLock SNMP-TARGET-MIB::snmpTargetAddrTDomain SNMP-TARGET-MIB::snmpTargetAddrTAddress SNMP-TARGET-MIB::snmpTargetAddrTagList SNMP-TARGET-MIB::snmpTargetAddrParams SNMP-TARGET-MIB::snmpTargetAddrStorageType SNMP-TARGET-MIB::snmpTargetAddrRowStatus SNMP-TARGET-MIB::snmpTargetParamsMPModel SNMP-TARGET-MIB::snmpTargetParamsSecurityModel SNMP-TARGET-MIB::snmpTargetParamsSecurityName SNMP-TARGET-MIB::snmpTargetParamsSecurityLevel SNMP-TARGET-MIB::snmpTargetParamsStorageType SNMP-TARGET-MIB::snmpTargetParamsRowStatus"},
+	{"snmpTargetBasicGroup", "SNMP-TARGET-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-TARGET-MIB::snmpTargetSpinLock SNMP-TARGET-MIB::snmpTargetAddrTDomain SNMP-TARGET-MIB::snmpTargetAddrTAddress SNMP-TARGET-MIB::snmpTargetAddrTagList SNMP-TARGET-MIB::snmpTargetAddrParams SNMP-TARGET-MIB::snmpTargetAddrStorageType SNMP-TARGET-MIB::snmpTargetAddrRowStatus SNMP-TARGET-MIB::snmpTargetParamsMPModel SNMP-TARGET-MIB::snmpTargetParamsSecurityModel SNMP-TARGET-MIB::snmpTargetParamsSecurityName SNMP-TARGET-MIB::snmpTargetParamsSecurityLevel SNMP-TARGET-MIB::snmpTargetParamsStorageType SNMP-TARGET-MIB::snmpTargetParamsRowStatus"},
 	// 1.3.6.1.6.3.12.3.2.2
-	{"snmpTargetResponseGroup", "SNMP-TARGET-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-TARGET-MIB::snmpTargetAddrTimeout SNMP-TARGET-MIB::snmpTargetAddrRetryCount"},
+	{"snmpTargetResponseGroup", "SNMP-TARGET-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-TARGET-MIB::snmpTargetAddrTimeout SNMP-TARGET-MIB::snmpTargetAddrRetryCount"},
 	// 1.3.6.1.6.3.12.3.2.3
-	{"snmpTargetCommandResponderGroup", "SNMP-TARGET-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-TARGET-MIB::snmpUnavailableContexts SNMP-TARGET-MIB::snmpUnknownContexts"},
+	{"snmpTargetCommandResponderGroup", "SNMP-TARGET-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-TARGET-MIB::snmpUnavailableContexts SNMP-TARGET-MIB::snmpUnknownContexts"},
 	// 1.3.6.1.6.3.13
-	{"snmpNotificationMIB", "SNMP-NOTIFICATION-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpNotificationMIB", "SNMP-NOTIFICATION-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1
-	{"snmpNotifyObjects", "SNMP-NOTIFICATION-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpNotifyObjects", "SNMP-NOTIFICATION-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.1
-	{"snmpNotifyTable", "SNMP-NOTIFICATION-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpNotifyTable", "SNMP-NOTIFICATION-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.1.1
-	{"snmpNotifyEntry", "SNMP-NOTIFICATION-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-NOTIFICATION-MIB::snmpNotifyName", true, "", ""},
+	{"snmpNotifyEntry", "SNMP-NOTIFICATION-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-NOTIFICATION-MIB::snmpNotifyName", true, "", ""},
 	// 1.3.6.1.6.3.13.1.1.1.1
-	{"snmpNotifyName", "SNMP-NOTIFICATION-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpNotifyName", "SNMP-NOTIFICATION-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.1.1.2
-	{"snmpNotifyTag", "SNMP-NOTIFICATION-MIB", KindColumn, BaseOctetString, "SnmpTagValue", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpNotifyTag", "SNMP-NOTIFICATION-MIB", KindColumn, BaseOctetString, "SnmpTagValue", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.1.1.3
-	{"snmpNotifyType", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "", "", "trap(1) inform(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpNotifyType", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "", "", "trap(1) inform(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.1.1.4
-	{"snmpNotifyStorageType", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpNotifyStorageType", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.1.1.5
-	{"snmpNotifyRowStatus", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpNotifyRowStatus", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.2
-	{"snmpNotifyFilterProfileTable", "SNMP-NOTIFICATION-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpNotifyFilterProfileTable", "SNMP-NOTIFICATION-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.2.1
-	{"snmpNotifyFilterProfileEntry", "SNMP-NOTIFICATION-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-TARGET-MIB::snmpTargetParamsName", true, "", ""},
+	{"snmpNotifyFilterProfileEntry", "SNMP-NOTIFICATION-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-TARGET-MIB::snmpTargetParamsName", true, "", ""},
 	// 1.3.6.1.6.3.13.1.2.1.1
-	{"snmpNotifyFilterProfileName", "SNMP-NOTIFICATION-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpNotifyFilterProfileName", "SNMP-NOTIFICATION-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.2.1.2
-	{"snmpNotifyFilterProfileStorType", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpNotifyFilterProfileStorType", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.2.1.3
-	{"snmpNotifyFilterProfileRowStatus", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpNotifyFilterProfileRowStatus", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.3
-	{"snmpNotifyFilterTable", "SNMP-NOTIFICATION-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpNotifyFilterTable", "SNMP-NOTIFICATION-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.3.1
-	{"snmpNotifyFilterEntry", "SNMP-NOTIFICATION-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-NOTIFICATION-MIB::snmpNotifyFilterProfileName SNMP-NOTIFICATION-MIB::snmpNotifyFilterSubtree", true, "", ""},
+	{"snmpNotifyFilterEntry", "SNMP-NOTIFICATION-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-NOTIFICATION-MIB::snmpNotifyFilterProfileName SNMP-NOTIFICATION-MIB::snmpNotifyFilterSubtree", true, "", ""},
 	// 1.3.6.1.6.3.13.1.3.1.1
-	{"snmpNotifyFilterSubtree", "SNMP-NOTIFICATION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpNotifyFilterSubtree", "SNMP-NOTIFICATION-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.3.1.2
-	{"snmpNotifyFilterMask", "SNMP-NOTIFICATION-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpNotifyFilterMask", "SNMP-NOTIFICATION-MIB", KindColumn, BaseOctetString, "", "", "", 0, "(0..16)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.3.1.3
-	{"snmpNotifyFilterType", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "", "", "included(1) excluded(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpNotifyFilterType", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "", "", "included(1) excluded(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.3.1.4
-	{"snmpNotifyFilterStorageType", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpNotifyFilterStorageType", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.13.1.3.1.5
-	{"snmpNotifyFilterRowStatus", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpNotifyFilterRowStatus", "SNMP-NOTIFICATION-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.13.3
-	{"snmpNotifyConformance", "SNMP-NOTIFICATION-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpNotifyConformance", "SNMP-NOTIFICATION-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.13.3.1
-	{"snmpNotifyCompliances", "SNMP-NOTIFICATION-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpNotifyCompliances", "SNMP-NOTIFICATION-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.13.3.1.1
-	{"snmpNotifyBasicCompliance", "SNMP-NOTIFICATION-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpNotifyBasicCompliance", "SNMP-NOTIFICATION-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.13.3.1.2
-	{"snmpNotifyBasicFiltersCompliance", "SNMP-NOTIFICATION-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpNotifyBasicFiltersCompliance", "SNMP-NOTIFICATION-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.13.3.1.3
-	{"snmpNotifyFullCompliance", "SNMP-NOTIFICATION-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpNotifyFullCompliance", "SNMP-NOTIFICATION-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.13.3.2
-	{"snmpNotifyGroups", "SNMP-NOTIFICATION-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpNotifyGroups", "SNMP-NOTIFICATION-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.13.3.2.1
-	{"snmpNotifyGroup", "SNMP-NOTIFICATION-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-NOTIFICATION-MIB::snmpNotifyTag SNMP-NOTIFICATION-MIB::snmpNotifyType SNMP-NOTIFICATION-MIB::snmpNotifyStorageType SNMP-NOTIFICATION-MIB::snmpNotifyRowStatus"},
+	{"snmpNotifyGroup", "SNMP-NOTIFICATION-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-NOTIFICATION-MIB::snmpNotifyTag SNMP-NOTIFICATION-MIB::snmpNotifyType SNMP-NOTIFICATION-MIB::snmpNotifyStorageType SNMP-NOTIFICATION-MIB::snmpNotifyRowStatus"},
 	// 1.3.6.1.6.3.13.3.2.2
-	{"snmpNotifyFilterGroup", "SNMP-NOTIFICATION-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-NOTIFICATION-MIB::snmpNotifyFilterProfileName SNMP-NOTIFICATION-MIB::snmpNotifyFilterProfileStorType SNMP-NOTIFICATION-MIB::snmpNotifyFilterProfileRowStatus SNMP-NOTIFICATION-MIB::snmpNotifyFilterMask SNMP-NOTIFICATION-MIB::snmpNotifyFilterType SNMP-NOTIFICATION-MIB::snmpNotifyFilterStorageType SNMP-NOTIFICATION-MIB::snmpNotifyFilterRowStatus"},
+	{"snmpNotifyFilterGroup", "SNMP-NOTIFICATION-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-NOTIFICATION-MIB::snmpNotifyFilterProfileName SNMP-NOTIFICATION-MIB::snmpNotifyFilterProfileStorType SNMP-NOTIFICATION-MIB::snmpNotifyFilterProfileRowStatus SNMP-NOTIFICATION-MIB::snmpNotifyFilterMask SNMP-NOTIFICATION-MIB::snmpNotifyFilterType SNMP-NOTIFICATION-MIB::snmpNotifyFilterStorageType SNMP-NOTIFICATION-MIB::snmpNotifyFilterRowStatus"},
 	// 1.3.6.1.6.3.14
-	{"snmpProxyMIB", "SNMP-PROXY-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpProxyMIB", "SNMP-PROXY-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.14.1
-	{"snmpProxyObjects", "SNMP-PROXY-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpProxyObjects", "SNMP-PROXY-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.14.1.2
-	{"snmpProxyTable", "SNMP-PROXY-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpProxyTable", "SNMP-PROXY-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.14.1.2.1
-	{"snmpProxyEntry", "SNMP-PROXY-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-PROXY-MIB::snmpProxyName", true, "", ""},
+	{"snmpProxyEntry", "SNMP-PROXY-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-PROXY-MIB::snmpProxyName", true, "", ""},
 	// 1.3.6.1.6.3.14.1.2.1.1
-	{"snmpProxyName", "SNMP-PROXY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpProxyName", "SNMP-PROXY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.14.1.2.1.2
-	{"snmpProxyType", "SNMP-PROXY-MIB", KindColumn, BaseInteger, "", "", "read(1) write(2) trap(3) inform(4)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpProxyType", "SNMP-PROXY-MIB", KindColumn, BaseInteger, "", "", "read(1) write(2) trap(3) inform(4)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.14.1.2.1.3
-	{"snmpProxyContextEngineID", "SNMP-PROXY-MIB", KindColumn, BaseOctetString, "SnmpEngineID", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpProxyContextEngineID", "SNMP-PROXY-MIB", KindColumn, BaseOctetString, "SnmpEngineID", "", "", 0, "(5..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.14.1.2.1.4
-	{"snmpProxyContextName", "SNMP-PROXY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpProxyContextName", "SNMP-PROXY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.14.1.2.1.5
-	{"snmpProxyTargetParamsIn", "SNMP-PROXY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpProxyTargetParamsIn", "SNMP-PROXY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.14.1.2.1.6
-	{"snmpProxySingleTargetOut", "SNMP-PROXY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpProxySingleTargetOut", "SNMP-PROXY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.14.1.2.1.7
-	{"snmpProxyMultipleTargetOut", "SNMP-PROXY-MIB", KindColumn, BaseOctetString, "SnmpTagValue", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpProxyMultipleTargetOut", "SNMP-PROXY-MIB", KindColumn, BaseOctetString, "SnmpTagValue", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.14.1.2.1.8
-	{"snmpProxyStorageType", "SNMP-PROXY-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpProxyStorageType", "SNMP-PROXY-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.14.1.2.1.9
-	{"snmpProxyRowStatus", "SNMP-PROXY-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpProxyRowStatus", "SNMP-PROXY-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.14.3
-	{"snmpProxyConformance", "SNMP-PROXY-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpProxyConformance", "SNMP-PROXY-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.14.3.1
-	{"snmpProxyCompliances", "SNMP-PROXY-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpProxyCompliances", "SNMP-PROXY-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.14.3.1.1
-	{"snmpProxyCompliance", "SNMP-PROXY-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpProxyCompliance", "SNMP-PROXY-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.14.3.2
-	{"snmpProxyGroups", "SNMP-PROXY-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpProxyGroups", "SNMP-PROXY-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.14.3.2.3
-	{"snmpProxyGroup", "SNMP-PROXY-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-PROXY-MIB::snmpProxyType SNMP-PROXY-MIB::snmpProxyContextEngineID SNMP-PROXY-MIB::snmpProxyContextName SNMP-PROXY-MIB::snmpProxyTargetParamsIn SNMP-PROXY-MIB::snmpProxySingleTargetOut SNMP-PROXY-MIB::snmpProxyMultipleTargetOut SNMP-PROXY-MIB::snmpProxyStorageType SNMP-PROXY-MIB::snmpProxyRowStatus"},
+	{"snmpProxyGroup", "SNMP-PROXY-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-PROXY-MIB::snmpProxyType SNMP-PROXY-MIB::snmpProxyContextEngineID SNMP-PROXY-MIB::snmpProxyContextName SNMP-PROXY-MIB::snmpProxyTargetParamsIn SNMP-PROXY-MIB::snmpProxySingleTargetOut SNMP-PROXY-MIB::snmpProxyMultipleTargetOut SNMP-PROXY-MIB::snmpProxyStorageType SNMP-PROXY-MIB::snmpProxyRowStatus"},
 	// 1.3.6.1.6.3.15
-	{"snmpUsmMIB", "SNMP-USER-BASED-SM-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpUsmMIB", "SNMP-USER-BASED-SM-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1
-	{"usmMIBObjects", "SNMP-USER-BASED-SM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmMIBObjects", "SNMP-USER-BASED-SM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.1
-	{"usmStats", "SNMP-USER-BASED-SM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmStats", "SNMP-USER-BASED-SM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.1.1
-	{"usmStatsUnsupportedSecLevels", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"usmStatsUnsupportedSecLevels", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.1.2
-	{"usmStatsNotInTimeWindows", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"usmStatsNotInTimeWindows", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.1.3
-	{"usmStatsUnknownUserNames", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"usmStatsUnknownUserNames", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.1.4
-	{"usmStatsUnknownEngineIDs", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"usmStatsUnknownEngineIDs", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.1.5
-	{"usmStatsWrongDigests", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"usmStatsWrongDigests", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.1.6
-	{"usmStatsDecryptionErrors", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseCounter32, "", "", "", 0, AccessReadOnly, "", false, "", ""},
+	{"usmStatsDecryptionErrors", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseCounter32, "", "", "", 0, "", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2
-	{"usmUser", "SNMP-USER-BASED-SM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmUser", "SNMP-USER-BASED-SM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.1
-	{"usmUserSpinLock", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseInteger, "TestAndIncr", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"usmUserSpinLock", "SNMP-USER-BASED-SM-MIB", KindScalar, BaseInteger, "TestAndIncr", "", "", 0, "(0..2147483647)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2
-	{"usmUserTable", "SNMP-USER-BASED-SM-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"usmUserTable", "SNMP-USER-BASED-SM-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1
-	{"usmUserEntry", "SNMP-USER-BASED-SM-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-USER-BASED-SM-MIB::usmUserEngineID SNMP-USER-BASED-SM-MIB::usmUserName", false, "", ""},
+	{"usmUserEntry", "SNMP-USER-BASED-SM-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-USER-BASED-SM-MIB::usmUserEngineID SNMP-USER-BASED-SM-MIB::usmUserName", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1.1
-	{"usmUserEngineID", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "SnmpEngineID", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"usmUserEngineID", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "SnmpEngineID", "", "", 0, "(5..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1.2
-	{"usmUserName", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"usmUserName", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1.3
-	{"usmUserSecurityName", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"usmUserSecurityName", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..255)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1.4
-	{"usmUserCloneFrom", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseObjectIdentifier, "RowPointer", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"usmUserCloneFrom", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseObjectIdentifier, "RowPointer", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1.5
-	{"usmUserAuthProtocol", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"usmUserAuthProtocol", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1.6
-	{"usmUserAuthKeyChange", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "KeyChange", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"usmUserAuthKeyChange", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "KeyChange", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1.7
-	{"usmUserOwnAuthKeyChange", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "KeyChange", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"usmUserOwnAuthKeyChange", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "KeyChange", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1.8
-	{"usmUserPrivProtocol", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"usmUserPrivProtocol", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseObjectIdentifier, "AutonomousType", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1.9
-	{"usmUserPrivKeyChange", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "KeyChange", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"usmUserPrivKeyChange", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "KeyChange", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1.10
-	{"usmUserOwnPrivKeyChange", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "KeyChange", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"usmUserOwnPrivKeyChange", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "KeyChange", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1.11
-	{"usmUserPublic", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"usmUserPublic", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseOctetString, "", "", "", 0, "(0..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1.12
-	{"usmUserStorageType", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"usmUserStorageType", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.15.1.2.2.1.13
-	{"usmUserStatus", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"usmUserStatus", "SNMP-USER-BASED-SM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.15.2
-	{"usmMIBConformance", "SNMP-USER-BASED-SM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmMIBConformance", "SNMP-USER-BASED-SM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.15.2.1
-	{"usmMIBCompliances", "SNMP-USER-BASED-SM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmMIBCompliances", "SNMP-USER-BASED-SM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.15.2.1.1
-	{"usmMIBCompliance", "SNMP-USER-BASED-SM-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmMIBCompliance", "SNMP-USER-BASED-SM-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.15.2.2
-	{"usmMIBGroups", "SNMP-USER-BASED-SM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"usmMIBGroups", "SNMP-USER-BASED-SM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.15.2.2.1
-	{"usmMIBBasicGroup", "SNMP-USER-BASED-SM-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-USER-BASED-SM-MIB::usmStatsUnsupportedSecLevels SNMP-USER-BASED-SM-MIB::usmStatsNotInTimeWindows SNMP-USER-BASED-SM-MIB::usmStatsUnknownUserNames SNMP-USER-BASED-SM-MIB::usmStatsUnknownEngineIDs SNMP-USER-BASED-SM-MIB::usmStatsWrongDigests SNMP-USER-BASED-SM-MIB::usmStatsDecryptionErrors SNMP-USER-BASED-SM-MIB::usmUserSpinLock SNMP-USER-BASED-SM-MIB::usmUserSecurityName SNMP-USER-BASED-SM-MIB::usmUserCloneFrom SNMP-USER-BASED-SM-MIB::usmUserAuthProtocol SNMP-USER-BASED-SM-MIB::usmUserAuthKeyChange SNMP-USER-BASED-SM-MIB::usmUserOwnAuthKeyChange SNMP-USER-BASED-SM-MIB::usmUserPrivProtocol SNMP-USER-BASED-SM-MIB::usmUserPrivKeyChange SNMP-USER-BASED-SM-MIB::usmUserOwnPrivKeyChange SNMP-USER-BASED-SM-MIB::usmUserPublic SNMP-USER-BASED-SM-MIB::usmUserStorageType SNMP-USER-BASED-SM-MIB::usmUserStatus"},
+	{"usmMIBBasicGroup", "SNMP-USER-BASED-SM-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-USER-BASED-SM-MIB::usmStatsUnsupportedSecLevels SNMP-USER-BASED-SM-MIB::usmStatsNotInTimeWindows SNMP-USER-BASED-SM-MIB::usmStatsUnknownUserNames SNMP-USER-BASED-SM-MIB::usmStatsUnknownEngineIDs SNMP-USER-BASED-SM-MIB::usmStatsWrongDigests SNMP-USER-BASED-SM-MIB::usmStatsDecryptionErrors SNMP-USER-BASED-SM-MIB::usmUserSpinLock SNMP-USER-BASED-SM-MIB::usmUserSecurityName SNMP-USER-BASED-SM-MIB::usmUserCloneFrom SNMP-USER-BASED-SM-MIB::usmUserAuthProtocol SNMP-USER-BASED-SM-MIB::usmUserAuthKeyChange SNMP-USER-BASED-SM-MIB::usmUserOwnAuthKeyChange SNMP-USER-BASED-SM-MIB::usmUserPrivProtocol SNMP-USER-BASED-SM-MIB::usmUserPrivKeyChange SNMP-USER-BASED-SM-MIB::usmUserOwnPrivKeyChange SNMP-USER-BASED-SM-MIB::usmUserPublic SNMP-USER-BASED-SM-MIB::usmUserStorageType SNMP-USER-BASED-SM-MIB::usmUserStatus"},
 	// 1.3.6.1.6.3.16
-	{"snmpVacmMIB", "SNMP-VIEW-BASED-ACM-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpVacmMIB", "SNMP-VIEW-BASED-ACM-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1
-	{"vacmMIBObjects", "SNMP-VIEW-BASED-ACM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"vacmMIBObjects", "SNMP-VIEW-BASED-ACM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.1
-	{"vacmContextTable", "SNMP-VIEW-BASED-ACM-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"vacmContextTable", "SNMP-VIEW-BASED-ACM-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.1.1
-	{"vacmContextEntry", "SNMP-VIEW-BASED-ACM-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-VIEW-BASED-ACM-MIB::vacmContextName", false, "", ""},
+	{"vacmContextEntry", "SNMP-VIEW-BASED-ACM-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-VIEW-BASED-ACM-MIB::vacmContextName", false, "", ""},
 	// 1.3.6.1.6.3.16.1.1.1.1
-	{"vacmContextName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadOnly, "", false, "", ""},
+	{"vacmContextName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadOnly, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.2
-	{"vacmSecurityToGroupTable", "SNMP-VIEW-BASED-ACM-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"vacmSecurityToGroupTable", "SNMP-VIEW-BASED-ACM-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.2.1
-	{"vacmSecurityToGroupEntry", "SNMP-VIEW-BASED-ACM-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-VIEW-BASED-ACM-MIB::vacmSecurityModel SNMP-VIEW-BASED-ACM-MIB::vacmSecurityName", false, "", ""},
+	{"vacmSecurityToGroupEntry", "SNMP-VIEW-BASED-ACM-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-VIEW-BASED-ACM-MIB::vacmSecurityModel SNMP-VIEW-BASED-ACM-MIB::vacmSecurityName", false, "", ""},
 	// 1.3.6.1.6.3.16.1.2.1.1
-	{"vacmSecurityModel", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "SnmpSecurityModel", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"vacmSecurityModel", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "SnmpSecurityModel", "", "", 0, "(1..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.2.1.2
-	{"vacmSecurityName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"vacmSecurityName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.2.1.3
-	{"vacmGroupName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"vacmGroupName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.2.1.4
-	{"vacmSecurityToGroupStorageType", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"vacmSecurityToGroupStorageType", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.2.1.5
-	{"vacmSecurityToGroupStatus", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"vacmSecurityToGroupStatus", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.4
-	{"vacmAccessTable", "SNMP-VIEW-BASED-ACM-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"vacmAccessTable", "SNMP-VIEW-BASED-ACM-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.4.1
-	{"vacmAccessEntry", "SNMP-VIEW-BASED-ACM-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-VIEW-BASED-ACM-MIB::vacmGroupName SNMP-VIEW-BASED-ACM-MIB::vacmAccessContextPrefix SNMP-VIEW-BASED-ACM-MIB::vacmAccessSecurityModel SNMP-VIEW-BASED-ACM-MIB::vacmAccessSecurityLevel", false, "", ""},
+	{"vacmAccessEntry", "SNMP-VIEW-BASED-ACM-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-VIEW-BASED-ACM-MIB::vacmGroupName SNMP-VIEW-BASED-ACM-MIB::vacmAccessContextPrefix SNMP-VIEW-BASED-ACM-MIB::vacmAccessSecurityModel SNMP-VIEW-BASED-ACM-MIB::vacmAccessSecurityLevel", false, "", ""},
 	// 1.3.6.1.6.3.16.1.4.1.1
-	{"vacmAccessContextPrefix", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"vacmAccessContextPrefix", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.4.1.2
-	{"vacmAccessSecurityModel", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "SnmpSecurityModel", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"vacmAccessSecurityModel", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "SnmpSecurityModel", "", "", 0, "(0..2147483647)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.4.1.3
-	{"vacmAccessSecurityLevel", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "SnmpSecurityLevel", "", "noAuthNoPriv(1) authNoPriv(2) authPriv(3)", 0, AccessNotAccessible, "", false, "", ""},
+	{"vacmAccessSecurityLevel", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "SnmpSecurityLevel", "", "noAuthNoPriv(1) authNoPriv(2) authPriv(3)", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.4.1.4
-	{"vacmAccessContextMatch", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "", "", "exact(1) prefix(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"vacmAccessContextMatch", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "", "", "exact(1) prefix(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.4.1.5
-	{"vacmAccessReadViewName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"vacmAccessReadViewName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.4.1.6
-	{"vacmAccessWriteViewName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"vacmAccessWriteViewName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.4.1.7
-	{"vacmAccessNotifyViewName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"vacmAccessNotifyViewName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.4.1.8
-	{"vacmAccessStorageType", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"vacmAccessStorageType", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.4.1.9
-	{"vacmAccessStatus", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"vacmAccessStatus", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.5
-	{"vacmMIBViews", "SNMP-VIEW-BASED-ACM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"vacmMIBViews", "SNMP-VIEW-BASED-ACM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.5.1
-	{"vacmViewSpinLock", "SNMP-VIEW-BASED-ACM-MIB", KindScalar, BaseInteger, "TestAndIncr", "", "", 0, AccessReadWrite, "", false, "", ""},
+	{"vacmViewSpinLock", "SNMP-VIEW-BASED-ACM-MIB", KindScalar, BaseInteger, "TestAndIncr", "", "", 0, "(0..2147483647)", AccessReadWrite, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.5.2
-	{"vacmViewTreeFamilyTable", "SNMP-VIEW-BASED-ACM-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"vacmViewTreeFamilyTable", "SNMP-VIEW-BASED-ACM-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.5.2.1
-	{"vacmViewTreeFamilyEntry", "SNMP-VIEW-BASED-ACM-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-VIEW-BASED-ACM-MIB::vacmViewTreeFamilyViewName SNMP-VIEW-BASED-ACM-MIB::vacmViewTreeFamilySubtree", false, "", ""},
+	{"vacmViewTreeFamilyEntry", "SNMP-VIEW-BASED-ACM-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-VIEW-BASED-ACM-MIB::vacmViewTreeFamilyViewName SNMP-VIEW-BASED-ACM-MIB::vacmViewTreeFamilySubtree", false, "", ""},
 	// 1.3.6.1.6.3.16.1.5.2.1.1
-	{"vacmViewTreeFamilyViewName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"vacmViewTreeFamilyViewName", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.5.2.1.2
-	{"vacmViewTreeFamilySubtree", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"vacmViewTreeFamilySubtree", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseObjectIdentifier, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.5.2.1.3
-	{"vacmViewTreeFamilyMask", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"vacmViewTreeFamilyMask", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseOctetString, "", "", "", 0, "(0..16)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.5.2.1.4
-	{"vacmViewTreeFamilyType", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "", "", "included(1) excluded(2)", 0, AccessReadCreate, "", false, "", ""},
+	{"vacmViewTreeFamilyType", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "", "", "included(1) excluded(2)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.5.2.1.5
-	{"vacmViewTreeFamilyStorageType", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"vacmViewTreeFamilyStorageType", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.16.1.5.2.1.6
-	{"vacmViewTreeFamilyStatus", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"vacmViewTreeFamilyStatus", "SNMP-VIEW-BASED-ACM-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.16.2
-	{"vacmMIBConformance", "SNMP-VIEW-BASED-ACM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"vacmMIBConformance", "SNMP-VIEW-BASED-ACM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.16.2.1
-	{"vacmMIBCompliances", "SNMP-VIEW-BASED-ACM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"vacmMIBCompliances", "SNMP-VIEW-BASED-ACM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.16.2.1.1
-	{"vacmMIBCompliance", "SNMP-VIEW-BASED-ACM-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"vacmMIBCompliance", "SNMP-VIEW-BASED-ACM-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.16.2.2
-	{"vacmMIBGroups", "SNMP-VIEW-BASED-ACM-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"vacmMIBGroups", "SNMP-VIEW-BASED-ACM-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.16.2.2.1
-	{"vacmBasicGroup", "SNMP-VIEW-BASED-ACM-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-VIEW-BASED-ACM-MIB::vacmContextName SNMP-VIEW-BASED-ACM-MIB::vacmGroupName SNMP-VIEW-BASED-ACM-MIB::vacmSecurityToGroupStorageType SNMP-VIEW-BASED-ACM-MIB::vacmSecurityToGroupStatus SNMP-VIEW-BASED-ACM-MIB::vacmAccessContextMatch SNMP-VIEW-BASED-ACM-MIB::vacmAccessReadViewName SNMP-VIEW-BASED-ACM-MIB::vacmAccessWriteViewName SNMP-VIEW-BASED-ACM-MIB::vacmAccessNotifyViewName SNMP-VIEW-BASED-ACM-MIB::vacmAccessStorageType SNMP-VIEW-BASED-ACM-MIB::vacmAccessStatus SNMP-VIEW-BASED-ACM-MIB::vacmViewSpinLock SNMP-VIEW-BASED-ACM-MIB::vacmViewTreeFamilyMask SNMP-VIEW-BASED-ACM-MIB::vacmViewTreeFamilyType SNMP-VIEW-BASED-ACM-MIB::vacmViewTreeFamilyStorageType SNMP-VIEW-BASED-ACM-MIB::vacmViewTreeFamilyStatus"},
+	{"vacmBasicGroup", "SNMP-VIEW-BASED-ACM-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-VIEW-BASED-ACM-MIB::vacmContextName SNMP-VIEW-BASED-ACM-MIB::vacmGroupName SNMP-VIEW-BASED-ACM-MIB::vacmSecurityToGroupStorageType SNMP-VIEW-BASED-ACM-MIB::vacmSecurityToGroupStatus SNMP-VIEW-BASED-ACM-MIB::vacmAccessContextMatch SNMP-VIEW-BASED-ACM-MIB::vacmAccessReadViewName SNMP-VIEW-BASED-ACM-MIB::vacmAccessWriteViewName SNMP-VIEW-BASED-ACM-MIB::vacmAccessNotifyViewName SNMP-VIEW-BASED-ACM-MIB::vacmAccessStorageType SNMP-VIEW-BASED-ACM-MIB::vacmAccessStatus SNMP-VIEW-BASED-ACM-MIB::vacmViewSpinLock SNMP-VIEW-BASED-ACM-MIB::vacmViewTreeFamilyMask SNMP-VIEW-BASED-ACM-MIB::vacmViewTreeFamilyType SNMP-VIEW-BASED-ACM-MIB::vacmViewTreeFamilyStorageType SNMP-VIEW-BASED-ACM-MIB::vacmViewTreeFamilyStatus"},
 	// 1.3.6.1.6.3.18
-	{"snmpCommunityMIB", "SNMP-COMMUNITY-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpCommunityMIB", "SNMP-COMMUNITY-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1
-	{"snmpCommunityMIBObjects", "SNMP-COMMUNITY-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpCommunityMIBObjects", "SNMP-COMMUNITY-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.1
-	{"snmpCommunityTable", "SNMP-COMMUNITY-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpCommunityTable", "SNMP-COMMUNITY-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.1.1
-	{"snmpCommunityEntry", "SNMP-COMMUNITY-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "SNMP-COMMUNITY-MIB::snmpCommunityIndex", true, "", ""},
+	{"snmpCommunityEntry", "SNMP-COMMUNITY-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "SNMP-COMMUNITY-MIB::snmpCommunityIndex", true, "", ""},
 	// 1.3.6.1.6.3.18.1.1.1.1
-	{"snmpCommunityIndex", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpCommunityIndex", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.1.1.2
-	{"snmpCommunityName", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpCommunityName", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "", "", "", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.1.1.3
-	{"snmpCommunitySecurityName", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpCommunitySecurityName", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(1..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.1.1.4
-	{"snmpCommunityContextEngineID", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "SnmpEngineID", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpCommunityContextEngineID", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "SnmpEngineID", "", "", 0, "(5..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.1.1.5
-	{"snmpCommunityContextName", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpCommunityContextName", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "SnmpAdminString", "255t", "", 0, "(0..32)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.1.1.6
-	{"snmpCommunityTransportTag", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "SnmpTagValue", "255t", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpCommunityTransportTag", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "SnmpTagValue", "255t", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.1.1.7
-	{"snmpCommunityStorageType", "SNMP-COMMUNITY-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpCommunityStorageType", "SNMP-COMMUNITY-MIB", KindColumn, BaseInteger, "StorageType", "", "other(1) volatile(2) nonVolatile(3) permanent(4) readOnly(5)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.1.1.8
-	{"snmpCommunityStatus", "SNMP-COMMUNITY-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpCommunityStatus", "SNMP-COMMUNITY-MIB", KindColumn, BaseInteger, "RowStatus", "", "active(1) notInService(2) notReady(3) createAndGo(4) createAndWait(5) destroy(6)", 0, "", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.2
-	{"snmpTargetAddrExtTable", "SNMP-COMMUNITY-MIB", KindTable, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "", ""},
+	{"snmpTargetAddrExtTable", "SNMP-COMMUNITY-MIB", KindTable, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.2.1
-	{"snmpTargetAddrExtEntry", "SNMP-COMMUNITY-MIB", KindRow, BaseNone, "", "", "", 0, AccessNotAccessible, "", false, "SNMP-TARGET-MIB::snmpTargetAddrEntry", ""},
+	{"snmpTargetAddrExtEntry", "SNMP-COMMUNITY-MIB", KindRow, BaseNone, "", "", "", 0, "", AccessNotAccessible, "", false, "SNMP-TARGET-MIB::snmpTargetAddrEntry", ""},
 	// 1.3.6.1.6.3.18.1.2.1.1
-	{"snmpTargetAddrTMask", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetAddrTMask", "SNMP-COMMUNITY-MIB", KindColumn, BaseOctetString, "", "", "", 0, "(0..255)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.2.1.2
-	{"snmpTargetAddrMMS", "SNMP-COMMUNITY-MIB", KindColumn, BaseInteger, "", "", "", 0, AccessReadCreate, "", false, "", ""},
+	{"snmpTargetAddrMMS", "SNMP-COMMUNITY-MIB", KindColumn, BaseInteger, "", "", "", 0, "(0 | 484..2147483647)", AccessReadCreate, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.3
-	{"snmpTrapAddress", "SNMP-COMMUNITY-MIB", KindScalar, BaseIPAddress, "", "", "", 0, AccessForNotify, "", false, "", ""},
+	{"snmpTrapAddress", "SNMP-COMMUNITY-MIB", KindScalar, BaseIPAddress, "", "", "", 0, "", AccessForNotify, "", false, "", ""},
 	// 1.3.6.1.6.3.18.1.4
-	{"snmpTrapCommunity", "SNMP-COMMUNITY-MIB", KindScalar, BaseOctetString, "", "", "", 0, AccessForNotify, "", false, "", ""},
+	{"snmpTrapCommunity", "SNMP-COMMUNITY-MIB", KindScalar, BaseOctetString, "", "", "", 0, "", AccessForNotify, "", false, "", ""},
 	// 1.3.6.1.6.3.18.2
-	{"snmpCommunityMIBConformance", "SNMP-COMMUNITY-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpCommunityMIBConformance", "SNMP-COMMUNITY-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.18.2.1
-	{"snmpCommunityMIBCompliances", "SNMP-COMMUNITY-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpCommunityMIBCompliances", "SNMP-COMMUNITY-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.18.2.1.1
-	{"snmpCommunityMIBCompliance", "SNMP-COMMUNITY-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpCommunityMIBCompliance", "SNMP-COMMUNITY-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.18.2.1.2
-	{"snmpProxyTrapForwardCompliance", "SNMP-COMMUNITY-MIB", KindCompliance, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpProxyTrapForwardCompliance", "SNMP-COMMUNITY-MIB", KindCompliance, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.18.2.2
-	{"snmpCommunityMIBGroups", "SNMP-COMMUNITY-MIB", KindNode, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpCommunityMIBGroups", "SNMP-COMMUNITY-MIB", KindNode, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.18.2.2.1
-	{"snmpCommunityGroup", "SNMP-COMMUNITY-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-COMMUNITY-MIB::snmpCommunityName SNMP-COMMUNITY-MIB::snmpCommunitySecurityName SNMP-COMMUNITY-MIB::snmpCommunityContextEngineID SNMP-COMMUNITY-MIB::snmpCommunityContextName SNMP-COMMUNITY-MIB::snmpCommunityTransportTag SNMP-COMMUNITY-MIB::snmpCommunityStorageType SNMP-COMMUNITY-MIB::snmpCommunityStatus SNMP-COMMUNITY-MIB::snmpTargetAddrTMask SNMP-COMMUNITY-MIB::snmpTargetAddrMMS"},
+	{"snmpCommunityGroup", "SNMP-COMMUNITY-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-COMMUNITY-MIB::snmpCommunityName SNMP-COMMUNITY-MIB::snmpCommunitySecurityName SNMP-COMMUNITY-MIB::snmpCommunityContextEngineID SNMP-COMMUNITY-MIB::snmpCommunityContextName SNMP-COMMUNITY-MIB::snmpCommunityTransportTag SNMP-COMMUNITY-MIB::snmpCommunityStorageType SNMP-COMMUNITY-MIB::snmpCommunityStatus SNMP-COMMUNITY-MIB::snmpTargetAddrTMask SNMP-COMMUNITY-MIB::snmpTargetAddrMMS"},
 	// 1.3.6.1.6.3.18.2.2.3
-	{"snmpProxyTrapForwardGroup", "SNMP-COMMUNITY-MIB", KindGroup, BaseNone, "", "", "", 0, AccessNone, "", false, "", "SNMP-COMMUNITY-MIB::snmpTrapAddress SNMP-COMMUNITY-MIB::snmpTrapCommunity"},
+	{"snmpProxyTrapForwardGroup", "SNMP-COMMUNITY-MIB", KindGroup, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", "SNMP-COMMUNITY-MIB::snmpTrapAddress SNMP-COMMUNITY-MIB::snmpTrapCommunity"},
 	// 1.3.6.1.6.3.19
-	{"snmpv2tm", "SNMPv2-TM", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpv2tm", "SNMPv2-TM", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 	// 1.3.6.1.6.3.20
-	{"snmpUsmAesMIB", "SNMP-USM-AES-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, AccessNone, "", false, "", ""},
+	{"snmpUsmAesMIB", "SNMP-USM-AES-MIB", KindModuleIdentity, BaseNone, "", "", "", 0, "", AccessNone, "", false, "", ""},
 }
 
 // nodeArcs holds the OIDs of nodeDefs one after another; the OID of

@@ -7,8 +7,12 @@
 // once per request and shared for CacheTTL. The process owning each socket
 // (tcpConnectionProcess, tcpListenerProcess, udpEndpointProcess) is found
 // by reading the links under /proc/PID/fd, which costs a system call per
-// open file, so it is done only when a request asks for one of those
-// columns, and shared for CacheTTL as well.
+// open file of every process (the costliest reading of a full walk, about
+// 2 ms for 150 processes), so it is done only when a request asks for one
+// of those columns, and shared for OwnerTTL (5 s): a socket opened since
+// the last scan reads process 0 until the next. Which process holds a
+// socket seldom changes, and Net-SNMP's snmpd keeps these tables, process
+// columns included, for 60 s.
 //
 // Values follow Net-SNMP 5.9's snmpd: IPv6 sockets are of type ipv6 with
 // their 16-byte addresses (wildcards and IPv4-mapped ones too), the
@@ -21,11 +25,10 @@
 package tcpudp
 
 import (
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -51,9 +54,15 @@ var (
 type Config struct {
 	// CacheTTL is how long one reading serves requests; default 1 s.
 	CacheTTL time.Duration
+	// OwnerTTL is how long one scan of the processes' open files serves
+	// the process columns; default 5 s, and never less than CacheTTL.
+	OwnerTTL time.Duration
 	// FS is where /proc is read; default the host's.
 	FS procfs.FS
 }
+
+// DefaultOwnerTTL is Config.OwnerTTL's default.
+const DefaultOwnerTTL = 5 * time.Second
 
 // MIB serves TCP-MIB and UDP-MIB.
 type MIB struct {
@@ -74,7 +83,10 @@ func New(cfg Config) *MIB {
 	}
 	m := &MIB{cfg: cfg}
 	m.socks = procfs.Cache[*sockSnap]{TTL: cfg.CacheTTL, Load: func(time.Time) *sockSnap { return readSockets() }}
-	m.owner = procfs.Cache[map[uint32]uint32]{TTL: cfg.CacheTTL, Load: func(time.Time) map[uint32]uint32 { return SocketOwners(cfg.FS) }}
+	if cfg.OwnerTTL <= 0 {
+		cfg.OwnerTTL = DefaultOwnerTTL
+	}
+	m.owner = procfs.Cache[map[uint32]uint32]{TTL: max(cfg.OwnerTTL, cfg.CacheTTL), Load: func(time.Time) map[uint32]uint32 { return SocketOwners(cfg.FS) }}
 	m.stats = procfs.Cache[map[string]map[string]uint64]{TTL: cfg.CacheTTL, Load: func(time.Time) map[string]map[string]uint64 {
 		b, err := cfg.FS.ReadFile("/proc/thread-self/net/snmp")
 		if err != nil {
@@ -140,40 +152,75 @@ func (m *MIB) initScalars() {
 // SocketOwners maps socket inodes to the PID of a process holding them,
 // from the links under /proc/PID/fd ("socket:[INODE]"). With several
 // holders, the lowest PID wins.
+//
+// This is a system call per open file of every process: the directories
+// are read with getdents64(2) into one buffer and each link with
+// readlinkat(2) relative to its directory, naming the entry in place, so
+// that the listing allocates nothing per file.
 func SocketOwners(fs procfs.FS) map[uint32]uint32 {
 	out := map[uint32]uint32{}
-	d, err := os.Open(fs.Path("/proc"))
+	proc, err := unix.Open(fs.Path("/proc"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return out
 	}
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	buf := make([]byte, 64)
-	for _, n := range names {
-		pid, err := strconv.ParseUint(n, 10, 32)
-		if err != nil {
-			continue
+	defer unix.Close(proc)
+	var pids []uint32
+	var dr procfs.DirReader
+	dr.Each(proc, func(name []byte) bool {
+		if pid, ok := procfs.PIDName(name); ok {
+			pids = append(pids, pid)
 		}
-		dir := fs.Path("/proc/" + n + "/fd")
-		fd, err := os.Open(dir)
+		return true
+	})
+	slices.Sort(pids)
+	var path, link []byte
+	link = make([]byte, 64)
+	for _, pid := range pids {
+		path = strconv.AppendUint(path[:0], uint64(pid), 10)
+		path = append(path, "/fd\x00"...)
+		fd, err := openat(proc, path)
 		if err != nil {
-			continue
+			continue // exited, or not ours to read
 		}
-		fds, _ := fd.Readdirnames(-1)
-		fd.Close()
-		for _, f := range fds {
-			l, err := unix.Readlink(dir+"/"+f, buf)
-			if err != nil || l < 10 || !strings.HasPrefix(string(buf[:8]), "socket:[") {
-				continue
+		dr.Each(fd, func(name []byte) bool {
+			// name is NUL-terminated in the directory buffer.
+			n, err := readlinkat(fd, &name[0], link)
+			if err != nil || n < 10 || string(link[:8]) != "socket:[" || link[n-1] != ']' {
+				return true
 			}
-			ino, err := strconv.ParseUint(string(buf[8:l-1]), 10, 32)
+			ino, err := strconv.ParseUint(string(link[8:n-1]), 10, 32)
 			if err != nil {
-				continue
+				return true
 			}
-			if old, ok := out[uint32(ino)]; !ok || uint32(pid) < old {
-				out[uint32(ino)] = uint32(pid)
+			if _, ok := out[uint32(ino)]; !ok { // PIDs ascend: the first is the lowest
+				out[uint32(ino)] = pid
 			}
-		}
+			return true
+		})
+		unix.Close(fd)
 	}
 	return out
+}
+
+// openat opens the directory path (NUL-terminated) relative to dir.
+func openat(dir int, path []byte) (int, error) {
+	for {
+		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(dir), uintptr(unsafe.Pointer(&path[0])), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0, 0, 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return -1, errno
+		}
+		return int(fd), nil
+	}
+}
+
+// readlinkat reads the link name (NUL-terminated) relative to dir into buf.
+func readlinkat(dir int, name *byte, buf []byte) (int, error) {
+	n, _, errno := unix.Syscall6(unix.SYS_READLINKAT, uintptr(dir), uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }

@@ -58,12 +58,13 @@ func TestInteropNetSNMP(t *testing.T) {
 	conf := fmt.Sprintf("disk / 10%%\ndisk /nonexistent\ndisk %s 500\ndisk %s\ndisk %s 99%%\nincludeAllDisks 5%%\nload 12 10 0.001\nproc %s 2 1\nproc %s 5\nproc tsnmp-none\nswap 16000\n"+
 		"file %s/f 500\nfile %s/f\nfile /nonexistent 10\nfile /etc/passwd 1000000\n",
 		small, big, loop, name, name+"x", small, small)
+	conf += "procfix " + name + " /bin/true\n" // prErrFixCmd; TestProcFix runs one
 	cfgAll := int64(5)
 	cfg := Config{
 		Disks:           []Disk{{Path: "/", MinKB: -1, MinPercent: 10}, {Path: "/nonexistent", MinKB: 100000, MinPercent: -1}, {Path: small, MinKB: 500, MinPercent: -1}, {Path: big, MinKB: 100000, MinPercent: -1}, {Path: loop, MinKB: -1, MinPercent: 99}},
 		IncludeAllDisks: &cfgAll,
 		Load:            &[3]float64{12, 10, 0.001},
-		Procs:           []Proc{{Name: name, Max: 2, Min: 1}, {Name: name + "x", Max: 5}, {Name: "tsnmp-none", Min: 1}},
+		Procs:           []Proc{{Name: name, Max: 2, Min: 1, Fix: "/bin/true"}, {Name: name + "x", Max: 5}, {Name: "tsnmp-none", Min: 1}},
 		Files:           []File{{Path: small + "/f", MaxKB: 500}, {Path: small + "/f", MaxKB: -1}, {Path: "/nonexistent", MaxKB: 10}, {Path: "/etc/passwd", MaxKB: 1000000}},
 		Version:         VersionInfo{Tag: "tsnmp-test", Date: "2026-11-25T00:00:00Z", Ident: "0123abc"},
 	}

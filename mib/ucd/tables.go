@@ -298,10 +298,10 @@ func (p prRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 		return snmp.IntegerValue(r.errFlag), true
 	case 101:
 		return snmp.StringValue(r.errMsg), true
-	case 102: // prErrFix: tsnmpd runs no fix commands
+	case 102: // prErrFix reads 0; setting it to 1 runs prErrFixCmd
 		return snmp.IntegerValue(0), true
 	case 103:
-		return snmp.StringValue(""), true
+		return snmp.StringValue(r.p.Fix), true
 	}
 	return snmp.Value{}, false
 }

@@ -30,6 +30,7 @@ package ucd
 import (
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"math"
 	"regexp"
 	"strconv"
@@ -71,6 +72,9 @@ type Proc struct {
 	// (hrSWRunPath, a space and hrSWRunParameters) it matches, instead of
 	// those whose task name is Name.
 	Regexp *regexp.Regexp
+	// Fix is the `procfix` command (prErrFixCmd): setting prErrFix to 1
+	// runs it with /bin/sh -c, as Net-SNMP does.
+	Fix string
 }
 
 // Config configures the MIB.
@@ -101,6 +105,8 @@ type Config struct {
 	// Processes is the process listing shared with other MIBs
 	// (HOST-RESOURCES' hrSWRunTable); nil: the MIB reads its own.
 	Processes *procfs.Processes
+	// Logger receives the outcome of fix commands; nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // MIB serves UCD-SNMP-MIB.
@@ -110,7 +116,8 @@ type MIB struct {
 	ownPS   bool // ps was made here: Close closes it
 	cpu     *procfs.CPUHistory
 	maxLoad atomic.Pointer[[3]float64] // laConfig
-	loadSet bool                       // laConfig comes from the configuration: read-only
+	fixes   fixRunner
+	loadSet bool // laConfig comes from the configuration: read-only
 
 	mem    procfs.Cache[procfs.Meminfo]
 	load   procfs.Cache[loadInfo]
@@ -186,7 +193,7 @@ func New(cfg Config) *MIB {
 
 // Register adds the MIB's subtrees to tree.
 func (m *MIB) Register(tree *mib.Tree) {
-	tree.Register(PrEntry, &m.prT)
+	tree.Register(PrEntry, &prHandler{&m.prT, m})
 	tree.Register(Memory, &m.memory)
 	tree.Register(DskEntry, &m.dskT)
 	tree.Register(LaEntry, &laHandler{&m.laT, m})

@@ -206,18 +206,25 @@ func (s *Server) serveChannel(user string, ch io.ReadWriteCloser) {
 		}
 		return
 	}
-	defer s.open.Add(-1)
 	st.Inc(SessionOpens)
-	defer st.Inc(SessionCloses)
 	ref := transport.StateReference{Domain: transport.SSH, SecurityName: user, SecurityLevel: 3, SameSecurity: true,
 		Session: &Session{User: user, Channel: ch}}
 	if c, ok := ch.(tssh.Channel); ok {
 		ref.Local, ref.Remote = addrPort(c.LocalAddr()), addrPort(c.RemoteAddr())
 	}
-	err := ServeSession(ch, &ref, s.h, &SessionOptions{MaxMessage: s.opts.MaxMessage, IdleTimeout: s.opts.IdleTimeout, Stats: st, Closer: ch})
-	if err != nil {
-		s.log().Debug("ssh session ended", "user", user, "from", ref.Remote, "err", err)
+	ss := newSessionServer(ch, &ref, s.h, &SessionOptions{MaxMessage: s.opts.MaxMessage, IdleTimeout: s.opts.IdleTimeout, Stats: st, Closer: ch})
+	// Between messages the session parks (tssh.Parker): an idle session
+	// holds no goroutine and no read buffer of its own, only the SSH
+	// connection's.
+	ss.park, _ = ch.(tssh.Parker)
+	ss.end = func(err error) {
+		s.open.Add(-1)
+		st.Inc(SessionCloses)
+		if err != nil {
+			s.log().Debug("ssh session ended", "user", user, "from", ref.Remote, "err", err)
+		}
 	}
+	ss.run()
 }
 
 func addrPort(a net.Addr) netip.AddrPort {
@@ -245,40 +252,107 @@ type SessionOptions struct {
 // BER-framed messages, passes each to h with ref, and writes the responses
 // back. It returns nil at the end of the input.
 func ServeSession(rw io.ReadWriter, ref *transport.StateReference, h transport.Handler, o *SessionOptions) error {
-	max := o.MaxMessage
-	if max == 0 {
-		max = 65535
+	ss := newSessionServer(rw, ref, h, o)
+	var end error
+	ss.end = func(err error) { end = err }
+	ss.run()
+	return end
+}
+
+// sessionServer is the state of a session that ServeSession or a
+// Server's channel serves, kept across the parked waits of the latter.
+type sessionServer struct {
+	rw   io.ReadWriter
+	ref  *transport.StateReference
+	h    transport.Handler
+	o    *SessionOptions
+	max  int
+	idle *time.Timer
+	r    *bufio.Reader
+	in   []byte
+	out  []byte // grows to the largest response since the session parked
+	// park, if set, is the channel's Parker: the session waits for its
+	// next message parked.
+	park tssh.Parker
+	// end is called once, when the session is over, with nil at the end
+	// of the input or the error that ended it.
+	end func(error)
+}
+
+func newSessionServer(rw io.ReadWriter, ref *transport.StateReference, h transport.Handler, o *SessionOptions) *sessionServer {
+	s := &sessionServer{rw: rw, ref: ref, h: h, o: o, max: o.MaxMessage}
+	if s.max == 0 {
+		s.max = 65535
 	}
-	var idle *time.Timer
 	if o.IdleTimeout > 0 && o.Closer != nil {
-		idle = time.AfterFunc(o.IdleTimeout, func() { o.Closer.Close() })
-		defer idle.Stop()
+		s.idle = time.AfterFunc(o.IdleTimeout, func() { o.Closer.Close() })
 	}
-	// The SSH channel buffers what arrives itself: a small buffer here
-	// costs no system calls, and idle sessions keep less.
-	r := bufio.NewReaderSize(rw, 1024)
-	var in []byte
-	var out []byte // grows to the largest response of the session
+	return s
+}
+
+// parkAfter is how long a session waits for its next message on its
+// goroutine before it parks, as plain TCP connections do.
+const parkAfter = time.Second
+
+// readers are the sessions' read buffers, held only while a session has
+// input to read. The SSH channel buffers what arrives itself: a small
+// buffer here costs no system calls.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1024) }}
+
+// run serves messages until the session ends (then it calls end) or, with
+// park set, until no message came for parkAfter and it waits parked for
+// the next one: run is then called again, on a new goroutine, when that
+// message arrives.
+func (s *sessionServer) run() {
 	for {
-		msg, err := transport.ReadStreamMessage(r, in, max)
+		if s.park != nil && (s.r == nil || s.r.Buffered() == 0) && !s.park.Wait(parkAfter) {
+			if s.r != nil {
+				s.r.Reset(nil)
+				readers.Put(s.r)
+				s.r = nil
+			}
+			s.in, s.out = nil, nil
+			if s.park.Park(s.run) {
+				return
+			}
+		}
+		if s.r == nil {
+			s.r = readers.Get().(*bufio.Reader)
+			s.r.Reset(s.rw)
+		}
+		msg, err := transport.ReadStreamMessage(s.r, s.in, s.max)
 		if err != nil {
 			if err == io.EOF || errors.Is(err, tssh.ErrClosed) {
-				return nil
+				err = nil
 			}
-			return err
+			s.finish(err)
+			return
 		}
-		if idle != nil {
-			idle.Reset(o.IdleTimeout)
+		if s.idle != nil {
+			s.idle.Reset(s.o.IdleTimeout)
 		}
-		in = msg
-		resp := h.ServeSNMP(ref, msg, out[:0])
+		s.in = msg
+		resp := s.h.ServeSNMP(s.ref, msg, s.out[:0])
 		if resp == nil {
 			continue
 		}
-		out = resp
-		if _, err := rw.Write(resp); err != nil {
-			o.Stats.Inc(SessionNoSessions)
-			return err
+		s.out = resp
+		if _, err := s.rw.Write(resp); err != nil {
+			s.o.Stats.Inc(SessionNoSessions)
+			s.finish(err)
+			return
 		}
 	}
+}
+
+func (s *sessionServer) finish(err error) {
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	if s.r != nil {
+		s.r.Reset(nil)
+		readers.Put(s.r)
+		s.r = nil
+	}
+	s.end(err)
 }

@@ -81,6 +81,7 @@ type ProcReader struct {
 
 	buf  []byte
 	path []byte
+	dir  DirReader
 	// cmdlines keeps each process's command line, read once: a process
 	// rarely rewrites its argv, and reading it again for every listing
 	// would double the system calls.
@@ -117,12 +118,18 @@ type procKey struct {
 // being read are left out, as are those whose stat cannot be parsed
 // (counted in bad).
 func (pr *ProcReader) List() (ps []Process, bad int, err error) {
-	d, err := os.Open(pr.FS.Path("/proc"))
+	d, err := unix.Open(pr.FS.Path("/proc"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, &os.PathError{Op: "open", Path: pr.FS.Path("/proc"), Err: err}
 	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
+	var names []string
+	err = pr.dir.Each(d, func(name []byte) bool {
+		if _, ok := PIDName(name); ok {
+			names = append(names, string(name))
+		}
+		return true
+	})
+	unix.Close(d)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -9,10 +9,13 @@
 package procfs
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/mib"
 )
@@ -28,9 +31,48 @@ var Host = FS{Root: "/"}
 
 // ReadFile reads name (an absolute path such as "/proc/meminfo") below
 // the root.
+//
+// It reads with open(2), read(2) and close(2) into a pooled buffer and
+// returns a copy of what it read: os.ReadFile would add an fstat(2), a
+// failed registration with the network poller and the fcntl(2) calls
+// around it, and a buffer grown from 512 bytes, for files whose size
+// /proc reports as 0.
 func (fs FS) ReadFile(name string) ([]byte, error) {
-	return os.ReadFile(fs.Path(name))
+	path := fs.Path(name)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	buf := *bp
+	n := 0
+	for {
+		if n == len(buf) {
+			buf = append(buf, make([]byte, len(buf))...)
+			*bp = buf
+		}
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m <= 0 {
+			break
+		}
+		n += m
+	}
+	return bytes.Clone(buf[:n]), nil
 }
+
+// readBufs are ReadFile's buffers.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
 // Path returns name below the root.
 func (fs FS) Path(name string) string {

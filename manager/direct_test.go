@@ -1,0 +1,175 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// A UDP session has no reader goroutine: the request waiting for its
+// answer reads the socket and hands what it reads for others to them.
+// These tests share one session between goroutines over a real socket.
+
+// TestUDPConcurrentOutOfOrder: requests of several goroutines answered in
+// batches in reverse order, each answer followed by a duplicate and by a
+// message for an id nobody sent, all reach the request they answer, with
+// no retransmission: what one request reads for others is handed to them.
+func TestUDPConcurrentOutOfOrder(t *testing.T) {
+	const goroutines, each = 6, 40
+	bye := snmp.OID{1, 3, 6, 1, 4, 1, 99, 0}
+	var active atomic.Int32
+	active.Store(goroutines)
+	var held []*snmp.Message // only the fake agent's goroutine uses it
+	f := startFake(t, func(_ int, req *snmp.Message) []*snmp.Message {
+		var out []*snmp.Message
+		if req.PDU.VarBinds[0].Name.Equal(bye) {
+			out = append(out, reply(req, snmp.VarBind{Name: bye, Value: snmp.IntegerValue(0)}))
+		} else {
+			held = append(held, req)
+		}
+		// Every goroutine still at work waits for one held request:
+		// answer them all, last first.
+		if len(held) == 0 || len(held) < int(active.Load()) {
+			return out
+		}
+		for i := len(held) - 1; i >= 0; i-- {
+			r := held[i]
+			name := r.PDU.VarBinds[0].Name
+			a := reply(r, snmp.VarBind{Name: name, Value: snmp.IntegerValue(int64(name[len(name)-1]))})
+			stray := reply(r)
+			stray.PDU.RequestID = r.PDU.RequestID ^ 0x40000000
+			out = append(out, a, a, stray)
+		}
+		held = held[:0]
+		return out
+	})
+	s := dial(t, f.addr(), Config{Version: snmp.V2c, Community: "public", Timeout: 10 * time.Second, Retries: -1})
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				// Tell the agent one goroutine fewer waits for a batch.
+				active.Add(-1)
+				s.Get(context.Background(), bye)
+			}()
+			for i := range each {
+				want := int64(g*1000 + i + 1)
+				resp, err := s.Get(context.Background(), snmp.OID{1, 3, 6, 1, 4, 1, 99, uint32(want)})
+				if err != nil {
+					errs <- fmt.Errorf("goroutine %d request %d: %w", g, i, err)
+					return
+				}
+				if got := resp.VarBinds[0].Value.Int(); got != want {
+					errs <- fmt.Errorf("goroutine %d request %d got the answer %d", g, i, got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := s.Retransmissions(); n != 0 {
+		t.Errorf("%d requests were sent again", n)
+	}
+}
+
+// TestUDPReaderCancelled: while one request reads the socket for an answer
+// that does not come, another request's answer is handed to it; cancelling
+// the reading request ends its read at once, the session goes on working
+// (the cancellation's read deadline does not end later reads), and Close
+// ends a request blocked in a read.
+func TestUDPReaderCancelled(t *testing.T) {
+	silent := snmp.OID{1, 3, 6, 1, 4, 1, 99, 1}
+	f := startFake(t, func(_ int, req *snmp.Message) []*snmp.Message {
+		if req.PDU.VarBinds[0].Name.Equal(silent) {
+			return nil
+		}
+		return []*snmp.Message{reply(req, snmp.VarBind{Name: req.PDU.VarBinds[0].Name, Value: snmp.StringValue("x")})}
+	})
+	s := dial(t, f.addr(), Config{Version: snmp.V2c, Community: "public", Timeout: time.Minute, Retries: -1})
+	ctx, cancel := context.WithCancel(context.Background())
+	blocked := make(chan error, 1)
+	go func() {
+		_, err := s.Get(ctx, silent)
+		blocked <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // let it start reading
+	for i := range 20 {
+		if _, err := s.Get(context.Background(), sysDescr0); err != nil {
+			t.Fatalf("request %d beside a reading one: %v", i, err)
+		}
+	}
+	cancel()
+	select {
+	case err := <-blocked:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled request: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled request stayed blocked in its read")
+	}
+	for i := range 20 {
+		c, stop := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := s.Get(c, sysDescr0)
+		stop()
+		if err != nil {
+			t.Fatalf("request %d after the cancellation: %v", i, err)
+		}
+	}
+	go func() {
+		_, err := s.Get(context.Background(), silent)
+		blocked <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	s.Close()
+	select {
+	case err := <-blocked:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("request blocked at Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close left a request blocked in its read")
+	}
+}
+
+// TestUDPLateAnswer: the answer to a first transmission that arrives after
+// the retransmission's answer is not taken by the next request.
+func TestUDPLateAnswer(t *testing.T) {
+	var mu sync.Mutex
+	var first *snmp.Message
+	f := startFake(t, func(n int, req *snmp.Message) []*snmp.Message {
+		mu.Lock()
+		defer mu.Unlock()
+		a := reply(req, snmp.VarBind{Name: sysDescr0, Value: snmp.IntegerValue(int64(n))})
+		switch n {
+		case 1:
+			first = a // held: answered late, after the retransmission's answer
+			return nil
+		case 2:
+			return []*snmp.Message{a, first}
+		}
+		return []*snmp.Message{a}
+	})
+	s := dial(t, f.addr(), Config{Version: snmp.V2c, Community: "public", Timeout: 50 * time.Millisecond, Retries: 2, Retransmit: RetransmitFixed})
+	for i, want := range []int64{2, 3, 4} {
+		resp, err := s.Get(context.Background(), sysDescr0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.VarBinds[0].Value.Int(); got != want {
+			t.Fatalf("request %d got the answer of agent request %d, want %d", i, got, want)
+		}
+	}
+}

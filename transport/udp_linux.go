@@ -1,0 +1,257 @@
+package transport
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// udpSocket is a UDP server's socket in blocking mode, outside the
+// runtime's network poller: a reader waits for the next datagram in
+// recvmmsg(2) on its own thread, which the kernel wakes when the datagram
+// arrives. Through the poller, every datagram of a walk (one request
+// outstanding at a time) cost a goroutine park and wake-up: an epoll_wait
+// return on some thread, a scheduler pass, the runtime's monitor woken,
+// and a futex wake-up of another thread spinning for work, several times
+// the CPU of the request itself. Close shuts the socket down, which ends
+// the readers' waits, and the descriptor is closed once no reader uses
+// it.
+type udpSocket struct {
+	fd int
+
+	mu      sync.Mutex
+	serving bool        // Serve runs: its readers may be in a system call on fd
+	closed  atomic.Bool // set under mu
+}
+
+// newUDPSocket takes c's socket over: a duplicate of its descriptor, set
+// to blocking, and c is closed (which also takes it out of the poller).
+func newUDPSocket(c *net.UDPConn) (*udpSocket, error) {
+	defer c.Close()
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return &udpSocket{fd: fd}, nil
+}
+
+// serve marks the socket in use by Serve's readers; false if it is closed.
+func (u *udpSocket) serve() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed.Load() || u.serving {
+		return false
+	}
+	u.serving = true
+	return true
+}
+
+// served: Serve's readers have returned; the descriptor is closed if
+// Close came meanwhile.
+func (u *udpSocket) served() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.serving = false
+	if u.closed.Load() {
+		unix.Close(u.fd)
+	}
+}
+
+// close shuts the socket down: readers waiting in recvmmsg return (Linux
+// wakes them on shutdown even when the socket is not connected, and
+// later reads return at once). The descriptor itself is closed when no
+// reader can be using it any more, so that its number is not reused under
+// a reader's system call.
+func (u *udpSocket) close() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed.Load() {
+		return net.ErrClosed
+	}
+	u.closed.Store(true)
+	if u.serving {
+		unix.Shutdown(u.fd, unix.SHUT_RDWR)
+		return nil
+	}
+	return unix.Close(u.fd)
+}
+
+// mmsgReader reads and writes batches with recvmmsg(2) and sendmmsg(2);
+// its message headers point at its own buffers, set up once.
+type mmsgReader struct {
+	u       *udpSocket
+	log     *slog.Logger
+	in      [udpBatch]unix.Mmsghdr
+	inIov   [udpBatch]unix.Iovec
+	inName  [udpBatch]unix.RawSockaddrAny
+	inBuf   [udpBatch][]byte
+	out     [udpBatch]unix.Mmsghdr
+	outIov  [udpBatch]unix.Iovec
+	outName [udpBatch]unix.RawSockaddrAny
+	outBufs [udpBatch][]byte
+	zones   zoneNames
+}
+
+func (u *udpSocket) newReader(log *slog.Logger) udpReader {
+	r := &mmsgReader{u: u, log: log}
+	for i := range r.in {
+		r.inBuf[i] = make([]byte, 65536)
+		r.inIov[i].Base = &r.inBuf[i][0]
+		r.inIov[i].SetLen(len(r.inBuf[i]))
+		r.in[i].Hdr.Iov = &r.inIov[i]
+		r.in[i].Hdr.Iovlen = 1
+		r.in[i].Hdr.Name = (*byte)(unsafe.Pointer(&r.inName[i]))
+		r.outBufs[i] = make([]byte, 0, 65536)
+		r.out[i].Hdr.Iov = &r.outIov[i]
+		r.out[i].Hdr.Iovlen = 1
+		r.out[i].Hdr.Name = (*byte)(unsafe.Pointer(&r.outName[i]))
+	}
+	return r
+}
+
+func (r *mmsgReader) read() (int, error) {
+	for {
+		for i := range r.in {
+			r.in[i].Hdr.Namelen = unix.SizeofSockaddrAny
+		}
+		// MSG_WAITFORONE: wait for the first datagram, then take only
+		// what is already queued.
+		n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(r.u.fd), uintptr(unsafe.Pointer(&r.in[0])), udpBatch, unix.MSG_WAITFORONE, 0, 0)
+		if r.u.closed.Load() {
+			return 0, net.ErrClosed
+		}
+		switch errno {
+		case 0:
+			return int(n), nil
+		case unix.EINTR, unix.EAGAIN:
+			continue
+		case unix.ECONNREFUSED, unix.EHOSTUNREACH, unix.ENETUNREACH:
+			// An ICMP error for an earlier reply, reported on the
+			// next read: nothing to do with the requests waiting.
+			continue
+		}
+		return 0, &net.OpError{Op: "recvmmsg", Net: "udp", Err: errno}
+	}
+}
+
+func (r *mmsgReader) request(i int) ([]byte, netip.AddrPort, bool) {
+	h := &r.in[i]
+	if h.Hdr.Flags&unix.MSG_TRUNC != 0 {
+		return nil, netip.AddrPort{}, false
+	}
+	ap, ok := r.addrPort(&r.inName[i])
+	return r.inBuf[i][:h.Len], ap, ok
+}
+
+func (r *mmsgReader) addrPort(name *unix.RawSockaddrAny) (netip.AddrPort, bool) {
+	switch name.Addr.Family {
+	case unix.AF_INET:
+		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(name))
+		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), port(sa.Port)), true
+	case unix.AF_INET6:
+		sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(name))
+		a := netip.AddrFrom16(sa.Addr).Unmap()
+		if sa.Scope_id != 0 && a.Is6() {
+			a = a.WithZone(r.zones.name(r.u.fd, sa.Scope_id))
+		}
+		return netip.AddrPortFrom(a, port(sa.Port)), true
+	}
+	return netip.AddrPort{}, false
+}
+
+// port reads a sockaddr's port, kept in network byte order.
+func port(p uint16) uint16 {
+	b := (*[2]byte)(unsafe.Pointer(&p))
+	return uint16(b[0])<<8 | uint16(b[1])
+}
+
+func (r *mmsgReader) outBuf(k int) []byte { return r.outBufs[k] }
+
+func (r *mmsgReader) queue(k, i int, resp []byte) {
+	r.outBufs[k] = resp[:0]
+	r.outName[k] = r.inName[i]
+	r.out[k].Hdr.Namelen = r.in[i].Hdr.Namelen
+	if len(resp) == 0 {
+		r.outIov[k].Base = nil
+	} else {
+		r.outIov[k].Base = &resp[0]
+	}
+	r.outIov[k].SetLen(len(resp))
+}
+
+func (r *mmsgReader) send(k int) {
+	for sent := 0; sent < k; {
+		n, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(r.u.fd), uintptr(unsafe.Pointer(&r.out[sent])), uintptr(k-sent), 0, 0, 0)
+		switch errno {
+		case 0:
+			sent += int(n)
+		case unix.EINTR:
+		default:
+			// The first datagram failed (a firewall, an unreachable
+			// source): skip it.
+			if r.log.Enabled(context.Background(), slog.LevelDebug) {
+				to, _ := r.addrPort(&r.outName[sent])
+				r.log.Debug("udp send failed", "to", to, "err", errno)
+			}
+			sent++
+		}
+	}
+}
+
+// zoneNames names interfaces by index for IPv6 link-local sources, as
+// the net package does, looking the name up again after a minute. The
+// name comes from the socket (SIOCGIFNAME), so it is the interface of the
+// socket's network namespace whatever namespace the reading thread is in.
+type zoneNames struct {
+	at    time.Time
+	names map[uint32]string
+}
+
+func (z *zoneNames) name(fd int, index uint32) string {
+	if time.Since(z.at) > time.Minute {
+		z.names, z.at = map[uint32]string{}, time.Now()
+	}
+	if n, ok := z.names[index]; ok {
+		return n
+	}
+	n := strconv.FormatUint(uint64(index), 10)
+	if ifr, err := unix.NewIfreq(""); err == nil {
+		ifr.SetUint32(index)
+		if unix.IoctlIfreq(fd, unix.SIOCGIFNAME, ifr) == nil {
+			n = ifr.Name()
+		}
+	}
+	z.names[index] = n
+	return n
+}
+
+// control runs f with the socket's descriptor.
+func (u *udpSocket) control(f func(fd uintptr)) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed.Load() {
+		return net.ErrClosed
+	}
+	f(uintptr(u.fd))
+	return nil
+}
