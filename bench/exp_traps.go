@@ -348,8 +348,13 @@ func runTraps(ctx context.Context, env *Env, s *Section) error {
 				return rate, 0, err
 			}
 		} else {
+			capture, err := newTrapCapture(ctx, row.cfg)
+			if err != nil {
+				return err
+			}
+			defer capture.Close()
 			send = func(r *trapReceiver) (float64, int64, error) {
-				msgs, err := captureTraps(ctx, row.cfg, captureCount)
+				msgs, err := capture.traps(ctx, captureCount)
 				if err != nil {
 					return 0, 0, err
 				}
@@ -614,32 +619,49 @@ func (w *waiter) wait(ctx context.Context, sent int) error {
 	return nil
 }
 
-// captureTraps returns n datagrams of traps (the linkDown) as a session
-// with cfg sends them: the session sends to a socket of the bench, which
-// reads them back.
-func captureTraps(ctx context.Context, cfg manager.Config, n int) ([][]byte, error) {
+// trapCapture is a session of tsnmp's manager sending traps to a socket
+// of the bench, which reads them back: one per session row, so that an
+// SNMPv3 sender's engine time only goes forward (a receiver takes a
+// trap whose engine time is more than 150 s behind what it has seen as
+// outside the time window).
+type trapCapture struct {
+	pc   *net.UDPConn
+	sess *manager.Session
+}
+
+func newTrapCapture(ctx context.Context, cfg manager.Config) (*trapCapture, error) {
 	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		return nil, err
 	}
-	defer pc.Close()
 	cfg.Timeout, cfg.Retries = 2*time.Second, 1
 	sess, err := manager.Dial(ctx, "udp:"+pc.LocalAddr().String(), cfg)
 	if err != nil {
+		pc.Close()
 		return nil, err
 	}
-	defer sess.Close()
+	return &trapCapture{pc: pc, sess: sess}, nil
+}
+
+func (c *trapCapture) Close() {
+	c.sess.Close()
+	c.pc.Close()
+}
+
+// traps returns n datagrams of traps (the linkDown) as the session sends
+// them now.
+func (c *trapCapture) traps(ctx context.Context, n int) ([][]byte, error) {
 	pdu := &snmp.PDU{Type: snmp.SNMPv2Trap, VarBinds: linkDownVarBinds()}
 	buf := make([]byte, 65536)
 	msgs := make([][]byte, 0, n)
 	for range n {
-		if err := sess.Notify(ctx, pdu); err != nil {
+		if err := c.sess.Notify(ctx, pdu); err != nil {
 			return nil, err
 		}
-		if err := pc.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		if err := c.pc.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
 			return nil, err
 		}
-		k, _, err := pc.ReadFrom(buf)
+		k, _, err := c.pc.ReadFrom(buf)
 		if err != nil {
 			return nil, fmt.Errorf("bench: reading back a trap sent: %w", err)
 		}

@@ -84,6 +84,7 @@ type listener struct {
 // Files in the state directory besides the engine's.
 const (
 	systemFile      = "system.conf"       // sysContact, sysName, sysLocation set by SNMP
+	linkTrapsFile   = "link-traps.conf"   // ifLinkUpDownTrapEnable set by SNMP
 	defaultUserFile = "default-user.conf" // generated passwords of the zero-config user
 )
 
@@ -246,6 +247,8 @@ func (d *daemon) buildTree(cfg *config.Config) (*mib.Tree, error) {
 	}
 	system.New(sc).Register(&tree)
 	d.ifmib = ifmib.New(ifmib.Config{CacheTTL: time.Duration(cfg.Limits.IfCacheTTL), Start: d.state.Start()})
+	d.ifmib.LinkTraps.Load(d.loadLinkTraps()) // linktraps.go
+	d.ifmib.LinkTraps.Persist = d.persistLinkTraps
 	d.ifmib.Register(&tree)
 	d.registerHostMIBs(cfg, &tree)
 	d.registerExtend(cfg, &tree)

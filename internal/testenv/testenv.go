@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tsnmp/tsnmp/internal/localhost"
@@ -24,8 +26,16 @@ import (
 // are kept per test process too, for the same reason: a test must not
 // read what another test, or another build of tsnmp, left in the user's
 // cache directory.
+//
+// Go's build cache lives in the user's cache directory too, so it is
+// pinned first: the go builds tests run must keep sharing it, or each
+// test process would compile the standard library again.
+//
+// These directories are removed, in the background, by test processes
+// that start after their own has ended.
 func init() {
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("tsnmp-netsnmp-%d", os.Getpid()))
+	go removeStale()
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("%s%d", stalePrefix, os.Getpid()))
 	if os.Getenv("SNMP_PERSISTENT_DIR") == "" {
 		if err := os.MkdirAll(filepath.Join(dir, "cert_indexes"), 0o700); err == nil {
 			os.Setenv("SNMP_PERSISTENT_DIR", dir)
@@ -41,9 +51,61 @@ func init() {
 		}
 	}
 	if os.Getenv("XDG_CACHE_HOME") == "" {
+		pinGoCache()
 		if err := os.MkdirAll(filepath.Join(dir, "cache"), 0o700); err == nil {
 			os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 		}
+	}
+}
+
+const stalePrefix = "tsnmp-netsnmp-"
+
+// pinGoCache sets GOCACHE to the directory go would use by default, unless
+// the environment or go's own configuration file already names one.
+func pinGoCache() {
+	if os.Getenv("GOCACHE") != "" {
+		return
+	}
+	env := os.Getenv("GOENV")
+	if env == "" {
+		if d, err := os.UserConfigDir(); err == nil {
+			env = filepath.Join(d, "go", "env")
+		}
+	}
+	if b, err := os.ReadFile(env); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if strings.HasPrefix(strings.TrimSpace(line), "GOCACHE=") {
+				return
+			}
+		}
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		os.Setenv("GOCACHE", filepath.Join(d, "go-build"))
+	}
+}
+
+// removeStale removes the per-process directories of test processes that
+// have ended.
+func removeStale() {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		return
+	}
+	ents, err := os.ReadDir(os.TempDir())
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, ok := strings.CutPrefix(e.Name(), stalePrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		if n, err := strconv.Atoi(pid); err != nil || n == os.Getpid() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("/proc", pid)); !os.IsNotExist(err) {
+			continue
+		}
+		os.RemoveAll(filepath.Join(os.TempDir(), e.Name()))
 	}
 }
 

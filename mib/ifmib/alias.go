@@ -78,22 +78,33 @@ func (x *xTable) find(r *mib.Request, index uint32) int {
 // back (commitFailed), or, if that fails too, undoFailed.
 func (x *xTable) CommitSet(r *mib.Request, vbs []snmp.VarBind) snmp.ErrorStatus {
 	m := x.m
-	// ifLinkUpDownTrapEnable is the agent's own memory and cannot fail:
-	// it is set after the aliases, which can.
-	var enables []snmp.VarBind
+	// ifLinkUpDownTrapEnable is the agent's own memory, stored (Persist)
+	// before the aliases are; if the aliases fail, what was stored is put
+	// back and memory never changed.
+	changes := map[uint32]bool{}
 	aliases := vbs[:0:0]
 	for _, vb := range vbs {
 		if vb.Name[len(IfXEntry)] == colTrapEnable {
-			enables = append(enables, vb)
+			changes[vb.Name[len(IfXEntry)+1]] = vb.Value.Num == 1
 		} else {
 			aliases = append(aliases, vb)
 		}
 	}
+	var old, next map[uint32]bool
+	if len(changes) > 0 {
+		old, next = m.LinkTraps.values(changes)
+		if err := m.LinkTraps.persist(next); err != nil {
+			return snmp.CommitFailed
+		}
+	}
 	if st := x.commitAliases(r, aliases); st != snmp.NoError {
+		if len(changes) > 0 {
+			m.LinkTraps.persist(old) // best effort: memory keeps old either way
+		}
 		return st
 	}
-	for _, vb := range enables {
-		m.LinkTraps.set(vb.Name[len(IfXEntry)+1], vb.Value.Num == 1)
+	if len(changes) > 0 {
+		m.LinkTraps.replace(next)
 	}
 	return snmp.NoError
 }

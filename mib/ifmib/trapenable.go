@@ -1,6 +1,7 @@
 package ifmib
 
 import (
+	"maps"
 	"sync"
 
 	"github.com/tsnmp/tsnmp/snmp"
@@ -12,12 +13,24 @@ const colTrapEnable = 14
 // LinkTraps is ifLinkUpDownTrapEnable: whether linkUp and linkDown are
 // sent for an interface. Every interface has the default (enabled(1) when
 // the agent sends linkUp/linkDown, else disabled(2)) until a set changes
-// it. A set is kept in the agent's memory for as long as the interface
-// index exists in it, as snmpd does; it does not survive a restart.
+// it. A set value is kept by interface index; with Persist set it is
+// stored before it takes effect, and Load gives it back after a restart.
 type LinkTraps struct {
 	mu      sync.Mutex
 	def     bool
 	enabled map[uint32]bool
+	// Persist, if set, is called with every set value (by ifIndex) once a
+	// set would change them, before the change takes effect: if it fails,
+	// the set fails with commitFailed and nothing changes. Set it before
+	// the agent serves requests.
+	Persist func(map[uint32]bool) error
+}
+
+// Load sets the values that sets of an earlier run left.
+func (l *LinkTraps) Load(set map[uint32]bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.enabled = maps.Clone(set)
 }
 
 // SetDefault sets the value of interfaces no set has changed.
@@ -37,13 +50,30 @@ func (l *LinkTraps) Enabled(index uint32) bool {
 	return l.def
 }
 
-func (l *LinkTraps) set(index uint32, enabled bool) {
+// values returns the set values, and them with changes applied.
+func (l *LinkTraps) values(changes map[uint32]bool) (old, next map[uint32]bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.enabled == nil {
-		l.enabled = map[uint32]bool{}
+	old, next = maps.Clone(l.enabled), maps.Clone(l.enabled)
+	if next == nil {
+		next = map[uint32]bool{}
 	}
-	l.enabled[index] = enabled
+	maps.Copy(next, changes)
+	return old, next
+}
+
+// persist hands set to Persist, if any.
+func (l *LinkTraps) persist(set map[uint32]bool) error {
+	if l.Persist == nil {
+		return nil
+	}
+	return l.Persist(set)
+}
+
+func (l *LinkTraps) replace(set map[uint32]bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.enabled = set
 }
 
 // value is the column's value: enabled(1) or disabled(2).

@@ -1,6 +1,7 @@
 package ifmib
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -56,5 +57,53 @@ func TestSetLinkUpDownTrapEnable(t *testing.T) {
 		snmp.VarBind{Name: oid("1.3.6.1.2.1.31.1.1.1.18.3"), Value: snmp.BytesValue([]byte("x"))})
 	if st != snmp.CommitFailed || m.LinkTraps.Enabled(3) {
 		t.Errorf("set with a refused alias: %v, enabled %v; want commitFailed and still disabled", st, m.LinkTraps.Enabled(3))
+	}
+}
+
+// TestLinkTrapsPersist: a set of ifLinkUpDownTrapEnable is handed to
+// Persist, with every value set so far, before it takes effect; a failing
+// Persist fails the set and changes nothing; a set whose alias the kernel
+// refuses stores the old values again; Load brings stored values back.
+func TestLinkTrapsPersist(t *testing.T) {
+	f := newFake()
+	m, tr := newTest(t, f, time.Hour)
+	fail := map[uint32]bool{}
+	m.setAlias = f.setAlias(fail)
+	var stored []map[uint32]bool
+	var refuse error
+	m.LinkTraps.Persist = func(set map[uint32]bool) error {
+		if refuse != nil {
+			return refuse
+		}
+		stored = append(stored, set)
+		return nil
+	}
+	col := func(i string) snmp.OID { return oid("1.3.6.1.2.1.31.1.1.1.14." + i) }
+	now := start.Add(time.Minute)
+	if st := set(t, tr, req(t, now), snmp.VarBind{Name: col("2"), Value: snmp.IntegerValue(1)}); st != snmp.NoError {
+		t.Fatalf("set: %v", st)
+	}
+	if st := set(t, tr, req(t, now), snmp.VarBind{Name: col("3"), Value: snmp.IntegerValue(1)}); st != snmp.NoError {
+		t.Fatalf("set: %v", st)
+	}
+	if len(stored) != 2 || len(stored[1]) != 2 || !stored[1][2] || !stored[1][3] {
+		t.Fatalf("stored %v, want {2: true, 3: true} last", stored)
+	}
+	refuse = errors.New("disk full")
+	if st := set(t, tr, req(t, now), snmp.VarBind{Name: col("2"), Value: snmp.IntegerValue(2)}); st != snmp.CommitFailed || !m.LinkTraps.Enabled(2) {
+		t.Errorf("set with Persist failing: %v, enabled %v; want commitFailed and still enabled", st, m.LinkTraps.Enabled(2))
+	}
+	refuse = nil
+	fail[3] = true
+	stored = nil
+	st := set(t, tr, req(t, now), snmp.VarBind{Name: col("2"), Value: snmp.IntegerValue(2)},
+		snmp.VarBind{Name: oid("1.3.6.1.2.1.31.1.1.1.18.3"), Value: snmp.BytesValue([]byte("x"))})
+	if st != snmp.CommitFailed || !m.LinkTraps.Enabled(2) || len(stored) != 2 || stored[1][2] != true {
+		t.Errorf("set with a refused alias: %v, enabled %v, stored %v; want commitFailed, enabled, the old values stored again", st, m.LinkTraps.Enabled(2), stored)
+	}
+	var l LinkTraps
+	l.Load(map[uint32]bool{7: true})
+	if !l.Enabled(7) || l.Enabled(8) {
+		t.Errorf("after Load: 7 %v, 8 %v", l.Enabled(7), l.Enabled(8))
 	}
 }
