@@ -26,6 +26,9 @@ const (
 	// DefaultPingInterval is how long a subagent connection may stay
 	// silent before the master checks that the subagent still answers.
 	DefaultPingInterval = 30 * time.Second
+	// DefaultOpenTimeout is how long a connection may stay without an
+	// open session before the master closes it.
+	DefaultOpenTimeout = 30 * time.Second
 	// maxRangeSubtrees bounds how many subtrees one range registration
 	// may name.
 	maxRangeSubtrees = 4096
@@ -54,7 +57,13 @@ type Config struct {
 	// A connection that leaves Retries probes in a row unanswered is
 	// closed with reason timeouts.
 	PingInterval time.Duration
-	Log          *slog.Logger
+	// OpenTimeout is how long a connection may stay without an open
+	// session, whether it never sent an Open-PDU or its sessions all
+	// closed, before the master closes it (DefaultOpenTimeout when zero;
+	// negative: never). Such a connection holds a socket and a
+	// goroutine while nothing can reach it.
+	OpenTimeout time.Duration
+	Log         *slog.Logger
 }
 
 // Stats are the master's counters.
@@ -70,6 +79,7 @@ type Stats struct {
 	Pings       atomic.Uint64 // probes sent to silent connections
 	PingsLost   atomic.Uint64 // probes left unanswered in time
 	PingCloses  atomic.Uint64 // connections closed because probes went unanswered
+	OpenCloses  atomic.Uint64 // connections closed for having no session open for OpenTimeout
 }
 
 // Master is an AgentX master agent. It implements mib.Overlay: install it
@@ -112,6 +122,9 @@ func New(cfg Config) *Master {
 	}
 	if cfg.PingInterval == 0 {
 		cfg.PingInterval = DefaultPingInterval
+	}
+	if cfg.OpenTimeout == 0 {
+		cfg.OpenTimeout = DefaultOpenTimeout
 	}
 	if cfg.Start.IsZero() {
 		cfg.Start = time.Now()
@@ -910,31 +923,64 @@ func (s *session) exchange(r *mib.Request, timeout time.Duration, p *PDU) (resp 
 // subagent leaves Retries probes in a row unanswered, hung while its
 // socket stays open, is closed with reason timeouts, which removes its
 // registrations.
+//
+// The same goroutine closes a connection that stays without an open
+// session for OpenTimeout (RFC 2741 §7.1.1 leaves it to the master):
+// one that never sends an Open-PDU, or whose sessions all closed. The
+// time counts from the connection's accept, or from when the pinger
+// found it without a session; it is checked at least every OpenTimeout.
 func (c *conn) pinger() {
 	m := c.m
 	defer m.wg.Done()
-	iv := m.cfg.PingInterval
-	if iv < 0 {
+	iv, open := m.cfg.PingInterval, m.cfg.OpenTimeout
+	if iv < 0 && open < 0 {
 		return
 	}
-	t := time.NewTimer(iv)
+	next := func(d time.Duration) time.Duration { // the sooner of d and the ping interval
+		if iv >= 0 && (d < 0 || iv < d) {
+			return iv
+		}
+		return d
+	}
+	t := time.NewTimer(next(open))
 	defer t.Stop()
 	lost := 0
+	alone := time.Now() // since when c has had no session; zero while it has one
 	for {
 		select {
 		case <-c.quit:
 			return
 		case <-t.C:
 		}
+		s, ctx, oid := c.probeTarget()
+		if s == nil {
+			if alone.IsZero() {
+				alone = time.Now()
+			}
+			lost = 0
+			if open < 0 {
+				t.Reset(iv)
+				continue
+			}
+			waited := time.Since(alone)
+			if waited < open {
+				t.Reset(next(open - waited))
+				continue
+			}
+			m.Stats.OpenCloses.Add(1)
+			m.cfg.Log.Info("agentx: connection without an open session; closing it", "connection", c.index, "open_timeout", open)
+			c.shutdown(ReasonTimeouts)
+			return
+		}
+		alone = time.Time{}
+		if iv < 0 {
+			t.Reset(open)
+			continue
+		}
 		silent := time.Since(time.Unix(0, c.heard.Load()))
 		if silent < iv {
 			lost = 0
 			t.Reset(iv - silent)
-			continue
-		}
-		s, ctx, oid := c.probeTarget()
-		if s == nil {
-			t.Reset(iv)
 			continue
 		}
 		m.Stats.Pings.Add(1)

@@ -38,6 +38,7 @@ debs=(
 	"iproute2 ip"
 	"e2fsprogs mkfs.ext4"
 	"util-linux unshare"
+	"systemd systemctl"
 	"mount mount"
 	"openssl openssl"
 	"make make"

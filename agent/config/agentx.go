@@ -32,6 +32,11 @@ type AgentX struct {
 	// (agentXPingInterval, which in snmpd is the subagent's side of the
 	// same check; default 30s; "-1" or "off" never checks).
 	PingInterval Duration `yaml:"ping_interval,omitempty"`
+	// OpenTimeout is how long a subagent connection may stay without an
+	// open session (one that never sends an Open-PDU, or whose sessions
+	// all closed) before the master closes it (agentXOpenTimeout, a
+	// tsnmpd directive; default 30s; "-1" or "off" never closes).
+	OpenTimeout Duration `yaml:"open_timeout,omitempty"`
 }
 
 // DefaultAgentXSocket is where subagents connect by default.
@@ -121,7 +126,7 @@ func (p *snmpdParser) agentXSetting(tok, rest string) (ok bool, err error) {
 	a := &p.c.AgentX
 	w := strings.Fields(rest)
 	switch strings.ToLower(tok) {
-	case "master", "agentxsocket", "agentxperms", "agentxtimeout", "agentxretries", "agentxpinginterval":
+	case "master", "agentxsocket", "agentxperms", "agentxtimeout", "agentxretries", "agentxpinginterval", "agentxopentimeout":
 		p.c.setOrigin("agentx", p.origin())
 	}
 	switch strings.ToLower(tok) {
@@ -161,20 +166,24 @@ func (p *snmpdParser) agentXSetting(tok, rest string) (ok bool, err error) {
 			return true, p.errorf(tok, "%q is not a non-negative number", w[0])
 		}
 		a.Retries = v
-	case "agentxpinginterval":
+	case "agentxpinginterval", "agentxopentimeout":
+		dst := &a.PingInterval
+		if strings.EqualFold(tok, "agentxopentimeout") {
+			dst = &a.OpenTimeout
+		}
 		if strings.EqualFold(w[0], "off") {
-			a.PingInterval = -1
+			*dst = -1
 			break
 		}
 		if v, err := strconv.ParseFloat(w[0], 64); err == nil && v < 0 && !math.IsInf(v, -1) {
-			a.PingInterval = -1
+			*dst = -1
 			break
 		}
 		d, ok := agentXSeconds(w[0])
 		if !ok {
-			return true, p.errorf(tok, "%q is not a number of seconds from 0.001 to 86400 (or off, or -1 to never check)", w[0])
+			return true, p.errorf(tok, "%q is not a number of seconds from 0.001 to 86400 (or off, or -1 never to)", w[0])
 		}
-		a.PingInterval = d
+		*dst = d
 	default:
 		return false, nil
 	}

@@ -5,13 +5,14 @@ import (
 	"testing"
 )
 
-// TestAgentXDurations: agentXTimeout and agentXPingInterval take a
+// TestAgentXDurations: agentXTimeout, agentXPingInterval and
+// agentXOpenTimeout take a
 // number of seconds that a time.Duration holds and that is not lost to
 // rounding; NaN, infinities, values below a millisecond and values
 // beyond a day are refused naming the file and line, never read as the
 // default or as "never".
 func TestAgentXDurations(t *testing.T) {
-	for _, tok := range []string{"agentXTimeout", "agentXPingInterval"} {
+	for _, tok := range []string{"agentXTimeout", "agentXPingInterval", "agentXOpenTimeout"} {
 		for _, v := range []string{"NaN", "Inf", "-Inf", "1e-12", "1e300", "0.0001"} {
 			c, err := ParseSnmpdConf("snmpd.conf", []byte("master agentx\n"+tok+" "+v+"\n"))
 			if err == nil || !strings.Contains(err.Error(), "snmpd.conf:2") {
@@ -25,6 +26,8 @@ func TestAgentXDurations(t *testing.T) {
 		"agentXPingInterval -1":   -1,
 		"agentXPingInterval off":  -1,
 		"agentXPingInterval 3600": Duration(3600e9),
+		"agentXOpenTimeout 0.5":   Duration(500e6),
+		"agentXOpenTimeout off":   -1,
 	} {
 		c, err := ParseSnmpdConf("snmpd.conf", []byte("master agentx\n"+line+"\n"))
 		if err != nil {
@@ -32,8 +35,11 @@ func TestAgentXDurations(t *testing.T) {
 			continue
 		}
 		got := c.AgentX.Timeout
-		if strings.HasPrefix(line, "agentXPing") {
+		if strings.HasPrefix(line, "agentXPing") || strings.HasPrefix(line, "agentXOpen") {
 			got = c.AgentX.PingInterval
+			if strings.HasPrefix(line, "agentXOpen") {
+				got = c.AgentX.OpenTimeout
+			}
 			if want < 0 && got < 0 {
 				continue
 			}

@@ -37,6 +37,7 @@ func (d *daemon) startAgentX(cfg *config.Config) error {
 		Timeout:      time.Duration(ax.Timeout),
 		Retries:      ax.Retries,
 		PingInterval: time.Duration(ax.PingInterval),
+		OpenTimeout:  time.Duration(ax.OpenTimeout),
 		Start:        d.state.Start(),
 		Static:       tree.Prefixes,
 		Log:          d.log,
@@ -106,6 +107,16 @@ var (
 	sysUpTimeOID = snmp.OID{1, 3, 6, 1, 2, 1, 1, 3, 0}
 )
 
+// metrics appends the counters the web interface serves at /metrics
+// beyond its own: the notification targets' and the AgentX master's.
+func (d *daemon) metrics(b []byte) []byte {
+	b = d.notifyMetrics(b) // notify.go
+	if d.agentx != nil {
+		b = d.agentx.Stats.AppendMetrics(b)
+	}
+	return b
+}
+
 // logAgentXCounters logs what the AgentX master counted, at stop.
 func (d *daemon) logAgentXCounters() {
 	st := &d.agentx.Stats
@@ -113,5 +124,5 @@ func (d *daemon) logAgentXCounters() {
 		"sessions_opened", st.Opens.Load(), "sessions_closed", st.Closes.Load(),
 		"requests", st.Requests.Load(), "timeouts", st.Timeouts.Load(), "failures", st.Failures.Load(),
 		"parse_errors", st.ParseErrors.Load(), "notifications", st.Notifies.Load(),
-		"probes", st.Pings.Load(), "probes_unanswered", st.PingsLost.Load(), "closed_unanswering", st.PingCloses.Load())
+		"probes", st.Pings.Load(), "probes_unanswered", st.PingsLost.Load(), "closed_unanswering", st.PingCloses.Load(), "closed_sessionless", st.OpenCloses.Load())
 }

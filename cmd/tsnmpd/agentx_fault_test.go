@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tsnmp/tsnmp/agentx"
+	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -180,9 +182,11 @@ func childRunning(pid int, name string) bool {
 // TestAgentXPingHung: with agentXPingInterval, a subagent that keeps its
 // connection open but answers nothing is probed (Get-PDUs) without any
 // manager request, then sent a Close-PDU with reason timeouts; its
-// subtree is gone, and the counters tsnmpd logs at stop count it.
+// subtree is gone, and the counters served at the web interface's
+// /metrics and logged at stop count it.
 func TestAgentXPingHung(t *testing.T) {
-	f := startAgentXMaster(t, "agentXPingInterval 0.2\nagentXTimeout 0.3\nagentXRetries 2\n")
+	httpPort := testenv.FreePort(t)
+	f := startAgentXMaster(t, "agentXPingInterval 0.2\nagentXTimeout 0.3\nagentXRetries 2\n", fmt.Sprintf("http:127.0.0.1:%d", httpPort))
 	pdus := silentSubagent(t, f.sock, snmp.OID{1, 3, 6, 1, 4, 1, 99999})
 	probes := 0
 	deadline := time.After(10 * time.Second)
@@ -213,9 +217,60 @@ func TestAgentXPingHung(t *testing.T) {
 	if out, _ := f.snmp(t, "snmpget", "1.3.6.1.4.1.99999.1.0"); !strings.Contains(out, "No Such Object") {
 		t.Errorf("the hung subagent's subtree after the close: %s", out)
 	}
+	checkMetrics(t, httpPort, "tsnmp_agentx_probes_total 2", "tsnmp_agentx_probes_unanswered_total 2", "tsnmp_agentx_closed_unanswering_total 1",
+		"tsnmp_agentx_sessions_opened_total 1", "tsnmp_agentx_sessions_closed_total 1", "tsnmp_agentx_sessions 0", "# TYPE tsnmp_agentx_probes_total counter")
 	f.p.cmd.Process.Signal(syscall.SIGTERM)
 	f.p.cmd.Wait()
 	if log := f.p.log.String(); !strings.Contains(log, "probes=2 probes_unanswered=2 closed_unanswering=1") {
 		t.Errorf("counters at stop:\n%s", log)
 	}
+}
+
+// checkMetrics fetches the web interface's /metrics with community
+// private and checks it has each of the lines want.
+func checkMetrics(t *testing.T, httpPort int, want ...string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/metrics", httpPort), nil)
+	req.Header.Set("Authorization", "SNMP-Community private")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, w := range want {
+		if !strings.Contains(string(body), w+"\n") {
+			t.Errorf("/metrics (%s) lacks %q:\n%s", resp.Status, w, body)
+		}
+	}
+}
+
+// TestAgentXOpenTimeout: with agentXOpenTimeout, a connection to the
+// AgentX socket that sends nothing (no Open-PDU) is closed by the master
+// once the timeout has passed, and counted at /metrics, while Net-SNMP's
+// snmpd as a subagent on another connection keeps its session and
+// answers through tsnmpd before and well after.
+func TestAgentXOpenTimeout(t *testing.T) {
+	httpPort := testenv.FreePort(t)
+	f := startAgentXMaster(t, "agentXOpenTimeout 0.5\n", fmt.Sprintf("http:127.0.0.1:%d", httpPort))
+	f.subagent(t, "extend hello /bin/echo hello\n", extendOut1)
+	c, err := net.Dial("unix", f.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	n, err := c.Read(make([]byte, 1))
+	if err != io.EOF {
+		t.Fatalf("a connection that sent nothing: read %d bytes, %v; want the master to close it (EOF)\n%s", n, err, f.p.log)
+	}
+	if el := time.Since(start); el < 450*time.Millisecond {
+		t.Errorf("closed after %v, before agentXOpenTimeout (0.5s)", el)
+	}
+	time.Sleep(1500 * time.Millisecond) // three timeouts more
+	if out, err := f.snmp(t, "snmpget", extendOut1); err != nil || !strings.Contains(out, "hello") {
+		t.Fatalf("the subagent's object after the silent connection was closed: %v\n%s", err, out)
+	}
+	checkMetrics(t, httpPort, "tsnmp_agentx_closed_sessionless_total 1", "tsnmp_agentx_sessions 1", "tsnmp_agentx_sessions_closed_total 0")
 }

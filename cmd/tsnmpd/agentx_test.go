@@ -19,7 +19,7 @@ type agentxFixture struct {
 	p                 *proc
 }
 
-func startAgentXMaster(t *testing.T, extra string) *agentxFixture {
+func startAgentXMaster(t *testing.T, extra string, listen ...string) *agentxFixture {
 	t.Helper()
 	bin := buildDaemon(t)
 	dir, err := os.MkdirTemp("", "tsnmp-agentx") // short: Unix socket paths are limited
@@ -32,7 +32,11 @@ func startAgentXMaster(t *testing.T, extra string) *agentxFixture {
 	conf := filepath.Join(dir, "tsnmpd.conf")
 	os.WriteFile(conf, fmt.Appendf(nil, "master agentx\nagentXSocket %s\nagentXPerms 0660\nrwcommunity private 127.0.0.1\n%s", f.sock, extra), 0o600)
 	f.target = fmt.Sprintf("127.0.0.1:%d", port)
-	f.p = startDaemon(t, bin, nil, "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"), "--listen", "udp:"+f.target)
+	args := []string{"--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"), "--listen", "udp:" + f.target}
+	for _, l := range listen {
+		args = append(args, "--listen", l)
+	}
+	f.p = startDaemon(t, bin, nil, args...)
 	return f
 }
 

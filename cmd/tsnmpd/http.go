@@ -149,7 +149,7 @@ func (d *daemon) httpPolicy(cfg *config.Config, _ *agent.Policy) error {
 			MaxBody:    int64(cfg.HTTP.MaxBody),
 			MaxObjects: cfg.HTTP.MaxObjects,
 			Log:        d.log,
-			Metrics:    d.notifyMetrics, // notify.go
+			Metrics:    d.metrics, // agentx.go
 		})
 	}
 	return nil
