@@ -41,15 +41,6 @@ func init() {
 			os.Setenv("SNMP_PERSISTENT_DIR", dir)
 		}
 	}
-	// The go command's build cache defaults to XDG_CACHE_HOME/go-build:
-	// pinned to the user's before XDG_CACHE_HOME changes below, so that
-	// binaries tests build (Build) reuse it rather than compile the
-	// standard library and every package again in each test process.
-	if os.Getenv("GOCACHE") == "" {
-		if d, err := os.UserCacheDir(); err == nil {
-			os.Setenv("GOCACHE", filepath.Join(d, "go-build"))
-		}
-	}
 	if os.Getenv("XDG_CACHE_HOME") == "" {
 		pinGoCache()
 		if err := os.MkdirAll(filepath.Join(dir, "cache"), 0o700); err == nil {
