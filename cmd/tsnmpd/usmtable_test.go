@@ -34,11 +34,13 @@ func TestUSMUserTable(t *testing.T) {
 	admin := func(addr string) []string {
 		return []string{"-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", "-r", "1", "-t", "10", addr}
 	}
-	// Engine IDs differ: failed objects name rows by engine ID.
-	engine := regexp.MustCompile(`usmUser[A-Za-z]*\.".*?"`)
+	// Engine IDs differ: failed objects name rows by engine ID. The
+	// engine ID is printed between quotes without escaping a quote it
+	// holds, so the row name runs to the last quote before the user's.
+	engine := regexp.MustCompile(`usmUser[A-Za-z]*\.".*"\.`)
 	mask := func(r snmpdtest.Result) string {
 		// (tsnmp usm ends an error with one newline less.)
-		return fmt.Sprintf("%d %q %q", r.Code, engine.ReplaceAllString(r.Stdout, "ROW"), strings.TrimRight(engine.ReplaceAllString(r.Stderr, "ROW"), "\n"))
+		return fmt.Sprintf("%d %q %q", r.Code, engine.ReplaceAllString(r.Stdout, "ROW."), strings.TrimRight(engine.ReplaceAllString(r.Stderr, "ROW."), "\n"))
 	}
 	get := func(addr, user, auth, priv string) snmpdtest.Result {
 		return snmpdtest.Tool(t, "snmpget", "-v3", "-u", user, "-l", "authPriv", "-a", "SHA", "-A", auth, "-x", "AES", "-X", priv, "-r", "0", "-t", "5", addr, "sysObjectID.0")
