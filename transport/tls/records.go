@@ -15,11 +15,11 @@ import (
 // an AEAD suite (RFC 8446 §5 for TLS 1.3, RFC 5246 §6.2 with RFC 5288 and
 // RFC 7905 for TLS 1.2). crypto/tls does the handshake (handshake.go)
 // and the session continues here, because a crypto/tls connection keeps
-// about 5 KB per session that its API cannot release (its buffers, two
+// about 4.4 KB per session that its API cannot release (its buffers, two
 // ciphers with their key schedules, its configuration and handshake
 // state), and an idle SNMP session is most of an agent's sessions. Here
 // an idle session keeps its keys, IVs, sequence numbers and (TLS 1.3)
-// traffic secrets, about 300 octets: its read buffer goes back to a pool
+// traffic secrets, about 500 octets: its read buffer goes back to a pool
 // once read, and its ciphers are dropped when a read times out (the
 // session parks) and made again from the keys when it wakes.
 //
@@ -330,6 +330,11 @@ func (r *records) readRecord() error {
 	typ, data, err := r.open(rec)
 	if err != nil {
 		return err
+	}
+	if r.nhs > 0 && typ != recordTypeHS {
+		// RFC 8446 §5.1: a handshake message in pieces is not
+		// interleaved with other records.
+		return &recordError{alertUnexpected, "record inside a handshake message"}
 	}
 	if typ == recordTypeData && len(data) > 0 {
 		r.useless = 0

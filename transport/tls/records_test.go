@@ -579,6 +579,9 @@ func TestRecordErrors(t *testing.T) {
 				tc{"data after KeyUpdate", func(peer *records) []byte {
 					return peer.seal(t, recordTypeHS, []byte{typeKeyUpdate, 0, 0, 1, 0, typeKeyUpdate})
 				}, alertUnexpected},
+				tc{"interleaved KeyUpdate", func(peer *records) []byte {
+					return append(peer.seal(t, recordTypeHS, []byte{typeKeyUpdate, 0}), peer.seal(t, recordTypeData, []byte("x"))...)
+				}, alertUnexpected},
 				tc{"NewSessionTicket", func(peer *records) []byte {
 					return peer.seal(t, recordTypeHS, []byte{4, 0, 0, 1, 0})
 				}, alertUnexpected},
