@@ -43,7 +43,7 @@ type peer struct {
 
 // recordCounters count the records the record layer dropped.
 type recordCounters struct {
-	malformed, unauthentic, replayed, unexpected atomic.Uint64
+	malformed, unauthentic, replayed, unexpected, retransmits atomic.Uint64
 }
 
 // RecordStats count the records of established associations that the
@@ -59,12 +59,15 @@ type RecordStats struct {
 	// Unexpected records: of another epoch, or of a content type the
 	// association does not take.
 	Unexpected uint64
+	// Retransmits counts the times the listener sent its last handshake
+	// flight again, for a peer that sent its own again.
+	Retransmits uint64
 }
 
 // RecordStats returns the counters of dropped records.
 func (s *Server) RecordStats() RecordStats {
 	r := &s.records
-	return RecordStats{Malformed: r.malformed.Load(), Unauthentic: r.unauthentic.Load(), Replayed: r.replayed.Load(), Unexpected: r.unexpected.Load()}
+	return RecordStats{Malformed: r.malformed.Load(), Unauthentic: r.unauthentic.Load(), Replayed: r.replayed.Load(), Unexpected: r.unexpected.Load(), Retransmits: r.retransmits.Load()}
 }
 
 // acceptQueue bounds the new handshakes waiting for connset to admit them.
@@ -483,6 +486,9 @@ func (x *session) resendFlight() {
 	x.mu.Lock()
 	f := x.flight
 	x.mu.Unlock()
+	if len(f) > 0 {
+		x.s.records.retransmits.Add(1)
+	}
 	for _, d := range f {
 		x.s.udp.WriteTo(d, x.addr)
 	}
@@ -598,7 +604,7 @@ func (x *session) message(msg, out []byte) []byte {
 			x.s.stats().Inc(tlstm.SessionNoSessions)
 			return nil
 		}
-		if len(resp) > 0 && cap(buf) > pre && &resp[0] == &buf[pre:pre+1][0] {
+		if len(resp) > 0 && cap(buf) > pre && &resp[0] == &buf[pre : pre+1][0] {
 			buf = buf[:pre+len(resp)]
 		} else {
 			buf = append(buf, resp...)
