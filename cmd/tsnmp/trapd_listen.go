@@ -109,7 +109,7 @@ func (ls *trapdListeners) prepare(tc *trapdSettings) (*listenPlan, error) {
 		case transport.SSH:
 			needSSH = true
 		default:
-			return fail(fmt.Errorf("listen address %s: tsnmp trapd listens on udp:, tcp:, tls:, dtls: and ssh:", spec))
+			return fail(fmt.Errorf("listen address %s: tsnmp trapd listens on the udp, tcp, tls, dtls and ssh domains", spec))
 		}
 		if seen[a.String()] {
 			return fail(fmt.Errorf("listen address %s is named twice", spec))
