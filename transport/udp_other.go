@@ -25,6 +25,11 @@ func (u *udpSocket) close() error {
 	return u.conn.Close()
 }
 
+// stopReceiving and pending are Linux's (Drain); elsewhere Drain closes
+// at once.
+func (u *udpSocket) stopReceiving() error { return nil }
+func (u *udpSocket) pending() bool        { return false }
+
 type pollReader struct {
 	pc   *ipv4.PacketConn
 	log  *slog.Logger
