@@ -355,4 +355,3 @@ func TestOpenSSHClientParked(t *testing.T) {
 		echoOnce(fmt.Sprint("after rekey ", i))
 	}
 }
-
