@@ -405,6 +405,19 @@ func (t *transport) close(reason uint32, msg string) error {
 	return t.conn.Close()
 }
 
+// releaseScratch drops the packet buffers the ciphers keep between
+// packets; only the reading goroutine calls it, with no packet in use.
+func (t *transport) releaseScratch() {
+	if r, ok := t.pc.readC.(bufReleaser); ok {
+		r.releaseBuf()
+	}
+	t.mu.Lock()
+	if r, ok := t.pc.writeC.(bufReleaser); ok {
+		r.releaseBuf()
+	}
+	t.mu.Unlock()
+}
+
 // wipeRead erases the read keys; only the reading goroutine calls it, after
 // its last read.
 func (t *transport) wipeRead() {

@@ -25,6 +25,12 @@ func (u *udpSocket) close() error {
 	return u.conn.Close()
 }
 
+// writeTo sends b to to, outside the readers' batches.
+func (u *udpSocket) writeTo(b []byte, to netip.AddrPort) error {
+	_, err := u.conn.WriteToUDPAddrPort(b, to)
+	return err
+}
+
 type pollReader struct {
 	pc   *ipv4.PacketConn
 	log  *slog.Logger
