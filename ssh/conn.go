@@ -49,7 +49,6 @@ type mux struct {
 	nextID    uint32
 	err       error
 	done      chan struct{}
-	keepalive chan struct{} // replies to our global requests
 	pending   int           // unanswered keepalives
 
 	// keepaliveTimer sends the next keepalive (startKeepalive).
@@ -67,7 +66,7 @@ type mux struct {
 }
 
 func newMux(t *transport, isClient bool) *mux {
-	return &mux{t: t, isClient: isClient, channels: map[uint32]*channel{}, done: make(chan struct{}), keepalive: make(chan struct{}, 16)}
+	return &mux{t: t, isClient: isClient, channels: map[uint32]*channel{}, done: make(chan struct{})}
 }
 
 // loop reads packets until the transport fails; it then tears the
@@ -220,8 +219,13 @@ func (m *mux) newChannelLocked() *channel {
 	for m.channels[m.nextID] != nil {
 		m.nextID++
 	}
-	ch := &channel{m: m, localID: m.nextID, localWin: channelWindow, openResult: make(chan error, 1), reqResult: make(chan bool, 1)}
-	ch.cond = sync.NewCond(&ch.mu)
+	ch := &channel{m: m, localID: m.nextID, localWin: channelWindow}
+	if m.isClient {
+		// Only a client opens channels and sends requests that want a
+		// reply: a server's channels (one per session) do without.
+		ch.openResult, ch.reqResult = make(chan error, 1), make(chan bool, 1)
+	}
+	ch.cond.L = &ch.mu
 	m.nextID++
 	m.channels[ch.localID] = ch
 	return ch
@@ -313,7 +317,7 @@ type channel struct {
 	reqResult  chan bool
 
 	mu        sync.Mutex
-	cond      *sync.Cond
+	cond      sync.Cond // L is &mu
 	opened    bool
 	started   bool // a subsystem is running (server)
 	buf       []byte
