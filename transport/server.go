@@ -113,6 +113,34 @@ func (s *udpServer) Close() error {
 	return err
 }
 
+// Drainer is implemented by the UDP servers of Listen. Drain stops
+// taking datagrams (on Linux the kernel drops those that arrive from then
+// on, as it does at a closed port), waits until the readers have taken
+// those already queued in the socket, at most timeout, and closes the
+// server: a program that stops listening on an address (tsnmp trapd's
+// reload) loses none of what the kernel had accepted. Serve returns once
+// the last of them is handled.
+type Drainer interface {
+	Drain(timeout time.Duration) error
+}
+
+func (s *udpServer) Drain(timeout time.Duration) error {
+	if err := s.sock.stopReceiving(); err != nil {
+		return s.Close()
+	}
+	// A datagram past the filter when it was attached may still be on
+	// its way into the queue: the queue must stay empty for a moment.
+	deadline := time.Now().Add(timeout)
+	for empty := 0; empty < 3 && time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if s.sock.pending() {
+			empty = 0
+		} else {
+			empty++
+		}
+	}
+	return s.Close()
+}
+
 // Serve runs up to one reader per CPU on the socket; each reads, processes
 // and replies in turn, so a request never changes goroutine.
 //

@@ -144,6 +144,31 @@ func (u *udpSocket) close() error {
 	return u.closeFD()
 }
 
+// stopReceiving makes the kernel drop the datagrams that arrive from now
+// on, with a socket filter that accepts nothing; those already queued
+// stay to be read.
+func (u *udpSocket) stopReceiving() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed.Load() {
+		return net.ErrClosed
+	}
+	drop := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: 0}}
+	return unix.SetsockoptSockFprog(u.fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: 1, Filter: &drop[0]})
+}
+
+// pending reports whether a datagram waits in the socket's receive queue
+// (SIOCINQ: the size of the next one).
+func (u *udpSocket) pending() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed.Load() {
+		return false
+	}
+	n, err := unix.IoctlGetInt(u.fd, unix.SIOCINQ)
+	return err == nil && n > 0
+}
+
 // mmsgReader reads and writes batches with recvmmsg(2) and sendmmsg(2);
 // its message headers point at its own buffers, set up once.
 type mmsgReader struct {

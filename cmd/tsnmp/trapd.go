@@ -293,6 +293,9 @@ func loadTrapdConf(confs, listenArg []string, engineID []byte, boots int32) (*tr
 			err = sc.SSH.CheckSSH()
 		}
 		if err != nil {
+			if !strings.HasPrefix(err.Error(), tc.cfg.TLSFile+":") {
+				err = fmt.Errorf("%s: %w", tc.cfg.TLSFile, err)
+			}
 			return nil, err
 		}
 		tc.ssh = sc.SSH

@@ -276,11 +276,16 @@ func (ls *trapdListeners) serve(l *trapdListener) {
 }
 
 // closeOne closes l and waits until its Serve has returned: the messages
-// it had read are handed to the receiver by then.
+// it had read are handed to the receiver by then. A udp: listener is
+// drained first: the datagrams the kernel had queued for it are received
+// too.
 func (ls *trapdListeners) closeOne(l *trapdListener) {
-	if l.ssh != nil {
+	switch dr, ok := l.srv.(transport.Drainer); {
+	case ok:
+		dr.Drain(2 * time.Second)
+	case l.ssh != nil:
 		l.ssh.Close()
-	} else {
+	default:
 		l.srv.Close()
 	}
 	select {
@@ -417,7 +422,7 @@ func (s *sshSocket) swap(cfg *sshtm.ServerConfig, opts *sshtm.Options) error {
 	}
 	go func() {
 		if err := v.srv.Serve(); err != nil {
-			s.opts.Logger.Error("ssh listener stopped", "address", s.l.Addr().String(), "err", err)
+			opts.Logger.Error("ssh listener stopped", "address", s.l.Addr().String(), "err", err)
 		}
 	}()
 	return nil

@@ -147,13 +147,26 @@ func TestTrapdReloadTLS(t *testing.T) {
 		// The session opened before goes on.
 		warm(domain)
 	}
+	// A certificate that cannot be loaded fails the reload, naming it;
+	// the running certificate and rules stay.
+	conf("missing", "alice", pki.Alice)
+	hup("reload failed", 1)
+	if !strings.Contains(d.err.String(), cf+": ") || !strings.Contains(d.err.String(), `no certificate \"missing\"`) {
+		t.Errorf("the failed reload does not name the certificate:\n%s", d.err.String())
+	}
+	for _, domain := range []string{"tls", "dtls"} {
+		if code, stderr := send(domain, "bob", fp(server2), "IF-MIB::linkUp"); code != 0 {
+			t.Fatalf("tsnmp trap or inform over %s as bob after a failed reload: exit %d: %s\n%s", domain, code, stderr, d.err.String())
+		}
+		arrives(domain+" trap as bob after a failed reload", "bob", "IF-MIB::linkUp")
+	}
 	if code := d.stop(); code != 0 {
 		t.Errorf("exit code %d", code)
 	}
 	if r := trapdtest.Records(d.out.String()); len(r) != logged {
 		t.Errorf("logged %d notifications, want %d:\n%s", len(r), logged, d.out.String())
 	}
-	for _, want := range []string{"tls=" + strconv.Itoa(4), "dtls=" + strconv.Itoa(4)} {
+	for _, want := range []string{"tls=" + strconv.Itoa(5), "dtls=" + strconv.Itoa(5)} {
 		if !strings.Contains(d.err.String(), want) {
 			t.Errorf("counters at exit lack %q:\n%s", want, d.err.String())
 		}
