@@ -54,7 +54,6 @@ type ntNode struct {
 
 // ntTree is a node of the tree (Net-SNMP's struct tree).
 type ntTree struct {
-	next      *ntTree // hash chain
 	nextPeer  *ntTree
 	childList *ntTree
 	parent    *ntTree
@@ -66,8 +65,10 @@ type ntTree struct {
 }
 
 type netTree struct {
-	head     *ntTree
-	tbuckets [ntHashSize]*ntTree
+	head *ntTree
+	// byLabel holds the nodes of each name, oldest first: Net-SNMP's
+	// hash chains, which it searches newest first, for one name.
+	byLabel  map[string][]*ntTree
 	nbuckets [ntHashSize]*ntNode
 	orphans  *ntNode
 	anon     int
@@ -77,16 +78,14 @@ type netTree struct {
 }
 
 func newNetTree(baseModid int) *netTree {
-	t := &netTree{}
+	t := &netTree{byLabel: map[string][]*ntTree{}}
 	var last *ntTree
 	for _, r := range []struct {
 		label string
 		subid int64
 	}{{"joint-iso-ccitt", 2}, {"ccitt", 0}, {"iso", 1}} {
 		tp := &ntTree{label: r.label, subid: r.subid, modules: []int{baseModid}, nextPeer: last}
-		h := ntBucket(tp.label)
-		tp.next = t.tbuckets[h]
-		t.tbuckets[h] = tp
+		t.hashIn(tp)
 		last = tp
 	}
 	t.head = last
@@ -97,22 +96,23 @@ func newNetTree(baseModid int) *netTree {
 var rootImports = []string{"joint-iso-ccitt", "ccitt", "iso"}
 
 func (t *netTree) findTreeNode(name string, modid int) *ntTree {
-	if name == "" {
-		return nil
-	}
-	for tp := t.tbuckets[ntBucket(name)]; tp != nil; tp = tp.next {
-		if tp.label == name {
-			if modid == -1 {
+	l := t.byLabel[name]
+	for i := len(l) - 1; i >= 0; i-- {
+		tp := l[i]
+		if modid == -1 {
+			return tp
+		}
+		for _, m := range tp.modules {
+			if m == modid {
 				return tp
-			}
-			for _, m := range tp.modules {
-				if m == modid {
-					return tp
-				}
 			}
 		}
 	}
 	return nil
+}
+
+func (t *netTree) hashIn(tp *ntTree) {
+	t.byLabel[tp.label] = append(t.byLabel[tp.label], tp)
 }
 
 func (t *netTree) initNodeHash(nodes *ntNode) {
@@ -127,19 +127,12 @@ func (t *netTree) initNodeHash(nodes *ntNode) {
 }
 
 func (t *netTree) unlinkTbucket(tp *ntTree) {
-	h := ntBucket(tp.label)
-	var otp *ntTree
-	ntp := t.tbuckets[h]
-	for ntp != nil && ntp != tp {
-		otp = ntp
-		ntp = ntp.next
-	}
-	switch {
-	case ntp == nil:
-	case otp != nil:
-		otp.next = ntp.next
-	default:
-		t.tbuckets[h] = tp.next
+	l := t.byLabel[tp.label]
+	for i := len(l) - 1; i >= 0; i-- {
+		if l[i] == tp {
+			t.byLabel[tp.label] = append(l[:i:i], l[i+1:]...)
+			return
+		}
 	}
 }
 
@@ -299,9 +292,7 @@ func (t *netTree) doSubtree(root *ntTree) {
 			tp.nextPeer = xxroot.childList
 			xxroot.childList = tp
 		}
-		h := ntBucket(tp.label)
-		tp.next = t.tbuckets[h]
-		t.tbuckets[h] = tp
+		t.hashIn(tp)
 		t.doSubtree(tp)
 		if anonTp == nil {
 			continue
@@ -322,9 +313,7 @@ func (t *netTree) doSubtree(root *ntTree) {
 			for c := anonTp.childList; c != nil; c = c.nextPeer {
 				c.parent = anonTp
 			}
-			h := ntBucket(anonTp.label)
-			anonTp.next = t.tbuckets[h]
-			t.tbuckets[h] = anonTp
+			t.hashIn(anonTp)
 			t.unlinkTbucket(tp)
 			t.unlinkTree(tp)
 		}
