@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // packetConn is the binary packet protocol (RFC 4253 section 6) over a
@@ -119,8 +121,36 @@ func (p *packetConn) writePacket(payload []byte) error {
 	return nil
 }
 
+// idle reports whether no input is buffered: the next packet's first
+// octets are still in the socket.
+func (p *packetConn) idle() bool { return p.br == nil && len(p.src.pre) == 0 }
+
+// waitRead waits at most d for the next packet's first octets when no
+// input is buffered (idle). It reports false, with nothing read, if none
+// came: the caller may then hand the socket to a poller (Park).
+func (p *packetConn) waitRead(d time.Duration) (bool, error) {
+	if err := p.conn.SetReadDeadline(time.Now().Add(d)); err != nil {
+		return false, err
+	}
+	n, err := p.conn.Read(p.first[:])
+	if derr := p.conn.SetReadDeadline(time.Time{}); err == nil && derr != nil {
+		err = derr
+	}
+	if n > 0 {
+		p.src.pre = p.first[:n]
+		return true, nil
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return false, nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return false, err
+}
+
 func (p *packetConn) readPacket() ([]byte, error) {
-	if p.br == nil {
+	if p.idle() {
 		// Wait for the packet without a buffer.
 		n, err := p.conn.Read(p.first[:])
 		if n == 0 {

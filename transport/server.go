@@ -41,21 +41,7 @@ func Listen(a Address, h Handler, opts *ServerOptions) (Server, error) {
 	}
 	switch a.Domain {
 	case UDP:
-		c, err := net.ListenPacket(a.Network, a.HostPort())
-		if err != nil {
-			return nil, err
-		}
-		uc := c.(*net.UDPConn)
-		if opts.ReadBuffer > 0 {
-			// The kernel caps it at net.core.rmem_max; a smaller buffer
-			// is no reason to fail.
-			_ = uc.SetReadBuffer(opts.ReadBuffer)
-		}
-		sock, err := newUDPSocket(uc)
-		if err != nil {
-			return nil, err
-		}
-		return &udpServer{sock: sock, local: uc.LocalAddr().(*net.UDPAddr), h: h, log: opts.logger(), closed: make(chan struct{})}, nil
+		return listenUDP(a.Network, a.HostPort(), h, opts)
 	case TCP:
 		l, err := net.Listen(a.Network, a.HostPort())
 		if err != nil {
@@ -124,6 +110,34 @@ func (s *udpServer) Close() error {
 		err = s.sock.close()
 	})
 	return err
+}
+
+// Drainer is implemented by the UDP servers of Listen. Drain stops
+// taking datagrams (on Linux the kernel drops those that arrive from then
+// on, as it does at a closed port), waits until the readers have taken
+// those already queued in the socket, at most timeout, and closes the
+// server: a program that stops listening on an address (tsnmp trapd's
+// reload) loses none of what the kernel had accepted. Serve returns once
+// the last of them is handled.
+type Drainer interface {
+	Drain(timeout time.Duration) error
+}
+
+func (s *udpServer) Drain(timeout time.Duration) error {
+	if err := s.sock.stopReceiving(); err != nil {
+		return s.Close()
+	}
+	// A datagram past the filter when it was attached may still be on
+	// its way into the queue: the queue must stay empty for a moment.
+	deadline := time.Now().Add(timeout)
+	for empty := 0; empty < 3 && time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if s.sock.pending() {
+			empty = 0
+		} else {
+			empty++
+		}
+	}
+	return s.Close()
 }
 
 // Serve runs up to one reader per CPU on the socket; each reads, processes
@@ -545,3 +559,55 @@ func (s *StreamServer) serveStream(sc *connset.Conn, ref *StateReference, r *buf
 		last = time.Now()
 	}
 }
+
+// DatagramServer is a UDP socket served as a UDP server's is (readers per
+// CPU, each reading, handling and replying in turn), for a transport that
+// runs its own protocol over the datagrams (DTLS): its handler gets every
+// datagram, with the source in ref.Remote, and what it returns is sent back
+// to that source; WriteTo sends datagrams of its own.
+type DatagramServer struct {
+	s *udpServer
+}
+
+// ListenDatagrams opens a UDP socket on network ("udp", "udp4", "udp6")
+// and address for h.
+func ListenDatagrams(network, address string, h Handler, opts *ServerOptions) (*DatagramServer, error) {
+	if opts == nil {
+		opts = &ServerOptions{}
+	}
+	s, err := listenUDP(network, address, h, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &DatagramServer{s: s}, nil
+}
+
+func listenUDP(network, address string, h Handler, opts *ServerOptions) (*udpServer, error) {
+	c, err := net.ListenPacket(network, address)
+	if err != nil {
+		return nil, err
+	}
+	uc := c.(*net.UDPConn)
+	if opts.ReadBuffer > 0 {
+		// The kernel caps it at net.core.rmem_max; a smaller buffer
+		// is no reason to fail.
+		_ = uc.SetReadBuffer(opts.ReadBuffer)
+	}
+	sock, err := newUDPSocket(uc)
+	if err != nil {
+		return nil, err
+	}
+	return &udpServer{sock: sock, local: uc.LocalAddr().(*net.UDPAddr), h: h, log: opts.logger(), closed: make(chan struct{})}, nil
+}
+
+// Serve reads until Close; it returns nil after Close.
+func (d *DatagramServer) Serve() error { return d.s.Serve() }
+
+// Close closes the socket.
+func (d *DatagramServer) Close() error { return d.s.Close() }
+
+// Addr returns the socket's address.
+func (d *DatagramServer) Addr() net.Addr { return d.s.Addr() }
+
+// WriteTo sends b to to.
+func (d *DatagramServer) WriteTo(b []byte, to netip.AddrPort) error { return d.s.sock.writeTo(b, to) }

@@ -25,6 +25,17 @@ func (u *udpSocket) close() error {
 	return u.conn.Close()
 }
 
+// stopReceiving and pending are Linux's (Drain); elsewhere Drain closes
+// at once.
+func (u *udpSocket) stopReceiving() error { return nil }
+func (u *udpSocket) pending() bool        { return false }
+
+// writeTo sends b to to, outside the readers' batches.
+func (u *udpSocket) writeTo(b []byte, to netip.AddrPort) error {
+	_, err := u.conn.WriteToUDPAddrPort(b, to)
+	return err
+}
+
 type pollReader struct {
 	pc   *ipv4.PacketConn
 	log  *slog.Logger
