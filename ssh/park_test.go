@@ -355,3 +355,59 @@ func TestOpenSSHClientParked(t *testing.T) {
 		echoOnce(fmt.Sprint("after rekey ", i))
 	}
 }
+
+// splitConn writes each packet in two parts, pause apart, once armed.
+type splitConn struct {
+	net.Conn
+	mu    sync.Mutex
+	pause time.Duration
+}
+
+func (c *splitConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pause == 0 || len(b) < 2 {
+		return c.Conn.Write(b)
+	}
+	n, err := c.Conn.Write(b[:1])
+	if err != nil {
+		return n, err
+	}
+	time.Sleep(c.pause)
+	m, err := c.Conn.Write(b[1:])
+	return n + m, err
+}
+
+// TestParkedConnectionSlowPacket: the read deadline with which a
+// connection waits for its next packet before parking does not cut a
+// packet that arrives slowly: a packet whose first octet came before the
+// deadline and the rest after it is read whole.
+func TestParkedConnectionSlowPacket(t *testing.T) {
+	ts, _ := startParkingServer(t, nil)
+	nc, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &splitConn{Conn: nc}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := NewClient(ctx, sc, ts.addr, clientConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ch, err := cl.Subsystem("snmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, ch, []byte("hello"))
+	sc.mu.Lock()
+	sc.pause = 3 * parkAfterTest
+	sc.mu.Unlock()
+	for i := 0; i < 3; i++ {
+		// Each message arrives a little after the connection's wait
+		// began and ends after its deadline.
+		time.Sleep(parkAfterTest / 2)
+		roundTrip(t, ch, []byte(fmt.Sprint("slow ", i)))
+	}
+}
