@@ -166,8 +166,9 @@ func (p *packetConn) waitRead(d time.Duration) (bool, error) {
 
 func (p *packetConn) readPacket() ([]byte, error) {
 	if p.idle() {
-		// Wait for the packet without a buffer.
-		n, err := p.conn.Read(p.first[:])
+		// Wait for the packet without a buffer (through src, which
+		// goes on past waitRead's deadline).
+		n, err := p.src.Read(p.first[:])
 		if n == 0 {
 			if err == nil {
 				err = io.ErrNoProgress

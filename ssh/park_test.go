@@ -356,16 +356,18 @@ func TestOpenSSHClientParked(t *testing.T) {
 	}
 }
 
-// splitConn writes each packet in two parts, pause apart, once armed.
+// splitConn writes each packet in two parts, pause apart, once armed;
+// or late, delay after it was given.
 type splitConn struct {
 	net.Conn
-	mu    sync.Mutex
-	pause time.Duration
+	mu           sync.Mutex
+	pause, delay time.Duration
 }
 
 func (c *splitConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	time.Sleep(c.delay)
 	if c.pause == 0 || len(b) < 2 {
 		return c.Conn.Write(b)
 	}
@@ -380,10 +382,11 @@ func (c *splitConn) Write(b []byte) (int, error) {
 
 // TestParkedConnectionSlowPacket: the read deadline with which a
 // connection waits for its next packet before parking does not cut a
-// packet that arrives slowly: a packet whose first octet came before the
-// deadline and the rest after it is read whole.
+// packet that arrives slowly (its first octet before the deadline, the
+// rest after it), nor a key re-exchange whose next packet comes after
+// it.
 func TestParkedConnectionSlowPacket(t *testing.T) {
-	ts, _ := startParkingServer(t, nil)
+	ts, r := startParkingServer(t, nil)
 	nc, err := net.Dial("tcp", ts.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -409,5 +412,21 @@ func TestParkedConnectionSlowPacket(t *testing.T) {
 		// began and ends after its deadline.
 		time.Sleep(parkAfterTest / 2)
 		roundTrip(t, ch, []byte(fmt.Sprint("slow ", i)))
+	}
+	sc.mu.Lock()
+	sc.pause, sc.delay = 0, 3*parkAfterTest
+	sc.mu.Unlock()
+	srvT := r.get(0).t
+	for i := 0; i < 2; i++ {
+		// The server reads the client's KEXINIT at once (the next
+		// packet's wait sets a deadline) and its next key exchange
+		// packet after that deadline.
+		waitFor(t, "the connection parks", func() bool { return serverReaders() == 0 })
+		before := srvT.kexes()
+		if err := cl.Rekey(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the server completes the re-exchange", func() bool { return srvT.kexes() == before+1 })
+		roundTrip(t, ch, []byte(fmt.Sprint("after slow rekey ", i)))
 	}
 }
