@@ -173,7 +173,9 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	d.agent.Stats.Register(tree)
 	d.agent.RegisterEngine(tree)
 	d.agent.RegisterUSMStats(tree)
-	d.usmRows.table = d.agent.RegisterUSMUsers(tree, agent.USMUsersOptions{Persist: d.writeUSMRows, Configured: d.usmConfigured})
+	d.usmRows.table = d.agent.RegisterUSMUsers(tree, agent.USMUsersOptions{Persist: d.writeUSMRows, Configured: d.usmConfigured,
+		PersistDHParameters: d.writeDHParameters})
+	d.loadDHParameters()
 	d.registerVACMMIB(tree)
 	notify.Register(tree, d.originator.Load) // SNMP-TARGET-MIB, SNMP-NOTIFICATION-MIB
 	d.ssh, d.tls, d.http = newSSHState(tree), newTLSState(tree), &httpState{}
