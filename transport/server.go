@@ -99,6 +99,7 @@ type udpServer struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	slow      atomic.Int32 // readers past slowBatch in their requests
+	readers   int          // at most this many (0: one per CPU)
 }
 
 func (s *udpServer) Addr() net.Addr { return s.local }
@@ -159,6 +160,9 @@ func (s *udpServer) Serve() error {
 	local := s.local.AddrPort()
 	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
 	n := runtime.GOMAXPROCS(0)
+	if s.readers > 0 {
+		n = s.readers
+	}
 	errc := make(chan error, n)
 	queued := make(chan struct{}, n-1)
 	for i := 0; i < n; i++ {
@@ -560,30 +564,90 @@ func (s *StreamServer) serveStream(sc *connset.Conn, ref *StateReference, r *buf
 	}
 }
 
-// DatagramServer is a UDP socket served as a UDP server's is (readers per
-// CPU, each reading, handling and replying in turn), for a transport that
-// runs its own protocol over the datagrams (DTLS): its handler gets every
-// datagram, with the source in ref.Remote, and what it returns is sent back
-// to that source; WriteTo sends datagrams of its own.
+// DatagramServer serves UDP datagrams for a transport that runs its own
+// protocol over them (DTLS): its handler gets every datagram, with the
+// source in ref.Remote, and what it returns is sent back to that source;
+// WriteTo sends datagrams of its own.
+//
+// The datagrams of one source are handled one at a time, in the order the
+// socket received them: on Linux the server has one socket per CPU bound
+// to the same address with SO_REUSEPORT, so that the kernel hands each
+// source's datagrams to the same socket, and each socket has one reader
+// (elsewhere, one socket and one reader). A protocol that keeps per-source
+// order (DTLS's replay window) then never sees its own records out of
+// order because two readers raced, and sources are still served in
+// parallel.
 type DatagramServer struct {
-	s *udpServer
+	s []*udpServer
 }
 
-// ListenDatagrams opens a UDP socket on network ("udp", "udp4", "udp6")
+// ListenDatagrams opens a UDP endpoint on network ("udp", "udp4", "udp6")
 // and address for h.
 func ListenDatagrams(network, address string, h Handler, opts *ServerOptions) (*DatagramServer, error) {
 	if opts == nil {
 		opts = &ServerOptions{}
 	}
-	s, err := listenUDP(network, address, h, opts)
-	if err != nil {
-		return nil, err
+	d := &DatagramServer{}
+	n := datagramSockets()
+	for i := 0; i < n; i++ {
+		s, err := listenUDPWith(network, address, h, opts, n > 1)
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		s.readers = 1
+		d.s = append(d.s, s)
+		// The others bind the port the first got.
+		address = s.local.String()
 	}
-	return &DatagramServer{s: s}, nil
+	return d, nil
+}
+
+// Serve reads until Close; it returns nil after Close.
+func (d *DatagramServer) Serve() error {
+	errc := make(chan error, len(d.s))
+	for _, s := range d.s {
+		go func() { errc <- s.Serve() }()
+	}
+	var first error
+	for range d.s {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+			d.Close()
+		}
+	}
+	return first
+}
+
+// Close closes the sockets.
+func (d *DatagramServer) Close() error {
+	var first error
+	for _, s := range d.s {
+		if err := s.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Addr returns the address the server listens on.
+func (d *DatagramServer) Addr() net.Addr { return d.s[0].Addr() }
+
+// WriteTo sends b to to.
+func (d *DatagramServer) WriteTo(b []byte, to netip.AddrPort) error {
+	return d.s[0].sock.writeTo(b, to)
 }
 
 func listenUDP(network, address string, h Handler, opts *ServerOptions) (*udpServer, error) {
-	c, err := net.ListenPacket(network, address)
+	return listenUDPWith(network, address, h, opts, false)
+}
+
+func listenUDPWith(network, address string, h Handler, opts *ServerOptions, reusePort bool) (*udpServer, error) {
+	lc := net.ListenConfig{}
+	if reusePort {
+		lc.Control = setReusePort
+	}
+	c, err := lc.ListenPacket(context.Background(), network, address)
 	if err != nil {
 		return nil, err
 	}
@@ -599,15 +663,3 @@ func listenUDP(network, address string, h Handler, opts *ServerOptions) (*udpSer
 	}
 	return &udpServer{sock: sock, local: uc.LocalAddr().(*net.UDPAddr), h: h, log: opts.logger(), closed: make(chan struct{})}, nil
 }
-
-// Serve reads until Close; it returns nil after Close.
-func (d *DatagramServer) Serve() error { return d.s.Serve() }
-
-// Close closes the socket.
-func (d *DatagramServer) Close() error { return d.s.Close() }
-
-// Addr returns the socket's address.
-func (d *DatagramServer) Addr() net.Addr { return d.s.Addr() }
-
-// WriteTo sends b to to.
-func (d *DatagramServer) WriteTo(b []byte, to netip.AddrPort) error { return d.s.sock.writeTo(b, to) }

@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -325,4 +327,17 @@ func (u *udpSocket) control(f func(fd uintptr)) error {
 	}
 	f(uintptr(u.fd))
 	return nil
+}
+
+// datagramSockets is how many sockets a DatagramServer binds: one per CPU.
+func datagramSockets() int { return runtime.GOMAXPROCS(0) }
+
+// setReusePort lets sockets share an address, the kernel spreading
+// datagrams over them by source (SO_REUSEPORT).
+func setReusePort(_, _ string, c syscall.RawConn) error {
+	var serr error
+	if err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1) }); err != nil {
+		return err
+	}
+	return serr
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"syscall"
 
 	"golang.org/x/net/ipv4"
 )
@@ -103,3 +104,9 @@ func (u *udpSocket) control(f func(fd uintptr)) error {
 	}
 	return rc.Control(f)
 }
+
+// datagramSockets is how many sockets a DatagramServer binds: one, as
+// SO_REUSEPORT does not spread datagrams by source everywhere.
+func datagramSockets() int { return 1 }
+
+func setReusePort(_, _ string, _ syscall.RawConn) error { return nil }

@@ -422,7 +422,7 @@ func (s *sshSocket) swap(cfg *sshtm.ServerConfig, opts *sshtm.Options) error {
 	}
 	go func() {
 		if err := v.srv.Serve(); err != nil {
-			s.opts.Logger.Error("ssh listener stopped", "address", s.l.Addr().String(), "err", err)
+			opts.Logger.Error("ssh listener stopped", "address", s.l.Addr().String(), "err", err)
 		}
 	}()
 	return nil
