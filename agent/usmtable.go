@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -75,11 +76,13 @@ type usmUsers struct {
 	planned []planned
 	spinSet bool
 	undo    []func()
+	dhPlan  *dhState // usmDHParameters set, if it is
 
 	mu      sync.Mutex // guards what follows
 	spin    int64
 	pending map[userKey]*usmRow // rows not active
 	meta    map[userKey]rowMeta // of active rows
+	dh      dhState
 }
 
 // rowMeta is what an active row holds beside its user: usmUserPublic
@@ -126,6 +129,14 @@ type USMUsersOptions struct {
 	// user: its row is permanent(4), changed but not destroyed (RFC
 	// 2579), and Persist must keep its changes.
 	Configured func(engineID []byte, name string) bool
+	// PersistDHParameters, if set, makes usmDHParameters writable: it is
+	// called with the new value (a DER DHParameter) before the set takes
+	// effect, and an error fails the set (commitFailed).
+	PersistDHParameters func(der []byte) error
+	// DHRand, if set, is where the agent's Diffie-Hellman private values
+	// come from (tests that replay recorded exchanges); crypto/rand if
+	// nil.
+	DHRand io.Reader
 }
 
 // USMUsers is the usmUserTable that RegisterUSMUsers serves.
@@ -157,14 +168,23 @@ type planned struct {
 	old, new *usmRow
 	// the old row's keys
 	oldAuthKey, oldPrivKey []byte
+	// the DHKeyChange objects the set used
+	dhSlots []dhSlot
 }
 
 // RegisterUSMUsers serves usmUserSpinLock and usmUserTable
-// (1.3.6.1.6.3.15.1.2) from the USM of the current policy.
+// (1.3.6.1.6.3.15.1.2) from the USM of the current policy, and RFC 2786's
+// usmDHParameters and usmDHUserKeyTable (1.3.6.1.3.101.1.1) with Oakley
+// group 2 until SetDHParameters says otherwise.
 func (a *Agent) RegisterUSMUsers(t *mib.Tree, o USMUsersOptions) *USMUsers {
 	u := &usmUsers{a: a, o: o, pending: map[userKey]*usmRow{}, meta: map[userKey]rowMeta{}}
 	u.spin = rand.Int64N(math.MaxInt32 + 1)
+	g := usm.DHOakleyGroup2()
+	u.dh = dhState{params: g, der: g.Marshal(), values: map[dhSlot]*dhValue{}}
+	// One handler for both subtrees: a set that spans them is tested and
+	// committed as one.
 	t.Register(usmUserPrefix, u)
+	t.Register(usmDHPublicObjects, u)
 	return &USMUsers{u}
 }
 
@@ -190,13 +210,19 @@ func (t *USMUsers) Rows() []USMUserRow {
 
 // Restore sets the rows that are not active, and the usmUserPublic and
 // usmUserStorageType of the active ones, from rows: what the program
-// kept of them (at start and reload). The active rows' users are the
+// kept of them (at start and reload). Every usmDHUserKeyTable value is
+// made anew. The active rows' users are the
 // running USM's, which the program installs itself.
 func (t *USMUsers) Restore(rows []USMUserRow) {
 	u := t.u
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.pending, u.meta = map[userKey]*usmRow{}, map[userKey]rowMeta{}
+	// The rows may have gone and come back (a user left the
+	// configuration and returned): each DHKeyChange object is made anew,
+	// as at a row's creation (RFC 2786), never with a private value from
+	// before.
+	u.dh.values = map[dhSlot]*dhValue{}
 	for _, r := range rows {
 		k := userKey{string(r.EngineID), r.Name}
 		st := int64(r.Storage)
@@ -340,7 +366,10 @@ func (u *usmUsers) spinValue() int64 {
 }
 
 // Get implements mib.Handler.
-func (u *usmUsers) Get(_ *mib.Request, oid snmp.OID) snmp.Value {
+func (u *usmUsers) Get(r *mib.Request, oid snmp.OID) snmp.Value {
+	if oid.HasPrefix(usmDHPublicObjects) {
+		return u.dhGet(r, oid)
+	}
 	rest, _, _ := mib.NextAfter(oid, usmUserPrefix)
 	switch {
 	case len(rest) == 2 && rest[0] == 1 && rest[1] == 0:
@@ -359,7 +388,10 @@ func (u *usmUsers) Get(_ *mib.Request, oid snmp.OID) snmp.Value {
 }
 
 // Next implements mib.Handler.
-func (u *usmUsers) Next(_ *mib.Request, oid snmp.OID) (snmp.VarBind, bool) {
+func (u *usmUsers) Next(r *mib.Request, oid snmp.OID) (snmp.VarBind, bool) {
+	if oid.HasPrefix(usmDHPublicObjects) {
+		return u.dhNext(r, oid)
+	}
 	spin := append(usmUserPrefix.Clone(), 1, 0)
 	if oid.Compare(spin) < 0 {
 		return snmp.VarBind{Name: spin, Value: snmp.IntegerValue(u.spinValue())}, true
@@ -399,6 +431,11 @@ type rowSet struct {
 	storageAt            int
 	first                int
 	hasAuthKC, hasPrivKC bool
+	// RFC 2786: the shared secrets of DHKeyChange objects set
+	dhAuthSK, dhPrivSK   []byte
+	dhAuthAt, dhPrivAt   int
+	dhOwnAuth, dhOwnPriv bool
+	dhSlots              []dhSlot
 }
 
 // TestSets implements mib.PhasedSetter: it checks every varbind, then
@@ -406,9 +443,15 @@ type rowSet struct {
 // CommitSet. Sets of the table are serialized until CleanupSet.
 func (u *usmUsers) TestSets(r *mib.Request, vbs []snmp.VarBind) (snmp.ErrorStatus, int) {
 	u.set.Lock()
-	u.planned, u.spinSet, u.undo = nil, false, nil
+	u.planned, u.spinSet, u.undo, u.dhPlan = nil, false, nil, nil
 	var sets []*rowSet
 	for i, vb := range vbs {
+		if vb.Name.HasPrefix(usmDHPublicObjects) {
+			if st := u.dhTest(r, vb.Name[len(usmDHPublicObjects):], vb.Value, &sets, i); st != snmp.NoError {
+				return st, i
+			}
+			continue
+		}
 		rest := vb.Name[len(usmUserPrefix):]
 		v := vb.Value
 		if len(rest) >= 1 && rest[0] == 1 {
@@ -433,17 +476,7 @@ func (u *usmUsers) TestSets(r *mib.Request, vbs []snmp.VarBind) (snmp.ErrorStatu
 		if !ok {
 			return snmp.NoCreation, i
 		}
-		k := userKey{string(e), n}
-		var c *rowSet
-		for _, x := range sets {
-			if x.key == k {
-				c = x
-			}
-		}
-		if c == nil {
-			c = &rowSet{key: k, first: i}
-			sets = append(sets, c)
-		}
+		c := rowSetFor(&sets, userKey{string(e), n}, i)
 		want := snmp.OctetString
 		switch col {
 		case usmColCloneFrom, usmColAuthProtocol, usmColPrivProtocol:
@@ -536,7 +569,7 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 		}
 		row.user = nil
 	}
-	p := planned{old: cur, oldAuthKey: bytes.Clone(row.authKey), oldPrivKey: bytes.Clone(row.privKey)}
+	p := planned{old: cur, oldAuthKey: bytes.Clone(row.authKey), oldPrivKey: bytes.Clone(row.privKey), dhSlots: c.dhSlots}
 	if c.status == rsDestroy {
 		return p, snmp.NoError, 0
 	}
@@ -619,6 +652,38 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 		}
 		row.privKey = k
 	}
+	// RFC 2786: the right-most octets of the shared secret, as many as
+	// the protocol's key has, are the new key.
+	dhKey := func(sk []byte, n int, own bool, at int) ([]byte, snmp.ErrorStatus, int) {
+		if own && row.status != rsActive {
+			return nil, snmp.InconsistentValue, at
+		}
+		k, err := usm.DHKeyFromSecret(sk, n)
+		if err != nil {
+			return nil, snmp.InconsistentValue, at
+		}
+		return k, snmp.NoError, 0
+	}
+	if c.dhAuthSK != nil {
+		if row.auth == usm.AuthNone {
+			return planned{}, snmp.InconsistentValue, c.dhAuthAt
+		}
+		k, st, at := dhKey(c.dhAuthSK, row.auth.DigestLen(), c.dhOwnAuth, c.dhAuthAt)
+		if st != snmp.NoError {
+			return planned{}, st, at
+		}
+		row.authKey = k
+	}
+	if c.dhPrivSK != nil {
+		if row.priv == usm.PrivNone {
+			return planned{}, snmp.InconsistentValue, c.dhPrivAt
+		}
+		k, st, at := dhKey(c.dhPrivSK, row.priv.KeyLen(), c.dhOwnPriv, c.dhPrivAt)
+		if st != snmp.NoError {
+			return planned{}, st, at
+		}
+		row.privKey = k
+	}
 	switch c.storage {
 	case 0:
 	case row.storage:
@@ -695,6 +760,11 @@ func (u *usmUsers) CommitSet(*mib.Request, []snmp.VarBind) snmp.ErrorStatus {
 		u.spin = (u.spin + 1) % (math.MaxInt32 + 1)
 		u.mu.Unlock()
 		u.undo = append(u.undo, func() { u.mu.Lock(); u.spin = old; u.mu.Unlock() })
+	}
+	if err := u.dhCommit(); err != nil {
+		u.a.log().Error("usmDHParameters cannot be stored; the set is undone", "err", err)
+		u.UndoSet(nil)
+		return snmp.CommitFailed
 	}
 	changed := false
 	for _, p := range u.planned {
@@ -774,6 +844,6 @@ func (u *usmUsers) UndoSet(*mib.Request) snmp.ErrorStatus {
 
 // CleanupSet implements mib.PhasedSetter: it ends the set.
 func (u *usmUsers) CleanupSet(*mib.Request) {
-	u.planned, u.undo, u.spinSet = nil, nil, false
+	u.planned, u.undo, u.spinSet, u.dhPlan = nil, nil, false, nil
 	u.set.Unlock()
 }

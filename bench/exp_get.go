@@ -137,7 +137,8 @@ func runGet(ctx context.Context, env *Env, s *Section) error {
 		rows = append(rows, getRow{name: "v3/TSM/SSHsr/ap tmpfs", domain: transport.SSH, resume: true, tmpfs: true, group: "ssh"})
 	}
 	rows = append(rows, getRow{name: "v3/TSM/TLS/ap", domain: transport.TLS, group: "tls"}, getRow{name: "v3/TSM/DTLS/ap", domain: transport.DTLS, group: "tls"},
-		getRow{name: "v3/TSM/TLSsr/ap", domain: transport.TLS, resume: true, group: "tls"})
+		getRow{name: "v3/TSM/TLSsr/ap", domain: transport.TLS, resume: true, group: "tls"},
+		getRow{name: "v3/TSM/DTLSsr/ap", domain: transport.DTLS, resume: true, group: "tls"})
 	type kind struct {
 		name string
 		run  func() error
@@ -259,7 +260,7 @@ func runGet(ctx context.Context, env *Env, s *Section) error {
 	plot.Series = ser
 	s.Plot = plot
 	s.Note("v3/TSM/SSH/ap is tsnmp's manager over tsnmpd's ssh: listener with a full key exchange (curve25519-sha256, Ed25519 host and user keys, tsnmp's default cipher); v3/TSM/SSHsr/ap resumes the SSH session with a ticket kept in a cache directory (in-process and across `tsnmp get` processes), the SSH counterpart of the paper's TLSsr row. The state is single-use: every session takes it from its file and stores the next one in a new file, as tsnmp's manager and command do in their cache directory (~/.cache by default); the cache directory is on the file system of the run's scratch directory, while v3/TSM/SSHsr/ap tmpfs keeps it on /dev/shm, so that the difference between the two rows is what storing the state costs on that disk. A one-shot session also opens the snmp channel, gets and closes, which resumption does not shorten: its gain here is smaller than the handshake's alone in the resume experiment. Net-SNMP serves SSH only behind sshd, so its columns are empty there.")
-	s.Note("v3/TSM/TLS/ap and v3/TSM/DTLS/ap use tsnmpd's tls: and dtls: listeners with an ECDSA P-256 CA, agent and client certificate (certSecName maps the client's to the securityName), full handshakes; v3/TSM/TLSsr/ap resumes TLS sessions from tickets kept in a cache directory, as the paper's TLSsr row. Net-SNMP's snmpd is not set up for TLS here, so its columns are empty for these rows.")
+	s.Note("v3/TSM/TLS/ap and v3/TSM/DTLS/ap use tsnmpd's tls: and dtls: listeners with an ECDSA P-256 CA, agent and client certificate (certSecName maps the client's to the securityName), full handshakes; v3/TSM/TLSsr/ap resumes TLS sessions from tickets kept in a cache directory, as the paper's TLSsr row, and v3/TSM/DTLSsr/ap does the same over DTLS (the paper has no DTLS row). Net-SNMP's snmpd is not set up for TLS here, so its columns are empty for these rows.")
 	return nil
 }
 

@@ -367,7 +367,11 @@ func notified(unit string, pid string, tag string) *regexp.Regexp {
 // killed and restarted, keeping its engine ID), the state directories
 // (created by systemd, owned by the service's user, mode 0700, kept
 // across restarts), tsnmpd's switch to the tsnmp user and its pid file,
-// and a clean stop (STOPPING=1, exit status 0).
+// and a clean stop (STOPPING=1, exit status 0). What the services print
+// goes to a file per service (a StandardOutput=append: drop-in), where
+// their start-up, reload and exit lines and trapd's log of the traps
+// are checked; trapd's reload also opens a listen address, which then
+// receives.
 func TestUnitsUnderSystemd(t *testing.T) {
 	sd := needSystemd(t)
 	snmpget := testenv.Need(t, "snmpget")
@@ -392,6 +396,12 @@ func TestUnitsUnderSystemd(t *testing.T) {
 		"etc/tsnmp/snmptrapd.conf":  read("snmptrapd.conf"),
 		"var/lib/snmp/.placeholder": nil,
 	}
+	// Each service's standard output and error in a file of its own
+	// (StandardOutput=append:, opened by the manager before the sandbox
+	// applies), where the test reads what the service logs.
+	for _, u := range []string{"tsnmpd", "tsnmp-trapd"} {
+		files["etc/tsnmp-test/units/"+u+".service.d/output.conf"] = []byte("[Service]\nStandardOutput=append:/run/" + u + ".out\nStandardError=append:/run/" + u + ".out\n")
+	}
 	s := startSystemd(t, sd, units, files)
 	// The tsnmp user, as the Debian package's postinst creates it.
 	s.must("useradd", "--system", "--user-group", "--home-dir", "/var/lib/tsnmp", "--no-create-home", "--shell", "/usr/sbin/nologin", "tsnmp")
@@ -409,6 +419,13 @@ func TestUnitsUnderSystemd(t *testing.T) {
 		// systemctl start returned: READY=1 came from the main process,
 		// and the agent answers.
 		s.waitConsole(mark, notified("tsnmpd.service", pid, "READY=1"), "READY=1")
+		// Its own start-up lines, in its output.
+		out := s.output("tsnmpd", 0, regexp.MustCompile(`msg="tsnmpd started" .*listen=udp:127\.0\.0\.1:161,udp6:\[::1\]:161`), "tsnmpd's start-up line")
+		for _, want := range []string{`msg=listening address=udp:127.0.0.1:161`, `msg=listening address=udp6:[::1]:161`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("tsnmpd's output lacks %q:\n%s", want, out)
+			}
+		}
 		get := func(oid string) string {
 			t.Helper()
 			out, err := s.net(snmpget, "-v2c", "-c", "public", "-r", "1", "-t", "3", "-Ovq", "udp:127.0.0.1:161", oid)
@@ -454,6 +471,7 @@ func TestUnitsUnderSystemd(t *testing.T) {
 		s.must("systemctl", "reload", "tsnmpd.service")
 		at, _ := s.waitConsole(mark, notified("tsnmpd.service", pid, "RELOADING=1"), "RELOADING=1")
 		s.waitConsole(at, notified("tsnmpd.service", pid, "READY=1"), "READY=1 after RELOADING=1")
+		s.output("tsnmpd", 0, regexp.MustCompile(`msg="configuration reloaded" listen=udp:127\.0\.0\.1:161,udp6:\[::1\]:161 opened=0 closed=0`), "tsnmpd's reload line")
 		if out, err := s.net(snmpget, "-v2c", "-c", "reloaded", "-r", "1", "-t", "3", "udp:127.0.0.1:161", "1.3.6.1.2.1.1.1.0"); err != nil {
 			t.Errorf("community reloaded after systemctl reload: %v\n%s", err, out)
 		}
@@ -471,6 +489,7 @@ func TestUnitsUnderSystemd(t *testing.T) {
 		s.must("systemctl", "stop", "tsnmpd.service")
 		at, _ = s.waitConsole(mark, notified("tsnmpd.service", pid, "STOPPING=1"), "STOPPING=1")
 		s.waitConsole(at, regexp.MustCompile(`tsnmpd.service: Main process exited, code=exited, status=0/SUCCESS`), "exit status 0")
+		s.output("tsnmpd", 0, regexp.MustCompile(`msg="shutting down"`), "tsnmpd's shutdown line")
 		if p := s.show("tsnmpd.service", "ActiveState"); p["ActiveState"] != "inactive" {
 			t.Errorf("after systemctl stop: %v", p)
 		}
@@ -533,10 +552,11 @@ func TestUnitsUnderSystemd(t *testing.T) {
 				t.Fatalf("snmptrap: %v\n%s", err, out)
 			}
 		}
-		// What trapd logs goes to its stdout, which systemd connects to
-		// the journal, not run here; TestTrapdUnitNotify checks the
-		// logging. Here the traps only must not break the service.
+		// Its start-up line, then the trap in snmptrapd's format
+		// (-f -Lo: on standard output).
+		s.output("tsnmp-trapd", 0, regexp.MustCompile(`tsnmp trapd: listening on udp:162, engine ID [0-9a-f]+`), "trapd's start-up line")
 		trap("public", "1.3.6.1.6.3.1.1.5.1")
+		s.output("tsnmp-trapd", 0, regexp.MustCompile(`\[UDP: \[127\.0\.0\.1\]:\d+->\[0\.0\.0\.0\]:162\]:\n[^\n]*snmpTrapOID\.0 = OID: SNMPv2-MIB::coldStart`), "the trap, logged")
 		if out := strings.TrimSpace(s.must("stat", "-c", "%a", "/var/lib/private/tsnmp-trapd")); out != "700" {
 			t.Errorf("/var/lib/private/tsnmp-trapd: mode %s, want 700", out)
 		}
@@ -544,7 +564,8 @@ func TestUnitsUnderSystemd(t *testing.T) {
 			t.Errorf("/var/lib/tsnmp-trapd links to %q", out)
 		}
 
-		conf := string(read("snmptrapd.conf")) + "\nauthCommunity log reloaded 127.0.0.1\n"
+		// The reload adds a community and a listen address.
+		conf := string(read("snmptrapd.conf")) + "\nauthCommunity log reloaded 127.0.0.1\nsnmpTrapdAddr udp:162,udp:127.0.0.1:1162\n"
 		if err := os.WriteFile(filepath.Join("/proc", strconv.Itoa(s.pid), "root", "etc/tsnmp/snmptrapd.conf"), []byte(conf), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -552,7 +573,12 @@ func TestUnitsUnderSystemd(t *testing.T) {
 		s.must("systemctl", "reload", "tsnmp-trapd.service")
 		at, _ := s.waitConsole(mark, notified("tsnmp-trapd.service", pid, "RELOADING=1"), "RELOADING=1")
 		s.waitConsole(at, notified("tsnmp-trapd.service", pid, "READY=1"), "READY=1 after RELOADING=1")
+		s.output("tsnmp-trapd", 0, regexp.MustCompile(`msg="configuration reloaded" listen=udp:162,udp:127\.0\.0\.1:1162 opened=1 closed=0`), "trapd's reload line")
 		trap("reloaded", "1.3.6.1.6.3.1.1.5.3")
+		if out, err := s.net(snmptrap, "-v2c", "-c", "reloaded", "udp:127.0.0.1:1162", "", "1.3.6.1.6.3.1.1.5.4"); err != nil {
+			t.Fatalf("snmptrap to the address the reload added: %v\n%s", err, out)
+		}
+		s.output("tsnmp-trapd", 0, regexp.MustCompile(`->\[127\.0\.0\.1\]:1162\]:\n[^\n]*snmpTrapOID\.0 = OID: IF-MIB::linkUp`), "the trap to the added address, logged")
 		if p := s.show("tsnmp-trapd.service", "MainPID", "ActiveState"); p["MainPID"] != pid || p["ActiveState"] != "active" {
 			t.Errorf("after reload: %v (MainPID was %s)", p, pid)
 		}
@@ -561,5 +587,23 @@ func TestUnitsUnderSystemd(t *testing.T) {
 		s.must("systemctl", "stop", "tsnmp-trapd.service")
 		at, _ = s.waitConsole(mark, notified("tsnmp-trapd.service", pid, "STOPPING=1"), "STOPPING=1")
 		s.waitConsole(at, regexp.MustCompile(`tsnmp-trapd.service: Main process exited, code=exited, status=0/SUCCESS`), "exit status 0")
+		s.output("tsnmp-trapd", 0, regexp.MustCompile(`tsnmp trapd: received 3 \(v1 0, v2c 3, v3 0; udp=3\)`), "trapd's counters at exit")
 	})
+}
+
+// output waits until the output file of unit (StandardOutput=append:)
+// matches re from offset from, and returns the file.
+func (s *systemdNS) output(unit string, from int, re *regexp.Regexp, what string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := s.file("/run/" + unit + ".out")
+		if len(b) >= from && re.Match(b[from:]) {
+			return string(b)
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s: no output of %s matching %q:\n%s", what, unit, re, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -484,3 +484,12 @@ type closedCipher struct{}
 func (closedCipher) writePacket(uint32, io.Writer, io.Reader, []byte) error { return ErrClosed }
 func (closedCipher) readPacket(uint32, io.Reader) ([]byte, error)           { return nil, ErrClosed }
 func (closedCipher) wipe()                                                  {}
+
+// bufReleaser is implemented by the ciphers that keep a packet buffer
+// from one packet to the next: releaseBuf drops it, so that a parked
+// connection keeps none (the next packet allocates one again).
+type bufReleaser interface{ releaseBuf() }
+
+func (c *streamCipher) releaseBuf() { c.buf = nil }
+func (c *gcmCipher) releaseBuf()    { c.buf = nil }
+func (c *chachaCipher) releaseBuf() { c.buf = nil }

@@ -182,7 +182,7 @@ func NewClient(ctx context.Context, c net.Conn, addr string, cfg *ClientConfig) 
 		if max <= 0 {
 			max = 3
 		}
-		go cl.m.keepaliveLoop(cfg.KeepaliveInterval, max)
+		cl.m.startKeepalive(cfg.KeepaliveInterval, max)
 	}
 	return cl, nil
 }

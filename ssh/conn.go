@@ -44,26 +44,54 @@ type mux struct {
 	onSubsys    func(name string, ch *channel) (start func())
 	onRefuse    func(subsystem bool) // a channel open or subsystem request refused
 
-	mu        sync.Mutex
-	channels  map[uint32]*channel
-	nextID    uint32
-	err       error
-	done      chan struct{}
-	keepalive chan struct{} // replies to our global requests
-	pending   int           // unanswered keepalives
+	mu       sync.Mutex
+	channels map[uint32]*channel
+	nextID   uint32
+	err      error
+	done     chan struct{}
+	pending  int // unanswered keepalives
+
+	// keepaliveTimer sends the next keepalive (startKeepalive).
+	keepaliveTimer *time.Timer
+
+	// park, if set, is offered the connection when it has waited
+	// parkAfter for its next packet with no input buffered (loop); it
+	// reports whether it took the connection over. Only the reading
+	// goroutine uses park.
+	park      func() bool
+	parkAfter time.Duration
 
 	adjustsSent      atomic.Int64 // WINDOW_ADJUST messages sent
 	keepaliveReplies atomic.Int64 // replies to our global requests
 }
 
 func newMux(t *transport, isClient bool) *mux {
-	return &mux{t: t, isClient: isClient, channels: map[uint32]*channel{}, done: make(chan struct{}), keepalive: make(chan struct{}, 16)}
+	return &mux{t: t, isClient: isClient, channels: map[uint32]*channel{}, done: make(chan struct{})}
 }
 
-// loop reads packets until the transport fails.
-func (m *mux) loop() {
+// loop reads packets until the transport fails; it then tears the
+// connection down (teardown) and returns false. With park set, when no
+// input is buffered and no packet comes for parkAfter, loop offers the
+// connection to park, which may take the wait for the next packet over:
+// then loop returns true, and the owner calls loop again, on a new
+// goroutine, when the next packet arrives (or teardown, if the
+// connection ends while parked). Whether channels are busy does not
+// matter: everything a channel waits for arrives through this loop.
+func (m *mux) loop() (parked bool) {
 	var err error
 	for {
+		if m.park != nil && m.t.pc.idle() {
+			var ready bool
+			if ready, err = m.t.pc.waitRead(m.parkAfter); err != nil {
+				break
+			}
+			if !ready {
+				if m.park() {
+					return true
+				}
+				continue
+			}
+		}
 		var p []byte
 		p, err = m.t.readPacket()
 		if err != nil {
@@ -73,6 +101,14 @@ func (m *mux) loop() {
 			break
 		}
 	}
+	m.teardown(err)
+	return false
+}
+
+// teardown ends the connection after err ended its reading: every
+// channel fails, the peer is told why (best effort) and the socket is
+// closed. It runs once, on the goroutine that read last.
+func (m *mux) teardown(err error) {
 	m.t.wipeRead()
 	if err == io.EOF {
 		err = ErrClosed
@@ -81,6 +117,9 @@ func (m *mux) loop() {
 	m.err = err
 	chans := m.channels
 	m.channels = map[uint32]*channel{}
+	if m.keepaliveTimer != nil {
+		m.keepaliveTimer.Stop()
+	}
 	m.mu.Unlock()
 	for _, ch := range chans {
 		ch.fail(err)
@@ -180,8 +219,13 @@ func (m *mux) newChannelLocked() *channel {
 	for m.channels[m.nextID] != nil {
 		m.nextID++
 	}
-	ch := &channel{m: m, localID: m.nextID, localWin: channelWindow, openResult: make(chan error, 1), reqResult: make(chan bool, 1)}
-	ch.cond = sync.NewCond(&ch.mu)
+	ch := &channel{m: m, localID: m.nextID, localWin: channelWindow}
+	if m.isClient {
+		// Only a client opens channels and sends requests that want a
+		// reply: a server's channels (one per session) do without.
+		ch.openResult, ch.reqResult = make(chan error, 1), make(chan bool, 1)
+	}
+	ch.cond.L = &ch.mu
 	m.nextID++
 	m.channels[ch.localID] = ch
 	return ch
@@ -228,29 +272,40 @@ func (m *mux) closedErr() error {
 	return ErrClosed
 }
 
-// keepaliveLoop sends keepalive@openssh.com requests every interval and
-// closes the connection when max of them go unanswered.
-func (m *mux) keepaliveLoop(interval time.Duration, max int) {
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-m.done:
-			return
-		case <-tick.C:
-		}
-		m.mu.Lock()
-		m.pending++
-		dead := m.pending > max
-		m.mu.Unlock()
-		if dead {
-			_ = m.t.close(DisconnectByApplication, "keepalive timeout")
-			return
-		}
-		if err := m.t.writePacket(newBuilder(msgGlobalRequest).text("keepalive@openssh.com").bool(true).b); err != nil {
-			return
-		}
+// startKeepalive sends keepalive@openssh.com requests every interval
+// and closes the connection when max of them go unanswered. A timer
+// sends them: an idle connection holds no goroutine for its keepalives,
+// and a parked one wakes for the reply.
+func (m *mux) startKeepalive(interval time.Duration, max int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return
 	}
+	m.keepaliveTimer = time.AfterFunc(interval, func() { m.sendKeepalive(interval, max) })
+}
+
+func (m *mux) sendKeepalive(interval time.Duration, max int) {
+	m.mu.Lock()
+	if m.err != nil {
+		m.mu.Unlock()
+		return
+	}
+	m.pending++
+	dead := m.pending > max
+	m.mu.Unlock()
+	if dead {
+		_ = m.t.close(DisconnectByApplication, "keepalive timeout")
+		return
+	}
+	if err := m.t.writePacket(newBuilder(msgGlobalRequest).text("keepalive@openssh.com").bool(true).b); err != nil {
+		return
+	}
+	m.mu.Lock()
+	if m.err == nil {
+		m.keepaliveTimer.Reset(interval)
+	}
+	m.mu.Unlock()
 }
 
 // channel is one session channel. It implements io.ReadWriteCloser.
@@ -262,7 +317,7 @@ type channel struct {
 	reqResult  chan bool
 
 	mu        sync.Mutex
-	cond      *sync.Cond
+	cond      sync.Cond // L is &mu
 	opened    bool
 	started   bool // a subsystem is running (server)
 	buf       []byte

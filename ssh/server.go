@@ -74,6 +74,13 @@ type ServerConfig struct {
 	KeepaliveInterval time.Duration
 	KeepaliveMax      int
 
+	// ParkAfter: a connection accepted by Serve that has waited that
+	// long for its next packet, with no input buffered, parks: it holds
+	// no goroutine (nor its stack) until the packet arrives (see
+	// internal/connset's Park). Zero means DefaultParkAfter; a negative
+	// value turns parking off.
+	ParkAfter time.Duration
+
 	// Resumption enables session resumption when non-nil.
 	Resumption *ResumptionConfig
 
@@ -128,6 +135,9 @@ type Server struct {
 	conns  map[net.Conn]struct{} // served by ServeConn
 	closed bool
 	wg     sync.WaitGroup
+
+	// testHookMux, if set, is told of each connection's mux (tests).
+	testHookMux func(*mux)
 }
 
 // NewServer validates cfg and returns a server.
@@ -226,9 +236,18 @@ func (s *Server) ServeConn(c net.Conn) error {
 // serveConn serves c; sc, when set, is its place in the connection set,
 // which leaves the unauthenticated budget once authentication succeeds.
 func (s *Server) serveConn(c net.Conn, sc *connset.Conn) error {
-	defer c.Close()
+	parked := false
+	defer func() {
+		if !parked {
+			c.Close()
+		}
+	}()
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
+	}
+	if sc != nil {
+		// Closed through the set, which forgets it if it is parked.
+		c = sc
 	}
 	_ = c.SetDeadline(time.Now().Add(s.cfg.AuthTimeout))
 	t := newTransport(c, &s.cfg.Config, false)
@@ -273,6 +292,9 @@ func (s *Server) serveConn(c net.Conn, sc *connset.Conn) error {
 
 	m := newMux(t, false)
 	m.maxChannels = s.cfg.MaxChannels
+	if s.testHookMux != nil {
+		s.testHookMux(m)
+	}
 	m.onRefuse = func(sub bool) {
 		k := EventChannelRefused
 		if sub {
@@ -288,10 +310,54 @@ func (s *Server) serveConn(c net.Conn, sc *connset.Conn) error {
 		return func() { ch.startHandler(func() { h(user, ch) }) }
 	}
 	if s.cfg.KeepaliveInterval > 0 {
-		go m.keepaliveLoop(s.cfg.KeepaliveInterval, s.cfg.KeepaliveMax)
+		m.startKeepalive(s.cfg.KeepaliveInterval, s.cfg.KeepaliveMax)
 	}
-	m.loop()
+	if sc != nil && s.cfg.ParkAfter >= 0 {
+		m.park, m.parkAfter = s.parker(m, sc), s.cfg.ParkAfter
+		if m.parkAfter == 0 {
+			m.parkAfter = DefaultParkAfter
+		}
+	}
+	if m.loop() {
+		parked = true
+		return nil
+	}
 	return m.closedErr()
+}
+
+// DefaultParkAfter is how long a connection waits for its next packet
+// on a goroutine of its own before it parks (ServerConfig.ParkAfter).
+const DefaultParkAfter = time.Second
+
+// parker returns the park function of m (see mux.loop), which runs on
+// sc: the wait for the next packet goes to the connection set's poller
+// (connset.Conn.ParkNotify), and the goroutine that read the connection
+// ends, with its stack. When a packet arrives the loop goes on, on a new
+// goroutine; when the connection ends while parked (the peer closed it,
+// a keepalive timed out, the server closes) it is torn down: its
+// channels fail and their handlers finish. Close waits for either.
+func (s *Server) parker(m *mux, sc *connset.Conn) func() bool {
+	resume := func(*connset.Conn) {
+		s.wg.Done()
+		m.loop()
+	}
+	ended := func() {
+		defer s.wg.Done()
+		m.teardown(ErrClosed)
+	}
+	return func() bool {
+		s.wg.Add(1)
+		m.t.releaseScratch()
+		err := sc.ParkNotify(time.Time{}, resume, ended)
+		if err == nil {
+			return true
+		}
+		s.wg.Done()
+		if errors.Is(err, connset.ErrCannotPark) {
+			m.park = nil
+		}
+		return false
+	}
 }
 
 // authenticate runs the server side of RFC 4252 and returns the user.

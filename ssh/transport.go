@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -405,6 +406,19 @@ func (t *transport) close(reason uint32, msg string) error {
 	return t.conn.Close()
 }
 
+// releaseScratch drops the packet buffers the ciphers keep between
+// packets; only the reading goroutine calls it, with no packet in use.
+func (t *transport) releaseScratch() {
+	if r, ok := t.pc.readC.(bufReleaser); ok {
+		r.releaseBuf()
+	}
+	t.mu.Lock()
+	if r, ok := t.pc.writeC.(bufReleaser); ok {
+		r.releaseBuf()
+	}
+	t.mu.Unlock()
+}
+
 // wipeRead erases the read keys; only the reading goroutine calls it, after
 // its last read.
 func (t *transport) wipeRead() {
@@ -413,10 +427,12 @@ func (t *transport) wipeRead() {
 }
 
 // negotiate picks the first client algorithm the server also supports.
+// The name is copied: the lists hold substrings of the peer's KEXINIT
+// name-lists, which a connection should not keep for its lifetime.
 func negotiate(client, server []string) (string, bool) {
 	for _, c := range client {
 		if slices.Contains(server, c) {
-			return c, true
+			return strings.Clone(c), true
 		}
 	}
 	return "", false
@@ -451,7 +467,7 @@ func (t *transport) runKex(peerInit []byte) error {
 			t.strict = slices.Contains(srv.KexAlgos, strictKexS)
 			for _, m := range srv.KexAlgos {
 				if isResumeKex(m) {
-					t.serverOffersResume = append(t.serverOffersResume, m)
+					t.serverOffersResume = append(t.serverOffersResume, strings.Clone(m))
 				}
 			}
 		} else {
@@ -459,7 +475,7 @@ func (t *transport) runKex(peerInit []byte) error {
 			t.extInfoPeer = slices.Contains(cli.KexAlgos, extInfoClient)
 			for _, m := range cli.KexAlgos {
 				if isResumeKex(m) {
-					t.peerResume = append(t.peerResume, m)
+					t.peerResume = append(t.peerResume, strings.Clone(m))
 				}
 			}
 		}

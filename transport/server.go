@@ -41,21 +41,7 @@ func Listen(a Address, h Handler, opts *ServerOptions) (Server, error) {
 	}
 	switch a.Domain {
 	case UDP:
-		c, err := net.ListenPacket(a.Network, a.HostPort())
-		if err != nil {
-			return nil, err
-		}
-		uc := c.(*net.UDPConn)
-		if opts.ReadBuffer > 0 {
-			// The kernel caps it at net.core.rmem_max; a smaller buffer
-			// is no reason to fail.
-			_ = uc.SetReadBuffer(opts.ReadBuffer)
-		}
-		sock, err := newUDPSocket(uc)
-		if err != nil {
-			return nil, err
-		}
-		return &udpServer{sock: sock, local: uc.LocalAddr().(*net.UDPAddr), h: h, log: opts.logger(), closed: make(chan struct{})}, nil
+		return listenUDP(a.Network, a.HostPort(), h, opts)
 	case TCP:
 		l, err := net.Listen(a.Network, a.HostPort())
 		if err != nil {
@@ -113,6 +99,7 @@ type udpServer struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	slow      atomic.Int32 // readers past slowBatch in their requests
+	readers   int          // at most this many (0: one per CPU)
 }
 
 func (s *udpServer) Addr() net.Addr { return s.local }
@@ -124,6 +111,34 @@ func (s *udpServer) Close() error {
 		err = s.sock.close()
 	})
 	return err
+}
+
+// Drainer is implemented by the UDP servers of Listen. Drain stops
+// taking datagrams (on Linux the kernel drops those that arrive from then
+// on, as it does at a closed port), waits until the readers have taken
+// those already queued in the socket, at most timeout, and closes the
+// server: a program that stops listening on an address (tsnmp trapd's
+// reload) loses none of what the kernel had accepted. Serve returns once
+// the last of them is handled.
+type Drainer interface {
+	Drain(timeout time.Duration) error
+}
+
+func (s *udpServer) Drain(timeout time.Duration) error {
+	if err := s.sock.stopReceiving(); err != nil {
+		return s.Close()
+	}
+	// A datagram past the filter when it was attached may still be on
+	// its way into the queue: the queue must stay empty for a moment.
+	deadline := time.Now().Add(timeout)
+	for empty := 0; empty < 3 && time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if s.sock.pending() {
+			empty = 0
+		} else {
+			empty++
+		}
+	}
+	return s.Close()
 }
 
 // Serve runs up to one reader per CPU on the socket; each reads, processes
@@ -145,6 +160,9 @@ func (s *udpServer) Serve() error {
 	local := s.local.AddrPort()
 	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
 	n := runtime.GOMAXPROCS(0)
+	if s.readers > 0 {
+		n = s.readers
+	}
 	errc := make(chan error, n)
 	queued := make(chan struct{}, n-1)
 	for i := 0; i < n; i++ {
@@ -544,4 +562,104 @@ func (s *StreamServer) serveStream(sc *connset.Conn, ref *StateReference, r *buf
 		}
 		last = time.Now()
 	}
+}
+
+// DatagramServer serves UDP datagrams for a transport that runs its own
+// protocol over them (DTLS): its handler gets every datagram, with the
+// source in ref.Remote, and what it returns is sent back to that source;
+// WriteTo sends datagrams of its own.
+//
+// The datagrams of one source are handled one at a time, in the order the
+// socket received them: on Linux the server has one socket per CPU bound
+// to the same address with SO_REUSEPORT, so that the kernel hands each
+// source's datagrams to the same socket, and each socket has one reader
+// (elsewhere, one socket and one reader). A protocol that keeps per-source
+// order (DTLS's replay window) then never sees its own records out of
+// order because two readers raced, and sources are still served in
+// parallel.
+type DatagramServer struct {
+	s []*udpServer
+}
+
+// ListenDatagrams opens a UDP endpoint on network ("udp", "udp4", "udp6")
+// and address for h.
+func ListenDatagrams(network, address string, h Handler, opts *ServerOptions) (*DatagramServer, error) {
+	if opts == nil {
+		opts = &ServerOptions{}
+	}
+	d := &DatagramServer{}
+	n := datagramSockets()
+	for i := 0; i < n; i++ {
+		s, err := listenUDPWith(network, address, h, opts, n > 1)
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		s.readers = 1
+		d.s = append(d.s, s)
+		// The others bind the port the first got.
+		address = s.local.String()
+	}
+	return d, nil
+}
+
+// Serve reads until Close; it returns nil after Close.
+func (d *DatagramServer) Serve() error {
+	errc := make(chan error, len(d.s))
+	for _, s := range d.s {
+		go func() { errc <- s.Serve() }()
+	}
+	var first error
+	for range d.s {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+			d.Close()
+		}
+	}
+	return first
+}
+
+// Close closes the sockets.
+func (d *DatagramServer) Close() error {
+	var first error
+	for _, s := range d.s {
+		if err := s.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Addr returns the address the server listens on.
+func (d *DatagramServer) Addr() net.Addr { return d.s[0].Addr() }
+
+// WriteTo sends b to to.
+func (d *DatagramServer) WriteTo(b []byte, to netip.AddrPort) error {
+	return d.s[0].sock.writeTo(b, to)
+}
+
+func listenUDP(network, address string, h Handler, opts *ServerOptions) (*udpServer, error) {
+	return listenUDPWith(network, address, h, opts, false)
+}
+
+func listenUDPWith(network, address string, h Handler, opts *ServerOptions, reusePort bool) (*udpServer, error) {
+	lc := net.ListenConfig{}
+	if reusePort {
+		lc.Control = setReusePort
+	}
+	c, err := lc.ListenPacket(context.Background(), network, address)
+	if err != nil {
+		return nil, err
+	}
+	uc := c.(*net.UDPConn)
+	if opts.ReadBuffer > 0 {
+		// The kernel caps it at net.core.rmem_max; a smaller buffer
+		// is no reason to fail.
+		_ = uc.SetReadBuffer(opts.ReadBuffer)
+	}
+	sock, err := newUDPSocket(uc)
+	if err != nil {
+		return nil, err
+	}
+	return &udpServer{sock: sock, local: uc.LocalAddr().(*net.UDPAddr), h: h, log: opts.logger(), closed: make(chan struct{})}, nil
 }

@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -25,8 +27,11 @@ import (
 // the readers' waits, and the descriptor is closed once no reader uses
 // it.
 type udpSocket struct {
-	fd int
+	fd     int
+	family int // of the socket: AF_INET or AF_INET6
 
+	// wmu keeps the descriptor from being closed under writeTo.
+	wmu     sync.RWMutex
 	mu      sync.Mutex
 	serving bool        // Serve runs: its readers may be in a system call on fd
 	closed  atomic.Bool // set under mu
@@ -52,7 +57,13 @@ func newUDPSocket(c *net.UDPConn) (*udpSocket, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	return &udpSocket{fd: fd}, nil
+	family := unix.AF_INET6
+	if sa, err := unix.Getsockname(fd); err == nil {
+		if _, ok := sa.(*unix.SockaddrInet4); ok {
+			family = unix.AF_INET
+		}
+	}
+	return &udpSocket{fd: fd, family: family}, nil
 }
 
 // serve marks the socket in use by Serve's readers; false if it is closed.
@@ -73,7 +84,44 @@ func (u *udpSocket) served() {
 	defer u.mu.Unlock()
 	u.serving = false
 	if u.closed.Load() {
-		unix.Close(u.fd)
+		u.closeFD()
+	}
+}
+
+func (u *udpSocket) closeFD() error {
+	u.wmu.Lock()
+	defer u.wmu.Unlock()
+	return unix.Close(u.fd)
+}
+
+// writeTo sends b to to, outside the readers' batches.
+func (u *udpSocket) writeTo(b []byte, to netip.AddrPort) error {
+	var sa unix.Sockaddr
+	a := to.Addr()
+	if u.family == unix.AF_INET {
+		if !a.Unmap().Is4() {
+			return &net.AddrError{Err: "not an IPv4 address", Addr: to.String()}
+		}
+		sa = &unix.SockaddrInet4{Port: int(to.Port()), Addr: a.Unmap().As4()}
+	} else {
+		sa6 := &unix.SockaddrInet6{Port: int(to.Port()), Addr: a.As16()}
+		if z := a.Zone(); z != "" {
+			if ifi, err := net.InterfaceByName(z); err == nil {
+				sa6.ZoneId = uint32(ifi.Index)
+			}
+		}
+		sa = sa6
+	}
+	u.wmu.RLock()
+	defer u.wmu.RUnlock()
+	if u.closed.Load() {
+		return net.ErrClosed
+	}
+	for {
+		err := unix.Sendto(u.fd, b, 0, sa)
+		if err != unix.EINTR {
+			return err
+		}
 	}
 }
 
@@ -93,7 +141,32 @@ func (u *udpSocket) close() error {
 		unix.Shutdown(u.fd, unix.SHUT_RDWR)
 		return nil
 	}
-	return unix.Close(u.fd)
+	return u.closeFD()
+}
+
+// stopReceiving makes the kernel drop the datagrams that arrive from now
+// on, with a socket filter that accepts nothing; those already queued
+// stay to be read.
+func (u *udpSocket) stopReceiving() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed.Load() {
+		return net.ErrClosed
+	}
+	drop := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: 0}}
+	return unix.SetsockoptSockFprog(u.fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: 1, Filter: &drop[0]})
+}
+
+// pending reports whether a datagram waits in the socket's receive queue
+// (SIOCINQ: the size of the next one).
+func (u *udpSocket) pending() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed.Load() {
+		return false
+	}
+	n, err := unix.IoctlGetInt(u.fd, unix.SIOCINQ)
+	return err == nil && n > 0
 }
 
 // mmsgReader reads and writes batches with recvmmsg(2) and sendmmsg(2);
@@ -254,4 +327,17 @@ func (u *udpSocket) control(f func(fd uintptr)) error {
 	}
 	f(uintptr(u.fd))
 	return nil
+}
+
+// datagramSockets is how many sockets a DatagramServer binds: one per CPU.
+func datagramSockets() int { return runtime.GOMAXPROCS(0) }
+
+// setReusePort lets sockets share an address, the kernel spreading
+// datagrams over them by source (SO_REUSEPORT).
+func setReusePort(_, _ string, c syscall.RawConn) error {
+	var serr error
+	if err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1) }); err != nil {
+		return err
+	}
+	return serr
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"syscall"
 
 	"golang.org/x/net/ipv4"
 )
@@ -23,6 +24,17 @@ func (u *udpSocket) serve() bool { return true }
 func (u *udpSocket) served()     {}
 func (u *udpSocket) close() error {
 	return u.conn.Close()
+}
+
+// stopReceiving and pending are Linux's (Drain); elsewhere Drain closes
+// at once.
+func (u *udpSocket) stopReceiving() error { return nil }
+func (u *udpSocket) pending() bool        { return false }
+
+// writeTo sends b to to, outside the readers' batches.
+func (u *udpSocket) writeTo(b []byte, to netip.AddrPort) error {
+	_, err := u.conn.WriteToUDPAddrPort(b, to)
+	return err
 }
 
 type pollReader struct {
@@ -92,3 +104,9 @@ func (u *udpSocket) control(f func(fd uintptr)) error {
 	}
 	return rc.Control(f)
 }
+
+// datagramSockets is how many sockets a DatagramServer binds: one, as
+// SO_REUSEPORT does not spread datagrams by source everywhere.
+func datagramSockets() int { return 1 }
+
+func setReusePort(_, _ string, _ syscall.RawConn) error { return nil }

@@ -138,7 +138,8 @@ var helpCommands = []cmdHelp{
 	{name: "usm", tool: "snmpusm", args: "AGENT COMMAND [ARGS]", common: true,
 		summary: "manage users in an agent's usmUserTable",
 		descr: "COMMAND is create USER [CLONEFROM-USER], delete USER, activate USER, deactivate USER, " +
-			"cloneFrom USER CLONEFROM-USER, or passwd OLD-PASSPHRASE NEW-PASSPHRASE [USER] (the caller's own keys without USER). " +
+			"cloneFrom USER CLONEFROM-USER, passwd OLD-PASSPHRASE NEW-PASSPHRASE [USER] (the caller's own keys without USER), " +
+			"or changekey [USER] (new random keys agreed by Diffie-Hellman, RFC 2786; the caller's own without USER; the new keys are printed). " +
 			"Keys are changed with usmUserAuthKeyChange and usmUserPrivKeyChange (RFC 3414 section 5), localized with the session's -a and -x.",
 		appOpts: []opt{{"-CE ENGINEID", "the usmUserEngineID of the row (default the agent's)"}, {"-Cp STRING", "set usmUserPublic"},
 			{"-Cw", "create with createAndWait (the user stays inactive)"}, {"-Ca", "change only the authentication key"},

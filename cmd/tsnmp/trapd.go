@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,8 +23,6 @@ import (
 	"github.com/tsnmp/tsnmp/notify"
 	"github.com/tsnmp/tsnmp/security/tsm"
 	tssh "github.com/tsnmp/tsnmp/ssh"
-	"github.com/tsnmp/tsnmp/transport"
-	"github.com/tsnmp/tsnmp/transport/dtls"
 	sshtm "github.com/tsnmp/tsnmp/transport/ssh"
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
@@ -163,7 +159,7 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, w := range tc.warnings {
 		log.Warn(w)
 	}
-	cfg, listen, tlsServer, sshConf := tc.cfg, tc.listen, tc.tlsServer, tc.ssh
+	cfg := tc.cfg
 	r := notify.New(tc.policy, queue, log)
 	out := &notify.Outputs{Format1: cfg.Format1, Format2: cfg.Format2, Handlers: cfg.Handlers, Forwards: cfg.Forwards, Log: log}
 	var closers []io.Closer
@@ -198,72 +194,24 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		out.JSON = &lineWriter{w: w}
 	}
-	var servers []transport.Server
-	for _, spec := range listen {
-		a, err := notify.ParseAddress(spec)
-		if err != nil {
-			fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: %v\n", spec, err)
-			return 1
-		}
-		var srv transport.Server
-		switch a.Domain {
-		case transport.UDP, transport.TCP:
-			srv, err = transport.Listen(a, r, &transport.ServerOptions{Logger: log, ReadBuffer: trapdReadBuffer})
-		case transport.TLS, transport.DTLS:
-			if tlsServer == nil {
-				fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: a tls: or dtls: receiver needs [snmp] localCert and certSecName lines in snmptrapd.conf\n", spec)
-				return 1
-			}
-			opts := &tlstm.Options{ServerOptions: transport.ServerOptions{Logger: log}}
-			if a.Domain == transport.TLS {
-				srv, err = tlstm.Listen(a, r, tlsServer, opts)
-			} else {
-				srv, err = dtls.Listen(a, r, tlsServer, &dtls.Options{Options: *opts})
-			}
-		case transport.SSH:
-			var sc *sshtm.ServerConfig
-			if sc, err = trapdSSH(&sshConf, stateDir, log); err != nil {
-				fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: %v\n", spec, err)
-				return 1
-			}
-			srv, err = sshtm.Listen(a, r, sc, &sshtm.Options{ServerOptions: transport.ServerOptions{Logger: log,
-				MaxConns: sshConf.MaxSessions, IdleTimeout: time.Duration(sshConf.IdleTimeout)}})
-		default:
-			fmt.Fprintf(stderr, "tsnmp trapd: --listen %s: tsnmp trapd listens on udp:, tcp:, tls:, dtls: and ssh:\n", spec)
-			return 1
-		}
-		if err != nil {
-			for _, s := range servers {
-				s.Close()
-			}
-			fmt.Fprintf(stderr, "tsnmp trapd: cannot listen on %s: %v\n", a, err)
-			return 1
-		}
-		servers = append(servers, srv)
+	listeners := newTrapdListeners(r, log, stateDir)
+	plan, err := listeners.prepare(tc)
+	if err != nil {
+		fmt.Fprintf(stderr, "tsnmp trapd: %v\n", err)
+		return 1
 	}
+	plan.commit()
+	defer listeners.close()
 	if webAddr != "" {
 		web, err := serveMetrics(webAddr, r, out, log)
 		if err != nil {
-			for _, s := range servers {
-				s.Close()
-			}
 			fmt.Fprintf(stderr, "tsnmp trapd: --web.listen-address %s: %v\n", webAddr, err)
 			return 1
 		}
 		defer web.Close()
 		fmt.Fprintf(stderr, "tsnmp trapd: counters at http://%s/metrics\n", web.Addr)
 	}
-	fmt.Fprintf(stderr, "tsnmp trapd: listening on %s, engine ID %x\n", strings.Join(listen, ", "), engineID)
-	var wg sync.WaitGroup
-	for _, s := range servers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := s.Serve(); err != nil && !errors.Is(err, context.Canceled) {
-				log.Error("listener stopped", "addr", s.Addr(), "err", err)
-			}
-		}()
-	}
+	fmt.Fprintf(stderr, "tsnmp trapd: listening on %s, engine ID %x\n", strings.Join(listeners.specs(), ", "), engineID)
 	done := make(chan struct{})
 	go func() {
 		out.Run(r.Queue())
@@ -275,25 +223,21 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		select {
 		case <-ctx.Done():
 		case <-hup:
+			// systemd has no failed state for a reload: READY=1 ends it
+			// either way, and STATUS= says which it was.
 			sd.Reloading()
-			if next, err := reloadTrapd(running, confs, engineID, boots, r, out); err != nil {
-				log.Error("reload failed; keeping the running configuration", "err", err)
-			} else {
-				running = next
-				for _, w := range next.warnings {
-					log.Warn(w)
-				}
-				log.Info("configuration reloaded", "communities", len(next.cfg.Communities), "authUsers", len(next.cfg.AuthUsers),
-					"users", len(next.cfg.Users), "traphandles", len(next.cfg.Handlers), "forwards", len(next.cfg.Forwards))
+			next, err := reloadTrapd(running, confs, engineID, boots, r, out, listeners)
+			if err != nil {
+				log.Error("reload failed; keeping the running configuration and listen addresses", "err", err)
+				sd.Notify("READY=1\nSTATUS=reload failed, running the previous configuration: " + firstLine(err.Error()))
+				continue
 			}
-			sd.Notify("READY=1")
+			running = next
+			sd.Notify("READY=1\nSTATUS=receiving notifications")
 		}
 	}
 	sd.Stopping()
-	for _, s := range servers {
-		s.Close()
-	}
-	wg.Wait()
+	listeners.close()
 	r.Close()
 	<-done
 	logCounters(stderr, r, out)
@@ -349,6 +293,9 @@ func loadTrapdConf(confs, listenArg []string, engineID []byte, boots int32) (*tr
 			err = sc.SSH.CheckSSH()
 		}
 		if err != nil {
+			if !strings.HasPrefix(err.Error(), tc.cfg.TLSFile+":") {
+				err = fmt.Errorf("%s: %w", tc.cfg.TLSFile, err)
+			}
 			return nil, err
 		}
 		tc.ssh = sc.SSH
@@ -358,26 +305,19 @@ func loadTrapdConf(confs, listenArg []string, engineID []byte, boots int32) (*tr
 }
 
 // reloadTrapd rereads the configuration after SIGHUP and, when all of it
-// is valid, switches the receiver (communities, authUser lines, users)
-// and the outputs (formats, traphandle, forward) to it at once; the
-// listeners stay. A configuration that needs other listeners (changed
-// snmpTrapdAddr lines), or other TLS, DTLS or SSH server settings while
-// such a listener runs, is refused as a whole: those need a restart.
-func reloadTrapd(old *trapdSettings, confs []string, engineID []byte, boots int32, r *notify.Receiver, out *notify.Outputs) (*trapdSettings, error) {
+// is valid and every listen address it adds can be opened, switches to it
+// at once: the receiver (communities, authUser lines, users), the
+// outputs (formats, traphandle, forward) and the listeners (addresses
+// opened and closed as snmpTrapdAddr now says, new TLS, DTLS and SSH
+// settings for new sessions of the kept ones). Otherwise nothing changes.
+func reloadTrapd(old *trapdSettings, confs []string, engineID []byte, boots int32, r *notify.Receiver, out *notify.Outputs, ls *trapdListeners) (*trapdSettings, error) {
 	tc, err := loadTrapdConf(confs, old.listenArg, engineID, boots)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Equal(tc.listen, old.listen) {
-		return nil, fmt.Errorf("the listen addresses changed from %s to %s (snmpTrapdAddr); restart tsnmp trapd to listen on them",
-			strings.Join(old.listen, ","), strings.Join(tc.listen, ","))
-	}
-	if old.cfg.TLSFile != tc.cfg.TLSFile || !bytes.Equal(old.cfg.TLSConf, tc.cfg.TLSConf) {
-		for _, spec := range tc.listen {
-			if a, err := notify.ParseAddress(spec); err == nil && (a.Domain == transport.TLS || a.Domain == transport.DTLS || a.Domain == transport.SSH) {
-				return nil, fmt.Errorf("the TLS or SSH lines changed while listening on %s; restart tsnmp trapd to apply them", spec)
-			}
-		}
+	plan, err := ls.prepare(tc)
+	if err != nil {
+		return nil, err
 	}
 	// The running USM keeps its engine time and the remote engines it
 	// learnt; only its user table is replaced.
@@ -387,7 +327,20 @@ func reloadTrapd(old *trapdSettings, confs []string, engineID []byte, boots int3
 	}
 	r.SetPolicy(tc.policy)
 	out.SetRules(notify.OutputRules{Format1: tc.cfg.Format1, Format2: tc.cfg.Format2, Handlers: tc.cfg.Handlers, Forwards: tc.cfg.Forwards})
+	for _, w := range tc.warnings {
+		ls.log.Warn(w)
+	}
+	opened, closed := plan.commit()
+	ls.log.Info("configuration reloaded", "listen", strings.Join(ls.specs(), ","), "opened", len(opened), "closed", len(closed),
+		"communities", len(tc.cfg.Communities), "authUsers", len(tc.cfg.AuthUsers),
+		"users", len(tc.cfg.Users), "traphandles", len(tc.cfg.Handlers), "forwards", len(tc.cfg.Forwards))
 	return tc, nil
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
 }
 
 // trapdReadBuffer is the UDP receive buffer tsnmp trapd asks for: 4 MiB
@@ -397,13 +350,13 @@ func reloadTrapd(old *trapdSettings, confs []string, engineID []byte, boots int3
 // net.core.rmem_max.
 const trapdReadBuffer = 4 << 20
 
-// trapdSSH is the SSH server of an ssh: listener: the host keys of
+// trapdSSHKeys returns the host keys of an ssh: listener: those of
 // sshHostKey lines, else the Ed25519 key tsnmpd would generate, kept in
-// the state directory; the senders (SSH clients) log in with the keys of
+// the state directory. The senders (SSH clients) log in with the keys of
 // sshAuthorizedKeys and sshAuthorizedKeysDir, or sshPassword hashes, as
 // at tsnmpd's SSH server. The SSH user is the securityName authUser
 // lines authorize (with -s tsm).
-func trapdSSH(c *config.SSH, stateDir string, log *slog.Logger) (*sshtm.ServerConfig, error) {
+func trapdSSHKeys(c *config.SSH, stateDir string, log *slog.Logger) ([]tssh.Signer, error) {
 	if !c.Enabled() {
 		return nil, errors.New("an ssh: receiver needs senders: sshAuthorizedKeys USER FILE, sshAuthorizedKeysDir DIR or sshPassword USER HASH lines in snmptrapd.conf")
 	}
@@ -429,8 +382,7 @@ func trapdSSH(c *config.SSH, stateDir string, log *slog.Logger) (*sshtm.ServerCo
 		}
 		keys = append(keys, k)
 	}
-	log.Info("ssh host key", "fingerprint", tssh.Fingerprint(keys[0].PublicKey()))
-	return c.ServerConfig(keys, c.AuthorizedKeysFile), nil
+	return keys, nil
 }
 
 // serveMetrics serves the receiver's counters at /metrics on addr

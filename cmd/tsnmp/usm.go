@@ -20,6 +20,12 @@ import (
 //	tsnmp usm [OPTIONS] AGENT delete|activate|deactivate USER
 //	tsnmp usm [OPTIONS] AGENT cloneFrom USER CLONEFROM-USER
 //	tsnmp usm [OPTIONS] AGENT passwd OLD-PASSPHRASE NEW-PASSPHRASE [USER]
+//	tsnmp usm [OPTIONS] AGENT changekey [USER]
+//
+// changekey agrees new random keys with the agent by Diffie-Hellman
+// through RFC 2786's usmDHUserKeyTable (usmDHUser*KeyChange; the
+// usmDHUserOwn*KeyChange objects without USER) and prints them, as
+// snmpusm does.
 //
 // -CE ENGINEID sets the usmUserEngineID of the row (default the agent's),
 // -Cp STRING usmUserPublic, -Cw creates with createAndWait, -Ca and -Cx
@@ -46,11 +52,28 @@ var usmNotes = map[string]string{
 	"passwd": "SNMPv3 Key(s) successfully changed.", "create": "User successfully created.",
 	"delete": "User successfully deleted.", "cloneFrom": "User successfully cloned.",
 	"activate": "User successfully activated.", "deactivate": "User successfully deactivated.",
+	"changekey": "SNMPv3 Key(s) successfully changed.",
 }
+
+// SNMP-USM-DH-OBJECTS-MIB (RFC 2786).
+var (
+	oidUsmDHParameters    = snmp.OID{1, 3, 6, 1, 3, 101, 1, 1, 1, 0}
+	oidUsmDHUserKeyEntry  = snmp.OID{1, 3, 6, 1, 3, 101, 1, 1, 2, 1}
+	dhColAuthKeyChange    = uint32(1)
+	dhColOwnAuthKeyChange = uint32(2)
+	dhColPrivKeyChange    = uint32(3)
+	dhColOwnPrivKeyChange = uint32(4)
+)
 
 // usmRow returns the OID of a usmUserEntry column for (engineID, user).
 func usmRow(col uint32, engineID []byte, user string) snmp.OID {
-	o := append(oidUsmUserEntry.Clone(), col, uint32(len(engineID)))
+	return userRowOID(oidUsmUserEntry, col, engineID, user)
+}
+
+// userRowOID returns the OID of a column of a table indexed by
+// (usmUserEngineID, usmUserName).
+func userRowOID(entry snmp.OID, col uint32, engineID []byte, user string) snmp.OID {
+	o := append(entry.Clone(), col, uint32(len(engineID)))
 	for _, b := range engineID {
 		o = append(o, uint32(b))
 	}
@@ -141,6 +164,11 @@ func (a *app) usm(ops []string) int {
 	case "passwd":
 		var ok bool
 		if vbs, ok = a.usmPasswd(f, engineID, args); !ok {
+			return 1
+		}
+	case "changekey":
+		var ok bool
+		if vbs, ok = a.usmChangeKey(f, engineID, args); !ok {
 			return 1
 		}
 	default:
@@ -248,6 +276,103 @@ func (a *app) usmPasswd(f *appFlags, engineID []byte, args []string) ([]snmp.Var
 			return nil, false
 		}
 		vbs = append(vbs, snmp.VarBind{Name: usmRow(privCol, engineID, user), Value: snmp.BytesValue(kc)})
+	}
+	return vbs, true
+}
+
+// usmChangeKey builds the sets of changekey (RFC 2786): it reads
+// usmDHParameters and the agent's public values of the objects to set,
+// picks its own private values, prints the keys the shared secrets give
+// (their right-most octets, as many as the session's -a and -x
+// protocols' keys have) and returns the agent's public values followed
+// by its own.
+func (a *app) usmChangeKey(f *appFlags, engineID []byte, args []string) ([]snmp.VarBind, bool) {
+	doAuth, doPriv := f.set['a'], f.set['x']
+	if !doAuth && !doPriv {
+		doAuth, doPriv = true, true
+	}
+	user, authCol, privCol := a.o.cfg.User, dhColOwnAuthKeyChange, dhColOwnPrivKeyChange
+	if len(args) > 0 && args[0] != "" {
+		user, authCol, privCol = args[0], dhColAuthKeyChange, dhColPrivKeyChange
+	}
+	type change struct {
+		name string
+		oid  snmp.OID
+		n    int
+	}
+	auth := a.o.cfg.AuthProtocol
+	if auth == usm.AuthNone {
+		auth = usm.AuthMD5 // snmpusm's default
+	}
+	var changes []change
+	if doAuth {
+		changes = append(changes, change{"auth", userRowOID(oidUsmDHUserKeyEntry, authCol, engineID, user), auth.DigestLen()})
+	}
+	if doPriv {
+		n := 16 // DES's key and pre-IV, snmpusm's default
+		if a.o.cfg.PrivProtocol != usm.PrivNone {
+			n = a.o.cfg.PrivProtocol.KeyLen()
+		}
+		changes = append(changes, change{"priv", userRowOID(oidUsmDHUserKeyEntry, privCol, engineID, user), n})
+	}
+	oids := []snmp.OID{oidUsmDHParameters}
+	for _, c := range changes {
+		oids = append(oids, c.oid)
+	}
+	resp, err := a.sess.Do(a.ctx, &snmp.PDU{Type: snmp.GetRequest, VarBinds: nullBinds(oids)})
+	var se *manager.StatusError
+	switch {
+	case errors.As(err, &se):
+		a.errorf("%s: %s\n", a.tool, errorString(se.Status))
+	case errors.Is(err, manager.ErrTimeout):
+		a.errorf("%s: Timeout\n", a.tool)
+		return nil, false
+	case err != nil:
+		a.requestError(err, false)
+		return nil, false
+	}
+	if err == nil && len(resp.VarBinds) == len(oids) {
+		ok := true
+		for _, vb := range resp.VarBinds {
+			ok = ok && vb.Value.Type == snmp.OctetString
+		}
+		if !ok {
+			err = errors.New("not an OCTET STRING")
+			a.errorf("%s: \n", a.tool)
+		}
+	} else if err == nil {
+		err = errors.New("short answer")
+		a.errorf("%s: \n", a.tool)
+	}
+	if err != nil {
+		a.errorf("Can't get diffie-helman exchange from the agent\n  (maybe it doesn't support the SNMP-USM-DH-OBJECTS-MIB MIB)\n")
+		return nil, false
+	}
+	params, err := usm.ParseDHParams(resp.VarBinds[0].Value.Bytes)
+	if err != nil {
+		a.errorf("%s: the agent's usmDHParameters: %v\n", a.tool, err)
+		return nil, false
+	}
+	var vbs []snmp.VarBind
+	for i, c := range changes {
+		y := resp.VarBinds[1+i].Value.Bytes
+		peer, err := params.PublicValue(y)
+		if err != nil {
+			a.errorf("%s: the agent's public value for the %s key: %v\n", a.tool, c.name, err)
+			return nil, false
+		}
+		x, z, err := params.GenerateKey(nil)
+		if err != nil {
+			a.errorf("%s: %v\n", a.tool, err)
+			return nil, false
+		}
+		key, err := usm.DHKeyFromSecret(params.SharedSecret(x, peer), c.n)
+		if err != nil {
+			a.errorf("%s: %v\n", a.tool, err)
+			return nil, false
+		}
+		a.out.WriteString("new " + c.name + " key: 0x" + hex.EncodeToString(key) + "\n")
+		vbs = append(vbs, snmp.VarBind{Name: c.oid, Value: snmp.BytesValue(append(bytes.Clone(y), z...))})
 	}
 	return vbs, true
 }

@@ -173,7 +173,9 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	d.agent.Stats.Register(tree)
 	d.agent.RegisterEngine(tree)
 	d.agent.RegisterUSMStats(tree)
-	d.usmRows.table = d.agent.RegisterUSMUsers(tree, agent.USMUsersOptions{Persist: d.writeUSMRows, Configured: d.usmConfigured})
+	d.usmRows.table = d.agent.RegisterUSMUsers(tree, agent.USMUsersOptions{Persist: d.writeUSMRows, Configured: d.usmConfigured,
+		PersistDHParameters: d.writeDHParameters})
+	d.loadDHParameters()
 	d.registerVACMMIB(tree)
 	notify.Register(tree, d.originator.Load) // SNMP-TARGET-MIB, SNMP-NOTIFICATION-MIB
 	d.ssh, d.tls, d.http = newSSHState(tree), newTLSState(tree), &httpState{}
@@ -567,15 +569,22 @@ func (d *daemon) reload() error {
 		return err
 	}
 	mergePersistentUsers(cfg, d.persist, d.state.EngineID)
-	p, err := d.policy(cfg)
-	if err != nil {
+	if _, err := notifyTargets(&cfg.Notifications); err != nil { // notify.go
 		return err
 	}
-	if _, err := notifyTargets(&cfg.Notifications); err != nil { // notify.go
+	// Building the policy installs the users and the transports' settings
+	// at once (new TLS sessions get the new certificates); if the reload
+	// fails after that, undo puts the running ones back, so that a failed
+	// reload applies nothing.
+	undo := d.saveReloadState()
+	p, err := d.policy(cfg)
+	if err != nil {
+		undo()
 		return err
 	}
 	opened, err := d.listen(cfg.Listen)
 	if err != nil {
+		undo()
 		return err
 	}
 	d.agent.SetPolicy(p)
@@ -597,6 +606,44 @@ func (d *daemon) reload() error {
 	d.printBanner()
 	d.log.Info("configuration reloaded", "listen", strings.Join(cfg.Listen, ","), "opened", len(opened), "closed", len(gone))
 	return nil
+}
+
+// saveReloadState returns a function that restores what d.policy
+// changes besides the policy it returns: the USM users and the SSH, TLS
+// and web-services settings (the TLS listeners get their certificates
+// back).
+func (d *daemon) saveReloadState() (undo func()) {
+	users := usm.NewUserTable()
+	users.Replace(d.usm.Users())
+	d.ssh.mu.Lock()
+	sshCfg := d.ssh.cfg
+	d.ssh.mu.Unlock()
+	ts := d.tls
+	ts.mu.Lock()
+	tlsCfg, server, prefix, changed := ts.cfg, ts.server, ts.prefix, ts.changed
+	ts.mu.Unlock()
+	d.http.mu.Lock()
+	httpCfg := d.http.cfg
+	d.http.mu.Unlock()
+	return func() {
+		d.usm.Users().Replace(users)
+		d.ssh.mu.Lock()
+		d.ssh.cfg = sshCfg
+		d.ssh.mu.Unlock()
+		ts.mu.Lock()
+		ts.cfg, ts.server, ts.prefix, ts.changed = tlsCfg, server, prefix, changed
+		if server != nil {
+			for _, srv := range ts.servers {
+				if err := srv.Update(server); err != nil {
+					d.log.Error("TLS listener: the running certificates could not be restored", "err", err)
+				}
+			}
+		}
+		ts.mu.Unlock()
+		d.http.mu.Lock()
+		d.http.cfg = httpCfg
+		d.http.mu.Unlock()
+	}
 }
 
 func (d *daemon) close() {

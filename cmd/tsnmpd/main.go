@@ -196,11 +196,16 @@ func run(args []string, stderr io.Writer) error {
 			d.close()
 			return nil
 		case <-hup:
+			// systemd has no failed state for a reload: READY=1 ends
+			// it either way, and STATUS= says which it was.
 			svc.reloading()
 			if err := d.reload(); err != nil {
 				log.Error("reload failed; keeping the running configuration and listen addresses", "err", err)
+				msg, _, _ := strings.Cut(err.Error(), "\n")
+				svc.notify("READY=1\nSTATUS=reload failed, running the previous configuration: " + msg)
+			} else {
+				svc.notify("READY=1\nSTATUS=serving SNMP")
 			}
-			svc.notify("READY=1")
 		case err := <-d.errc:
 			svc.notify("STOPPING=1")
 			d.close()

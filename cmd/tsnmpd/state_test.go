@@ -72,7 +72,10 @@ func TestDamagedState(t *testing.T) {
 	t.Run("engine.conf lost beside usm-users.conf", func(t *testing.T) {
 		dir := t.TempDir()
 		usmPath := filepath.Join(dir, "usm-users.conf")
-		os.WriteFile(usmPath, []byte("engineID "+oldID+"\nusmUser 6f7073 SHA-256 none 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff -\n"), 0o600)
+		// with a row of another engine (a notification receiver's user),
+		// which stays.
+		remote := "usmRow 80001f880472656d 74726170 74726170 1 3 true SHA none 00112233445566778899aabbccddeeff00112233 - - -"
+		os.WriteFile(usmPath, []byte("engineID "+oldID+"\nusmUser 6f7073 SHA-256 none 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff -\n"+remote+"\n"), 0o600)
 		p := startDaemon(t, bin, nil, "--state-dir", dir, "--listen", fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t)), "--quiet")
 		log := p.log.String()
 		for _, w := range []string{filepath.Join(dir, "engine.conf"), usmPath} {
@@ -83,8 +86,8 @@ func TestDamagedState(t *testing.T) {
 		if old, err := os.ReadFile(usmPath + ".old"); err != nil || !strings.Contains(string(old), "usmUser 6f7073") {
 			t.Errorf("keys of the old engine ID not set aside: %v", err)
 		}
-		if data, _ := os.ReadFile(usmPath); strings.Contains(string(data), "6f7073") || !strings.Contains(string(data), "engineID "+readEngineID(t, dir)) {
-			t.Errorf("usm-users.conf after the start:\n%s", data)
+		if data, _ := os.ReadFile(usmPath); strings.Contains(string(data), "6f7073") || !strings.Contains(string(data), "engineID "+readEngineID(t, dir)) || !strings.Contains(string(data), "usmRow 80001f880472656d 74726170 ") {
+			t.Errorf("usm-users.conf after the start:\n%s\nlog:\n%s", data, p.log)
 		}
 	})
 	t.Run("damaged system.conf", func(t *testing.T) {

@@ -27,10 +27,16 @@ const usmFile = "usm-users.conf"
 
 // setAsideUSMState moves the users' keys of an engine ID that is gone
 // (engine.Options.Regenerate) out of the way: they were localized to the
-// old ID and would not match the new one.
+// old ID and would not match the new one. A file that names its engine
+// ID is left to mergeUSMState, which sets aside only the rows of that
+// engine ID and keeps those of other engines.
 func (d *daemon) setAsideUSMState() {
 	path := filepath.Join(d.state.Dir, usmFile)
-	if _, err := os.Stat(path); err != nil {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	if _, ok := usmStateEngineID(data); ok {
 		return
 	}
 	old := unusedName(path + ".old")
@@ -50,16 +56,21 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 		return err
 	}
 	path := filepath.Join(d.state.Dir, usmFile)
+	// oldLocal is the engine ID the file was written by, when it is not
+	// this one (engine.conf lost or replaced, --regenerate-engine-id, or
+	// the configured engine_id changed): the keys localized to it
+	// (usmUser lines, usmRow lines of that engine ID) cannot work here
+	// and are set aside; rows of other engines are keyed by their own
+	// engine ID and stay.
+	var oldLocal []byte
 	if id, ok := usmStateEngineID(data); ok && !bytes.Equal(id, local) {
-		// Keys of another engine ID (engine.conf lost or replaced, or
-		// the configured engine_id changed): they cannot work here.
-		old := unusedName(path + ".old")
-		if err := os.Rename(path, old); err != nil {
+		oldLocal = id
+		old, err := keepAside(path, ".old", data)
+		if err != nil {
 			return fmt.Errorf("%s holds keys localized to engine ID %x, not this engine's %x, and cannot be set aside: %w", path, id, local, err)
 		}
-		d.log.Warn("USM keys localized to another engine ID set aside; users need their passwords in the configuration again",
-			"file", path, "engineID", hex.EncodeToString(id), "this_engineID", hex.EncodeToString(local), "moved_to", old)
-		data = nil
+		d.log.Warn("USM keys localized to another engine ID set aside; their users need their passwords in the configuration again, users of other engines are kept",
+			"file", path, "engineID", hex.EncodeToString(id), "this_engineID", hex.EncodeToString(local), "copy", old)
 	}
 	// The configuration's users: permanent rows. base is what the
 	// configuration says of each, to tell a change made by SNMP.
@@ -88,6 +99,19 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 		var r agent.USMUserRow
 		var rbase string
 		var err error
+		setAside := func(name string) {
+			d.log.Warn("USM user localized to the old engine ID set aside", "file", path, "line", n+1, "user", name, "engineID", hex.EncodeToString(oldLocal))
+		}
+		if oldLocal != nil && f[0] == "usmUser" {
+			name := "?"
+			if len(f) > 1 {
+				if b, err := hex.DecodeString(f[1]); err == nil {
+					name = string(b)
+				}
+			}
+			setAside(name)
+			continue
+		}
 		if f[0] == "usmRow" {
 			r, rbase, err = parseUSMRow(f)
 		} else {
@@ -99,6 +123,10 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 		if err != nil {
 			d.log.Warn("state file damaged: ignoring a line; the user it held is dropped unless the configuration defines it", "file", path, "line", n+1, "err", err)
 			damaged = true
+			continue
+		}
+		if oldLocal != nil && bytes.Equal(r.EngineID, oldLocal) {
+			setAside(r.Name)
 			continue
 		}
 		k := userKey{string(r.EngineID), r.Name}

@@ -138,3 +138,73 @@ func TestUSMStateConfiguredChange(t *testing.T) {
 		t.Errorf("%s:\n%s", usmFile, data)
 	}
 }
+
+// TestUSMStateOtherEngineKept: when usm-users.conf was written by
+// another local engine ID, only what is localized to that engine ID (its
+// usmUser lines and usmRow lines) is set aside, each named by file and
+// line in the log; the rows of other engines (users for notifications
+// and informs, keyed by their own engine ID) stay, active or not, and
+// the whole file as it was is kept as usm-users.conf.old.
+func TestUSMStateOtherEngineKept(t *testing.T) {
+	dir := t.TempDir()
+	oldID := []byte{0x80, 0, 0x1f, 0x88, 0x04, 'o', 'l', 'd'}
+	newID := []byte{0x80, 0, 0x1f, 0x88, 0x04, 'n', 'e', 'w'}
+	remote := []byte{0x80, 0, 0x1f, 0x88, 0x04, 'r', 'e', 'm'}
+	var logBuf strings.Builder
+	d := &daemon{log: slog.New(slog.NewTextHandler(&logBuf, nil)), state: &engine.State{Dir: dir, EngineID: newID}}
+	a := &agent.Agent{}
+	var tree mib.Tree
+	d.usmRows.table = a.RegisterUSMUsers(&tree, agent.USMUsersOptions{Persist: d.writeUSMRows, Configured: d.usmConfigured})
+	path := filepath.Join(dir, usmFile)
+	key := strings.Repeat("ab", 20)
+	h := hex.EncodeToString
+	content := "engineID " + h(oldID) + "\n" +
+		"usmUser 626f62 SHA none " + key + " -\n" + // line 2: bob, localized to oldID
+		"usmRow " + h(oldID) + " 616c696365 616c696365 1 3 true SHA none " + key + " - - -\n" + // line 3: alice of oldID
+		"usmRow " + h(remote) + " 696e666f726d 696e666f726d 1 3 true SHA none " + key + " - - -\n" + // inform user of another engine
+		"usmRow " + h(remote) + " 74726170 74726170 2 3 false none none - - - -\n" // a row not active
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	users := usm.NewUserTable()
+	if err := d.mergeUSMState(users); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := users.Lookup(remote, []byte("inform")); !ok {
+		t.Error("the active user of another engine is lost")
+	}
+	for _, n := range []string{"bob", "alice"} {
+		if _, ok := users.Lookup(newID, []byte(n)); ok {
+			t.Errorf("%s, localized to the old engine ID, is a user of the new one", n)
+		}
+		if _, ok := users.Lookup(oldID, []byte(n)); ok {
+			t.Errorf("%s of the old engine ID kept", n)
+		}
+	}
+	found := false
+	for _, r := range d.usmRows.table.Rows() {
+		if r.Name == "trap" && bytes.Equal(r.EngineID, remote) && r.Status == 2 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the row of another engine that is not active is lost: %+v", d.usmRows.table.Rows())
+	}
+	now, _ := os.ReadFile(path)
+	for _, w := range []string{"engineID " + h(newID), "usmRow " + h(remote) + " 696e666f726d ", "usmRow " + h(remote) + " 74726170 "} {
+		if !strings.Contains(string(now), w) {
+			t.Errorf("rewritten %s lacks %q:\n%s", usmFile, w, now)
+		}
+	}
+	if strings.Contains(string(now), "626f62") || strings.Contains(string(now), h(oldID)) {
+		t.Errorf("rewritten %s keeps the old engine's keys:\n%s", usmFile, now)
+	}
+	if old, err := os.ReadFile(path + ".old"); err != nil || string(old) != content {
+		t.Errorf("%s.old: %v %q", path, err, old)
+	}
+	for _, w := range []string{"file=" + path + " line=2 user=bob", "file=" + path + " line=3 user=alice"} {
+		if !strings.Contains(logBuf.String(), w) {
+			t.Errorf("log does not name %q:\n%s", w, logBuf.String())
+		}
+	}
+}

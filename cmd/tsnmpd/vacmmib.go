@@ -23,7 +23,14 @@ const vacmFile = "vacm-rows.json"
 type vacmState struct {
 	mu   sync.Mutex
 	base *vacm.VACM
+	// volatile are the rows sets made of StorageType volatile(2): kept
+	// in memory only, so that they last across reloads but not a
+	// restart (RFC 2579).
+	volatile vacm.Config
 }
+
+// storageVolatile is RFC 2579's StorageType volatile(2).
+const storageVolatile = 2
 
 var emptyVACM, _ = vacm.New(&vacm.Config{})
 
@@ -55,19 +62,28 @@ func (d *daemon) mergeVACMState(p *agent.Policy) {
 	defer d.vacm.mu.Unlock()
 	d.vacm.base = a.VACM
 	path := filepath.Join(d.state.Dir, vacmFile)
-	data, err := d.state.ReadFile(vacmFile)
-	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			d.log.Warn("cannot read the VACM rows made by SNMP; access control is the configuration's", "file", path, "err", err)
-		}
-		return
-	}
 	var extra vacm.Config
-	if err := json.Unmarshal(data, &extra); err != nil {
-		// The next set rewrites the file: what it held is kept beside
-		// it first (never over an earlier copy).
-		kept, kerr := keepAside(path, ".damaged", data)
-		d.log.Error("state file damaged: the VACM rows made by SNMP are ignored; the file as it was is kept", "file", path, "err", err, "copy", kept, "copy_err", kerr)
+	data, err := d.state.ReadFile(vacmFile)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		d.log.Warn("cannot read the VACM rows made by SNMP; access control is the configuration's", "file", path, "err", err)
+	default:
+		if err := json.Unmarshal(data, &extra); err != nil {
+			// The next set rewrites the file: what it held is kept
+			// beside it first (never over an earlier copy).
+			kept, kerr := keepAside(path, ".damaged", data)
+			d.log.Error("state file damaged: the VACM rows made by SNMP are ignored; the file as it was is kept", "file", path, "err", err, "copy", kept, "copy_err", kerr)
+			extra = vacm.Config{}
+		}
+	}
+	// The volatile rows of before a reload come back after the
+	// stored ones.
+	vol := d.vacm.volatile
+	extra.Groups = append(extra.Groups, vol.Groups...)
+	extra.Access = append(extra.Access, vol.Access...)
+	extra.Families = append(extra.Families, vol.Families...)
+	if len(extra.Groups)+len(extra.Access)+len(extra.Families) == 0 {
 		return
 	}
 	cfg := a.VACM.Tables()
@@ -95,22 +111,36 @@ func (d *daemon) applyVACM(cfg *vacm.Config) error {
 	if d.vacm.base != nil {
 		base = d.vacm.base.Tables()
 	}
-	var extra vacm.Config
+	// The rows that differ from the configuration's: stored, but for
+	// the volatile ones, which are kept in memory.
+	var extra, vol vacm.Config
 	for _, g := range cfg.Groups {
 		if !slices.Contains(base.Groups, g) {
-			extra.Groups = append(extra.Groups, g)
+			if g.Storage == storageVolatile {
+				vol.Groups = append(vol.Groups, g)
+			} else {
+				extra.Groups = append(extra.Groups, g)
+			}
 		}
 	}
 	for _, a := range cfg.Access {
 		if !slices.Contains(base.Access, a) {
-			extra.Access = append(extra.Access, a)
+			if a.Storage == storageVolatile {
+				vol.Access = append(vol.Access, a)
+			} else {
+				extra.Access = append(extra.Access, a)
+			}
 		}
 	}
 	for _, f := range cfg.Families {
 		if !slices.ContainsFunc(base.Families, func(b vacm.Family) bool {
 			return b.ViewName == f.ViewName && b.Subtree.Equal(f.Subtree) && bytes.Equal(b.Mask, f.Mask) && b.Excluded == f.Excluded
 		}) {
-			extra.Families = append(extra.Families, f)
+			if f.Storage == storageVolatile {
+				vol.Families = append(vol.Families, f)
+			} else {
+				extra.Families = append(extra.Families, f)
+			}
 		}
 	}
 	data, err := json.MarshalIndent(&extra, "", " ")
@@ -121,6 +151,7 @@ func (d *daemon) applyVACM(cfg *vacm.Config) error {
 		d.log.Error("the VACM rows made by SNMP cannot be stored; the set is refused", "file", filepath.Join(d.state.Dir, vacmFile), "err", err)
 		return err
 	}
+	d.vacm.volatile = vol
 	p := *d.agent.Policy()
 	p.Access = agent.VACMAccess{VACM: v}
 	d.agent.SetPolicy(&p)

@@ -273,6 +273,12 @@ func TestReloadListen(t *testing.T) {
 	defer busy.Close()
 	write(busy.LocalAddr().(*net.UDPAddr).Port)
 	hup("reload failed")
+	if n := strings.Count(p.log.String(), "configuration reloaded"); n != 1 {
+		t.Errorf("%d reloads reported as done, want 1 (the failed one is not):\n%s", n, p.log)
+	}
+	if want := fmt.Sprintf("listen udp:127.0.0.1:%d", busy.LocalAddr().(*net.UDPAddr).Port); !strings.Contains(p.log.String(), want) {
+		t.Errorf("the failed reload does not name the address (%q):\n%s", want, p.log)
+	}
 	if !answers(p2) {
 		t.Fatalf("a failed reload closed the running address:\n%s", p.log)
 	}

@@ -23,7 +23,8 @@ import (
 type parked struct {
 	c      *Conn
 	resume func(c *Conn)
-	timer  *time.Timer
+	ended  func()      // ParkNotify
+	timer  *time.Timer // nil: no deadline
 }
 
 var poller struct {
@@ -72,6 +73,16 @@ var ErrCannotPark = errors.New("connset: connection cannot be parked")
 // c (a buffered reader must be empty), and must return without closing c
 // once Park returns nil.
 func (c *Conn) Park(deadline time.Time, resume func(c *Conn)) error {
+	return c.ParkNotify(deadline, resume, nil)
+}
+
+// ParkNotify is Park, with two differences: a zero deadline is none,
+// and when c ends while parked instead of resuming (the peer closed it,
+// the deadline came, c or the set was closed), ended, if not nil, runs
+// on a goroutine of its own as c is closed, so that the handler can
+// release what it holds for c. Exactly one of resume and ended runs
+// after ParkNotify returns nil.
+func (c *Conn) ParkNotify(deadline time.Time, resume func(c *Conn), ended func()) error {
 	p := &poller
 	p.once.Do(startPoller)
 	if p.err != nil {
@@ -95,10 +106,12 @@ func (c *Conn) Park(deadline time.Time, resume func(c *Conn)) error {
 	p.mu.Lock()
 	p.next++
 	id := p.next
-	pk := &parked{c: c, resume: resume}
+	pk := &parked{c: c, resume: resume, ended: ended}
 	p.parked[id] = pk
 	c.parkID.Store(id)
-	pk.timer = time.AfterFunc(time.Until(deadline), func() { unpark(id, true) })
+	if !deadline.IsZero() {
+		pk.timer = time.AfterFunc(time.Until(deadline), func() { unpark(id, true) })
+	}
 	p.mu.Unlock()
 
 	var cerr error
@@ -118,7 +131,7 @@ func (c *Conn) Park(deadline time.Time, resume func(c *Conn)) error {
 			// The deadline fired already and took over.
 			return nil
 		}
-		pk.timer.Stop()
+		pk.stop()
 		s.mu.Lock()
 		if c.gen == gen {
 			c.gen-- // the caller owns c again
@@ -155,7 +168,7 @@ func unpark(id uint64, timedOut bool) {
 	if pk == nil {
 		return
 	}
-	pk.timer.Stop()
+	pk.stop()
 	c := pk.c
 	gone := timedOut
 	{
@@ -176,6 +189,9 @@ func unpark(id uint64, timedOut bool) {
 	if s.closed || c.removed || gone {
 		s.mu.Unlock()
 		c.Close()
+		if pk.ended != nil {
+			go pk.ended()
+		}
 		return
 	}
 	s.wg.Add(1)
@@ -195,6 +211,16 @@ func unparkClosed(c *Conn) {
 	delete(p.parked, id)
 	p.mu.Unlock()
 	if pk != nil {
+		pk.stop()
+		if pk.ended != nil {
+			// c is being closed (Close calls unparkClosed first).
+			go pk.ended()
+		}
+	}
+}
+
+func (pk *parked) stop() {
+	if pk.timer != nil {
 		pk.timer.Stop()
 	}
 }

@@ -15,6 +15,11 @@ func (c *Conn) Park(deadline time.Time, resume func(c *Conn)) error {
 	return ErrCannotPark
 }
 
+// ParkNotify is not available on this system either.
+func (c *Conn) ParkNotify(deadline time.Time, resume func(c *Conn), ended func()) error {
+	return ErrCannotPark
+}
+
 func unparkClosed(*Conn) {}
 
 // Parked returns how many connections are parked.

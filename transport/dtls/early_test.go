@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/dtls/v3/pkg/protocol"
 	"github.com/tsnmp/tsnmp/transport"
 )
 
@@ -73,17 +72,4 @@ func TestFirstRecordsAfterHandshake(t *testing.T) {
 	if lost > 0 {
 		t.Errorf("%d of %d messages sent right after a handshake were lost", lost, sessions*msgs)
 	}
-}
-
-func FuzzHasRecord(f *testing.F) {
-	f.Add([]byte{23, 0xfe, 0xfd, 0, 1, 0, 0, 0, 0, 0, 1, 0, 2, 0x30, 0})
-	f.Add([]byte{20, 0xfe, 0xfd, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 22, 0xfe, 0xfd, 0, 1, 0, 0, 0, 0, 0, 0, 0xff, 0xff})
-	f.Add([]byte{22, 0xfe})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		any := hasRecord(b, 0)
-		if hasRecord(b, protocol.ContentTypeApplicationData) && !any {
-			t.Fatal("an application data record of a nonzero epoch is a record of a nonzero epoch")
-		}
-		startsHandshake(b)
-	})
 }

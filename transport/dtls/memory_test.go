@@ -3,26 +3,32 @@ package dtls
 import (
 	"bufio"
 	"context"
+	"crypto/x509"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	gotls "crypto/tls"
 
+	"github.com/pion/dtls/v3"
 	"github.com/tsnmp/tsnmp/internal/certs"
 	"github.com/tsnmp/tsnmp/transport"
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
 
 // idleSessions has a helper process open n sessions to s, each asking
-// once, and returns a function that closes them.
-func idleSessions(t *testing.T, s *Server, n int) func() {
+// once, and returns a function that closes them. With abandon, the helper
+// keeps nothing of a session once it has its answer (its socket closes
+// without a close_notify), as a peer that went away would.
+func idleSessions(t testing.TB, s *Server, n int, abandon bool) func() {
 	t.Helper()
 	p := testPKI(t)
 	pemDir := t.TempDir()
@@ -33,7 +39,7 @@ func idleSessions(t *testing.T, s *Server, n int) func() {
 	os.WriteFile(caFile, p.CA.CertPEM(), 0o600)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestIdleHelperProcess$")
 	cmd.Env = append(os.Environ(), "TSNMP_DTLS_IDLE_HELPER=1", "HELPER_ADDR="+s.Addr().String(),
-		"HELPER_CERT="+certFile, "HELPER_CA="+caFile, "HELPER_N="+strconv.Itoa(n))
+		"HELPER_CERT="+certFile, "HELPER_CA="+caFile, "HELPER_N="+strconv.Itoa(n), "HELPER_ABANDON="+strconv.FormatBool(abandon))
 	cmd.Stderr = os.Stderr
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
@@ -65,6 +71,14 @@ func TestIdleHelperProcess(t *testing.T) {
 	ca, _ := certs.ReadCerts(os.Getenv("HELPER_CA"))
 	c := &tlstm.ClientConfig{Certificates: []gotls.Certificate{kp}, TrustAnchors: ca, TheirHostname: "localhost", DisableResumption: true}
 	n, _ := strconv.Atoi(os.Getenv("HELPER_N"))
+	if os.Getenv("HELPER_ABANDON") == "true" {
+		if err := abandonSessions(kp, ca, os.Getenv("HELPER_ADDR"), n); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("ready")
+		bufio.NewReader(os.Stdin).ReadString('\n')
+		return
+	}
 	for i := 0; i < n; i++ {
 		conn, err := Dial(context.Background(), "udp4", os.Getenv("HELPER_ADDR"), c, nil)
 		if err != nil {
@@ -120,7 +134,7 @@ func TestIdleSessionMemory(t *testing.T) {
 	const n = 200
 	s := start(t, "udp", nil)
 	h0, s0, g0 := inUse()
-	done := idleSessions(t, s, n)
+	done := idleSessions(t, s, n, false)
 	defer done()
 	if left := waitIdle(); left > 0 {
 		t.Errorf("%d goroutines serve %d idle sessions, want none", left, n)
@@ -179,5 +193,97 @@ func TestDefaultSessionCap(t *testing.T) {
 	s := start(t, "udp", nil)
 	if got := s.set.Limits().MaxConns; got < 10000 {
 		t.Errorf("default cap %d sessions, want at least 10,000", got)
+	}
+}
+
+// abandonSessions opens n sessions to addr, four at a time, asks once on
+// each and leaves it: the socket closes first, so that no close_notify
+// reaches the agent.
+func abandonSessions(kp gotls.Certificate, ca []*x509.Certificate, addr string, n int) error {
+	ua, err := net.ResolveUDPAddr("udp4", addr)
+	if err != nil {
+		return err
+	}
+	var next atomic.Int64
+	errs := make(chan error, 4)
+	for w := 0; w < 4; w++ {
+		go func() {
+			for next.Add(1) <= int64(n) {
+				uc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: ua.IP})
+				if err != nil {
+					errs <- err
+					return
+				}
+				c, err := dtls.ClientWithOptions(uc, ua, dtls.WithCertificates(kp), dtls.WithRootCAs(certPool(ca...)),
+					dtls.WithServerName("localhost"), dtls.WithExtendedMasterSecret(dtls.RequireExtendedMasterSecret))
+				if err == nil {
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					err = c.HandshakeContext(ctx)
+					cancel()
+					if err == nil {
+						_, err = ask(c)
+					}
+				}
+				uc.Close()
+				if c != nil {
+					c.Close()
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var first error
+	for w := 0; w < 4; w++ {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// rss returns the process's resident set size in bytes.
+func rss() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// BenchmarkIdleSessions fills a listener with default options with
+// 10,000 idle sessions (a helper process opens them, asks once on each
+// and leaves) and reports what one costs: heap, goroutine stacks and the
+// growth of the process's RSS. Every session must be admitted and still
+// held at the end.
+func BenchmarkIdleSessions(b *testing.B) {
+	const n = 10000
+	for i := 0; i < b.N; i++ {
+		s := start(b, "udp", nil)
+		h0, s0, g0 := inUse()
+		r0 := rss()
+		done := idleSessions(b, s, n, true)
+		time.Sleep(500 * time.Millisecond)
+		h1, s1, g1 := inUse()
+		r1 := rss()
+		conns, _ := s.set.Len()
+		done()
+		if conns != n || s.stats().Get(tlstm.SessionAccepts) != n {
+			b.Fatalf("%d sessions held, %d accepted, want %d", conns, s.stats().Get(tlstm.SessionAccepts), n)
+		}
+		b.ReportMetric(float64(h1-h0)/n, "heap-B/session")
+		b.ReportMetric((float64(s1)-float64(s0))/n, "stack-B/session")
+		b.ReportMetric(float64(g1-g0)/n, "goroutines/session")
+		b.ReportMetric((float64(r1)-float64(r0))/n, "RSS-B/session")
+		s.Close()
 	}
 }

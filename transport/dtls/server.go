@@ -7,20 +7,19 @@ package dtls
 
 import (
 	"bytes"
-	"context"
 	"crypto/rsa"
 	gotls "crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/pion/dtls/v3"
-	"github.com/pion/transport/v5/udp"
 	"github.com/tsnmp/tsnmp/internal/connset"
 	"github.com/tsnmp/tsnmp/transport"
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
@@ -82,17 +81,29 @@ type Options struct {
 	TicketLifetime time.Duration
 }
 
-// Server is a DTLS transport listener.
+// Server is a DTLS transport listener. It reads its socket itself
+// (transport.DatagramServer): pion/dtls runs each handshake on datagrams
+// handed to it, and the associations it completes are served by the
+// record layer of record.go, in the read path, with no goroutine or buffer
+// of their own (session.go).
 type Server struct {
-	l       net.Listener
+	udp     *transport.DatagramServer
 	h       transport.Handler
 	opts    Options
+	popts   []dtls.ServerOption
+	local   netip.AddrPort
 	state   atomic.Pointer[serverState]
 	tickets ticketStore
 	now     func() time.Time
 	set     *connset.Set
-	hold    *holdListener
 	own     bool
+	records recordCounters
+
+	mu      sync.RWMutex
+	peers   map[netip.AddrPort]*peer
+	closed  bool
+	accepts chan *session // handshakes for connset to admit
+	done    chan struct{}
 }
 
 type serverState struct {
@@ -161,19 +172,21 @@ func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, o
 		suites = append(append([]dtls.CipherSuiteID(nil), suites...), pskSuites...)
 		popts = append(popts, dtls.WithPSK(s.psk))
 	}
-	popts = append(popts, dtls.WithCipherSuites(suites...))
-	lc := udp.ListenConfig{AcceptFilter: startsHandshake}
-	ul, err := lc.Listen(a.Network, ua)
+	for _, id := range suites {
+		if recordSuites[id] == nil {
+			return nil, fmt.Errorf("%w: %s", errSuiteNotOwned, dtls.CipherSuiteName(id))
+		}
+	}
+	s.popts = append(popts, dtls.WithCipherSuites(suites...))
+	s.peers = map[netip.AddrPort]*peer{}
+	s.accepts = make(chan *session, acceptQueue)
+	s.done = make(chan struct{})
+	u, err := transport.ListenDatagrams(a.Network, ua.String(), (*reader)(s), &o.ServerOptions)
 	if err != nil {
 		return nil, err
 	}
-	s.hold = newHoldListener(ul)
-	l, err := dtls.NewListenerWithOptions(s.hold, popts...)
-	if err != nil {
-		ul.Close()
-		return nil, err
-	}
-	s.l = l
+	s.udp = u
+	s.local = netipUnmap(u.Addr().(*net.UDPAddr).AddrPort())
 	return s, nil
 }
 
@@ -190,7 +203,7 @@ func (s *Server) Update(cfg *tlstm.ServerConfig) error {
 }
 
 // Addr returns the listening address.
-func (s *Server) Addr() net.Addr { return s.l.Addr() }
+func (s *Server) Addr() net.Addr { return s.udp.Addr() }
 
 func (s *Server) stats() *tlstm.Stats { return s.opts.Stats }
 
@@ -298,20 +311,44 @@ func parseChain(raw [][]byte) ([]*x509.Certificate, error) {
 	return out, nil
 }
 
-// Serve accepts sessions until Close. A new peer's handshake counts
-// against the handshake budget (MaxStartups, default DefaultMaxHandshakes)
-// for at most HandshakeTimeout (default DefaultHandshakeTimeout), and
-// against MaxConns with the sessions; both follow the per-source rules of
-// internal/connset.
+// Serve reads the socket and serves sessions until Close. A new peer's
+// handshake counts against the handshake budget (MaxStartups, default
+// DefaultMaxHandshakes) for at most HandshakeTimeout (default
+// DefaultHandshakeTimeout), and against MaxConns with the sessions; both
+// follow the per-source rules of internal/connset.
 func (s *Server) Serve() error {
-	return s.set.Serve(s.l, func(c *connset.Conn) { s.serveConn(c.Conn.(*dtls.Conn), c) },
-		&connset.ServeOptions{RetryAccept: func(error) bool { return true }})
+	errc := make(chan error, 1)
+	go func() { errc <- s.udp.Serve() }()
+	go s.sweep()
+	err := s.set.Serve((*acceptor)(s), s.serveConn, &connset.ServeOptions{RetryAccept: func(error) bool { return true }})
+	s.Close()
+	if uerr := <-errc; err == nil {
+		err = uerr
+	}
+	return err
 }
 
 // Close stops listening and closes every session.
 func (s *Server) Close() error {
-	err := s.l.Close()
+	s.mu.Lock()
+	first := !s.closed
+	s.closed = true
+	s.mu.Unlock()
+	if !first {
+		return nil
+	}
+	close(s.done)
 	s.set.Close()
+	// Handshakes connset never took.
+	for drained := false; !drained; {
+		select {
+		case x := <-s.accepts:
+			x.hs.Close()
+		default:
+			drained = true
+		}
+	}
+	err := s.udp.Close()
 	if s.own {
 		s.opts.Tickets.Stop()
 	}
@@ -319,195 +356,6 @@ func (s *Server) Close() error {
 		err = nil
 	}
 	return err
-}
-
-func (s *Server) serveConn(c *dtls.Conn, sc *connset.Conn) {
-	log := s.opts.Logger
-	// The handshake runs on a goroutine of its own, so that the stack it
-	// grows goes with it (see transport.StreamServer).
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.HandshakeTimeout)
-		err = c.HandshakeContext(ctx)
-		cancel()
-	}()
-	<-done
-	if err != nil {
-		if !sc.Evicted() {
-			sc.FailErr(err)
-			if log != nil {
-				log.Info("session refused", "domain", "dtls", "from", c.RemoteAddr(), "err", err)
-			}
-		}
-		c.Close()
-		return
-	}
-	st, _ := c.ConnectionState()
-	name, err := s.identify(&st)
-	if err != nil {
-		sc.Fail(connset.AuthFail)
-		c.Close()
-		return
-	}
-	x := &session{s: s, c: c, sc: sc, resumed: len(st.PeerCertificates) == 0, running: true, last: time.Now()}
-	if !x.resumed && !s.opts.DisableTickets {
-		x.psk, x.chain = s.ticketState(&st)
-	}
-	sc.Established()
-	s.stats().Inc(tlstm.SessionAccepts)
-	if log != nil {
-		log.Debug("session accepted", "domain", "dtls", "from", c.RemoteAddr(), "securityName", name,
-			"resumed", x.resumed)
-	}
-	ua, _ := c.RemoteAddr().(*net.UDPAddr)
-	la, _ := c.LocalAddr().(*net.UDPAddr)
-	x.ref = transport.StateReference{Domain: transport.DTLS, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: c}
-	if ua != nil {
-		ap := ua.AddrPort()
-		x.ref.Remote = netipUnmap(ap)
-	}
-	if la != nil {
-		x.ref.Local = netipUnmap(la.AddrPort())
-	}
-	// Records that came with or right after the handshake are read
-	// now; later ones wake the session (see holdConn.ReadFrom).
-	n := s.hold.established(c.RemoteAddr(), x)
-	x.mu.Lock()
-	x.pending += n
-	x.idle = time.AfterFunc(s.opts.IdleTimeout, x.expire)
-	x.mu.Unlock()
-	x.serve(sc)
-}
-
-// wakeWait bounds the wait for a record that woke a session to come out
-// of pion/dtls decrypted; a record it drops (a replay, a bad MAC) costs
-// no more.
-const wakeWait = time.Second
-
-// A session is an established association. Between messages it holds no
-// goroutine and no buffer: holdConn.ReadFrom counts the records that may
-// carry a message (application data, alerts) as they arrive, and starts
-// a goroutine to read them; an idle timer closes the session.
-type session struct {
-	s       *Server
-	c       *dtls.Conn
-	sc      *connset.Conn
-	ref     transport.StateReference
-	resumed bool
-	psk     []byte   // of a ticket for a full handshake, until one is issued
-	chain   [][]byte // the client's chain for that ticket
-	ticket  []byte
-
-	mu      sync.Mutex
-	pending int  // records to read
-	running bool // a goroutine serves the session
-	last    time.Time
-	idle    *time.Timer
-}
-
-// wake notes n records that may carry a message, and starts a goroutine
-// to read them if none runs.
-func (x *session) wake(n int) {
-	x.mu.Lock()
-	x.pending += n
-	start := !x.running
-	x.running = true
-	x.mu.Unlock()
-	if start {
-		x.sc.Resume(x.serve)
-	}
-}
-
-// expire closes a session idle for IdleTimeout.
-func (x *session) expire() {
-	x.mu.Lock()
-	left := x.s.opts.IdleTimeout - time.Since(x.last)
-	if x.running || left > 0 {
-		x.idle.Reset(max(left, time.Millisecond))
-		x.mu.Unlock()
-		return
-	}
-	x.mu.Unlock()
-	x.s.stats().Inc(tlstm.SessionServerCloses)
-	x.sc.Close()
-}
-
-// readBufs holds the buffers sessions read into: pion/dtls reads
-// datagrams of at most 8,192 bytes, so no message is larger.
-var readBufs = sync.Pool{New: func() any { return new([8192]byte) }}
-
-// outBufs holds response buffers.
-var outBufs = sync.Pool{New: func() any { return new([]byte) }}
-
-// serve reads and answers the pending messages, then hands the session
-// back to holdConn (connset.Conn.Detach). The session is closed when it
-// returns without detaching.
-func (x *session) serve(sc *connset.Conn) {
-	s, c := x.s, x.c
-	in := readBufs.Get().(*[8192]byte)
-	defer readBufs.Put(in)
-	outp := outBufs.Get().(*[]byte)
-	defer func() {
-		if cap(*outp) <= 64<<10 {
-			outBufs.Put(outp)
-		}
-	}()
-	for {
-		x.mu.Lock()
-		if x.pending == 0 {
-			x.running = false
-			x.mu.Unlock()
-			if sc.Detach() != nil {
-				// Closed meanwhile (evicted, or the listener closed).
-				c.Close()
-			}
-			return
-		}
-		x.pending--
-		x.mu.Unlock()
-		c.SetReadDeadline(time.Now().Add(wakeWait))
-		n, err := c.Read(in[:])
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue // the record held no message
-			}
-			x.idle.Stop()
-			c.Close()
-			return
-		}
-		x.mu.Lock()
-		x.last = time.Now()
-		x.mu.Unlock()
-		msg := in[:n]
-		if len(msg) > 0 && msg[0] == 0 {
-			if bytes.Equal(msg, ticketRequest) && x.psk != nil {
-				// One ticket per session: a repeated request (the
-				// first may have been lost) gets the same one.
-				if x.ticket == nil {
-					x.ticket = s.issue(x.psk, x.chain)
-				}
-				if x.ticket != nil {
-					c.Write(append(append([]byte(nil), ticketReply...), x.ticket...))
-				}
-			}
-			continue
-		}
-		resp := s.h.ServeSNMP(&x.ref, msg, (*outp)[:0])
-		if resp == nil {
-			continue
-		}
-		*outp = resp
-		c.SetWriteDeadline(time.Now().Add(30 * time.Second))
-		if _, err := c.Write(resp); err != nil {
-			s.stats().Inc(tlstm.SessionNoSessions)
-			x.idle.Stop()
-			c.Close()
-			return
-		}
-	}
 }
 
 // ticketState returns the resumption PSK and the client's chain of a

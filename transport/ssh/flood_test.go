@@ -104,7 +104,17 @@ func TestRefusalsLoggedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.OpenSession(); err != nil {
+	first, err := c.OpenSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A session is admitted by its handler, which runs after the
+	// subsystem reply: one round trip makes sure the first session holds
+	// the only place before the others ask for it.
+	if _, err := first.Write(msg(3, 'a')); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transport.ReadStreamMessage(bufio.NewReader(first), nil, 100); err != nil {
 		t.Fatal(err)
 	}
 	const refused = 5
@@ -113,7 +123,13 @@ func TestRefusalsLoggedOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		io.ReadAll(s)
+		ended := make(chan struct{})
+		go func() { io.ReadAll(s); close(ended) }()
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("session %d past the limit still open after 10s", i+2)
+		}
 	}
 	waitCounter(t, f.stats, SessionNoChannels, refused)
 	if n := out.count("ssh session refused: limit reached"); n != 1 {

@@ -65,6 +65,12 @@ type fixture struct {
 
 func start(t testing.TB, h transport.Handler, mod func(*ServerConfig)) *fixture {
 	t.Helper()
+	return startOpts(t, h, mod, nil)
+}
+
+// startOpts is start with the listener's options changed by modOpts.
+func startOpts(t testing.TB, h transport.Handler, mod func(*ServerConfig), modOpts func(*Options)) *fixture {
+	t.Helper()
 	f := &fixture{host: newKey(t), user: newKey(t), stats: &Stats{}, h: h}
 	dir := t.TempDir()
 	line, err := AuthorizedKeyLine(f.user.PublicKey())
@@ -94,7 +100,11 @@ func start(t testing.TB, h transport.Handler, mod func(*ServerConfig)) *fixture 
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f.srv, err = NewServer(l, h, cfg, &Options{Stats: f.stats, ServerOptions: transport.ServerOptions{Logger: quiet}})
+	opts := &Options{Stats: f.stats, ServerOptions: transport.ServerOptions{Logger: quiet}}
+	if modOpts != nil {
+		modOpts(opts)
+	}
+	f.srv, err = NewServer(l, h, cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

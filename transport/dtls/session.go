@@ -1,0 +1,725 @@
+package dtls
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/dtls/v3"
+	"github.com/pion/transport/v5/deadline"
+	"github.com/tsnmp/tsnmp/internal/connset"
+	"github.com/tsnmp/tsnmp/transport"
+	tlstm "github.com/tsnmp/tsnmp/transport/tls"
+)
+
+// How datagrams find their association. The listener reads its socket
+// itself; every datagram comes to reader.ServeSNMP with its source:
+//
+//   - from an address with an association the record layer serves
+//     (peer.cur), records of its epoch are opened in place, and the SNMP
+//     message goes to the handler on the reading goroutine; the reply is
+//     sealed into the reader's reply buffer;
+//   - from an address with a handshake in progress (peer.next), datagrams
+//     go to pion/dtls through a hsConn, except application data that
+//     arrives once pion has sent its Finished: that waits (session.early)
+//     for the record layer to take over;
+//   - a ClientHello from a new address starts a handshake (connset admits
+//     it, see acceptor); from the address of an association, a ClientHello
+//     without a cookie starts a new one beside it (RFC 6347 §4.2.8: the
+//     peer lost its state), which replaces the old association only once
+//     it completes.
+//
+// Anything else is dropped without an answer.
+
+// peer is what the listener knows of one remote address.
+type peer struct {
+	cur  *session // the association the record layer serves
+	next *session // a handshake in progress
+}
+
+// recordCounters count the records the record layer dropped.
+type recordCounters struct {
+	malformed, unauthentic, replayed, unexpected, retransmits atomic.Uint64
+}
+
+// RecordStats count the records of established associations that the
+// listener dropped (RFC 6347 §4.1.2.7: silently, without an alert).
+type RecordStats struct {
+	// Malformed records: a header or length that does not parse.
+	Malformed uint64
+	// Unauthentic records: they failed AEAD authentication.
+	Unauthentic uint64
+	// Replayed records: their sequence number was seen before, or is
+	// older than the replay window.
+	Replayed uint64
+	// Unexpected records: of another epoch, or of a content type the
+	// association does not take.
+	Unexpected uint64
+	// Retransmits counts the times the listener sent its last handshake
+	// flight again, for a peer that sent its own again.
+	Retransmits uint64
+}
+
+// RecordStats returns the counters of dropped records.
+func (s *Server) RecordStats() RecordStats {
+	r := &s.records
+	return RecordStats{Malformed: r.malformed.Load(), Unauthentic: r.unauthentic.Load(), Replayed: r.replayed.Load(), Unexpected: r.unexpected.Load(), Retransmits: r.retransmits.Load()}
+}
+
+// acceptQueue bounds the new handshakes waiting for connset to admit them.
+const acceptQueue = 64
+
+// hsQueue bounds the datagrams waiting for pion/dtls in one handshake, and
+// earlyQueue those waiting for the record layer to take an association
+// over.
+const (
+	hsQueue    = 16
+	earlyQueue = 16
+)
+
+// reader is the Server as the transport.Handler of its socket.
+type reader Server
+
+// ServeSNMP implements transport.Handler: msg is a datagram from
+// ref.Remote.
+func (r *reader) ServeSNMP(ref *transport.StateReference, msg, out []byte) []byte {
+	s := (*Server)(r)
+	from := ref.Remote
+	first, _, err := nextRecord(msg)
+	if err != nil {
+		return nil
+	}
+	s.mu.RLock()
+	p := s.peers[from]
+	var cur, next *session
+	var hs *hsConn // next's (x.hs changes only under s.mu)
+	if p != nil {
+		cur, next = p.cur, p.next
+		if next != nil {
+			hs = next.hs
+		}
+	}
+	s.mu.RUnlock()
+	protected := first.epoch() != 0 && first.typ != typeHandshake // application data or an alert
+	switch {
+	case next != nil && !protected:
+		// The handshake in progress.
+		hs.deliver(msg)
+		return nil
+	case next != nil && hs.finished.Load():
+		// pion/dtls has sent its Finished: the peer's first records
+		// under the new keys wait for the record layer.
+		if next.hold(msg) {
+			return nil
+		}
+		return next.datagram(msg, out)
+	case next != nil && cur == nil:
+		hs.deliver(msg)
+		return nil
+	case cur == nil:
+		if first.typ == typeHandshake && first.epoch() == 0 && isClientHello(msg) {
+			s.startHandshake(from, msg)
+		}
+		return nil
+	case first.typ == typeHandshake && first.epoch() == 0 && isClientHello(msg):
+		// A new ClientHello from the address of an association: the peer
+		// lost its state (RFC 6347 §4.2.8). A new handshake starts beside
+		// the association; a ClientHello with a cookie belongs to a
+		// handshake that ended, or to none.
+		if next == nil && len(clientHelloCookie(msg)) == 0 {
+			s.startHandshake(from, msg)
+		}
+		return nil
+	}
+	return cur.datagram(msg, out)
+}
+
+// isClientHello reports whether a datagram starts with a ClientHello.
+func isClientHello(b []byte) bool {
+	return len(b) > headerLen && b[0] == typeHandshake && b[headerLen] == 1
+}
+
+// clientHelloCookie returns the cookie of a datagram's first record, an
+// unfragmented ClientHello (RFC 6347 §4.2.1), or nil.
+func clientHelloCookie(b []byte) []byte {
+	r, _, err := nextRecord(b)
+	if err != nil || r.typ != typeHandshake {
+		return nil
+	}
+	m := r.fragment
+	// Handshake header (12 octets), client_version (2), random (32),
+	// session_id, cookie.
+	const fixed = 12 + 2 + 32
+	if len(m) < fixed+1 || m[0] != 1 {
+		return nil
+	}
+	m = m[fixed:]
+	sid := int(m[0])
+	if len(m) < 1+sid+1 {
+		return nil
+	}
+	m = m[1+sid:]
+	n := int(m[0])
+	if len(m) < 1+n {
+		return nil
+	}
+	return m[1 : 1+n]
+}
+
+// startHandshake makes the state of a new handshake from a and hands it to
+// connset (acceptor.Accept); a full queue drops the datagram (the client
+// retransmits).
+func (s *Server) startHandshake(a netip.AddrPort, first []byte) {
+	x := &session{s: s, addr: a}
+	x.hs = &hsConn{x: x, in: make(chan []byte, hsQueue), closed: make(chan struct{}), rd: deadline.New()}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	p := s.peers[a]
+	if p == nil {
+		p = &peer{}
+		s.peers[a] = p
+	} else if p.next != nil {
+		s.mu.Unlock()
+		return
+	}
+	select {
+	case s.accepts <- x:
+		p.next = x
+		x.hs.deliver(first)
+	default:
+		if p.cur == nil {
+			delete(s.peers, a)
+		}
+	}
+	s.mu.Unlock()
+}
+
+// acceptor is the Server as the net.Listener that connset.Set.Serve
+// accepts handshakes from.
+type acceptor Server
+
+// Accept implements net.Listener.
+func (l *acceptor) Accept() (net.Conn, error) {
+	s := (*Server)(l)
+	select {
+	case x := <-s.accepts:
+		c, err := dtls.ServerWithOptions(x.hs, net.UDPAddrFromAddrPort(x.addr), s.popts...)
+		if err != nil {
+			x.hs.Close()
+			return nil, err
+		}
+		x.pion = c
+		return x, nil
+	case <-s.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close implements net.Listener; Server.Close closes the listener.
+func (l *acceptor) Close() error { return nil }
+
+// Addr implements net.Listener.
+func (l *acceptor) Addr() net.Addr { return (*Server)(l).Addr() }
+
+// hsConn is the net.PacketConn pion/dtls runs a handshake on: it reads the
+// datagrams the listener delivers and writes to the listener's socket.
+// Once the record layer has taken the association over it is detached:
+// pion/dtls writes nothing more to the peer.
+type hsConn struct {
+	x         *session
+	in        chan []byte
+	closed    chan struct{}
+	closeOnce sync.Once
+	rd        *deadline.Deadline
+	detached  atomic.Bool
+	finished  atomic.Bool // pion/dtls has sent a record of a nonzero epoch (its Finished)
+
+	mu     sync.Mutex
+	flight [][]byte // pion/dtls's last flight: the datagrams from its ChangeCipherSpec on
+}
+
+// deliver queues a copy of a datagram for pion/dtls; a full queue drops it.
+func (c *hsConn) deliver(b []byte) {
+	select {
+	case c.in <- bytes.Clone(b):
+	default:
+	}
+}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "dtls: handshake read timed out" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+
+// ReadFrom implements net.PacketConn.
+func (c *hsConn) ReadFrom(b []byte) (int, net.Addr, error) {
+	select {
+	case <-c.closed:
+		return 0, nil, net.ErrClosed
+	case <-c.rd.Done():
+		return 0, nil, timeoutError{}
+	default:
+	}
+	select {
+	case d := <-c.in:
+		return copy(b, d), net.UDPAddrFromAddrPort(c.x.addr), nil
+	case <-c.closed:
+		return 0, nil, net.ErrClosed
+	case <-c.rd.Done():
+		return 0, nil, timeoutError{}
+	}
+}
+
+// WriteTo implements net.PacketConn.
+func (c *hsConn) WriteTo(b []byte, _ net.Addr) (int, error) {
+	if c.detached.Load() {
+		return len(b), nil
+	}
+	ccs, later := false, false
+	for r, rest, err := nextRecord(b); err == nil; r, rest, err = nextRecord(rest) {
+		ccs = ccs || r.typ == typeChangeCipherSpec
+		later = later || r.epoch() != 0
+	}
+	if ccs || later {
+		c.mu.Lock()
+		if ccs {
+			c.flight = c.flight[:0]
+		}
+		if len(c.flight) < 4 {
+			c.flight = append(c.flight, bytes.Clone(b))
+		}
+		c.mu.Unlock()
+	}
+	if later {
+		c.finished.Store(true)
+	}
+	if err := c.x.s.udp.WriteTo(b, c.x.addr); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// Close implements net.PacketConn.
+func (c *hsConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+// LocalAddr implements net.PacketConn.
+func (c *hsConn) LocalAddr() net.Addr { return c.x.s.Addr() }
+
+// SetDeadline implements net.PacketConn.
+func (c *hsConn) SetDeadline(t time.Time) error { return c.SetReadDeadline(t) }
+
+// SetReadDeadline implements net.PacketConn.
+func (c *hsConn) SetReadDeadline(t time.Time) error {
+	c.rd.Set(t)
+	return nil
+}
+
+// SetWriteDeadline implements net.PacketConn: writes do not block.
+func (c *hsConn) SetWriteDeadline(time.Time) error { return nil }
+
+// A session is one peer's association: its handshake on pion/dtls, then
+// the record layer here. It is the net.Conn connset tracks: closing it
+// (idle, evicted, the listener closed) ends the association.
+type session struct {
+	s    *Server
+	sc   *connset.Conn
+	addr netip.AddrPort
+	ref  transport.StateReference
+
+	// The handshake; both are dropped when the record layer takes over.
+	pion *dtls.Conn
+	hs   *hsConn
+
+	// The record layer.
+	rd, wr protection
+	epoch  uint16
+	wseq   atomic.Uint64 // the next sequence number to send
+	last   atomic.Int64  // when the last record authenticated (UnixNano)
+
+	mu        sync.Mutex
+	win       replayWindow
+	ready     bool     // the record layer serves the session
+	confirmed bool     // a record from the peer authenticated under the keys
+	closed    bool     // ended
+	flight    [][]byte // our last flight, to send again until confirmed
+	early     [][]byte // datagrams that came before ready
+	resumed   bool
+	psk       []byte   // of a ticket for a full handshake, until one is issued
+	chain     [][]byte // the client's chain for that ticket
+	ticket    []byte
+}
+
+// hold keeps a datagram of a nonzero epoch that came after pion/dtls sent
+// its Finished and before the record layer is ready; it reports false if
+// the record layer is ready (the caller serves it then), true if it kept
+// or dropped it.
+func (x *session) hold(b []byte) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.ready || x.closed {
+		return x.closed
+	}
+	if len(x.early) < earlyQueue {
+		x.early = append(x.early, bytes.Clone(b))
+	}
+	return true
+}
+
+// serveConn runs a handshake to completion, then hands the session to
+// the record layer and detaches it from connset's handler.
+func (s *Server) serveConn(sc *connset.Conn) {
+	x := sc.Conn.(*session)
+	x.mu.Lock()
+	x.sc = sc
+	c, hs := x.pion, x.hs
+	x.mu.Unlock()
+	if c == nil {
+		return // closed
+	}
+	log := s.opts.Logger
+	// The handshake runs on a goroutine of its own, so that the stack it
+	// grows goes with it (see transport.StreamServer).
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.HandshakeTimeout)
+		err = c.HandshakeContext(ctx)
+		cancel()
+	}()
+	<-done
+	if err != nil {
+		if !sc.Evicted() {
+			sc.FailErr(err)
+			if log != nil {
+				log.Info("session refused", "domain", "dtls", "from", x.addr, "err", err)
+			}
+		}
+		return
+	}
+	// From here on pion/dtls sends nothing: the record layer owns the
+	// sequence numbers it has not used.
+	hs.detached.Store(true)
+	st, _ := c.ConnectionState()
+	name, err := s.identify(&st)
+	if err != nil {
+		sc.Fail(connset.AuthFail)
+		return
+	}
+	k, err := takeKeys(&st)
+	if err != nil {
+		if log != nil {
+			log.Warn("session refused", "domain", "dtls", "from", x.addr, "err", err)
+		}
+		return
+	}
+	x.resumed = len(st.PeerCertificates) == 0
+	if !x.resumed && !s.opts.DisableTickets {
+		x.psk, x.chain = s.ticketState(&st)
+	}
+	x.ref = transport.StateReference{Domain: transport.DTLS, Local: s.local, Remote: x.addr, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: x}
+	x.rd, x.wr, x.epoch = k.rd, k.wr, k.epoch
+	x.wseq.Store(k.seq)
+	x.last.Store(time.Now().UnixNano())
+	sc.Established()
+	s.stats().Inc(tlstm.SessionAccepts)
+	if log != nil {
+		log.Debug("session accepted", "domain", "dtls", "from", x.addr, "securityName", name, "resumed", x.resumed)
+	}
+	if sc.Detach() != nil {
+		return // closed meanwhile
+	}
+	old, early, ok := x.promote()
+	if !ok {
+		return
+	}
+	c.Close()
+	if old != nil {
+		old.sc.Close()
+	}
+	for _, d := range early {
+		if resp := x.datagram(d, make([]byte, 0, 512)); resp != nil {
+			s.udp.WriteTo(resp, x.addr)
+		}
+	}
+}
+
+// promote makes x, whose handshake is complete, the association the record
+// layer serves for its address, in place of the one before (returned, to
+// be closed); it returns the datagrams held meanwhile. It fails if x was
+// closed.
+func (x *session) promote() (old *session, early [][]byte, ok bool) {
+	s := x.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	p := s.peers[x.addr]
+	if x.closed || p == nil || p.next != x {
+		return nil, nil, false
+	}
+	old, p.cur, p.next = p.cur, x, nil
+	x.hs.mu.Lock()
+	x.flight = x.hs.flight
+	x.hs.flight = nil
+	x.hs.mu.Unlock()
+	x.ready = true
+	early, x.early = x.early, nil
+	x.pion, x.hs = nil, nil
+	return old, early, true
+}
+
+// resendFlight sends our last flight again, until a record from the peer
+// has shown that it arrived: the peer retransmitted its last flight.
+func (x *session) resendFlight() {
+	x.mu.Lock()
+	f := x.flight
+	x.mu.Unlock()
+	if len(f) > 0 {
+		x.s.records.retransmits.Add(1)
+	}
+	for _, d := range f {
+		x.s.udp.WriteTo(d, x.addr)
+	}
+}
+
+// datagram serves the records of a datagram from the session's peer and
+// returns the reply datagram, appended to out, or nil.
+func (x *session) datagram(b, out []byte) []byte {
+	s := x.s
+	var reply []byte
+	for len(b) > 0 {
+		r, rest, err := nextRecord(b)
+		if err != nil {
+			s.records.malformed.Add(1)
+			break
+		}
+		b = rest
+		if r.epoch() == 0 {
+			// The unprotected start of a retransmitted handshake
+			// flight: its end, in the new epoch, is answered below.
+			continue
+		}
+		if r.epoch() != x.epoch {
+			s.records.unexpected.Add(1)
+			continue
+		}
+		x.mu.Lock()
+		fresh := x.win.fresh(r.seq())
+		x.mu.Unlock()
+		if !fresh {
+			s.records.replayed.Add(1)
+			continue
+		}
+		typ := r.typ
+		plain, err := x.rd.open(&r)
+		if err != nil {
+			if err == errRecordAuth {
+				s.records.unauthentic.Add(1)
+			} else {
+				s.records.malformed.Add(1)
+			}
+			continue
+		}
+		// Authentic: only now does the record count.
+		x.mu.Lock()
+		fresh = x.win.fresh(r.seq()) && !x.closed
+		if fresh {
+			x.win.mark(r.seq())
+			if !x.confirmed && (typ == typeApplicationData || typ == typeAlert) {
+				// The peer has our Finished: no flight to repeat.
+				x.confirmed, x.flight = true, nil
+			}
+		}
+		confirmed := x.confirmed
+		x.mu.Unlock()
+		if !fresh {
+			s.records.replayed.Add(1)
+			continue
+		}
+		x.last.Store(time.Now().UnixNano())
+		switch typ {
+		case typeApplicationData:
+			if resp := x.message(plain, out[len(out):]); resp != nil {
+				reply = append(out, resp...)
+				out = reply
+			}
+		case typeAlert:
+			if len(plain) == 2 && (plain[0] == alertFatal || plain[1] == alertCloseNotify) {
+				x.sc.Close()
+				return reply
+			}
+		case typeHandshake:
+			// The peer's Finished again: it did not get ours.
+			if !confirmed {
+				x.resendFlight()
+			}
+		default:
+			s.records.unexpected.Add(1)
+		}
+	}
+	return reply
+}
+
+// message handles one SNMP message (or ticket request) and returns the
+// record of its reply, appended to out (empty, with capacity to spare),
+// or nil.
+func (x *session) message(msg, out []byte) []byte {
+	pre := x.wr.prefix()
+	buf := append(out[:0], make([]byte, pre)...)
+	if len(msg) > 0 && msg[0] == 0 {
+		if !bytes.Equal(msg, ticketRequest) {
+			return nil
+		}
+		x.mu.Lock()
+		if x.psk != nil && x.ticket == nil {
+			// One ticket per session: a repeated request (the first may
+			// have been lost) gets the same one.
+			x.ticket = x.s.issue(x.psk, x.chain)
+			x.psk, x.chain = nil, nil
+		}
+		t := x.ticket
+		x.mu.Unlock()
+		if t == nil {
+			return nil
+		}
+		buf = append(append(buf, ticketReply...), t...)
+	} else {
+		resp := x.s.h.ServeSNMP(&x.ref, msg, buf[pre:pre])
+		if resp == nil {
+			return nil
+		}
+		if len(resp) > maxPlaintext {
+			x.s.stats().Inc(tlstm.SessionNoSessions)
+			return nil
+		}
+		if len(resp) > 0 && cap(buf) > pre && &resp[0] == &buf[pre : pre+1][0] {
+			buf = buf[:pre+len(resp)]
+		} else {
+			buf = append(buf, resp...)
+		}
+	}
+	return x.seal(buf, typeApplicationData)
+}
+
+// seal protects a record with the next sequence number (see
+// protection.seal for b).
+func (x *session) seal(b []byte, typ byte) []byte {
+	seq := x.wseq.Add(1) - 1
+	if seq > maxSeq {
+		// Never reached in practice (2^48 records); a sequence number
+		// must not repeat, so the association ends.
+		go x.sc.Close()
+		return nil
+	}
+	return x.wr.seal(b, typ, uint64(x.epoch)<<48|seq)
+}
+
+// Close implements net.Conn: it ends the association, with a close_notify
+// alert to the peer once the record layer serves it. It runs as connset
+// closes the session (Conn.Close: idle, evicted, the listener closed, the
+// peer's alert).
+func (x *session) Close() error {
+	s := x.s
+	s.mu.Lock()
+	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		s.mu.Unlock()
+		return nil
+	}
+	notify := x.ready
+	x.closed = true
+	if p := s.peers[x.addr]; p != nil {
+		if p.cur == x {
+			p.cur = nil
+		}
+		if p.next == x {
+			p.next = nil
+		}
+		if p.cur == nil && p.next == nil {
+			delete(s.peers, x.addr)
+		}
+	}
+	pion, hs := x.pion, x.hs
+	x.pion, x.hs, x.early, x.flight = nil, nil, nil, nil
+	x.mu.Unlock()
+	s.mu.Unlock()
+	if notify {
+		// close_notify (RFC 5246 §7.2.1), so that the peer learns the
+		// session is gone.
+		b := x.seal(append(make([]byte, x.wr.prefix(), x.wr.prefix()+2+tagLen), alertWarning, alertCloseNotify), typeAlert)
+		if b != nil {
+			s.udp.WriteTo(b, x.addr)
+		}
+	}
+	if pion != nil {
+		pion.Close()
+	}
+	if hs != nil {
+		hs.Close()
+	}
+	return nil
+}
+
+// Read implements net.Conn; messages do not come this way.
+func (x *session) Read([]byte) (int, error) { return 0, net.ErrClosed }
+
+// Write implements net.Conn; messages do not go this way.
+func (x *session) Write([]byte) (int, error) { return 0, net.ErrClosed }
+
+// LocalAddr implements net.Conn.
+func (x *session) LocalAddr() net.Addr { return x.s.Addr() }
+
+// RemoteAddr implements net.Conn.
+func (x *session) RemoteAddr() net.Addr { return net.UDPAddrFromAddrPort(x.addr) }
+
+// SetDeadline implements net.Conn.
+func (x *session) SetDeadline(time.Time) error { return nil }
+
+// SetReadDeadline implements net.Conn.
+func (x *session) SetReadDeadline(time.Time) error { return nil }
+
+// SetWriteDeadline implements net.Conn.
+func (x *session) SetWriteDeadline(time.Time) error { return nil }
+
+// sweep closes sessions idle for IdleTimeout, checking eight times per
+// IdleTimeout, until the listener closes.
+func (s *Server) sweep() {
+	every := max(s.opts.IdleTimeout/8, 10*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var idle []*session
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		limit := time.Now().Add(-s.opts.IdleTimeout).UnixNano()
+		s.mu.RLock()
+		for _, p := range s.peers {
+			if x := p.cur; x != nil && x.last.Load() < limit {
+				idle = append(idle, x)
+			}
+		}
+		s.mu.RUnlock()
+		for _, x := range idle {
+			s.stats().Inc(tlstm.SessionServerCloses)
+			x.sc.Close()
+		}
+		clear(idle)
+		idle = idle[:0]
+	}
+}
