@@ -42,6 +42,10 @@ const defaultMaxSessions = 4096
 type storedSession struct {
 	key   [8]byte // names the ticket key that was newest at issue
 	state []byte  // gotls.SessionState.Bytes()
+	// master is a TLS 1.2 session's master secret (also inside state),
+	// which crypto/tls does not report for a resumed session: the
+	// agent's record layer takes its keys from it (handshake.go).
+	master []byte
 }
 
 func newSessionStore(max int) *sessionStore {
@@ -68,7 +72,7 @@ func keyNames(keys [][32]byte) map[[8]byte]bool {
 
 // wrap stores a session state and returns its ticket (crypto/tls's
 // Config.WrapSession).
-func (s *sessionStore) wrap(ss *gotls.SessionState, tickets *TicketKeys) ([]byte, error) {
+func (s *sessionStore) wrap(ss *gotls.SessionState, tickets *TicketKeys, master []byte) ([]byte, error) {
 	b, err := ss.Bytes()
 	if err != nil {
 		return nil, err
@@ -83,7 +87,7 @@ func (s *sessionStore) wrap(ss *gotls.SessionState, tickets *TicketKeys) ([]byte
 	if len(s.entries) >= s.max {
 		s.evict(keyNames(keys))
 	}
-	s.entries[id] = storedSession{key: keyName(keys[0]), state: b}
+	s.entries[id] = storedSession{key: keyName(keys[0]), state: b, master: master}
 	return id[:], nil
 }
 
@@ -107,7 +111,7 @@ func (s *sessionStore) evict(current map[[8]byte]bool) {
 
 // unwrap returns the state a ticket names, or nil (a full handshake)
 // when it is unknown or its key has rotated out (Config.UnwrapSession).
-func (s *sessionStore) unwrap(ticket []byte, tickets *TicketKeys) (*gotls.SessionState, error) {
+func (s *sessionStore) unwrap(ticket []byte, tickets *TicketKeys, hs *hsConn) (*gotls.SessionState, error) {
 	if len(ticket) != ticketLen {
 		return nil, nil
 	}
@@ -128,6 +132,9 @@ func (s *sessionStore) unwrap(ticket []byte, tickets *TicketKeys) (*gotls.Sessio
 	if err != nil {
 		return nil, nil
 	}
+	if hs != nil && e.master != nil {
+		hs.resumedMaster = append([]byte(nil), e.master...)
+	}
 	return ss, nil
 }
 
@@ -138,12 +145,20 @@ func (s *sessionStore) len() int {
 	return len(s.entries)
 }
 
-// install makes cfg issue and accept the store's tickets.
-func (s *sessionStore) install(cfg *gotls.Config, tickets *TicketKeys) {
-	cfg.WrapSession = func(_ gotls.ConnectionState, ss *gotls.SessionState) ([]byte, error) {
-		return s.wrap(ss, tickets)
+// install makes cfg issue and accept the store's tickets; hs (nil in
+// https) learns a resumed TLS 1.2 session's master secret.
+func (s *sessionStore) install(cfg *gotls.Config, tickets *TicketKeys, hs *hsConn) {
+	cfg.WrapSession = func(cs gotls.ConnectionState, ss *gotls.SessionState) ([]byte, error) {
+		var master []byte
+		if hs != nil && cs.Version < gotls.VersionTLS13 {
+			if master = hs.master; master == nil {
+				master = hs.resumedMaster
+			}
+			master = append([]byte(nil), master...)
+		}
+		return s.wrap(ss, tickets, master)
 	}
 	cfg.UnwrapSession = func(ticket []byte, _ gotls.ConnectionState) (*gotls.SessionState, error) {
-		return s.unwrap(ticket, tickets)
+		return s.unwrap(ticket, tickets, hs)
 	}
 }

@@ -172,24 +172,24 @@ func TestSessionStoreBound(t *testing.T) {
 		}
 		return s
 	}
-	old, _ := st.wrap(ss(), keys)
+	old, _ := st.wrap(ss(), keys, nil)
 	keys.Rotate()
 	keys.Rotate() // old's key is gone
 	for i := 0; i < 5; i++ {
-		if _, err := st.wrap(ss(), keys); err != nil {
+		if _, err := st.wrap(ss(), keys, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := st.len(); n > 3 {
 		t.Errorf("%d states kept, bound 3", n)
 	}
-	if s, _ := st.unwrap(old, keys); s != nil {
+	if s, _ := st.unwrap(old, keys, nil); s != nil {
 		t.Error("a state whose key rotated out was resumed")
 	}
-	if s, _ := st.unwrap(make([]byte, ticketLen), keys); s != nil {
+	if s, _ := st.unwrap(make([]byte, ticketLen), keys, nil); s != nil {
 		t.Error("an unknown ticket was resumed")
 	}
-	if s, _ := st.unwrap([]byte("short"), keys); s != nil {
+	if s, _ := st.unwrap([]byte("short"), keys, nil); s != nil {
 		t.Error("a malformed ticket was resumed")
 	}
 }
