@@ -223,16 +223,18 @@ func udpDrops(port int) int64 {
 		return -1
 	}
 	local := fmt.Sprintf("0100007F:%04X", port)
+	var drops int64 = -1
 	for _, l := range strings.Split(string(b), "\n")[1:] {
 		f := strings.Fields(l)
 		if len(f) >= 13 && f[1] == local {
+			// Several sockets may share the port (SO_REUSEPORT).
 			n, err := strconv.ParseInt(f[len(f)-1], 10, 64)
 			if err == nil {
-				return n
+				drops = max(drops, 0) + n
 			}
 		}
 	}
-	return -1
+	return drops
 }
 
 func runTraps(ctx context.Context, env *Env, s *Section) error {
@@ -252,9 +254,9 @@ func runTraps(ctx context.Context, env *Env, s *Section) error {
 	s.Method = append(s.Method,
 		fmt.Sprintf("Inform round trip: tsnmp's manager (in-process) sends InformRequests (a linkDown with three objects) one at a time over UDP on 127.0.0.1 and times each until its Response; %d informs per repetition, %d repetitions after %d warm-up, the receivers alternated within each repetition. Each receiver logs every notification in snmptrapd's text format to a file. SNMPv3 informs use a user localized to the receiver's engine ID, which the session discovers once (not timed).", informs, env.Reps, env.Warmup),
 		fmt.Sprintf("Storm: %d SNMPv2c traps are sent to the receiver's UDP socket at %d per second (bursts of 10 every millisecond), while a traphandle (/bin/sh -c 'sleep %s; cat >/dev/null') runs for every trap. Received is what the receiver logged once it stopped making progress (no new line for 3 s); handled is the handler runs (a counter file the handler appends to); dropped is what the receiver counted and reported (tsnmp trapd's queue and handler-queue drops, printed at exit), and the kernel's UDP receive-buffer drops (the drops column of the receiver's socket in /proc/net/udp). Unaccounted is what was sent and appears in none of these. Each receiver keeps its own UDP socket buffer (tsnmp trapd asks for 4 MiB, snmptrapd has the kernel's default). Run once per receiver (tsnmp trapd first).", storm, stormRatePerSec, sleep))
-	rateTraps, dtlsTraps := 100000, 20000
+	rateTraps, dtlsTraps := 100000, 100000
 	if env.Quick {
-		rateTraps, dtlsTraps = 20000, 5000
+		rateTraps, dtlsTraps = 20000, 20000
 	}
 	if trapsSmall {
 		rateTraps, dtlsTraps = 1000, 200
@@ -266,7 +268,7 @@ func runTraps(ctx context.Context, env *Env, s *Section) error {
 	mibs := trapsMIBDir()
 	s.Method = append(s.Method,
 		fmt.Sprintf("Receive rate over UDP: the traps (the same linkDown) are encoded once per repetition by tsnmp's manager (in-process; %d distinct messages, sent to a socket of the bench and read back) and then sent as they are, %d in all, with sendmmsg(2) in batches of up to 64 and at most %d sent but not yet logged at any time; both receivers' UDP socket buffers are 4 MiB (tsnmp trapd asks for that, snmptrapd has [snmp] serverRecvBuf 4194304), so no datagram is lost (the kernel's drop count of each socket is checked to stay 0) and every trap is logged. The rate is traps over the time from the first sent to the last logged, as seen in the receiver's log file (read every 50 µs while the window is full). SNMPv2c with community public, and SNMPv3 authPriv (SHA, AES) from an engine the receivers' createUser -e line names.", captureCount, rateTraps, udpWindow),
-		fmt.Sprintf("Receive rate over DTLS: SNMPv3/TSM authPriv traps over %d DTLS 1.2 sessions (certificates made for the run, the receivers map the sender's certificate to the securityName alice with certSecName), %d traps in all, at most %d not yet logged (the receivers' DTLS sockets keep their default buffers). As for UDP, the sender does its work before the clock starts: the traps are encoded by tsnmp's manager (%d distinct ones, read back from a DTLS listener of the bench), each session's records are sealed in advance (transport/dtls.Sender, after a full handshake by pion/dtls), and the records go out with sendmmsg, alternating between the sessions. The peer is Net-SNMP 5.9.5's snmptrapd (not Debian's 5.9.3, whose TLS speaks only TLS 1.0).", dtlsSessions, dtlsTraps, dtlsWindow, captureCount),
+		fmt.Sprintf("Receive rate over DTLS: SNMPv3/TSM authPriv traps over %d DTLS 1.2 sessions (certificates made for the run, the receivers map the sender's certificate to the securityName alice with certSecName), %d traps in all, at most %d not yet logged (both receivers take 4 MiB socket buffers, as for UDP). As for UDP, the sender does its work before the clock starts: the traps are encoded by tsnmp's manager (%d distinct ones, read back from a DTLS listener of the bench), each session's records are sealed in advance (transport/dtls.Sender, after a full handshake by pion/dtls), and the records go out with sendmmsg, alternating between the sessions. The peer is Net-SNMP 5.9.5's snmptrapd (not Debian's 5.9.3, whose TLS speaks only TLS 1.0).", dtlsSessions, dtlsTraps, udpWindow, captureCount),
 		fmt.Sprintf("Receive rate: %d repetitions after %d warm-up, the receivers alternated within each repetition, the median reported; no handler. Both receivers log every notification in snmptrapd's default text format to a file, with the same MIB modules loaded (-M %s -m ALL); the bench checks that the last record each logged is the same text.", env.Reps, env.Warmup, mibs),
 		fmt.Sprintf("Receivers: tsnmp trapd (this build, GOMAXPROCS=2) and Debian's snmptrapd 5.9.3 (Net-SNMP 5.9.5's for DTLS), both with the same snmptrapd.conf, -M %s -m ALL, their log on a file.", mibs))
 	rateT := &Table{Columns: []string{"session", "receiver", "traps", "median traps/s", "spread traps/s", "kernel drops", "tsnmp trapd / snmptrapd (median)"}}
@@ -288,7 +290,7 @@ func runTraps(ctx context.Context, env *Env, s *Section) error {
 	if err != nil {
 		return err
 	}
-	dtlsConf := fmt.Sprintf("[snmp] localCert server\n[snmp] trustCert ca\ncertSecName 10 %s --sn alice\nauthUser log,execute -s tsm alice priv\n",
+	dtlsConf := fmt.Sprintf("[snmp] serverRecvBuf 4194304\n[snmp] localCert server\n[snmp] trustCert ca\ncertSecName 10 %s --sn alice\nauthUser log,execute -s tsm alice priv\n",
 		certs.Compute(crypto.SHA1, p.Alice.Cert)) // Net-SNMP 5.9.5 matches fingerprints in SHA-1
 	// For the rates both receivers take up to 4 MiB in their UDP socket
 	// buffers (tsnmp trapd asks for that itself).
@@ -354,8 +356,9 @@ func runTraps(ctx context.Context, env *Env, s *Section) error {
 				}
 			}
 			send = func(r *trapReceiver) (float64, int64, error) {
-				rate, err := dtlsBlast(ctx, senders[r], r, msgs, dtlsTraps, dtlsWindow)
-				return rate, 0, err
+				k0 := udpDrops(r.ports["dtls"])
+				rate, err := dtlsBlast(ctx, senders[r], r, msgs, dtlsTraps, udpWindow)
+				return rate, max(udpDrops(r.ports["dtls"])-k0, 0), err
 			}
 		} else {
 			capture, err := newTrapCapture(ctx, row.cfg)
@@ -405,10 +408,7 @@ func runTraps(ctx context.Context, env *Env, s *Section) error {
 			if i == 0 {
 				ratio = Ratio(rates[row.name][names[0]], rates[row.name][names[1]])
 			}
-			kd := "-"
-			if !row.dtls {
-				kd = fmt.Sprint(drops[r])
-			}
+			kd := fmt.Sprint(drops[r])
 			n := fmt.Sprint(rateTraps)
 			if row.dtls {
 				n = fmt.Sprint(dtlsTraps)
@@ -539,13 +539,12 @@ func runTraps(ctx context.Context, env *Env, s *Section) error {
 	return nil
 }
 
-// Receive-rate settings: the most traps sent and not yet logged over
-// UDP (4 MiB socket buffers) and over DTLS (default buffers), the
-// distinct messages encoded per repetition for UDP, and the DTLS row.
+// Receive-rate settings: the most traps sent and not yet logged (4 MiB
+// socket buffers, UDP and DTLS alike), the distinct messages encoded per
+// repetition, and the DTLS row.
 const (
 	udpWindow    = 1024
-	dtlsWindow   = 64
-	dtlsSessions = 2
+	dtlsSessions = 4
 	captureCount = 512
 	dtlsRow      = "v3/TSM authPriv over DTLS"
 	netSNMP595   = "/opt/netsnmp-src"
