@@ -197,3 +197,27 @@ func recordDH(t *testing.T, c dhReplayCase, file string) {
 		t.Fatal(err)
 	}
 }
+
+// TestUSMDHRestoreFreshValues: after Restore (a reload, which may have
+// removed a user and made it again), usmDHUserKeyTable gives a new public
+// value: the private value of before is not used again (RFC 2786: a new
+// xa upon the creation of a row).
+func TestUSMDHRestoreFreshValues(t *testing.T) {
+	_, tab := dhReplayAgent(t)
+	s := dhSlot{userKey{string(replayEngineID), "bob"}, dhColAuthKeyChange}
+	v1, err := tab.u.dhValue(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := tab.u.dhValue(s); !bytes.Equal(v.y, v1.y) {
+		t.Fatal("a second read gave another value: the value must stay until a set")
+	}
+	tab.Restore(tab.Rows())
+	v2, err := tab.u.dhValue(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(v2.y, v1.y) || v2.x.Cmp(v1.x) == 0 {
+		t.Error("after Restore, usmDHUserAuthKeyChange still holds the private value of before")
+	}
+}

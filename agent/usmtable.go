@@ -210,13 +210,19 @@ func (t *USMUsers) Rows() []USMUserRow {
 
 // Restore sets the rows that are not active, and the usmUserPublic and
 // usmUserStorageType of the active ones, from rows: what the program
-// kept of them (at start and reload). The active rows' users are the
+// kept of them (at start and reload). Every usmDHUserKeyTable value is
+// made anew. The active rows' users are the
 // running USM's, which the program installs itself.
 func (t *USMUsers) Restore(rows []USMUserRow) {
 	u := t.u
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.pending, u.meta = map[userKey]*usmRow{}, map[userKey]rowMeta{}
+	// The rows may have gone and come back (a user left the
+	// configuration and returned): each DHKeyChange object is made anew,
+	// as at a row's creation (RFC 2786), never with a private value from
+	// before.
+	u.dh.values = map[dhSlot]*dhValue{}
 	for _, r := range rows {
 		k := userKey{string(r.EngineID), r.Name}
 		st := int64(r.Storage)

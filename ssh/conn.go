@@ -44,12 +44,12 @@ type mux struct {
 	onSubsys    func(name string, ch *channel) (start func())
 	onRefuse    func(subsystem bool) // a channel open or subsystem request refused
 
-	mu        sync.Mutex
-	channels  map[uint32]*channel
-	nextID    uint32
-	err       error
-	done      chan struct{}
-	pending   int           // unanswered keepalives
+	mu       sync.Mutex
+	channels map[uint32]*channel
+	nextID   uint32
+	err      error
+	done     chan struct{}
+	pending  int // unanswered keepalives
 
 	// keepaliveTimer sends the next keepalive (startKeepalive).
 	keepaliveTimer *time.Timer

@@ -63,6 +63,10 @@ var (
 type prefixReader struct {
 	pre  []byte
 	conn net.Conn
+	// waitUntil is the read deadline waitRead left on conn (zero: none).
+	// It is for the wait between packets only: a read of the rest of a
+	// packet that reaches it clears it and goes on.
+	waitUntil time.Time
 }
 
 func (r *prefixReader) Read(b []byte) (int, error) {
@@ -71,7 +75,14 @@ func (r *prefixReader) Read(b []byte) (int, error) {
 		r.pre = r.pre[n:]
 		return n, nil
 	}
-	return r.conn.Read(b)
+	n, err := r.conn.Read(b)
+	if n == 0 && !r.waitUntil.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) {
+		r.waitUntil = time.Time{}
+		if err = r.conn.SetReadDeadline(time.Time{}); err == nil {
+			n, err = r.conn.Read(b)
+		}
+	}
+	return n, err
 }
 
 // reader returns the read buffer, taking one from the pool if the
@@ -125,17 +136,21 @@ func (p *packetConn) writePacket(payload []byte) error {
 // octets are still in the socket.
 func (p *packetConn) idle() bool { return p.br == nil && len(p.src.pre) == 0 }
 
-// waitRead waits at most d for the next packet's first octets when no
-// input is buffered (idle). It reports false, with nothing read, if none
-// came: the caller may then hand the socket to a poller (Park).
+// waitRead waits about d (at least 3/4 of it) for the next packet's
+// first octets when no input is buffered (idle). It reports false, with
+// nothing read, if none came: the caller may then hand the socket to a
+// poller (Park). The read deadline it sets stays in place and is moved
+// only when it is a quarter of d short: a busy connection does not set
+// one for every packet.
 func (p *packetConn) waitRead(d time.Duration) (bool, error) {
-	if err := p.conn.SetReadDeadline(time.Now().Add(d)); err != nil {
-		return false, err
+	until := time.Now().Add(d)
+	if p.src.waitUntil.Before(until.Add(-d / 4)) {
+		if err := p.conn.SetReadDeadline(until); err != nil {
+			return false, err
+		}
+		p.src.waitUntil = until
 	}
 	n, err := p.conn.Read(p.first[:])
-	if derr := p.conn.SetReadDeadline(time.Time{}); err == nil && derr != nil {
-		err = derr
-	}
 	if n > 0 {
 		p.src.pre = p.first[:n]
 		return true, nil
@@ -151,8 +166,9 @@ func (p *packetConn) waitRead(d time.Duration) (bool, error) {
 
 func (p *packetConn) readPacket() ([]byte, error) {
 	if p.idle() {
-		// Wait for the packet without a buffer.
-		n, err := p.conn.Read(p.first[:])
+		// Wait for the packet without a buffer (through src, which
+		// goes on past waitRead's deadline).
+		n, err := p.src.Read(p.first[:])
 		if n == 0 {
 			if err == nil {
 				err = io.ErrNoProgress

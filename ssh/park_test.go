@@ -355,3 +355,78 @@ func TestOpenSSHClientParked(t *testing.T) {
 		echoOnce(fmt.Sprint("after rekey ", i))
 	}
 }
+
+// splitConn writes each packet in two parts, pause apart, once armed;
+// or late, delay after it was given.
+type splitConn struct {
+	net.Conn
+	mu           sync.Mutex
+	pause, delay time.Duration
+}
+
+func (c *splitConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	time.Sleep(c.delay)
+	if c.pause == 0 || len(b) < 2 {
+		return c.Conn.Write(b)
+	}
+	n, err := c.Conn.Write(b[:1])
+	if err != nil {
+		return n, err
+	}
+	time.Sleep(c.pause)
+	m, err := c.Conn.Write(b[1:])
+	return n + m, err
+}
+
+// TestParkedConnectionSlowPacket: the read deadline with which a
+// connection waits for its next packet before parking does not cut a
+// packet that arrives slowly (its first octet before the deadline, the
+// rest after it), nor a key re-exchange whose next packet comes after
+// it.
+func TestParkedConnectionSlowPacket(t *testing.T) {
+	ts, r := startParkingServer(t, nil)
+	nc, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &splitConn{Conn: nc}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := NewClient(ctx, sc, ts.addr, clientConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ch, err := cl.Subsystem("snmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, ch, []byte("hello"))
+	sc.mu.Lock()
+	sc.pause = 3 * parkAfterTest
+	sc.mu.Unlock()
+	for i := 0; i < 3; i++ {
+		// Each message arrives a little after the connection's wait
+		// began and ends after its deadline.
+		time.Sleep(parkAfterTest / 2)
+		roundTrip(t, ch, []byte(fmt.Sprint("slow ", i)))
+	}
+	sc.mu.Lock()
+	sc.pause, sc.delay = 0, 3*parkAfterTest
+	sc.mu.Unlock()
+	srvT := r.get(0).t
+	for i := 0; i < 2; i++ {
+		// The server reads the client's KEXINIT at once (the next
+		// packet's wait sets a deadline) and its next key exchange
+		// packet after that deadline.
+		waitFor(t, "the connection parks", func() bool { return serverReaders() == 0 })
+		before := srvT.kexes()
+		if err := cl.Rekey(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the server completes the re-exchange", func() bool { return srvT.kexes() == before+1 })
+		roundTrip(t, ch, []byte(fmt.Sprint("after slow rekey ", i)))
+	}
+}

@@ -185,6 +185,12 @@ func (p *snmpdParser) tlsSetting(tok, rest string) (bool, error) {
 			return true, p.errorf(tok, "%v", err)
 		}
 		t.AnyPurpose = b
+	case "tlsmaxsessions":
+		n, err := strconv.Atoi(strings.TrimSpace(rest))
+		if err != nil || n <= 0 {
+			return true, p.errorf(tok, "want a positive number")
+		}
+		t.MaxSessions = n
 	case "tsmuseprefix", "tsmusetransportprefix":
 		b, err := parseBool(rest)
 		if err != nil {

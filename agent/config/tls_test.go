@@ -27,6 +27,7 @@ func TestTLSSnmpdConf(t *testing.T) {
 [snmp] peerCert server
 [snmp] tlsMinVersion 1.0
 [snmp] tlsAlgorithms DEFAULT:@SECLEVEL=0
+[snmp] tlsMaxSessions 10000
 certSecName 10 --sha256 %s --sn alice
 certSecName 30 --sha1 %s --cn
 certSecName 20 bob --dns
@@ -39,8 +40,16 @@ rouser -s tsm alice authpriv
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c.TLS.MaxSessions != 10000 {
+		t.Errorf("tlsMaxSessions: %d", c.TLS.MaxSessions)
+	}
+	for _, bad := range []string{"tlsMaxSessions 0", "tlsMaxSessions many"} {
+		if _, err := ParseSnmpdConf("snmpd.conf", []byte(bad+"\n")); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
 	for _, w := range c.Warnings {
-		if strings.Contains(w, "localCert") || strings.Contains(w, "certSecName") {
+		if strings.Contains(w, "localCert") || strings.Contains(w, "certSecName") || strings.Contains(w, "tlsMaxSessions") {
 			t.Errorf("warning: %s", w)
 		}
 	}

@@ -160,6 +160,7 @@ func (s mibSettings) plan() mibPlan {
 // Net-SNMP does, on errw. With nothing set, the compiled-in standard
 // modules stay in use and nothing is read.
 func loadMIBs(s mibSettings, errw io.Writer, force bool) {
+	loadedSet = nil
 	p := s.plan()
 	if !p.custom && !force {
 		// The compiled-in modules (also after an earlier run in the
@@ -206,6 +207,7 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 			s.log.Debug("mibs: " + d.Error())
 		}
 	}
+	loadedSet = set
 	switch {
 	case set != nil && len(set.Defs) > 0:
 		smi.Install(set)
@@ -213,3 +215,6 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 		smi.InstallSource(src)
 	}
 }
+
+// loadedSet is the set loadMIBs read whole (for translate), or nil.
+var loadedSet *smi.Set

@@ -79,6 +79,33 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 			style = c
 		}
 	}
+	// Listings of Net-SNMP's tree of names, when the loader gave it.
+	tree := loadedTree()
+	if t := tree; t != nil {
+		switch {
+		case strings.Contains(tflags, "a"):
+			t.printASCII(out)
+			return 0
+		case strings.Contains(tflags, "z"), strings.Contains(tflags, "o"), strings.Contains(tflags, "l"), strings.Contains(tflags, "s") && len(oids) == 0:
+			t.report(out, tflags)
+			return 0
+		case strings.Contains(tflags, "p") && len(oids) == 0:
+			if len(t.roots) > 0 {
+				printMIBTree(out, t.roots[0])
+			}
+			return 0
+		case strings.Contains(tflags, "B"):
+			for _, pat := range oids {
+				re, err := regexp.Compile("(?i)" + pat)
+				if err != nil {
+					fmt.Fprintf(stderr, "%s: %v\n", pat, err)
+					return 2
+				}
+				t.matchAll(out, re, style)
+			}
+			return 0
+		}
+	}
 	// Table dumps that need no OID.
 	switch {
 	case strings.Contains(tflags, "a"):
@@ -116,7 +143,11 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 		}
 		if err != nil {
 			out.Flush()
-			fmt.Fprintln(stderr, err)
+			if random {
+				fmt.Fprintf(stderr, "Unknown object identifier: %s\n", name)
+			} else {
+				fmt.Fprintln(stderr, err)
+			}
 			return 2
 		}
 		if i > 0 {
@@ -126,6 +157,10 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 		case strings.Contains(tflags, "d"):
 			fmt.Fprintln(out, formatStyle(oid, style))
 			printDetails(out, oid)
+		case strings.Contains(tflags, "p") && tree != nil:
+			if n := tree.find(oid); n != nil {
+				printMIBTree(out, n)
+			}
 		case strings.Contains(tflags, "p"):
 			n, rest := smi.Lookup(oid)
 			if n == nil || len(rest) > 0 {

@@ -38,7 +38,14 @@ func TestTranslateLikeSnmptranslate(t *testing.T) {
 		{"-Td", "IF-MIB::ifTestOwner", "IF-MIB::ifXEntry", "-IR", "sysUpTimeInstance", "coldStart"},
 		{"-Td", "-IR", "ifTable", "ifIndex", "ifType", "vacmAccessEntry", "snmpTrapOID", "ifSpeed", "sysUpTime", "snmpMIB", "systemGroup", "zeroDotZero"},
 		{"-Tz"},
+		{"-To"},
+		{"-Tl"},
+		{"-Ts"},
+		{"-Ta"},
 		{"-TB", "sysD"},
+		{"-TB", "."},
+		{"-TB", "Entry$"},
+		{"-Tp", "-IR", "noSuchName"},
 	} {
 		full := append([]string{"-M", dir, "-m", "ALL"}, args...)
 		cmd := exec.Command(bin, full...)

@@ -272,7 +272,36 @@ type Set struct {
 	Modules []string // in load order
 	Defs    []Def    // sorted by OID; of several names for one OID the preferred first
 	TCs     []TCDef
+	// Tree, when a loader gives it, is the tree of names as Net-SNMP's
+	// parser links it (see TreeNode); snmptranslate's listings (-Tp,
+	// -Ta, -TB, -Tz) print it.
+	Tree []TreeNode
 }
+
+// TreeNode is one node of the tree Net-SNMP's parser builds: each
+// definition is linked below the node of its parent's name, so an OID
+// that modules name differently appears once per name. Nodes are in
+// depth-first order, the children of a node in the order Net-SNMP
+// linked them.
+type TreeNode struct {
+	Parent int32  // index of the parent node, -1 for a root
+	Def    int32  // index in Set.Defs of the definition the node was made from, -1 for none
+	Subid  uint32 // last arc
+	Label  string
+	// What Net-SNMP's parser makes of the definition, which is not
+	// always what the definition says: its type code (TYPE_* of
+	// Net-SNMP's parse.h; 0 where a textual convention is not found
+	// as Net-SNMP looks for it), that textual convention, and the
+	// enumerations and ranges it keeps (labels that are its keywords
+	// dropped, bounds as C ints).
+	Type   uint8
+	TC     string
+	Enums  []Enum
+	Ranges []Range
+}
+
+// Range is one range of a size or value constraint.
+type Range struct{ Low, High int32 }
 
 var current atomic.Pointer[tables]
 

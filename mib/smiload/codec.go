@@ -21,14 +21,17 @@ import (
 //	fileIdx   nFiles+1 uint32: offset of each file's record
 //	records   definitions (in the set's order, by OID), textual
 //	          conventions, files, then the module list and directories,
-//	          then the diagnostics
+//	          then the diagnostics, then Net-SNMP's tree of names
+//	          (smi.TreeNode: parent, definition, arc, the label where
+//	          it is not the definition's name, Net-SNMP's type code,
+//	          textual convention, enumerations and ranges)
 //
 // Records use varints and length-prefixed strings; a definition holds
 // whether definitions lie below its OID and the file of its module, so
 // that a reader can check that file before using it. Every read is
 // bounds-checked: a damaged file reads as damaged, never as a crash.
 
-const codecMagic = "TSNMP-MIBS-3\n"
+const codecMagic = "TSNMP-MIBS-4\n"
 
 const (
 	hLen = iota
@@ -43,6 +46,7 @@ const (
 	hFileIdx
 	hMeta
 	hDiags
+	hTree
 	hdrLen
 )
 
@@ -179,6 +183,26 @@ func encodeCache(c *cacheContent) []byte {
 		recs.str(d.Module)
 		recs.str(d.Msg)
 	}
+	tree := uint32(len(recs.b))
+	recs.uint(uint64(len(s.Tree)))
+	for _, n := range s.Tree {
+		recs.uint(uint64(n.Parent + 1))
+		recs.uint(uint64(n.Def + 1))
+		recs.uint(uint64(n.Subid))
+		if n.Def >= 0 && int(n.Def) < len(s.Defs) && s.Defs[n.Def].Name == n.Label {
+			recs.str("")
+		} else {
+			recs.str(n.Label)
+		}
+		recs.b = append(recs.b, n.Type)
+		recs.str(n.TC)
+		recs.enums(n.Enums)
+		recs.uint(uint64(len(n.Ranges)))
+		for _, r := range n.Ranges {
+			recs.int(int64(r.Low))
+			recs.int(int64(r.High))
+		}
+	}
 
 	nameIdx := make([]uint32, len(s.Defs))
 	for i := range nameIdx {
@@ -204,7 +228,7 @@ func encodeCache(c *cacheContent) []byte {
 	h[hTCNameIdx] = off
 	off += 4 * uint32(len(tcNameIdx))
 	h[hFileIdx] = off
-	h[hMeta], h[hDiags] = base+meta, base+diags
+	h[hMeta], h[hDiags], h[hTree] = base+meta, base+diags, base+tree
 	h[hLen] = base + uint32(len(recs.b))
 	for _, l := range [][]uint32{defIdx, tcIdx, fileIdx} {
 		for i := range l {
@@ -378,6 +402,36 @@ func (d *decoder) tc(t *smi.TCDef) {
 	t.Base = smi.Base(d.byte())
 	t.Hint = d.str()
 	t.Enums = d.enumList()
+}
+
+// tree reads Net-SNMP's tree of names of a set whose definitions are
+// read.
+func (d *decoder) tree(defs []smi.Def) []smi.TreeNode {
+	n := d.n()
+	out := make([]smi.TreeNode, n)
+	for i := range out {
+		p, df, sub := int64(d.uint())-1, int64(d.uint())-1, d.uint()
+		label := d.str()
+		if d.bad || p >= int64(i) || df >= int64(len(defs)) || sub > 1<<32-1 {
+			d.bad = true
+			return nil
+		}
+		if label == "" && df >= 0 {
+			label = defs[df].Name
+		}
+		out[i] = smi.TreeNode{Parent: int32(p), Def: int32(df), Subid: uint32(sub), Label: label, Type: d.byte(), TC: d.str(), Enums: d.enumList()}
+		if nr := d.n(); nr > 0 {
+			rs := make([]smi.Range, nr)
+			for j := range rs {
+				rs[j] = smi.Range{Low: int32(d.int()), High: int32(d.int())}
+			}
+			out[i].Ranges = rs
+		}
+		if d.bad {
+			return nil
+		}
+	}
+	return out
 }
 
 func (d *decoder) file() fileStat {

@@ -367,6 +367,15 @@ func loadOrder(mods map[string]*module) []*module {
 				}
 			}
 		}
+		// Net-SNMP reads the modules a MODULE-COMPLIANCE or
+		// AGENT-CAPABILITIES names as it parses them.
+		for _, d := range m.defs {
+			for _, r := range d.modRefs {
+				if r != m.name {
+					visit(r)
+				}
+			}
+		}
 		order = append(order, m)
 	}
 	for _, n := range names {
@@ -629,6 +638,7 @@ func (g *gen) qualify(m *module, d *def, name string) string {
 
 type outDef struct {
 	def  smi.Def
+	src  *def
 	rank int
 	pos  int // place of the definition in its module
 	name string
@@ -665,7 +675,7 @@ func (g *gen) set() *smi.Set {
 				continue
 			}
 			if d.pre != nil {
-				nodes = append(nodes, &outDef{def: *d.pre, rank: rank[m], pos: pos, name: d.name})
+				nodes = append(nodes, &outDef{def: *d.pre, src: d, rank: rank[m], pos: pos, name: d.name})
 				continue
 			}
 			o := g.oids[d]
@@ -712,7 +722,7 @@ func (g *gen) set() *smi.Set {
 				g.warn(m, d, "%s: unknown access %q", d.name, d.access)
 			}
 			out.Access = a
-			nodes = append(nodes, &outDef{def: out, rank: rank[m], pos: pos, name: d.name})
+			nodes = append(nodes, &outDef{def: out, src: d, rank: rank[m], pos: pos, name: d.name})
 		}
 	}
 	slices.SortStableFunc(nodes, func(a, b *outDef) int {
@@ -726,9 +736,12 @@ func (g *gen) set() *smi.Set {
 		return b.pos - a.pos
 	})
 	s := &smi.Set{Defs: make([]smi.Def, len(nodes))}
+	index := make(map[*def]int, len(nodes))
 	for i, n := range nodes {
 		s.Defs[i] = n.def
+		index[n.src] = i
 	}
+	s.Tree = g.netTree(index)
 	// Textual conventions and named types.
 	for _, m := range g.order {
 		s.Modules = append(s.Modules, m.name)

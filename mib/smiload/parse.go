@@ -101,6 +101,7 @@ type syntax struct {
 	fixed  int    // n for a (SIZE (n)) constraint, else 0
 	sized  bool   // has a SIZE or range constraint
 	ranges string // the constraint as Net-SNMP prints it, e.g. "(0..255)"
+	tagged bool   // [APPLICATION n] IMPLICIT ...: a base type, not a textual convention
 }
 
 // oidComp is one component of an OBJECT IDENTIFIER value.
@@ -128,9 +129,13 @@ type def struct {
 	units    string
 	descr    string
 	line     int
+	modRefs  []string // modules a MODULE-COMPLIANCE or AGENT-CAPABILITIES names
 	implicit bool     // node created by a name(number) OID component
 	pre      *smi.Def // definition taken from a compiled-in set
 }
+
+// importSym is one imported symbol and the module it is imported from.
+type importSym struct{ sym, from string }
 
 // module is one parsed MIB module.
 type module struct {
@@ -142,6 +147,7 @@ type module struct {
 	// redefined holds the last definition of names defined twice.
 	redefined map[string]*def
 	imports   map[string]string // symbol -> module
+	importSeq []importSym       // the imports in the order written
 	from      []string          // imported modules, in order
 	defs      []*def
 	byName    map[string]*def
@@ -348,6 +354,7 @@ func (p *parser) parseImports(m *module) {
 			m.from = append(m.from, from)
 			for _, sym := range syms {
 				m.imports[sym] = from
+				m.importSeq = append(m.importSeq, importSym{sym, from})
 			}
 			syms = syms[:0]
 			if p.peek() == "{" { // FROM Module { oid }
@@ -523,7 +530,8 @@ func (p *parser) parseClauses(d *def, tc bool) {
 			// MODULE-COMPLIANCE and AGENT-CAPABILITIES refinements: their
 			// SYNTAX, ACCESS and DESCRIPTION are not the definition's.
 			if d.macro == "MODULE-COMPLIANCE" || d.macro == "AGENT-CAPABILITIES" {
-				p.skipRefinements()
+				p.pos--
+				p.skipRefinements(d)
 				return
 			}
 		case "DISPLAY-HINT":
@@ -566,11 +574,23 @@ func (p *parser) parseClauses(d *def, tc bool) {
 }
 
 // skipRefinements skips the rest of a MODULE-COMPLIANCE or
-// AGENT-CAPABILITIES up to its "::=".
-func (p *parser) skipRefinements() {
+// AGENT-CAPABILITIES up to its "::=", noting the modules it names
+// (MODULE X, SUPPORTS X): Net-SNMP reads those as it meets them.
+func (p *parser) skipRefinements(d *def) {
 	for p.peek() != "::=" {
-		if t := p.next(); !t.str && (t.s == "END" || t.s == "DEFINITIONS") {
+		t := p.next()
+		if !t.str && (t.s == "END" || t.s == "DEFINITIONS") {
 			panic(p.errf("missing \"::=\""))
+		}
+		if !t.str && (t.s == "MODULE" || t.s == "SUPPORTS") && p.pos < len(p.toks) {
+			n := p.toks[p.pos]
+			switch n.s {
+			case "MANDATORY-GROUPS", "GROUP", "OBJECT", "MODULE", "INCLUDES", "::=", "VARIATION":
+			default:
+				if !n.str {
+					d.modRefs = append(d.modRefs, n.s)
+				}
+			}
 		}
 	}
 }
@@ -580,6 +600,7 @@ func (p *parser) parseType() syntax {
 	var st syntax
 	for p.peek() == "[" {
 		p.skipGroup()
+		st.tagged = true
 	}
 	if p.peek() == "IMPLICIT" {
 		p.next()

@@ -65,7 +65,7 @@ func newSource(r Request, s string) (*Source, error) {
 		}
 		idx += 4 * e.n
 	}
-	if h[hLen] != len(s) || idx > len(s) || h[hMeta] < idx || h[hDiags] < h[hMeta] || h[hDiags] > len(s) || h[hDirFiles] > h[hFiles] {
+	if h[hLen] != len(s) || idx > len(s) || h[hMeta] < idx || h[hDiags] < h[hMeta] || h[hDiags] > len(s) || h[hTree] < h[hDiags] || h[hTree] > len(s) || h[hDirFiles] > h[hFiles] {
 		return nil, errCorrupt
 	}
 	d := src.d.at(h[hMeta], h[hDiags])
@@ -172,7 +172,7 @@ func (s *Source) Modules() []string { return s.modules }
 // Diags returns the problems found when the modules were loaded: all of
 // them, or only those without a file (modules not found).
 func (s *Source) Diags(all bool) []Diag {
-	d := s.d.at(s.h[hDiags], s.h[hLen])
+	d := s.d.at(s.h[hDiags], s.h[hTree])
 	n, unplaced := d.n(), d.n()
 	if !all {
 		n = min(n, unplaced)
@@ -243,6 +243,11 @@ func (s *Source) decodeAll() (*smi.Set, bool) {
 		if d.bad {
 			return nil, false
 		}
+	}
+	d.at(s.h[hTree], s.h[hLen])
+	set.Tree = d.tree(set.Defs)
+	if d.bad {
+		return nil, false
 	}
 	return set, true
 }

@@ -54,15 +54,28 @@ func DHOakleyGroup2() *DHParams {
 const (
 	dhMinPrimeBits = 768 // Oakley group 1
 	dhMaxPrimeBits = 8192
+	// dhMinPrivateBits is the shortest privateValueLength taken: the
+	// private values must be too many to try them all (twice the 80-bit
+	// strength of the smallest group).
+	dhMinPrivateBits = 160
 )
 
 // ErrDHValue is returned for a Diffie-Hellman parameter or public value
 // out of its range.
 var ErrDHValue = errors.New("usm: Diffie-Hellman value out of range")
 
-// ParseDHParams decodes and checks a DER DHParameter: the prime is an odd
-// probable prime of 768 to 8192 bits, the base is in [2, p-2], and the
-// private value length, if present, is shorter than the prime.
+// ParseDHParams decodes and checks a DER DHParameter: the prime is a safe
+// prime (p = 2q+1 with q prime, as the MODP groups of RFC 2409 and RFC
+// 3526 are) of 768 to 8192 bits, the base is in [2, p-2], and the
+// private value length, if present, is at least 160 bits and shorter
+// than the prime.
+//
+// A safe prime is what makes every base and public value in [2, p-2]
+// generate a group of order q or 2q: with any other prime, a base of
+// small order (PKCS #3 does not carry the order to check it against)
+// leaves the public values, and so the shared secrets and the keys they
+// become, among a few an eavesdropper tries all of. A short private
+// value length does the same to the private values.
 func ParseDHParams(der []byte) (*DHParams, error) {
 	var v dhParameter
 	rest, err := asn1.Unmarshal(der, &v)
@@ -87,8 +100,11 @@ func (p *DHParams) check() error {
 		return fmt.Errorf("%w: the modulus is not a prime", ErrDHValue)
 	case p.G.Cmp(big.NewInt(2)) < 0 || p.G.Cmp(new(big.Int).Sub(p.P, big.NewInt(2))) > 0:
 		return fmt.Errorf("%w: the base is not in [2, p-2]", ErrDHValue)
-	case p.PrivateValueLength < 0 || p.PrivateValueLength >= n || p.PrivateValueLength != 0 && p.PrivateValueLength < 2:
-		return fmt.Errorf("%w: privateValueLength %d for a %d-bit prime", ErrDHValue, p.PrivateValueLength, n)
+	case p.PrivateValueLength < 0 || p.PrivateValueLength >= n || p.PrivateValueLength != 0 && p.PrivateValueLength < dhMinPrivateBits:
+		return fmt.Errorf("%w: privateValueLength %d for a %d-bit prime, want %d or more and fewer than the prime's", ErrDHValue, p.PrivateValueLength, n, dhMinPrivateBits)
+	case !new(big.Int).Rsh(p.P, 1).ProbablyPrime(0):
+		// Last: the costliest test.
+		return fmt.Errorf("%w: the modulus is not a safe prime ((p-1)/2 is not prime): a base may generate a small subgroup", ErrDHValue)
 	}
 	return nil
 }
@@ -156,7 +172,8 @@ func (p *DHParams) PublicValue(b []byte) (*big.Int, error) {
 
 // SharedSecret returns peer^x mod p as an OCTET STRING as long as the
 // prime (leading zeros kept: RFC 2786 takes the key from its right-most
-// bits).
+// bits). math/big's Exp is not constant-time: its duration depends on
+// x (see docs/config.md on who can have it computed).
 func (p *DHParams) SharedSecret(x, peer *big.Int) []byte {
 	return new(big.Int).Exp(peer, x, p.P).FillBytes(make([]byte, p.Len()))
 }

@@ -2,6 +2,7 @@ package usm
 
 import (
 	"bytes"
+	crand "crypto/rand"
 	"encoding/asn1"
 	"errors"
 	"math/big"
@@ -183,4 +184,51 @@ func FuzzParseDHParams(f *testing.F) {
 			t.Fatalf("re-encoded parameters differ: %v", err)
 		}
 	})
+}
+
+// TestParseDHParamsWeakGroup: parameters under which a Diffie-Hellman key
+// change gives keys an eavesdropper finds are refused: a prime that is
+// not a safe prime, with a base of order 3 (every public value and shared
+// secret is one of three), and a privateValueLength short enough to try
+// every private value.
+func TestParseDHParamsWeakGroup(t *testing.T) {
+	var p *big.Int
+	for p == nil || new(big.Int).Mod(p, big.NewInt(3)).Int64() != 1 {
+		var err error
+		if p, err = crand.Prime(crand.Reader, 1024); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// g = h^((p-1)/3) has order 3 unless it is 1.
+	e := new(big.Int).Div(new(big.Int).Sub(p, big.NewInt(1)), big.NewInt(3))
+	var g *big.Int
+	for h := int64(2); g == nil || g.Cmp(big.NewInt(1)) == 0; h++ {
+		g = new(big.Int).Exp(big.NewInt(h), e, p)
+	}
+	weak := &DHParams{P: p, G: g}
+	seen := map[string]bool{}
+	for range 20 {
+		x, _, err := weak.GenerateKey(nil)
+		if err != nil {
+			// GenerateKey wants full-length public values: with three
+			// of them, it may find none.
+			continue
+		}
+		seen[new(big.Int).Exp(g, x, p).String()] = true
+	}
+	if len(seen) > 3 {
+		t.Fatalf("a base of order 3 gave %d public values", len(seen))
+	}
+	if _, err := ParseDHParams(weak.Marshal()); !errors.Is(err, ErrDHValue) {
+		t.Errorf("a prime that is not a safe prime, with a base of order 3: %v, want ErrDHValue", err)
+	}
+	short := DHOakleyGroup2()
+	short.PrivateValueLength = 8
+	if _, err := ParseDHParams(short.Marshal()); !errors.Is(err, ErrDHValue) {
+		t.Errorf("privateValueLength 8: %v, want ErrDHValue", err)
+	}
+	short.PrivateValueLength = 159
+	if _, err := ParseDHParams(short.Marshal()); !errors.Is(err, ErrDHValue) {
+		t.Errorf("privateValueLength 159: %v, want ErrDHValue", err)
+	}
 }

@@ -147,7 +147,7 @@ func HTTPSConfig(current func() *ServerConfig, tickets *TicketKeys) *gotls.Confi
 		}
 		c.CipherSuites = cipherSuites(sc.CipherSuites)
 		if sessions != nil {
-			sessions.install(c, tickets)
+			sessions.install(c, tickets, nil)
 		}
 		return c, nil
 	}

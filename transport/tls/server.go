@@ -15,6 +15,7 @@ import (
 	"github.com/tsnmp/tsnmp/internal/certs"
 	"github.com/tsnmp/tsnmp/internal/connset"
 	"github.com/tsnmp/tsnmp/transport"
+	"golang.org/x/sys/unix"
 )
 
 // ServerConfig is the part of an agent's TLS setup that a reload replaces:
@@ -221,10 +222,12 @@ func (l *listener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	st := l.s.state.Load()
-	sc := &Conn{stats: l.s.opts.Stats}
+	hs := &hsConn{Conn: c}
+	sc := &Conn{Conn: c, hs: hs, stats: l.s.opts.Stats}
 	cfg := st.cfg.Clone()
+	cfg.KeyLogWriter = (*keyLog)(hs)
 	if l.s.sessions != nil {
-		l.s.sessions.install(cfg, l.s.opts.Tickets)
+		l.s.sessions.install(cfg, l.s.opts.Tickets, hs)
 	}
 	cfg.GetConfigForClient = func(hello *gotls.ClientHelloInfo) (*gotls.Config, error) {
 		if err := checkClientHello(hello); err != nil {
@@ -248,17 +251,22 @@ func (l *listener) Accept() (net.Conn, error) {
 		return nil
 	}
 	quickAcksOff(c)
-	sc.Conn = gotls.Server(c, cfg)
+	sc.tls = gotls.Server(hs, cfg)
 	return sc, nil
 }
 
-// Conn is an agent's TLS session.
+// Conn is an agent's TLS session. crypto/tls does its handshake; an
+// established session on an AEAD suite continues in the agent's own
+// record layer (records.go), others in crypto/tls.
 type Conn struct {
-	*gotls.Conn
-	name  string
-	stats *Stats
+	net.Conn // the TCP connection
+	name     string
+	stats    *Stats
 
 	mu         sync.Mutex
+	tls        *gotls.Conn // the handshake; nil once rec carries the session
+	hs         *hsConn
+	rec        *records
 	open       bool
 	peerClosed bool
 }
@@ -266,13 +274,29 @@ type Conn struct {
 // SecurityName returns the client's tmSecurityName.
 func (c *Conn) SecurityName() string { return c.name }
 
-// Read notes when the client closes.
+// NetConn returns the TCP connection (connset parks on it).
+func (c *Conn) NetConn() net.Conn { return c.Conn }
+
+// Read notes when the client closes, and counts records that fail
+// authentication.
 func (c *Conn) Read(b []byte) (int, error) {
-	n, err := c.Conn.Read(b)
-	if err == io.EOF {
-		c.mu.Lock()
-		c.peerClosed = true
-		c.mu.Unlock()
+	var (
+		n   int
+		err error
+	)
+	if c.rec != nil {
+		n, err = c.rec.Read(b)
+	} else {
+		n, err = c.tls.Read(b)
+	}
+	if err != nil {
+		if err == io.EOF {
+			c.mu.Lock()
+			c.peerClosed = true
+			c.mu.Unlock()
+		} else if IsBadRecord(err) {
+			c.stats.IncBadRecords()
+		}
 	}
 	return n, err
 }
@@ -280,7 +304,15 @@ func (c *Conn) Read(b []byte) (int, error) {
 // Write counts a response dropped because its session is gone
 // (snmpTlstmSessionNoSessions).
 func (c *Conn) Write(b []byte) (int, error) {
-	n, err := c.Conn.Write(b)
+	var (
+		n   int
+		err error
+	)
+	if c.rec != nil {
+		n, err = c.rec.Write(b)
+	} else {
+		n, err = c.tls.Write(b)
+	}
 	if err != nil {
 		c.stats.Inc(SessionNoSessions)
 	}
@@ -294,28 +326,48 @@ func (c *Conn) Close() error {
 		c.stats.Inc(SessionServerCloses)
 	}
 	c.open = false
+	rec, tc := c.rec, c.tls
 	c.mu.Unlock()
-	return closeCorked(c.Conn)
+	setSockopt(c.Conn, unix.TCP_CORK, 1)
+	if rec != nil {
+		return rec.Close()
+	}
+	return tc.Close()
+}
+
+// ownRecords turns the own record layer on (a variable for
+// benchmarks, which compare it with crypto/tls's).
+var ownRecords = true
+
+// established moves the session to the own record layer if it can.
+func (c *Conn) established() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.open = true
+	if !ownRecords {
+		c.hs.forget()
+	} else if r := c.hs.records(c.tls.ConnectionState()); r != nil {
+		c.rec, c.tls = r, nil
+	}
+	c.hs = nil
 }
 
 func (s *Server) identify(nc net.Conn) (string, any, error) {
 	c := nc.(*Conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.HandshakeContext(ctx); err != nil {
+	if err := c.tls.HandshakeContext(ctx); err != nil {
 		return "", nil, err
 	}
 	if c.name == "" {
 		return "", nil, errors.New("tls: client not identified")
 	}
-	c.mu.Lock()
-	c.open = true
-	c.mu.Unlock()
+	cs := c.tls.ConnectionState()
+	c.established()
 	s.opts.Stats.Inc(SessionAccepts)
 	if log := s.opts.Logger; log != nil {
-		cs := c.ConnectionState()
 		log.Debug("session accepted", "domain", "tls", "from", c.RemoteAddr(), "securityName", c.name,
-			"version", gotls.VersionName(cs.Version), "resumed", cs.DidResume)
+			"version", gotls.VersionName(cs.Version), "resumed", cs.DidResume, "records", c.rec != nil)
 	}
 	return c.name, c, nil
 }

@@ -172,24 +172,24 @@ func TestSessionStoreBound(t *testing.T) {
 		}
 		return s
 	}
-	old, _ := st.wrap(ss(), keys)
+	old, _ := st.wrap(ss(), keys, nil)
 	keys.Rotate()
 	keys.Rotate() // old's key is gone
 	for i := 0; i < 5; i++ {
-		if _, err := st.wrap(ss(), keys); err != nil {
+		if _, err := st.wrap(ss(), keys, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := st.len(); n > 3 {
 		t.Errorf("%d states kept, bound 3", n)
 	}
-	if s, _ := st.unwrap(old, keys); s != nil {
+	if s, _ := st.unwrap(old, keys, nil); s != nil {
 		t.Error("a state whose key rotated out was resumed")
 	}
-	if s, _ := st.unwrap(make([]byte, ticketLen), keys); s != nil {
+	if s, _ := st.unwrap(make([]byte, ticketLen), keys, nil); s != nil {
 		t.Error("an unknown ticket was resumed")
 	}
-	if s, _ := st.unwrap([]byte("short"), keys); s != nil {
+	if s, _ := st.unwrap([]byte("short"), keys, nil); s != nil {
 		t.Error("a malformed ticket was resumed")
 	}
 }
@@ -228,4 +228,65 @@ func mustSessionBytes(t *testing.T) []byte {
 		sessionBytes = <-got
 	})
 	return sessionBytes
+}
+
+// TestSessionStoreSharesCertificates: states that carry the same client
+// certificates keep them once (issue 19, memory per session), resume,
+// and the shared part goes with the last state.
+func TestSessionStoreSharesCertificates(t *testing.T) {
+	p := testPKI(t)
+	s, _ := startLayerServer(t, p, nil)
+	st := s.sessions
+	var ccs []*ClientConfig
+	for i := 0; i < 3; i++ {
+		cc := clientConfig(p, p.Carol)
+		if _, err := ask(mustDial(t, s, cc)); err != nil {
+			t.Fatal(err)
+		}
+		ccs = append(ccs, cc)
+	}
+	st.mu.Lock()
+	n, shared := len(st.entries), len(st.certs)
+	for _, e := range st.entries {
+		b := e.bytes()
+		from, to, ok := certificatePart(b)
+		if e.certs == nil || !ok || to-from < 300 || len(e.state) != len(b)-(to-from) {
+			t.Errorf("a state kept whole (%d of %d octets)", len(e.state), len(b))
+		}
+		if _, err := gotls.ParseSessionState(b); err != nil {
+			t.Errorf("state not given back as it was: %v", err)
+		}
+	}
+	st.mu.Unlock()
+	if n != 3 || shared != 1 {
+		t.Fatalf("%d states, %d copies of their certificates; want 3 and 1", n, shared)
+	}
+	for i, cc := range ccs {
+		c := mustDial(t, s, cc)
+		if got, err := ask(c); err != nil || !c.ConnectionState().DidResume || got != "carol|own" {
+			t.Errorf("session %d: resumed %v, %q, %v", i, c.ConnectionState().DidResume, got, err)
+		}
+	}
+	s.opts.Tickets.Rotate()
+	s.opts.Tickets.Rotate()
+	st.mu.Lock()
+	st.evict(keyNames(s.opts.Tickets.Keys()))
+	n, shared = len(st.entries), len(st.certs)
+	st.mu.Unlock()
+	if n != 0 || shared != 0 {
+		t.Errorf("after all states went: %d states, %d shared certificate parts", n, shared)
+	}
+	if _, _, ok := certificatePart([]byte{3, 4, 1}); ok {
+		t.Error("a certificate part found in 3 octets")
+	}
+}
+
+func mustDial(t *testing.T, s *Server, cc *ClientConfig) *gotls.Conn {
+	t.Helper()
+	c, err := Dial(context.Background(), "tcp", s.Addr().String(), cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

@@ -30,7 +30,24 @@ var SessionOID = snmp.OID{1, 3, 6, 1, 2, 1, 198, 2, 1}
 // Stats are the snmpTlstmSession counters (served by package
 // mib/transportmib).
 type Stats struct {
-	c [11]atomic.Uint32
+	c          [11]atomic.Uint32
+	badRecords atomic.Uint64
+}
+
+// BadRecords returns how many records failed authentication (damaged or
+// forged; each ended its session). Not an SNMP-TLS-TM-MIB counter.
+func (s *Stats) BadRecords() uint64 {
+	if s == nil {
+		return 0
+	}
+	return s.badRecords.Load()
+}
+
+// IncBadRecords counts a record that failed authentication.
+func (s *Stats) IncBadRecords() {
+	if s != nil {
+		s.badRecords.Add(1)
+	}
 }
 
 // Get returns a counter; a nil *Stats counted nothing.
