@@ -555,6 +555,9 @@ func (d *daemon) stop(ls []listener) {
 	for _, l := range ls {
 		l.srv.Close()
 		d.servers = slices.DeleteFunc(d.servers, func(x listener) bool { return x.spec == l.spec })
+		if d.tls != nil {
+			d.tls.forget(l.srv)
+		}
 	}
 }
 
@@ -609,12 +612,25 @@ func (d *daemon) reload() error {
 }
 
 // saveReloadState returns a function that restores what d.policy
-// changes besides the policy it returns: the USM users and the SSH, TLS
-// and web-services settings (the TLS listeners get their certificates
-// back).
+// changes besides the policy it returns: the USM users, usmUserTable's
+// rows (with usm-users.conf, which the merge rewrote) and what it knows
+// of the configuration's users, the configuration's VACM that SNMP-made
+// rows are told from, and the SSH, TLS and web-services settings (the
+// TLS listeners get their certificates back).
 func (d *daemon) saveReloadState() (undo func()) {
 	users := usm.NewUserTable()
 	users.Replace(d.usm.Users())
+	d.vacm.mu.Lock()
+	vacmBase := d.vacm.base
+	d.vacm.mu.Unlock()
+	d.usmRows.mu.Lock()
+	configured, rowBases := d.usmRows.configured, d.usmRows.base
+	d.usmRows.mu.Unlock()
+	table := d.usmRows.table
+	var rows []agent.USMUserRow
+	if table != nil {
+		rows = table.Rows()
+	}
 	d.ssh.mu.Lock()
 	sshCfg := d.ssh.cfg
 	d.ssh.mu.Unlock()
@@ -627,6 +643,21 @@ func (d *daemon) saveReloadState() (undo func()) {
 	d.http.mu.Unlock()
 	return func() {
 		d.usm.Users().Replace(users)
+		// Without this, a VACM set before the next reload would store
+		// the running configuration's rows that the refused file drops
+		// as rows made by SNMP, and they would outlive that reload.
+		d.vacm.mu.Lock()
+		d.vacm.base = vacmBase
+		d.vacm.mu.Unlock()
+		d.usmRows.mu.Lock()
+		d.usmRows.configured, d.usmRows.base = configured, rowBases
+		d.usmRows.mu.Unlock()
+		if table != nil {
+			table.Restore(rows)
+			if err := d.writeUSMRows(rows); err != nil {
+				d.log.Error("usmUserTable: the running rows could not be stored back", "file", filepath.Join(d.state.Dir, usmFile), "err", err)
+			}
+		}
 		d.ssh.mu.Lock()
 		d.ssh.cfg = sshCfg
 		d.ssh.mu.Unlock()

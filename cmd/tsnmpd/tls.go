@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -98,6 +99,18 @@ func (s *tlsState) options(d *daemon) *tlstm.Options {
 		ServerOptions: transport.ServerOptions{Logger: d.log, IdleTimeout: time.Duration(s.cfg.IdleTimeout), MaxConns: s.cfg.MaxSessions},
 		Stats:         &s.stats, Tickets: s.tickets, DisableTickets: s.cfg.NoResumption,
 	}
+}
+
+// forget drops a closed tls: or dtls: listener from those a reload gives
+// new settings to.
+func (s *tlsState) forget(srv transport.Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.servers = slices.DeleteFunc(s.servers, func(x interface {
+		Update(*tlstm.ServerConfig) error
+	}) bool {
+		return any(x) == any(srv)
+	})
 }
 
 func (d *daemon) openTLS(a transport.Address) (transport.Server, error) {
