@@ -191,7 +191,7 @@ func (ls *trapdListeners) open(spec string, a transport.Address, tc *trapdSettin
 		}
 	case transport.DTLS:
 		var s *dtls.Server
-		s, err = dtls.Listen(a, ls.h, tc.tlsServer, &dtls.Options{Options: tlstm.Options{ServerOptions: transport.ServerOptions{Logger: ls.log}}})
+		s, err = dtls.Listen(a, ls.h, tc.tlsServer, &dtls.Options{Options: tlstm.Options{ServerOptions: transport.ServerOptions{Logger: ls.log, ReadBuffer: trapdReadBuffer}}})
 		if err == nil {
 			l.srv, l.tls = s, s
 		}
