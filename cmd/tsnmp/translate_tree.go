@@ -358,8 +358,26 @@ func (t *netTree) format(oid []uint32, style byte) string {
 		}
 		kids = k.kids
 	}
-	if deepest == nil || !strings.HasPrefix(deepest.Label, "anonymous#") {
+	if deepest == nil {
 		return formatStyle(oid, style)
+	}
+	if !strings.HasPrefix(deepest.Label, "anonymous#") {
+		// Of several names of one OID, Net-SNMP prints the node it
+		// reaches through the tree (the last sibling of that arc), with
+		// the module that made it.
+		s := formatStyle(oid, style)
+		n, _ := smi.Lookup(oid)
+		if n == nil || len(n.OID) != i || (n.Name == deepest.Label && n.Module == deepest.Module) || deepest.Module == "" {
+			return s
+		}
+		if style == 'S' {
+			if rest, ok := strings.CutPrefix(s, n.Module+"::"+n.Name); ok {
+				return deepest.Module + "::" + deepest.Label + rest
+			}
+		} else if rest, ok := strings.CutPrefix(s, n.Name); ok {
+			return deepest.Label + rest
+		}
+		return s
 	}
 	start := len(comps) - 1
 	if i == len(oid) {
