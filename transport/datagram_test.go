@@ -89,3 +89,18 @@ func TestDatagramsInOrder(t *testing.T) {
 		t.Logf("%d of %d datagrams handled (the rest dropped by the kernel)", h.n, sources*each)
 	}
 }
+
+// TestDatagramsAddressInUse: a second DatagramServer on the address of a
+// first is refused, as a second UDP socket is (the sockets of one share
+// it with SO_REUSEPORT, which must not take another in).
+func TestDatagramsAddressInUse(t *testing.T) {
+	d, err := ListenDatagrams("udp4", "127.0.0.1:0", &orderHandler{last: map[netip.AddrPort]uint32{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d2, err := ListenDatagrams("udp4", d.Addr().String(), &orderHandler{}, nil); err == nil {
+		d2.Close()
+		t.Fatal("a second server took the address")
+	}
+}

@@ -589,6 +589,16 @@ func ListenDatagrams(network, address string, h Handler, opts *ServerOptions) (*
 	}
 	d := &DatagramServer{}
 	n := datagramSockets()
+	if _, port, err := net.SplitHostPort(address); n > 1 && err == nil && port != "0" {
+		// SO_REUSEPORT would share the address with another such group
+		// (another tsnmp listener of the same user) without a word: an
+		// address in use must fail as it does for UDP.
+		c, err := net.ListenPacket(network, address)
+		if err != nil {
+			return nil, err
+		}
+		c.Close()
+	}
 	for i := 0; i < n; i++ {
 		s, err := listenUDPWith(network, address, h, opts, n > 1)
 		if err != nil {

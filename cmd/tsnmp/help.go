@@ -124,6 +124,7 @@ var helpCommands = []cmdHelp{
 			{"-Cr", "print the routing table (inetCidrRouteTable) instead"},
 			{"-Ci", "print the interfaces (ifTable, ipAddrTable) instead; -Cb adds byte counts, -Co shows only them, -Cd adds drops"},
 			{"-Cw SECONDS", "print the traffic of all interfaces every SECONDS, as the change since the line before, until interrupted"},
+			{"-CI IFACE", "only the interface IFACE (its ifDescr or ifName; with -Cw also its ifAlias), with -Ci or -Cw"},
 			{"-Cs", "print the statistics of TCP, UDP, IP, IPv6, ICMP and ICMPv6 instead (-Css leaves out zeros; -Cp PROTO for one: tcp, udp, ip, ip6, icmp, icmp6)"}}},
 	{name: "delta", tool: "snmpdelta", args: "AGENT OID...", common: true,
 		summary: "print how much counters grow, every period",

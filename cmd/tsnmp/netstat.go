@@ -30,10 +30,13 @@ var tcpStates = []string{"", "CLOSED", "LISTEN", "SYNSENT", "SYNRECEIVED", "ESTA
 type netstatRun struct {
 	a       *app
 	numeric bool // -Cn
-	verbose bool // -Cv: names not cut
-	family  int  // 0 any, 1 inet (-Cf inet), 2 inet6
-	domain  string
-	servs   map[string]string // "port/proto" -> service name
+	// iface is the interface -CI names (ifaceSet even when empty).
+	iface    string
+	ifaceSet bool
+	verbose  bool // -Cv: names not cut
+	family   int  // 0 any, 1 inet (-Cf inet), 2 inet6
+	domain   string
+	servs    map[string]string // "port/proto" -> service name
 }
 
 // walkColumn walks one column with GetNext; a first answer outside it
@@ -296,6 +299,16 @@ func (a *app) netstat(ops []string) int {
 				interval, _ = strconv.Atoi(v) // atoi, as snmpnetstat
 				ifaces = true
 				i = len(arg)
+			case 'I':
+				// One interface, as snmpnetstat's -CI: by name with -Ci,
+				// and -Cw watches only it.
+				v := arg[i+1:]
+				if v == "" {
+					v = a.o.tableC['I']
+				}
+				n.iface, n.ifaceSet = v, true
+				ifaces = true
+				i = len(arg)
 			case 'f', 'p':
 				v := arg[i+1:]
 				if v == "" {
@@ -339,8 +352,7 @@ func (a *app) netstat(ops []string) int {
 	}
 	defer a.sess.Close()
 	if ifaces && interval > 0 {
-		n.sideways(time.Duration(interval)*time.Second, drops) // netstat_stats.go
-		return 0
+		return n.sideways(time.Duration(interval)*time.Second, drops) // netstat_stats.go
 	}
 	if ifaces {
 		n.interfaces(bytesToo, bytesOnly, drops)
@@ -522,7 +534,7 @@ func (n *netstatRun) routeName(ip netip.Addr) string {
 // ifRow is one interface of snmpnetstat -Ci.
 type ifRow struct {
 	index                                                   uint32
-	name, ip, route                                         string
+	name, descr, ip, route                                  string
 	mtu, drops                                              int64
 	ipkts, opkts                                            uint64
 	sIpkts, sIerrs, sOpkts, sOerrs, sIbytes, sObytes, sOutq string
@@ -603,6 +615,7 @@ func (n *netstatRun) interfaces(bytesToo, bytesOnly, drops bool) bool {
 			switch col {
 			case 2:
 				r.name = string(v.Bytes[:min(len(v.Bytes), 127)])
+				r.descr = r.name
 			case 4:
 				r.mtu = int64(int32(v.Num))
 			case 10:
@@ -636,6 +649,12 @@ func (n *netstatRun) interfaces(bytesToo, bytesOnly, drops bool) bool {
 					maxName = len(r.name) + 1
 				}
 			}
+		}
+		// -CI: the other interfaces are left out here, after their
+		// counts (and ifNames) have widened the columns, as in
+		// snmpnetstat.
+		if n.ifaceSet && r.name != n.iface && r.descr != n.iface {
+			continue
 		}
 		if len(r.name)+1 > maxName {
 			maxName = len(r.name) + 1

@@ -221,29 +221,85 @@ func plural(v uint64) string {
 
 // sideways is snmpnetstat's interval mode (-Cw SECONDS): every interval
 // the packets, errors, bytes and queue lengths of all interfaces
-// together, as the change since the last line, under a banner printed
-// again every 21 lines; until interrupted. The sums are those of the
-// ifTable's rows: snmpnetstat 5.9 walks its columns on past their ends
-// (into the following columns and tables) and so prints other numbers.
-func (n *netstatRun) sideways(interval time.Duration, drops bool) {
-	cols := []uint32{11, 12, 14, 17, 18, 20, 21, 10, 16}
-	if drops {
-		cols = append(cols, 19)
-	}
+// together (or, with -CI, of one), as the change since the last line,
+// under a banner printed again every 21 lines; until interrupted. The
+// sums are those of the ifTable's rows: snmpnetstat 5.9 walks its
+// columns on past their ends (into the following columns and tables)
+// and so prints other numbers.
+func (n *netstatRun) sideways(interval time.Duration, drops bool) int {
 	ifEntry := snmp.OID{1, 3, 6, 1, 2, 1, 2, 2, 1}
 	type totals struct{ ip, ie, ib, op, ob, oe, co, dr uint64 }
-	var last totals
-	first := true
-	deadline := time.Now().Add(interval)
-	for {
-		fmt.Fprintf(n.a.out, "%17s %14s %16s\n", "input", "(Total)", "output")
-		fmt.Fprintf(n.a.out, "%10s %5s %10s %10s %5s %10s %5s", "packets", "errs", "bytes", "packets", "errs", "bytes", "colls")
-		if drops {
-			fmt.Fprintf(n.a.out, " %5.5s", "drops")
+	add := func(t *totals, col uint32, v uint64) {
+		switch col {
+		case 10:
+			t.ib += v
+		case 11, 12:
+			t.ip += v
+		case 14:
+			t.ie += v
+		case 16:
+			t.ob += v
+		case 17, 18:
+			t.op += v
+		case 19:
+			t.dr += v
+		case 20:
+			t.oe += v
+		case 21:
+			t.co += v
 		}
-		fmt.Fprintln(n.a.out)
-		n.a.out.Flush()
-		for line := 0; line < 21; line++ {
+	}
+	title := "(Total)"
+	var sample func() totals
+	if n.ifaceSet {
+		// The interface by ifDescr, else ifName, else ifAlias.
+		var index uint32
+		found := false
+		for _, col := range []snmp.OID{append(ifEntry.Clone(), 2), {1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 1}, {1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 18}} {
+			vbs, _ := n.walkColumn(col)
+			for _, vb := range vbs {
+				if string(vb.Value.Bytes) == n.iface && len(vb.Name) > len(col) {
+					index, found = vb.Name[len(col)], true
+					break
+				}
+			}
+			if found {
+				break
+			}
+		}
+		if !found {
+			n.a.errorf("%s: unknown interface\n", n.iface)
+			return 1
+		}
+		title = n.iface
+		cols := []uint32{10, 16, 11, 12, 14, 17, 18, 20, 21}
+		if drops {
+			cols = append(cols, 19)
+		}
+		sample = func() totals {
+			var t totals
+			binds := make([]snmp.OID, len(cols))
+			for i, c := range cols {
+				binds[i] = append(ifEntry.Clone(), c, index)
+			}
+			resp, err := n.a.sess.Do(n.a.ctx, &snmp.PDU{Type: snmp.GetRequest, VarBinds: nullBinds(binds)})
+			if err != nil || resp.ErrorStatus != snmp.NoError {
+				return t
+			}
+			for _, vb := range resp.VarBinds {
+				if vb.Value.Type.IsException() || len(vb.Name) != len(ifEntry)+2 {
+					continue
+				}
+				add(&t, vb.Name[len(ifEntry)], vb.Value.Num)
+			}
+			return t
+		}
+	} else {
+		cols := []uint32{11, 12, 14, 17, 18, 20, 21, 10, 16}
+		if drops {
+			cols = append(cols, 19)
+		}
+		sample = func() totals {
 			var sum totals
 			cur := make([]snmp.OID, len(cols))
 			for i, c := range cols {
@@ -262,27 +318,25 @@ func (n *netstatRun) sideways(interval time.Duration, drops bool) {
 					if vb.Value.Type.IsException() || !vb.Name.HasPrefix(append(ifEntry.Clone(), cols[i])) {
 						continue
 					}
-					v := vb.Value.Num
-					switch vb.Name[len(ifEntry)] {
-					case 10:
-						sum.ib += v
-					case 11, 12:
-						sum.ip += v
-					case 14:
-						sum.ie += v
-					case 16:
-						sum.ob += v
-					case 17, 18:
-						sum.op += v
-					case 19:
-						sum.dr += v
-					case 20:
-						sum.oe += v
-					case 21:
-						sum.co += v
-					}
+					add(&sum, vb.Name[len(ifEntry)], vb.Value.Num)
 				}
 			}
+			return sum
+		}
+	}
+	var last totals
+	first := true
+	deadline := time.Now().Add(interval)
+	for {
+		fmt.Fprintf(n.a.out, "%17s %14s %16s\n", "input", title, "output")
+		fmt.Fprintf(n.a.out, "%10s %5s %10s %10s %5s %10s %5s", "packets", "errs", "bytes", "packets", "errs", "bytes", "colls")
+		if drops {
+			fmt.Fprintf(n.a.out, " %5.5s", "drops")
+		}
+		fmt.Fprintln(n.a.out)
+		n.a.out.Flush()
+		for line := 0; line < 21; line++ {
+			sum := sample()
 			if !first {
 				fmt.Fprintf(n.a.out, "%10d %5d %10d %10d %5d %10d %5d", sum.ip-last.ip, sum.ie-last.ie, sum.ib-last.ib,
 					sum.op-last.op, sum.oe-last.oe, sum.ob-last.ob, sum.co-last.co)
@@ -295,7 +349,7 @@ func (n *netstatRun) sideways(interval time.Duration, drops bool) {
 			last, first = sum, false
 			select {
 			case <-n.a.ctx.Done():
-				return
+				return 0
 			case <-time.After(time.Until(deadline)):
 			}
 			deadline = time.Now().Add(interval)

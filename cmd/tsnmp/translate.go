@@ -138,6 +138,10 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 		var err error
 		if random {
 			oid, err = smi.Resolve(name)
+			if name == "" || name[0] == '.' || name[0] >= '0' && name[0] <= '9' {
+				// snmptranslate's random access looks up a name only.
+				err = fmt.Errorf("not a name")
+			}
 		} else {
 			oid, err = smi.ResolvePath(name)
 		}
@@ -149,9 +153,6 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintln(stderr, err)
 			}
 			return 2
-		}
-		if i > 0 {
-			out.WriteByte('\n')
 		}
 		switch {
 		case strings.Contains(tflags, "d"):
@@ -165,11 +166,15 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 			n, rest := smi.Lookup(oid)
 			if n == nil || len(rest) > 0 {
 				fmt.Fprintln(out, formatStyle(oid, style))
-				continue
+			} else {
+				printTree(out, n, "")
 			}
-			printTree(out, n, "")
 		default:
 			fmt.Fprintln(out, formatStyle(oid, style))
+		}
+		// Before the next name is looked up, as snmptranslate.
+		if i < len(oids)-1 {
+			out.WriteByte('\n')
 		}
 	}
 	return 0

@@ -46,6 +46,7 @@ func TestTranslateLikeSnmptranslate(t *testing.T) {
 		{"-TB", "."},
 		{"-TB", "Entry$"},
 		{"-Tp", "-IR", "noSuchName"},
+		{"-IR", "-On", "sysDescr", ".1.3.6.1.2.1.1"},
 	} {
 		full := append([]string{"-M", dir, "-m", "ALL"}, args...)
 		cmd := exec.Command(bin, full...)

@@ -343,11 +343,11 @@ func firstLine(s string) string {
 	return s
 }
 
-// trapdReadBuffer is the UDP receive buffer tsnmp trapd asks for: 4 MiB
-// hold some 3,000 small notifications, a third of a second of a storm of
-// 10,000 per second, while a burst of handler programs or the garbage
-// collector holds the reader up. The kernel caps it at
-// net.core.rmem_max.
+// trapdReadBuffer is the receive buffer of tsnmp trapd's udp: and dtls:
+// sockets: 4 MiB hold some 3,000 small notifications, a third of a
+// second of a storm of 10,000 per second, while a burst of handler
+// programs or the garbage collector holds the reader up. The kernel caps
+// it at net.core.rmem_max.
 const trapdReadBuffer = 4 << 20
 
 // trapdSSHKeys returns the host keys of an ssh: listener: those of

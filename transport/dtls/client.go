@@ -215,6 +215,30 @@ func Dial(ctx context.Context, network, addr string, c *tlstm.ClientConfig, stor
 			store.Put(key, nil)
 		}
 	}
+	opts, err := fullOptions(host, c)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := handshake(ctx, network, ua, opts, 10*time.Second)
+	if err != nil {
+		c.Stats.Inc(tlstm.SessionOpenErrors)
+		return nil, err
+	}
+	c.Stats.Inc(tlstm.SessionOpens)
+	dc := &Conn{Conn: conn}
+	if store != nil {
+		st, _ := conn.ConnectionState()
+		if psk, err := st.ExportKeyingMaterial(exporterLabel, nil, pskLen); err == nil {
+			dc.store, dc.key, dc.psk = store, key, psk
+			dc.askTicket()
+		}
+	}
+	return dc, nil
+}
+
+// fullOptions are the options of a full handshake with c's certificate
+// to the agent host.
+func fullOptions(host string, c *tlstm.ClientConfig) ([]dtls.ClientOption, error) {
 	if len(c.Certificates) == 0 {
 		return nil, errors.New("dtls: no local certificate (our_identity or localCert)")
 	}
@@ -235,21 +259,7 @@ func Dial(ctx context.Context, network, addr string, c *tlstm.ClientConfig, stor
 	if net.ParseIP(id.Hostname) == nil {
 		opts = append(opts, dtls.WithServerName(id.Hostname))
 	}
-	conn, err := handshake(ctx, network, ua, opts, 10*time.Second)
-	if err != nil {
-		c.Stats.Inc(tlstm.SessionOpenErrors)
-		return nil, err
-	}
-	c.Stats.Inc(tlstm.SessionOpens)
-	dc := &Conn{Conn: conn}
-	if store != nil {
-		st, _ := conn.ConnectionState()
-		if psk, err := st.ExportKeyingMaterial(exporterLabel, nil, pskLen); err == nil {
-			dc.store, dc.key, dc.psk = store, key, psk
-			dc.askTicket()
-		}
-	}
-	return dc, nil
+	return opts, nil
 }
 
 func resumeOptions(t *Ticket) []dtls.ClientOption {
@@ -302,4 +312,115 @@ func clientSuites(want []uint16) []dtls.CipherSuiteID {
 		return certSuites
 	}
 	return out
+}
+
+// A Sender sends SNMP messages over a DTLS session as records it seals
+// itself: pion/dtls runs the handshake, the listener's record layer
+// (record.go) protects the records, which the caller sends on the
+// session's socket as it likes (in batches, say). It is for load
+// generators (tsnmp bench), which send many messages at once; it reads
+// nothing.
+type Sender struct {
+	conn  *net.UDPConn
+	wr    protection
+	epoch uint16
+	seq   uint64
+}
+
+// senderConn is the socket pion/dtls runs a Sender's handshake on; cut
+// ends pion/dtls's use of it.
+type senderConn struct {
+	*net.UDPConn
+	cut atomic.Bool
+}
+
+func (c *senderConn) ReadFrom(b []byte) (int, net.Addr, error) {
+	if c.cut.Load() {
+		return 0, nil, net.ErrClosed
+	}
+	n, a, err := c.UDPConn.ReadFrom(b)
+	if c.cut.Load() {
+		return 0, nil, net.ErrClosed
+	}
+	return n, a, err
+}
+
+func (c *senderConn) WriteTo(b []byte, _ net.Addr) (int, error) {
+	if c.cut.Load() {
+		return len(b), nil
+	}
+	return c.UDPConn.Write(b)
+}
+
+func (c *senderConn) Close() error { return nil }
+
+// DialSender opens a session to addr on network with a full handshake, as
+// Dial does without resumption.
+func DialSender(ctx context.Context, network, addr string, c *tlstm.ClientConfig) (*Sender, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ua, err := net.ResolveUDPAddr(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := fullOptions(host, c)
+	if err != nil {
+		return nil, err
+	}
+	uc, err := net.DialUDP(network, nil, ua)
+	if err != nil {
+		return nil, err
+	}
+	sc := &senderConn{UDPConn: uc}
+	conn, err := dtls.ClientWithOptions(sc, ua, opts...)
+	if err != nil {
+		uc.Close()
+		return nil, err
+	}
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := conn.HandshakeContext(hctx); err != nil {
+		conn.Close()
+		uc.Close()
+		return nil, err
+	}
+	// pion/dtls sends nothing more: the record layer owns the sequence
+	// numbers it has not used.
+	sc.cut.Store(true)
+	uc.SetReadDeadline(time.Unix(1, 0))
+	st, _ := conn.ConnectionState()
+	conn.Close()
+	k, err := takeKeys(&st)
+	if err != nil {
+		uc.Close()
+		return nil, err
+	}
+	return &Sender{conn: uc, wr: k.wr, epoch: k.epoch, seq: k.seq}, nil
+}
+
+// Seal appends to dst a record carrying msg, with the session's next
+// sequence number. It is not safe for concurrent use.
+func (s *Sender) Seal(dst, msg []byte) []byte {
+	n := len(dst)
+	b := append(dst, make([]byte, s.wr.prefix())...)
+	b = append(b, msg...)
+	rec := s.wr.seal(b[n:], typeApplicationData, uint64(s.epoch)<<48|s.seq)
+	s.seq++
+	if len(rec) > 0 && &rec[0] == &b[n] {
+		return b[:n+len(rec)]
+	}
+	return append(dst, rec...)
+}
+
+// Conn returns the session's socket, connected to the agent.
+func (s *Sender) Conn() *net.UDPConn { return s.conn }
+
+// Close sends a close_notify alert and closes the socket.
+func (s *Sender) Close() error {
+	b := append(make([]byte, s.wr.prefix(), s.wr.prefix()+2+tagLen), alertWarning, alertCloseNotify)
+	s.conn.Write(s.wr.seal(b, typeAlert, uint64(s.epoch)<<48|s.seq))
+	s.seq++
+	return s.conn.Close()
 }

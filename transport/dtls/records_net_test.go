@@ -352,3 +352,62 @@ func TestRecordsInOrder(t *testing.T) {
 		t.Errorf("%d of %d messages handled, %d records refused as replays", got, n, st.Replayed)
 	}
 }
+
+// countHandler counts the messages that equal want.
+type countHandler struct {
+	want []byte
+	n    atomic.Int64
+}
+
+func (h *countHandler) ServeSNMP(_ *transport.StateReference, msg, _ []byte) []byte {
+	if string(msg) == string(h.want) {
+		h.n.Add(1)
+	}
+	return nil
+}
+
+// TestSender: records a Sender seals reach the listener's handler, in
+// order, none dropped; its close_notify ends the session.
+func TestSender(t *testing.T) {
+	p := testPKI(t)
+	h := &countHandler{want: []byte{0x30, 3, 2, 1, 7}}
+	stats := new(tlstm.Stats)
+	s, err := Listen(transport.Address{Domain: transport.DTLS, Network: "udp4", Host: "127.0.0.1"}, h, serverConfig(t, p),
+		&Options{Options: tlstm.Options{Stats: stats}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	defer s.Close()
+	snd, err := DialSender(context.Background(), "udp4", s.Addr().String(), client(p, p.Carol))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	var recs [][]byte
+	for i := 0; i < n; i++ {
+		recs = append(recs, snd.Seal(nil, h.want))
+	}
+	for i, r := range recs {
+		snd.Conn().Write(r)
+		if i%16 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for i := 0; i < 200 && h.n.Load() < n; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got, st := h.n.Load(), s.RecordStats(); got != n || st != (RecordStats{}) {
+		t.Errorf("%d of %d messages handled; dropped records %+v", got, n, st)
+	}
+	snd.Close()
+	for i := 0; i < 200; i++ {
+		if conns, _ := s.set.Len(); conns == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if conns, _ := s.set.Len(); conns != 0 {
+		t.Errorf("%d sessions left after close_notify", conns)
+	}
+}
