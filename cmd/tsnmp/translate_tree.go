@@ -30,10 +30,10 @@ type tnode struct {
 
 // loadedTree returns the tree of the set translate loaded, or nil.
 func loadedTree() *netTree {
-	if loadedSet == nil || len(loadedSet.Tree) == 0 {
+	s := loadedSet.Load()
+	if s == nil || len(s.Tree) == 0 {
 		return nil
 	}
-	s := loadedSet
 	t := &netTree{nodes: make([]tnode, len(s.Tree))}
 	for i, n := range s.Tree {
 		tn := &t.nodes[i]
