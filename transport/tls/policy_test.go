@@ -130,7 +130,7 @@ func noEMS(t *testing.T) string {
 	return p
 }
 
-func savePKI(t *testing.T, p *certs.PKI) string {
+func savePKI(t testing.TB, p *certs.PKI) string {
 	dir := t.TempDir()
 	for name, is := range map[string]*certs.Issued{"ca": p.CA, "server": p.Server, "carol": p.Carol} {
 		if _, err := is.Save(dir, name); err != nil {
