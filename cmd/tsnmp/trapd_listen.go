@@ -27,12 +27,23 @@ import (
 // starts the new ones, installs the new settings in the kept ones (new
 // sessions use them, open sessions go on) and closes the addresses the
 // configuration no longer names. If prepare fails, nothing has changed.
+//
+// The addresses a reload removes are closed off the main loop, each on a
+// goroutine of its own: a udp: one is drained first (the datagrams the
+// kernel had queued are received), and each is waited for until what it
+// was handling has been handed to the receiver. Meanwhile trapd goes on
+// acting on signals; a stop cuts the drains short.
 type trapdListeners struct {
 	h        transport.Handler
 	log      *slog.Logger
 	stateDir string
 	wg       sync.WaitGroup
 	list     []*trapdListener
+	// closing are the listeners a reload removed that are still closing;
+	// closers counts their goroutines.
+	closeMu sync.Mutex
+	closing []*trapdListener
+	closers sync.WaitGroup
 	// ssh is the SSH configuration in force: the senders' authorized
 	// keys are looked up in it at every login.
 	ssh atomic.Pointer[config.SSH]
@@ -55,6 +66,15 @@ type trapdListener struct {
 	}
 	ssh  *sshSocket
 	done chan struct{} // closed once Serve has returned
+}
+
+// closeNow closes l at once, with its sessions, without draining.
+func (l *trapdListener) closeNow() {
+	if l.ssh != nil {
+		l.ssh.Close()
+	} else {
+		l.srv.Close()
+	}
 }
 
 func newTrapdListeners(h transport.Handler, log *slog.Logger, stateDir string) *trapdListeners {
@@ -133,6 +153,9 @@ func (ls *trapdListeners) prepare(tc *trapdSettings) (*listenPlan, error) {
 			p.next = append(p.next, l)
 			continue
 		}
+		// An address an earlier reload removed and that is still
+		// closing holds its port until its Serve has returned.
+		ls.awaitClosed(w.a.String())
 		l, err := ls.open(w.spec, w.a, tc, p)
 		if err != nil {
 			if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "permission denied") {
@@ -204,6 +227,26 @@ func (ls *trapdListeners) authorizedKeysFile(user string) string {
 	return ""
 }
 
+// awaitClosed waits until the removed listener at key, if one is still
+// closing, has let its port go: at most closeWait.
+func (ls *trapdListeners) awaitClosed(key string) {
+	ls.closeMu.Lock()
+	var l *trapdListener
+	for _, c := range ls.closing {
+		if c.key == key {
+			l = c
+		}
+	}
+	ls.closeMu.Unlock()
+	if l == nil {
+		return
+	}
+	select {
+	case <-l.done:
+	case <-time.After(closeWait):
+	}
+}
+
 func (ls *trapdListeners) find(key string) *trapdListener {
 	for _, l := range ls.list {
 		if l.key == key {
@@ -217,18 +260,14 @@ func (ls *trapdListeners) find(key string) *trapdListener {
 // were.
 func (p *listenPlan) abort() {
 	for _, l := range p.opened {
-		if l.ssh != nil {
-			l.ssh.Close()
-		} else {
-			l.srv.Close()
-		}
+		l.closeNow()
 	}
 	p.opened = nil
 }
 
 // commit installs the new settings in the kept listeners, starts serving
-// the opened ones and closes those no longer configured (waiting for what
-// they were handling). It returns what changed, for the log.
+// the opened ones and starts closing those no longer configured (retire:
+// it does not wait for them). It returns what changed, for the log.
 func (p *listenPlan) commit() (opened, closed []string) {
 	ls := p.ls
 	c := p.sshConf
@@ -257,11 +296,32 @@ func (p *listenPlan) commit() (opened, closed []string) {
 	}
 	ls.list = p.next
 	for _, l := range p.gone {
-		ls.closeOne(l)
+		ls.retire(l)
 		closed = append(closed, l.spec)
 	}
 	return opened, closed
 }
+
+// retire closes l on a goroutine of its own (closeOne), so that removing
+// listeners neither holds up the main loop (signals) nor waits for one
+// removed listener before closing the next.
+func (ls *trapdListeners) retire(l *trapdListener) {
+	ls.closeMu.Lock()
+	ls.closing = append(ls.closing, l)
+	ls.closeMu.Unlock()
+	ls.closers.Add(1)
+	go func() {
+		defer ls.closers.Done()
+		ls.closeOne(l)
+		ls.closeMu.Lock()
+		ls.closing = slices.DeleteFunc(ls.closing, func(x *trapdListener) bool { return x == l })
+		ls.closeMu.Unlock()
+	}()
+}
+
+// closeWait is how long closing a listener waits for its Serve to return
+// before it says so in the log and lets it be.
+const closeWait = 10 * time.Second
 
 func (ls *trapdListeners) serve(l *trapdListener) {
 	ls.wg.Add(1)
@@ -290,22 +350,27 @@ func (ls *trapdListeners) closeOne(l *trapdListener) {
 	}
 	select {
 	case <-l.done:
-	case <-time.After(10 * time.Second):
+		ls.log.Info("stopped listening", "address", l.spec)
+	case <-time.After(closeWait):
 		ls.log.Warn("listener still closing", "address", l.spec)
 	}
-	ls.log.Info("stopped listening", "address", l.spec)
 }
 
-// close closes every listener.
+// close closes every listener, and those a reload removed that are still
+// closing (a drain in progress ends: at a stop nothing is drained), and
+// waits until every Serve has returned.
 func (ls *trapdListeners) close() {
 	for _, l := range ls.list {
-		if l.ssh != nil {
-			l.ssh.Close()
-		} else {
-			l.srv.Close()
-		}
+		l.closeNow()
 	}
 	ls.list = nil
+	ls.closeMu.Lock()
+	closing := slices.Clone(ls.closing)
+	ls.closeMu.Unlock()
+	for _, l := range closing {
+		l.closeNow()
+	}
+	ls.closers.Wait()
 	ls.wg.Wait()
 }
 
@@ -336,7 +401,8 @@ func sshIdentity(c *config.SSH, keys []tssh.Signer) string {
 // SSH server of the running configuration: when a reload changes the host
 // keys or the SSH settings, a server with the new ones takes the
 // connections that arrive from then on, and the one it replaces keeps its
-// sessions until they end (or tsnmp trapd stops).
+// sessions until they end (or tsnmp trapd stops): it is closed when the
+// last of them ends.
 type sshSocket struct {
 	l    net.Listener
 	h    transport.Handler
@@ -404,21 +470,11 @@ func (s *sshSocket) swap(cfg *sshtm.ServerConfig, opts *sshtm.Options) error {
 	}
 	old := s.cur
 	s.cfg, s.cur, s.opts = cfg, v, opts
-	// Servers retired before whose sessions have all ended are closed.
-	keep := s.retired[:0]
-	var idle []*sshView
-	for _, r := range s.retired {
-		if r.open.Load() == 0 {
-			idle = append(idle, r)
-		} else {
-			keep = append(keep, r)
-		}
-	}
-	s.retired = append(keep, old)
+	s.retired = append(s.retired, old)
 	s.mu.Unlock()
 	old.stop()
-	for _, r := range idle {
-		r.srv.Close()
+	if old.open.Load() == 0 {
+		s.drop(old)
 	}
 	go func() {
 		if err := v.srv.Serve(); err != nil {
@@ -458,7 +514,7 @@ func (s *sshSocket) feed() {
 			select {
 			case v.conns <- &sshConn{Conn: c, v: v}:
 			case <-v.done:
-				v.open.Add(-1)
+				v.release()
 				continue // swapped meanwhile: hand it to the new server
 			}
 			break
@@ -504,8 +560,38 @@ func (x *sshSocketServer) Serve() error {
 func (x *sshSocketServer) Close() error   { return x.s.Close() }
 func (x *sshSocketServer) Addr() net.Addr { return x.s.l.Addr() }
 
+// drop closes v, a retired server whose connections have all ended,
+// unless the socket's Close is closing it or an earlier drop did.
+func (s *sshSocket) drop(v *sshView) {
+	s.mu.Lock()
+	i := slices.Index(s.retired, v)
+	if i >= 0 {
+		s.retired = slices.Delete(s.retired, i, i+1)
+	}
+	s.mu.Unlock()
+	if i < 0 {
+		return
+	}
+	// Close waits for the server's connection goroutines, and the last
+	// connection may be closing on one of them.
+	go v.srv.Close()
+}
+
 // stop ends the view's accepting; its server keeps its connections.
 func (v *sshView) stop() { v.once.Do(func() { close(v.done) }) }
+
+// release counts one of v's connections as ended. When it was the last
+// one of a retired server (stopped by a swap), that server is closed.
+func (v *sshView) release() {
+	if v.open.Add(-1) != 0 {
+		return
+	}
+	select {
+	case <-v.done:
+		v.sock.drop(v)
+	default: // the current server
+	}
+}
 
 func (v *sshView) Accept() (net.Conn, error) {
 	select {
@@ -528,6 +614,6 @@ type sshConn struct {
 }
 
 func (c *sshConn) Close() error {
-	c.once.Do(func() { c.v.open.Add(-1) })
+	c.once.Do(c.v.release)
 	return c.Conn.Close()
 }

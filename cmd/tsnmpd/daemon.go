@@ -508,7 +508,7 @@ func (d *daemon) listen(specs []string) ([]listener, error) {
 		return nil, err
 	}
 	for _, spec := range specs {
-		if d.listening(spec) {
+		if d.listening(spec) || slices.ContainsFunc(opened, func(l listener) bool { return l.spec == spec }) {
 			continue
 		}
 		a, err := listenAddress(spec) // http.go: http: and https:, else transport.ParseAddress
@@ -522,15 +522,18 @@ func (d *daemon) listen(specs []string) ([]listener, error) {
 			}
 			return fail(fmt.Errorf("listen %s: %w", spec, err))
 		}
-		l := listener{spec: spec, srv: s}
-		opened = append(opened, l)
+		opened = append(opened, listener{spec: spec, srv: s})
+	}
+	// Only once every address is open do the new ones serve: a reload
+	// refused for its last address has not served on its first.
+	for _, l := range opened {
 		d.mu.Lock()
 		d.servers = append(d.servers, l)
 		d.mu.Unlock()
-		d.log.Info("listening", "address", spec, "bound", s.Addr().String())
+		d.log.Info("listening", "address", l.spec, "bound", l.srv.Addr().String())
 		go func() {
-			if err := s.Serve(); err != nil {
-				d.errc <- fmt.Errorf("serve %s: %w", spec, err)
+			if err := l.srv.Serve(); err != nil {
+				d.errc <- fmt.Errorf("serve %s: %w", l.spec, err)
 			}
 		}()
 	}

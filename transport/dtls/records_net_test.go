@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -409,5 +410,26 @@ func TestSender(t *testing.T) {
 	}
 	if conns, _ := s.set.Len(); conns != 0 {
 		t.Errorf("%d sessions left after close_notify", conns)
+	}
+}
+
+// TestDualStack: a listener on the IPv6 wildcard serves an IPv4 manager
+// (handshake datagrams are written with sendto, answers with sendmmsg).
+func TestDualStack(t *testing.T) {
+	p := testPKI(t)
+	s, err := Listen(transport.Address{Domain: transport.DTLS, Network: "udp", Host: "::"}, nameHandler{}, serverConfig(t, p), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	defer s.Close()
+	port := s.Addr().(*net.UDPAddr).Port
+	conn, err := Dial(context.Background(), "udp4", net.JoinHostPort("127.0.0.1", fmt.Sprint(port)), client(p, p.Carol), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if name, err := ask(conn); err != nil || name != "carol" {
+		t.Fatalf("%q %v", name, err)
 	}
 }
