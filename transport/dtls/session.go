@@ -189,6 +189,7 @@ func (s *Server) startHandshake(a netip.AddrPort, first []byte) {
 		s.mu.Unlock()
 		return
 	}
+	x.beside = p.cur != nil
 	select {
 	case s.accepts <- x:
 		p.next = x
@@ -355,6 +356,7 @@ type session struct {
 	flight    [][]byte // our last flight, to send again until confirmed
 	early     [][]byte // datagrams that came before ready
 	resumed   bool
+	beside    bool     // the handshake started beside an association of the address
 	psk       []byte   // of a ticket for a full handshake, until one is issued
 	chain     [][]byte // the client's chain for that ticket
 	ticket    []byte
@@ -400,7 +402,10 @@ func (s *Server) serveConn(sc *connset.Conn) {
 	}()
 	<-done
 	if err != nil {
-		if !sc.Evicted() {
+		// A handshake beside a session (a delayed duplicate of the
+		// peer's first ClientHello, say) that goes nowhere costs the
+		// source no more than a client that left.
+		if !sc.Evicted() && !x.beside {
 			sc.FailErr(err)
 			if log != nil {
 				log.Info("session refused", "domain", "dtls", "from", x.addr, "err", err)
