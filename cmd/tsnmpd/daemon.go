@@ -30,6 +30,7 @@ import (
 	"github.com/tsnmp/tsnmp/notify"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
+	tssh "github.com/tsnmp/tsnmp/ssh"
 	"github.com/tsnmp/tsnmp/transport"
 )
 
@@ -340,8 +341,9 @@ type loadPlan struct {
 	// vacmBase is the configuration's VACM, that SNMP-made rows are told
 	// from (vacmmib.go).
 	vacmBase *vacm.VACM
-	tls      *tlsPlan   // tls.go
-	opened   []listener // not yet served
+	tls      *tlsPlan      // tls.go
+	sshKeys  []tssh.Signer // the host keys of the first ssh: listener (ssh.go)
+	opened   []listener    // not yet served
 }
 
 // prepare builds what a load replaces: config.Policy assembles the
@@ -403,7 +405,7 @@ func (d *daemon) commit(pl *loadPlan) error {
 			t.Restore(m.rows)
 		}
 	}
-	d.installSSH(pl.cfg.SSH)
+	d.installSSH(pl)
 	d.installTLS(pl.tls, pl.opened)
 	d.installHTTP(pl.cfg.HTTP)
 	d.vacm.mu.Lock()
@@ -445,7 +447,7 @@ func (d *daemon) openListener(a transport.Address, pl *loadPlan) (transport.Serv
 	case transport.DTLS:
 		return d.openDTLS(a, pl.tls)
 	case transport.SSH:
-		return d.openSSH(a, &pl.cfg.SSH)
+		return d.openSSH(a, pl)
 	case domainHTTP, domainHTTPS:
 		return d.openHTTP(a, pl)
 	}

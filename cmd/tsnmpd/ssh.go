@@ -60,11 +60,15 @@ func (d *daemon) sshPolicy(cfg *config.Config, p *agent.Policy) error {
 	return nil
 }
 
-// installSSH installs the SSH configuration c of a (re)load.
-func (d *daemon) installSSH(c config.SSH) {
+// installSSH installs the SSH configuration of a (re)load, and the host
+// keys of its first ssh: listener.
+func (d *daemon) installSSH(pl *loadPlan) {
 	s := d.ssh
 	s.mu.Lock()
-	s.cfg = c
+	s.cfg = pl.cfg.SSH
+	if s.hostKeys == nil {
+		s.hostKeys = pl.sshKeys
+	}
 	s.mu.Unlock()
 }
 
@@ -74,13 +78,18 @@ func (s *sshState) authorizedKeysFile(user string) string {
 	return s.cfg.AuthorizedKeysFile(user)
 }
 
-// loadHostKeys returns the host keys c configures, or the Ed25519 key in
-// the state directory, generated on first use. The keys of the first
-// listener opened are kept for the others.
-func (s *sshState) loadHostKeys(d *daemon, c *config.SSH) ([]tssh.Signer, error) {
+// loadHostKeys returns the host keys pl's configuration names, or the
+// Ed25519 key in the state directory, generated on first use. The keys
+// of the first listener opened are kept for the others: pl holds them
+// until installSSH keeps them, so that a refused reload leaves none.
+func (s *sshState) loadHostKeys(d *daemon, pl *loadPlan) ([]tssh.Signer, error) {
 	if s.hostKeys != nil {
 		return s.hostKeys, nil
 	}
+	if pl.sshKeys != nil {
+		return pl.sshKeys, nil
+	}
+	c := &pl.cfg.SSH
 	var keys []tssh.Signer
 	for _, f := range c.HostKeys {
 		k, err := tssh.LoadPrivateKeyFile(f, nil)
@@ -100,21 +109,22 @@ func (s *sshState) loadHostKeys(d *daemon, c *config.SSH) ([]tssh.Signer, error)
 		}
 		keys = append(keys, k)
 	}
-	s.hostKeys = keys
+	pl.sshKeys = keys
 	return keys, nil
 }
 
-// openSSH opens an ssh: listener with the SSH configuration c of a
-// (re)load, without serving it. Its logins look the authorized keys up
-// in the configuration installed (installSSH).
-func (d *daemon) openSSH(a transport.Address, c *config.SSH) (transport.Server, error) {
+// openSSH opens an ssh: listener with the SSH configuration of pl,
+// without serving it. Its logins look the authorized keys up in the
+// configuration installed (installSSH).
+func (d *daemon) openSSH(a transport.Address, pl *loadPlan) (transport.Server, error) {
 	s := d.ssh
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keys, err := s.loadHostKeys(d, c)
+	keys, err := s.loadHostKeys(d, pl)
 	if err != nil {
 		return nil, err
 	}
+	c := &pl.cfg.SSH
 	if !c.Enabled() {
 		return nil, errors.New("an ssh: address needs users: ssh authorized_keys, authorized_keys_dir or passwords (sshAuthorizedKeys, sshPassword)")
 	}
