@@ -433,7 +433,7 @@ func (s *Server) serveConn(sc *connset.Conn) {
 	if !x.resumed && !s.opts.DisableTickets {
 		x.psk, x.chain = s.ticketState(&st)
 	}
-	x.ref = transport.StateReference{Domain: transport.DTLS, Local: s.local, Remote: x.addr, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: x}
+	x.ref = transport.StateReference{Domain: transport.DTLS, Local: s.local, Remote: x.addr, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: x, MaxMessage: maxPlaintext}
 	x.rd, x.wr, x.epoch = k.rd, k.wr, k.epoch
 	x.wseq.Store(k.seq)
 	x.last.Store(time.Now().UnixNano())
@@ -606,7 +606,11 @@ func (x *session) message(msg, out []byte) []byte {
 			return nil
 		}
 		if len(resp) > maxPlaintext {
-			x.s.stats().Inc(tlstm.SessionNoSessions)
+			// A handler that ignored ref.MaxMessage: one record cannot
+			// carry it (RFC 6353 §5.1.1: one message per record).
+			if log := x.s.opts.Logger; log != nil {
+				log.Warn("response too large for a DTLS record, dropped", "to", x.addr, "size", len(resp))
+			}
 			return nil
 		}
 		if len(resp) > 0 && cap(buf) > pre && &resp[0] == &buf[pre : pre+1][0] {
