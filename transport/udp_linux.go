@@ -2,11 +2,15 @@ package transport
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -340,4 +344,83 @@ func setReusePort(_, _ string, c syscall.RawConn) error {
 		return err
 	}
 	return serr
+}
+
+// inode returns the inode number of the socket, which /proc/net/udp
+// lists it by.
+func (u *udpSocket) inode() (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(u.fd, &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+// exclusive checks, once a DatagramServer's sockets are bound, that no
+// other socket shares their address: SO_REUSEPORT lets any socket of the
+// same user that sets it too join the group, silently, so the kernel's
+// own check of bind(2) does not hold. It reads the calling thread's
+// network namespace's socket tables (/proc/thread-self/net/udp and udp6)
+// and refuses, with EADDRINUSE, any other UDP socket on the same port
+// whose address is the same or a wildcard on either side. Two groups
+// bound at the same moment cannot both pass: each checks after its own
+// bind, so the one that checks last sees the other's sockets (both may
+// fail; neither serves half the peers).
+func exclusive(local netip.AddrPort, socks []*udpServer) error {
+	ours := map[uint64]bool{}
+	for _, s := range socks {
+		ino, err := s.sock.inode()
+		if err != nil {
+			return err
+		}
+		ours[ino] = true
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for _, table := range []string{"/proc/thread-self/net/udp", "/proc/thread-self/net/udp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue // no IPv6 in the kernel
+			}
+			return err
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 {
+				continue
+			}
+			a, ok := procAddrPort(f[1])
+			ino, err := strconv.ParseUint(f[9], 10, 64)
+			if !ok || err != nil || ours[ino] || a.Port() != local.Port() {
+				continue
+			}
+			if x, y := a.Addr().Unmap(), local.Addr().Unmap().WithZone(""); x == y || x.IsUnspecified() || y.IsUnspecified() {
+				return &net.OpError{Op: "listen", Net: "udp", Addr: net.UDPAddrFromAddrPort(local),
+					Err: os.NewSyscallError("bind", unix.EADDRINUSE)}
+			}
+		}
+	}
+	return nil
+}
+
+// procAddrPort parses a local_address of /proc/net/udp ("0100007F:00A1")
+// or udp6: the address as 32-bit words in host order (little-endian
+// here), then the port.
+func procAddrPort(s string) (netip.AddrPort, bool) {
+	h, p, ok := strings.Cut(s, ":")
+	port, err := strconv.ParseUint(p, 16, 16)
+	if !ok || err != nil || (len(h) != 8 && len(h) != 32) {
+		return netip.AddrPort{}, false
+	}
+	raw, err := hex.DecodeString(h)
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	for i := 0; i+4 <= len(raw); i += 4 {
+		w := binary.LittleEndian.Uint32(raw[i:])
+		binary.BigEndian.PutUint32(raw[i:], w)
+	}
+	a, _ := netip.AddrFromSlice(raw)
+	return netip.AddrPortFrom(a, uint16(port)), true
 }
