@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	gotls "crypto/tls"
 
 	"github.com/pion/dtls/v3"
+	hsk "github.com/pion/dtls/v3/pkg/protocol/handshake"
 	"github.com/tsnmp/tsnmp/internal/certs"
 	"github.com/tsnmp/tsnmp/transport"
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
@@ -409,5 +411,47 @@ func TestSender(t *testing.T) {
 	}
 	if conns, _ := s.set.Len(); conns != 0 {
 		t.Errorf("%d sessions left after close_notify", conns)
+	}
+}
+
+// TestDualStack: a listener on the IPv6 wildcard serves an IPv4 manager
+// (handshake datagrams are written with sendto, answers with sendmmsg).
+func TestDualStack(t *testing.T) {
+	p := testPKI(t)
+	s, err := Listen(transport.Address{Domain: transport.DTLS, Network: "udp", Host: "::"}, nameHandler{}, serverConfig(t, p), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	defer s.Close()
+	port := s.Addr().(*net.UDPAddr).Port
+	conn, err := Dial(context.Background(), "udp4", net.JoinHostPort("127.0.0.1", fmt.Sprint(port)), client(p, p.Carol), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if name, err := ask(conn); err != nil || name != "carol" {
+		t.Fatalf("%q %v", name, err)
+	}
+}
+
+// TestStrayClientHello: a ClientHello without a cookie from the address of
+// a session (a delayed duplicate, or a peer restarting) starts a handshake
+// beside the session; the session keeps working meanwhile.
+func TestStrayClientHello(t *testing.T) {
+	p := testPKI(t)
+	s := start(t, "udp", nil)
+	c, tap := dialTap(t, s, p, p.Carol, nil)
+	if name, err := ask(c); err != nil || name != "carol" {
+		t.Fatalf("%q %v", name, err)
+	}
+	tap.UDPConn.WriteTo(clientHello(t, hsk.Random{}, 0, nil), s.Addr())
+	for i := 0; i < 3; i++ {
+		if name, err := ask(c); err != nil || name != "carol" {
+			t.Fatalf("after a stray ClientHello: %q %v", name, err)
+		}
+	}
+	if conns, startups := s.set.Len(); conns != 2 || startups != 1 {
+		t.Errorf("%d sessions, %d handshakes: want the session and the new handshake beside it", conns, startups)
 	}
 }

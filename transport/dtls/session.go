@@ -189,6 +189,7 @@ func (s *Server) startHandshake(a netip.AddrPort, first []byte) {
 		s.mu.Unlock()
 		return
 	}
+	x.beside = p.cur != nil
 	select {
 	case s.accepts <- x:
 		p.next = x
@@ -355,6 +356,7 @@ type session struct {
 	flight    [][]byte // our last flight, to send again until confirmed
 	early     [][]byte // datagrams that came before ready
 	resumed   bool
+	beside    bool     // the handshake started beside an association of the address
 	psk       []byte   // of a ticket for a full handshake, until one is issued
 	chain     [][]byte // the client's chain for that ticket
 	ticket    []byte
@@ -400,7 +402,10 @@ func (s *Server) serveConn(sc *connset.Conn) {
 	}()
 	<-done
 	if err != nil {
-		if !sc.Evicted() {
+		// A handshake beside a session (a delayed duplicate of the
+		// peer's first ClientHello, say) that goes nowhere costs the
+		// source no more than a client that left.
+		if !sc.Evicted() && !x.beside {
 			sc.FailErr(err)
 			if log != nil {
 				log.Info("session refused", "domain", "dtls", "from", x.addr, "err", err)
@@ -428,7 +433,7 @@ func (s *Server) serveConn(sc *connset.Conn) {
 	if !x.resumed && !s.opts.DisableTickets {
 		x.psk, x.chain = s.ticketState(&st)
 	}
-	x.ref = transport.StateReference{Domain: transport.DTLS, Local: s.local, Remote: x.addr, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: x}
+	x.ref = transport.StateReference{Domain: transport.DTLS, Local: s.local, Remote: x.addr, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: x, MaxMessage: maxPlaintext}
 	x.rd, x.wr, x.epoch = k.rd, k.wr, k.epoch
 	x.wseq.Store(k.seq)
 	x.last.Store(time.Now().UnixNano())
@@ -601,7 +606,11 @@ func (x *session) message(msg, out []byte) []byte {
 			return nil
 		}
 		if len(resp) > maxPlaintext {
-			x.s.stats().Inc(tlstm.SessionNoSessions)
+			// A handler that ignored ref.MaxMessage: one record cannot
+			// carry it (RFC 6353 §5.1.1: one message per record).
+			if log := x.s.opts.Logger; log != nil {
+				log.Warn("response too large for a DTLS record, dropped", "to", x.addr, "size", len(resp))
+			}
 			return nil
 		}
 		if len(resp) > 0 && cap(buf) > pre && &resp[0] == &buf[pre : pre+1][0] {
