@@ -455,3 +455,60 @@ func TestStrayClientHello(t *testing.T) {
 		t.Errorf("%d sessions, %d handshakes: want the session and the new handshake beside it", conns, startups)
 	}
 }
+
+// sizeHandler answers each message with a response of size octets.
+type sizeHandler struct{ size int }
+
+func (h sizeHandler) ServeSNMP(_ *transport.StateReference, _, out []byte) []byte {
+	return append(out, make([]byte, h.size)...)
+}
+
+// TestRepliesSplit: the replies to several records of one datagram go in
+// datagrams no larger than the path MTU estimate, unless one reply alone
+// is larger; before, they went together in one datagram, which past
+// 65,507 octets the kernel refused (every reply lost).
+func TestRepliesSplit(t *testing.T) {
+	p := testPKI(t)
+	for _, tc := range []struct{ size, n int }{{8000, 10}, {300, 12}} {
+		s, err := Listen(transport.Address{Domain: transport.DTLS, Network: "udp4", Host: "127.0.0.1"}, sizeHandler{tc.size}, serverConfig(t, p), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Serve()
+		snd, err := DialSender(context.Background(), "udp4", s.Addr().String(), client(p, p.Carol))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d []byte
+		for i := 0; i < tc.n; i++ {
+			d = snd.Seal(d, []byte{0x30, 3, 2, 1, 7})
+		}
+		// The agent may still be taking the session over: the datagram
+		// then waits with the early ones and gets the same answer.
+		snd.Conn().Write(d)
+		buf := make([]byte, 70000)
+		recs, dgrams := 0, 0
+		snd.Conn().SetReadDeadline(time.Now().Add(5 * time.Second))
+		for recs < tc.n {
+			m, err := snd.Conn().Read(buf)
+			if err != nil {
+				break
+			}
+			dgrams++
+			if m > replyMTU && m > tc.size+64 {
+				t.Errorf("size %d: a reply datagram of %d octets", tc.size, m)
+			}
+			for r, rest, err := nextRecord(buf[:m]); err == nil; r, rest, err = nextRecord(rest) {
+				if r.typ == typeApplicationData {
+					recs++
+				}
+			}
+		}
+		if recs != tc.n {
+			t.Errorf("size %d: %d of %d replies arrived", tc.size, recs, tc.n)
+		}
+		t.Logf("size %d: %d replies in %d datagrams", tc.size, recs, dgrams)
+		snd.Close()
+		s.Close()
+	}
+}

@@ -73,6 +73,12 @@ func (s *Server) RecordStats() RecordStats {
 // acceptQueue bounds the new handshakes waiting for connset to admit them.
 const acceptQueue = 64
 
+// replyMTU is the path MTU estimate for reply datagrams, pion/dtls's
+// default for handshake flights: replies to several records of one
+// datagram share a datagram up to it (RFC 6347 §4.1.1.1: avoid IP
+// fragmentation). A reply record larger than that goes alone.
+const replyMTU = 1200
+
 // hsQueue bounds the datagrams waiting for pion/dtls in one handshake, and
 // earlyQueue those waiting for the record layer to take an association
 // over.
@@ -504,6 +510,7 @@ func (x *session) resendFlight() {
 func (x *session) datagram(b, out []byte) []byte {
 	s := x.s
 	var reply []byte
+	base := len(out)
 	for len(b) > 0 {
 		r, rest, err := nextRecord(b)
 		if err != nil {
@@ -557,8 +564,17 @@ func (x *session) datagram(b, out []byte) []byte {
 		switch typ {
 		case typeApplicationData:
 			if resp := x.message(plain, out[len(out):]); resp != nil {
-				reply = append(out, resp...)
-				out = reply
+				if len(out) > base && len(out)+len(resp) > replyMTU {
+					// Several records in the peer's datagram: what is
+					// built so far goes first, so that no reply
+					// datagram grows past the path MTU estimate (or
+					// the 65,507 octets of a UDP datagram).
+					s.udp.WriteTo(out[base:], x.addr)
+					out = append(out[:base], resp...)
+				} else {
+					out = append(out, resp...)
+				}
+				reply = out
 			}
 		case typeAlert:
 			if len(plain) == 2 && (plain[0] == alertFatal || plain[1] == alertCloseNotify) {
