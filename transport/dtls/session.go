@@ -440,7 +440,7 @@ func (s *Server) serveConn(sc *connset.Conn) {
 		x.psk, x.chain = s.ticketState(&st)
 	}
 	x.ref = transport.StateReference{Domain: transport.DTLS, Local: s.local, Remote: x.addr, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: x, MaxMessage: maxPlaintext}
-	x.rd, x.wr, x.epoch = k.rd, k.wr, k.epoch
+	x.rd, x.wr, x.epoch, x.win = k.rd, k.wr, k.epoch, k.win
 	x.wseq.Store(k.seq)
 	x.last.Store(time.Now().UnixNano())
 	sc.Established()
@@ -634,6 +634,13 @@ func (x *session) message(msg, out []byte) []byte {
 		} else {
 			buf = append(buf, resp...)
 		}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		// Closed while the handler ran: our close_notify may have gone,
+		// and nothing follows it (RFC 5246 §7.2.1).
+		return nil
 	}
 	return x.seal(buf, typeApplicationData)
 }
