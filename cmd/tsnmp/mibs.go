@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tsnmp/tsnmp/mib/smi"
 	"github.com/tsnmp/tsnmp/mib/smiload"
@@ -160,7 +161,7 @@ func (s mibSettings) plan() mibPlan {
 // Net-SNMP does, on errw. With nothing set, the compiled-in standard
 // modules stay in use and nothing is read.
 func loadMIBs(s mibSettings, errw io.Writer, force bool) {
-	loadedSet = nil
+	loadedSet.Store(nil)
 	p := s.plan()
 	if !p.custom && !force {
 		// The compiled-in modules (also after an earlier run in the
@@ -178,6 +179,7 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 	if force {
 		// translate, like snmptranslate, knows only what the directories
 		// hold, with descriptions.
+		r.Tree = true
 		set, diags = smiload.LoadCached(r)
 	} else {
 		// The commands keep every compiled-in module with -m ALL, and
@@ -207,7 +209,7 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 			s.log.Debug("mibs: " + d.Error())
 		}
 	}
-	loadedSet = set
+	loadedSet.Store(set)
 	switch {
 	case set != nil && len(set.Defs) > 0:
 		smi.Install(set)
@@ -216,5 +218,6 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 	}
 }
 
-// loadedSet is the set loadMIBs read whole (for translate), or nil.
-var loadedSet *smi.Set
+// loadedSet is the set loadMIBs read whole (for translate), or nil. It
+// is atomic because tests run commands concurrently in one process.
+var loadedSet atomic.Pointer[smi.Set]

@@ -170,7 +170,7 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 				printTree(out, n, "")
 			}
 		default:
-			fmt.Fprintln(out, formatStyle(oid, style))
+			fmt.Fprintln(out, tree.format(oid, style))
 		}
 		// Before the next name is looked up, as snmptranslate.
 		if i < len(oids)-1 {

@@ -30,10 +30,10 @@ type tnode struct {
 
 // loadedTree returns the tree of the set translate loaded, or nil.
 func loadedTree() *netTree {
-	if loadedSet == nil || len(loadedSet.Tree) == 0 {
+	s := loadedSet.Load()
+	if s == nil || len(s.Tree) == 0 {
 		return nil
 	}
-	s := loadedSet
 	t := &netTree{nodes: make([]tnode, len(s.Tree))}
 	for i, n := range s.Tree {
 		tn := &t.nodes[i]
@@ -318,6 +318,80 @@ func (t *netTree) matchAll(out *bufio.Writer, re *regexp.Regexp, style byte) {
 		if err != nil {
 			oid = n.oid()
 		}
-		fmt.Fprintln(out, formatStyle(oid, style))
+		fmt.Fprintln(out, t.format(oid, style))
 	}
+}
+
+// format prints oid as snmptranslate does where the deepest node of the
+// tree on its way is an "anonymous#N" node (an arc some module's OID
+// value gave as a number, and no module named): Net-SNMP prints that
+// arc as its number, names the module that made it, and cuts the name
+// before the first arc it does not know, or else after the last name
+// (SFLOW-MIB::enterprises.4300, SFLOW-MIB::4300.7). Other OIDs print
+// as everywhere.
+func (t *netTree) format(oid []uint32, style byte) string {
+	if t == nil || (style != 'S' && style != 's') {
+		return formatStyle(oid, style)
+	}
+	kids := t.roots
+	var comps []string
+	var deepest *tnode
+	i := 0
+	for ; i < len(oid); i++ {
+		j := slices.IndexFunc(kids, func(k *tnode) bool { return k.Subid == oid[i] })
+		if j < 0 {
+			break
+		}
+		for j+1 < len(kids) && kids[j+1].Subid == oid[i] {
+			j++
+		}
+		k := kids[j]
+		if len(k.index) > 0 {
+			// Index decoding: not this case.
+			return formatStyle(oid, style)
+		}
+		deepest = k
+		if strings.HasPrefix(k.Label, "anonymous#") {
+			comps = append(comps, strconv.FormatUint(uint64(k.Subid), 10))
+		} else {
+			comps = append(comps, k.Label)
+		}
+		kids = k.kids
+	}
+	if deepest == nil {
+		return formatStyle(oid, style)
+	}
+	if !strings.HasPrefix(deepest.Label, "anonymous#") {
+		// Of several names of one OID, Net-SNMP prints the node it
+		// reaches through the tree (the last sibling of that arc), with
+		// the module that made it.
+		s := formatStyle(oid, style)
+		n, _ := smi.Lookup(oid)
+		if n == nil || len(n.OID) != i || (n.Name == deepest.Label && n.Module == deepest.Module) || deepest.Module == "" {
+			return s
+		}
+		if style == 'S' {
+			if rest, ok := strings.CutPrefix(s, n.Module+"::"+n.Name); ok {
+				return deepest.Module + "::" + deepest.Label + rest
+			}
+		} else if rest, ok := strings.CutPrefix(s, n.Name); ok {
+			return deepest.Label + rest
+		}
+		return s
+	}
+	start := len(comps) - 1
+	if i == len(oid) {
+		for start > 0 && !strings.ContainsFunc(comps[start], func(r rune) bool { return r < '0' || r > '9' }) {
+			start--
+		}
+	}
+	parts := comps[start:]
+	for _, v := range oid[i:] {
+		parts = append(parts, strconv.FormatUint(uint64(v), 10))
+	}
+	s := strings.Join(parts, ".")
+	if style == 'S' && deepest.Module != "" {
+		s = deepest.Module + "::" + s
+	}
+	return s
 }

@@ -35,6 +35,9 @@ func TestTranslateTreeVendorLikeSnmptranslate(t *testing.T) {
 		// -TB walks the tree once per match: a pattern with few.
 		{"-TB", "ospfImport"},
 		{"-Tp", "-IR", "ospfImportAsExtern", "ospfImportASExtern", "ospf"},
+		// Arcs only numbers name: SFLOW-MIB's { enterprises 4300 1 }.
+		{"-TB", "^anonymous#29"},
+		{".1.3.6.1.4.1.4300", ".1.3.6.1.4.1.4300.7", ".1.3.6.1.4.1.4300.1.5"},
 	}
 	// snmptranslate runs beside the comparisons.
 	want := make([]string, len(cases))

@@ -55,10 +55,13 @@ func TestTranslateVendorModules(t *testing.T) {
 	bin := testenv.Need(t, "snmptranslate")
 	dirs := testenv.VendorMIBDirs(t)
 	start := time.Now()
-	set, _ := smiload.Load(smiload.Request{Dirs: dirs, Modules: []string{"ALL"}})
+	set, _ := smiload.Load(smiload.Request{Dirs: dirs, Modules: []string{"ALL"}, Tree: true})
 	t.Logf("loaded %d modules, %d definitions in %v", len(set.Modules), len(set.Defs), time.Since(start))
 	smi.Install(set)
+	loadedSet.Store(set)
 	defer smi.Install(nil)
+	defer loadedSet.Store(nil)
+	tree := loadedTree()
 
 	step := 40
 	if os.Getenv("TSNMP_TRANSLATE_FULL") != "" {
@@ -102,7 +105,7 @@ func TestTranslateVendorModules(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", o, err)
 		}
-		if got := formatStyle(oid, 'S'); got == want[i] {
+		if got := tree.format(oid, 'S'); got == want[i] {
 			agree2++
 		} else if mismatches++; mismatches <= 20 {
 			t.Errorf("%s: tsnmp %q, snmptranslate %q", o, got, want[i])

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -144,4 +145,68 @@ func TestReloadForgetsClosedTLSListeners(t *testing.T) {
 	if got := n(); got != 0 {
 		t.Errorf("after a reload that closed %s: %d TLS listeners kept, want 0", d1, got)
 	}
+}
+
+// TestReloadFailureServesNoNewAddress: a reload refused for its last new
+// address never served on the new addresses before it: they are opened
+// first and serve only once all are open ("listening" is logged when an
+// address starts serving).
+func TestReloadFailureServesNoNewAddress(t *testing.T) {
+	_, _, conf := tlsSetup(t, "")
+	base, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(listen ...string) {
+		t.Helper()
+		if err := os.WriteFile(conf, append(bytes.Clone(base), "agentaddress "+strings.Join(listen, ",")+"\n"...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, tcp := fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t)), fmt.Sprintf("tcp:127.0.0.1:%d", testenv.FreePort(t))
+	write(u)
+	var log syncBuffer
+	d, err := start(&options{snmpdConf: conf, stateDir: t.TempDir(), quiet: true}, slog.New(slog.NewTextHandler(&log, nil)), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	busy, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	write(u, tcp, tcp, fmt.Sprintf("udp:127.0.0.1:%d", busy.LocalAddr().(*net.UDPAddr).Port))
+	if err := d.reload(); err == nil {
+		t.Fatal("a reload with an address in use succeeded")
+	}
+	if s := log.String(); strings.Contains(s, "address="+tcp) {
+		t.Errorf("the refused reload served on %s before it failed:\n%s", tcp, s)
+	}
+	// Named twice, opened once.
+	write(u, tcp, tcp)
+	if err := d.reload(); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(log.String(), "msg=listening address="+tcp); n != 1 {
+		t.Errorf("%s listened on %d times, want 1:\n%s", tcp, n, log.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer for a logger and a test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

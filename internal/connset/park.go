@@ -146,7 +146,8 @@ func (c *Conn) ParkNotify(deadline time.Time, resume func(c *Conn), ended func()
 // a TLS session runs over (NetConn), whose socket has data when the
 // session has a record to read: a TLS connection parks only when it
 // holds no unread data of its own either, as after a read that timed
-// out (which crypto/tls recovers from).
+// out (which crypto/tls, and transport/tls's own record layer that
+// carries established agent sessions, recover from).
 func rawConn(conn net.Conn) (syscall.RawConn, error) {
 	if nc, ok := conn.(interface{ NetConn() net.Conn }); ok {
 		conn = nc.NetConn()

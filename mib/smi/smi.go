@@ -288,6 +288,7 @@ type TreeNode struct {
 	Def    int32  // index in Set.Defs of the definition the node was made from, -1 for none
 	Subid  uint32 // last arc
 	Label  string
+	Module string // the module that made the node
 	// What Net-SNMP's parser makes of the definition, which is not
 	// always what the definition says: its type code (TYPE_* of
 	// Net-SNMP's parse.h; 0 where a textual convention is not found

@@ -22,7 +22,7 @@ import (
 //	records   definitions (in the set's order, by OID), textual
 //	          conventions, files, then the module list and directories,
 //	          then the diagnostics, then Net-SNMP's tree of names
-//	          (smi.TreeNode: parent, definition, arc, the label where
+//	          (smi.TreeNode: module, parent, definition, arc, the label where
 //	          it is not the definition's name, Net-SNMP's type code,
 //	          textual convention, enumerations and ranges)
 //
@@ -31,7 +31,7 @@ import (
 // that a reader can check that file before using it. Every read is
 // bounds-checked: a damaged file reads as damaged, never as a crash.
 
-const codecMagic = "TSNMP-MIBS-4\n"
+const codecMagic = "TSNMP-MIBS-5\n"
 
 const (
 	hLen = iota
@@ -184,8 +184,17 @@ func encodeCache(c *cacheContent) []byte {
 		recs.str(d.Msg)
 	}
 	tree := uint32(len(recs.b))
+	modIdx := make(map[string]int, len(s.Modules))
+	for i, m := range s.Modules {
+		modIdx[m] = i
+	}
 	recs.uint(uint64(len(s.Tree)))
 	for _, n := range s.Tree {
+		if i, ok := modIdx[n.Module]; ok {
+			recs.uint(uint64(i + 1))
+		} else {
+			recs.uint(0)
+		}
 		recs.uint(uint64(n.Parent + 1))
 		recs.uint(uint64(n.Def + 1))
 		recs.uint(uint64(n.Subid))
@@ -406,10 +415,18 @@ func (d *decoder) tc(t *smi.TCDef) {
 
 // tree reads Net-SNMP's tree of names of a set whose definitions are
 // read.
-func (d *decoder) tree(defs []smi.Def) []smi.TreeNode {
+func (d *decoder) tree(defs []smi.Def, modules []string) []smi.TreeNode {
 	n := d.n()
 	out := make([]smi.TreeNode, n)
 	for i := range out {
+		mod := ""
+		if m := d.uint(); m > 0 {
+			if m > uint64(len(modules)) {
+				d.bad = true
+				return nil
+			}
+			mod = modules[m-1]
+		}
 		p, df, sub := int64(d.uint())-1, int64(d.uint())-1, d.uint()
 		label := d.str()
 		if d.bad || p >= int64(i) || df >= int64(len(defs)) || sub > 1<<32-1 {
@@ -419,7 +436,7 @@ func (d *decoder) tree(defs []smi.Def) []smi.TreeNode {
 		if label == "" && df >= 0 {
 			label = defs[df].Name
 		}
-		out[i] = smi.TreeNode{Parent: int32(p), Def: int32(df), Subid: uint32(sub), Label: label, Type: d.byte(), TC: d.str(), Enums: d.enumList()}
+		out[i] = smi.TreeNode{Parent: int32(p), Def: int32(df), Subid: uint32(sub), Label: label, Module: mod, Type: d.byte(), TC: d.str(), Enums: d.enumList()}
 		if nr := d.n(); nr > 0 {
 			rs := make([]smi.Range, nr)
 			for j := range rs {

@@ -617,6 +617,9 @@ func (g *gen) netTree(index map[*def]int) []smi.TreeNode {
 	walk = func(tp *ntTree, parent int32) {
 		for ; tp != nil; tp = tp.nextPeer {
 			n := smi.TreeNode{Parent: parent, Def: -1, Subid: uint32(tp.subid), Label: tp.label}
+			if id := tp.modules[0]; id >= 0 && id < len(g.order) {
+				n.Module = g.order[id].name
+			}
 			if tp.def != nil {
 				if i, ok := index[tp.def]; ok {
 					n.Def = int32(i)

@@ -245,7 +245,7 @@ func (s *Source) decodeAll() (*smi.Set, bool) {
 		}
 	}
 	d.at(s.h[hTree], s.h[hLen])
-	set.Tree = d.tree(set.Defs)
+	set.Tree = d.tree(set.Defs, set.Modules)
 	if d.bad {
 		return nil, false
 	}

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -72,9 +73,15 @@ func TestIdleHelperProcess(t *testing.T) {
 	c := &tlstm.ClientConfig{Certificates: []gotls.Certificate{kp}, TrustAnchors: ca, TheirHostname: "localhost", DisableResumption: true}
 	n, _ := strconv.Atoi(os.Getenv("HELPER_N"))
 	if os.Getenv("HELPER_ABANDON") == "true" {
-		if err := abandonSessions(kp, ca, os.Getenv("HELPER_ADDR"), n); err != nil {
+		socks, err := abandonSessions(kp, ca, os.Getenv("HELPER_ADDR"), n)
+		if err != nil {
 			t.Fatal(err)
 		}
+		defer func() {
+			for _, c := range socks {
+				c.Close()
+			}
+		}()
 		fmt.Println("ready")
 		bufio.NewReader(os.Stdin).ReadString('\n')
 		return
@@ -197,24 +204,34 @@ func TestDefaultSessionCap(t *testing.T) {
 }
 
 // abandonSessions opens n sessions to addr, four at a time, asks once on
-// each and leaves it: the socket closes first, so that no close_notify
-// reaches the agent.
-func abandonSessions(kp gotls.Certificate, ca []*x509.Certificate, addr string, n int) error {
+// each and leaves it: pion/dtls's writes are cut first, so that no
+// close_notify reaches the agent. The sockets stay open (returned), so
+// that no later session comes from the port of an earlier one, which
+// would replace it (RFC 6347 §4.2.8).
+func abandonSessions(kp gotls.Certificate, ca []*x509.Certificate, addr string, n int) ([]*net.UDPConn, error) {
 	ua, err := net.ResolveUDPAddr("udp4", addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var next atomic.Int64
+	var (
+		next  atomic.Int64
+		mu    sync.Mutex
+		socks []*net.UDPConn
+	)
 	errs := make(chan error, 4)
 	for w := 0; w < 4; w++ {
 		go func() {
 			for next.Add(1) <= int64(n) {
-				uc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: ua.IP})
+				uc, err := net.DialUDP("udp4", nil, ua)
 				if err != nil {
 					errs <- err
 					return
 				}
-				c, err := dtls.ClientWithOptions(uc, ua, dtls.WithCertificates(kp), dtls.WithRootCAs(certPool(ca...)),
+				mu.Lock()
+				socks = append(socks, uc)
+				mu.Unlock()
+				sc := &senderConn{UDPConn: uc}
+				c, err := dtls.ClientWithOptions(sc, ua, dtls.WithCertificates(kp), dtls.WithRootCAs(certPool(ca...)),
 					dtls.WithServerName("localhost"), dtls.WithExtendedMasterSecret(dtls.RequireExtendedMasterSecret))
 				if err == nil {
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -224,7 +241,8 @@ func abandonSessions(kp gotls.Certificate, ca []*x509.Certificate, addr string, 
 						_, err = ask(c)
 					}
 				}
-				uc.Close()
+				sc.cut.Store(true)
+				uc.SetReadDeadline(time.Unix(1, 0))
 				if c != nil {
 					c.Close()
 				}
@@ -242,7 +260,7 @@ func abandonSessions(kp gotls.Certificate, ca []*x509.Certificate, addr string, 
 			first = err
 		}
 	}
-	return first
+	return socks, first
 }
 
 // rss returns the process's resident set size in bytes.

@@ -31,7 +31,7 @@ import (
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 )
 
-// delayFirst answers the first message of each session 1.5 s late, from
+// delayFirst answers the first message of each session 2 s late, from
 // a goroutine of its own, by when the agent's session has parked: the
 // answer goes out on the parked session, and the manager's next message
 // wakes it.
@@ -54,7 +54,7 @@ func (d *delayFirst) ServeSNMP(ref *transport.StateReference, msg, out []byte) [
 		d.delayed.Add(1)
 		resp := d.h.ServeSNMP(ref, msg, nil)
 		go func() {
-			time.Sleep(1500 * time.Millisecond)
+			time.Sleep(2 * time.Second)
 			ref.Session.(net.Conn).Write(resp)
 		}()
 		return nil
@@ -125,7 +125,7 @@ func maxParked(stop chan struct{}) *atomic.Int64 {
 }
 
 // TestNetSNMP595ParkedSession: Net-SNMP 5.9.5's snmpget, over TLS 1.2 and
-// TLS 1.3, gets the answer to its first message (RFC 5343's probe) 1.5 s
+// TLS 1.3, gets the answer to its first message (RFC 5343's probe) 2 s
 // late, sent on the agent's session after it parked (no goroutine, no
 // buffer, no cipher objects); its get then wakes the session, which
 // answers in the agent's own record layer.
@@ -190,15 +190,18 @@ func TestManagerParkedSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sess.Close()
+			stop := make(chan struct{})
+			parked := maxParked(stop)
 			for i := 0; i < 2; i++ {
 				pdu, err := sess.Get(context.Background(), snmp.OID{1, 3, 6, 1, 2, 1, 1, 5, 0})
 				if err != nil || len(pdu.VarBinds) != 1 || string(pdu.VarBinds[0].Value.Bytes) != "parked agent" {
 					t.Fatalf("get %d: %v %v", i, pdu, err)
 				}
-				time.Sleep(1300 * time.Millisecond)
+				time.Sleep(1600 * time.Millisecond)
 			}
-			if d.late.Load() < 1 {
-				t.Errorf("%d answers after the session parked", d.late.Load())
+			close(stop)
+			if d.late.Load() < 1 || parked.Load() == 0 {
+				t.Errorf("%d answers after the session parked, parked at most %d", d.late.Load(), parked.Load())
 			}
 		})
 	}

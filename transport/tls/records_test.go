@@ -375,31 +375,36 @@ func TestPeerKeyUpdate(t *testing.T) {
 		t.Run(suite, func(t *testing.T) {
 			sc := startSClient(t, dir, s.Addr().String(), "-tls1_3", "-ciphersuites", suite)
 			const want = "carol|own"
-			send := func(b string) {
-				if _, err := io.WriteString(sc.in, b); err != nil {
+			asked := 0
+			request := func() {
+				if _, err := io.WriteString(sc.in, "\x30\x00"); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(200 * time.Millisecond) // s_client reads commands at the start of a read
+				asked++
+				sc.waitFor(t, want, asked)
 			}
-			send("\x30\x00")
-			sc.waitFor(t, want, 1)
+			updates := 0
+			keyUpdate := func(cmd string) {
+				// s_client takes a command at the start of what it reads
+				// at once, and says KEYUPDATE when it sends one.
+				if _, err := io.WriteString(sc.in, cmd+"\n"); err != nil {
+					t.Fatal(err)
+				}
+				updates++
+				sc.waitFor(t, "KEYUPDATE", updates)
+			}
+			request()
 			if !strings.Contains(sc.output(), suite) {
 				t.Fatalf("s_client did not negotiate %s:\n%s", suite, sc.output())
 			}
-			send("k\n")
-			send("\x30\x00")
-			sc.waitFor(t, want, 2)
+			keyUpdate("k")
+			request()
 			time.Sleep(parkAfterForTests)
-			send("K\n")
-			send("\x30\x00")
-			sc.waitFor(t, want, 3)
-			send("k\n")
-			send("k\n")
-			send("\x30\x00")
-			sc.waitFor(t, want, 4)
-			if out := sc.output(); !strings.Contains(out, "KEYUPDATE") {
-				t.Errorf("s_client did not say it sent KeyUpdate:\n%s", out)
-			}
+			keyUpdate("K")
+			request()
+			keyUpdate("k")
+			keyUpdate("k")
+			request()
 		})
 	}
 	if n := h.msgs.Load(); n != 12 {
