@@ -231,6 +231,9 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 	if ref.Domain == transport.UDP {
 		maxMsg = min(maxMsg, snmp.MaxMessageSize)
 	}
+	if ref.MaxMessage > 0 {
+		maxMsg = min(maxMsg, ref.MaxMessage)
+	}
 	resp := &w.resp
 	resp.Version, resp.Community = m.Version, m.Community
 	resp.PDU.Type, resp.PDU.RequestID = snmp.Response, m.PDU.RequestID

@@ -93,6 +93,9 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 	if ref.Domain == transport.UDP {
 		room = min(room, snmp.MaxMessageSize-secOverhead-envelope)
 	}
+	if ref.MaxMessage > 0 {
+		room = min(room, ref.MaxMessage-secOverhead-envelope)
+	}
 	r := mib.NewRequest(context.Background(), time.Now())
 	defer r.Release()
 	rp := p
@@ -120,7 +123,7 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 	a.Stats.countOut(resp)
 	rs.PDU = *resp
 	w.buf = snmp.AppendScopedPDU(w.buf[:0], &rs)
-	if len(w.buf) > in.MaxScopedPDU || len(w.buf)+secOverhead > p.MaxResponse {
+	if len(w.buf) > in.MaxScopedPDU || len(w.buf)+secOverhead > p.MaxResponse || (ref.MaxMessage > 0 && len(w.buf)+secOverhead > ref.MaxMessage) {
 		rs.PDU.ErrorStatus, rs.PDU.ErrorIndex, rs.PDU.VarBinds = snmp.TooBig, 0, nil
 		w.buf = snmp.AppendScopedPDU(w.buf[:0], &rs)
 		a.Stats.OutTooBigs.Add(1)

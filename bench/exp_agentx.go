@@ -166,7 +166,11 @@ func runAgentX(ctx context.Context, env *Env, s *Section) error {
 func axWalk(ctx context.Context, p *Proc, bulk bool) (int, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	sess, err := manager.Dial(ctx, "udp:"+p.Addr, manager.Config{Version: snmp.V2c, Community: "public", Timeout: 5 * time.Second, Retries: 2})
+	// A fixed timer: the master may take up to its AgentX timeout to
+	// answer for a subagent, far longer than loopback round trips would
+	// let an adaptive timer wait.
+	sess, err := manager.Dial(ctx, "udp:"+p.Addr, manager.Config{Version: snmp.V2c, Community: "public", Timeout: 5 * time.Second, Retries: 2,
+		Retransmit: manager.RetransmitFixed})
 	if err != nil {
 		return 0, 0, err
 	}

@@ -312,6 +312,11 @@ func DialSecure(ctx context.Context, target string, cfg Config, c *tlstm.ClientC
 		}
 		return nil, fmt.Errorf("manager: %s: %w", target, err)
 	}
+	if m, ok := conn.(interface{ MaxMessage() int }); ok && cfg.MaxMsgSize > m.MaxMessage() {
+		// msgMaxSize says what this end can receive (RFC 3412 §6.3):
+		// a DTLS session reads less than a UDP socket.
+		cfg.MaxMsgSize = m.MaxMessage()
+	}
 	v := newTSMState(&cfg)
 	if fc, ok := c.SessionCache.(*tlstm.FileSessionCache); ok && len(cfg.ContextEngineID) == 0 {
 		v.engineFile = tsmEngineFile(fc, d)

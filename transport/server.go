@@ -587,18 +587,25 @@ func ListenDatagrams(network, address string, h Handler, opts *ServerOptions) (*
 	if opts == nil {
 		opts = &ServerOptions{}
 	}
+	// A port the kernel picks (port 0) for a socket with SO_REUSEPORT may
+	// be one another group of the same user holds: then another one.
+	_, port, _ := net.SplitHostPort(address)
+	tries := 1
+	if port == "0" || port == "" {
+		tries = 5
+	}
+	for {
+		d, err := listenDatagrams(network, address, h, opts)
+		tries--
+		if err == nil || tries == 0 || !errors.Is(err, syscall.EADDRINUSE) {
+			return d, err
+		}
+	}
+}
+
+func listenDatagrams(network, address string, h Handler, opts *ServerOptions) (*DatagramServer, error) {
 	d := &DatagramServer{}
 	n := datagramSockets()
-	if _, port, err := net.SplitHostPort(address); n > 1 && err == nil && port != "0" {
-		// SO_REUSEPORT would share the address with another such group
-		// (another tsnmp listener of the same user) without a word: an
-		// address in use must fail as it does for UDP.
-		c, err := net.ListenPacket(network, address)
-		if err != nil {
-			return nil, err
-		}
-		c.Close()
-	}
 	for i := 0; i < n; i++ {
 		s, err := listenUDPWith(network, address, h, opts, n > 1)
 		if err != nil {
@@ -609,6 +616,16 @@ func ListenDatagrams(network, address string, h Handler, opts *ServerOptions) (*
 		d.s = append(d.s, s)
 		// The others bind the port the first got.
 		address = s.local.String()
+	}
+	if n > 1 {
+		// SO_REUSEPORT would share the address with another such group
+		// (another tsnmp listener of the same user, in this process or
+		// another) without a word: an address in use must fail as it
+		// does for UDP, also when the port was 0.
+		if err := exclusive(d.s[0].local.AddrPort(), d.s); err != nil {
+			d.Close()
+			return nil, err
+		}
 	}
 	return d, nil
 }

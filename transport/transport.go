@@ -41,4 +41,10 @@ type StateReference struct {
 	// Session is the transport's handle for the session or connection the
 	// message arrived on; opaque above the transport.
 	Session any
+	// MaxMessage, when nonzero, is the largest message the transport can
+	// send back on this session (DTLS: what one record carries). The
+	// engine sizes responses to the smaller of it and the requester's
+	// msgMaxSize, so that a GetBulk is cut short and a Get answered
+	// tooBig (RFC 3416 §4.2.3, §4.2.1) rather than dropped.
+	MaxMessage int
 }

@@ -2,11 +2,15 @@ package transport
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -35,6 +39,43 @@ type udpSocket struct {
 	mu      sync.Mutex
 	serving bool        // Serve runs: its readers may be in a system call on fd
 	closed  atomic.Bool // set under mu
+
+	zones sync.Map // interface name -> zoneIndex, for writeTo
+}
+
+// zoneIndex is an interface's index as writeTo last looked it up.
+type zoneIndex struct {
+	index uint32
+	at    time.Time
+}
+
+// zoneLookups counts the interface index lookups of writeTo (tests).
+var zoneLookups atomic.Int64
+
+// zoneIndex returns the index of the interface an IPv6 zone names (a
+// name or a number), looked up with SIOCGIFINDEX on the socket (its
+// network namespace's interface) once a minute at most, as zoneNames
+// does the other way: every send to a link-local peer looked it up
+// before, and net.InterfaceByName dumps every interface over netlink.
+func (u *udpSocket) zoneIndex(zone string) uint32 {
+	if v, ok := u.zones.Load(zone); ok {
+		if z := v.(zoneIndex); time.Since(z.at) < time.Minute {
+			return z.index
+		}
+	}
+	zoneLookups.Add(1)
+	var index uint32
+	if n, err := strconv.ParseUint(zone, 10, 32); err == nil {
+		index = uint32(n)
+	} else if ifr, err := unix.NewIfreq(zone); err == nil {
+		u.wmu.RLock()
+		if !u.closed.Load() && unix.IoctlIfreq(u.fd, unix.SIOCGIFINDEX, ifr) == nil {
+			index = ifr.Uint32()
+		}
+		u.wmu.RUnlock()
+	}
+	u.zones.Store(zone, zoneIndex{index, time.Now()})
+	return index
 }
 
 // newUDPSocket takes c's socket over: a duplicate of its descriptor, set
@@ -106,9 +147,7 @@ func (u *udpSocket) writeTo(b []byte, to netip.AddrPort) error {
 	} else {
 		sa6 := &unix.SockaddrInet6{Port: int(to.Port()), Addr: a.As16()}
 		if z := a.Zone(); z != "" {
-			if ifi, err := net.InterfaceByName(z); err == nil {
-				sa6.ZoneId = uint32(ifi.Index)
-			}
+			sa6.ZoneId = u.zoneIndex(z)
 		}
 		sa = sa6
 	}
@@ -340,4 +379,83 @@ func setReusePort(_, _ string, c syscall.RawConn) error {
 		return err
 	}
 	return serr
+}
+
+// inode returns the inode number of the socket, which /proc/net/udp
+// lists it by.
+func (u *udpSocket) inode() (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(u.fd, &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+// exclusive checks, once a DatagramServer's sockets are bound, that no
+// other socket shares their address: SO_REUSEPORT lets any socket of the
+// same user that sets it too join the group, silently, so the kernel's
+// own check of bind(2) does not hold. It reads the calling thread's
+// network namespace's socket tables (/proc/thread-self/net/udp and udp6)
+// and refuses, with EADDRINUSE, any other UDP socket on the same port
+// whose address is the same or a wildcard on either side. Two groups
+// bound at the same moment cannot both pass: each checks after its own
+// bind, so the one that checks last sees the other's sockets (both may
+// fail; neither serves half the peers).
+func exclusive(local netip.AddrPort, socks []*udpServer) error {
+	ours := map[uint64]bool{}
+	for _, s := range socks {
+		ino, err := s.sock.inode()
+		if err != nil {
+			return err
+		}
+		ours[ino] = true
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for _, table := range []string{"/proc/thread-self/net/udp", "/proc/thread-self/net/udp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue // no IPv6 in the kernel
+			}
+			return err
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 {
+				continue
+			}
+			a, ok := procAddrPort(f[1])
+			ino, err := strconv.ParseUint(f[9], 10, 64)
+			if !ok || err != nil || ours[ino] || a.Port() != local.Port() {
+				continue
+			}
+			if x, y := a.Addr().Unmap(), local.Addr().Unmap().WithZone(""); x == y || x.IsUnspecified() || y.IsUnspecified() {
+				return &net.OpError{Op: "listen", Net: "udp", Addr: net.UDPAddrFromAddrPort(local),
+					Err: os.NewSyscallError("bind", unix.EADDRINUSE)}
+			}
+		}
+	}
+	return nil
+}
+
+// procAddrPort parses a local_address of /proc/net/udp ("0100007F:00A1")
+// or udp6: the address as 32-bit words in host order (little-endian
+// here), then the port.
+func procAddrPort(s string) (netip.AddrPort, bool) {
+	h, p, ok := strings.Cut(s, ":")
+	port, err := strconv.ParseUint(p, 16, 16)
+	if !ok || err != nil || (len(h) != 8 && len(h) != 32) {
+		return netip.AddrPort{}, false
+	}
+	raw, err := hex.DecodeString(h)
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	for i := 0; i+4 <= len(raw); i += 4 {
+		w := binary.LittleEndian.Uint32(raw[i:])
+		binary.BigEndian.PutUint32(raw[i:], w)
+	}
+	a, _ := netip.AddrFromSlice(raw)
+	return netip.AddrPortFrom(a, uint16(port)), true
 }

@@ -110,3 +110,6 @@ func (u *udpSocket) control(f func(fd uintptr)) error {
 func datagramSockets() int { return 1 }
 
 func setReusePort(_, _ string, _ syscall.RawConn) error { return nil }
+
+// exclusive has nothing to check: one socket, bound without SO_REUSEPORT.
+func exclusive(netip.AddrPort, []*udpServer) error { return nil }

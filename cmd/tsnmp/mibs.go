@@ -179,6 +179,7 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 	if force {
 		// translate, like snmptranslate, knows only what the directories
 		// hold, with descriptions.
+		r.Tree = true
 		set, diags = smiload.LoadCached(r)
 	} else {
 		// The commands keep every compiled-in module with -m ALL, and

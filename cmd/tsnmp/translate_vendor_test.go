@@ -55,7 +55,7 @@ func TestTranslateVendorModules(t *testing.T) {
 	bin := testenv.Need(t, "snmptranslate")
 	dirs := testenv.VendorMIBDirs(t)
 	start := time.Now()
-	set, _ := smiload.Load(smiload.Request{Dirs: dirs, Modules: []string{"ALL"}})
+	set, _ := smiload.Load(smiload.Request{Dirs: dirs, Modules: []string{"ALL"}, Tree: true})
 	t.Logf("loaded %d modules, %d definitions in %v", len(set.Modules), len(set.Defs), time.Since(start))
 	smi.Install(set)
 	loadedSet.Store(set)

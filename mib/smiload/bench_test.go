@@ -54,3 +54,15 @@ func BenchmarkOpenVendorGet(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoadVendorTree is what `tsnmp translate -m ALL` loads without
+// a cache: every module with descriptions and Net-SNMP's tree of names.
+func BenchmarkLoadVendorTree(b *testing.B) {
+	dirs := testenv.VendorMIBDirs(b)
+	for b.Loop() {
+		set, _ := Load(Request{Dirs: dirs, Modules: []string{"ALL"}, Tree: true})
+		if len(set.Tree) < 150000 {
+			b.Fatalf("%d tree nodes", len(set.Tree))
+		}
+	}
+}

@@ -22,6 +22,9 @@ type Request struct {
 	Compiled func() *smi.Set
 	// AllCompiled makes "ALL" include every module Compiled gives.
 	AllCompiled bool
+	// Tree makes the set carry Net-SNMP's tree of names (smi.Set.Tree),
+	// which only snmptranslate's listings need.
+	Tree bool
 	// NoDescriptions leaves DESCRIPTION texts out (they are most of the
 	// size and only snmptranslate -Td prints them).
 	NoDescriptions bool
@@ -77,6 +80,7 @@ func load(r Request) *cacheContent {
 		ix.AddCompiled(r.Compiled())
 		ix.AllCompiled = r.AllCompiled
 	}
+	ix.Tree = r.Tree
 	set, diags := ix.Load(mods...)
 	if r.NoDescriptions {
 		for i := range set.Defs {
@@ -224,6 +228,9 @@ func cacheKey(r Request) string {
 	}
 	if r.AllCompiled {
 		put("allcompiled")
+	}
+	if r.Tree {
+		put("tree")
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -56,6 +56,8 @@ type Index struct {
 	// AllCompiled makes "ALL" include the compiled-in modules given to
 	// AddCompiled, not only those the loaded modules import.
 	AllCompiled bool
+	// Tree makes Load build Net-SNMP's tree of names (smi.Set.Tree).
+	Tree bool
 	// stats records the state of the directories and files read, for
 	// the cache.
 	dirStats, fileStats []fileStat
@@ -234,7 +236,7 @@ var replacements = map[string][]string{
 // Unknown modules and symbols are reported in the diagnostics and
 // otherwise ignored.
 func (ix *Index) Load(names ...string) (*smi.Set, []Diag) {
-	g := &gen{mods: map[string]*module{}, oids: map[*def][]uint32{}, owner: map[*def]*module{}, busy: map[*def]bool{}}
+	g := &gen{mods: map[string]*module{}, oids: map[*def][]uint32{}, owner: map[*def]*module{}, busy: map[*def]bool{}, tree: ix.Tree}
 	var want []string
 	for _, n := range names {
 		if n == "ALL" {
@@ -328,6 +330,7 @@ type gen struct {
 	owner       map[*def]*module
 	busy        map[*def]bool
 	diags       []Diag
+	tree        bool // build Net-SNMP's tree of names
 }
 
 // loadOrder orders modules the way Net-SNMP loads them with "-m ALL":
@@ -736,12 +739,16 @@ func (g *gen) set() *smi.Set {
 		return b.pos - a.pos
 	})
 	s := &smi.Set{Defs: make([]smi.Def, len(nodes))}
-	index := make(map[*def]int, len(nodes))
 	for i, n := range nodes {
 		s.Defs[i] = n.def
-		index[n.src] = i
 	}
-	s.Tree = g.netTree(index)
+	if g.tree {
+		index := make(map[*def]int, len(nodes))
+		for i, n := range nodes {
+			index[n.src] = i
+		}
+		s.Tree = g.netTree(index)
+	}
 	// Textual conventions and named types.
 	for _, m := range g.order {
 		s.Modules = append(s.Modules, m.name)

@@ -55,7 +55,7 @@ func TestNetTreeLinksByParentName(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := Request{Dirs: []string{dir}, Modules: []string{"ALL"}, Compiled: smi.Compiled, CacheDir: t.TempDir()}
+	r := Request{Dirs: []string{dir}, Modules: []string{"ALL"}, Compiled: smi.Compiled, CacheDir: t.TempDir(), Tree: true}
 	set, diags := Load(r)
 	if len(set.Tree) == 0 {
 		t.Fatalf("no tree; diagnostics %v", diags)
@@ -118,7 +118,7 @@ func TestNetTreeLinksByParentName(t *testing.T) {
 // Net-SNMP shows there: both names of ospfImportAsExtern's OID.
 func TestNetTreeVendor(t *testing.T) {
 	dirs := testenv.VendorMIBDirs(t)
-	set, _ := Load(Request{Dirs: dirs, Modules: []string{"ALL"}})
+	set, _ := Load(Request{Dirs: dirs, Modules: []string{"ALL"}, Tree: true})
 	var names []string
 	for _, n := range set.Tree {
 		if strings.EqualFold(n.Label, "ospfImportAsExtern") {

@@ -169,6 +169,18 @@ func (c *Conn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
+// MaxReadMessage is the largest SNMP message a Conn can receive:
+// pion/dtls reads each datagram into a buffer of 8,192 octets (fixed in
+// pion/dtls v3, not configurable), less a record's header, the GCM
+// explicit nonce and the tag. A larger datagram arrives cut and is
+// dropped, so a manager offers this as its msgMaxSize over DTLS and the
+// agent sizes its responses to it.
+const MaxReadMessage = 8192 - headerLen - 8 - tagLen
+
+// MaxMessage returns the largest SNMP message the session can receive
+// (MaxReadMessage).
+func (c *Conn) MaxMessage() int { return MaxReadMessage }
+
 // Resumed reports whether the session was resumed with a ticket.
 func (c *Conn) Resumed() bool { return c.resumed }
 

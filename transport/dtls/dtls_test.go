@@ -5,13 +5,16 @@ import (
 	"crypto"
 	gotls "crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -426,5 +429,24 @@ func TestKeyTypes(t *testing.T) {
 				t.Errorf("accepts = %d", n)
 			}
 		})
+	}
+}
+
+// TestListenAddressInUse: a second listener on the address of a first
+// (opened on port 0) is refused with EADDRINUSE, as for UDP; the
+// sockets of one listener share the address with SO_REUSEPORT, which
+// must not take another listener's in.
+func TestListenAddressInUse(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	s := start(t, "udp4", nil)
+	port := s.Addr().(*net.UDPAddr).Port
+	for _, host := range []string{"127.0.0.1", "0.0.0.0"} {
+		s2, err := Listen(transport.Address{Domain: transport.DTLS, Network: "udp4", Host: host, Port: port}, nameHandler{}, serverConfig(t, testPKI(t)), nil)
+		if !errors.Is(err, syscall.EADDRINUSE) {
+			if err == nil {
+				s2.Close()
+			}
+			t.Errorf("a second listener on %s:%d: %v, want EADDRINUSE", host, port, err)
+		}
 	}
 }

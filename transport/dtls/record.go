@@ -260,6 +260,10 @@ type pionState struct {
 	MasterSecret      []byte
 	// SequenceNumber is the next sequence number of LocalEpoch.
 	SequenceNumber uint64
+	// RemoteSequenceNumber is one past the highest sequence number of
+	// the peer's records of a nonzero epoch that pion/dtls authenticated
+	// (its Finished, and any retransmission of it).
+	RemoteSequenceNumber uint64
 }
 
 // keys are an association's record protection after its handshake.
@@ -267,6 +271,8 @@ type keys struct {
 	rd, wr protection
 	epoch  uint16 // both directions' (no renegotiation)
 	seq    uint64 // the next sequence number to send
+	// win starts the replay window past the records pion/dtls took.
+	win replayWindow
 }
 
 // takeKeys derives the record protection of a completed handshake from
@@ -313,6 +319,12 @@ func deriveKeys(ps *pionState) (*keys, error) {
 		clear(kb.ServerWriteKey)
 	}()
 	k := &keys{epoch: ps.LocalEpoch, seq: ps.SequenceNumber}
+	if ps.RemoteSequenceNumber > 0 {
+		// Every record below it was either taken by pion/dtls or
+		// never sent in this epoch before the Finished (RFC 6347
+		// §4.1.2.6: each record once per epoch).
+		k.win = replayWindow{next: ps.RemoteSequenceNumber, seen: ^uint64(0)}
+	}
 	rdKey, rdIV, wrKey, wrIV := kb.ClientWriteKey, kb.ClientWriteIV, kb.ServerWriteKey, kb.ServerWriteIV
 	if ps.IsClient {
 		rdKey, rdIV, wrKey, wrIV = wrKey, wrIV, rdKey, rdIV

@@ -455,3 +455,242 @@ func TestStrayClientHello(t *testing.T) {
 		t.Errorf("%d sessions, %d handshakes: want the session and the new handshake beside it", conns, startups)
 	}
 }
+
+// sizeHandler answers each message with a response of size octets.
+type sizeHandler struct{ size int }
+
+func (h sizeHandler) ServeSNMP(_ *transport.StateReference, _, out []byte) []byte {
+	return append(out, make([]byte, h.size)...)
+}
+
+// TestRepliesSplit: the replies to several records of one datagram go in
+// datagrams no larger than the path MTU estimate, unless one reply alone
+// is larger; before, they went together in one datagram, which past
+// 65,507 octets the kernel refused (every reply lost).
+func TestRepliesSplit(t *testing.T) {
+	p := testPKI(t)
+	for _, tc := range []struct{ size, n int }{{8000, 10}, {300, 12}} {
+		s, err := Listen(transport.Address{Domain: transport.DTLS, Network: "udp4", Host: "127.0.0.1"}, sizeHandler{tc.size}, serverConfig(t, p), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Serve()
+		snd, err := DialSender(context.Background(), "udp4", s.Addr().String(), client(p, p.Carol))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d []byte
+		for i := 0; i < tc.n; i++ {
+			d = snd.Seal(d, []byte{0x30, 3, 2, 1, 7})
+		}
+		// The agent may still be taking the session over: the datagram
+		// then waits with the early ones and gets the same answer.
+		snd.Conn().Write(d)
+		buf := make([]byte, 70000)
+		recs, dgrams := 0, 0
+		snd.Conn().SetReadDeadline(time.Now().Add(5 * time.Second))
+		for recs < tc.n {
+			m, err := snd.Conn().Read(buf)
+			if err != nil {
+				break
+			}
+			dgrams++
+			if m > replyMTU && m > tc.size+64 {
+				t.Errorf("size %d: a reply datagram of %d octets", tc.size, m)
+			}
+			for r, rest, err := nextRecord(buf[:m]); err == nil; r, rest, err = nextRecord(rest) {
+				if r.typ == typeApplicationData {
+					recs++
+				}
+			}
+		}
+		if recs != tc.n {
+			t.Errorf("size %d: %d of %d replies arrived", tc.size, recs, tc.n)
+		}
+		t.Logf("size %d: %d replies in %d datagrams", tc.size, recs, dgrams)
+		snd.Close()
+		s.Close()
+	}
+}
+
+// takenOver waits until the record layer serves the session of the
+// client at a.
+func takenOver(t testing.TB, s *Server, a net.Addr) {
+	t.Helper()
+	ap := a.(*net.UDPAddr).AddrPort()
+	for i := 0; i < 200; i++ {
+		s.mu.RLock()
+		p := s.peers[netipUnmap(ap)]
+		ok := p != nil && p.cur != nil && p.next == nil
+		s.mu.RUnlock()
+		if ok {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the record layer did not take the session over")
+}
+
+// TestReplayedFinished: a copy of the client's Finished (the epoch-1
+// record pion/dtls authenticated during the handshake), replayed after
+// the record layer took the session over, is dropped as a replay: it
+// does not make the agent send its last flight again (before, the replay
+// window started empty and took it once).
+func TestReplayedFinished(t *testing.T) {
+	p := testPKI(t)
+	s := start(t, "udp4", nil)
+	c, tap := dialTap(t, s, p, p.Carol, nil)
+	takenOver(t, s, tap.LocalAddr())
+	var fin []byte
+	tap.mu.Lock()
+	for _, d := range tap.sent {
+		for len(d) >= headerLen {
+			n := headerLen + int(binary.BigEndian.Uint16(d[11:13]))
+			if n > len(d) {
+				break
+			}
+			if d[0] == typeHandshake && binary.BigEndian.Uint16(d[3:5]) == 1 {
+				fin = append([]byte(nil), d[:n]...)
+			}
+			d = d[n:]
+		}
+	}
+	tap.mu.Unlock()
+	if fin == nil {
+		t.Fatal("no Finished among the client's datagrams")
+	}
+	before := s.RecordStats()
+	tap.UDPConn.WriteTo(fin, s.Addr())
+	st := waitStats(s, func(st RecordStats) bool {
+		return st.Replayed > before.Replayed || st.Retransmits > before.Retransmits
+	})
+	if st.Retransmits != before.Retransmits || st.Replayed != before.Replayed+1 {
+		t.Errorf("replayed Finished: %d retransmits, %d replays counted; want 0 and 1", st.Retransmits-before.Retransmits, st.Replayed-before.Replayed)
+	}
+	if name, err := ask(c); err != nil || name != "carol" {
+		t.Fatalf("after the replay: %q %v", name, err)
+	}
+}
+
+// closingHandler closes the session a request came on while it handles
+// it (as the idle sweep or an eviction may), then answers.
+type closingHandler struct{}
+
+func (closingHandler) ServeSNMP(ref *transport.StateReference, _, out []byte) []byte {
+	ref.Session.(*session).sc.Close()
+	return append(out, 0x30, 0)
+}
+
+// TestNoReplyAfterCloseNotify: a session closed while its request is
+// handled sends its close_notify and then nothing: the reply is dropped
+// (before, it was sealed and sent after the alert).
+func TestNoReplyAfterCloseNotify(t *testing.T) {
+	p := testPKI(t)
+	s, err := Listen(transport.Address{Domain: transport.DTLS, Network: "udp4", Host: "127.0.0.1"}, closingHandler{}, serverConfig(t, p), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	defer s.Close()
+	snd, err := DialSender(context.Background(), "udp4", s.Addr().String(), client(p, p.Carol))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snd.Close()
+	snd.Conn().Write(snd.Seal(nil, []byte{0x30, 3, 2, 1, 7}))
+	var got []byte
+	buf := make([]byte, 2048)
+	snd.Conn().SetReadDeadline(time.Now().Add(time.Second))
+	for {
+		n, err := snd.Conn().Read(buf)
+		if err != nil {
+			break
+		}
+		for r, rest, err := nextRecord(buf[:n]); err == nil; r, rest, err = nextRecord(rest) {
+			if r.epoch() != 0 {
+				got = append(got, r.typ)
+			}
+		}
+	}
+	if string(got) != string([]byte{typeAlert}) {
+		t.Errorf("records after the request: types %v, want one alert (close_notify) and nothing after it", got)
+	}
+}
+
+// TestFlightDuringTakeover: the agent's last flight is lost, and the
+// client's retransmitted flight arrives while the record layer takes
+// the session over (held there by a hook until it came). The record
+// layer answers it at once; before, it went to pion/dtls, whose answer
+// went nowhere, and the client had to retransmit once more, a timer
+// later.
+func TestFlightDuringTakeover(t *testing.T) {
+	p := testPKI(t)
+	var (
+		mu      sync.Mutex
+		dropped int
+		tap     *tapConn
+	)
+	flights := func() int {
+		n := 0
+		tap.mu.Lock()
+		defer tap.mu.Unlock()
+		for _, d := range tap.sent {
+			for r, rest, err := nextRecord(d); err == nil; r, rest, err = nextRecord(rest) {
+				if r.typ == typeChangeCipherSpec {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	hook := func() {
+		for i := 0; i < 500; i++ {
+			mu.Lock()
+			ok := tap != nil
+			mu.Unlock()
+			if ok && flights() >= 2 {
+				time.Sleep(50 * time.Millisecond) // the retransmission reaches the agent
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	testHookDetached.Store(&hook)
+	defer testHookDetached.Store(nil)
+	s := start(t, "udp4", nil)
+	drop := func(b []byte) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for r, rest, err := nextRecord(b); err == nil; r, rest, err = nextRecord(rest) {
+			if r.typ == typeChangeCipherSpec && dropped == 0 {
+				dropped++
+				return true
+			}
+		}
+		return false
+	}
+	uc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	tap = &tapConn{UDPConn: uc, drop: drop}
+	mu.Unlock()
+	c, err := dtls.ClientWithOptions(tap, s.Addr(), dtls.WithCertificates(p.Carol.TLS()), dtls.WithRootCAs(certPool(p.CA.Cert)),
+		dtls.WithServerName("localhost"), dtls.WithExtendedMasterSecret(dtls.RequireExtendedMasterSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.HandshakeContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := flights(); n != 2 {
+		t.Errorf("the client sent its last flight %d times, want 2 (the retransmission answered at once)", n)
+	}
+	if name, err := ask(c); err != nil || name != "carol" {
+		t.Fatalf("%q %v", name, err)
+	}
+}

@@ -112,7 +112,7 @@ type serverState struct {
 }
 
 // Listen opens a DTLS listener on a ("dtls:" address) serving h.
-func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, opts *Options) (*Server, error) {
+func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, opts *Options) (_ *Server, err error) {
 	if a.Domain != transport.DTLS {
 		return nil, fmt.Errorf("dtls: %s is not a dtls: address", a)
 	}
@@ -153,6 +153,11 @@ func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, o
 			s.own = true
 		}
 		o.Tickets.OnRotate(s.tickets.setKeys)
+		defer func() {
+			if err != nil && s.own {
+				o.Tickets.Stop()
+			}
+		}()
 	}
 	if err := s.Update(cfg); err != nil {
 		return nil, err

@@ -73,6 +73,12 @@ func (s *Server) RecordStats() RecordStats {
 // acceptQueue bounds the new handshakes waiting for connset to admit them.
 const acceptQueue = 64
 
+// replyMTU is the path MTU estimate for reply datagrams, pion/dtls's
+// default for handshake flights: replies to several records of one
+// datagram share a datagram up to it (RFC 6347 §4.1.1.1: avoid IP
+// fragmentation). A reply record larger than that goes alone.
+const replyMTU = 1200
+
 // hsQueue bounds the datagrams waiting for pion/dtls in one handshake, and
 // earlyQueue those waiting for the record layer to take an association
 // over.
@@ -106,6 +112,14 @@ func (r *reader) ServeSNMP(ref *transport.StateReference, msg, out []byte) []byt
 	s.mu.RUnlock()
 	protected := first.epoch() != 0 && first.typ != typeHandshake // application data or an alert
 	switch {
+	case next != nil && !protected && hs.detached.Load():
+		// A flight the peer sent again while the record layer takes
+		// over: pion/dtls would answer into the void; the record layer
+		// answers it (with our last flight) once it serves the session.
+		if next.hold(msg) {
+			return nil
+		}
+		return next.datagram(msg, out)
 	case next != nil && !protected:
 		// The handshake in progress.
 		hs.deliver(msg)
@@ -378,6 +392,9 @@ func (x *session) hold(b []byte) bool {
 	return true
 }
 
+// testHookDetached, when set, runs as a handshake's hsConn is detached.
+var testHookDetached atomic.Pointer[func()]
+
 // serveConn runs a handshake to completion, then hands the session to
 // the record layer and detaches it from connset's handler.
 func (s *Server) serveConn(sc *connset.Conn) {
@@ -416,6 +433,9 @@ func (s *Server) serveConn(sc *connset.Conn) {
 	// From here on pion/dtls sends nothing: the record layer owns the
 	// sequence numbers it has not used.
 	hs.detached.Store(true)
+	if f := testHookDetached.Load(); f != nil {
+		(*f)()
+	}
 	st, _ := c.ConnectionState()
 	name, err := s.identify(&st)
 	if err != nil {
@@ -433,8 +453,8 @@ func (s *Server) serveConn(sc *connset.Conn) {
 	if !x.resumed && !s.opts.DisableTickets {
 		x.psk, x.chain = s.ticketState(&st)
 	}
-	x.ref = transport.StateReference{Domain: transport.DTLS, Local: s.local, Remote: x.addr, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: x}
-	x.rd, x.wr, x.epoch = k.rd, k.wr, k.epoch
+	x.ref = transport.StateReference{Domain: transport.DTLS, Local: s.local, Remote: x.addr, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: x, MaxMessage: maxPlaintext}
+	x.rd, x.wr, x.epoch, x.win = k.rd, k.wr, k.epoch, k.win
 	x.wseq.Store(k.seq)
 	x.last.Store(time.Now().UnixNano())
 	sc.Established()
@@ -504,6 +524,7 @@ func (x *session) resendFlight() {
 func (x *session) datagram(b, out []byte) []byte {
 	s := x.s
 	var reply []byte
+	base := len(out)
 	for len(b) > 0 {
 		r, rest, err := nextRecord(b)
 		if err != nil {
@@ -557,8 +578,17 @@ func (x *session) datagram(b, out []byte) []byte {
 		switch typ {
 		case typeApplicationData:
 			if resp := x.message(plain, out[len(out):]); resp != nil {
-				reply = append(out, resp...)
-				out = reply
+				if len(out) > base && len(out)+len(resp) > replyMTU {
+					// Several records in the peer's datagram: what is
+					// built so far goes first, so that no reply
+					// datagram grows past the path MTU estimate (or
+					// the 65,507 octets of a UDP datagram).
+					s.udp.WriteTo(out[base:], x.addr)
+					out = append(out[:base], resp...)
+				} else {
+					out = append(out, resp...)
+				}
+				reply = out
 			}
 		case typeAlert:
 			if len(plain) == 2 && (plain[0] == alertFatal || plain[1] == alertCloseNotify) {
@@ -606,7 +636,11 @@ func (x *session) message(msg, out []byte) []byte {
 			return nil
 		}
 		if len(resp) > maxPlaintext {
-			x.s.stats().Inc(tlstm.SessionNoSessions)
+			// A handler that ignored ref.MaxMessage: one record cannot
+			// carry it (RFC 6353 §5.1.1: one message per record).
+			if log := x.s.opts.Logger; log != nil {
+				log.Warn("response too large for a DTLS record, dropped", "to", x.addr, "size", len(resp))
+			}
 			return nil
 		}
 		if len(resp) > 0 && cap(buf) > pre && &resp[0] == &buf[pre : pre+1][0] {
@@ -614,6 +648,13 @@ func (x *session) message(msg, out []byte) []byte {
 		} else {
 			buf = append(buf, resp...)
 		}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		// Closed while the handler ran: our close_notify may have gone,
+		// and nothing follows it (RFC 5246 §7.2.1).
+		return nil
 	}
 	return x.seal(buf, typeApplicationData)
 }
