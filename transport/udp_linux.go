@@ -39,6 +39,43 @@ type udpSocket struct {
 	mu      sync.Mutex
 	serving bool        // Serve runs: its readers may be in a system call on fd
 	closed  atomic.Bool // set under mu
+
+	zones sync.Map // interface name -> zoneIndex, for writeTo
+}
+
+// zoneIndex is an interface's index as writeTo last looked it up.
+type zoneIndex struct {
+	index uint32
+	at    time.Time
+}
+
+// zoneLookups counts the interface index lookups of writeTo (tests).
+var zoneLookups atomic.Int64
+
+// zoneIndex returns the index of the interface an IPv6 zone names (a
+// name or a number), looked up with SIOCGIFINDEX on the socket (its
+// network namespace's interface) once a minute at most, as zoneNames
+// does the other way: every send to a link-local peer looked it up
+// before, and net.InterfaceByName dumps every interface over netlink.
+func (u *udpSocket) zoneIndex(zone string) uint32 {
+	if v, ok := u.zones.Load(zone); ok {
+		if z := v.(zoneIndex); time.Since(z.at) < time.Minute {
+			return z.index
+		}
+	}
+	zoneLookups.Add(1)
+	var index uint32
+	if n, err := strconv.ParseUint(zone, 10, 32); err == nil {
+		index = uint32(n)
+	} else if ifr, err := unix.NewIfreq(zone); err == nil {
+		u.wmu.RLock()
+		if !u.closed.Load() && unix.IoctlIfreq(u.fd, unix.SIOCGIFINDEX, ifr) == nil {
+			index = ifr.Uint32()
+		}
+		u.wmu.RUnlock()
+	}
+	u.zones.Store(zone, zoneIndex{index, time.Now()})
+	return index
 }
 
 // newUDPSocket takes c's socket over: a duplicate of its descriptor, set
@@ -110,9 +147,7 @@ func (u *udpSocket) writeTo(b []byte, to netip.AddrPort) error {
 	} else {
 		sa6 := &unix.SockaddrInet6{Port: int(to.Port()), Addr: a.As16()}
 		if z := a.Zone(); z != "" {
-			if ifi, err := net.InterfaceByName(z); err == nil {
-				sa6.ZoneId = uint32(ifi.Index)
-			}
+			sa6.ZoneId = u.zoneIndex(z)
 		}
 		sa = sa6
 	}

@@ -20,6 +20,11 @@ type PolicyOptions struct {
 	// installed and may add to them (tsnmpd adds the users kept in its
 	// state directory). An error stops the load.
 	MergeUsers func(*usm.UserTable) error
+	// Users, if set, receives the users (Replace) instead of USM's own
+	// table, whose users then stay as they are: the caller installs them
+	// when it applies the policy (tsnmpd, once a reload has opened every
+	// new listen address).
+	Users *usm.UserTable
 }
 
 // Policy builds the agent.Policy the configuration describes: the
@@ -45,7 +50,11 @@ func (c *Config) Policy(o PolicyOptions) (*agent.Policy, error) {
 			return nil, fmt.Errorf("USM users: %w", err)
 		}
 	}
-	o.USM.Users().Replace(users)
+	if o.Users != nil {
+		o.Users.Replace(users)
+	} else {
+		o.USM.Users().Replace(users)
+	}
 	r := c.Limits.UDPResponseRate
 	return &agent.Policy{
 		Communities:      b.communities,

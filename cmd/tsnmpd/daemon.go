@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tsnmp/tsnmp/access/vacm"
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/agentx"
@@ -29,6 +30,7 @@ import (
 	"github.com/tsnmp/tsnmp/notify"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
+	tssh "github.com/tsnmp/tsnmp/ssh"
 	"github.com/tsnmp/tsnmp/transport"
 )
 
@@ -179,19 +181,26 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 	d.registerVACMMIB(tree)
 	notify.Register(tree, d.originator.Load) // SNMP-TARGET-MIB, SNMP-NOTIFICATION-MIB
 	d.ssh, d.tls, d.http = newSSHState(tree), newTLSState(tree), &httpState{}
-	p, err := d.policy(cfg)
-	if err != nil {
-		return nil, err
-	}
-	d.agent.SetPolicy(p)
 	if o.stdio { // ssh.go: one session on stdin/stdout, no listeners
+		pl, err := d.prepare(cfg, false)
+		if err != nil {
+			return nil, err
+		}
+		if err := d.commit(pl); err != nil {
+			return nil, err
+		}
 		ok = true
 		return d, nil
 	}
-	if err := d.startAgentX(cfg); err != nil {
+	pl, err := d.prepare(cfg, true)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := d.listen(cfg.Listen); err != nil {
+	if err := d.startAgentX(cfg); err != nil {
+		pl.abort()
+		return nil, err
+	}
+	if err := d.commit(pl); err != nil {
 		return nil, err
 	}
 	if err := d.startNotifications(cfg, true); err != nil { // notify.go
@@ -319,40 +328,128 @@ func (d *daemon) persistSystem(contact, name, location string) error {
 	return d.state.WriteFile(systemFile, []byte(data), 0o600)
 }
 
-// policy builds what a reload replaces: config.Policy assembles the
-// communities, VACM, limits and USM (with the users kept in the state
-// directory), then each transport adds its share: SSH its settings, TLS
-// its certificates and TSM, the web-services interface its settings.
-func (d *daemon) policy(cfg *config.Config) (*agent.Policy, error) {
+// loadPlan is a load of the configuration (at start or by a reload) that
+// prepare has built and checked, with the listen addresses it adds open
+// but not served; commit applies it, abort drops it. Until commit the
+// running agent is untouched: its users, certificates and policy, and
+// what it answers on.
+type loadPlan struct {
+	cfg    *config.Config
+	policy *agent.Policy
+	users  *usm.UserTable // the USM users, installed in d.usm by commit
+	usm    *usmMerge      // usmUserTable's rows and usm-users.conf (usmstate.go)
+	// vacmBase is the configuration's VACM, that SNMP-made rows are told
+	// from (vacmmib.go).
+	vacmBase *vacm.VACM
+	tls      *tlsPlan      // tls.go
+	sshKeys  []tssh.Signer // the host keys of the first ssh: listener (ssh.go)
+	opened   []listener    // not yet served
+}
+
+// prepare builds what a load replaces: config.Policy assembles the
+// communities, VACM, limits and USM users (with the users kept in the
+// state directory) without installing them, then each transport checks
+// or builds its share: SSH its settings, TLS its certificates and TSM,
+// the web-services interface its handler. With listen, it then opens
+// the listen addresses that are not open yet, without serving them. On
+// error what it opened is closed again and nothing has changed.
+func (d *daemon) prepare(cfg *config.Config, listen bool) (*loadPlan, error) {
 	if err := d.fillDefaultUser(cfg); err != nil {
 		return nil, err
 	}
-	p, err := cfg.Policy(config.PolicyOptions{USM: d.usm, MergeUsers: d.mergeUSMState})
+	pl := &loadPlan{cfg: cfg, users: usm.NewUserTable()}
+	p, err := cfg.Policy(config.PolicyOptions{USM: d.usm, Users: pl.users, MergeUsers: func(users *usm.UserTable) error {
+		var err error
+		pl.usm, err = d.planUSMState(users)
+		return err
+	}})
 	if err != nil {
 		return nil, err
 	}
-	d.mergeVACMState(p) // vacmmib.go
-	for _, add := range []func(*config.Config, *agent.Policy) error{d.sshPolicy, d.tlsPolicy, d.httpPolicy} {
-		if err := add(cfg, p); err != nil {
+	pl.policy = p
+	pl.vacmBase = d.mergeVACMState(p) // vacmmib.go
+	if err := d.sshPolicy(cfg, p); err != nil {
+		return nil, err
+	}
+	if pl.tls, err = d.tlsPolicy(cfg, p); err != nil {
+		return nil, err
+	}
+	if err := d.httpPolicy(cfg, p); err != nil {
+		return nil, err
+	}
+	if listen {
+		if err := d.open(pl); err != nil {
 			return nil, err
 		}
 	}
-	return p, nil
+	return pl, nil
 }
 
-// openListener opens a server for a listen address: UDP and TCP here,
-// the secure transports in tls.go and ssh.go, the web-services interface
-// in http.go.
-func (d *daemon) openListener(a transport.Address) (transport.Server, error) {
+// commit applies pl: it writes usm-users.conf (the one step that can
+// fail: then pl is aborted and nothing has changed), then installs the
+// USM users and usmUserTable's rows, the SSH, TLS and web-services
+// settings and the policy, and starts serving the addresses pl opened.
+func (d *daemon) commit(pl *loadPlan) error {
+	if pl.usm != nil {
+		if err := d.state.WriteFile(usmFile, pl.usm.file, 0o600); err != nil {
+			pl.abort()
+			return fmt.Errorf("USM users: %w", err)
+		}
+	}
+	d.usm.Users().Replace(pl.users)
+	if m := pl.usm; m != nil {
+		d.usmRows.mu.Lock()
+		d.usmRows.configured, d.usmRows.base = m.configured, m.base
+		d.usmRows.mu.Unlock()
+		if t := d.usmRows.table; t != nil {
+			t.Restore(m.rows)
+		}
+	}
+	d.installSSH(pl)
+	d.installTLS(pl.tls, pl.opened)
+	d.installHTTP(pl.cfg.HTTP)
+	d.vacm.mu.Lock()
+	if pl.vacmBase != nil {
+		d.vacm.base = pl.vacmBase
+	}
+	d.agent.SetPolicy(pl.policy)
+	d.vacm.mu.Unlock()
+	d.mu.Lock()
+	d.servers = append(d.servers, pl.opened...)
+	d.mu.Unlock()
+	for _, l := range pl.opened {
+		d.log.Info("listening", "address", l.spec, "bound", l.srv.Addr().String())
+		go func() {
+			if err := l.srv.Serve(); err != nil {
+				d.errc <- fmt.Errorf("serve %s: %w", l.spec, err)
+			}
+		}()
+	}
+	pl.opened = nil
+	return nil
+}
+
+// abort closes the listen addresses pl opened.
+func (pl *loadPlan) abort() {
+	for _, l := range pl.opened {
+		l.srv.Close()
+	}
+	pl.opened = nil
+}
+
+// openListener opens a server for a listen address with the settings of
+// pl, without serving it: UDP and TCP here, the secure transports in
+// tls.go and ssh.go, the web-services interface in http.go.
+func (d *daemon) openListener(a transport.Address, pl *loadPlan) (transport.Server, error) {
 	switch a.Domain {
 	case transport.TLS:
-		return d.openTLS(a)
+		return d.openTLS(a, pl.tls)
 	case transport.DTLS:
-		return d.openDTLS(a)
+		return d.openDTLS(a, pl.tls)
 	case transport.SSH:
-		return d.openSSH(a)
+		return d.openSSH(a, pl)
 	case domainHTTP, domainHTTPS:
-		return d.openHTTP(a)
+		return d.openHTTP(a, pl)
 	}
 	return transport.Listen(a, d.agent, &transport.ServerOptions{Logger: d.log})
 }
@@ -496,48 +593,36 @@ func walkTarget(bound []transport.Address) string {
 	return a.String()
 }
 
-// listen opens the listen addresses that are not open yet and returns
-// them; on error, the ones it opened are closed again.
-func (d *daemon) listen(specs []string) ([]listener, error) {
+// open opens the listen addresses of pl's configuration that are not
+// open yet, without serving them (commit does); on error, the ones it
+// opened are closed again.
+func (d *daemon) open(pl *loadPlan) error {
+	specs := pl.cfg.Listen
 	if len(specs) == 0 {
-		return nil, errors.New("no listen addresses configured")
+		return errors.New("no listen addresses configured")
 	}
-	var opened []listener
-	fail := func(err error) ([]listener, error) {
-		d.stop(opened)
-		return nil, err
+	fail := func(err error) error {
+		pl.abort()
+		return err
 	}
 	for _, spec := range specs {
-		if d.listening(spec) || slices.ContainsFunc(opened, func(l listener) bool { return l.spec == spec }) {
+		if d.listening(spec) || slices.ContainsFunc(pl.opened, func(l listener) bool { return l.spec == spec }) {
 			continue
 		}
 		a, err := listenAddress(spec) // http.go: http: and https:, else transport.ParseAddress
 		if err != nil {
 			return fail(err)
 		}
-		s, err := d.openListener(a)
+		s, err := d.openListener(a, pl)
 		if err != nil {
 			if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "permission denied") {
 				return fail(fmt.Errorf("listen %s: %w (ports below 1024 need root or CAP_NET_BIND_SERVICE)", spec, err))
 			}
 			return fail(fmt.Errorf("listen %s: %w", spec, err))
 		}
-		opened = append(opened, listener{spec: spec, srv: s})
+		pl.opened = append(pl.opened, listener{spec: spec, srv: s})
 	}
-	// Only once every address is open do the new ones serve: a reload
-	// refused for its last address has not served on its first.
-	for _, l := range opened {
-		d.mu.Lock()
-		d.servers = append(d.servers, l)
-		d.mu.Unlock()
-		d.log.Info("listening", "address", l.spec, "bound", l.srv.Addr().String())
-		go func() {
-			if err := l.srv.Serve(); err != nil {
-				d.errc <- fmt.Errorf("serve %s: %w", l.spec, err)
-			}
-		}()
-	}
-	return opened, nil
+	return nil
 }
 
 func (d *daemon) listening(spec string) bool {
@@ -564,10 +649,13 @@ func (d *daemon) stop(ls []listener) {
 	}
 }
 
-// reload rereads the configuration and installs a new policy. Engine
-// state, counters, SNMP-set values and open connections are kept. Listen
-// addresses are applied: new ones are opened first (if one cannot be,
-// nothing changes), then the policy is swapped, then the addresses no
+// reload rereads the configuration and applies it as start does
+// (prepare, then commit). Engine state, counters, SNMP-set values and
+// open connections are kept. Listen addresses are applied: new ones are
+// opened first, without serving them (if one cannot be, they are closed
+// again and nothing changes: users, certificates and policy stay the
+// running ones throughout), then users, settings and policy are
+// installed and the new addresses served at once, then the addresses no
 // longer configured are closed.
 func (d *daemon) reload() error {
 	cfg, err := loadConfig(d.o)
@@ -578,22 +666,14 @@ func (d *daemon) reload() error {
 	if _, err := notifyTargets(&cfg.Notifications); err != nil { // notify.go
 		return err
 	}
-	// Building the policy installs the users and the transports' settings
-	// at once (new TLS sessions get the new certificates); if the reload
-	// fails after that, undo puts the running ones back, so that a failed
-	// reload applies nothing.
-	undo := d.saveReloadState()
-	p, err := d.policy(cfg)
+	pl, err := d.prepare(cfg, true)
 	if err != nil {
-		undo()
 		return err
 	}
-	opened, err := d.listen(cfg.Listen)
-	if err != nil {
-		undo()
+	opened := len(pl.opened)
+	if err := d.commit(pl); err != nil {
 		return err
 	}
-	d.agent.SetPolicy(p)
 	if err := d.reloadNotifications(cfg); err != nil {
 		d.log.Error("notification targets not restarted", "err", err)
 	}
@@ -610,74 +690,8 @@ func (d *daemon) reload() error {
 		d.log.Info("stopped listening", "address", l.spec)
 	}
 	d.printBanner()
-	d.log.Info("configuration reloaded", "listen", strings.Join(cfg.Listen, ","), "opened", len(opened), "closed", len(gone))
+	d.log.Info("configuration reloaded", "listen", strings.Join(cfg.Listen, ","), "opened", opened, "closed", len(gone))
 	return nil
-}
-
-// saveReloadState returns a function that restores what d.policy
-// changes besides the policy it returns: the USM users, usmUserTable's
-// rows (with usm-users.conf, which the merge rewrote) and what it knows
-// of the configuration's users, the configuration's VACM that SNMP-made
-// rows are told from, and the SSH, TLS and web-services settings (the
-// TLS listeners get their certificates back).
-func (d *daemon) saveReloadState() (undo func()) {
-	users := usm.NewUserTable()
-	users.Replace(d.usm.Users())
-	d.vacm.mu.Lock()
-	vacmBase := d.vacm.base
-	d.vacm.mu.Unlock()
-	d.usmRows.mu.Lock()
-	configured, rowBases := d.usmRows.configured, d.usmRows.base
-	d.usmRows.mu.Unlock()
-	table := d.usmRows.table
-	var rows []agent.USMUserRow
-	if table != nil {
-		rows = table.Rows()
-	}
-	d.ssh.mu.Lock()
-	sshCfg := d.ssh.cfg
-	d.ssh.mu.Unlock()
-	ts := d.tls
-	ts.mu.Lock()
-	tlsCfg, server, prefix, changed := ts.cfg, ts.server, ts.prefix, ts.changed
-	ts.mu.Unlock()
-	d.http.mu.Lock()
-	httpCfg := d.http.cfg
-	d.http.mu.Unlock()
-	return func() {
-		d.usm.Users().Replace(users)
-		// Without this, a VACM set before the next reload would store
-		// the running configuration's rows that the refused file drops
-		// as rows made by SNMP, and they would outlive that reload.
-		d.vacm.mu.Lock()
-		d.vacm.base = vacmBase
-		d.vacm.mu.Unlock()
-		d.usmRows.mu.Lock()
-		d.usmRows.configured, d.usmRows.base = configured, rowBases
-		d.usmRows.mu.Unlock()
-		if table != nil {
-			table.Restore(rows)
-			if err := d.writeUSMRows(rows); err != nil {
-				d.log.Error("usmUserTable: the running rows could not be stored back", "file", filepath.Join(d.state.Dir, usmFile), "err", err)
-			}
-		}
-		d.ssh.mu.Lock()
-		d.ssh.cfg = sshCfg
-		d.ssh.mu.Unlock()
-		ts.mu.Lock()
-		ts.cfg, ts.server, ts.prefix, ts.changed = tlsCfg, server, prefix, changed
-		if server != nil {
-			for _, srv := range ts.servers {
-				if err := srv.Update(server); err != nil {
-					d.log.Error("TLS listener: the running certificates could not be restored", "err", err)
-				}
-			}
-		}
-		ts.mu.Unlock()
-		d.http.mu.Lock()
-		d.http.cfg = httpCfg
-		d.http.mu.Unlock()
-	}
 }
 
 func (d *daemon) close() {

@@ -134,13 +134,20 @@ func listenAddress(spec string) (transport.Address, error) {
 	return a, nil
 }
 
-// httpPolicy records the HTTP settings of a (re)load; the handler is made
-// at the first load and reads the agent's current policy per request.
+// installHTTP installs the HTTP settings c of a (re)load.
+func (d *daemon) installHTTP(c config.HTTP) {
+	s := d.http
+	s.mu.Lock()
+	s.cfg = c
+	s.mu.Unlock()
+}
+
+// httpPolicy makes the web-services handler at the first load; it reads
+// the agent's current policy per request.
 func (d *daemon) httpPolicy(cfg *config.Config, _ *agent.Policy) error {
 	s := d.http
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cfg = cfg.HTTP
 	if s.handler == nil {
 		s.handler = webmgmt.New(webmgmt.Config{
 			Agent:      d.agent,
@@ -188,11 +195,14 @@ func (d *daemon) httpCertName(cs *tls.ConnectionState) (string, error) {
 	return name, nil
 }
 
-func (d *daemon) openHTTP(a transport.Address) (transport.Server, error) {
+// openHTTP opens an http: or https: listener with the settings of a
+// (re)load, without serving it.
+func (d *daemon) openHTTP(a transport.Address, pl *loadPlan) (transport.Server, error) {
 	s := d.http
 	s.mu.Lock()
-	h, cfg := s.handler, s.cfg
+	h := s.handler
 	s.mu.Unlock()
+	cfg := pl.cfg.HTTP
 	if h == nil {
 		return nil, errors.New("http: the web-services handler is not set up")
 	}
@@ -201,7 +211,7 @@ func (d *daemon) openHTTP(a transport.Address) (transport.Server, error) {
 		// Without configured certificates, the state directory's
 		// self-signed one.
 		var fallback *tls.Certificate
-		if sc, _ := d.currentTLS(); sc == nil || len(sc.Certificates) == 0 {
+		if sc := pl.tls.server; sc == nil || len(sc.Certificates) == 0 {
 			var err error
 			if fallback, err = d.selfSignedCert(); err != nil {
 				return nil, err
@@ -212,13 +222,10 @@ func (d *daemon) openHTTP(a transport.Address) (transport.Server, error) {
 		// chosen per handshake, tickets rotating with the tls: ones. The
 		// certificate rules decide (webmgmt.CertMapper); the handshake
 		// proves the client holds the key.
-		ts := d.tls
-		ts.mu.Lock()
-		tickets := ts.tickets
-		if ts.cfg.NoResumption {
+		tickets := d.tls.tickets
+		if pl.tls.cfg.NoResumption {
 			tickets = nil
 		}
-		ts.mu.Unlock()
 		var fallbackSC *tlstm.ServerConfig
 		if fallback != nil {
 			fallbackSC = &tlstm.ServerConfig{Certificates: []tls.Certificate{*fallback}}

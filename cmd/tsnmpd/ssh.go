@@ -45,17 +45,13 @@ func newSSHState(tree *mib.Tree) *sshState {
 	return s
 }
 
-// sshPolicy installs the SSH configuration of a (re)load: authorized keys
-// take effect for new logins at once; host keys, passwords, algorithms
-// and limits when a listener opens (at start).
+// sshPolicy checks the SSH configuration of a (re)load; installSSH
+// installs it: authorized keys take effect for new logins at once; host
+// keys, passwords, algorithms and limits when a listener opens.
 func (d *daemon) sshPolicy(cfg *config.Config, p *agent.Policy) error {
 	if err := cfg.SSH.CheckSSH(); err != nil {
 		return err
 	}
-	s := d.ssh
-	s.mu.Lock()
-	s.cfg = cfg.SSH
-	s.mu.Unlock()
 	// tls.go's hook, which runs after this one, installs TSM with its
 	// counters registered; this is the fallback should it not.
 	if p.SecurityModels[snmp.SecurityModelTSM] == nil {
@@ -64,20 +60,38 @@ func (d *daemon) sshPolicy(cfg *config.Config, p *agent.Policy) error {
 	return nil
 }
 
+// installSSH installs the SSH configuration of a (re)load, and the host
+// keys of its first ssh: listener.
+func (d *daemon) installSSH(pl *loadPlan) {
+	s := d.ssh
+	s.mu.Lock()
+	s.cfg = pl.cfg.SSH
+	if s.hostKeys == nil {
+		s.hostKeys = pl.sshKeys
+	}
+	s.mu.Unlock()
+}
+
 func (s *sshState) authorizedKeysFile(user string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cfg.AuthorizedKeysFile(user)
 }
 
-// loadHostKeys returns the configured host keys, or the Ed25519 key in
-// the state directory, generated on first use.
-func (s *sshState) loadHostKeys(d *daemon) ([]tssh.Signer, error) {
+// loadHostKeys returns the host keys pl's configuration names, or the
+// Ed25519 key in the state directory, generated on first use. The keys
+// of the first listener opened are kept for the others: pl holds them
+// until installSSH keeps them, so that a refused reload leaves none.
+func (s *sshState) loadHostKeys(d *daemon, pl *loadPlan) ([]tssh.Signer, error) {
 	if s.hostKeys != nil {
 		return s.hostKeys, nil
 	}
+	if pl.sshKeys != nil {
+		return pl.sshKeys, nil
+	}
+	c := &pl.cfg.SSH
 	var keys []tssh.Signer
-	for _, f := range s.cfg.HostKeys {
+	for _, f := range c.HostKeys {
 		k, err := tssh.LoadPrivateKeyFile(f, nil)
 		if err != nil {
 			return nil, fmt.Errorf("ssh host key: %w", err)
@@ -95,19 +109,22 @@ func (s *sshState) loadHostKeys(d *daemon) ([]tssh.Signer, error) {
 		}
 		keys = append(keys, k)
 	}
-	s.hostKeys = keys
+	pl.sshKeys = keys
 	return keys, nil
 }
 
-func (d *daemon) openSSH(a transport.Address) (transport.Server, error) {
+// openSSH opens an ssh: listener with the SSH configuration of pl,
+// without serving it. Its logins look the authorized keys up in the
+// configuration installed (installSSH).
+func (d *daemon) openSSH(a transport.Address, pl *loadPlan) (transport.Server, error) {
 	s := d.ssh
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keys, err := s.loadHostKeys(d)
+	keys, err := s.loadHostKeys(d, pl)
 	if err != nil {
 		return nil, err
 	}
-	c := s.cfg
+	c := &pl.cfg.SSH
 	if !c.Enabled() {
 		return nil, errors.New("an ssh: address needs users: ssh authorized_keys, authorized_keys_dir or passwords (sshAuthorizedKeys, sshPassword)")
 	}

@@ -61,19 +61,22 @@ func newTLSState(tree *mib.Tree) *tlsState {
 	return s
 }
 
-// tlsPolicy adds TSM to the policy and installs the TLS configuration of
-// a (re)load in the running listeners: new sessions use the new
-// certificates and rules, open sessions are kept.
-func (d *daemon) tlsPolicy(cfg *config.Config, p *agent.Policy) error {
+// tlsPlan is the TLS configuration of a (re)load, built but not yet
+// installed.
+type tlsPlan struct {
+	cfg    config.TLS
+	server *tlstm.ServerConfig // nil: TLS not configured
+}
+
+// tlsPolicy builds the TLS configuration of a (re)load and adds TSM to
+// the policy; installTLS installs it.
+func (d *daemon) tlsPolicy(cfg *config.Config, p *agent.Policy) (*tlsPlan, error) {
 	s := d.tls
 	sc, err := cfg.BuildTLS()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg, s.server, s.prefix = cfg.TLS, sc, cfg.TLS.UsePrefix
-	s.changed = d.state.Uptime()
 	if !s.rotating {
 		// The rotation period is read at start; a reload keeps it.
 		s.rotating = true
@@ -83,21 +86,43 @@ func (d *daemon) tlsPolicy(cfg *config.Config, p *agent.Policy) error {
 		}
 		s.tickets.Start(period)
 	}
-	if sc != nil {
+	s.mu.Unlock()
+	p.SecurityModels[snmp.SecurityModelTSM] = tsm.New(cfg.TLS.UsePrefix, &s.tsmStats)
+	return &tlsPlan{cfg: cfg.TLS, server: sc}, nil
+}
+
+// installTLS installs a (re)load's TLS configuration in the running
+// listeners (new sessions use the new certificates and rules, open
+// sessions are kept), and adds the tls: and dtls: listeners the load
+// opened with it (opened).
+func (d *daemon) installTLS(tp *tlsPlan, opened []listener) {
+	s := d.tls
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg, s.server, s.prefix = tp.cfg, tp.server, tp.cfg.UsePrefix
+	s.changed = d.state.Uptime()
+	if tp.server != nil {
 		for _, srv := range s.servers {
-			if err := srv.Update(sc); err != nil {
-				return err
+			// BuildTLS made sure of what Update checks (a certificate
+			// and certSecName rules): it does not fail here.
+			if err := srv.Update(tp.server); err != nil {
+				d.log.Error("TLS listener: the new certificates are not applied", "err", err)
 			}
 		}
 	}
-	p.SecurityModels[snmp.SecurityModelTSM] = tsm.New(cfg.TLS.UsePrefix, &s.tsmStats)
-	return nil
+	for _, l := range opened {
+		if srv, ok := l.srv.(interface {
+			Update(*tlstm.ServerConfig) error
+		}); ok {
+			s.servers = append(s.servers, srv)
+		}
+	}
 }
 
-func (s *tlsState) options(d *daemon) *tlstm.Options {
+func (s *tlsState) options(d *daemon, c *config.TLS) *tlstm.Options {
 	return &tlstm.Options{
-		ServerOptions: transport.ServerOptions{Logger: d.log, IdleTimeout: time.Duration(s.cfg.IdleTimeout), MaxConns: s.cfg.MaxSessions},
-		Stats:         &s.stats, Tickets: s.tickets, DisableTickets: s.cfg.NoResumption,
+		ServerOptions: transport.ServerOptions{Logger: d.log, IdleTimeout: time.Duration(c.IdleTimeout), MaxConns: c.MaxSessions},
+		Stats:         &s.stats, Tickets: s.tickets, DisableTickets: c.NoResumption,
 	}
 }
 
@@ -113,32 +138,20 @@ func (s *tlsState) forget(srv transport.Server) {
 	})
 }
 
-func (d *daemon) openTLS(a transport.Address) (transport.Server, error) {
-	s := d.tls
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.server == nil {
+// openTLS opens a tls: listener with the TLS configuration of a
+// (re)load, without serving it; installTLS adds it to those reloads
+// update.
+func (d *daemon) openTLS(a transport.Address, tp *tlsPlan) (transport.Server, error) {
+	if tp.server == nil {
 		return nil, errors.New("a tls: address needs a local certificate and certSecName rules ([snmp] localCert, certSecName)")
 	}
-	srv, err := tlstm.Listen(a, d.agent, s.server, s.options(d))
-	if err != nil {
-		return nil, err
-	}
-	s.servers = append(s.servers, srv)
-	return srv, nil
+	return tlstm.Listen(a, d.agent, tp.server, d.tls.options(d, &tp.cfg))
 }
 
-func (d *daemon) openDTLS(a transport.Address) (transport.Server, error) {
-	s := d.tls
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.server == nil {
+// openDTLS is openTLS for a dtls: listener.
+func (d *daemon) openDTLS(a transport.Address, tp *tlsPlan) (transport.Server, error) {
+	if tp.server == nil {
 		return nil, errors.New("a dtls: address needs a local certificate and certSecName rules ([snmp] localCert, certSecName)")
 	}
-	srv, err := dtls.Listen(a, d.agent, s.server, &dtls.Options{Options: *s.options(d)})
-	if err != nil {
-		return nil, err
-	}
-	s.servers = append(s.servers, srv)
-	return srv, nil
+	return dtls.Listen(a, d.agent, tp.server, &dtls.Options{Options: *d.tls.options(d, &tp.cfg)})
 }

@@ -48,12 +48,50 @@ func (d *daemon) setAsideUSMState() {
 }
 
 // mergeUSMState adds to users the persisted users that the configuration
-// does not define, then persists every local user's keys.
+// does not define, then installs usmUserTable's rows and persists every
+// local user's keys (planUSMState, then apply).
 func (d *daemon) mergeUSMState(users *usm.UserTable) error {
+	m, err := d.planUSMState(users)
+	if err != nil {
+		return err
+	}
+	return m.apply(d)
+}
+
+// usmMerge is what a (re)load makes of usmUserTable: its rows, which
+// users the configuration defines and what it says of them, and the
+// usm-users.conf to write.
+type usmMerge struct {
+	rows       []agent.USMUserRow
+	configured map[userKey]bool
+	base       map[userKey]string
+	file       []byte
+}
+
+// apply writes usm-users.conf and then, if that worked, installs the
+// rows and what usmUserTable knows of the configuration's users.
+func (m *usmMerge) apply(d *daemon) error {
+	if err := d.state.WriteFile(usmFile, m.file, 0o600); err != nil {
+		return err
+	}
+	d.usmRows.mu.Lock()
+	d.usmRows.configured, d.usmRows.base = m.configured, m.base
+	d.usmRows.mu.Unlock()
+	if t := d.usmRows.table; t != nil {
+		t.Restore(m.rows)
+	}
+	return nil
+}
+
+// planUSMState adds to users the persisted users that the configuration
+// does not define, and returns what apply installs; it changes nothing
+// but copies kept aside of a usm-users.conf that is damaged or holds
+// keys of another engine ID.
+func (d *daemon) planUSMState(users *usm.UserTable) (*usmMerge, error) {
 	local := d.state.EngineID
 	data, err := d.state.ReadFile(usmFile)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+		return nil, err
 	}
 	path := filepath.Join(d.state.Dir, usmFile)
 	// oldLocal is the engine ID the file was written by, when it is not
@@ -67,7 +105,7 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 		oldLocal = id
 		old, err := keepAside(path, ".old", data)
 		if err != nil {
-			return fmt.Errorf("%s holds keys localized to engine ID %x, not this engine's %x, and cannot be set aside: %w", path, id, local, err)
+			return nil, fmt.Errorf("%s holds keys localized to engine ID %x, not this engine's %x, and cannot be set aside: %w", path, id, local, err)
 		}
 		d.log.Warn("USM keys localized to another engine ID set aside; their users need their passwords in the configuration again, users of other engines are kept",
 			"file", path, "engineID", hex.EncodeToString(id), "this_engineID", hex.EncodeToString(local), "copy", old)
@@ -140,7 +178,7 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 				if r.Status == 1 {
 					u, err := rowUser(r)
 					if err != nil { // checked by parseUSMRow
-						return fmt.Errorf("%s:%d: user %q: %w", path, n+1, r.Name, err)
+						return nil, fmt.Errorf("%s:%d: user %q: %w", path, n+1, r.Name, err)
 					}
 					users.Add(r.EngineID, u)
 				}
@@ -171,16 +209,10 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 		if r.Storage != agent.StoragePermanent && r.Status == 1 {
 			u, err := rowUser(r)
 			if err != nil {
-				return fmt.Errorf("%s: user %q: %w", path, r.Name, err)
+				return nil, fmt.Errorf("%s: user %q: %w", path, r.Name, err)
 			}
 			users.Add(r.EngineID, u)
 		}
-	}
-	d.usmRows.mu.Lock()
-	d.usmRows.configured, d.usmRows.base = configured, base
-	d.usmRows.mu.Unlock()
-	if t := d.usmRows.table; t != nil {
-		t.Restore(rows)
 	}
 	if damaged {
 		// The file is written again without the damaged lines: the
@@ -188,11 +220,11 @@ func (d *daemon) mergeUSMState(users *usm.UserTable) error {
 		// still be recovered.
 		kept, err := keepAside(path, ".damaged", data)
 		if err != nil {
-			return fmt.Errorf("%s is damaged and cannot be kept aside before it is written again: %w", path, err)
+			return nil, fmt.Errorf("%s is damaged and cannot be kept aside before it is written again: %w", path, err)
 		}
 		d.log.Error("state file damaged: kept as it was; users on its damaged lines must be created again or recovered from the copy", "file", path, "copy", kept)
 	}
-	return d.writeUSMRows(rows)
+	return &usmMerge{rows: rows, configured: configured, base: base, file: d.usmFileContent(rows, base)}, nil
 }
 
 // usmState is what usmUserTable needs of the daemon: the table, to hand
@@ -254,11 +286,17 @@ func rowUser(r agent.USMUserRow) (*usm.User, error) {
 // configuration's users SNMP changed, as usmRow lines, whatever their
 // status and engine. volatile rows are not written.
 func (d *daemon) writeUSMRows(rows []agent.USMUserRow) error {
-	local := d.state.EngineID
-	var lines []string
 	d.usmRows.mu.Lock()
 	base := d.usmRows.base
 	d.usmRows.mu.Unlock()
+	return d.state.WriteFile(usmFile, d.usmFileContent(rows, base), 0o600)
+}
+
+// usmFileContent is the content of usm-users.conf for rows, with base what the
+// configuration says of its users.
+func (d *daemon) usmFileContent(rows []agent.USMUserRow, base map[userKey]string) []byte {
+	local := d.state.EngineID
+	var lines []string
 	for _, r := range rows {
 		k := userKey{string(r.EngineID), r.Name}
 		rb := rowBase(r)
@@ -291,7 +329,7 @@ func (d *daemon) writeUSMRows(rows []agent.USMUserRow) error {
 		"# usmRow ENGINEID NAME(hex) SECURITYNAME(hex) STATUS STORAGE CLONED AUTH PRIV AUTHKEY PRIVKEY PUBLIC(hex) BASE: a row made or changed by SNMP, keys localized to ENGINEID;\n"+
 		"#   BASE sums up the configuration's user a permanent(4) row changed, \"-\" for others\n", local) +
 		strings.Join(lines, "\n") + "\n"
-	return d.state.WriteFile(usmFile, []byte(content), 0o600)
+	return []byte(content)
 }
 
 // parseUSMRow reads a usmRow line.

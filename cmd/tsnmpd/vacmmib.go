@@ -52,15 +52,16 @@ func (d *daemon) registerVACMMIB(tree *mib.Tree) {
 }
 
 // mergeVACMState adds the rows SNMP sets made to p's VACM, which the
-// configuration built.
-func (d *daemon) mergeVACMState(p *agent.Policy) {
+// configuration built, and returns the configuration's VACM, which the
+// daemon keeps (vacmState.base) once it installs p.
+func (d *daemon) mergeVACMState(p *agent.Policy) (base *vacm.VACM) {
 	a, ok := p.Access.(agent.VACMAccess)
 	if !ok || a.VACM == nil {
-		return
+		return nil
 	}
 	d.vacm.mu.Lock()
 	defer d.vacm.mu.Unlock()
-	d.vacm.base = a.VACM
+	base = a.VACM
 	path := filepath.Join(d.state.Dir, vacmFile)
 	var extra vacm.Config
 	data, err := d.state.ReadFile(vacmFile)
@@ -84,7 +85,7 @@ func (d *daemon) mergeVACMState(p *agent.Policy) {
 	extra.Access = append(extra.Access, vol.Access...)
 	extra.Families = append(extra.Families, vol.Families...)
 	if len(extra.Groups)+len(extra.Access)+len(extra.Families) == 0 {
-		return
+		return base
 	}
 	cfg := a.VACM.Tables()
 	cfg.Groups = append(slices.Clone(cfg.Groups), extra.Groups...)
@@ -93,9 +94,10 @@ func (d *daemon) mergeVACMState(p *agent.Policy) {
 	v, err := vacm.New(&cfg)
 	if err != nil {
 		d.log.Warn("the VACM rows made by SNMP do not fit the configuration; access control is the configuration's", "file", path, "err", err)
-		return
+		return base
 	}
 	p.Access = agent.VACMAccess{VACM: v}
+	return base
 }
 
 // applyVACM installs the VACM a set of the tables made and stores the

@@ -19,7 +19,7 @@ _tsnmp() {
 	trap) app="-Ci" ;;
 	translate) app="-m -M -On -Of -Os -OS -Ou -IR -Td -Tp -Ta -TB -Tz -To -Tl -Ts" ;;
 	df) app="-Cu -Ch -CH" ;;
-	netstat) app="-Ca -Cn -Cv -Cfinet -Cfinet6 -Cp -Cr -Ci -Cw -Cs" ;;
+	netstat) app="-Ca -Cn -Cv -Cfinet -Cfinet6 -Cp -Cr -Ci -Cw -CI -Cs" ;;
 	delta) app="-Cp -Cs -Ck -Ct -CT -Cm -Cv -CP -CF -CS -Cl" ;;
 	usm) app="-CE -Cp -Cw -Ca -Cx -Ck" ;;
 	vacm) app="-Ce" ;;

@@ -616,3 +616,81 @@ func TestNoReplyAfterCloseNotify(t *testing.T) {
 		t.Errorf("records after the request: types %v, want one alert (close_notify) and nothing after it", got)
 	}
 }
+
+// TestFlightDuringTakeover: the agent's last flight is lost, and the
+// client's retransmitted flight arrives while the record layer takes
+// the session over (held there by a hook until it came). The record
+// layer answers it at once; before, it went to pion/dtls, whose answer
+// went nowhere, and the client had to retransmit once more, a timer
+// later.
+func TestFlightDuringTakeover(t *testing.T) {
+	p := testPKI(t)
+	var (
+		mu      sync.Mutex
+		dropped int
+		tap     *tapConn
+	)
+	flights := func() int {
+		n := 0
+		tap.mu.Lock()
+		defer tap.mu.Unlock()
+		for _, d := range tap.sent {
+			for r, rest, err := nextRecord(d); err == nil; r, rest, err = nextRecord(rest) {
+				if r.typ == typeChangeCipherSpec {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	hook := func() {
+		for i := 0; i < 500; i++ {
+			mu.Lock()
+			ok := tap != nil
+			mu.Unlock()
+			if ok && flights() >= 2 {
+				time.Sleep(50 * time.Millisecond) // the retransmission reaches the agent
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	testHookDetached.Store(&hook)
+	defer testHookDetached.Store(nil)
+	s := start(t, "udp4", nil)
+	drop := func(b []byte) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for r, rest, err := nextRecord(b); err == nil; r, rest, err = nextRecord(rest) {
+			if r.typ == typeChangeCipherSpec && dropped == 0 {
+				dropped++
+				return true
+			}
+		}
+		return false
+	}
+	uc, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	tap = &tapConn{UDPConn: uc, drop: drop}
+	mu.Unlock()
+	c, err := dtls.ClientWithOptions(tap, s.Addr(), dtls.WithCertificates(p.Carol.TLS()), dtls.WithRootCAs(certPool(p.CA.Cert)),
+		dtls.WithServerName("localhost"), dtls.WithExtendedMasterSecret(dtls.RequireExtendedMasterSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.HandshakeContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := flights(); n != 2 {
+		t.Errorf("the client sent its last flight %d times, want 2 (the retransmission answered at once)", n)
+	}
+	if name, err := ask(c); err != nil || name != "carol" {
+		t.Fatalf("%q %v", name, err)
+	}
+}

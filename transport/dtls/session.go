@@ -112,6 +112,14 @@ func (r *reader) ServeSNMP(ref *transport.StateReference, msg, out []byte) []byt
 	s.mu.RUnlock()
 	protected := first.epoch() != 0 && first.typ != typeHandshake // application data or an alert
 	switch {
+	case next != nil && !protected && hs.detached.Load():
+		// A flight the peer sent again while the record layer takes
+		// over: pion/dtls would answer into the void; the record layer
+		// answers it (with our last flight) once it serves the session.
+		if next.hold(msg) {
+			return nil
+		}
+		return next.datagram(msg, out)
 	case next != nil && !protected:
 		// The handshake in progress.
 		hs.deliver(msg)
@@ -384,6 +392,9 @@ func (x *session) hold(b []byte) bool {
 	return true
 }
 
+// testHookDetached, when set, runs as a handshake's hsConn is detached.
+var testHookDetached atomic.Pointer[func()]
+
 // serveConn runs a handshake to completion, then hands the session to
 // the record layer and detaches it from connset's handler.
 func (s *Server) serveConn(sc *connset.Conn) {
@@ -422,6 +433,9 @@ func (s *Server) serveConn(sc *connset.Conn) {
 	// From here on pion/dtls sends nothing: the record layer owns the
 	// sequence numbers it has not used.
 	hs.detached.Store(true)
+	if f := testHookDetached.Load(); f != nil {
+		(*f)()
+	}
 	st, _ := c.ConnectionState()
 	name, err := s.identify(&st)
 	if err != nil {
