@@ -450,3 +450,28 @@ func TestListenAddressInUse(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedListenerLeavesRotation: a closed listener is no longer called
+// by the ticket keys it shared (tsnmpd gives one TicketKeys to every
+// dtls: listener; before, each one it ever opened stayed registered, with
+// its sessions' map and tickets).
+func TestClosedListenerLeavesRotation(t *testing.T) {
+	keys := tlstm.NewTicketKeys(2)
+	s := start(t, "udp4", &Options{Options: tlstm.Options{Tickets: keys}})
+	names := func() [][8]byte {
+		s.tickets.mu.Lock()
+		defer s.tickets.mu.Unlock()
+		return append([][8]byte(nil), s.tickets.keys...)
+	}
+	first := names()
+	keys.Rotate()
+	if fmt.Sprint(names()) == fmt.Sprint(first) {
+		t.Fatal("an open listener did not get the rotated keys")
+	}
+	s.Close()
+	closed := names()
+	keys.Rotate()
+	if fmt.Sprint(names()) != fmt.Sprint(closed) {
+		t.Error("a closed listener still gets the rotated keys")
+	}
+}

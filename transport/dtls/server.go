@@ -98,6 +98,8 @@ type Server struct {
 	set     *connset.Set
 	own     bool
 	records recordCounters
+	// unrotate removes the listener from its ticket keys' rotation.
+	unrotate func()
 
 	mu      sync.RWMutex
 	peers   map[netip.AddrPort]*peer
@@ -152,10 +154,13 @@ func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, o
 			o.Tickets.Start(time.Hour)
 			s.own = true
 		}
-		o.Tickets.OnRotate(s.tickets.setKeys)
+		s.unrotate = o.Tickets.OnRotate(s.tickets.setKeys)
 		defer func() {
-			if err != nil && s.own {
-				o.Tickets.Stop()
+			if err != nil {
+				s.unrotate()
+				if s.own {
+					o.Tickets.Stop()
+				}
 			}
 		}()
 	}
@@ -354,6 +359,11 @@ func (s *Server) Close() error {
 		}
 	}
 	err := s.udp.Close()
+	if s.unrotate != nil {
+		// Keys shared by listeners (tsnmpd's) would otherwise keep
+		// this one, its peers and tickets, and call it at each rotation.
+		s.unrotate()
+	}
 	if s.own {
 		s.opts.Tickets.Stop()
 	}

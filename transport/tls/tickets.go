@@ -16,8 +16,10 @@ type TicketKeys struct {
 	keys [][32]byte
 	keep int
 	stop chan struct{}
-	// onRotate are called with the new keys (the DTLS ticket issuer).
-	onRotate []func([][32]byte)
+	// onRotate are called with the new keys (the DTLS ticket issuers),
+	// by registration number.
+	onRotate map[uint64]func([][32]byte)
+	nextID   uint64
 }
 
 // NewTicketKeys returns keys of which keep (at least 1) are valid at once.
@@ -42,8 +44,10 @@ func (k *TicketKeys) Rotate() {
 		k.keys = k.keys[:k.keep]
 	}
 	keys := append([][32]byte(nil), k.keys...)
-	fns := make([]func([][32]byte), len(k.onRotate))
-	copy(fns, k.onRotate)
+	fns := make([]func([][32]byte), 0, len(k.onRotate))
+	for _, f := range k.onRotate {
+		fns = append(fns, f)
+	}
 	k.mu.Unlock()
 	for _, f := range fns {
 		f(keys)
@@ -58,13 +62,24 @@ func (k *TicketKeys) Keys() [][32]byte {
 }
 
 // OnRotate registers f to be called with the keys now and after each
-// rotation.
-func (k *TicketKeys) OnRotate(f func([][32]byte)) {
+// rotation. The function it returns removes f (a listener that closes
+// calls it, so that the keys do not keep it).
+func (k *TicketKeys) OnRotate(f func([][32]byte)) (unregister func()) {
 	k.mu.Lock()
-	k.onRotate = append(k.onRotate, f)
+	if k.onRotate == nil {
+		k.onRotate = map[uint64]func([][32]byte){}
+	}
+	id := k.nextID
+	k.nextID++
+	k.onRotate[id] = f
 	keys := append([][32]byte(nil), k.keys...)
 	k.mu.Unlock()
 	f(keys)
+	return func() {
+		k.mu.Lock()
+		delete(k.onRotate, id)
+		k.mu.Unlock()
+	}
 }
 
 // Start rotates every period until Stop. A ticket then stays usable for
