@@ -207,7 +207,7 @@ type Report struct {
 func Run(ctx context.Context, o Options) (*Report, error) {
 	o.defaults()
 	rep := &Report{Started: time.Now(), GoVersion: runtime.Version(), CPU: cpuModel(), Rows: o.Rows}
-	a, err := loopagent.Start(loopagent.Options{Rows: o.Rows, NoTLS: true})
+	a, err := loopagent.Start(loopagent.Options{Rows: o.Rows, NoTLS: true, Config: loopagent.DefaultConfig + "limits:\n  max_getbulk_responses: -1\n"}) // GetBulk answers up to 500 objects, as in the paper
 	if err != nil {
 		return nil, err
 	}
