@@ -304,6 +304,9 @@ func printDetails(out *bufio.Writer, oid []uint32) {
 	if n.Description != "" {
 		fmt.Fprintf(out, "  DESCRIPTION\t\"%s\"\n", n.Description)
 	}
+	if n.DefVal != "" {
+		fmt.Fprintf(out, "  DEFVAL\t{ %s }\n", n.DefVal)
+	}
 	var comps []string
 	var p *smi.Node
 	for _, a := range ancestors(n) {

@@ -132,3 +132,97 @@ END
 		t.Errorf("stderr %q", errw.String())
 	}
 }
+
+// defvalModule has an object for each kind of DEFVAL and for the limits
+// of Net-SNMP's reading of them: hexadecimal and binary numbers (in
+// signed decimal, modulo 2^64), quoted text that is not a number, BITS,
+// OIDs, an empty set, a string over a line break and one longer than the
+// token buffer.
+var defvalModule = `ACME-DEFVAL-MIB DEFINITIONS ::= BEGIN
+IMPORTS enterprises, OBJECT-TYPE, Integer32 FROM SNMPv2-SMI
+        DisplayString FROM SNMPv2-TC;
+acmeDv OBJECT IDENTIFIER ::= { enterprises 424243 }
+acmeInt OBJECT-TYPE SYNTAX Integer32 MAX-ACCESS read-write STATUS current DESCRIPTION "i" DEFVAL { -7 } ::= { acmeDv 1 }
+acmeEnum OBJECT-TYPE SYNTAX INTEGER { on(1), off(2) } MAX-ACCESS read-write STATUS current DESCRIPTION "e" DEFVAL {off} ::= { acmeDv 2 }
+acmeStr OBJECT-TYPE SYNTAX DisplayString MAX-ACCESS read-write STATUS current DESCRIPTION "s" DEFVAL { "two
+lines" } ::= { acmeDv 3 }
+acmeHex OBJECT-TYPE SYNTAX OCTET STRING MAX-ACCESS read-write STATUS current DESCRIPTION "h" DEFVAL { 'FFFFFFFFFFFFFFFF01'h } ::= { acmeDv 4 }
+acmeHex2 OBJECT-TYPE SYNTAX OCTET STRING MAX-ACCESS read-write STATUS current DESCRIPTION "h" DEFVAL { 'C0A80001'H } ::= { acmeDv 5 }
+acmeBin OBJECT-TYPE SYNTAX OCTET STRING MAX-ACCESS read-write STATUS current DESCRIPTION "b" DEFVAL { '0101'B } ::= { acmeDv 6 }
+acmeNotHex OBJECT-TYPE SYNTAX OCTET STRING MAX-ACCESS read-write STATUS current DESCRIPTION "x" DEFVAL { '0x12'H } ::= { acmeDv 7 }
+acmeOid OBJECT-TYPE SYNTAX OBJECT IDENTIFIER MAX-ACCESS read-write STATUS current DESCRIPTION "o" DEFVAL { { 1 3 6 1 } } ::= { acmeDv 8 }
+acmeBits OBJECT-TYPE SYNTAX BITS { a(0), b(1) } MAX-ACCESS read-write STATUS current DESCRIPTION "bits" DEFVAL { { a, b } } ::= { acmeDv 9 }
+acmeNone OBJECT-TYPE SYNTAX BITS { a(0), b(1) } MAX-ACCESS read-write STATUS current DESCRIPTION "none" DEFVAL { {} } ::= { acmeDv 10 }
+acmeNoDescr OBJECT-TYPE SYNTAX Integer32 MAX-ACCESS read-write STATUS current DEFVAL { 5 } -- a comment
+  ::= { acmeDv 11 }
+acmeLong OBJECT-TYPE SYNTAX DisplayString MAX-ACCESS read-write STATUS current DESCRIPTION "long" DEFVAL { "` + strings.Repeat("a", 300) + `" } ::= { acmeDv 12 }
+acmeBin2 OBJECT-TYPE SYNTAX OCTET STRING MAX-ACCESS read-write STATUS current DESCRIPTION "b" DEFVAL { '012'B } ::= { acmeDv 13 }
+acmeLongHex OBJECT-TYPE SYNTAX OCTET STRING MAX-ACCESS read-write STATUS current DESCRIPTION "h" DEFVAL { '` + strings.Repeat("0123456789", 14) + `'H } ::= { acmeDv 14 }
+acmeOidName OBJECT-TYPE SYNTAX OBJECT IDENTIFIER MAX-ACCESS read-write STATUS current DESCRIPTION "o" DEFVAL { acmeDv } ::= { acmeDv 15 }
+END
+`
+
+// TestTranslateDefvalLikeSnmptranslate compares -Td for objects with a
+// DEFVAL of each kind: standard modules' and a module made for the
+// limits.
+func TestTranslateDefvalLikeSnmptranslate(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	dir := testenv.MIBDir(t)
+	mine := t.TempDir()
+	if err := os.WriteFile(mine+"/ACME-DEFVAL-MIB.txt", []byte(defvalModule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	defer smi.Install(nil)
+	objs := []string{
+		"SNMP-TARGET-MIB::snmpTargetAddrTimeout",          // 1500
+		"SNMP-TARGET-MIB::snmpTargetAddrStorageType",      // nonVolatile
+		"SNMP-TARGET-MIB::snmpTargetAddrTagList",          // ""
+		"SNMP-NOTIFICATION-MIB::snmpNotifyFilterMask",     // ''H
+		"DISMAN-SCRIPT-MIB::smRunStartTime",               // '0000000000000000'H
+		"IP-FORWARD-MIB::ipForwardMask",                   // '00000000'H
+		"IP-FORWARD-MIB::inetCidrRouteMetric1",            // -1
+		"DISMAN-EVENT-MIB::mteTriggerValueID",             // zeroDotZero
+		"DISMAN-EVENT-MIB::mteTriggerTest",                // { boolean }
+		"DISMAN-EVENT-MIB::mteEventActions",               // {}
+		"DISMAN-PING-MIB::pingCtlDataFill",                // '00'H
+		"SNMP-VIEW-BASED-ACM-MIB::vacmAccessContextMatch", // exact
+		"-IR",
+	}
+	for _, l := range strings.Split(defvalModule, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[1] == "OBJECT-TYPE" {
+			objs = append(objs, f[0])
+		}
+	}
+	full := append([]string{"-M", dir + ":" + mine, "-m", "ALL", "-Td"}, objs...)
+	cmd := exec.Command(bin, full...)
+	var wantOut, wantErr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &wantOut, &wantErr
+	_ = cmd.Run()
+	if n := strings.Count(wantOut.String(), "\n  DEFVAL\t"); n != len(objs)-1 {
+		t.Fatalf("snmptranslate printed %d DEFVAL clauses for %d objects: %s", n, len(objs)-1, wantErr.String())
+	}
+	var gotOut, gotErr bytes.Buffer
+	translateMain(full, &gotOut, &gotErr)
+	if gotOut.String() != wantOut.String() {
+		gl, wl := strings.Split(gotOut.String(), "\n"), strings.Split(wantOut.String(), "\n")
+		for i := 0; i < len(gl) || i < len(wl); i++ {
+			if i >= len(gl) || i >= len(wl) || gl[i] != wl[i] {
+				g, w := "", ""
+				if i < len(gl) {
+					g = gl[i]
+				}
+				if i < len(wl) {
+					w = wl[i]
+				}
+				t.Fatalf("-Td line %d: tsnmp %q, snmptranslate %q", i+1, g, w)
+			}
+		}
+	}
+	if gotErr.String() != wantErr.String() {
+		t.Errorf("stderr %q, snmptranslate %q", gotErr.String(), wantErr.String())
+	}
+}

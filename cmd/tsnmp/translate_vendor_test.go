@@ -122,3 +122,81 @@ func pct(a, b int) float64 {
 }
 
 var _ = strconv.Itoa
+
+// defvalClauses returns the DEFVAL clause of each object of -Td output,
+// in order ("" for an object without one).
+func defvalClauses(out string) []string {
+	var clauses []string
+	cur, in := "", false
+	for _, l := range strings.SplitAfter(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "::= {"):
+			clauses = append(clauses, cur)
+			cur, in = "", false
+		case strings.HasPrefix(l, "  DEFVAL\t"):
+			cur, in = l, true
+		case in:
+			cur += l
+		}
+	}
+	return clauses
+}
+
+// TestTranslateDefvalVendorLikeSnmptranslate compares the DEFVAL clauses
+// -Td prints for a sample of the vendor collection's objects that have
+// one (every one with TSNMP_TRANSLATE_FULL=1).
+func TestTranslateDefvalVendorLikeSnmptranslate(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	dirs := testenv.VendorMIBDirs(t)
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	defer smi.Install(nil)
+	set, _ := smiload.Load(smiload.Request{Dirs: dirs, Modules: []string{"ALL"}})
+	names := []string{
+		"OSPF-MIB::ospfImportAsExtern",                   // importExternal
+		"CISCO-SLB-EXT-MIB::cslbxServerFarmHashMaskAddr", // 'FFFFFFFF'H
+		"CISCO-SRST-MIB::csrstUserLocaleInfo",            // "US"
+	}
+	step := 25
+	if os.Getenv("TSNMP_TRANSLATE_FULL") != "" {
+		step = 1
+	}
+	k := 0
+	for i := range set.Defs {
+		if d := &set.Defs[i]; d.DefVal != "" {
+			if k%step == 0 {
+				names = append(names, d.Module+"::"+d.Name)
+			}
+			k++
+		}
+	}
+	full := append([]string{"-M", strings.Join(dirs, ":"), "-m", "ALL", "-Td"}, names...)
+	cmd := exec.Command(bin, full...)
+	var wantOut, wantErr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &wantOut, &wantErr
+	_ = cmd.Run()
+	want := defvalClauses(wantOut.String())
+	if len(want) != len(names) {
+		t.Fatalf("snmptranslate described %d of %d objects: %s", len(want), len(names), head(wantErr.String()))
+	}
+	var gotOut, gotErr bytes.Buffer
+	translateMain(full, &gotOut, &gotErr)
+	got := defvalClauses(gotOut.String())
+	if len(got) != len(names) {
+		t.Fatalf("tsnmp described %d of %d objects: %s", len(got), len(names), head(gotErr.String()))
+	}
+	agree, mismatches := 0, 0
+	for i, name := range names {
+		if want[i] == "" {
+			t.Errorf("%s: snmptranslate prints no DEFVAL", name)
+		}
+		if got[i] == want[i] {
+			agree++
+		} else if mismatches++; mismatches <= 20 {
+			t.Errorf("%s: tsnmp %q, snmptranslate %q", name, got[i], want[i])
+		}
+	}
+	t.Logf("DEFVAL of %d of %d objects agree (%d objects have one)", agree, len(names), k)
+}

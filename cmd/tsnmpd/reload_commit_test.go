@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,6 +21,7 @@ import (
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
+	tssh "github.com/tsnmp/tsnmp/ssh"
 )
 
 // TestReloadRefusedNeverApplied: a reload refused because its last new
@@ -221,5 +225,56 @@ func TestReloadRefusedNeverApplied(t *testing.T) {
 	defer s.Close()
 	if _, err := s.Get(context.Background(), sysDescr0); err != nil {
 		t.Errorf("%s after the accepted reload: %v", added[0], err)
+	}
+}
+
+// TestReloadRefusedKeepsNoSSHHostKey: the host key a refused reload's
+// new ssh: listener was opened with is not kept: the next reload that
+// adds the ssh: address serves the host key its own file names.
+func TestReloadRefusedKeepsNoSSHHostKey(t *testing.T) {
+	f := sshSetup(t, "")
+	base, err := os.ReadFile(f.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host1, host2 := filepath.Join(f.dir, "host1"), filepath.Join(f.dir, "host2")
+	sshKey(t, host1)
+	k2 := sshKey(t, host2)
+	write := func(extra string) {
+		t.Helper()
+		if err := os.WriteFile(f.conf, append(bytes.Clone(base), extra...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, sshAddr := fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t)), fmt.Sprintf("ssh:127.0.0.1:%d", testenv.FreePort(t))
+	write("agentaddress " + u + "\n")
+	var log syncBuffer
+	d, err := start(&options{snmpdConf: f.conf, stateDir: f.state, quiet: true}, slog.New(slog.NewTextHandler(&log, nil)), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	busy, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	write(fmt.Sprintf("sshHostKey %s\nagentaddress %s,%s,udp:127.0.0.1:%d\n", host1, u, sshAddr, busy.LocalAddr().(*net.UDPAddr).Port))
+	if err := d.reload(); err == nil {
+		t.Fatal("a reload naming an address in use was applied")
+	}
+	write(fmt.Sprintf("sshHostKey %s\nagentaddress %s,%s\n", host2, u, sshAddr))
+	if err := d.reload(); err != nil {
+		t.Fatalf("reload: %v\n%s", err, log.String())
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	var last string
+	for _, l := range lines {
+		if strings.Contains(l, `msg="ssh host key"`) {
+			last = l
+		}
+	}
+	if want := tssh.Fingerprint(k2.PublicKey()); !strings.Contains(last, "fingerprint="+want) {
+		t.Errorf("the ssh: listener serves %q, want the host key of the applied file, %s:\n%s", last, want, log.String())
 	}
 }

@@ -121,6 +121,7 @@ type Node struct {
 	Syntax                     string // the SMI type SYNTAX comes down to, e.g. "Integer32"
 	Ranges                     string // its range or size constraint, e.g. "(0..255)"
 	Macro                      string // e.g. "OBJECT-TYPE", "OBJECT IDENTIFIER"
+	DefVal                     string // DEFVAL as snmptranslate -Td prints it, e.g. `\"\"`, "{ }", "0"
 
 	fixed    int     // fixed size of an OCTET STRING (SIZE (n)), used in indexes
 	index    []*Node // resolved Index (or the augmented row's)
@@ -257,6 +258,7 @@ type Def struct {
 	Syntax       string // the SMI type SYNTAX comes down to, e.g. "Integer32"
 	Ranges       string // range or size constraint, e.g. "(0..255)"
 	Macro        string // e.g. "OBJECT-TYPE", "NOTIFICATION-TYPE"
+	DefVal       string // DEFVAL's contents as Net-SNMP keeps them
 }
 
 // TCDef is one textual convention or named type of a set of modules.
@@ -376,7 +378,7 @@ func buildWith(s *Set, below []bool, modules map[string]bool, rank map[string]in
 			TC: d.TC, Hint: d.Hint, Enums: d.Enums, Access: d.Access,
 			Index: unqualifyAll(d.Index), Implied: d.Implied, Augments: unqualify(d.Augments),
 			Objects: unqualifyAll(d.Objects), Status: d.Status, Units: d.Units,
-			Description: d.Description, Syntax: d.Syntax, Ranges: d.Ranges, Macro: d.Macro, fixed: d.Fixed,
+			Description: d.Description, Syntax: d.Syntax, Ranges: d.Ranges, Macro: d.Macro, DefVal: d.DefVal, fixed: d.Fixed,
 		}
 		if below != nil {
 			n.below = below[i]

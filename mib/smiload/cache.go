@@ -35,7 +35,7 @@ type Request struct {
 
 // cacheVersion changes whenever the cached form or the loader's results
 // change.
-const cacheVersion = "smiload-5"
+const cacheVersion = "smiload-6"
 
 // Load loads the modules of r without a cache.
 func Load(r Request) (*smi.Set, []Diag) {
@@ -85,6 +85,7 @@ func load(r Request) *cacheContent {
 	if r.NoDescriptions {
 		for i := range set.Defs {
 			set.Defs[i].Description = ""
+			set.Defs[i].DefVal = ""
 		}
 	}
 	c := &cacheContent{set: set, diags: append(ix.Diags, diags...), dirs: ix.dirStats, files: files,

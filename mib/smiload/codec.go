@@ -118,7 +118,7 @@ func encodeCache(c *cacheContent) []byte {
 		recs.flag(d.Implied)
 		recs.str(d.Augments)
 		recs.strs(d.Objects)
-		for _, v := range []string{d.Status, d.Units, d.Description, d.Syntax, d.Ranges, d.Macro} {
+		for _, v := range []string{d.Status, d.Units, d.Description, d.Syntax, d.Ranges, d.Macro, d.DefVal} {
 			recs.str(v)
 		}
 		below := false
@@ -400,7 +400,7 @@ func (d *decoder) def(x *smi.Def) (below bool, file int) {
 	x.Implied = d.byte() == 1
 	x.Augments = d.str()
 	x.Objects = d.strs()
-	x.Status, x.Units, x.Description, x.Syntax, x.Ranges, x.Macro = d.str(), d.str(), d.str(), d.str(), d.str(), d.str()
+	x.Status, x.Units, x.Description, x.Syntax, x.Ranges, x.Macro, x.DefVal = d.str(), d.str(), d.str(), d.str(), d.str(), d.str(), d.str()
 	below = d.byte() == 1
 	file = int(d.uint()) - 1
 	return below, file
@@ -417,6 +417,9 @@ func (d *decoder) tc(t *smi.TCDef) {
 // read.
 func (d *decoder) tree(defs []smi.Def, modules []string) []smi.TreeNode {
 	n := d.n()
+	if n == 0 {
+		return nil // as the loader leaves it without Request.Tree
+	}
 	out := make([]smi.TreeNode, n)
 	for i := range out {
 		mod := ""

@@ -128,6 +128,7 @@ type def struct {
 	status   string
 	units    string
 	descr    string
+	defval   string // DEFVAL as Net-SNMP keeps it (see parseDefval)
 	line     int
 	modRefs  []string // modules a MODULE-COMPLIANCE or AGENT-CAPABILITIES names
 	implicit bool     // node created by a name(number) OID component
@@ -566,11 +567,108 @@ func (p *parser) parseClauses(d *def, tc bool) {
 			}
 			p.next()
 		case "DEFVAL":
-			p.skipGroup()
+			d.defval = p.parseDefval(d.name)
 		case "END", "DEFINITIONS":
 			panic(p.errf("%s: missing \"::=\"", d.name))
 		}
 	}
+}
+
+// defvalMax is the size of the buffer Net-SNMP collects a DEFVAL in, and
+// defvalTokenMax the size of the one it reads each token of it into (one
+// octet of each for the terminating NUL).
+const (
+	defvalMax      = 512
+	defvalTokenMax = 128
+)
+
+// clip cuts s to at most n octets.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// parseDefval reads a DEFVAL clause's braces into the text snmptranslate
+// -Td prints between "DEFVAL\t{ " and " }": the tokens inside, each
+// followed by a space and the last space dropped, quoted strings written
+// as \"text\", 'hex'H and 'binary'B numbers in signed decimal, nested
+// braces kept, each token cut to defvalTokenMax-1 octets and the whole to
+// defvalMax-1.
+func (p *parser) parseDefval(name string) string {
+	p.expect("{")
+	var b []byte
+	add := func(s string) {
+		b = append(b, s...)
+		if len(b) > defvalMax-1 {
+			b = b[:defvalMax-1]
+		}
+	}
+	depth := 1
+	for {
+		if p.pos >= len(p.toks) {
+			panic(p.errf("%s: DEFVAL without its closing \"}\"", name))
+		}
+		t := p.next()
+		switch {
+		case t.str:
+			add(`\"` + clip(strings.ReplaceAll(t.s, "\r", ""), defvalTokenMax-1) + `\"`)
+		case t.s == "}":
+			depth--
+			if depth == 0 {
+				if len(b) == 0 {
+					panic(p.errf("%s: empty DEFVAL", name))
+				}
+				return string(b[:len(b)-1])
+			}
+			add(t.s)
+		case t.s == "{":
+			depth++
+			add(t.s)
+		case strings.HasPrefix(t.s, "'"):
+			add(defvalLiteral(t.s))
+		default:
+			add(clip(t.s, defvalTokenMax-1))
+		}
+		add(" ")
+	}
+}
+
+// defvalLiteral is a 'hex'H or 'binary'B token as Net-SNMP's tokenizer
+// returns it: the number modulo 2^64 in signed decimal, or the quoted
+// text without its suffix when a digit does not fit the base.
+func defvalLiteral(s string) string {
+	j := strings.LastIndexByte(s, '\'')
+	if j < 1 || j+1 >= len(s) {
+		return s
+	}
+	// Net-SNMP keeps the quote and defvalTokenMax-3 digits.
+	digits := clip(s[1:j], defvalTokenMax-3)
+	base := uint64(16)
+	if c := s[j+1]; c == 'B' || c == 'b' {
+		base = 2
+	}
+	var v uint64
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		var x uint64
+		switch {
+		case c >= '0' && c <= '9':
+			x = uint64(c - '0')
+		case c >= 'a' && c <= 'f':
+			x = uint64(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			x = uint64(c-'A') + 10
+		default:
+			return "'" + digits + "'"
+		}
+		if x >= base {
+			return "'" + digits + "'"
+		}
+		v = v*base + x
+	}
+	return strconv.FormatInt(int64(v), 10)
 }
 
 // skipRefinements skips the rest of a MODULE-COMPLIANCE or
