@@ -149,6 +149,10 @@ func (r *reader) ServeSNMP(ref *transport.StateReference, msg, out []byte) []byt
 		}
 		return nil
 	}
+	if !cur.live.Load() && cur.hold(msg) {
+		// Taken over, and the datagrams held meanwhile not yet served.
+		return nil
+	}
 	return cur.datagram(msg, out)
 }
 
@@ -361,10 +365,12 @@ type session struct {
 	epoch  uint16
 	wseq   atomic.Uint64 // the next sequence number to send
 	last   atomic.Int64  // when the last record authenticated (UnixNano)
+	live   atomic.Bool   // ready, read without x.mu
 
 	mu        sync.Mutex
 	win       replayWindow
-	ready     bool     // the record layer serves the session
+	promoted  bool     // the record layer has taken the session over (its keys are set)
+	ready     bool     // and serves it: the datagrams held until then are served
 	confirmed bool     // a record from the peer authenticated under the keys
 	closed    bool     // ended
 	flight    [][]byte // our last flight, to send again until confirmed
@@ -392,8 +398,9 @@ func (x *session) hold(b []byte) bool {
 	return true
 }
 
-// testHookDetached, when set, runs as a handshake's hsConn is detached.
-var testHookDetached atomic.Pointer[func()]
+// testHookDetached and testHookPromoted, when set, run as a handshake's
+// hsConn is detached and as the record layer has taken the session over.
+var testHookDetached, testHookPromoted atomic.Pointer[func()]
 
 // serveConn runs a handshake to completion, then hands the session to
 // the record layer and detaches it from connset's handler.
@@ -465,7 +472,7 @@ func (s *Server) serveConn(sc *connset.Conn) {
 	if sc.Detach() != nil {
 		return // closed meanwhile
 	}
-	old, early, ok := x.promote()
+	old, ok := x.promote()
 	if !ok {
 		return
 	}
@@ -473,18 +480,37 @@ func (s *Server) serveConn(sc *connset.Conn) {
 	if old != nil {
 		old.sc.Close()
 	}
-	for _, d := range early {
-		if resp := x.datagram(d, make([]byte, 0, 512)); resp != nil {
-			s.udp.WriteTo(resp, x.addr)
+	if f := testHookPromoted.Load(); f != nil {
+		(*f)()
+	}
+	// The datagrams held meanwhile are served before any that comes
+	// later, which the reader holds too until they are: a reply must not
+	// overtake the one to an earlier request (the agent's ticket, say,
+	// which the client stops waiting for once it has its answer).
+	for {
+		x.mu.Lock()
+		early := x.early
+		x.early = nil
+		if len(early) == 0 || x.closed {
+			x.ready = !x.closed
+			x.live.Store(x.ready)
+			x.mu.Unlock()
+			break
+		}
+		x.mu.Unlock()
+		for _, d := range early {
+			if resp := x.datagram(d, make([]byte, 0, 512)); resp != nil {
+				s.udp.WriteTo(resp, x.addr)
+			}
 		}
 	}
 }
 
 // promote makes x, whose handshake is complete, the association the record
 // layer serves for its address, in place of the one before (returned, to
-// be closed); it returns the datagrams held meanwhile. It fails if x was
-// closed.
-func (x *session) promote() (old *session, early [][]byte, ok bool) {
+// be closed); the datagrams held meanwhile are still to be served (x.early)
+// before it is ready. It fails if x was closed.
+func (x *session) promote() (old *session, ok bool) {
 	s := x.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -492,17 +518,16 @@ func (x *session) promote() (old *session, early [][]byte, ok bool) {
 	defer x.mu.Unlock()
 	p := s.peers[x.addr]
 	if x.closed || p == nil || p.next != x {
-		return nil, nil, false
+		return nil, false
 	}
 	old, p.cur, p.next = p.cur, x, nil
 	x.hs.mu.Lock()
 	x.flight = x.hs.flight
 	x.hs.flight = nil
 	x.hs.mu.Unlock()
-	x.ready = true
-	early, x.early = x.early, nil
+	x.promoted = true
 	x.pion, x.hs = nil, nil
-	return old, early, true
+	return old, true
 }
 
 // resendFlight sends our last flight again, until a record from the peer
@@ -685,7 +710,7 @@ func (x *session) Close() error {
 		s.mu.Unlock()
 		return nil
 	}
-	notify := x.ready
+	notify := x.promoted
 	x.closed = true
 	if p := s.peers[x.addr]; p != nil {
 		if p.cur == x {
