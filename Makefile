@@ -8,8 +8,10 @@ LDFLAGS := -X main.version=$(VERSION)
 
 all: build
 
+# Static binaries, as make install builds them: a tsnmp get that loads
+# no C library starts about 0.7 ms sooner (docs/benchmarks.md, get).
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 # Start tsnmpd with the zero-config default in a temporary state directory,
 # walk it with tsnmp over v2c and over SNMPv3 with the generated user, stop.

@@ -243,8 +243,11 @@ func findBinaries(ctx context.Context, o *Options, dir string) error {
 			return fmt.Errorf("bench: %s not found next to %s or in PATH (and not inside the tsnmp source to build it)", b.name, self)
 		}
 		out := filepath.Join(dir, b.name)
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/"+b.name)
+		// As make build and make install build them: static, so that
+		// process start-up is measured as users run it.
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, "./cmd/"+b.name)
 		cmd.Dir = mod
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("bench: go build %s: %v\n%s", b.name, err, msg)
 		}

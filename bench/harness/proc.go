@@ -221,8 +221,9 @@ func StartSnmpd(ns *netns.NS, conf, dir string, port int) (*Proc, error) {
 
 // BuildTsnmpd compiles tsnmpd from the module containing dir into out.
 func BuildTsnmpd(ctx context.Context, moduleDir, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/tsnmpd")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, "./cmd/tsnmpd")
 	cmd.Dir = moduleDir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build and make install
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("bench: go build tsnmpd: %v\n%s", err, b)
 	}
