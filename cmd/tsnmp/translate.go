@@ -243,6 +243,22 @@ func macroOf(n *smi.Node) string {
 	return n.Macro
 }
 
+// descriptionMax is the most bytes of a quoted string Net-SNMP's MIB
+// parser keeps (its 4096-byte buffer less the terminating NUL); it drops
+// carriage returns before counting and discards the rest of a longer
+// string, so snmptranslate -Td prints long DESCRIPTIONs cut short.
+const descriptionMax = 4095
+
+// netsnmpQuoted returns a quoted string's text as Net-SNMP's parser keeps
+// it: without carriage returns, and at most descriptionMax bytes.
+func netsnmpQuoted(s string) string {
+	s = strings.ReplaceAll(s, "\r", "")
+	if len(s) > descriptionMax {
+		s = s[:descriptionMax]
+	}
+	return s
+}
+
 // printDetails is -Td.
 func printDetails(out *bufio.Writer, oid []uint32) {
 	n, rest := smi.Lookup(oid)
@@ -302,7 +318,7 @@ func printDetails(out *bufio.Writer, oid []uint32) {
 		fmt.Fprintf(out, "  AUGMENTS\t{ %s }\n", n.Augments)
 	}
 	if n.Description != "" {
-		fmt.Fprintf(out, "  DESCRIPTION\t\"%s\"\n", n.Description)
+		fmt.Fprintf(out, "  DESCRIPTION\t\"%s\"\n", netsnmpQuoted(n.Description))
 	}
 	if n.DefVal != "" {
 		fmt.Fprintf(out, "  DEFVAL\t{ %s }\n", n.DefVal)

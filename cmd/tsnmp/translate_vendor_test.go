@@ -200,3 +200,106 @@ func TestTranslateDefvalVendorLikeSnmptranslate(t *testing.T) {
 	}
 	t.Logf("DEFVAL of %d of %d objects agree (%d objects have one)", agree, len(names), k)
 }
+
+// descriptionClauses returns the DESCRIPTION clause of each object of -Td
+// output, in order ("" for an object without one).
+func descriptionClauses(out string) []string {
+	var clauses []string
+	cur, in := "", false
+	for _, l := range strings.SplitAfter(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "::= {"):
+			clauses = append(clauses, cur)
+			cur, in = "", false
+		case strings.HasPrefix(l, "  DESCRIPTION\t"):
+			cur, in = l, true
+		case strings.HasPrefix(l, "  DEFVAL\t"):
+			in = false
+		case in:
+			cur += l
+		}
+	}
+	return clauses
+}
+
+// TestTranslateDescriptionVendorLikeSnmptranslate compares the DESCRIPTION
+// clauses -Td prints, byte for byte, for every object of the vendor
+// collection whose text is at or over Net-SNMP's quoted-string limit or
+// carries carriage returns, and a sample of the others (every one with
+// TSNMP_TRANSLATE_FULL=1).
+func TestTranslateDescriptionVendorLikeSnmptranslate(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	dirs := testenv.VendorMIBDirs(t)
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	defer smi.Install(nil)
+	set, _ := smiload.Load(smiload.Request{Dirs: dirs, Modules: []string{"ALL"}})
+	step := 50
+	if os.Getenv("TSNMP_TRANSLATE_FULL") != "" {
+		step = 1
+	}
+	var names []string
+	long := 0
+	for i := range set.Defs {
+		d := &set.Defs[i]
+		if d.Description == "" {
+			continue
+		}
+		if len(d.Description) >= descriptionMax || strings.ContainsRune(d.Description, '\r') {
+			long++
+		} else if i%step != 0 {
+			continue
+		}
+		names = append(names, d.Module+"::"+d.Name)
+	}
+	if long == 0 {
+		t.Fatalf("no DESCRIPTION of %d bytes or more in %v: the test would check nothing long", descriptionMax, dirs)
+	}
+	agree, empty, mismatches := 0, 0, 0
+	const batch = 2000
+	for start := 0; start < len(names); start += batch {
+		chunk := names[start:min(start+batch, len(names))]
+		full := append([]string{"-M", strings.Join(dirs, ":"), "-m", "ALL", "-Td"}, chunk...)
+		cmd := exec.Command(bin, full...)
+		var wantOut, wantErr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &wantOut, &wantErr
+		_ = cmd.Run()
+		want := descriptionClauses(wantOut.String())
+		if len(want) != len(chunk) {
+			t.Fatalf("snmptranslate described %d of %d objects: %s", len(want), len(chunk), head(wantErr.String()))
+		}
+		var gotOut, gotErr bytes.Buffer
+		translateMain(full, &gotOut, &gotErr)
+		got := descriptionClauses(gotOut.String())
+		if len(got) != len(chunk) {
+			t.Fatalf("tsnmp described %d of %d objects: %s", len(got), len(chunk), head(gotErr.String()))
+		}
+		for i, name := range chunk {
+			switch {
+			case got[i] == want[i]:
+				agree++
+			case want[i] == "  DESCRIPTION\t\"\"\n":
+				// An empty DESCRIPTION: the loader keeps no
+				// difference between an empty text and none, and
+				// takes a later REVISION's text instead.
+				empty++
+			default:
+				if mismatches++; mismatches <= 10 {
+					t.Errorf("%s: DESCRIPTION differs: tsnmp %d bytes, snmptranslate %d bytes; tsnmp ends %q, snmptranslate ends %q",
+						name, len(got[i]), len(want[i]), tail(got[i]), tail(want[i]))
+				}
+			}
+		}
+	}
+	t.Logf("DESCRIPTION of %d of %d objects agree (%d at or over the %d-byte limit or with CR; %d empty ones not compared)",
+		agree, len(names), long, descriptionMax, empty)
+}
+
+func tail(s string) string {
+	if len(s) > 60 {
+		return s[len(s)-60:]
+	}
+	return s
+}
