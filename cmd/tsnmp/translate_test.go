@@ -226,3 +226,22 @@ func TestTranslateDefvalLikeSnmptranslate(t *testing.T) {
 		t.Errorf("stderr %q, snmptranslate %q", gotErr.String(), wantErr.String())
 	}
 }
+
+// TestTranslateNetsnmpQuotedLimit checks the DESCRIPTION text -Td prints against
+// Net-SNMP's parser rule without snmptranslate: carriage returns are
+// dropped first, then only the first 4095 bytes are kept.
+func TestTranslateNetsnmpQuotedLimit(t *testing.T) {
+	long := strings.Repeat("a\r\n", 3000) // 9000 bytes, 6000 without CR
+	got := netsnmpQuoted(long)
+	if want := strings.Repeat("a\n", 2047) + "a"; got != want {
+		t.Errorf("netsnmpQuoted of %d bytes: got %d bytes ending %q, want %d bytes", len(long), len(got), tail(got), len(want))
+	}
+	for _, s := range []string{"", "short", strings.Repeat("x", descriptionMax)} {
+		if got := netsnmpQuoted(s); got != s {
+			t.Errorf("netsnmpQuoted changed a %d-byte text to %d bytes", len(s), len(got))
+		}
+	}
+	if got := netsnmpQuoted(strings.Repeat("x", descriptionMax+1)); len(got) != descriptionMax {
+		t.Errorf("netsnmpQuoted kept %d of %d bytes, want %d", len(got), descriptionMax+1, descriptionMax)
+	}
+}
