@@ -184,7 +184,9 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 	} else {
 		// The commands keep every compiled-in module with -m ALL, and
 		// read only the definitions they use.
-		r.AllCompiled, r.NoDescriptions = true, true
+		// Of several names of an OID, they print the one snmpget
+		// prints.
+		r.AllCompiled, r.NoDescriptions, r.TreeNames = true, true, true
 		src = smiload.Open(r)
 		diags = src.Diags(false)
 	}

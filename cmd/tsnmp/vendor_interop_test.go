@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,9 +24,17 @@ func TestInteropVendorMIBs(t *testing.T) {
 	t.Setenv("MIBS", "")
 	t.Setenv("MIBDIRS", "")
 	defer smi.Install(nil)
+	// A pass script serves OIDs that several modules name (IDRAC-MIB's
+	// alerts, named in Dell's SMIv1 and SMIv2 files) and one under
+	// arcs that only numbers name (SFLOW-MIB's enterprises.4300).
+	pass := filepath.Join(t.TempDir(), "pass.sh")
+	if err := os.WriteFile(pass, []byte(passScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	a := snmpdtest.Start(t, communities+`
 extend hello /bin/echo hello world
 extend two /bin/echo -e one\\ntwo
+pass .1.3.6.1.4.1.674.10892.5.3.2.4.0 /bin/sh `+pass+`
 `)
 	mibArgs := []string{"-M", "+" + strings.Join(dirs, ":"), "-m", "ALL"}
 	c := append(append([]string(nil), mibArgs...), "-v2c", "-c", "public", a.Addr("udp"))
@@ -46,4 +56,20 @@ extend two /bin/echo -e one\\ntwo
 	check("snmpwalk", "-Os", "NET-SNMP-EXTEND-MIB::nsExtendOutput2Table")
 	check("snmptable", "-Cb", "NET-SNMP-EXTEND-MIB::nsExtendConfigTable")
 	check("snmpgetnext", "UCD-SNMP-MIB::laTable", ".1.3.6.1.4.1.2021.4.5")
+	// Of an OID's several names, the one Net-SNMP's tree lookup reaches.
+	check("snmpget", ".1.3.6.1.4.1.674.10892.5.3.2.4.0.8674", ".1.3.6.1.4.1.674.10892.5.3.2.4.0.8674.0", ".1.3.6.1.4.1.674.10892.5.3.2.4.0.8675")
+	check("snmpwalk", ".1.3.6.1.4.1.674.10892.5.3.2.4.0")
 }
+
+// passScript answers snmpd's pass protocol (-g get, -n get-next) for a
+// few OIDs below IDRAC-MIB's alert notifications.
+const passScript = `#!/bin/sh
+oids=".1.3.6.1.4.1.674.10892.5.3.2.4.0.8674 .1.3.6.1.4.1.674.10892.5.3.2.4.0.8674.0 .1.3.6.1.4.1.674.10892.5.3.2.4.0.8675"
+answer() { echo "$1"; echo integer; echo 7; exit 0; }
+case "$1" in
+-g) for o in $oids; do [ "$o" = "$2" ] && answer "$o"; done ;;
+-n) seen=; [ "$2" = .1.3.6.1.4.1.674.10892.5.3.2.4.0 ] && seen=1
+    for o in $oids; do [ -n "$seen" ] && answer "$o"; [ "$o" = "$2" ] && seen=1; done ;;
+esac
+echo NONE
+`

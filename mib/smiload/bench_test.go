@@ -42,7 +42,7 @@ func BenchmarkLoadVendorCached(b *testing.B) {
 // work of `tsnmp get -m ALL memTotalReal.0`.
 func BenchmarkOpenVendorGet(b *testing.B) {
 	dirs := testenv.VendorMIBDirs(b)
-	r := Request{Dirs: dirs, Modules: []string{"ALL"}, NoDescriptions: true, CacheDir: b.TempDir()}
+	r := Request{Dirs: dirs, Modules: []string{"ALL"}, NoDescriptions: true, TreeNames: true, AllCompiled: true, Compiled: smi.Compiled, CacheDir: b.TempDir()}
 	Open(r)
 	defer smi.Install(nil)
 	b.ResetTimer()

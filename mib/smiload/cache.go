@@ -25,6 +25,12 @@ type Request struct {
 	// Tree makes the set carry Net-SNMP's tree of names (smi.Set.Tree),
 	// which only snmptranslate's listings need.
 	Tree bool
+	// TreeNames puts first, among the names of an OID that several
+	// definitions name, the one Net-SNMP's lookup reaches through its
+	// tree (the name snmpget prints), so that package smi prints it.
+	// It builds the tree while loading (not when read from the cache)
+	// and, without Tree, does not keep it.
+	TreeNames bool
 	// NoDescriptions leaves DESCRIPTION texts out (they are most of the
 	// size and only snmptranslate -Td prints them).
 	NoDescriptions bool
@@ -35,7 +41,7 @@ type Request struct {
 
 // cacheVersion changes whenever the cached form or the loader's results
 // change.
-const cacheVersion = "smiload-6"
+const cacheVersion = "smiload-7"
 
 // Load loads the modules of r without a cache.
 func Load(r Request) (*smi.Set, []Diag) {
@@ -80,8 +86,14 @@ func load(r Request) *cacheContent {
 		ix.AddCompiled(r.Compiled())
 		ix.AllCompiled = r.AllCompiled
 	}
-	ix.Tree = r.Tree
+	ix.Tree = r.Tree || r.TreeNames
 	set, diags := ix.Load(mods...)
+	if r.TreeNames && !r.Tree && set != nil {
+		// Reordering would break the tree's indexes into Defs; with
+		// the tree kept, its users follow it themselves.
+		preferTreeNames(set)
+		set.Tree = nil
+	}
 	if r.NoDescriptions {
 		for i := range set.Defs {
 			set.Defs[i].Description = ""
@@ -232,6 +244,9 @@ func cacheKey(r Request) string {
 	}
 	if r.Tree {
 		put("tree")
+	}
+	if r.TreeNames {
+		put("treenames")
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }

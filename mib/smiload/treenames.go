@@ -1,0 +1,70 @@
+package smiload
+
+import (
+	"slices"
+
+	"github.com/tsnmp/tsnmp/mib/smi"
+)
+
+// preferTreeNames orders the names of each OID that several definitions
+// name so that the one Net-SNMP's lookup reaches through its tree of
+// names comes first, the name package smi prints. Net-SNMP links each
+// definition below the node of its parent's name; looking up an OID it
+// follows, at each arc, the last of the first run of children with that
+// arc's number, and prints the label and module of the node it ends on.
+// s.Tree must be the tree of s.Defs.
+func preferTreeNames(s *smi.Set) {
+	kids := make([][]int, len(s.Tree))
+	var roots []int
+	for i, n := range s.Tree {
+		if n.Parent < 0 || int(n.Parent) >= i {
+			roots = append(roots, i)
+			continue
+		}
+		kids[n.Parent] = append(kids[n.Parent], i)
+	}
+	var walk func(list []int)
+	walk = func(list []int) {
+		for j := 0; j < len(list); j++ {
+			sub := s.Tree[list[j]].Subid
+			if slices.ContainsFunc(list[:j], func(k int) bool { return s.Tree[k].Subid == sub }) {
+				// A later run of the same arc: the lookup never
+				// reaches it.
+				continue
+			}
+			for j+1 < len(list) && s.Tree[list[j+1]].Subid == sub {
+				j++
+			}
+			k := list[j]
+			n := &s.Tree[k]
+			if n.Def >= 0 && int(n.Def) < len(s.Defs) && n.Module != "" && !isAnon(n.Label) {
+				preferDef(s.Defs, s.Defs[n.Def].OID, n.Label, n.Module)
+			}
+			walk(kids[k])
+		}
+	}
+	walk(roots)
+}
+
+// preferDef moves the definition of oid called module::name in front of
+// the other definitions of oid (defs are sorted by OID).
+func preferDef(defs []smi.Def, oid []uint32, name, module string) {
+	lo, _ := slices.BinarySearchFunc(defs, oid, func(d smi.Def, o []uint32) int { return slices.Compare(d.OID, o) })
+	hi := lo
+	for hi < len(defs) && slices.Equal(defs[hi].OID, oid) {
+		hi++
+	}
+	if hi-lo < 2 {
+		return
+	}
+	for i := lo; i < hi; i++ {
+		if defs[i].Name == name && defs[i].Module == module {
+			if i > lo {
+				d := defs[i]
+				copy(defs[lo+1:i+1], defs[lo:i])
+				defs[lo] = d
+			}
+			return
+		}
+	}
+}

@@ -1,0 +1,32 @@
+package smiload
+
+import (
+	"testing"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/mib/smi"
+)
+
+// TestTreeNames: of the names Dell's two IDRAC files give one OID, a
+// Source made with TreeNames prints the one snmptranslate and snmpget
+// print (the SMIv1 file's, which Net-SNMP's tree lookup reaches), from
+// the entry it builds and from the cache, and keeps no tree.
+func TestTreeNames(t *testing.T) {
+	dirs := testenv.VendorMIBDirs(t)
+	r := Request{Dirs: dirs, Modules: []string{"ALL"}, NoDescriptions: true, TreeNames: true, CacheDir: t.TempDir()}
+	defer smi.Install(nil)
+	oid := []uint32{1, 3, 6, 1, 4, 1, 674, 10892, 5, 3, 2, 4, 0, 8674, 0}
+	for _, pass := range []string{"built", "cached"} {
+		src := Open(r)
+		smi.InstallSource(src)
+		if got, want := smi.Format(oid, false), "IDRAC-MIB::alertRacConfigurationChangewarning.0"; got != want {
+			t.Errorf("%s: %v prints as %s, snmpget prints %s", pass, oid, got, want)
+		}
+		if got, want := smi.Format(oid[:len(oid)-1], false), "IDRAC-MIB::alertRacConfigurationChangewarning"; got != want {
+			t.Errorf("%s: prints as %s, snmpget prints %s", pass, got, want)
+		}
+		if n := len(src.Set().Tree); n != 0 {
+			t.Errorf("%s: the set keeps a tree of %d nodes", pass, n)
+		}
+	}
+}
