@@ -126,8 +126,13 @@ func (m *mux) teardown(err error) {
 	}
 	if _, ok := err.(*DisconnectError); !ok {
 		reason := uint32(DisconnectProtocolError)
-		if errors.Is(err, errMAC) {
+		switch {
+		case errors.Is(err, errMAC):
 			reason = DisconnectMACError
+		case errors.Is(err, ErrClosed) || errors.Is(err, net.ErrClosed):
+			// This side closes (Close, a parked connection ended):
+			// not a protocol error.
+			reason = DisconnectByApplication
 		}
 		_ = m.t.close(reason, "")
 	} else {
