@@ -130,8 +130,9 @@ func (m *mux) teardown(err error) {
 		case errors.Is(err, errMAC):
 			reason = DisconnectMACError
 		case errors.Is(err, ErrClosed) || errors.Is(err, net.ErrClosed):
-			// This side closes (Close, a parked connection ended):
-			// not a protocol error.
+			// The connection was closed, by this side (Close, a parked
+			// connection ended) or by the peer's end of the socket: not
+			// a protocol error.
 			reason = DisconnectByApplication
 		}
 		_ = m.t.close(reason, "")
