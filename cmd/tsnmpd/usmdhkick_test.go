@@ -229,6 +229,20 @@ func TestUSMDHKickstart(t *testing.T) {
 		return rows, []string{k, kp}, []string{ck, ckp}
 	}
 	rows, kickKeys, carolKeys := check("first start")
+	// The derived keys hold for this run: usm-users.conf has neither
+	// the kickstarted users nor dhKickstart.
+	stored := func() string {
+		data, err := os.ReadFile(filepath.Join(dir, "usm-users.conf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	for _, n := range []string{"kick", "carol", "dhKickstart"} {
+		if h := hex.EncodeToString([]byte(n)); strings.Contains(stored(), " "+h+" ") {
+			t.Errorf("usm-users.conf holds %s:\n%s", n, stored())
+		}
+	}
 
 	// dhKickstart reads the system group and the table, nothing else.
 	noauth := []string{"-v3", "-u", "dhKickstart", "-l", "noAuthNoPriv"}
@@ -307,15 +321,18 @@ func TestUSMDHKickstart(t *testing.T) {
 		}
 	}
 	spent("after carol changed her keys")
+	if !strings.Contains(stored(), " "+hex.EncodeToString([]byte("carol"))+" ") {
+		t.Errorf("carol's changed keys are not in usm-users.conf:\n%s", stored())
+	}
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.cmd.Wait()
 	startDaemon(t, bin, nil, "--state-dir", dir, "--listen", listen, "--snmpd-conf", cfg)
 	spent("after carol changed her keys and kill -9")
 
-	// Net-SNMP's snmpd, with the same users but without the
-	// usmDHKickstart lines (it has no such directive): if it serves
+	// Net-SNMP's snmpd with the same configuration (it warns that
+	// usmDHKickstart is an unknown token): if it serves
 	// usmDHKickstartTable, its rows have tsnmpd's shape.
-	snmpd := snmpdtest.Start(t, "createUser admin SHA authpass1 AES privpass1\nrwuser admin priv\n")
+	snmpd := snmpdtest.Start(t, conf)
 	out, _ = kickRun(t, home, "snmpwalk", "-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1",
 		snmpd.Addr("udp"), oidKickstartTable)
 	if !strings.Contains(out, oidKickstartTable+".") {
