@@ -98,6 +98,8 @@ type Server struct {
 	set     *connset.Set
 	own     bool
 	records recordCounters
+	cookies *cookieJar
+	hellos  helloCounters
 	// unrotate removes the listener from its ticket keys' rotation.
 	unrotate func()
 
@@ -122,7 +124,10 @@ func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, o
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{h: h, now: time.Now}
+	if pionCookieOffset == 0 {
+		return nil, errPionCookie
+	}
+	s := &Server{h: h, now: time.Now, cookies: newCookieJar()}
 	if opts != nil {
 		s.opts = *opts
 	}
