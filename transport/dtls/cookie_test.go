@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -425,4 +426,58 @@ func FuzzHello(f *testing.F) {
 			t.Fatalf("without the cookie: read %+v from %+v", g, h)
 		}
 	})
+}
+
+// withCookie returns the ClientHello h was read from, as a client sends it
+// again with cookie: message_seq 1, record sequence number seq.
+func withCookie(h *hello, cookie []byte, seq uint64) []byte {
+	first := h.withoutCookie(seq)
+	body := first[headerLen+hsHeaderLen:]
+	n := len(body) + len(cookie)
+	out := append([]byte(nil), first[:headerLen+hsHeaderLen]...)
+	binary.BigEndian.PutUint16(out[11:], uint16(hsHeaderLen+n))
+	out[headerLen+1], out[headerLen+2], out[headerLen+3] = byte(n>>16), byte(n>>8), byte(n)
+	out[headerLen+4], out[headerLen+5] = 0, 1
+	out[headerLen+9], out[headerLen+10], out[headerLen+11] = byte(n>>16), byte(n>>8), byte(n)
+	out = append(out, body[:h.cookieAt]...)
+	out = append(out, byte(len(cookie)))
+	out = append(out, cookie...)
+	return append(out, body[h.cookieAt+1:]...)
+}
+
+// TestOpenSSLHello replays the first ClientHello of OpenSSL 3.0's
+// s_client -dtls1_2 (the library Net-SNMP's DTLS runs on), recorded:
+// it is answered with a HelloVerifyRequest no larger than it, and sent
+// again with the cookie it starts the handshake (a ServerHello with
+// message_seq 1, numbered after the ClientHello).
+func TestOpenSSLHello(t *testing.T) {
+	b, err := os.ReadFile("testdata/openssl-3.0-clienthello.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := parseHello(b)
+	if err != nil || len(h.cookie) != 0 || h.msgSeq != 0 {
+		t.Fatalf("%+v %v", h, err)
+	}
+	s := start(t, "udp", nil)
+	c := newHelloConn(t, s, "127.0.0.1")
+	hvr := c.exchange(b, 2*time.Second)
+	if hvr == nil || len(hvr) > len(b) {
+		t.Fatalf("answer of %d octets to a ClientHello of %d", len(hvr), len(b))
+	}
+	second := withCookie(&h, cookieOf(t, hvr), 1)
+	if g, err := parseHello(second); err != nil || !bytes.Equal(g.cookie, cookieOf(t, hvr)) || g.msgSeq != 1 {
+		t.Fatalf("second ClientHello: %+v %v", g, err)
+	}
+	sh := c.exchange(second, 2*time.Second)
+	if handshakeType(sh) != hsk.TypeServerHello {
+		t.Fatalf("second ClientHello answered with % x", sh)
+	}
+	var hh hsk.Header
+	if err := hh.Unmarshal(sh[recordlayer.FixedHeaderSize:]); err != nil || hh.MessageSequence != 1 {
+		t.Errorf("ServerHello message_seq %d (%v), want 1", hh.MessageSequence, err)
+	}
+	if seq := binary.BigEndian.Uint64(sh[3:11]) & maxSeq; seq <= 1 {
+		t.Errorf("ServerHello record sequence number %d, want more than 1", seq)
+	}
 }
