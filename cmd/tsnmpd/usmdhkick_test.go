@@ -123,9 +123,9 @@ type kickRow struct{ my, mgr, name string }
 // walkKickstart walks usmDHKickstartTable as the dhKickstart user
 // (noAuthNoPriv) and returns its rows by index and the instances in the
 // order the agent gave them.
-func walkKickstart(t *testing.T, home, addr string) (map[string]*kickRow, []string) {
+func walkKickstart(t *testing.T, home, snmpwalk, addr string) (map[string]*kickRow, []string) {
 	t.Helper()
-	out, code := kickRun(t, home, "snmpwalk", "-v3", "-u", "dhKickstart", "-l", "noAuthNoPriv", "-Ox", addr, oidKickstartTable)
+	out, code := kickRun(t, home, snmpwalk, "-v3", "-u", "dhKickstart", "-l", "noAuthNoPriv", "-Ox", addr, oidKickstartTable)
 	if code != 0 {
 		t.Fatalf("snmpwalk usmDHKickstartTable as dhKickstart: exit %d\n%s", code, out)
 	}
@@ -167,8 +167,28 @@ func walkKickstart(t *testing.T, home, addr string) (map[string]*kickRow, []stri
 // ones stop working); a user whose keys SNMP changed leaves the table,
 // and the change survives kill -9.
 func TestUSMDHKickstart(t *testing.T) {
-	testenv.Need(t, "snmpget")
-	testenv.Need(t, "snmpwalk")
+	testKickstart(t, map[string]string{"snmpget": testenv.Need(t, "snmpget"), "snmpwalk": testenv.Need(t, "snmpwalk"), "snmpset": testenv.Need(t, "snmpset")}, true)
+}
+
+// TestUSMDHKickstartTsnmp is TestUSMDHKickstart with tsnmp's get, walk
+// and set as the manager's tools, which needs no other SNMP
+// implementation.
+func TestUSMDHKickstartTsnmp(t *testing.T) {
+	bin, dir := testenv.Build(t, "github.com/tsnmp/tsnmp/cmd/tsnmp"), t.TempDir()
+	tools := map[string]string{}
+	for _, n := range []string{"snmpget", "snmpwalk", "snmpset"} {
+		tools[n] = filepath.Join(dir, n)
+		if err := os.Symlink(bin, tools[n]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testKickstart(t, tools, false)
+}
+
+// testKickstart runs TestUSMDHKickstart with the tools named: snmpget,
+// snmpwalk and snmpset or tsnmp's; withSnmpd walks Net-SNMP's snmpd
+// too.
+func testKickstart(t *testing.T, tools map[string]string, withSnmpd bool) {
 	kick, carol, wrong := newKickManager(t), newKickManager(t), newKickManager(t)
 	conf := fmt.Sprintf("createUser admin SHA authpass1 AES privpass1\nrwuser admin priv\nrouser kick priv\nrwuser carol priv\n"+
 		"usmDHKickstart kick %x\nusmDHKickstart -a SHA -x AES carol 0x%X\n", kick.z, carol.z)
@@ -182,7 +202,7 @@ func TestUSMDHKickstart(t *testing.T) {
 	p := startDaemon(t, bin, nil, "--state-dir", dir, "--listen", listen, "--snmpd-conf", cfg)
 
 	get := func(sess []string, oid string) (string, bool) {
-		out, code := kickRun(t, home, "snmpget", append(append(sess, listen), oid)...)
+		out, code := kickRun(t, home, tools["snmpget"], append(append(sess, listen), oid)...)
 		return out, code == 0 && strings.Contains(out, oid+" = ") && !strings.Contains(out, "No Such")
 	}
 	md5des := func(user, k, kp string) []string {
@@ -193,7 +213,7 @@ func TestUSMDHKickstart(t *testing.T) {
 	}
 	check := func(when string) (map[string]*kickRow, []string, []string) {
 		t.Helper()
-		rows, order := walkKickstart(t, home, listen)
+		rows, order := walkKickstart(t, home, tools["snmpwalk"], listen)
 		if want := []string{"2.1", "2.2", "3.1", "3.2", "4.1", "4.2"}; strings.Join(order, " ") != strings.Join(want, " ") {
 			t.Fatalf("%s: usmDHKickstartTable instances %v, want %v", when, order, want)
 		}
@@ -253,7 +273,7 @@ func TestUSMDHKickstart(t *testing.T) {
 		t.Errorf("dhKickstart reads usmUserSpinLock: %s", out)
 	}
 	// The table is read-only.
-	if out, _ := kickRun(t, home, "snmpset", "-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1",
+	if out, _ := kickRun(t, home, tools["snmpset"], "-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1",
 		listen, oidKickstartTable+".1.4.1", "s", "x"); !strings.Contains(out, "notWritable") {
 		t.Errorf("set usmDHKickstartSecurityName: %s", out)
 	}
@@ -307,7 +327,7 @@ func TestUSMDHKickstart(t *testing.T) {
 	}
 	spent := func(when string) {
 		t.Helper()
-		rows, order := walkKickstart(t, home, listen)
+		rows, order := walkKickstart(t, home, tools["snmpwalk"], listen)
 		if want := []string{"2.1", "3.1", "4.1"}; strings.Join(order, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: usmDHKickstartTable instances %v, want %v (carol's row gone)", when, order, want)
 		}
@@ -332,8 +352,11 @@ func TestUSMDHKickstart(t *testing.T) {
 	// Net-SNMP's snmpd with the same configuration (it warns that
 	// usmDHKickstart is an unknown token): if it serves
 	// usmDHKickstartTable, its rows have tsnmpd's shape.
+	if !withSnmpd {
+		return
+	}
 	snmpd := snmpdtest.Start(t, conf)
-	out, _ = kickRun(t, home, "snmpwalk", "-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1",
+	out, _ = kickRun(t, home, tools["snmpwalk"], "-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1",
 		snmpd.Addr("udp"), oidKickstartTable)
 	if !strings.Contains(out, oidKickstartTable+".") {
 		t.Logf("snmpd does not serve usmDHKickstartTable: %s", strings.TrimSpace(out))

@@ -88,3 +88,25 @@ func TestKickstartAgreement(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkKickstartEntry is what one usmDHKickstart entry costs tsnmpd
+// at start: r and y, the shared secret, and the two PBKDF2 keys.
+func BenchmarkKickstartEntry(b *testing.B) {
+	_, z, err := GenerateKickstartKey(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		r, _, err := GenerateKickstartKey(nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sk, err := KickstartSecret(r, z)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := KickstartKeys(sk, AuthMD5, PrivDES); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
