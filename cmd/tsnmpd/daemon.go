@@ -346,9 +346,10 @@ type loadPlan struct {
 	tls      *tlsPlan      // tls.go
 	sshKeys  []tssh.Signer // the host keys of the first ssh: listener (ssh.go)
 	opened   []listener    // not yet served
-	// release lets usmUserTable's sets go on: they are held from before
-	// prepare reads the rows until commit has installed them or abort
-	// has dropped them, so that none falls between and is lost.
+	// release lets the sets of usmUserTable and of the VACM tables go
+	// on: they are held from before prepare reads what they stored until
+	// commit has installed what it made of it or abort has dropped it,
+	// so that none falls between and is lost.
 	release func()
 }
 
@@ -369,8 +370,17 @@ func (d *daemon) prepare(cfg *config.Config, listen bool) (*loadPlan, error) {
 		return nil, err
 	}
 	pl := &loadPlan{cfg: cfg, users: usm.NewUserTable(), release: func() {}}
+	var holds []func()
 	if t := d.usmRows.table; t != nil {
-		pl.release = t.HoldSets()
+		holds = append(holds, t.HoldSets())
+	}
+	if d.vacm.sets != nil { // after usmUserTable's: a set of both holds them in that order
+		holds = append(holds, d.vacm.sets.Hold())
+	}
+	pl.release = func() {
+		for _, release := range slices.Backward(holds) {
+			release()
+		}
 	}
 	ok := false
 	defer func() {
@@ -416,9 +426,9 @@ func (d *daemon) prepare(cfg *config.Config, listen bool) (*loadPlan, error) {
 // fail: then pl is aborted and nothing has changed), then installs
 // usmUserTable's rows, the SSH and web-services settings, the policy
 // with its USM users, communities and VACM in one step, the TLS
-// settings, and starts serving the addresses pl opened. usmUserTable's
-// sets wait from before prepare read the rows until the users are
-// installed.
+// settings, and starts serving the addresses pl opened. The sets of
+// usmUserTable and of the VACM tables wait from before prepare read what
+// they stored until the policy is installed.
 func (d *daemon) commit(pl *loadPlan) error {
 	if pl.usm != nil {
 		if err := d.state.WriteFile(usmFile, pl.usm.file, 0o600); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,5 +171,65 @@ func TestReloadRefusedNeverAuthenticates(t *testing.T) {
 	}
 	if _, err := ops.Get(context.Background(), sysDescr0); err != nil {
 		t.Errorf("ops after the refused reload: %v", err)
+	}
+}
+
+// TestReloadKeepsRacingVACMSet: a vacmViewTreeFamilyTable set (Net-SNMP's
+// snmpset) that arrives while a reload is between reading the rows SNMP
+// made and installing the VACM it built from them is not lost: it waits,
+// then applies to the reloaded VACM.
+func TestReloadKeepsRacingVACMSet(t *testing.T) {
+	testenv.Need(t, "snmpset")
+	listen := fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t))
+	conf := filepath.Join(t.TempDir(), "snmpd.conf")
+	if err := os.WriteFile(conf, []byte("createUser admin SHA authpass1 AES privpass1\ngroup gadmin usm admin\nview vall included .1\n"+
+		"access gadmin \"\" usm priv exact vall vall none\nagentaddress "+listen+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	d, err := start(&options{snmpdConf: conf, stateDir: t.TempDir(), quiet: true}, slog.New(slog.NewTextHandler(&log, nil)), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	admin := []string{"-Ob", "-OQ", "-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", listen}
+	// vacmViewTreeFamilyStatus of view "vkeep", subtree 1.3.6.1.2.1.2.
+	const status = "1.3.6.1.6.3.16.1.5.2.1.6.5.118.107.101.101.112.7.1.3.6.1.2.1.2"
+	get := func() string {
+		r := snmpdtest.Tool(t, "snmpget", append([]string{"-r", "0", "-t", "5"}, append(admin, status)...)...)
+		return strings.TrimSpace(r.Stdout + r.Stderr)
+	}
+
+	paused, resume := pauseReloads(t)
+	reloaded := make(chan error, 1)
+	go func() { reloaded <- d.reload() }()
+	<-paused
+	set := make(chan snmpdtest.Result, 1)
+	go func() {
+		set <- snmpdtest.Tool(t, "snmpset", append([]string{"-r", "0", "-t", "30"}, append(admin, status, "i", "4")...)...)
+	}()
+	var r snmpdtest.Result
+	early := false
+	select {
+	case r = <-set:
+		early = true
+	case <-time.After(2 * time.Second):
+	}
+	close(resume)
+	if err := <-reloaded; err != nil {
+		t.Fatalf("reload: %v\n%s", err, log.String())
+	}
+	if !early {
+		r = <-set
+	}
+	if r.Code != 0 {
+		t.Fatalf("snmpset createAndGo: %d %s %s", r.Code, r.Stdout, r.Stderr)
+	}
+	if early {
+		t.Errorf("the VACM set was applied while a reload held the rows it read (%q): it should wait for the reload's commit", r.Stdout)
+	}
+	if got := get(); !strings.HasSuffix(got, "= active") {
+		t.Errorf("the view family snmpset created while a reload ran, after the reload: %q, want active: the set was lost\n%s", got, log.String())
 	}
 }
