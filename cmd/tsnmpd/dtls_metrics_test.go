@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -130,4 +132,59 @@ func dtlsClientHello(t *testing.T, random hsk.Random, seq uint16, cookie []byte)
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestDTLSMetricsKeepClosedListeners: the counters of a dtls: listener
+// a reload closes stay in /metrics's sums (a counter never goes down).
+func TestDTLSMetricsKeepClosedListeners(t *testing.T) {
+	_, _, conf := tlsSetup(t, "")
+	base, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, dt := fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t)), fmt.Sprintf("dtls:127.0.0.1:%d", testenv.FreePort(t))
+	write := func(listen string) {
+		t.Helper()
+		if err := os.WriteFile(conf, append(bytes.Clone(base), "agentaddress "+listen+"\n"...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(u + "," + dt)
+	d, err := start(&options{snmpdConf: conf, stateDir: t.TempDir(), quiet: true}, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	a, err := net.ResolveUDPAddr("udp4", strings.TrimPrefix(dt, "dtls:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.DialUDP("udp4", nil, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var random hsk.Random
+	random.Populate()
+	if _, err := c.Write(dtlsClientHello(t, random, 0, nil)); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Read(make([]byte, 2048)); err != nil {
+		t.Fatalf("no HelloVerifyRequest: %v", err)
+	}
+	const want = "tsnmp_dtls_hello_verify_requests_total 1\n"
+	if m := string(d.metrics(nil)); !strings.Contains(m, want) {
+		t.Fatalf("/metrics with the dtls: listener open lacks %q:\n%s", want, m)
+	}
+	write(u)
+	if err := d.reload(); err != nil {
+		t.Fatal(err)
+	}
+	if d.listening(dt) {
+		t.Fatalf("%s still open after a reload that drops it", dt)
+	}
+	if m := string(d.metrics(nil)); !strings.Contains(m, want) {
+		t.Errorf("/metrics once the reload closed the dtls: listener lacks %q:\n%s", want, m)
+	}
 }
