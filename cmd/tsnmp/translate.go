@@ -239,6 +239,13 @@ func macroOf(n *smi.Node) string {
 	switch n.Macro {
 	case "", "OBJECT IDENTIFIER":
 		return "OBJECT-TYPE"
+	case "TRAP-TYPE":
+		// Net-SNMP gives the trap type to the ENTERPRISE# node, and
+		// the trap's own node none.
+		return "OBJECT-TYPE"
+	case "NOTIFICATION-GROUP":
+		// Net-SNMP has no word for its type code 23.
+		return "type_23"
 	}
 	return n.Macro
 }
@@ -317,7 +324,13 @@ func printDetails(out *bufio.Writer, oid []uint32) {
 	if n.Augments != "" {
 		fmt.Fprintf(out, "  AUGMENTS\t{ %s }\n", n.Augments)
 	}
-	if n.Description != "" {
+	if n.Kind == smi.KindNotification && len(n.Objects) > 0 {
+		// A notification's OBJECTS (a TRAP-TYPE's VARIABLES, which
+		// Net-SNMP prints under the same word: the trap type is on the
+		// ENTERPRISE# node).
+		fmt.Fprintf(out, "  OBJECTS\t{ %s }\n", strings.Join(n.Objects, ", "))
+	}
+	if n.Description != "" || n.HasDescription {
 		fmt.Fprintf(out, "  DESCRIPTION\t\"%s\"\n", netsnmpQuoted(n.Description))
 	}
 	if n.DefVal != "" {

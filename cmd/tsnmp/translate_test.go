@@ -245,3 +245,43 @@ func TestTranslateNetsnmpQuotedLimit(t *testing.T) {
 		t.Errorf("netsnmpQuoted kept %d of %d bytes, want %d", len(got), descriptionMax+1, descriptionMax)
 	}
 }
+
+// TestTranslateEmptyDescriptionLikeSnmptranslate compares -Td for
+// definitions whose DESCRIPTION is there but empty (of every macro, and
+// a MODULE-IDENTITY whose REVISION has a text) and for SMIv1 objects
+// without one (testdata/mibs-descr).
+func TestTranslateEmptyDescriptionLikeSnmptranslate(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	dir := testenv.MIBDir(t)
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	defer smi.Install(nil)
+	full := []string{"-M", dir + ":testdata/mibs-descr", "-m", "ALL", "-Td",
+		"ACME-EMPTY-DESCR-MIB::acmeEmptyDescrMIB", "ACME-EMPTY-DESCR-MIB::acmeEdIdentity",
+		"ACME-EMPTY-DESCR-MIB::acmeEdEmpty", "ACME-EMPTY-DESCR-MIB::acmeEdText",
+		"ACME-EMPTY-DESCR-MIB::acmeEdNotification", "ACME-EMPTY-DESCR-MIB::acmeEdGroup",
+		"ACME-EMPTY-DESCR-MIB::acmeEdNotifGroup",
+		"ACME-V1-DESCR-MIB::acmeV1None", "ACME-V1-DESCR-MIB::acmeV1Empty", "ACME-V1-DESCR-MIB::acmeV1Trap",
+	}
+	cmd := exec.Command(bin, full...)
+	var wantOut, wantErr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &wantOut, &wantErr
+	_ = cmd.Run()
+	if n := strings.Count(wantOut.String(), "  DESCRIPTION\t\"\"\n"); n != 8 {
+		t.Fatalf("snmptranslate printed %d empty DESCRIPTIONs, want 8: %s", n, head(wantErr.String()))
+	}
+	// The second run reads the modules from the cache entry the first
+	// wrote.
+	for _, run := range []string{"loaded", "cached"} {
+		var gotOut, gotErr bytes.Buffer
+		translateMain(full, &gotOut, &gotErr)
+		if gotOut.String() != wantOut.String() {
+			t.Errorf("%s: -Td differs from snmptranslate:\n%s", run, firstDiff(gotOut.String(), wantOut.String()))
+		}
+		if gotErr.String() != wantErr.String() {
+			t.Errorf("%s: stderr %q, snmptranslate %q", run, gotErr.String(), wantErr.String())
+		}
+	}
+}

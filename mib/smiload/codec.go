@@ -121,6 +121,7 @@ func encodeCache(c *cacheContent) []byte {
 		for _, v := range []string{d.Status, d.Units, d.Description, d.Syntax, d.Ranges, d.Macro, d.DefVal} {
 			recs.str(v)
 		}
+		recs.flag(d.HasDescription)
 		below := false
 		for j := i + 1; j < len(s.Defs); j++ {
 			if !slices.Equal(s.Defs[j].OID, d.OID) {
@@ -401,6 +402,7 @@ func (d *decoder) def(x *smi.Def) (below bool, file int) {
 	x.Augments = d.str()
 	x.Objects = d.strs()
 	x.Status, x.Units, x.Description, x.Syntax, x.Ranges, x.Macro, x.DefVal = d.str(), d.str(), d.str(), d.str(), d.str(), d.str(), d.str()
+	x.HasDescription = d.byte() == 1
 	below = d.byte() == 1
 	file = int(d.uint()) - 1
 	return below, file

@@ -685,7 +685,7 @@ func (g *gen) set() *smi.Set {
 			if o == nil {
 				continue
 			}
-			out := smi.Def{Name: d.name, Module: m.name, OID: o, Kind: kinds[d.macro], Status: d.status, Units: d.units, Description: d.descr, DefVal: d.defval, Macro: d.macro}
+			out := smi.Def{Name: d.name, Module: m.name, OID: o, Kind: kinds[d.macro], Status: d.status, Units: d.units, Description: d.descr, HasDescription: d.hasDescr, DefVal: d.defval, Macro: d.macro}
 			if d.macro == "OBJECT-TYPE" {
 				switch {
 				case d.syntax.name == "SEQUENCE OF":
