@@ -156,8 +156,8 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 		}
 		switch {
 		case strings.Contains(tflags, "d"):
-			fmt.Fprintln(out, formatStyle(oid, style))
-			printDetails(out, oid)
+			fmt.Fprintln(out, tree.format(oid, style))
+			printDetails(out, oid, tree)
 		case strings.Contains(tflags, "p") && tree != nil:
 			if n := tree.find(oid); n != nil {
 				printMIBTree(out, n)
@@ -266,8 +266,63 @@ func netsnmpQuoted(s string) string {
 	return s
 }
 
-// printDetails is -Td.
-func printDetails(out *bufio.Writer, oid []uint32) {
+// printDetails is -Td. With the tree of names it describes the node
+// snmptranslate reaches through that tree (of several names of an OID,
+// the last linked; an anonymous#N or ENTERPRISE# node where no
+// definition names the OID) and writes the OID through it.
+func printDetails(out *bufio.Writer, oid []uint32, tree *netTree) {
+	if tree == nil {
+		printDetailsSet(out, oid)
+		return
+	}
+	tp := tree.find(oid)
+	if tp == nil {
+		return
+	}
+	var n *smi.Node
+	if set := loadedSet.Load(); set != nil && tp.Def >= 0 && int(tp.Def) < len(set.Defs) {
+		d := &set.Defs[tp.Def]
+		n = smi.FindNode(d.Module + "::" + d.Name)
+	}
+	fmt.Fprintf(out, "%s %s\n", tp.Label, ntMacroName(tp.Type))
+	switch {
+	case n != nil:
+		printClauses(out, n)
+	case tp.parent == nil:
+		// Net-SNMP makes the roots before it knows any module: their
+		// module number is -1.
+		fmt.Fprintf(out, "  -- FROM\t#-1\n")
+	case tp.Module != "":
+		fmt.Fprintf(out, "  -- FROM\t%s\n", tp.Module)
+	}
+	fmt.Fprintf(out, "::= {%s }\n", tree.assignment(oid))
+}
+
+// ntMacroName names a Net-SNMP type code as snmptranslate -Td does.
+func ntMacroName(typ uint8) string {
+	switch {
+	case typ <= 16:
+		return "OBJECT-TYPE"
+	case typ == 20:
+		return "TRAP-TYPE"
+	case typ == 21:
+		return "NOTIFICATION-TYPE"
+	case typ == 22:
+		return "OBJECT-GROUP"
+	case typ == 24:
+		return "MODULE-IDENTITY"
+	case typ == 25:
+		return "AGENT-CAPABILITIES"
+	case typ == 26:
+		return "MODULE-COMPLIANCE"
+	case typ == 27:
+		return "OBJECT-IDENTITY"
+	}
+	return "type_" + strconv.Itoa(int(typ))
+}
+
+// printDetailsSet is -Td without the tree of names.
+func printDetailsSet(out *bufio.Writer, oid []uint32) {
 	n, rest := smi.Lookup(oid)
 	if n == nil {
 		return
@@ -276,6 +331,12 @@ func printDetails(out *bufio.Writer, oid []uint32) {
 		fmt.Fprintf(out, "%s OBJECT-TYPE\n", smi.Format(oid, false))
 	}
 	fmt.Fprintf(out, "%s %s\n", n.Name, macroOf(n))
+	printClauses(out, n)
+	printAssignment(out, n)
+}
+
+// printClauses writes n's clauses as -Td does, from "-- FROM" on.
+func printClauses(out *bufio.Writer, n *smi.Node) {
 	from := []string{n.Module}
 	for _, o := range smi.NodesNamed(n.Name) {
 		if o != n && o.Module != "" && slicesEqual(o.OID, n.OID) && !contains(from, o.Module) {
@@ -336,6 +397,10 @@ func printDetails(out *bufio.Writer, oid []uint32) {
 	if n.DefVal != "" {
 		fmt.Fprintf(out, "  DEFVAL\t{ %s }\n", n.DefVal)
 	}
+}
+
+// printAssignment writes n's OID as -Td's "::=" line from the loaded set.
+func printAssignment(out *bufio.Writer, n *smi.Node) {
 	var comps []string
 	var p *smi.Node
 	for _, a := range ancestors(n) {
