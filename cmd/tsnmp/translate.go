@@ -293,7 +293,15 @@ func printDetails(out *bufio.Writer, oid []uint32, tree *netTree) {
 		// module number is -1.
 		fmt.Fprintf(out, "  -- FROM\t#-1\n")
 	case tp.Module != "":
-		fmt.Fprintf(out, "  -- FROM\t%s\n", tp.Module)
+		// An ENTERPRISE# node: every module whose TRAP-TYPEs made it.
+		from := []string{tp.Module}
+		o := tp.oid()
+		for _, x := range smi.NodesNamed(tp.Label) {
+			if x.Module != "" && slicesEqual(x.OID, o) && !contains(from, x.Module) {
+				from = append(from, x.Module)
+			}
+		}
+		fmt.Fprintf(out, "  -- FROM\t%s\n", strings.Join(from, ", "))
 	}
 	fmt.Fprintf(out, "::= {%s }\n", tree.assignment(oid))
 }

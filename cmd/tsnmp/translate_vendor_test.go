@@ -376,4 +376,26 @@ func TestTranslateBelowHashNodesLikeSnmptranslate(t *testing.T) {
 		}
 	}
 	t.Logf("OIDs below %d nodes named with #: %d of %d agree", hashes, agree, len(oids))
+
+	// -Td of a sample of them: the node the tree reaches and the OID
+	// written through the tree.
+	var sample []string
+	for i := 0; i < len(strs); i += 15 {
+		sample = append(sample, strs[i])
+	}
+	full := append([]string{"-M", strings.Join(dirs, ":"), "-m", "ALL", "-Td"}, sample...)
+	cmd := exec.Command(bin, full...)
+	cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS=", "SNMPCONFPATH="+t.TempDir())
+	var wantOut bytes.Buffer
+	cmd.Stdout = &wantOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("snmptranslate -Td: %v", err)
+	}
+	var gotOut, gotErr bytes.Buffer
+	translateMain(full, &gotOut, &gotErr)
+	if gotOut.String() != wantOut.String() {
+		t.Errorf("-Td of %d OIDs differs from snmptranslate:\n%s", len(sample), firstDiff(gotOut.String(), wantOut.String()))
+	} else {
+		t.Logf("-Td of %d OIDs as snmptranslate (%d lines)", len(sample), strings.Count(wantOut.String(), "\n"))
+	}
 }
