@@ -285,22 +285,22 @@ func printDetails(out *bufio.Writer, oid []uint32, tree *netTree) {
 		n = smi.FindNode(d.Module + "::" + d.Name)
 	}
 	fmt.Fprintf(out, "%s %s\n", tp.Label, ntMacroName(tp.Type))
-	switch {
-	case n != nil:
-		printClauses(out, n)
-	case tp.parent == nil:
-		// Net-SNMP makes the roots before it knows any module: their
-		// module number is -1.
-		fmt.Fprintf(out, "  -- FROM\t#-1\n")
-	case tp.Module != "":
-		// An ENTERPRISE# node: every module whose TRAP-TYPEs made it.
-		from := []string{tp.Module}
-		o := tp.oid()
-		for _, x := range smi.NodesNamed(tp.Label) {
-			if x.Module != "" && slicesEqual(x.OID, o) && !contains(from, x.Module) {
-				from = append(from, x.Module)
-			}
+	// The modules that linked the node, as Net-SNMP lists them (one
+	// twice in a row once). It makes the roots before it knows any
+	// module: their module number is -1.
+	first := tp.Module
+	if tp.parent == nil {
+		first = "#-1"
+	}
+	from := []string{first}
+	for _, m := range tp.More {
+		if m != from[len(from)-1] {
+			from = append(from, m)
 		}
+	}
+	if n != nil {
+		printClauses(out, n, from, tp)
+	} else {
 		fmt.Fprintf(out, "  -- FROM\t%s\n", strings.Join(from, ", "))
 	}
 	fmt.Fprintf(out, "::= {%s }\n", tree.assignment(oid))
@@ -339,23 +339,28 @@ func printDetailsSet(out *bufio.Writer, oid []uint32) {
 		fmt.Fprintf(out, "%s OBJECT-TYPE\n", smi.Format(oid, false))
 	}
 	fmt.Fprintf(out, "%s %s\n", n.Name, macroOf(n))
-	printClauses(out, n)
-	printAssignment(out, n)
-}
-
-// printClauses writes n's clauses as -Td does, from "-- FROM" on.
-func printClauses(out *bufio.Writer, n *smi.Node) {
 	from := []string{n.Module}
 	for _, o := range smi.NodesNamed(n.Name) {
 		if o != n && o.Module != "" && slicesEqual(o.OID, n.OID) && !contains(from, o.Module) {
 			from = append(from, o.Module)
 		}
 	}
+	printClauses(out, n, from, nil)
+	printAssignment(out, n)
+}
+
+// printClauses writes n's clauses as -Td does, from "-- FROM" on.
+func printClauses(out *bufio.Writer, n *smi.Node, from []string, tp *tnode) {
 	fmt.Fprintf(out, "  -- FROM\t%s\n", strings.Join(from, ", "))
-	if n.TC != "" && n.TC != n.Syntax {
+	if tp != nil {
+		printTreeSyntax(out, tp, from)
+		if n.Hint != "" && tp.TC != "" {
+			fmt.Fprintf(out, "  DISPLAY-HINT\t\"%s\"\n", n.Hint)
+		}
+	} else if n.TC != "" && n.TC != n.Syntax {
 		fmt.Fprintf(out, "  -- TEXTUAL CONVENTION %s\n", n.TC)
 	}
-	if n.Base != smi.BaseNone {
+	if n.Base != smi.BaseNone && tp == nil {
 		syn := n.Syntax
 		if syn == "" {
 			syn = n.Base.String()
@@ -371,7 +376,7 @@ func printClauses(out *bufio.Writer, n *smi.Node) {
 		}
 		fmt.Fprintf(out, "  SYNTAX\t%s\n", syn)
 	}
-	if n.Hint != "" {
+	if n.Hint != "" && tp == nil {
 		fmt.Fprintf(out, "  DISPLAY-HINT\t\"%s\"\n", n.Hint)
 	}
 	if n.Units != "" {
@@ -404,6 +409,67 @@ func printClauses(out *bufio.Writer, n *smi.Node) {
 	}
 	if n.DefVal != "" {
 		fmt.Fprintf(out, "  DEFVAL\t{ %s }\n", n.DefVal)
+	}
+}
+
+// ntSyntaxNames are the SYNTAX snmptranslate -Td prints for Net-SNMP's
+// type codes.
+var ntSyntaxNames = [...]string{1: "OBJECT IDENTIFIER", 2: "OCTET STRING", 3: "INTEGER", 4: "NetworkAddress",
+	5: "IpAddress", 6: "Counter32", 7: "Gauge32", 8: "TimeTicks", 9: "Opaque", 10: "NULL", 11: "Counter64",
+	12: "BITS", 13: "NsapAddress", 14: "UInteger32", 15: "Unsigned32", 16: "Integer32"}
+
+// printTreeSyntax writes the textual convention and SYNTAX of -Td from
+// what Net-SNMP's tree node holds: its type code, ranges (as C ints,
+// signed or not by type) and enumerations. As in snmptranslate, a range
+// of a type whose bounds it does not print repeats the last module name
+// of the FROM line, and ranges or enumerations of a node without a type
+// have no SYNTAX word and no line end.
+func printTreeSyntax(out *bufio.Writer, tp *tnode, from []string) {
+	if tp.TC != "" {
+		fmt.Fprintf(out, "  -- TEXTUAL CONVENTION %s\n", tp.TC)
+	}
+	cp := ""
+	if int(tp.Type) < len(ntSyntaxNames) {
+		cp = ntSyntaxNames[tp.Type]
+	}
+	if cp != "" {
+		out.WriteString("  SYNTAX\t" + cp)
+	}
+	if len(tp.Ranges) > 0 {
+		out.WriteString(" (")
+		for i, r := range tp.Ranges {
+			sep := ""
+			if i > 0 {
+				sep = " | "
+			}
+			switch tp.Type {
+			case 3, 16:
+				if r.Low == r.High {
+					fmt.Fprintf(out, "%s%d", sep, r.Low)
+				} else {
+					fmt.Fprintf(out, "%s%d..%d", sep, r.Low, r.High)
+				}
+			case 15, 2, 7, 14:
+				if r.Low == r.High {
+					fmt.Fprintf(out, "%s%d", sep, uint32(r.Low))
+				} else {
+					fmt.Fprintf(out, "%s%d..%d", sep, uint32(r.Low), uint32(r.High))
+				}
+			default:
+				out.WriteString(from[len(from)-1])
+			}
+		}
+		out.WriteString(") ")
+	}
+	if len(tp.Enums) > 0 {
+		var es []string
+		for _, e := range tp.Enums {
+			es = append(es, fmt.Sprintf("%s(%d)", e.Label, int32(e.Value)))
+		}
+		out.WriteString(" {" + strings.Join(es, ", ") + "} ")
+	}
+	if cp != "" {
+		out.WriteString("\n")
 	}
 }
 

@@ -313,13 +313,29 @@ func tail(s string) string {
 	return s
 }
 
-// TestTranslateBelowHashNodesLikeSnmptranslate compares OIDs to names
-// below the nodes whose names Net-SNMP prints with "#" (an SMIv1
-// TRAP-TYPE's ENTERPRISE# node, anonymous#N arcs) over the vendor
-// collection: each node below one, the node itself, and instances and
-// unnamed arcs below them (IDRAC-MIB::auditAlertTrapGroup#.2002.0). Of
-// several names of an OID Net-SNMP follows one through its tree, so
-// what lies below the others prints by number from there.
+// multiNamed tells a node that has a sibling of the same arc: an OID
+// that modules name differently.
+func multiNamed(n *tnode) bool {
+	if n.parent == nil {
+		return false
+	}
+	for _, k := range n.parent.kids {
+		if k != n && k.Subid == n.Subid {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTranslateBelowHashNodesLikeSnmptranslate compares OIDs to names,
+// and -Td, below the nodes whose names Net-SNMP prints with "#" (an
+// SMIv1 TRAP-TYPE's ENTERPRISE# node, anonymous#N arcs) and at and
+// below OIDs that modules name differently, over the vendor
+// collection: each such node, and instances and unnamed arcs below
+// them (IDRAC-MIB::auditAlertTrapGroup#.2002.0). Of several names of an
+// OID Net-SNMP follows one through its tree, so what lies below the
+// others prints by number from there. -Td is compared for a sample
+// (all with TSNMP_TRANSLATE_FULL=1).
 func TestTranslateBelowHashNodesLikeSnmptranslate(t *testing.T) {
 	bin := testenv.Need(t, "snmptranslate")
 	dirs := testenv.VendorMIBDirs(t)
@@ -336,12 +352,10 @@ func TestTranslateBelowHashNodesLikeSnmptranslate(t *testing.T) {
 	hashes := 0
 	for i := range tree.nodes {
 		n := &tree.nodes[i]
-		below := false
-		for p := n; p != nil; p = p.parent {
-			if strings.Contains(p.Label, "#") {
-				below = true
-				break
-			}
+		// Below a # node, or a node of several names or its child.
+		below := multiNamed(n) || n.parent != nil && multiNamed(n.parent)
+		for p := n; p != nil && !below; p = p.parent {
+			below = strings.Contains(p.Label, "#")
 		}
 		if !below {
 			continue
@@ -352,7 +366,7 @@ func TestTranslateBelowHashNodesLikeSnmptranslate(t *testing.T) {
 			oids = append(oids, append(slices.Clone(o), 999999), append(slices.Clone(o), 999999, 0))
 		}
 		oids = append(oids, o)
-		if d, rest := smi.Lookup(o); d != nil && len(rest) == 0 && d.Kind == smi.KindColumn || n.parent != nil && len(n.parent.index) > 0 {
+		if d, rest := smi.Lookup(o); d != nil && len(rest) == 0 && (d.Kind == smi.KindColumn || d.Kind == smi.KindRow) || n.parent != nil && len(n.parent.index) > 0 {
 			// A column: what is below it is an index, which
 			// snmptranslate checks against the INDEX objects' ranges.
 			continue
@@ -375,12 +389,16 @@ func TestTranslateBelowHashNodesLikeSnmptranslate(t *testing.T) {
 			t.Errorf("%s: tsnmp %q, snmptranslate %q", strs[i], got, want[i])
 		}
 	}
-	t.Logf("OIDs below %d nodes named with #: %d of %d agree", hashes, agree, len(oids))
+	t.Logf("OIDs below %d nodes named with # or at and below OIDs of several names: %d of %d agree", hashes, agree, len(oids))
 
 	// -Td of a sample of them: the node the tree reaches and the OID
 	// written through the tree.
+	step := 15
+	if os.Getenv("TSNMP_TRANSLATE_FULL") != "" {
+		step = 1
+	}
 	var sample []string
-	for i := 0; i < len(strs); i += 15 {
+	for i := 0; i < len(strs); i += step {
 		sample = append(sample, strs[i])
 	}
 	full := append([]string{"-M", strings.Join(dirs, ":"), "-m", "ALL", "-Td"}, sample...)

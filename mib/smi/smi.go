@@ -307,6 +307,9 @@ type TreeNode struct {
 	TC     string
 	Enums  []Enum
 	Ranges []Range
+	// More are the modules that linked the same name here after
+	// Module, in order (Net-SNMP's module list, which -Td prints).
+	More []string
 }
 
 // Range is one range of a size or value constraint.

@@ -24,7 +24,8 @@ import (
 //	          then the diagnostics, then Net-SNMP's tree of names
 //	          (smi.TreeNode: module, parent, definition, arc, the label where
 //	          it is not the definition's name, Net-SNMP's type code,
-//	          textual convention, enumerations and ranges)
+//	          textual convention, enumerations, ranges and the other
+//	          modules that linked it)
 //
 // Records use varints and length-prefixed strings; a definition holds
 // whether definitions lie below its OID and the file of its module, so
@@ -211,6 +212,14 @@ func encodeCache(c *cacheContent) []byte {
 		for _, r := range n.Ranges {
 			recs.int(int64(r.Low))
 			recs.int(int64(r.High))
+		}
+		recs.uint(uint64(len(n.More)))
+		for _, m := range n.More {
+			if i, ok := modIdx[m]; ok {
+				recs.uint(uint64(i + 1))
+			} else {
+				recs.uint(0)
+			}
 		}
 	}
 
@@ -448,6 +457,20 @@ func (d *decoder) tree(defs []smi.Def, modules []string) []smi.TreeNode {
 				rs[j] = smi.Range{Low: int32(d.int()), High: int32(d.int())}
 			}
 			out[i].Ranges = rs
+		}
+		if nm := d.n(); nm > 0 {
+			more := make([]string, nm)
+			for j := range more {
+				m := d.uint()
+				if m > uint64(len(modules)) {
+					d.bad = true
+					return nil
+				}
+				if m > 0 {
+					more[j] = modules[m-1]
+				}
+			}
+			out[i].More = more
 		}
 		if d.bad {
 			return nil

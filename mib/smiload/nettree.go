@@ -658,6 +658,13 @@ func (g *gen) netTree(index map[*def]int) []smi.TreeNode {
 			if id := tp.modules[0]; id >= 0 && id < len(g.order) {
 				n.Module = g.order[id].name
 			}
+			for _, id := range tp.modules[1:] {
+				m := ""
+				if id >= 0 && id < len(g.order) {
+					m = g.order[id].name
+				}
+				n.More = append(n.More, m)
+			}
 			if tp.def != nil {
 				if i, ok := index[tp.def]; ok {
 					n.Def = int32(i)
