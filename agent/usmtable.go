@@ -83,6 +83,8 @@ type usmUsers struct {
 	pending map[userKey]*usmRow // rows not active
 	meta    map[userKey]rowMeta // of active rows
 	dh      dhState
+
+	kick *kickstartTable // usmDHKickstartTable
 }
 
 // rowMeta is what an active row holds beside its user: usmUserPublic
@@ -175,7 +177,8 @@ type planned struct {
 // RegisterUSMUsers serves usmUserSpinLock and usmUserTable
 // (1.3.6.1.6.3.15.1.2) from the USM of the current policy, and RFC 2786's
 // usmDHParameters and usmDHUserKeyTable (1.3.6.1.3.101.1.1) with Oakley
-// group 2 until SetDHParameters says otherwise.
+// group 2 until SetDHParameters says otherwise, and usmDHKickstartTable
+// (1.3.6.1.3.101.1.2) with the rows SetKickstart gives.
 func (a *Agent) RegisterUSMUsers(t *mib.Tree, o USMUsersOptions) *USMUsers {
 	u := &usmUsers{a: a, o: o, pending: map[userKey]*usmRow{}, meta: map[userKey]rowMeta{}}
 	u.spin = rand.Int64N(math.MaxInt32 + 1)
@@ -185,6 +188,8 @@ func (a *Agent) RegisterUSMUsers(t *mib.Tree, o USMUsersOptions) *USMUsers {
 	// committed as one.
 	t.Register(usmUserPrefix, u)
 	t.Register(usmDHPublicObjects, u)
+	u.kick = &kickstartTable{u: u}
+	t.Register(usmDHKickstartGroup, u.kick)
 	return &USMUsers{u}
 }
 

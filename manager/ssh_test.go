@@ -35,6 +35,16 @@ func TestSSHParamsParse(t *testing.T) {
 		!p.AcceptNew || !p.NoAgent || p.CacheDir != "/c" || !p.NoResume || len(p.Ciphers) != 2 || !p.AllowNone || p.Password != "pw" {
 		t.Fatalf("%+v", p)
 	}
+	if err := p.Parse("kex=curve25519-sha256:ecdh-sha2-nistp256"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(p.KeyExchanges, " ") != "curve25519-sha256 ecdh-sha2-nistp256" {
+		t.Fatalf("kex: %q", p.KeyExchanges)
+	}
+	if c, err := (&SSHParams{KeyExchanges: p.KeyExchanges, NoResume: true, NoAgent: true}).ClientConfig("t", "alice"); err != nil ||
+		strings.Join(c.SSH.KeyExchanges, " ") != "curve25519-sha256 ecdh-sha2-nistp256" {
+		t.Fatalf("kex not in the client configuration: %v", err)
+	}
 	for _, bad := range []string{"user", "resume=maybe", "colour=blue"} {
 		if err := (&SSHParams{}).Parse(bad); err == nil {
 			t.Errorf("%q accepted", bad)

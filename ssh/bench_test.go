@@ -89,7 +89,7 @@ func BenchmarkThroughput(b *testing.B) {
 // BenchmarkConnect measures connection setup (handshake, authentication,
 // subsystem round trip) with a full key exchange and with resumption.
 func BenchmarkConnect(b *testing.B) {
-	for _, kex := range []string{KexCurve25519, KexECDHP256, KexDHGroup14SHA256} {
+	for _, kex := range []string{KexMLKEM768X25519, KexCurve25519, KexECDHP256, KexDHGroup14SHA256} {
 		b.Run("full/"+kex, func(b *testing.B) {
 			ts := startServer(b, nil)
 			cfg := clientConfig(b)

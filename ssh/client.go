@@ -161,12 +161,12 @@ func NewClient(ctx context.Context, c net.Conn, addr string, cfg *ClientConfig) 
 		t.resumeWanted = true
 	}
 	if err := t.handshake(); err != nil {
-		_ = t.close(DisconnectKeyExchangeFailed, "")
+		_ = t.closeAfter(err, DisconnectKeyExchangeFailed, "")
 		return nil, err
 	}
 	cl := &Client{t: t, user: cfg.User}
 	if err := cl.authenticate(ctx, cfg); err != nil {
-		_ = t.close(DisconnectAuthCancelledByUser, "")
+		_ = t.closeAfter(err, DisconnectAuthCancelledByUser, "")
 		return nil, err
 	}
 	if !stop() {

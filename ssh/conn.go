@@ -124,21 +124,18 @@ func (m *mux) teardown(err error) {
 	for _, ch := range chans {
 		ch.fail(err)
 	}
-	if _, ok := err.(*DisconnectError); !ok {
-		reason := uint32(DisconnectProtocolError)
-		switch {
-		case errors.Is(err, errMAC):
-			reason = DisconnectMACError
-		case errors.Is(err, ErrClosed) || errors.Is(err, net.ErrClosed):
-			// The connection was closed, by this side (Close, a parked
-			// connection ended) or by the peer's end of the socket: not
-			// a protocol error.
-			reason = DisconnectByApplication
-		}
-		_ = m.t.close(reason, "")
-	} else {
-		_ = m.t.close(DisconnectByApplication, "")
+	reason := uint32(DisconnectProtocolError)
+	switch {
+	case errors.Is(err, errMAC):
+		reason = DisconnectMACError
+	case errors.Is(err, ErrClosed) || errors.Is(err, net.ErrClosed):
+		// The connection was closed, by this side (Close, a parked
+		// connection ended) or by the peer's end of the socket: not a
+		// protocol error.
+		reason = DisconnectByApplication
 	}
+	// After the peer's DISCONNECT the socket is closed without one.
+	_ = m.t.closeAfter(err, reason, "")
 	close(m.done)
 }
 

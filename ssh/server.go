@@ -270,13 +270,13 @@ func (s *Server) serveConn(c net.Conn, sc *connset.Conn) error {
 		defer close(done)
 		if err = t.handshake(); err != nil {
 			fail(err)
-			_ = t.close(DisconnectKeyExchangeFailed, "key exchange failed")
+			_ = t.closeAfter(err, DisconnectKeyExchangeFailed, "key exchange failed")
 			s.event(Event{Kind: EventKexFailed, Remote: c.RemoteAddr(), Err: err})
 			return
 		}
 		if user, err = s.authenticate(t); err != nil {
 			fail(err)
-			_ = t.close(DisconnectNoMoreAuthMethods, "authentication failed")
+			_ = t.closeAfter(err, DisconnectNoMoreAuthMethods, "authentication failed")
 			s.event(Event{Kind: EventAuthFailed, Remote: c.RemoteAddr(), Err: err})
 		}
 	}()

@@ -389,6 +389,20 @@ func (t *transport) readPacket() ([]byte, error) {
 	}
 }
 
+// closeAfter closes the connection that err ended: with a disconnect
+// message of reason (best effort), unless err is the peer's own
+// DISCONNECT. The peer accepts no data after it (RFC 4253 section 11.1);
+// a reply would only cost a packet, and draw a TCP reset from a peer that
+// has closed its socket.
+func (t *transport) closeAfter(err error, reason uint32, msg string) error {
+	if _, ok := errors.AsType[*DisconnectError](err); ok {
+		t.mu.Lock()
+		t.closed = true
+		t.mu.Unlock()
+	}
+	return t.close(reason, msg)
+}
+
 // close sends a disconnect message (best effort) and closes the socket.
 func (t *transport) close(reason uint32, msg string) error {
 	// Bound the time a writer stuck on a full socket can hold the lock.

@@ -150,8 +150,10 @@ func (s *udpServer) Drain(timeout time.Duration) error {
 // say), and leave when their read finds at most one: readers of one socket
 // take turns at its read lock, and with a single request outstanding, as
 // in a walk, a second reader would only add a wake-up per request on
-// another CPU. If a reader fails, Serve closes the server and returns the
-// error.
+// another CPU. On Linux the primary reader waits in a blocking
+// recvmmsg(2) and the others, while joined, through the runtime's network
+// poller (readJoined). If a reader fails, Serve closes the server and
+// returns the error.
 func (s *udpServer) Serve() error {
 	if !s.sock.serve() {
 		return nil // closed before
@@ -196,6 +198,13 @@ type udpReader interface {
 	// read waits for at least one datagram and returns how many it read
 	// (at most udpBatch); after Close it returns net.ErrClosed.
 	read() (int, error)
+	// readJoined is read for a reader other than the primary one, while
+	// it has joined: it may return 0 when another reader took what woke
+	// it. leave ends its turn: it reads no more until it joins again.
+	readJoined() (int, error)
+	leave()
+	// close releases what the reader holds.
+	close()
 	// request returns datagram i of the last read and its source.
 	request(i int) (msg []byte, from netip.AddrPort, ok bool)
 	// outBuf returns reply k's buffer, to append the reply to.
@@ -212,6 +221,7 @@ type udpReader interface {
 // signals.
 func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{}) error {
 	rd := s.sock.newReader(s.log)
+	defer rd.close()
 	ref := StateReference{Domain: UDP, Local: local, SecurityLevel: 1}
 	join := func() {
 		select {
@@ -265,7 +275,13 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 				return nil
 			}
 		}
-		n, err := rd.read()
+		var n int
+		var err error
+		if primary {
+			n, err = rd.read()
+		} else {
+			n, err = rd.readJoined()
+		}
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return nil
@@ -274,8 +290,11 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 		}
 		if n > 1 {
 			join()
-		} else {
-			joined = primary || s.slow.Load() > 0
+		} else if joined = primary || s.slow.Load() > 0; !joined {
+			rd.leave()
+		}
+		if n == 0 {
+			continue
 		}
 		state.Store(1)
 		started.Store(since())

@@ -41,6 +41,10 @@ type udpSocket struct {
 	closed  atomic.Bool // set under mu
 
 	zones sync.Map // interface name -> zoneIndex, for writeTo
+
+	// waits are the epoll files of the readers that joined (readJoined),
+	// woken by close.
+	waits map[*os.File]bool
 }
 
 // zoneIndex is an interface's index as writeTo last looked it up.
@@ -176,6 +180,9 @@ func (u *udpSocket) close() error {
 		return net.ErrClosed
 	}
 	u.closed.Store(true)
+	for f := range u.waits {
+		f.SetReadDeadline(time.Unix(1, 0))
+	}
 	if u.serving {
 		unix.Shutdown(u.fd, unix.SHUT_RDWR)
 		return nil
@@ -222,6 +229,24 @@ type mmsgReader struct {
 	outName [udpBatch]unix.RawSockaddrAny
 	outBufs [udpBatch][]byte
 	zones   zoneNames
+
+	// wait is the epoll instance through which this reader waits while
+	// it has joined (readJoined); nil before, and noWait when it cannot
+	// be had (the reader then blocks in recvmmsg as the primary does).
+	wait   *pollWait
+	noWait bool
+}
+
+// pollWait is an epoll instance of its own holding the socket, itself
+// registered with the runtime's network poller: a reader parked on it
+// waits for the socket's next datagram without a thread blocked in a
+// system call, so holds no P. The socket is in the set only while the
+// reader has joined: the runtime's poller is woken by every datagram
+// while it is.
+type pollWait struct {
+	f     *os.File
+	rc    syscall.RawConn
+	added bool
 }
 
 func (u *udpSocket) newReader(log *slog.Logger) udpReader {
@@ -243,18 +268,15 @@ func (u *udpSocket) newReader(log *slog.Logger) udpReader {
 
 func (r *mmsgReader) read() (int, error) {
 	for {
-		for i := range r.in {
-			r.in[i].Hdr.Namelen = unix.SizeofSockaddrAny
-		}
 		// MSG_WAITFORONE: wait for the first datagram, then take only
 		// what is already queued.
-		n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(r.u.fd), uintptr(unsafe.Pointer(&r.in[0])), udpBatch, unix.MSG_WAITFORONE, 0, 0)
+		n, errno := r.recv(unix.MSG_WAITFORONE)
 		if r.u.closed.Load() {
 			return 0, net.ErrClosed
 		}
 		switch errno {
 		case 0:
-			return int(n), nil
+			return n, nil
 		case unix.EINTR, unix.EAGAIN:
 			continue
 		case unix.ECONNREFUSED, unix.EHOSTUNREACH, unix.ENETUNREACH:
@@ -264,6 +286,133 @@ func (r *mmsgReader) read() (int, error) {
 		}
 		return 0, &net.OpError{Op: "recvmmsg", Net: "udp", Err: errno}
 	}
+}
+
+// recv reads a batch with recvmmsg(2) and flags.
+func (r *mmsgReader) recv(flags int) (int, syscall.Errno) {
+	for i := range r.in {
+		r.in[i].Hdr.Namelen = unix.SizeofSockaddrAny
+	}
+	n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(r.u.fd), uintptr(unsafe.Pointer(&r.in[0])), udpBatch, uintptr(flags), 0, 0)
+	return int(n), errno
+}
+
+// readJoined is read for a reader that joined the primary one: it takes
+// the datagrams queued now or, if there are none, waits for the next
+// through the runtime's network poller (pollWait) and takes what is
+// queued then, which may be nothing (0) when another reader was first. A
+// second reader blocked in recvmmsg kept a P in a system call: with every
+// P so held, the runtime's monitor took it back at its next round,
+// started a thread to run it and went back to polling every 20 µs, and
+// after the slow request the blocked reader, not the primary one,
+// answered the next request of a walk, on a thread that had slept.
+func (r *mmsgReader) readJoined() (int, error) {
+	if r.wait == nil && !r.noWait && r.openWait() != nil {
+		r.noWait = true
+	}
+	if r.noWait {
+		return r.read()
+	}
+	if !r.wait.added {
+		if err := epollCtl(r.wait.rc, unix.EPOLL_CTL_ADD, r.u.fd); err != nil {
+			return r.read()
+		}
+		r.wait.added = true
+	}
+	var n int
+	var errno syscall.Errno
+	calls := 0
+	err := r.wait.rc.Read(func(uintptr) bool {
+		calls++
+		n, errno = r.recv(unix.MSG_DONTWAIT)
+		// Wait once for the socket to become readable, then return
+		// whatever the read found.
+		return errno != unix.EAGAIN || calls > 1
+	})
+	if r.u.closed.Load() {
+		return 0, net.ErrClosed
+	}
+	if err != nil {
+		// The epoll file failed (it is never closed before the
+		// reader ends): read as the primary reader does.
+		r.noWait = true
+		return r.read()
+	}
+	switch errno {
+	case 0:
+		return n, nil
+	case unix.EINTR, unix.EAGAIN, unix.ECONNREFUSED, unix.EHOSTUNREACH, unix.ENETUNREACH:
+		return 0, nil
+	}
+	return 0, &net.OpError{Op: "recvmmsg", Net: "udp", Err: errno}
+}
+
+// openWait makes the reader's pollWait.
+func (r *mmsgReader) openWait() error {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(epfd)
+		return err
+	}
+	f := os.NewFile(uintptr(epfd), "udp-wait")
+	rc, err := f.SyscallConn()
+	if err == nil {
+		// Only a file the runtime polls can be waited on without a
+		// thread: a deadline is refused otherwise.
+		err = f.SetReadDeadline(time.Time{})
+	}
+	if err != nil {
+		f.Close()
+		return err
+	}
+	u := r.u
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed.Load() {
+		f.Close()
+		return net.ErrClosed
+	}
+	if u.waits == nil {
+		u.waits = map[*os.File]bool{}
+	}
+	u.waits[f] = true
+	r.wait = &pollWait{f: f, rc: rc}
+	return nil
+}
+
+// epollCtl adds the socket fd to, or removes it from, the epoll set rc.
+func epollCtl(rc syscall.RawConn, op, fd int) error {
+	var err error
+	if cerr := rc.Control(func(ep uintptr) {
+		err = unix.EpollCtl(int(ep), op, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)})
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// leave takes the socket out of the reader's epoll set: the reader no
+// longer reads until it joins again.
+func (r *mmsgReader) leave() {
+	if r.wait != nil && r.wait.added {
+		epollCtl(r.wait.rc, unix.EPOLL_CTL_DEL, r.u.fd)
+		r.wait.added = false
+	}
+}
+
+// close releases the reader's epoll instance.
+func (r *mmsgReader) close() {
+	if r.wait == nil {
+		return
+	}
+	r.u.mu.Lock()
+	delete(r.u.waits, r.wait.f)
+	r.u.mu.Unlock()
+	r.wait.f.Close()
+	r.wait = nil
 }
 
 func (r *mmsgReader) request(i int) ([]byte, netip.AddrPort, bool) {

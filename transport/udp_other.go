@@ -66,6 +66,11 @@ func (r *pollReader) read() (int, error) {
 	}
 }
 
+// readJoined is read: every reader waits through the poller here.
+func (r *pollReader) readJoined() (int, error) { return r.read() }
+func (r *pollReader) leave()                   {}
+func (r *pollReader) close()                   {}
+
 func (r *pollReader) request(i int) ([]byte, netip.AddrPort, bool) {
 	from, ok := r.in[i].Addr.(*net.UDPAddr)
 	if !ok {

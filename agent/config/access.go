@@ -30,7 +30,7 @@ func (c *Config) build() (*accessControl, error) {
 		return c.built, nil
 	}
 	b := &accessBuilder{c: c}
-	for _, step := range []func() error{b.contexts, b.standardViews, b.views, b.groups, b.access, b.shortcuts, b.com2sec} {
+	for _, step := range []func() error{b.contexts, b.standardViews, b.views, b.groups, b.access, b.shortcuts, b.com2sec, b.kickstartAccess} {
 		if err := step(); err != nil {
 			return nil, err
 		}

@@ -86,6 +86,14 @@ func (c *Config) BuildUSMUsers(localEngineID []byte) (*usm.UserTable, error) {
 		}
 		t.Add(u.engineID, u.user)
 	}
+	if len(c.DHKickstart) > 0 && !c.kickstartUserDefined() {
+		// RFC 2786: the user that reads usmDHKickstartTable.
+		u, err := usm.NewUser(KickstartUser, usm.AuthNone, nil, usm.PrivNone, nil)
+		if err != nil {
+			return nil, err
+		}
+		t.Add(localEngineID, u)
+	}
 	return t, nil
 }
 

@@ -74,6 +74,10 @@ type Config struct {
 	// Notifications configures traps and informs (notify.go).
 	Notifications Notifications `yaml:"notifications,omitempty"`
 
+	// DHKickstart are RFC 2786 usmDHKickstartTable entries
+	// (kickstart.go).
+	DHKickstart []DHKickstart `yaml:"dh_kickstart,omitempty"`
+
 	// Warnings lists what a loader accepted but ignored, each with
 	// file:line.
 	Warnings []string `yaml:"-"`

@@ -13,6 +13,8 @@ func FuzzSnmpdConf(f *testing.F) {
 		"[snmp] persistentDir /x\n[snmptrapd]\nfoo\n[snmpd]\nagentaddress udp:161,tcp:[::1]:1161\n",
 		"createUser -e 0x80000000010203 u SHA -l 0x0102030405060708090a0b0c0d0e0f1011121314 AES -l 0x0102030405060708090a0b0c0d0e0f10\n",
 		"authcommunity read,write c 10.0.0.0/255.0.0.0 system \"\"\nsysServices 72\nengineID 'x y'\n",
+		"usmDHKickstart kick 04\nusmDHKickstart -a SHA -x AES carol 0x" + strings.Repeat("ab", 128) + "\nrouser kick priv\n",
+		"usmDHKickstart -a none kick 01\nusmDHKickstart dhKickstart 04\ncreateUser dhKickstart\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -31,6 +33,9 @@ func FuzzSnmpdConf(f *testing.F) {
 		if _, err := c.YAML(); err != nil {
 			t.Fatalf("YAML: %v", err)
 		}
+		if _, err := c.Kickstarts(); err != nil {
+			t.Fatalf("Kickstarts after successful parse: %v", err)
+		}
 	})
 }
 
@@ -39,6 +44,7 @@ func FuzzYAML(f *testing.F) {
 	f.Add([]byte("communities:\n  - community: public\n    source: default\n"))
 	f.Add([]byte("users:\n  - {name: u, auth: SHA, auth_key: '0x0102030405060708090a0b0c0d0e0f1011121314', access: 'read,notify', context: 'c*'}\n"))
 	f.Add([]byte("limits: {if_cache_ttl: 2.5}\nsystem: {services: 127}\n"))
+	f.Add([]byte("dh_kickstart:\n  - {security_name: kick, manager_public: '04', auth: SHA, priv: none}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseYAML("fuzz.yaml", data)
 		if err != nil {

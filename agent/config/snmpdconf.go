@@ -364,6 +364,8 @@ func (p *snmpdParser) directive(tok, rest string, depth int) error {
 		return p.setaccess(tok, rest)
 	case "createuser":
 		return p.createUser(tok, rest)
+	case "usmdhkickstart":
+		return p.usmDHKickstart(tok, rest)
 	default:
 		if ok, err := p.tlsSetting(tok, rest); ok {
 			return err

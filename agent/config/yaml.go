@@ -127,6 +127,9 @@ func (c *Config) check(requireSecrets bool) error {
 			return err
 		}
 	}
+	if _, err := c.Kickstarts(); err != nil { // kickstart.go
+		return err
+	}
 	if _, err := c.ListenAddresses(); err != nil {
 		return err
 	}

@@ -46,6 +46,7 @@ type daemon struct {
 	vacm  vacmState // vacmmib.go
 	// usmRows is usmUserTable's share of the daemon (usmstate.go).
 	usmRows usmState
+	kick    kickState // usmDHKickstartTable's private values (usmdhkick.go)
 	ifmib   *ifmib.MIB
 	host    hostMIBs
 	// agentx is the AgentX master, when `master agentx` is configured.
@@ -338,6 +339,7 @@ type loadPlan struct {
 	policy *agent.Policy
 	users  *usm.UserTable // the USM users, installed in d.usm by commit
 	usm    *usmMerge      // usmUserTable's rows and usm-users.conf (usmstate.go)
+	kick   *kickPlan      // usmDHKickstartTable (usmdhkick.go)
 	// vacmBase is the configuration's VACM, that SNMP-made rows are told
 	// from (vacmmib.go).
 	vacmBase *vacm.VACM
@@ -360,7 +362,10 @@ func (d *daemon) prepare(cfg *config.Config, listen bool) (*loadPlan, error) {
 	pl := &loadPlan{cfg: cfg, users: usm.NewUserTable()}
 	p, err := cfg.Policy(config.PolicyOptions{USM: d.usm, Users: pl.users, MergeUsers: func(users *usm.UserTable) error {
 		var err error
-		pl.usm, err = d.planUSMState(users)
+		if pl.kick, err = d.kickstartUsers(cfg, users); err != nil { // usmdhkick.go
+			return err
+		}
+		pl.usm, err = d.planUSMState(users, pl.kick.base)
 		return err
 	}})
 	if err != nil {
@@ -399,12 +404,13 @@ func (d *daemon) commit(pl *loadPlan) error {
 	d.usm.Users().Replace(pl.users)
 	if m := pl.usm; m != nil {
 		d.usmRows.mu.Lock()
-		d.usmRows.configured, d.usmRows.base = m.configured, m.base
+		d.usmRows.configured, d.usmRows.base, d.usmRows.derived = m.configured, m.base, m.derived
 		d.usmRows.mu.Unlock()
 		if t := d.usmRows.table; t != nil {
 			t.Restore(m.rows)
 		}
 	}
+	d.installKickstart(pl.kick) // usmdhkick.go
 	d.installSSH(pl)
 	d.installTLS(pl.tls, pl.opened)
 	d.installHTTP(pl.cfg.HTTP)

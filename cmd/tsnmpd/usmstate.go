@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/tsnmp/tsnmp/agent"
+	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/security/usm"
 )
 
@@ -51,7 +52,7 @@ func (d *daemon) setAsideUSMState() {
 // does not define, then installs usmUserTable's rows and persists every
 // local user's keys (planUSMState, then apply).
 func (d *daemon) mergeUSMState(users *usm.UserTable) error {
-	m, err := d.planUSMState(users)
+	m, err := d.planUSMState(users, nil)
 	if err != nil {
 		return err
 	}
@@ -65,6 +66,7 @@ type usmMerge struct {
 	rows       []agent.USMUserRow
 	configured map[userKey]bool
 	base       map[userKey]string
+	derived    map[userKey]string
 	file       []byte
 }
 
@@ -75,7 +77,7 @@ func (m *usmMerge) apply(d *daemon) error {
 		return err
 	}
 	d.usmRows.mu.Lock()
-	d.usmRows.configured, d.usmRows.base = m.configured, m.base
+	d.usmRows.configured, d.usmRows.base, d.usmRows.derived = m.configured, m.base, m.derived
 	d.usmRows.mu.Unlock()
 	if t := d.usmRows.table; t != nil {
 		t.Restore(m.rows)
@@ -86,8 +88,11 @@ func (m *usmMerge) apply(d *daemon) error {
 // planUSMState adds to users the persisted users that the configuration
 // does not define, and returns what apply installs; it changes nothing
 // but copies kept aside of a usm-users.conf that is damaged or holds
-// keys of another engine ID.
-func (d *daemon) planUSMState(users *usm.UserTable) (*usmMerge, error) {
+// keys of another engine ID. kick is what the configuration says of the
+// users it kickstarts (usmdhkick.go): their keys are made anew at each
+// start, so a change SNMP made to them is told by the kickstart entry
+// instead of the keys.
+func (d *daemon) planUSMState(users *usm.UserTable, kick map[userKey]string) (*usmMerge, error) {
 	local := d.state.EngineID
 	data, err := d.state.ReadFile(usmFile)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -114,6 +119,7 @@ func (d *daemon) planUSMState(users *usm.UserTable) (*usmMerge, error) {
 	// configuration says of each, to tell a change made by SNMP.
 	configured := map[userKey]bool{}
 	base := map[userKey]string{}
+	derived := map[userKey]string{}
 	var rows []agent.USMUserRow
 	at := map[userKey]int{}
 	users.Each(func(engineID []byte, u *usm.User) {
@@ -122,6 +128,9 @@ func (d *daemon) planUSMState(users *usm.UserTable) (*usmMerge, error) {
 		if len(engineID) > 0 {
 			if r, err := userRow(engineID, u, agent.StoragePermanent); err == nil {
 				base[k] = rowBase(r)
+				if kb, ok := kick[k]; ok {
+					base[k], derived[k] = kb, base[k]
+				}
 				at[k] = len(rows)
 				rows = append(rows, r)
 			}
@@ -224,7 +233,7 @@ func (d *daemon) planUSMState(users *usm.UserTable) (*usmMerge, error) {
 		}
 		d.log.Error("state file damaged: kept as it was; users on its damaged lines must be created again or recovered from the copy", "file", path, "copy", kept)
 	}
-	return &usmMerge{rows: rows, configured: configured, base: base, file: d.usmFileContent(rows, base)}, nil
+	return &usmMerge{rows: rows, configured: configured, base: base, derived: derived, file: d.usmFileContent(rows, base, derived)}, nil
 }
 
 // usmState is what usmUserTable needs of the daemon: the table, to hand
@@ -235,6 +244,9 @@ type usmState struct {
 	mu         sync.Mutex
 	configured map[userKey]bool
 	base       map[userKey]string
+	// derived sums up the rows of kickstarted users as the kickstart
+	// made them (their base sums up the kickstart entry).
+	derived map[userKey]string
 }
 
 // rowBase sums up what the configuration says of a user: a change made
@@ -287,21 +299,29 @@ func rowUser(r agent.USMUserRow) (*usm.User, error) {
 // status and engine. volatile rows are not written.
 func (d *daemon) writeUSMRows(rows []agent.USMUserRow) error {
 	d.usmRows.mu.Lock()
-	base := d.usmRows.base
+	base, derived := d.usmRows.base, d.usmRows.derived
 	d.usmRows.mu.Unlock()
-	return d.state.WriteFile(usmFile, d.usmFileContent(rows, base), 0o600)
+	return d.state.WriteFile(usmFile, d.usmFileContent(rows, base, derived), 0o600)
 }
 
 // usmFileContent is the content of usm-users.conf for rows, with base what the
-// configuration says of its users.
-func (d *daemon) usmFileContent(rows []agent.USMUserRow, base map[userKey]string) []byte {
+// configuration says of its users and derived the kickstarted users' rows
+// as the kickstart made them.
+func (d *daemon) usmFileContent(rows []agent.USMUserRow, base, derived map[userKey]string) []byte {
 	local := d.state.EngineID
 	var lines []string
 	for _, r := range rows {
 		k := userKey{string(r.EngineID), r.Name}
 		rb := rowBase(r)
+		asConfigured := rb == base[k] || derived[k] != "" && rb == derived[k]
 		switch {
-		case r.Storage == agent.StoragePermanent && r.Status == 1 && len(r.Public) == 0 && rb == base[k]:
+		case asConfigured && r.Name == config.KickstartUser && r.Auth == usm.AuthNone && r.Storage == agent.StoragePermanent:
+			// RFC 2786's user that reads usmDHKickstartTable is made with
+			// the kickstart entries, and goes with them.
+		case derived[k] != "" && rb == derived[k] && r.Status == 1 && len(r.Public) == 0:
+			// A kickstarted user as the kickstart made it: its keys hold
+			// for this run only (usmdhkick.go) and are not stored.
+		case r.Storage == agent.StoragePermanent && r.Status == 1 && len(r.Public) == 0 && asConfigured:
 			// As configured: kept as usmUser line, so that the user
 			// stays if its createUser line leaves the configuration.
 			if !bytes.Equal(r.EngineID, local) {

@@ -25,7 +25,7 @@ func (m *MIB) initSystem() {
 		b = bytes.TrimRight(b, "\n\x00")
 		cmdline = string(b[:min(len(b), 128)]) // DisplayString (SIZE (0..128))
 	}
-	info := &procfs.Cache[sysInfo]{TTL: m.cfg.CacheTTL, Load: func(time.Time) sysInfo { return m.readSys() }}
+	info := &procfs.Cache[sysInfo]{TTL: m.cfg.CacheTTL, Load: m.readSys}
 	m.system = mib.Scalars{Prefix: HrSystem, Objects: []mib.Scalar{
 		{Sub: 1, Get: func(r *mib.Request) snmp.Value {
 			return snmp.TimeTicksValue(uint32(uint64(info.Get(r).uptime * 100)))
@@ -41,20 +41,16 @@ func (m *MIB) initSystem() {
 	}}
 }
 
-func (m *MIB) readSys() sysInfo {
+// readSys reads the hrSystem group's sources. hrSystemProcesses counts
+// /proc's process directories from the scan the process listing
+// (hrSWRunTable) takes too: a walk reads /proc once for both.
+func (m *MIB) readSys(now time.Time) sysInfo {
 	var s sysInfo
 	if b, err := m.cfg.FS.ReadFile("/proc/uptime"); err == nil {
 		s.uptime, _ = procfs.ParseUptime(b)
 	}
-	if fd, err := unix.Open(m.cfg.FS.Path("/proc"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
-		var d procfs.DirReader
-		d.Each(fd, func(name []byte) bool {
-			if _, ok := procfs.PIDName(name); ok {
-				s.procs++
-			}
-			return true
-		})
-		unix.Close(fd)
+	if n, ok := m.procs.Count(now); ok {
+		s.procs = int64(n)
 	}
 	if b, err := m.cfg.FS.ReadFile("/run/utmp"); err == nil {
 		s.users = CountUsers(b, func(pid int32) bool {

@@ -68,18 +68,18 @@ func v4(dst []uint32, a []byte, port uint16) []uint32 {
 
 func readSockets() *sockSnap {
 	s := &sockSnap{}
-	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
-		tcp, _ := rtnl.Sockets(fam, unix.IPPROTO_TCP)
-		for _, k := range tcp {
-			if k.State == tcpListen {
-				s.listener = append(s.listener, sockRow{inet(nil, k.Src, k.SrcPort), k})
-			} else {
-				s.connection = append(s.connection, sockRow{inet(inet(nil, k.Src, k.SrcPort), k.Dst, k.DstPort), k})
-			}
-			if fam == unix.AF_INET {
-				s.conn = append(s.conn, sockRow{v4(v4(nil, k.Src, k.SrcPort), k.Dst, k.DstPort), k})
-			}
+	tcp, _ := rtnl.TCPSockets()
+	for _, k := range tcp {
+		if k.State == tcpListen {
+			s.listener = append(s.listener, sockRow{inet(nil, k.Src, k.SrcPort), k})
+		} else {
+			s.connection = append(s.connection, sockRow{inet(inet(nil, k.Src, k.SrcPort), k.Dst, k.DstPort), k})
 		}
+		if k.Family == unix.AF_INET {
+			s.conn = append(s.conn, sockRow{v4(v4(nil, k.Src, k.SrcPort), k.Dst, k.DstPort), k})
+		}
+	}
+	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		udp, _ := rtnl.Sockets(fam, unix.IPPROTO_UDP)
 		for _, k := range udp {
 			s.endpoint = append(s.endpoint, sockRow{append(inet(inet(nil, k.Src, k.SrcPort), k.Dst, k.DstPort), k.Inode), k})

@@ -3,8 +3,11 @@ package dtls
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"testing"
 	"time"
+
+	hsk "github.com/pion/dtls/v3/pkg/protocol/handshake"
 
 	"github.com/tsnmp/tsnmp/transport"
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
@@ -103,4 +106,26 @@ func BenchmarkRecords(b *testing.B) {
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
 		})
 	}
+}
+
+// BenchmarkHello measures the listener's answer to a ClientHello without a
+// cookie, as its read path runs it (no socket): reading the ClientHello,
+// the cookie's HMAC and the HelloVerifyRequest, each from another source
+// port. Nothing is kept for the sources.
+func BenchmarkHello(b *testing.B) {
+	s := start(b, "udp", nil)
+	var random hsk.Random
+	msg := clientHello(b, random, 0, nil)
+	out := make([]byte, 0, 2048)
+	ref := transport.StateReference{Domain: transport.DTLS}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ref.Remote = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 1, byte(i >> 16)}), uint16(i))
+		if r := (*reader)(s).ServeSNMP(&ref, msg, out[:0]); len(r) == 0 {
+			b.Fatal("no HelloVerifyRequest")
+		}
+	}
+	b.StopTimer()
+	noState(b, s)
 }

@@ -25,6 +25,11 @@ import (
 // accepts (ECDHE suites, extended master secret); the one that answers
 // the HelloVerifyRequest repeats the first with the cookie.
 func clientHello(t testing.TB, random hsk.Random, seq uint16, cookie []byte) []byte {
+	return clientHelloRec(t, random, seq, uint64(seq), cookie)
+}
+
+// clientHelloRec is clientHello with a record sequence number of its own.
+func clientHelloRec(t testing.TB, random hsk.Random, seq uint16, recSeq uint64, cookie []byte) []byte {
 	ch := &hsk.MessageClientHello{
 		Version:            protocol.Version1_2,
 		Random:             random,
@@ -42,7 +47,7 @@ func clientHello(t testing.TB, random hsk.Random, seq uint16, cookie []byte) []b
 		},
 	}
 	r := &recordlayer.RecordLayer{
-		Header:  recordlayer.Header{Version: protocol.Version1_0, SequenceNumber: uint64(seq)},
+		Header:  recordlayer.Header{Version: protocol.Version1_0, SequenceNumber: recSeq},
 		Content: &hsk.Handshake{Header: hsk.Header{MessageSequence: seq}, Message: ch},
 	}
 	b, err := r.Marshal()

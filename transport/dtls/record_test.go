@@ -9,7 +9,6 @@ import (
 	"github.com/pion/dtls/v3"
 	"github.com/pion/dtls/v3/pkg/crypto/ciphersuite"
 	"github.com/pion/dtls/v3/pkg/protocol"
-	hsk "github.com/pion/dtls/v3/pkg/protocol/handshake"
 	"github.com/pion/dtls/v3/pkg/protocol/recordlayer"
 )
 
@@ -160,17 +159,6 @@ func TestReplayWindow(t *testing.T) {
 	}
 }
 
-// TestClientHelloCookie reads the cookie of ClientHellos made by the flood
-// test's generator.
-func TestClientHelloCookie(t *testing.T) {
-	for _, cookie := range [][]byte{nil, []byte("0123456789abcdef0123")} {
-		b := clientHello(t, hsk.Random{}, 0, cookie)
-		if !isClientHello(b) || !bytes.Equal(clientHelloCookie(b), cookie) {
-			t.Errorf("cookie %q: read %q", cookie, clientHelloCookie(b))
-		}
-	}
-}
-
 // FuzzRecord feeds datagrams to the record decoder: splitting never
 // panics or reads past a record, opening fails cleanly on anything not
 // sealed with the key, and what seal makes opens again.
@@ -198,7 +186,7 @@ func FuzzRecord(f *testing.F) {
 			ours.open(&r)
 		}
 		isClientHello(datagram)
-		clientHelloCookie(datagram)
+		parseHello(datagram)
 		if len(msg) > maxPlaintext {
 			return
 		}

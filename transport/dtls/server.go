@@ -1,8 +1,8 @@
 // Package dtls is the DTLS transport model of RFC 6353: SNMP messages in
-// DTLS 1.2 records over UDP, one session per peer on one socket, with
-// the cookie exchange against spoofed sources, the same certToTSN mapping
-// as TLS, and session resumption by agent-issued tickets and an ECDHE-PSK
-// handshake (docs/dtls-resumption.md).
+// DTLS 1.2 records over UDP, one session per peer on one socket, with a
+// stateless cookie exchange against spoofed sources (cookie.go), the same
+// certToTSN mapping as TLS, and session resumption by agent-issued tickets
+// and an ECDHE-PSK handshake (docs/dtls-resumption.md).
 package dtls
 
 import (
@@ -98,6 +98,8 @@ type Server struct {
 	set     *connset.Set
 	own     bool
 	records recordCounters
+	cookies *cookieJar
+	hellos  helloCounters
 	// unrotate removes the listener from its ticket keys' rotation.
 	unrotate func()
 
@@ -122,7 +124,10 @@ func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, o
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{h: h, now: time.Now}
+	if pionCookieOffset == 0 {
+		return nil, errPionCookie
+	}
+	s := &Server{h: h, now: time.Now, cookies: newCookieJar()}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -220,9 +225,10 @@ func (s *Server) stats() *tlstm.Stats { return s.opts.Stats }
 // errPenalized refuses the first datagram of a penalized source.
 var errPenalized = errors.New("dtls: source penalized for earlier failures")
 
-// admit runs on the first datagram of a new peer, before any handshake
-// state is made: a penalized source is refused there. The budgets are
-// checked when the connection is accepted (Serve).
+// admit runs as pion/dtls's Conn for a new handshake is made, once the
+// source has returned a valid cookie (cookie.go): a penalized source is
+// refused there. The budgets are checked when the connection is accepted
+// (Serve).
 func (s *Server) admit(a net.Addr) error {
 	if s.set.Penalized(a) {
 		return errPenalized

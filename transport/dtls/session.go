@@ -3,6 +3,7 @@ package dtls
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"sync"
@@ -27,11 +28,13 @@ import (
 //     go to pion/dtls through a hsConn, except application data that
 //     arrives once pion has sent its Finished: that waits (session.early)
 //     for the record layer to take over;
-//   - a ClientHello from a new address starts a handshake (connset admits
-//     it, see acceptor); from the address of an association, a ClientHello
-//     without a cookie starts a new one beside it (RFC 6347 §4.2.8: the
-//     peer lost its state), which replaces the old association only once
-//     it completes.
+//   - a ClientHello from an address without a handshake in progress goes
+//     through the cookie exchange (cookie.go): without a cookie it is
+//     answered with a HelloVerifyRequest and nothing is kept; with a
+//     cookie that verifies it starts a handshake (connset admits it, see
+//     acceptor). From the address of an association that means the peer
+//     lost its state (RFC 6347 §4.2.8): the new handshake runs beside the
+//     association and replaces it only once it completes.
 //
 // Anything else is dropped without an answer.
 
@@ -136,16 +139,15 @@ func (r *reader) ServeSNMP(ref *transport.StateReference, msg, out []byte) []byt
 		return nil
 	case cur == nil:
 		if first.typ == typeHandshake && first.epoch() == 0 && isClientHello(msg) {
-			s.startHandshake(from, msg)
+			return s.hello(from, msg, out, nil)
 		}
 		return nil
 	case first.typ == typeHandshake && first.epoch() == 0 && isClientHello(msg):
-		// A new ClientHello from the address of an association: the peer
-		// lost its state (RFC 6347 §4.2.8). A new handshake starts beside
-		// the association; a ClientHello with a cookie belongs to a
-		// handshake that ended, or to none.
-		if next == nil && len(clientHelloCookie(msg)) == 0 {
-			s.startHandshake(from, msg)
+		// A ClientHello from the address of an association: the peer
+		// lost its state (RFC 6347 §4.2.8), once it has shown with a
+		// cookie that it is there.
+		if next == nil {
+			return s.hello(from, msg, out, cur)
 		}
 		return nil
 	}
@@ -161,43 +163,64 @@ func isClientHello(b []byte) bool {
 	return len(b) > headerLen && b[0] == typeHandshake && b[headerLen] == 1
 }
 
-// clientHelloCookie returns the cookie of a datagram's first record, an
-// unfragmented ClientHello (RFC 6347 §4.2.1), or nil.
-func clientHelloCookie(b []byte) []byte {
-	r, _, err := nextRecord(b)
-	if err != nil || r.typ != typeHandshake {
+// hello runs the cookie exchange for a ClientHello from a, an address
+// without a handshake in progress (cur is its association, if any): a
+// ClientHello without a cookie gets a HelloVerifyRequest, appended to out,
+// and nothing else; one with a cookie made for it and for a starts a
+// handshake; anything else is dropped and counted.
+func (s *Server) hello(a netip.AddrPort, msg, out []byte, cur *session) []byte {
+	h, err := parseHello(msg)
+	if err != nil {
+		s.hellos.malformed.Add(1)
 		return nil
 	}
-	m := r.fragment
-	// Handshake header (12 octets), client_version (2), random (32),
-	// session_id, cookie.
-	const fixed = 12 + 2 + 32
-	if len(m) < fixed+1 || m[0] != 1 {
+	if len(h.cookie) == 0 {
+		c := s.cookies.cookie(a, &h)
+		hvr := helloVerifyRequest(out, &h, c[:])
+		if len(hvr)-len(out) > len(msg) {
+			// Never with cookies of cookieLen; the check stays so
+			// that no answer can outgrow what caused it.
+			s.hellos.malformed.Add(1)
+			return nil
+		}
+		s.hellos.verifies.Add(1)
+		return hvr
+	}
+	if !s.cookies.verify(a, &h) || h.recordSeq > maxHelloSeq {
+		s.hellos.badCookies.Add(1)
 		return nil
 	}
-	m = m[fixed:]
-	sid := int(m[0])
-	if len(m) < 1+sid+1 {
+	if cur != nil && bytes.Equal(cur.random[:], h.random) {
+		// A late copy of the ClientHello that made the association.
 		return nil
 	}
-	m = m[1+sid:]
-	n := int(m[0])
-	if len(m) < 1+n {
-		return nil
+	if s.startHandshake(a, msg, &h) {
+		s.hellos.started.Add(1)
 	}
-	return m[1 : 1+n]
+	return nil
 }
 
-// startHandshake makes the state of a new handshake from a and hands it to
+// startHandshake makes the state of a new handshake from a, whose
+// ClientHello first (read as h) returned a valid cookie, and hands it to
 // connset (acceptor.Accept); a full queue drops the datagram (the client
-// retransmits).
-func (s *Server) startHandshake(a netip.AddrPort, first []byte) {
+// retransmits). pion/dtls is given the ClientHello without its cookie
+// before the ClientHello itself (see cookie.go), and its records of epoch
+// 0 are numbered on from first's record sequence number (hsConn.WriteTo).
+func (s *Server) startHandshake(a netip.AddrPort, first []byte, h *hello) bool {
 	x := &session{s: s, addr: a}
-	x.hs = &hsConn{x: x, in: make(chan []byte, hsQueue), closed: make(chan struct{}), rd: deadline.New()}
+	copy(x.random[:], h.random)
+	x.hs = &hsConn{x: x, in: make(chan []byte, hsQueue), closed: make(chan struct{}), rd: deadline.New(),
+		cookie: bytes.Clone(h.cookie), seqOffset: h.recordSeq}
+	// pion/dtls takes records of epoch 0 out of order within its replay
+	// window, not twice the same number.
+	seq0 := h.recordSeq - 1
+	if h.recordSeq == 0 {
+		seq0 = 1
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	p := s.peers[a]
 	if p == nil {
@@ -205,19 +228,23 @@ func (s *Server) startHandshake(a netip.AddrPort, first []byte) {
 		s.peers[a] = p
 	} else if p.next != nil {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	x.beside = p.cur != nil
+	started := false
 	select {
 	case s.accepts <- x:
 		p.next = x
+		x.hs.deliver(h.withoutCookie(seq0))
 		x.hs.deliver(first)
+		started = true
 	default:
 		if p.cur == nil {
 			delete(s.peers, a)
 		}
 	}
 	s.mu.Unlock()
+	return started
 }
 
 // acceptor is the Server as the net.Listener that connset.Set.Serve
@@ -231,10 +258,12 @@ func (l *acceptor) Accept() (net.Conn, error) {
 	case x := <-s.accepts:
 		c, err := dtls.ServerWithOptions(x.hs, net.UDPAddrFromAddrPort(x.addr), s.popts...)
 		if err != nil {
-			x.hs.Close()
+			// A penalized source (admit): its place goes.
+			x.Close()
 			return nil, err
 		}
 		x.pion = c
+		x.hs.pion = c
 		return x, nil
 	case <-s.done:
 		return nil, net.ErrClosed
@@ -259,6 +288,14 @@ type hsConn struct {
 	rd        *deadline.Deadline
 	detached  atomic.Bool
 	finished  atomic.Bool // pion/dtls has sent a record of a nonzero epoch (its Finished)
+	// The cookie exchange, done by the listener (cookie.go): the cookie
+	// the client returned, for pion/dtls to take as its own; the number
+	// pion/dtls's records of epoch 0 are numbered on from (the client's
+	// ClientHello's, so that they follow the HelloVerifyRequest's); and
+	// the pion/dtls Conn (set before its handshake starts).
+	cookie    []byte
+	seqOffset uint64
+	pion      *dtls.Conn
 
 	mu     sync.Mutex
 	flight [][]byte // pion/dtls's last flight: the datagrams from its ChangeCipherSpec on
@@ -302,10 +339,32 @@ func (c *hsConn) WriteTo(b []byte, _ net.Addr) (int, error) {
 	if c.detached.Load() {
 		return len(b), nil
 	}
+	if isHelloVerifyRequest(b) {
+		// pion/dtls's answer to the ClientHello without its cookie: the
+		// client has had the listener's, and returned it; pion/dtls
+		// takes that as its own and expects the second ClientHello,
+		// which is already in its queue.
+		setPionCookie(c.pion, c.cookie)
+		return len(b), nil
+	}
+	n := len(b)
+	b = bytes.Clone(b)
 	ccs, later := false, false
-	for r, rest, err := nextRecord(b); err == nil; r, rest, err = nextRecord(rest) {
+	for at, rest := 0, b; ; {
+		r, next, err := nextRecord(rest)
+		if err != nil {
+			break
+		}
 		ccs = ccs || r.typ == typeChangeCipherSpec
 		later = later || r.epoch() != 0
+		if r.epoch() == 0 {
+			// Numbered on from the client's ClientHello, as the
+			// HelloVerifyRequest was: the client drops a record of
+			// epoch 0 whose number it has seen.
+			binary.BigEndian.PutUint64(b[at+3:], r.seq()+c.seqOffset)
+		}
+		at += len(rest) - len(next)
+		rest = next
 	}
 	if ccs || later {
 		c.mu.Lock()
@@ -313,7 +372,7 @@ func (c *hsConn) WriteTo(b []byte, _ net.Addr) (int, error) {
 			c.flight = c.flight[:0]
 		}
 		if len(c.flight) < 4 {
-			c.flight = append(c.flight, bytes.Clone(b))
+			c.flight = append(c.flight, b)
 		}
 		c.mu.Unlock()
 	}
@@ -323,7 +382,7 @@ func (c *hsConn) WriteTo(b []byte, _ net.Addr) (int, error) {
 	if err := c.x.s.udp.WriteTo(b, c.x.addr); err != nil {
 		return 0, err
 	}
-	return len(b), nil
+	return n, nil
 }
 
 // Close implements net.PacketConn.
@@ -377,6 +436,7 @@ type session struct {
 	early     [][]byte // datagrams that came before ready
 	resumed   bool
 	beside    bool     // the handshake started beside an association of the address
+	random    [32]byte // the client's random of the handshake
 	psk       []byte   // of a ticket for a full handshake, until one is issued
 	chain     [][]byte // the client's chain for that ticket
 	ticket    []byte

@@ -118,9 +118,20 @@ type procKey struct {
 // being read are left out, as are those whose stat cannot be parsed
 // (counted in bad).
 func (pr *ProcReader) List() (ps []Process, bad int, err error) {
+	names, err := pr.PIDs()
+	if err != nil {
+		return nil, 0, err
+	}
+	ps, bad = pr.ListPIDs(names)
+	return ps, bad, nil
+}
+
+// PIDs returns the names of /proc's process directories, in the order
+// the directory lists them.
+func (pr *ProcReader) PIDs() ([]string, error) {
 	d, err := unix.Open(pr.FS.Path("/proc"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, 0, &os.PathError{Op: "open", Path: pr.FS.Path("/proc"), Err: err}
+		return nil, &os.PathError{Op: "open", Path: pr.FS.Path("/proc"), Err: err}
 	}
 	var names []string
 	err = pr.dir.Each(d, func(name []byte) bool {
@@ -131,8 +142,13 @@ func (pr *ProcReader) List() (ps []Process, bad int, err error) {
 	})
 	unix.Close(d)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
+	return names, nil
+}
+
+// ListPIDs is List of the processes names (from PIDs) lists.
+func (pr *ProcReader) ListPIDs(names []string) (ps []Process, bad int) {
 	if pr.buf == nil {
 		pr.buf = make([]byte, 64<<10)
 	}
@@ -181,7 +197,7 @@ func (pr *ProcReader) List() (ps []Process, bad int, err error) {
 		ps = append(ps, p)
 	}
 	slices.SortFunc(ps, func(a, b Process) int { return int(int64(a.PID) - int64(b.PID)) })
-	return ps, bad, nil
+	return ps, bad
 }
 
 // readStat reads /proc/PID/stat through the descriptor kept for PID,

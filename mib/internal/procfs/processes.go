@@ -19,6 +19,12 @@ type Processes struct {
 	at  time.Time
 	gen uint64 // counts listings; 0: none yet
 	ps  []Process
+
+	// names are /proc's process directories as last scanned, at
+	// namesAt: Count and the listing share a scan younger than the TTL.
+	names   []string
+	namesAt time.Time
+	namesOK bool
 }
 
 // NewProcesses returns a listing of fs's processes read at most once per
@@ -40,16 +46,42 @@ func (p *Processes) Close() {
 
 // Current returns the listing, ascending by PID, read afresh when older
 // than the TTL, and its generation, which changes with every reading. The
-// slice is shared: callers must not modify it.
+// slice is shared: callers must not modify it. A listing counts as read
+// when the /proc directory it lists was scanned: one scan younger than
+// the TTL (taken by Count, say) serves both, and the listing then expires
+// with it.
 func (p *Processes) Current(now time.Time) ([]Process, uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.gen == 0 || now.Sub(p.at) >= p.ttl || now.Before(p.at) {
-		p.ps, _, _ = p.pr.List()
-		p.at = now
+		p.ps = nil
+		if names, ok := p.pids(now); ok {
+			p.ps, _ = p.pr.ListPIDs(names)
+		}
+		p.at = p.namesAt
 		p.gen++
 	}
 	return p.ps, p.gen
+}
+
+// Count returns the number of processes: the entries of /proc's process
+// directories, scanned afresh when the last scan is older than the TTL.
+// ok is false when /proc cannot be read.
+func (p *Processes) Count(now time.Time) (n int, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	names, ok := p.pids(now)
+	return len(names), ok
+}
+
+// pids returns the names of /proc's process directories from a scan
+// younger than the TTL, taking one when there is none. Caller holds mu.
+func (p *Processes) pids(now time.Time) ([]string, bool) {
+	if p.namesAt.IsZero() || now.Sub(p.namesAt) >= p.ttl || now.Before(p.namesAt) {
+		names, err := p.pr.PIDs()
+		p.names, p.namesOK, p.namesAt = names, err == nil, now
+	}
+	return p.names, p.namesOK
 }
 
 // Derived is a value computed from a Processes listing (a MIB's rows),

@@ -7,6 +7,7 @@ package rtnl
 import (
 	"encoding/binary"
 	"errors"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,11 +15,49 @@ import (
 // ErrShort reports a malformed message.
 var ErrShort = errors.New("rtnl: malformed netlink message")
 
+// recvBufs are the receive buffers of dumps: a dump's messages are parsed
+// (and what is kept, copied) before it returns, so its buffer goes back
+// to the pool. A fresh 64 KiB buffer per dump was most of what a walk of
+// the host MIBs allocated.
+var recvBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// request builds a netlink dump request of type typ with body.
+func request(typ uint16, body []byte) []byte {
+	req := make([]byte, unix.NLMSG_HDRLEN+len(body))
+	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
+	binary.NativeEndian.PutUint16(req[4:], typ)
+	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
+	binary.NativeEndian.PutUint32(req[8:], 1)
+	copy(req[unix.NLMSG_HDRLEN:], body)
+	return req
+}
+
+// receive reads the answer of a dump from fd and calls fn with the type
+// and payload of each of its messages, until the end of the dump.
+func receive(fd int, fn func(typ uint16, b []byte)) error {
+	bp := recvBufs.Get().(*[]byte)
+	defer recvBufs.Put(bp)
+	buf := *bp
+	for {
+		n, _, err := unix.Recvfrom(fd, buf, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		done, err := Messages(buf[:n], fn)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
 // Dump sends a dump request of type typ with body on a new NETLINK_ROUTE
 // socket (in the calling thread's network namespace) and calls fn with the
 // type and payload of every message of the answer. A message fn rejects
 // costs that message only; the error of the first is returned after the
-// whole answer was read.
+// whole answer was read. fn must copy what it keeps of a payload.
 func Dump(typ uint16, body []byte, fn func(typ uint16, b []byte) error) error {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
 	if err != nil {
@@ -32,37 +71,18 @@ func Dump(typ uint16, body []byte, fn func(typ uint16, b []byte) error) error {
 	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return err
 	}
-	req := make([]byte, unix.NLMSG_HDRLEN+len(body))
-	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
-	binary.NativeEndian.PutUint16(req[4:], typ)
-	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
-	binary.NativeEndian.PutUint32(req[8:], 1)
-	copy(req[unix.NLMSG_HDRLEN:], body)
-	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+	if err := unix.Sendto(fd, request(typ, body), 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return err
 	}
-	buf := make([]byte, 64<<10)
 	var fnErr error
-	for {
-		n, _, err := unix.Recvfrom(fd, buf, 0)
-		if err == unix.EINTR {
-			continue
+	if err := receive(fd, func(t uint16, b []byte) {
+		if e := fn(t, b); e != nil && fnErr == nil {
+			fnErr = e
 		}
-		if err != nil {
-			return err
-		}
-		done, err := Messages(buf[:n], func(t uint16, b []byte) {
-			if e := fn(t, b); e != nil && fnErr == nil {
-				fnErr = e
-			}
-		})
-		if err != nil {
-			return err
-		}
-		if done {
-			return fnErr
-		}
+	}); err != nil {
+		return err
 	}
+	return fnErr
 }
 
 // Messages calls fn with every message in b, a datagram of a dump, and

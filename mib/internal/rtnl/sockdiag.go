@@ -51,6 +51,53 @@ func ParseSocket(b []byte) (Socket, error) {
 // (IPPROTO_TCP or IPPROTO_UDP) in every state, with one SOCK_DIAG_BY_FAMILY
 // request on a NETLINK_SOCK_DIAG socket.
 func Sockets(family, protocol uint8) ([]Socket, error) {
+	// struct inet_diag_req_v2: family, protocol, ext, pad, states, id (48).
+	body := make([]byte, 56)
+	body[0], body[1] = family, protocol
+	binary.NativeEndian.PutUint32(body[4:], 0xffffffff) // every state
+	return sockDump(unix.SOCK_DIAG_BY_FAMILY, body)
+}
+
+// tcpDiagGetSock is TCPDIAG_GETSOCK, the request of the first version of
+// inet_diag, which the kernel still answers.
+const tcpDiagGetSock = 18
+
+// TCPSockets dumps the TCP sockets of both families in every state. The
+// kernel finds TCP sockets by walking its whole established-connection
+// hash table (262,144 buckets on a host with a few GB of memory, shared
+// by every network namespace) for each dump, which costs about 0.4 ms
+// even when the namespace has a handful of sockets: a SOCK_DIAG_BY_FAMILY
+// dump names one family, so two dumps walked the table twice. The
+// TCPDIAG_GETSOCK request (struct inet_diag_req) leaves the family open
+// and answers both in one walk; where the kernel refuses it, TCPSockets
+// takes one dump per family.
+func TCPSockets() ([]Socket, error) {
+	if out, err := tcpDiagDump(); err == nil {
+		return out, nil
+	}
+	out, err := Sockets(unix.AF_INET, unix.IPPROTO_TCP)
+	if err != nil {
+		return out, err
+	}
+	v6, err := Sockets(unix.AF_INET6, unix.IPPROTO_TCP)
+	return append(out, v6...), err
+}
+
+// tcpDiagDump dumps the TCP sockets of both families with one
+// TCPDIAG_GETSOCK request.
+func tcpDiagDump() ([]Socket, error) {
+	// struct inet_diag_req: family, src_len, dst_len, ext, id (48),
+	// states, dbs. The kernel reads the family as AF_UNSPEC.
+	body := make([]byte, 60)
+	body[0] = unix.AF_INET
+	binary.NativeEndian.PutUint32(body[52:], 0xffffffff) // every state
+	return sockDump(tcpDiagGetSock, body)
+}
+
+// sockDump sends a sock_diag dump request of type typ with body on a new
+// NETLINK_SOCK_DIAG socket and decodes the sockets of the answer, whose
+// messages have the request's type.
+func sockDump(typ uint16, body []byte) ([]Socket, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
 		return nil, err
@@ -60,39 +107,17 @@ func Sockets(family, protocol uint8) ([]Socket, error) {
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		return nil, err
 	}
-	// struct inet_diag_req_v2: family, protocol, ext, pad, states, id (48).
-	body := make([]byte, 56)
-	body[0], body[1] = family, protocol
-	binary.NativeEndian.PutUint32(body[4:], 0xffffffff) // every state
-	req := make([]byte, unix.NLMSG_HDRLEN+len(body))
-	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
-	binary.NativeEndian.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
-	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
-	binary.NativeEndian.PutUint32(req[8:], 1)
-	copy(req[unix.NLMSG_HDRLEN:], body)
-	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+	if err := unix.Sendto(fd, request(typ, body), 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return nil, err
 	}
-	buf := make([]byte, 64<<10)
 	var out []Socket
-	for {
-		n, _, err := unix.Recvfrom(fd, buf, 0)
-		if err == unix.EINTR {
-			continue
+	err = receive(fd, func(t uint16, b []byte) {
+		if t != typ {
+			return
 		}
-		if err != nil {
-			return out, err
+		if s, err := ParseSocket(b); err == nil {
+			out = append(out, s)
 		}
-		done, err := Messages(buf[:n], func(typ uint16, b []byte) {
-			if typ != unix.SOCK_DIAG_BY_FAMILY {
-				return
-			}
-			if s, err := ParseSocket(b); err == nil {
-				out = append(out, s)
-			}
-		})
-		if err != nil || done {
-			return out, err
-		}
-	}
+	})
+	return out, err
 }

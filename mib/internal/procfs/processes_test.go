@@ -1,0 +1,59 @@
+package procfs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestProcessesShareScan: Count and the listing share one scan of /proc
+// younger than the TTL, and a listing made from a scan expires with the
+// scan, so that no listing is served past the TTL after its scan.
+func TestProcessesShareScan(t *testing.T) {
+	root := t.TempDir()
+	addProc := func(pid int) {
+		dir := filepath.Join(root, "proc", fmt.Sprint(pid))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		stat := fmt.Sprintf("%d (sleep) S 1 %d %d 0 -1 4194304 100 0 0 0 7 3 0 0 20 0 1 0 12345 2000000 150 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n", pid, pid, pid)
+		if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cmdline"), []byte("sleep\x0060\x00"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addProc(1)
+	addProc(2)
+	p := NewProcesses(FS{Root: root}, time.Second)
+	defer p.Close()
+	t0 := time.Now()
+	if n, ok := p.Count(t0); !ok || n != 2 {
+		t.Fatalf("Count = %d, %v; want 2 processes", n, ok)
+	}
+	addProc(3)
+	ps, gen := p.Current(t0.Add(500 * time.Millisecond))
+	if len(ps) != 2 {
+		t.Errorf("listing 0.5 s after Count's scan: %d processes, want the 2 of that scan", len(ps))
+	}
+	if n, _ := p.Count(t0.Add(900 * time.Millisecond)); n != 2 {
+		t.Errorf("Count 0.9 s after the scan: %d, want 2", n)
+	}
+	// The listing was made from the scan at t0: it expires at t0+1s, not
+	// 1 s after it was made.
+	ps, gen2 := p.Current(t0.Add(time.Second))
+	if len(ps) != 3 || gen2 == gen {
+		t.Errorf("listing at the scan's expiry: %d processes (generation %d, before %d), want 3 from a new scan", len(ps), gen2, gen)
+	}
+	if n, _ := p.Count(t0.Add(1200 * time.Millisecond)); n != 3 {
+		t.Errorf("Count after the new scan: %d, want 3", n)
+	}
+	for i, want := range []uint32{1, 2, 3} {
+		if i < len(ps) && (ps[i].PID != want || string(ps[i].Cmdline) != "sleep\x0060") {
+			t.Errorf("process %d: PID %d, command line %q", i, ps[i].PID, ps[i].Cmdline)
+		}
+	}
+}
