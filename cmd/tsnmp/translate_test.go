@@ -309,7 +309,7 @@ func TestTranslateAnonymousLikeSnmptranslate(t *testing.T) {
 		{"-Td", "ACME-ANON-A::acmeAnonA2", "ACME-ANON-A::acmeAnonA3", "ACME-ANON-B::acmeAnonB1", "ACME-ANON-C::acmeAnonC2"},
 		{"-Td", ".1.3.6.1.4.1.424262.7", ".1.3.6.1.4.1.424261", ".1.3.6.1.4.1.424262.7.5.6"},
 		// Below a definition: the node and the arcs the tree reaches.
-		{"-Td", ".1.3.6.1.4.1.424262.7.1.5", ".1.3.6.1.4.1.424260.1.2.3.4", "SNMPv2-MIB::sysDescr.0", ".1.3.6.1.2.1.1.1.0.5", ".1", ".1.3.6.1.99.5"},
+		{"-Td", ".1.3.6.1.4.1.424262.7.1.5", ".1.3.6.1.4.1.424260.1.2.3.4", "SNMPv2-MIB::sysDescr.0", ".1.3.6.1.2.1.1.1.0.5", ".1", ".1.3.6.1.99.5", "SNMPv2-SMI::org", "SNMPv2-MIB::sysORID"},
 		{"-On", "ACME-ANON-A::acmeAnonA2", "ACME-ANON-B::acmeAnonB2", "ACME-ANON-C::acmeAnonCGroup"},
 		{".1.3.6.1.4.1.424262.7", ".1.3.6.1.4.1.424260.1.2", ".1.3.6.1.4.1.424261.6.1.0", ".1.3.6.1.4.1.424263.2.4"},
 	} {
