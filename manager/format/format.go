@@ -126,8 +126,9 @@ func (o *Options) OID(oid snmp.OID) string {
 // the rest in numbers, as -Ob does.
 func numericIndex(oid snmp.OID) string {
 	n, rest := smi.Lookup(oid)
-	if n == nil {
-		return smi.Format(oid, true)
+	if n == nil || smi.AnonBelow(oid, len(n.OID)) != nil {
+		// Below an arc only numbers name, the rest is numbers anyway.
+		return smi.Format(oid, false)
 	}
 	b := []byte(n.String())
 	for _, v := range rest {
@@ -143,7 +144,7 @@ func numericIndex(oid snmp.OID) string {
 // OBJECT IDENTIFIERs as the other options print OIDs.
 func (o *Options) extendedIndex(oid snmp.OID) string {
 	n, rest := smi.Lookup(oid)
-	if n == nil || len(rest) == 0 {
+	if n == nil || len(rest) == 0 || smi.AnonBelow(oid, len(n.OID)) != nil {
 		return smi.Format(oid, false)
 	}
 	parts, ok := smi.IndexParts(n, rest)
@@ -196,25 +197,30 @@ func rowImplied(n *smi.Node) bool {
 	return false
 }
 
-// fullName prints every known node from the root, as -Of does.
+// fullName prints every known node from the root, as -Of does: arcs
+// that no definition names (Net-SNMP's anonymous nodes) as numbers.
 func fullName(oid snmp.OID) string {
 	n, rest := smi.Lookup(oid)
+	if n == nil {
+		return smi.Format(oid, true)
+	}
 	var names []string
 	for p := n; p != nil; p = p.Parent() {
 		names = append(names, p.Name)
+		if pp := p.Parent(); pp != nil {
+			for i := len(p.OID) - 2; i >= len(pp.OID); i-- {
+				names = append(names, strconv.FormatUint(uint64(p.OID[i]), 10))
+			}
+		}
 	}
 	var b strings.Builder
 	for i := len(names) - 1; i >= 0; i-- {
 		b.WriteByte('.')
 		b.WriteString(names[i])
 	}
-	if n == nil {
-		return smi.Format(oid, true)
-	}
 	// Index part as the default format prints it.
-	s := smi.Format(oid, false)
-	if i := strings.Index(s, n.Name); i >= 0 {
-		b.WriteString(s[i+len(n.Name):])
+	if s, ok := strings.CutPrefix(smi.Format(oid, false), n.String()); ok && smi.AnonBelow(oid, len(n.OID)) == nil {
+		b.WriteString(s)
 	} else {
 		for _, v := range rest {
 			b.WriteByte('.')

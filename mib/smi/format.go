@@ -2,6 +2,7 @@ package smi
 
 import (
 	"encoding/binary"
+	"slices"
 	"strconv"
 )
 
@@ -20,6 +21,13 @@ func Format(oid []uint32, numeric bool) string {
 		return string(appendNumeric(nil, oid))
 	}
 	n, rest := Lookup(oid)
+	depth := 0
+	if n != nil {
+		depth = len(n.OID)
+	}
+	if a := anonBelow(load().anon, oid, depth); a != nil {
+		return formatAnon(a, n, oid)
+	}
 	if n == nil {
 		return string(appendNumeric(nil, oid))
 	}
@@ -37,6 +45,51 @@ func Format(oid []uint32, numeric bool) string {
 		rest = rest[1:]
 	}
 	return string(appendIndex(b, n, rest))
+}
+
+// AnonBelow returns the deepest arc of Set.Anon on oid's path that is
+// longer than depth arcs (the length of the node Lookup finds), or nil:
+// the node Net-SNMP's lookup of oid ends on is then that anonymous arc.
+func AnonBelow(oid []uint32, depth int) *AnonArc {
+	return anonBelow(load().anon, oid, depth)
+}
+
+func anonBelow(anon []AnonArc, oid []uint32, depth int) *AnonArc {
+	if len(anon) == 0 {
+		return nil
+	}
+	for k := len(oid); k > depth; k-- {
+		i, ok := slices.BinarySearchFunc(anon, oid[:k], func(a AnonArc, o []uint32) int { return slices.Compare(a.OID, o) })
+		if ok {
+			return &anon[i]
+		}
+	}
+	return nil
+}
+
+// formatAnon names oid, whose deepest node on Net-SNMP's tree is the
+// anonymous arc a below the named node n (or none), as Net-SNMP prints
+// it: the module that made a, then the OID from a's number on where oid
+// goes on below a (SFLOW-MIB::4300.7.0), else from n's name
+// (SFLOW-MIB::enterprises.4300); with no name above, the numbers alone.
+func formatAnon(a *AnonArc, n *Node, oid []uint32) string {
+	b := make([]byte, 0, 64)
+	below := len(oid) > len(a.OID)
+	if !below && n == nil {
+		return string(appendNumeric(b, oid))
+	}
+	if a.Module != "" {
+		b = append(b, a.Module...)
+		b = append(b, "::"...)
+	}
+	start := len(a.OID)
+	if below {
+		b = strconv.AppendUint(b, uint64(a.OID[start-1]), 10)
+	} else {
+		b = append(b, n.Name...)
+		start = len(n.OID)
+	}
+	return string(appendNumeric(b, oid[start:]))
 }
 
 func appendNumeric(b []byte, oid []uint32) []byte {

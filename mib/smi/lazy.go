@@ -40,6 +40,12 @@ type Source interface {
 	Set() *Set
 }
 
+// AnonSource is a Source that also gives Set.Anon, the arcs of
+// Net-SNMP's tree of names that only numbers name.
+type AnonSource interface {
+	AnonArcs() []AnonArc
+}
+
 // lazyState is the part of a Source read so far. Every definition read
 // comes with the definitions of its OID's prefixes and of the other
 // names of its OID, and a row with its INDEX objects, so that the tables
@@ -58,6 +64,7 @@ type lazyState struct {
 	absent  map[string]bool // OID prefixes the source has no definition under
 	tcNames map[string]bool
 	tcs     []TCDef
+	anon    []AnonArc
 	dirty   bool
 	failed  bool
 	limit   int // if not 0, the definitions rebuilds may cost in all
@@ -82,6 +89,9 @@ func newLazy(src Source) *lazyState {
 	l := &lazyState{src: src, defs: map[int]Def{}, below: map[int]bool{},
 		named: map[string]bool{}, subtree: map[string]bool{}, absent: map[string]bool{}, tcNames: map[string]bool{}}
 	l.order = src.Modules()
+	if a, ok := src.(AnonSource); ok {
+		l.anon = a.AnonArcs()
+	}
 	l.modules = make(map[string]bool, len(l.order))
 	l.rank = make(map[string]int, len(l.order))
 	for i, m := range l.order {
@@ -105,7 +115,7 @@ func (l *lazyState) rebuild() {
 		idx = append(idx, i)
 	}
 	slices.Sort(idx)
-	s := &Set{Modules: l.order, Defs: make([]Def, len(idx)), TCs: l.tcs}
+	s := &Set{Modules: l.order, Defs: make([]Def, len(idx)), TCs: l.tcs, Anon: l.anon}
 	below := make([]bool, len(idx))
 	for j, i := range idx {
 		s.Defs[j] = l.defs[i]

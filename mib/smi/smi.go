@@ -238,6 +238,7 @@ type tables struct {
 	modules map[string]bool
 	order   []string       // modules in load order
 	tcs     map[string]*TC // name and "Module::name"
+	anon    []AnonArc      // Set.Anon
 }
 
 // Def is one named OID of a set of MIB modules, as a loader hands it to
@@ -284,6 +285,19 @@ type Set struct {
 	// parser links it (see TreeNode); snmptranslate's listings (-Tp,
 	// -Ta, -TB, -Tz) print it.
 	Tree []TreeNode
+	// Anon, when a loader gives it, lists the arcs of that tree that
+	// only numbers name (its anonymous#N nodes) where Net-SNMP's lookup
+	// of an OID reaches them, sorted by OID; Format names OIDs below
+	// them as snmpget does (SFLOW-MIB::4300.7.0).
+	Anon []AnonArc
+}
+
+// AnonArc is an arc that no definition names but that Net-SNMP's tree
+// of names holds, made by a module whose OID values go through it
+// ({ enterprises 4300 1 } makes enterprises.4300).
+type AnonArc struct {
+	OID    []uint32
+	Module string // the module that made the node
 }
 
 // TreeNode is one node of the tree Net-SNMP's parser builds: each
@@ -394,9 +408,11 @@ func buildWith(s *Set, below []bool, modules map[string]bool, rank map[string]in
 			n.below = below[i]
 		}
 	}
-	return finish(s.Modules, nodes, below != nil, func(i int) (string, []string, bool) {
+	t := finish(s.Modules, nodes, below != nil, func(i int) (string, []string, bool) {
 		return defs[i].Augments, defs[i].Index, defs[i].Implied
 	}, s.TCs, modules, rank)
+	t.anon = s.Anon
+	return t
 }
 
 // buildCompiled builds the tables of the compiled-in modules straight

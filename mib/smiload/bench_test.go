@@ -66,3 +66,18 @@ func BenchmarkLoadVendorTree(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAnonArcs decodes the anonymous arcs of the vendor collection's
+// get/walk cache entry, which every `tsnmp get -m ALL` reads.
+func BenchmarkAnonArcs(b *testing.B) {
+	dirs := testenv.VendorMIBDirs(b)
+	r := Request{Dirs: dirs, Modules: []string{"ALL"}, NoDescriptions: true, TreeNames: true, AllCompiled: true, Compiled: smi.Compiled, CacheDir: b.TempDir()}
+	Open(r)
+	src := Open(r)
+	for b.Loop() {
+		src.anonOK = false
+		if len(src.AnonArcs()) == 0 {
+			b.Fatal("no anonymous arcs")
+		}
+	}
+}

@@ -25,14 +25,15 @@ import (
 //	          (smi.TreeNode: module, parent, definition, arc, the label where
 //	          it is not the definition's name, Net-SNMP's type code,
 //	          textual convention, enumerations, ranges and the other
-//	          modules that linked it)
+//	          modules that linked it), then the anonymous arcs
+//	          (smi.AnonArc: module, OID)
 //
 // Records use varints and length-prefixed strings; a definition holds
 // whether definitions lie below its OID and the file of its module, so
 // that a reader can check that file before using it. Every read is
 // bounds-checked: a damaged file reads as damaged, never as a crash.
 
-const codecMagic = "TSNMP-MIBS-5\n"
+const codecMagic = "TSNMP-MIBS-6\n"
 
 const (
 	hLen = iota
@@ -48,6 +49,7 @@ const (
 	hMeta
 	hDiags
 	hTree
+	hAnon
 	hdrLen
 )
 
@@ -222,6 +224,33 @@ func encodeCache(c *cacheContent) []byte {
 			}
 		}
 	}
+	// Anonymous arcs, sorted by OID: each the length of the prefix it
+	// shares with the one before and the rest of its arcs.
+	anon := uint32(len(recs.b))
+	recs.uint(uint64(len(s.Anon)))
+	total := 0
+	for _, a := range s.Anon {
+		total += len(a.OID)
+	}
+	recs.uint(uint64(total))
+	var prev []uint32
+	for _, a := range s.Anon {
+		if i, ok := modIdx[a.Module]; ok {
+			recs.uint(uint64(i + 1))
+		} else {
+			recs.uint(0)
+		}
+		common := 0
+		for common < len(prev) && common < len(a.OID) && prev[common] == a.OID[common] {
+			common++
+		}
+		recs.uint(uint64(common))
+		recs.uint(uint64(len(a.OID) - common))
+		for _, v := range a.OID[common:] {
+			recs.uint(uint64(v))
+		}
+		prev = a.OID
+	}
 
 	nameIdx := make([]uint32, len(s.Defs))
 	for i := range nameIdx {
@@ -247,7 +276,7 @@ func encodeCache(c *cacheContent) []byte {
 	h[hTCNameIdx] = off
 	off += 4 * uint32(len(tcNameIdx))
 	h[hFileIdx] = off
-	h[hMeta], h[hDiags], h[hTree] = base+meta, base+diags, base+tree
+	h[hMeta], h[hDiags], h[hTree], h[hAnon] = base+meta, base+diags, base+tree, base+anon
 	h[hLen] = base + uint32(len(recs.b))
 	for _, l := range [][]uint32{defIdx, tcIdx, fileIdx} {
 		for i := range l {
@@ -475,6 +504,55 @@ func (d *decoder) tree(defs []smi.Def, modules []string) []smi.TreeNode {
 		if d.bad {
 			return nil
 		}
+	}
+	return out
+}
+
+// maxOIDLen bounds the length of an anonymous arc's OID (SNMP allows
+// 128 sub-identifiers).
+const maxOIDLen = 128
+
+// anon reads the anonymous arcs.
+func (d *decoder) anon(modules []string) []smi.AnonArc {
+	n := d.n()
+	if n == 0 {
+		return nil
+	}
+	total := d.uint()
+	if total > uint64(n)*maxOIDLen {
+		d.bad = true
+		return nil
+	}
+	out := make([]smi.AnonArc, n)
+	arcs := make([]uint32, 0, total)
+	var prev []uint32
+	for i := range out {
+		if m := d.uint(); m > 0 {
+			if m > uint64(len(modules)) {
+				d.bad = true
+				return nil
+			}
+			out[i].Module = modules[m-1]
+		}
+		common, l := d.uint(), d.n()
+		if common > uint64(len(prev)) || uint64(len(arcs))+common+uint64(l) > total {
+			d.bad = true
+			return nil
+		}
+		start := len(arcs)
+		arcs = append(arcs, prev[:common]...)
+		for range l {
+			v := d.uint()
+			if v > 1<<32-1 {
+				d.bad = true
+			}
+			arcs = append(arcs, uint32(v))
+		}
+		if d.bad {
+			return nil
+		}
+		prev = arcs[start:len(arcs):len(arcs)]
+		out[i].OID = prev
 	}
 	return out
 }

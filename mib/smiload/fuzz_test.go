@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tsnmp/tsnmp/mib/smi"
 )
 
 // FuzzLoad parses arbitrary module text and loads it with the modules it
@@ -42,6 +44,9 @@ func FuzzDecodeCache(f *testing.F) {
 		moduleFor: map[string]int{"TEST-MIB": 0}})
 	f.Add(good)
 	f.Add(good[:len(good)/2])
+	set.Anon = []smi.AnonArc{{OID: []uint32{1, 3, 6, 1, 4, 1, 99999}, Module: "TEST-MIB"}, {OID: []uint32{1, 3, 6, 1, 4, 1, 99998, 7}}}
+	f.Add(encodeCache(&cacheContent{set: set, diags: diags, files: []fileStat{{path: "seed", size: 1, mtime: 2}},
+		moduleFor: map[string]int{"TEST-MIB": 0}}))
 	f.Add([]byte(codecMagic))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		src, err := newSource(Request{}, string(b))
@@ -52,6 +57,7 @@ func FuzzDecodeCache(f *testing.F) {
 		for i := range src.checked {
 			src.checked[i] = 1
 		}
+		src.AnonArcs()
 		src.decodeAll()
 		src.Diags(true)
 		src.Named("testMIB")

@@ -22,9 +22,14 @@ type Source struct {
 	stale   bool
 	whole   *smi.Set // the set, once read or loaded
 	buf     []uint32
+	anon    []smi.AnonArc
+	anonOK  bool
 }
 
-var _ smi.Source = (*Source)(nil)
+var (
+	_ smi.Source     = (*Source)(nil)
+	_ smi.AnonSource = (*Source)(nil)
+)
 
 // mapFile maps a cache file into memory read-only. The mapping is never
 // removed: the strings of the definitions read point into it. Cache files
@@ -65,7 +70,7 @@ func newSource(r Request, s string) (*Source, error) {
 		}
 		idx += 4 * e.n
 	}
-	if h[hLen] != len(s) || idx > len(s) || h[hMeta] < idx || h[hDiags] < h[hMeta] || h[hDiags] > len(s) || h[hTree] < h[hDiags] || h[hTree] > len(s) || h[hDirFiles] > h[hFiles] {
+	if h[hLen] != len(s) || idx > len(s) || h[hMeta] < idx || h[hDiags] < h[hMeta] || h[hDiags] > len(s) || h[hTree] < h[hDiags] || h[hAnon] < h[hTree] || h[hAnon] > len(s) || h[hDirFiles] > h[hFiles] {
 		return nil, errCorrupt
 	}
 	d := src.d.at(h[hMeta], h[hDiags])
@@ -244,12 +249,31 @@ func (s *Source) decodeAll() (*smi.Set, bool) {
 			return nil, false
 		}
 	}
-	d.at(s.h[hTree], s.h[hLen])
+	d.at(s.h[hTree], s.h[hAnon])
 	set.Tree = d.tree(set.Defs, set.Modules)
+	d.at(s.h[hAnon], s.h[hLen])
+	set.Anon = d.anon(set.Modules)
 	if d.bad {
 		return nil, false
 	}
 	return set, true
+}
+
+// AnonArcs returns the arcs of Net-SNMP's tree of names that only
+// numbers name (smi.Set.Anon), or none if the entry is damaged there.
+func (s *Source) AnonArcs() []smi.AnonArc {
+	if s.whole != nil {
+		return s.whole.Anon
+	}
+	if !s.anonOK {
+		d := s.d.at(s.h[hAnon], s.h[hLen])
+		s.anon = d.anon(s.modules)
+		if d.bad {
+			s.anon = nil
+		}
+		s.anonOK = true
+	}
+	return s.anon
 }
 
 // name returns the name of definition (hdr hDefIdx) or textual

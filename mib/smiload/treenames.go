@@ -12,6 +12,7 @@ import (
 // definition below the node of its parent's name; looking up an OID it
 // follows, at each arc, the last of the first run of children with that
 // arc's number, and prints the label and module of the node it ends on.
+// It also sets s.Anon to the anonymous nodes the lookup reaches.
 // s.Tree must be the tree of s.Defs.
 func preferTreeNames(s *smi.Set) {
 	kids := make([][]int, len(s.Tree))
@@ -23,6 +24,7 @@ func preferTreeNames(s *smi.Set) {
 		}
 		kids[n.Parent] = append(kids[n.Parent], i)
 	}
+	var path []uint32
 	var walk func(list []int)
 	walk = func(list []int) {
 		for j := 0; j < len(list); j++ {
@@ -37,13 +39,19 @@ func preferTreeNames(s *smi.Set) {
 			}
 			k := list[j]
 			n := &s.Tree[k]
+			path = append(path, n.Subid)
 			if n.Def >= 0 && int(n.Def) < len(s.Defs) && n.Module != "" && !isAnon(n.Label) {
 				preferDef(s.Defs, s.Defs[n.Def].OID, n.Label, n.Module)
 			}
+			if isAnon(n.Label) {
+				s.Anon = append(s.Anon, smi.AnonArc{OID: slices.Clone(path), Module: n.Module})
+			}
 			walk(kids[k])
+			path = path[:len(path)-1]
 		}
 	}
 	walk(roots)
+	slices.SortFunc(s.Anon, func(a, b smi.AnonArc) int { return slices.Compare(a.OID, b.OID) })
 }
 
 // preferDef moves the definition of oid called module::name in front of

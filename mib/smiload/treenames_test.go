@@ -25,6 +25,25 @@ func TestTreeNames(t *testing.T) {
 		if got, want := smi.Format(oid[:len(oid)-1], false), "IDRAC-MIB::alertRacConfigurationChangewarning"; got != want {
 			t.Errorf("%s: prints as %s, snmpget prints %s", pass, got, want)
 		}
+		// OIDs through arcs only numbers name, as snmpget names them.
+		for _, c := range []struct {
+			oid  []uint32
+			want string
+		}{
+			{[]uint32{1, 3, 6, 1, 4, 1, 4300, 7, 0}, "SFLOW-MIB::4300.7.0"},
+			{[]uint32{1, 3, 6, 1, 4, 1, 4300}, "SFLOW-MIB::enterprises.4300"},
+			{[]uint32{1, 3, 6, 1, 4, 1, 4300, 1, 1, 1, 0}, "SFLOW-MIB::sFlowVersion.0"},
+			{[]uint32{1, 3, 6, 1, 4, 1, 30065, 1, 1759, 100}, "ARISTA-PRODUCTS-MIB::aristaProducts.1759.100"},
+			{[]uint32{1, 3, 6, 1, 4, 1, 30065, 1, 1759, 100, 3282, 5}, "ARISTA-PRODUCTS-MIB::3282.5"},
+			{[]uint32{1, 3, 6, 1, 4, 1, 674, 11000, 2000, 200, 2, 4, 1, 0}, "FluidFS-MIB::1.0"},
+		} {
+			if got := smi.Format(c.oid, false); got != c.want {
+				t.Errorf("%s: %v prints as %s, snmpget prints %s", pass, c.oid, got, c.want)
+			}
+		}
+		if n := len(src.AnonArcs()); n < 290 || n > 300 {
+			t.Errorf("%s: %d anonymous arcs, want the 290 to 300 Net-SNMP's lookup reaches", pass, n)
+		}
 		if n := len(src.Set().Tree); n != 0 {
 			t.Errorf("%s: the set keeps a tree of %d nodes", pass, n)
 		}
