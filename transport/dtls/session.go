@@ -46,7 +46,7 @@ type peer struct {
 
 // recordCounters count the records the record layer dropped.
 type recordCounters struct {
-	malformed, unauthentic, replayed, unexpected, retransmits atomic.Uint64
+	malformed, unauthentic, replayed, unexpected, retransmits, unheld atomic.Uint64
 }
 
 // RecordStats count the records of established associations that the
@@ -65,12 +65,16 @@ type RecordStats struct {
 	// Retransmits counts the times the listener sent its last handshake
 	// flight again, for a peer that sent its own again.
 	Retransmits uint64
+	// Unheld datagrams: they came while the record layer took the
+	// association over, and found the queue that holds them until then
+	// (earlyQueue) full.
+	Unheld uint64
 }
 
 // RecordStats returns the counters of dropped records.
 func (s *Server) RecordStats() RecordStats {
 	r := &s.records
-	return RecordStats{Malformed: r.malformed.Load(), Unauthentic: r.unauthentic.Load(), Replayed: r.replayed.Load(), Unexpected: r.unexpected.Load(), Retransmits: r.retransmits.Load()}
+	return RecordStats{Malformed: r.malformed.Load(), Unauthentic: r.unauthentic.Load(), Replayed: r.replayed.Load(), Unexpected: r.unexpected.Load(), Retransmits: r.retransmits.Load(), Unheld: r.unheld.Load()}
 }
 
 // acceptQueue bounds the new handshakes waiting for connset to admit them.
@@ -454,6 +458,8 @@ func (x *session) hold(b []byte) bool {
 	}
 	if len(x.early) < earlyQueue {
 		x.early = append(x.early, bytes.Clone(b))
+	} else {
+		x.s.records.unheld.Add(1)
 	}
 	return true
 }
