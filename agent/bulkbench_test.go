@@ -8,6 +8,7 @@ import (
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/hostres"
 	"github.com/tsnmp/tsnmp/mib/ipmib"
+	"github.com/tsnmp/tsnmp/mib/tcpudp"
 	"github.com/tsnmp/tsnmp/mib/ucd"
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -126,4 +127,65 @@ func BenchmarkWalkHostMIBs(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n), "varbinds/walk")
+}
+
+// BenchmarkWalkHostMIBsCached replays, per op, the GetBulk requests
+// (25 repetitions) of a walk of IP-MIB, ICMP, TCP-MIB, UDP-MIB,
+// HOST-RESOURCES-MIB and UCD-SNMP-MIB through the agent, from readings
+// kept an hour: the agent's handlers, decoding and encoding alone, without
+// the kernel's readings or a transport.
+func BenchmarkWalkHostMIBsCached(b *testing.B) {
+	st, err := engine.Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	all := int64(5)
+	var tree mib.Tree
+	h := hostres.New(hostres.Config{CacheTTL: time.Hour})
+	defer h.Close()
+	h.Register(&tree)
+	u := ucd.New(ucd.Config{CacheTTL: time.Hour, Disks: []ucd.Disk{{Path: "/", MinKB: -1, MinPercent: 10}}, IncludeAllDisks: &all,
+		Procs: []ucd.Proc{{Name: "sshd"}, {Name: "cron", Max: 2, Min: 1}}, Processes: h.Processes()})
+	defer u.Close()
+	u.Register(&tree)
+	ipmib.New(ipmib.Config{CacheTTL: time.Hour}).Register(&tree)
+	tcpudp.New(tcpudp.Config{CacheTTL: time.Hour}).Register(&tree)
+	a := &Agent{Tree: &tree, State: st}
+	a.SetPolicy(&Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{}})
+	roots := []snmp.OID{ipmib.IP, {1, 3, 6, 1, 2, 1, 5}, {1, 3, 6, 1, 2, 1, 6}, {1, 3, 6, 1, 2, 1, 7}, hostres.HostResources, ucd.UCDavis}
+	out := make([]byte, 0, 65536)
+	var reqs [][]byte
+	var m snmp.Message
+	vbs := 0
+	for _, root := range roots {
+		cur := root
+		for done := false; !done; {
+			req := snmp.AppendMessage(nil, &snmp.Message{Version: snmp.V2c, Community: []byte("public"),
+				PDU: snmp.PDU{Type: snmp.GetBulkRequest, RequestID: 1, ErrorIndex: 25, VarBinds: []snmp.VarBind{{Name: cur, Value: snmp.NullValue()}}}})
+			reqs = append(reqs, req)
+			if err := m.Unmarshal(a.ServeSNMP(benchRef, req, out)); err != nil {
+				b.Fatal(err)
+			}
+			done = len(m.PDU.VarBinds) == 0
+			for _, vb := range m.PDU.VarBinds {
+				if vb.Value.Type.IsException() || !vb.Name.HasPrefix(root) {
+					done = true
+					break
+				}
+				vbs++
+				cur = vb.Name
+			}
+			cur = cur.Clone()
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, req := range reqs {
+			if a.ServeSNMP(benchRef, req, out) == nil {
+				b.Fatal("no response")
+			}
+		}
+	}
+	b.ReportMetric(float64(len(reqs)), "requests/walk")
+	b.ReportMetric(float64(vbs), "varbinds/walk")
 }

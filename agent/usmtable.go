@@ -213,6 +213,19 @@ func (t *USMUsers) Rows() []USMUserRow {
 	return out
 }
 
+// HoldSets waits for a set of usmUserTable, usmDHParameters or
+// usmDHUserKeyTable in progress to end and keeps later ones waiting
+// until release is called: a program that reads the rows (Rows), builds
+// new users from them and installs them (Restore, a new policy) holds
+// sets across all of it, so that no set falls between its read and its
+// install and is lost. release may be called more than once. Nothing
+// that the held sets wait for may be awaited while holding them.
+func (t *USMUsers) HoldSets() (release func()) {
+	t.u.set.Lock()
+	var once sync.Once
+	return func() { once.Do(t.u.set.Unlock) }
+}
+
 // Restore sets the rows that are not active, and the usmUserPublic and
 // usmUserStorageType of the active ones, from rows: what the program
 // kept of them (at start and reload). Every usmDHUserKeyTable value is

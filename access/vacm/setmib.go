@@ -21,8 +21,9 @@ import (
 // configuration's rows (permanent) are not removed; a row that is not
 // active grants nothing. vacmViewSpinLock is a TestAndIncr. apply installs the
 // VACM a set makes and stores it; an error fails the set with
-// commitFailed and changes nothing.
-func RegisterWritableMIB(tree *mib.Tree, current func() *VACM, apply func(*Config) error) {
+// commitFailed and changes nothing. The Sets it returns let the program
+// hold sets off while it replaces the VACM itself.
+func RegisterWritableMIB(tree *mib.Tree, current func() *VACM, apply func(*Config) error) *Sets {
 	spin := &spinLock{v: rand.Int64N(math.MaxInt32 + 1)}
 	tree.Register(OIDViewSpinLock, &mib.Scalars{Prefix: OIDViewSpinLock[:len(OIDViewSpinLock)-1],
 		Objects: []mib.Scalar{{Sub: 1, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(spin.get()) }, Test: spin.test}},
@@ -38,6 +39,22 @@ func RegisterWritableMIB(tree *mib.Tree, current func() *VACM, apply func(*Confi
 		Rows: func(*mib.Request) mib.Rows { return &current().mibRows().families }}, s: s, kind: kindFamily})
 	tree.Register(OIDNsAccessEntry, &setTable{Table: &mib.Table{Entry: OIDNsAccessEntry, Columns: []uint32{2, 3, 4, 5},
 		Rows: func(*mib.Request) mib.Rows { return &current().mibRows().ns }}, s: s, kind: kindNs})
+	return &Sets{s}
+}
+
+// Sets are the sets of the tables RegisterWritableMIB serves.
+type Sets struct{ s *setState }
+
+// Hold waits for a set being applied to end and keeps later ones from
+// being applied (they wait, tested, before reading the VACM they apply
+// to) until release is called: a program that builds a new VACM from
+// what sets stored and installs it holds sets across both, so that none
+// falls between and is lost or applied to the VACM being replaced.
+// release may be called more than once.
+func (h *Sets) Hold() (release func()) {
+	h.s.mu.Lock()
+	var once sync.Once
+	return func() { once.Do(h.s.mu.Unlock) }
 }
 
 // spinLock is vacmViewSpinLock, a TestAndIncr (RFC 2579): a set must

@@ -21,9 +21,10 @@ type PolicyOptions struct {
 	// state directory). An error stops the load.
 	MergeUsers func(*usm.UserTable) error
 	// Users, if set, receives the users (Replace) instead of USM's own
-	// table, whose users then stay as they are: the caller installs them
-	// when it applies the policy (tsnmpd, once a reload has opened every
-	// new listen address).
+	// table, whose users then stay as they are, and the policy's USM is
+	// USM.WithUsers(Users): the users are installed with the policy, in
+	// the same step as its access control and communities (tsnmpd, once
+	// a reload has opened every new listen address).
 	Users *usm.UserTable
 }
 
@@ -50,8 +51,10 @@ func (c *Config) Policy(o PolicyOptions) (*agent.Policy, error) {
 			return nil, fmt.Errorf("USM users: %w", err)
 		}
 	}
+	m := o.USM
 	if o.Users != nil {
 		o.Users.Replace(users)
+		m = o.USM.WithUsers(o.Users)
 	} else {
 		o.USM.Users().Replace(users)
 	}
@@ -64,6 +67,6 @@ func (c *Config) Policy(o PolicyOptions) (*agent.Policy, error) {
 		MaxBulkResponses: c.Limits.MaxGetbulkResponses,
 		RateLimit: agent.NewRateLimiter(agent.RateLimitConfig{Rate: r.Rate, Burst: r.Burst, Slip: r.Slip,
 			IPv4Prefix: r.IPv4Prefix, IPv6Prefix: r.IPv6Prefix}),
-		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: o.USM},
+		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: m},
 	}, nil
 }

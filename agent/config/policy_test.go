@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/internal/loopagent"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/security/usm"
@@ -50,5 +51,41 @@ limits:
 		if len(r.VarBinds) != 3 {
 			t.Errorf("%v: GetBulk max-repetitions 20 under limits.max_repetitions 3 gave %d varbinds", cfg.Version, len(r.VarBinds))
 		}
+	}
+}
+
+// TestPolicyUsersAside: with PolicyOptions.Users, the running USM's users
+// are untouched and the policy carries its own: a USM of the same engine
+// (shared counters and time) that authenticates the new users, so that
+// installing the policy installs them with its access control.
+func TestPolicyUsersAside(t *testing.T) {
+	cfg, err := config.ParseSnmpdConf("snmpd.conf", []byte("createUser dev SHA-256 authpass123 AES privpass123\nrouser dev authpriv\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, err := usm.New(usm.Config{EngineID: []byte{0x80, 0, 0x1f, 0x88, 4, 't', 'e', 's', 't'}, EngineBoots: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aside := usm.NewUserTable()
+	p, err := cfg.Policy(config.PolicyOptions{USM: running, Users: aside})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := running.Users().Lookup(running.EngineID(), []byte("dev")); ok {
+		t.Error("the running USM got the new user before the policy was installed")
+	}
+	m, ok := p.SecurityModels[snmp.SecurityModelUSM].(*usm.USM)
+	if !ok {
+		t.Fatalf("the policy has no USM: %T", p.SecurityModels[snmp.SecurityModelUSM])
+	}
+	if _, ok := m.Users().Lookup(running.EngineID(), []byte("dev")); !ok {
+		t.Error("the policy's USM does not know the new user")
+	}
+	if m.Stats() != running.Stats() {
+		t.Error("the policy's USM keeps usmStats counters of its own")
+	}
+	if b, _ := m.EngineTime(); b != 3 {
+		t.Errorf("the policy's USM has engineBoots %d, want the running engine's 3", b)
 	}
 }

@@ -108,9 +108,11 @@ var (
 )
 
 // metrics appends the counters the web interface serves at /metrics
-// beyond its own: the notification targets' and the AgentX master's.
+// beyond its own: the notification targets', the dtls: listeners' and
+// the AgentX master's.
 func (d *daemon) metrics(b []byte) []byte {
 	b = d.notifyMetrics(b) // notify.go
+	b = d.dtlsMetrics(b)   // tls.go
 	if d.agentx != nil {
 		b = d.agentx.Stats.AppendMetrics(b)
 	}

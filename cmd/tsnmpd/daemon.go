@@ -337,7 +337,7 @@ func (d *daemon) persistSystem(contact, name, location string) error {
 type loadPlan struct {
 	cfg    *config.Config
 	policy *agent.Policy
-	users  *usm.UserTable // the USM users, installed in d.usm by commit
+	users  *usm.UserTable // the USM users, installed with policy by commit
 	usm    *usmMerge      // usmUserTable's rows and usm-users.conf (usmstate.go)
 	kick   *kickPlan      // usmDHKickstartTable (usmdhkick.go)
 	// vacmBase is the configuration's VACM, that SNMP-made rows are told
@@ -346,7 +346,17 @@ type loadPlan struct {
 	tls      *tlsPlan      // tls.go
 	sshKeys  []tssh.Signer // the host keys of the first ssh: listener (ssh.go)
 	opened   []listener    // not yet served
+	// release lets the sets of usmUserTable and of the VACM tables go
+	// on: they are held from before prepare reads what they stored until
+	// commit has installed what it made of it or abort has dropped it,
+	// so that none falls between and is lost.
+	release func()
 }
+
+// testHookPrepared, if set, runs in prepare once everything is built,
+// before the listen addresses are opened: tests make a reload wait
+// there.
+var testHookPrepared func()
 
 // prepare builds what a load replaces: config.Policy assembles the
 // communities, VACM, limits and USM users (with the users kept in the
@@ -359,7 +369,25 @@ func (d *daemon) prepare(cfg *config.Config, listen bool) (*loadPlan, error) {
 	if err := d.fillDefaultUser(cfg); err != nil {
 		return nil, err
 	}
-	pl := &loadPlan{cfg: cfg, users: usm.NewUserTable()}
+	pl := &loadPlan{cfg: cfg, users: usm.NewUserTable(), release: func() {}}
+	var holds []func()
+	if t := d.usmRows.table; t != nil {
+		holds = append(holds, t.HoldSets())
+	}
+	if d.vacm.sets != nil { // after usmUserTable's: a set of both holds them in that order
+		holds = append(holds, d.vacm.sets.Hold())
+	}
+	pl.release = func() {
+		for _, release := range slices.Backward(holds) {
+			release()
+		}
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			pl.release()
+		}
+	}()
 	p, err := cfg.Policy(config.PolicyOptions{USM: d.usm, Users: pl.users, MergeUsers: func(users *usm.UserTable) error {
 		var err error
 		if pl.kick, err = d.kickstartUsers(cfg, users); err != nil { // usmdhkick.go
@@ -382,18 +410,25 @@ func (d *daemon) prepare(cfg *config.Config, listen bool) (*loadPlan, error) {
 	if err := d.httpPolicy(cfg, p); err != nil {
 		return nil, err
 	}
+	if h := testHookPrepared; h != nil {
+		h()
+	}
 	if listen {
 		if err := d.open(pl); err != nil {
 			return nil, err
 		}
 	}
+	ok = true
 	return pl, nil
 }
 
 // commit applies pl: it writes usm-users.conf (the one step that can
-// fail: then pl is aborted and nothing has changed), then installs the
-// USM users and usmUserTable's rows, the SSH, TLS and web-services
-// settings and the policy, and starts serving the addresses pl opened.
+// fail: then pl is aborted and nothing has changed), then installs
+// usmUserTable's rows, the SSH and web-services settings, the policy
+// with its USM users, communities and VACM in one step, the TLS
+// settings, and starts serving the addresses pl opened. The sets of
+// usmUserTable and of the VACM tables wait from before prepare read what
+// they stored until the policy is installed.
 func (d *daemon) commit(pl *loadPlan) error {
 	if pl.usm != nil {
 		if err := d.state.WriteFile(usmFile, pl.usm.file, 0o600); err != nil {
@@ -401,7 +436,6 @@ func (d *daemon) commit(pl *loadPlan) error {
 			return fmt.Errorf("USM users: %w", err)
 		}
 	}
-	d.usm.Users().Replace(pl.users)
 	if m := pl.usm; m != nil {
 		d.usmRows.mu.Lock()
 		d.usmRows.configured, d.usmRows.base, d.usmRows.derived = m.configured, m.base, m.derived
@@ -412,14 +446,15 @@ func (d *daemon) commit(pl *loadPlan) error {
 	}
 	d.installKickstart(pl.kick) // usmdhkick.go
 	d.installSSH(pl)
-	d.installTLS(pl.tls, pl.opened)
 	d.installHTTP(pl.cfg.HTTP)
 	d.vacm.mu.Lock()
 	if pl.vacmBase != nil {
 		d.vacm.base = pl.vacmBase
 	}
-	d.agent.SetPolicy(pl.policy)
+	d.agent.SetPolicy(pl.policy) // users, communities and VACM at once
 	d.vacm.mu.Unlock()
+	pl.release()
+	d.installTLS(pl.tls, pl.opened)
 	d.mu.Lock()
 	d.servers = append(d.servers, pl.opened...)
 	d.mu.Unlock()
@@ -435,12 +470,14 @@ func (d *daemon) commit(pl *loadPlan) error {
 	return nil
 }
 
-// abort closes the listen addresses pl opened.
+// abort closes the listen addresses pl opened and lets usmUserTable's
+// sets go on.
 func (pl *loadPlan) abort() {
 	for _, l := range pl.opened {
 		l.srv.Close()
 	}
 	pl.opened = nil
+	pl.release()
 }
 
 // openListener opens a server for a listen address with the settings of

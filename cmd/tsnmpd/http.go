@@ -15,6 +15,8 @@ import (
 	"github.com/tsnmp/tsnmp/agent"
 	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/internal/certs"
+	"github.com/tsnmp/tsnmp/security/usm"
+	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
 	tlstm "github.com/tsnmp/tsnmp/transport/tls"
 	"github.com/tsnmp/tsnmp/webmgmt"
@@ -151,7 +153,7 @@ func (d *daemon) httpPolicy(cfg *config.Config, _ *agent.Policy) error {
 	if s.handler == nil {
 		s.handler = webmgmt.New(webmgmt.Config{
 			Agent:      d.agent,
-			Users:      d.usm,
+			Users:      policyUsers{d},
 			CertNames:  webmgmt.CertMapperFunc(d.httpCertName),
 			MaxBody:    int64(cfg.HTTP.MaxBody),
 			MaxObjects: cfg.HTTP.MaxObjects,
@@ -238,4 +240,20 @@ func (d *daemon) openHTTP(a transport.Address, pl *loadPlan) (transport.Server, 
 		}, tickets)
 	}
 	return webmgmt.Listen(webmgmt.ServerConfig{Addr: a.HostPort(), TLS: tc, AllowPlain: cfg.AllowPlain, Handler: h, Log: d.log})
+}
+
+// policyUsers are the USM users of the running policy, for the
+// web-services interface's Basic authentication: they change with the
+// policy (each load installs its users with it).
+type policyUsers struct{ d *daemon }
+
+func (u policyUsers) EngineID() []byte { return u.d.usm.EngineID() }
+
+func (u policyUsers) Users() *usm.UserTable {
+	if p := u.d.agent.Policy(); p != nil {
+		if m, ok := p.SecurityModels[snmp.SecurityModelUSM].(*usm.USM); ok {
+			return m.Users()
+		}
+	}
+	return usm.NewUserTable()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -34,6 +35,67 @@ type tlsState struct {
 	rotating bool
 	prefix   bool
 	changed  uint32 // sysUpTime of the last load of the certToTSN rules
+	// closed are the counters of the dtls: listeners closed since start,
+	// so that /metrics counts every listener's.
+	closed dtlsCounters
+}
+
+// dtlsCounters are a dtls: listener's counters: its cookie exchange's
+// and its record layer's.
+type dtlsCounters struct {
+	hello   dtls.HelloStats
+	records dtls.RecordStats
+}
+
+func (c *dtlsCounters) add(srv *dtls.Server) {
+	h, r := srv.HelloStats(), srv.RecordStats()
+	c.hello.Verifies += h.Verifies
+	c.hello.BadCookies += h.BadCookies
+	c.hello.Malformed += h.Malformed
+	c.hello.Started += h.Started
+	c.records.Malformed += r.Malformed
+	c.records.Unauthentic += r.Unauthentic
+	c.records.Replayed += r.Replayed
+	c.records.Unexpected += r.Unexpected
+	c.records.Retransmits += r.Retransmits
+	c.records.Unheld += r.Unheld
+}
+
+// dtlsMetrics appends the dtls: listeners' counters, those closed
+// included, to the web interface's /metrics.
+func (d *daemon) dtlsMetrics(b []byte) []byte {
+	s := d.tls
+	if s == nil {
+		return b
+	}
+	s.mu.Lock()
+	c := s.closed
+	for _, srv := range s.servers {
+		if srv, ok := srv.(*dtls.Server); ok {
+			c.add(srv)
+		}
+	}
+	s.mu.Unlock()
+	for _, m := range []struct {
+		name, help string
+		v          uint64
+	}{
+		{"hello_verify_requests_total", "ClientHellos without a cookie, answered with a HelloVerifyRequest.", c.hello.Verifies},
+		{"bad_cookies_total", "ClientHellos whose cookie did not verify (forged, expired, or made for another address or ClientHello), dropped.", c.hello.BadCookies},
+		{"malformed_hellos_total", "Datagrams that looked like a ClientHello and did not parse as one, or fragmented ones, dropped.", c.hello.Malformed},
+		{"handshakes_started_total", "ClientHellos with a valid cookie that started a handshake.", c.hello.Started},
+		{"malformed_records_total", "Records of established associations whose header or length does not parse, dropped.", c.records.Malformed},
+		{"unauthentic_records_total", "Records of established associations that failed authentication, dropped.", c.records.Unauthentic},
+		{"replayed_records_total", "Records of established associations seen before or older than the replay window, dropped.", c.records.Replayed},
+		{"unexpected_records_total", "Records of another epoch or of a content type the association does not take, dropped.", c.records.Unexpected},
+		{"handshake_retransmits_total", "Handshake flights sent again for a peer that sent its own again.", c.records.Retransmits},
+		{"unheld_records_total", "Datagrams that came while a session was taken over from the handshake and found the queue that holds them full, dropped.", c.records.Unheld},
+	} {
+		b = append(b, "# HELP tsnmp_dtls_"+m.name+" "+m.help+"\n# TYPE tsnmp_dtls_"+m.name+" counter\ntsnmp_dtls_"+m.name+" "...)
+		b = strconv.AppendUint(b, m.v, 10)
+		b = append(b, '\n')
+	}
+	return b
 }
 
 // newTLSState makes the TLS state and registers its counters and tables
@@ -134,7 +196,13 @@ func (s *tlsState) forget(srv transport.Server) {
 	s.servers = slices.DeleteFunc(s.servers, func(x interface {
 		Update(*tlstm.ServerConfig) error
 	}) bool {
-		return any(x) == any(srv)
+		if any(x) != any(srv) {
+			return false
+		}
+		if ds, ok := x.(*dtls.Server); ok {
+			s.closed.add(ds)
+		}
+		return true
 	})
 }
 

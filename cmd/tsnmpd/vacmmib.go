@@ -22,6 +22,7 @@ const vacmFile = "vacm-rows.json"
 // VACM, against which the rows made by SNMP are told apart.
 type vacmState struct {
 	mu   sync.Mutex
+	sets *vacm.Sets // the tables' sets, held by a load (daemon.go)
 	base *vacm.VACM
 	// volatile are the rows sets made of StorageType volatile(2): kept
 	// in memory only, so that they last across reloads but not a
@@ -48,7 +49,7 @@ func (d *daemon) currentVACM() *vacm.VACM {
 // stored in the state directory; the rows they made come back at restart
 // and reload (mergeVACMState).
 func (d *daemon) registerVACMMIB(tree *mib.Tree) {
-	vacm.RegisterWritableMIB(tree, d.currentVACM, d.applyVACM)
+	d.vacm.sets = vacm.RegisterWritableMIB(tree, d.currentVACM, d.applyVACM)
 }
 
 // mergeVACMState adds the rows SNMP sets made to p's VACM, which the

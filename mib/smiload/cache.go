@@ -97,6 +97,7 @@ func load(r Request) *cacheContent {
 	if r.NoDescriptions {
 		for i := range set.Defs {
 			set.Defs[i].Description = ""
+			set.Defs[i].HasDescription = false
 			set.Defs[i].DefVal = ""
 		}
 	}

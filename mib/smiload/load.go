@@ -340,7 +340,15 @@ type gen struct {
 // the last file of the search path first, each module's imports before
 // it. When two modules define the same OID, the one loaded first names
 // it.
-func loadOrder(mods map[string]*module) []*module {
+func loadOrder(mods map[string]*module) []*module { return readModules(mods, nil) }
+
+// readModules goes through the modules as Net-SNMP's parser reads them
+// and returns them in the order it links them (each when its parse
+// ends). parsed, if not nil, is called for each definition in the order
+// parsed: a module's imports are read before its definitions, and the
+// module a MODULE-COMPLIANCE or AGENT-CAPABILITIES names is read where
+// the name is met, between the definitions of the module naming it.
+func readModules(mods map[string]*module, parsed func(m *module, d *def)) []*module {
 	var names []string
 	for n := range mods {
 		names = append(names, n)
@@ -380,6 +388,9 @@ func loadOrder(mods map[string]*module) []*module {
 				if r != m.name {
 					visit(r)
 				}
+			}
+			if parsed != nil {
+				parsed(m, d)
 			}
 		}
 		order = append(order, m)
@@ -688,7 +699,7 @@ func (g *gen) set() *smi.Set {
 			if o == nil {
 				continue
 			}
-			out := smi.Def{Name: d.name, Module: m.name, OID: o, Kind: kinds[d.macro], Status: d.status, Units: d.units, Description: d.descr, DefVal: d.defval, Macro: d.macro}
+			out := smi.Def{Name: d.name, Module: m.name, OID: o, Kind: kinds[d.macro], Status: d.status, Units: d.units, Description: d.descr, HasDescription: d.hasDescr, DefVal: d.defval, Macro: d.macro}
 			if d.macro == "OBJECT-TYPE" {
 				switch {
 				case d.syntax.name == "SEQUENCE OF":

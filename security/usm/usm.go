@@ -48,8 +48,14 @@ type Config struct {
 // non-authoritative use, the notion of time of remote engines. It is safe
 // for concurrent use.
 type USM struct {
+	*engineState
+	users *UserTable
+}
+
+// engineState is what the USMs of one engine share (WithUsers): all of
+// a USM but its users.
+type engineState struct {
 	engineID  []byte
-	users     *UserTable
 	discovery bool
 	now       func() time.Time
 	salts     *SaltSource
@@ -59,6 +65,14 @@ type USM struct {
 	boots  int32
 	start  time.Time // local time at which snmpEngineTime was 0
 	remote map[string]*remoteTime
+}
+
+// WithUsers returns a USM of the same engine that authenticates the
+// users of t: it shares u's notion of time (local and remote), its
+// usmStats counters and its salts, so that an agent can hold a USM per
+// policy and replace its users and its access control in one step.
+func (u *USM) WithUsers(t *UserTable) *USM {
+	return &USM{engineState: u.engineState, users: t}
 }
 
 // remoteTime is the local notion of an authoritative engine's time
@@ -83,15 +97,14 @@ func New(cfg Config) (*USM, error) {
 	if cfg.EngineBoots < 0 {
 		return nil, errors.New("usm: negative engine boots")
 	}
-	u := &USM{
+	u := &USM{engineState: &engineState{
 		engineID:  bytes.Clone(cfg.EngineID),
-		users:     cfg.Users,
 		discovery: cfg.Discovery,
 		now:       cfg.Now,
 		salts:     cfg.Salts,
 		boots:     cfg.EngineBoots,
 		remote:    make(map[string]*remoteTime),
-	}
+	}, users: cfg.Users}
 	if u.users == nil {
 		u.users = NewUserTable()
 	}
