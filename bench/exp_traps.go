@@ -808,7 +808,7 @@ func captureTSMTraps(ctx context.Context, p *certs.PKI, pki string, n int) ([][]
 	}
 	for start := time.Now(); h.count() < n; time.Sleep(time.Millisecond) {
 		if time.Since(start) > 10*time.Second {
-			return nil, fmt.Errorf("bench: %d of %d traps sent over DTLS read back", h.count(), n)
+			return nil, fmt.Errorf("bench: %d of %d traps sent over DTLS read back (the bench's DTLS listener dropped %+v)", h.count(), n, l.RecordStats())
 		}
 	}
 	return h.msgs, nil

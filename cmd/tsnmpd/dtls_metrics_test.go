@@ -52,6 +52,7 @@ func TestDTLSMetrics(t *testing.T) {
 		"tsnmp_dtls_bad_cookies_total 0\n", "tsnmp_dtls_hello_verify_requests_total 0\n",
 		"tsnmp_dtls_malformed_hellos_total 0\n", "tsnmp_dtls_handshakes_started_total 0\n",
 		"tsnmp_dtls_unauthentic_records_total 0\n", "tsnmp_dtls_replayed_records_total 0\n",
+		"tsnmp_dtls_unheld_records_total 0\n",
 	} {
 		if m := metrics(); !strings.Contains(m, w) {
 			t.Errorf("/metrics before any datagram lacks %q:\n%s", w, m)

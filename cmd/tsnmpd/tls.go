@@ -58,6 +58,7 @@ func (c *dtlsCounters) add(srv *dtls.Server) {
 	c.records.Replayed += r.Replayed
 	c.records.Unexpected += r.Unexpected
 	c.records.Retransmits += r.Retransmits
+	c.records.Unheld += r.Unheld
 }
 
 // dtlsMetrics appends the dtls: listeners' counters, those closed
@@ -88,6 +89,7 @@ func (d *daemon) dtlsMetrics(b []byte) []byte {
 		{"replayed_records_total", "Records of established associations seen before or older than the replay window, dropped.", c.records.Replayed},
 		{"unexpected_records_total", "Records of another epoch or of a content type the association does not take, dropped.", c.records.Unexpected},
 		{"handshake_retransmits_total", "Handshake flights sent again for a peer that sent its own again.", c.records.Retransmits},
+		{"unheld_records_total", "Datagrams that came while a session was taken over from the handshake and found the queue that holds them full, dropped.", c.records.Unheld},
 	} {
 		b = append(b, "# HELP tsnmp_dtls_"+m.name+" "+m.help+"\n# TYPE tsnmp_dtls_"+m.name+" counter\ntsnmp_dtls_"+m.name+" "...)
 		b = strconv.AppendUint(b, m.v, 10)

@@ -622,18 +622,21 @@ func TestNoReplyAfterCloseNotify(t *testing.T) {
 	}
 }
 
-// TestFlightDuringTakeover: the agent's last flight is lost, and the
-// client's retransmitted flight arrives while the record layer takes
-// the session over (held there by a hook until it came). The record
-// layer answers it at once; before, it went to pion/dtls, whose answer
-// went nowhere, and the client had to retransmit once more, a timer
-// later.
+// TestFlightDuringTakeover: the record layer's takeover of a session is
+// slow (held by a hook until the client has sent its last flight again,
+// its retransmission timer having run out while the agent's last flight
+// waited for the takeover). The retransmission, held meanwhile, does not
+// make the agent send its flight twice: the flight goes out once, as the
+// record layer serves the session, and the client needs no third try.
+// Before, the agent's flight went out before the takeover (and was lost
+// here once), and the retransmission went to pion/dtls, whose answer went
+// nowhere.
 func TestFlightDuringTakeover(t *testing.T) {
 	p := testPKI(t)
 	var (
-		mu      sync.Mutex
-		dropped int
-		tap     *tapConn
+		mu       sync.Mutex
+		received int // the agent's last flights the client got
+		tap      *tapConn
 	)
 	flights := func() int {
 		n := 0
@@ -663,13 +666,12 @@ func TestFlightDuringTakeover(t *testing.T) {
 	testHookDetached.Store(&hook)
 	defer testHookDetached.Store(nil)
 	s := start(t, "udp4", nil)
-	drop := func(b []byte) bool {
+	count := func(b []byte) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for r, rest, err := nextRecord(b); err == nil; r, rest, err = nextRecord(rest) {
-			if r.typ == typeChangeCipherSpec && dropped == 0 {
-				dropped++
-				return true
+			if r.typ == typeChangeCipherSpec {
+				received++
 			}
 		}
 		return false
@@ -679,7 +681,7 @@ func TestFlightDuringTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	tap = &tapConn{UDPConn: uc, drop: drop}
+	tap = &tapConn{UDPConn: uc, drop: count}
 	mu.Unlock()
 	c, err := dtls.ClientWithOptions(tap, s.Addr(), dtls.WithCertificates(p.Carol.TLS()), dtls.WithRootCAs(certPool(p.CA.Cert)),
 		dtls.WithServerName("localhost"), dtls.WithExtendedMasterSecret(dtls.RequireExtendedMasterSecret))
@@ -692,11 +694,17 @@ func TestFlightDuringTakeover(t *testing.T) {
 	if err := c.HandshakeContext(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := flights(); n != 2 {
-		t.Errorf("the client sent its last flight %d times, want 2 (the retransmission answered at once)", n)
-	}
 	if name, err := ask(c); err != nil || name != "carol" {
 		t.Fatalf("%q %v", name, err)
+	}
+	mu.Lock()
+	got := received
+	mu.Unlock()
+	if n := flights(); n != 2 || got != 1 {
+		t.Errorf("the client sent its last flight %d times and got the agent's %d times, want 2 and 1 (the agent's sent once, when the record layer serves the session)", n, got)
+	}
+	if st := s.RecordStats(); st.Retransmits != 0 {
+		t.Errorf("the agent sent its last flight again %d times", st.Retransmits)
 	}
 }
 
@@ -713,12 +721,30 @@ func (lenHandler) ServeSNMP(_ *transport.StateReference, msg, out []byte) []byte
 // held ones waited for pion/dtls to close, and its answer overtook theirs:
 // a manager that asked for a ticket and then sent its request got the
 // answer, closed, and never saw the ticket (TestSmallTickets failed under
-// load: "session 1: resumed=false").
+// load: "session 1: resumed=false"). The agent's Finished now goes out
+// only once the record layer serves the session, so that a peer's
+// requests cannot come before; here the hook sends the agent's last
+// flight ahead of the takeover, as the listener once did, for a peer
+// that sends records early.
 func TestEarlyRepliesFirst(t *testing.T) {
 	p := testPKI(t)
 	detached, sentA := make(chan struct{}), make(chan struct{})
 	promoted, sentB := make(chan struct{}), make(chan struct{})
+	var s *Server
 	hd := func() {
+		// The agent's last flight, kept from the wire until the
+		// takeover is done, goes out now.
+		s.mu.RLock()
+		for a, p := range s.peers {
+			if x := p.next; x != nil && x.hs != nil {
+				x.hs.mu.Lock()
+				for _, d := range x.hs.flight {
+					s.udp.WriteTo(d, a)
+				}
+				x.hs.mu.Unlock()
+			}
+		}
+		s.mu.RUnlock()
 		close(detached)
 		select {
 		case <-sentA:
@@ -737,7 +763,8 @@ func TestEarlyRepliesFirst(t *testing.T) {
 	testHookPromoted.Store(&hp)
 	defer testHookDetached.Store(nil)
 	defer testHookPromoted.Store(nil)
-	s, err := Listen(transport.Address{Domain: transport.DTLS, Network: "udp4", Host: "127.0.0.1"}, lenHandler{}, serverConfig(t, p), nil)
+	var err error
+	s, err = Listen(transport.Address{Domain: transport.DTLS, Network: "udp4", Host: "127.0.0.1"}, lenHandler{}, serverConfig(t, p), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,9 +25,11 @@ import (
 //     message goes to the handler on the reading goroutine; the reply is
 //     sealed into the reader's reply buffer;
 //   - from an address with a handshake in progress (peer.next), datagrams
-//     go to pion/dtls through a hsConn, except application data that
-//     arrives once pion has sent its Finished: that waits (session.early)
-//     for the record layer to take over;
+//     go to pion/dtls through a hsConn, except records that arrive once
+//     pion has written its Finished: those wait (session.early) for the
+//     record layer to take over. pion/dtls's last flight goes out only
+//     then (hsConn.WriteTo), so that a peer's application data, which it
+//     sends once it has our Finished, does not come before;
 //   - a ClientHello from an address without a handshake in progress goes
 //     through the cookie exchange (cookie.go): without a cookie it is
 //     answered with a HelloVerifyRequest and nothing is kept; with a
@@ -46,7 +48,7 @@ type peer struct {
 
 // recordCounters count the records the record layer dropped.
 type recordCounters struct {
-	malformed, unauthentic, replayed, unexpected, retransmits atomic.Uint64
+	malformed, unauthentic, replayed, unexpected, retransmits, unheld atomic.Uint64
 }
 
 // RecordStats count the records of established associations that the
@@ -65,12 +67,16 @@ type RecordStats struct {
 	// Retransmits counts the times the listener sent its last handshake
 	// flight again, for a peer that sent its own again.
 	Retransmits uint64
+	// Unheld datagrams: they came while the record layer took the
+	// association over, and found the queue that holds them until then
+	// (earlyQueue) full.
+	Unheld uint64
 }
 
 // RecordStats returns the counters of dropped records.
 func (s *Server) RecordStats() RecordStats {
 	r := &s.records
-	return RecordStats{Malformed: r.malformed.Load(), Unauthentic: r.unauthentic.Load(), Replayed: r.replayed.Load(), Unexpected: r.unexpected.Load(), Retransmits: r.retransmits.Load()}
+	return RecordStats{Malformed: r.malformed.Load(), Unauthentic: r.unauthentic.Load(), Replayed: r.replayed.Load(), Unexpected: r.unexpected.Load(), Retransmits: r.retransmits.Load(), Unheld: r.unheld.Load()}
 }
 
 // acceptQueue bounds the new handshakes waiting for connset to admit them.
@@ -128,8 +134,10 @@ func (r *reader) ServeSNMP(ref *transport.StateReference, msg, out []byte) []byt
 		hs.deliver(msg)
 		return nil
 	case next != nil && hs.finished.Load():
-		// pion/dtls has sent its Finished: the peer's first records
-		// under the new keys wait for the record layer.
+		// pion/dtls has written its Finished (kept from the wire until
+		// the record layer serves the session): records under the new
+		// keys, from a peer that did not wait for it, wait for the
+		// record layer.
 		if next.hold(msg) {
 			return nil
 		}
@@ -287,7 +295,7 @@ type hsConn struct {
 	closeOnce sync.Once
 	rd        *deadline.Deadline
 	detached  atomic.Bool
-	finished  atomic.Bool // pion/dtls has sent a record of a nonzero epoch (its Finished)
+	finished  atomic.Bool // pion/dtls has written a record of a nonzero epoch (its Finished)
 	// The cookie exchange, done by the listener (cookie.go): the cookie
 	// the client returned, for pion/dtls to take as its own; the number
 	// pion/dtls's records of epoch 0 are numbered on from (the client's
@@ -298,7 +306,7 @@ type hsConn struct {
 	pion      *dtls.Conn
 
 	mu     sync.Mutex
-	flight [][]byte // pion/dtls's last flight: the datagrams from its ChangeCipherSpec on
+	flight [][]byte // pion/dtls's last flight: the datagrams from its ChangeCipherSpec on, not yet sent
 }
 
 // deliver queues a copy of a datagram for pion/dtls; a full queue drops it.
@@ -367,6 +375,15 @@ func (c *hsConn) WriteTo(b []byte, _ net.Addr) (int, error) {
 		rest = next
 	}
 	if ccs || later {
+		// pion/dtls's last flight (its ChangeCipherSpec and Finished,
+		// at most two datagrams) does not go out now: the record layer
+		// sends it once it serves the session (serveConn). The peer
+		// sends application data as soon as it has our Finished, and
+		// none of it may come before the record layer can take it.
+		// This holds because pion/dtls's flight with its Finished is
+		// the last of the handshake: the listener gives it no session
+		// store, so no handshake is abbreviated (where the server's
+		// Finished comes before the client's).
 		c.mu.Lock()
 		if ccs {
 			c.flight = c.flight[:0]
@@ -375,9 +392,10 @@ func (c *hsConn) WriteTo(b []byte, _ net.Addr) (int, error) {
 			c.flight = append(c.flight, b)
 		}
 		c.mu.Unlock()
-	}
-	if later {
-		c.finished.Store(true)
+		if later {
+			c.finished.Store(true)
+		}
+		return n, nil
 	}
 	if err := c.x.s.udp.WriteTo(b, c.x.addr); err != nil {
 		return 0, err
@@ -432,7 +450,7 @@ type session struct {
 	ready     bool     // and serves it: the datagrams held until then are served
 	confirmed bool     // a record from the peer authenticated under the keys
 	closed    bool     // ended
-	flight    [][]byte // our last flight, to send again until confirmed
+	flight    [][]byte // our last flight, sent once ready, and again until confirmed
 	early     [][]byte // datagrams that came before ready
 	resumed   bool
 	beside    bool     // the handshake started beside an association of the address
@@ -454,6 +472,8 @@ func (x *session) hold(b []byte) bool {
 	}
 	if len(x.early) < earlyQueue {
 		x.early = append(x.early, bytes.Clone(b))
+	} else {
+		x.s.records.unheld.Add(1)
 	}
 	return true
 }
@@ -546,7 +566,9 @@ func (s *Server) serveConn(sc *connset.Conn) {
 	// The datagrams held meanwhile are served before any that comes
 	// later, which the reader holds too until they are: a reply must not
 	// overtake the one to an earlier request (the agent's ticket, say,
-	// which the client stops waiting for once it has its answer).
+	// which the client stops waiting for once it has its answer). A
+	// peer that has not seen our Finished sends no application data, so
+	// these are mostly its last flight sent again; it is answered below.
 	for {
 		x.mu.Lock()
 		early := x.early
@@ -554,7 +576,20 @@ func (s *Server) serveConn(sc *connset.Conn) {
 		if len(early) == 0 || x.closed {
 			x.ready = !x.closed
 			x.live.Store(x.ready)
+			var flight [][]byte
+			if x.ready {
+				flight = x.flight
+			}
 			x.mu.Unlock()
+			// Our last flight, kept from the wire until now (hsConn.WriteTo):
+			// the peer's records under the new keys, which it sends
+			// once it has our Finished, find the record layer
+			// serving the session; before, a burst of them (a trap
+			// sender's) overflowed the queue of datagrams held
+			// during the takeover (earlyQueue), and the rest was lost.
+			for _, d := range flight {
+				s.udp.WriteTo(d, x.addr)
+			}
 			break
 		}
 		x.mu.Unlock()
@@ -592,9 +627,14 @@ func (x *session) promote() (old *session, ok bool) {
 
 // resendFlight sends our last flight again, until a record from the peer
 // has shown that it arrived: the peer retransmitted its last flight.
+// Before the session is ready the flight has not gone out yet; it goes
+// once it is (serveConn).
 func (x *session) resendFlight() {
 	x.mu.Lock()
 	f := x.flight
+	if !x.ready {
+		f = nil
+	}
 	x.mu.Unlock()
 	if len(f) > 0 {
 		x.s.records.retransmits.Add(1)
@@ -648,8 +688,10 @@ func (x *session) datagram(b, out []byte) []byte {
 		fresh = x.win.fresh(r.seq()) && !x.closed
 		if fresh {
 			x.win.mark(r.seq())
-			if !x.confirmed && (typ == typeApplicationData || typ == typeAlert) {
+			if !x.confirmed && x.ready && (typ == typeApplicationData || typ == typeAlert) {
 				// The peer has our Finished: no flight to repeat.
+				// (Not before the session is ready: our Finished
+				// has not gone out then.)
 				x.confirmed, x.flight = true, nil
 			}
 		}
