@@ -159,6 +159,9 @@ func appendIndexParts(b []byte, n *Node, rest []uint32, starts *[]int) ([]byte, 
 		if starts != nil {
 			*starts = append(*starts, len(b))
 		}
+		if in.untyped {
+			return appendNumeric(b, rest), false
+		}
 		last := k == len(idx)-1
 		cur := prevInt
 		prevInt = -1

@@ -127,6 +127,7 @@ type Node struct {
 	HasDescription bool
 
 	fixed    int     // fixed size of an OCTET STRING (SIZE (n)), used in indexes
+	untyped  bool    // Def.Untyped
 	index    []*Node // resolved Index (or the augmented row's)
 	implied  bool    // last of index is IMPLIED
 	parent   *Node
@@ -251,6 +252,11 @@ type Def struct {
 	TC, Hint     string
 	Enums        []Enum
 	Fixed        int // n of an OCTET STRING (SIZE (n)), for indexes
+	// Untyped: Net-SNMP's parser finds no type for SYNTAX (a textual
+	// convention defined below its use, or one the module does not
+	// import), so snmpget prints an index of this object, and the rest
+	// of the instance, as numbers.
+	Untyped bool
 	Access       Access
 	Index        []string // "Module::name" of objects, or a type name (SMIv1)
 	Implied      bool
@@ -401,7 +407,7 @@ func buildWith(s *Set, below []bool, modules map[string]bool, rank map[string]in
 			TC: d.TC, Hint: d.Hint, Enums: d.Enums, Access: d.Access,
 			Index: unqualifyAll(d.Index), Implied: d.Implied, Augments: unqualify(d.Augments),
 			Objects: unqualifyAll(d.Objects), Status: d.Status, Units: d.Units,
-			Description: d.Description, Syntax: d.Syntax, Ranges: d.Ranges, Macro: d.Macro, DefVal: d.DefVal, fixed: d.Fixed,
+			Description: d.Description, Syntax: d.Syntax, Ranges: d.Ranges, Macro: d.Macro, DefVal: d.DefVal, fixed: d.Fixed, untyped: d.Untyped,
 			HasDescription: d.HasDescription,
 		}
 		if below != nil {

@@ -117,6 +117,7 @@ func encodeCache(c *cacheContent) []byte {
 		recs.str(d.Hint)
 		recs.enums(d.Enums)
 		recs.uint(uint64(d.Fixed))
+		recs.flag(d.Untyped)
 		recs.strs(d.Index)
 		recs.flag(d.Implied)
 		recs.str(d.Augments)
@@ -435,6 +436,7 @@ func (d *decoder) def(x *smi.Def) (below bool, file int) {
 	x.TC, x.Hint = d.str(), d.str()
 	x.Enums = d.enumList()
 	x.Fixed = int(d.uint())
+	x.Untyped = d.byte() == 1
 	x.Index = d.strs()
 	x.Implied = d.byte() == 1
 	x.Augments = d.str()

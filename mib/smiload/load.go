@@ -718,6 +718,11 @@ func (g *gen) set() *smi.Set {
 						out.Fixed = ti.fixed
 					}
 					out.Syntax = ti.builtin
+					if ti.tc != "" {
+						if typ, _, _, _ := g.ntView(m, d); typ == 0 {
+							out.Untyped = true
+						}
+					}
 				}
 				for _, ix := range d.index {
 					if strings.Contains(ix, " ") || builtinBase[ix] != smi.BaseNone {
