@@ -256,19 +256,19 @@ type Def struct {
 	// convention defined below its use, or one the module does not
 	// import), so snmpget prints an index of this object, and the rest
 	// of the instance, as numbers.
-	Untyped bool
-	Access       Access
-	Index        []string // "Module::name" of objects, or a type name (SMIv1)
-	Implied      bool
-	Augments     string   // "Module::name"
-	Objects      []string // "Module::name"
-	Status       string
-	Units        string
-	Description  string
-	Syntax       string // the SMI type SYNTAX comes down to, e.g. "Integer32"
-	Ranges       string // range or size constraint, e.g. "(0..255)"
-	Macro        string // e.g. "OBJECT-TYPE", "NOTIFICATION-TYPE"
-	DefVal       string // DEFVAL's contents as Net-SNMP keeps them
+	Untyped     bool
+	Access      Access
+	Index       []string // "Module::name" of objects, or a type name (SMIv1)
+	Implied     bool
+	Augments    string   // "Module::name"
+	Objects     []string // "Module::name"
+	Status      string
+	Units       string
+	Description string
+	Syntax      string // the SMI type SYNTAX comes down to, e.g. "Integer32"
+	Ranges      string // range or size constraint, e.g. "(0..255)"
+	Macro       string // e.g. "OBJECT-TYPE", "NOTIFICATION-TYPE"
+	DefVal      string // DEFVAL's contents as Net-SNMP keeps them
 	// HasDescription: the definition has a DESCRIPTION clause, which
 	// may be empty.
 	HasDescription bool
