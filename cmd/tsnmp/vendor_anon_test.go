@@ -111,13 +111,19 @@ func TestGetIndexesLikeSnmptranslate(t *testing.T) {
 	if len(oids) < 3*6000/step {
 		t.Fatalf("%d instances of %d tables, want those of the 6000 or more tables of the vendor modules", len(oids), tables)
 	}
-	want := translateParallel(t, bin, []string{"-M", strings.Join(dirs, ":"), "-m", "ALL"}, oids)
+	// -Ir: snmptranslate checks the index values it reads against the
+	// index objects' ranges and stops at the first out of range;
+	// snmpget prints what it receives without that check.
+	want := translateParallel(t, bin, []string{"-Ir", "-M", strings.Join(dirs, ":"), "-m", "ALL"}, oids)
 	var o format.Options
-	badInst, badTables, resolved := 0, 0, 0
+	badInst, badTables, resolved, unresolved := 0, 0, 0, 0
 	for i := 0; i < len(oids); i += len(indexSuffixes) {
 		tableBad := false
 		for j := i; j < i+len(indexSuffixes); j++ {
 			if want[j] == "" {
+				if unresolved++; unresolved <= 5 {
+					t.Logf("%s: snmptranslate prints no name", oids[j])
+				}
 				continue
 			}
 			resolved++
