@@ -354,8 +354,8 @@ func printClauses(out *bufio.Writer, n *smi.Node, from []string, tp *tnode) {
 	fmt.Fprintf(out, "  -- FROM\t%s\n", strings.Join(from, ", "))
 	if tp != nil {
 		printTreeSyntax(out, tp, from)
-		if n.Hint != "" && tp.TC != "" {
-			fmt.Fprintf(out, "  DISPLAY-HINT\t\"%s\"\n", n.Hint)
+		if tp.Hint != "" {
+			fmt.Fprintf(out, "  DISPLAY-HINT\t\"%s\"\n", tp.Hint)
 		}
 	} else if n.TC != "" && n.TC != n.Syntax {
 		fmt.Fprintf(out, "  -- TEXTUAL CONVENTION %s\n", n.TC)
