@@ -331,6 +331,9 @@ type gen struct {
 	busy        map[*def]bool
 	diags       []Diag
 	tree        bool // build Net-SNMP's tree of names
+	// treeDef, once the tree is built, gives the definition of the node
+	// Net-SNMP's find_tree_node(name, -1) finds, or nil.
+	treeDef func(name string) *def
 }
 
 // loadOrder orders modules the way Net-SNMP loads them with "-m ALL":
@@ -759,6 +762,7 @@ func (g *gen) set() *smi.Set {
 			index[n.src] = i
 		}
 		s.Tree = g.netTree(index)
+		g.indexAsTree(s.Defs)
 	}
 	// Textual conventions and named types.
 	for _, m := range g.order {

@@ -649,6 +649,12 @@ func (g *gen) netTree(index map[*def]int) []smi.TreeNode {
 		t.linkup(imports, t.nodes(m, i, preParent), base)
 	}
 	t.adoptOrphans()
+	g.treeDef = func(name string) *def {
+		if tp := t.findTreeNode(name, -1); tp != nil {
+			return tp.def
+		}
+		return nil
+	}
 
 	var out []smi.TreeNode
 	var walk func(tp *ntTree, parent int32)
