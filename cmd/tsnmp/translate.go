@@ -156,8 +156,8 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 		}
 		switch {
 		case strings.Contains(tflags, "d"):
-			fmt.Fprintln(out, formatStyle(oid, style))
-			printDetails(out, oid)
+			fmt.Fprintln(out, tree.format(oid, style))
+			printDetails(out, oid, tree)
 		case strings.Contains(tflags, "p") && tree != nil:
 			if n := tree.find(oid); n != nil {
 				printMIBTree(out, n)
@@ -239,6 +239,13 @@ func macroOf(n *smi.Node) string {
 	switch n.Macro {
 	case "", "OBJECT IDENTIFIER":
 		return "OBJECT-TYPE"
+	case "TRAP-TYPE":
+		// Net-SNMP gives the trap type to the ENTERPRISE# node, and
+		// the trap's own node none.
+		return "OBJECT-TYPE"
+	case "NOTIFICATION-GROUP":
+		// Net-SNMP has no word for its type code 23.
+		return "type_23"
 	}
 	return n.Macro
 }
@@ -259,8 +266,71 @@ func netsnmpQuoted(s string) string {
 	return s
 }
 
-// printDetails is -Td.
-func printDetails(out *bufio.Writer, oid []uint32) {
+// printDetails is -Td. With the tree of names it describes the node
+// snmptranslate reaches through that tree (of several names of an OID,
+// the last linked; an anonymous#N or ENTERPRISE# node where no
+// definition names the OID) and writes the OID through it.
+func printDetails(out *bufio.Writer, oid []uint32, tree *netTree) {
+	if tree == nil {
+		printDetailsSet(out, oid)
+		return
+	}
+	tp := tree.find(oid)
+	if tp == nil {
+		return
+	}
+	var n *smi.Node
+	if set := loadedSet.Load(); set != nil && tp.Def >= 0 && int(tp.Def) < len(set.Defs) {
+		d := &set.Defs[tp.Def]
+		n = smi.FindNode(d.Module + "::" + d.Name)
+	}
+	fmt.Fprintf(out, "%s %s\n", tp.Label, ntMacroName(tp.Type))
+	// The modules that linked the node, as Net-SNMP lists them (one
+	// twice in a row once). It makes the roots before it knows any
+	// module: their module number is -1.
+	first := tp.Module
+	if tp.parent == nil {
+		first = "#-1"
+	}
+	from := []string{first}
+	for _, m := range tp.More {
+		if m != from[len(from)-1] {
+			from = append(from, m)
+		}
+	}
+	if n != nil {
+		printClauses(out, n, from, tp)
+	} else {
+		fmt.Fprintf(out, "  -- FROM\t%s\n", strings.Join(from, ", "))
+	}
+	fmt.Fprintf(out, "::= {%s }\n", tree.assignment(oid))
+}
+
+// ntMacroName names a Net-SNMP type code as snmptranslate -Td does.
+func ntMacroName(typ uint8) string {
+	switch {
+	case typ <= 16:
+		return "OBJECT-TYPE"
+	case typ == 20:
+		return "TRAP-TYPE"
+	case typ == 21:
+		return "NOTIFICATION-TYPE"
+	case typ == 22:
+		return "OBJECT-GROUP"
+	case typ == 24:
+		return "MODULE-IDENTITY"
+	case typ == 25:
+		return "AGENT-CAPABILITIES"
+	case typ == 26:
+		return "MODULE-COMPLIANCE"
+	case typ == 27:
+		return "OBJECT-IDENTITY"
+	}
+	return "type_" + strconv.Itoa(int(typ))
+}
+
+// printDetailsSet is -Td without the tree of names.
+func printDetailsSet(out *bufio.Writer, oid []uint32) {
 	n, rest := smi.Lookup(oid)
 	if n == nil {
 		return
@@ -275,11 +345,22 @@ func printDetails(out *bufio.Writer, oid []uint32) {
 			from = append(from, o.Module)
 		}
 	}
+	printClauses(out, n, from, nil)
+	printAssignment(out, n)
+}
+
+// printClauses writes n's clauses as -Td does, from "-- FROM" on.
+func printClauses(out *bufio.Writer, n *smi.Node, from []string, tp *tnode) {
 	fmt.Fprintf(out, "  -- FROM\t%s\n", strings.Join(from, ", "))
-	if n.TC != "" && n.TC != n.Syntax {
+	if tp != nil {
+		printTreeSyntax(out, tp, from)
+		if n.Hint != "" && tp.TC != "" {
+			fmt.Fprintf(out, "  DISPLAY-HINT\t\"%s\"\n", n.Hint)
+		}
+	} else if n.TC != "" && n.TC != n.Syntax {
 		fmt.Fprintf(out, "  -- TEXTUAL CONVENTION %s\n", n.TC)
 	}
-	if n.Base != smi.BaseNone {
+	if n.Base != smi.BaseNone && tp == nil {
 		syn := n.Syntax
 		if syn == "" {
 			syn = n.Base.String()
@@ -295,7 +376,7 @@ func printDetails(out *bufio.Writer, oid []uint32) {
 		}
 		fmt.Fprintf(out, "  SYNTAX\t%s\n", syn)
 	}
-	if n.Hint != "" {
+	if n.Hint != "" && tp == nil {
 		fmt.Fprintf(out, "  DISPLAY-HINT\t\"%s\"\n", n.Hint)
 	}
 	if n.Units != "" {
@@ -317,12 +398,83 @@ func printDetails(out *bufio.Writer, oid []uint32) {
 	if n.Augments != "" {
 		fmt.Fprintf(out, "  AUGMENTS\t{ %s }\n", n.Augments)
 	}
-	if n.Description != "" {
+	if n.Kind == smi.KindNotification && len(n.Objects) > 0 {
+		// A notification's OBJECTS (a TRAP-TYPE's VARIABLES, which
+		// Net-SNMP prints under the same word: the trap type is on the
+		// ENTERPRISE# node).
+		fmt.Fprintf(out, "  OBJECTS\t{ %s }\n", strings.Join(n.Objects, ", "))
+	}
+	if n.Description != "" || n.HasDescription {
 		fmt.Fprintf(out, "  DESCRIPTION\t\"%s\"\n", netsnmpQuoted(n.Description))
 	}
 	if n.DefVal != "" {
 		fmt.Fprintf(out, "  DEFVAL\t{ %s }\n", n.DefVal)
 	}
+}
+
+// ntSyntaxNames are the SYNTAX snmptranslate -Td prints for Net-SNMP's
+// type codes.
+var ntSyntaxNames = [...]string{1: "OBJECT IDENTIFIER", 2: "OCTET STRING", 3: "INTEGER", 4: "NetworkAddress",
+	5: "IpAddress", 6: "Counter32", 7: "Gauge32", 8: "TimeTicks", 9: "Opaque", 10: "NULL", 11: "Counter64",
+	12: "BITS", 13: "NsapAddress", 14: "UInteger32", 15: "Unsigned32", 16: "Integer32"}
+
+// printTreeSyntax writes the textual convention and SYNTAX of -Td from
+// what Net-SNMP's tree node holds: its type code, ranges (as C ints,
+// signed or not by type) and enumerations. As in snmptranslate, a range
+// of a type whose bounds it does not print repeats the last module name
+// of the FROM line, and ranges or enumerations of a node without a type
+// have no SYNTAX word and no line end.
+func printTreeSyntax(out *bufio.Writer, tp *tnode, from []string) {
+	if tp.TC != "" {
+		fmt.Fprintf(out, "  -- TEXTUAL CONVENTION %s\n", tp.TC)
+	}
+	cp := ""
+	if int(tp.Type) < len(ntSyntaxNames) {
+		cp = ntSyntaxNames[tp.Type]
+	}
+	if cp != "" {
+		out.WriteString("  SYNTAX\t" + cp)
+	}
+	if len(tp.Ranges) > 0 {
+		out.WriteString(" (")
+		for i, r := range tp.Ranges {
+			sep := ""
+			if i > 0 {
+				sep = " | "
+			}
+			switch tp.Type {
+			case 3, 16:
+				if r.Low == r.High {
+					fmt.Fprintf(out, "%s%d", sep, r.Low)
+				} else {
+					fmt.Fprintf(out, "%s%d..%d", sep, r.Low, r.High)
+				}
+			case 15, 2, 7, 14:
+				if r.Low == r.High {
+					fmt.Fprintf(out, "%s%d", sep, uint32(r.Low))
+				} else {
+					fmt.Fprintf(out, "%s%d..%d", sep, uint32(r.Low), uint32(r.High))
+				}
+			default:
+				out.WriteString(from[len(from)-1])
+			}
+		}
+		out.WriteString(") ")
+	}
+	if len(tp.Enums) > 0 {
+		var es []string
+		for _, e := range tp.Enums {
+			es = append(es, fmt.Sprintf("%s(%d)", e.Label, int32(e.Value)))
+		}
+		out.WriteString(" {" + strings.Join(es, ", ") + "} ")
+	}
+	if cp != "" {
+		out.WriteString("\n")
+	}
+}
+
+// printAssignment writes n's OID as -Td's "::=" line from the loaded set.
+func printAssignment(out *bufio.Writer, n *smi.Node) {
 	var comps []string
 	var p *smi.Node
 	for _, a := range ancestors(n) {

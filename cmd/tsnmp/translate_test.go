@@ -245,3 +245,89 @@ func TestTranslateNetsnmpQuotedLimit(t *testing.T) {
 		t.Errorf("netsnmpQuoted kept %d of %d bytes, want %d", len(got), descriptionMax+1, descriptionMax)
 	}
 }
+
+// TestTranslateEmptyDescriptionLikeSnmptranslate compares -Td for
+// definitions whose DESCRIPTION is there but empty (of every macro, and
+// a MODULE-IDENTITY whose REVISION has a text) and for SMIv1 objects
+// without one (testdata/mibs-descr).
+func TestTranslateEmptyDescriptionLikeSnmptranslate(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	dir := testenv.MIBDir(t)
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	defer smi.Install(nil)
+	full := []string{"-M", dir + ":testdata/mibs-descr", "-m", "ALL", "-Td",
+		"ACME-EMPTY-DESCR-MIB::acmeEmptyDescrMIB", "ACME-EMPTY-DESCR-MIB::acmeEdIdentity",
+		"ACME-EMPTY-DESCR-MIB::acmeEdEmpty", "ACME-EMPTY-DESCR-MIB::acmeEdText",
+		"ACME-EMPTY-DESCR-MIB::acmeEdNotification", "ACME-EMPTY-DESCR-MIB::acmeEdGroup",
+		"ACME-EMPTY-DESCR-MIB::acmeEdNotifGroup",
+		"ACME-V1-DESCR-MIB::acmeV1None", "ACME-V1-DESCR-MIB::acmeV1Empty", "ACME-V1-DESCR-MIB::acmeV1Trap",
+	}
+	cmd := exec.Command(bin, full...)
+	var wantOut, wantErr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &wantOut, &wantErr
+	_ = cmd.Run()
+	if n := strings.Count(wantOut.String(), "  DESCRIPTION\t\"\"\n"); n != 8 {
+		t.Fatalf("snmptranslate printed %d empty DESCRIPTIONs, want 8: %s", n, head(wantErr.String()))
+	}
+	// The second run reads the modules from the cache entry the first
+	// wrote.
+	for _, run := range []string{"loaded", "cached"} {
+		var gotOut, gotErr bytes.Buffer
+		translateMain(full, &gotOut, &gotErr)
+		if gotOut.String() != wantOut.String() {
+			t.Errorf("%s: -Td differs from snmptranslate:\n%s", run, firstDiff(gotOut.String(), wantOut.String()))
+		}
+		if gotErr.String() != wantErr.String() {
+			t.Errorf("%s: stderr %q, snmptranslate %q", run, gotErr.String(), wantErr.String())
+		}
+	}
+}
+
+// TestTranslateAnonymousLikeSnmptranslate compares the names Net-SNMP
+// gives arcs that OID values give only as numbers ("anonymous#N") over
+// modules read in an order other than the one they are linked in
+// (testdata/mibs-anon): ACME-ANON-A is read first and names ACME-ANON-B
+// in a MODULE-COMPLIANCE between its definitions, ACME-ANON-B names
+// ACME-ANON-C in an AGENT-CAPABILITIES; Net-SNMP numbers the arcs as it
+// parses, so A's first arcs come before B's and C's, its later ones
+// after them.
+func TestTranslateAnonymousLikeSnmptranslate(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	dir := testenv.MIBDir(t)
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	defer smi.Install(nil)
+	for _, args := range [][]string{
+		{"-Tp", "-IR", "enterprises"},
+		{"-Tz"},
+		{"-TB", "^anonymous"},
+		{"-Td", "ACME-ANON-A::acmeAnonA2", "ACME-ANON-A::acmeAnonA3", "ACME-ANON-B::acmeAnonB1", "ACME-ANON-C::acmeAnonC2"},
+		{"-Td", ".1.3.6.1.4.1.424262.7", ".1.3.6.1.4.1.424261", ".1.3.6.1.4.1.424262.7.5.6"},
+		// Below a definition: the node and the arcs the tree reaches.
+		{"-Td", ".1.3.6.1.4.1.424262.7.1.5", ".1.3.6.1.4.1.424260.1.2.3.4", "SNMPv2-MIB::sysDescr.0", ".1.3.6.1.2.1.1.1.0.5", ".1", ".1.3.6.1.99.5", "SNMPv2-SMI::org", "SNMPv2-MIB::sysORID"},
+		{"-On", "ACME-ANON-A::acmeAnonA2", "ACME-ANON-B::acmeAnonB2", "ACME-ANON-C::acmeAnonCGroup"},
+		{".1.3.6.1.4.1.424262.7", ".1.3.6.1.4.1.424260.1.2", ".1.3.6.1.4.1.424261.6.1.0", ".1.3.6.1.4.1.424263.2.4"},
+	} {
+		full := append([]string{"-M", dir + ":testdata/mibs-anon", "-m", "ALL"}, args...)
+		cmd := exec.Command(bin, full...)
+		var wantOut, wantErr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &wantOut, &wantErr
+		_ = cmd.Run()
+		if !strings.Contains(wantOut.String(), "42426") && !strings.Contains(wantOut.String(), "acmeAnon") {
+			t.Fatalf("snmptranslate %s printed nothing of the test modules: %s", strings.Join(args, " "), head(wantErr.String()))
+		}
+		var gotOut, gotErr bytes.Buffer
+		translateMain(full, &gotOut, &gotErr)
+		if gotOut.String() != wantOut.String() {
+			t.Errorf("translate %s differs from snmptranslate:\n%s", strings.Join(args, " "), firstDiff(gotOut.String(), wantOut.String()))
+		}
+		if gotErr.String() != wantErr.String() {
+			t.Errorf("translate %s: stderr %q, snmptranslate %q", strings.Join(args, " "), gotErr.String(), wantErr.String())
+		}
+	}
+}

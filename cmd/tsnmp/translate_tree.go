@@ -97,6 +97,37 @@ func (t *netTree) find(oid []uint32) *tnode {
 	return found
 }
 
+// assignment is the OID as snmptranslate -Td writes it after "::= {":
+// each arc the tree reaches (the last of several siblings with that
+// arc, then its children) as " name(arc)", or " arc" for an
+// anonymous#N node; the arcs below as numbers, and the last arc always
+// a number.
+func (t *netTree) assignment(oid []uint32) string {
+	var b strings.Builder
+	kids := t.roots
+	i := 0
+	for ; i < len(oid)-1; i++ {
+		j := slices.IndexFunc(kids, func(k *tnode) bool { return k.Subid == oid[i] })
+		if j < 0 {
+			break
+		}
+		for j+1 < len(kids) && kids[j+1].Subid == oid[i] {
+			j++
+		}
+		k := kids[j]
+		if strings.HasPrefix(k.Label, "anonymous#") {
+			fmt.Fprintf(&b, " %d", k.Subid)
+		} else {
+			fmt.Fprintf(&b, " %s(%d)", k.Label, k.Subid)
+		}
+		kids = k.kids
+	}
+	for ; i < len(oid); i++ {
+		fmt.Fprintf(&b, " %d", oid[i])
+	}
+	return b.String()
+}
+
 // printMIBTree is -Tp: n and its subtree as snmptranslate draws it.
 func printMIBTree(out *bufio.Writer, n *tnode) {
 	p := &mibTreePrinter{indent: []byte{' '}, wasSimple: true}

@@ -99,6 +99,8 @@ var passRoots = []string{
 	".1.0.8802.1.1.3.1.1.1.1",             // IEEE8021-SECY-MIB over IEEE802171-CFM-MIB
 	".1.3.6.1.2.1.10.18.6.1",              // RFC1406-MIB over DS1-MIB
 	".1.3.6.1.2.1.10.9.1.1",               // TOKENRING-MIB over RFC1231-MIB
+	".1.3.6.1.2.1.10.166.2.1",             // MPLS-LSR-STD-MIB, INDEX names MPLS-LSR-MIB also defines
+	".1.3.6.1.2.1.157.1.2.1",              // PIM-STD-MIB, INDEX names PIM-MIB also defines
 }
 
 // passScript answers snmpd's pass protocol (ROOT -g OID get, ROOT -n OID
@@ -141,5 +143,8 @@ END { if (best == "") print "NONE"; else { print best; print typ; print val } }
 .1.3.6.1.2.1.10.18.6.1.13.3 integer 4
 .1.3.6.1.2.1.10.9.1.1.2.2 integer 1
 .1.3.6.1.2.1.10.9.1.1.7.2 octet 00 11 22 33 44 55
+.1.3.6.1.2.1.10.166.2.1.7.1.2.4.0.0.0.1 integer 3
+.1.3.6.1.2.1.10.166.2.1.10.1.2.4.0.0.0.1.4.0.0.0.2.4.0.0.0.3 integer 3
+.1.3.6.1.2.1.157.1.2.1.2.3.1.4.10.0.0.1 integer 1
 EOF
 `

@@ -122,6 +122,9 @@ type Node struct {
 	Ranges                     string // its range or size constraint, e.g. "(0..255)"
 	Macro                      string // e.g. "OBJECT-TYPE", "OBJECT IDENTIFIER"
 	DefVal                     string // DEFVAL as snmptranslate -Td prints it, e.g. `\"\"`, "{ }", "0"
+	// HasDescription tells a DESCRIPTION clause that is there but empty
+	// (`DESCRIPTION ""`, which snmptranslate -Td prints) from none.
+	HasDescription bool
 
 	fixed    int     // fixed size of an OCTET STRING (SIZE (n)), used in indexes
 	index    []*Node // resolved Index (or the augmented row's)
@@ -260,6 +263,9 @@ type Def struct {
 	Ranges       string // range or size constraint, e.g. "(0..255)"
 	Macro        string // e.g. "OBJECT-TYPE", "NOTIFICATION-TYPE"
 	DefVal       string // DEFVAL's contents as Net-SNMP keeps them
+	// HasDescription: the definition has a DESCRIPTION clause, which
+	// may be empty.
+	HasDescription bool
 }
 
 // TCDef is one textual convention or named type of a set of modules.
@@ -315,6 +321,9 @@ type TreeNode struct {
 	TC     string
 	Enums  []Enum
 	Ranges []Range
+	// More are the modules that linked the same name here after
+	// Module, in order (Net-SNMP's module list, which -Td prints).
+	More []string
 }
 
 // Range is one range of a size or value constraint.
@@ -393,6 +402,7 @@ func buildWith(s *Set, below []bool, modules map[string]bool, rank map[string]in
 			Index: unqualifyAll(d.Index), Implied: d.Implied, Augments: unqualify(d.Augments),
 			Objects: unqualifyAll(d.Objects), Status: d.Status, Units: d.Units,
 			Description: d.Description, Syntax: d.Syntax, Ranges: d.Ranges, Macro: d.Macro, DefVal: d.DefVal, fixed: d.Fixed,
+			HasDescription: d.HasDescription,
 		}
 		if below != nil {
 			n.below = below[i]

@@ -41,7 +41,7 @@ type Request struct {
 
 // cacheVersion changes whenever the cached form or the loader's results
 // change.
-const cacheVersion = "smiload-8"
+const cacheVersion = "smiload-10"
 
 // Load loads the modules of r without a cache.
 func Load(r Request) (*smi.Set, []Diag) {
@@ -97,6 +97,7 @@ func load(r Request) *cacheContent {
 	if r.NoDescriptions {
 		for i := range set.Defs {
 			set.Defs[i].Description = ""
+			set.Defs[i].HasDescription = false
 			set.Defs[i].DefVal = ""
 		}
 	}

@@ -24,8 +24,9 @@ import (
 //	          then the diagnostics, then Net-SNMP's tree of names
 //	          (smi.TreeNode: module, parent, definition, arc, the label where
 //	          it is not the definition's name, Net-SNMP's type code,
-//	          textual convention, enumerations and ranges), then the
-//	          anonymous arcs (smi.AnonArc: module, OID)
+//	          textual convention, enumerations, ranges and the other
+//	          modules that linked it), then the anonymous arcs
+//	          (smi.AnonArc: module, OID)
 //
 // Records use varints and length-prefixed strings; a definition holds
 // whether definitions lie below its OID and the file of its module, so
@@ -123,6 +124,7 @@ func encodeCache(c *cacheContent) []byte {
 		for _, v := range []string{d.Status, d.Units, d.Description, d.Syntax, d.Ranges, d.Macro, d.DefVal} {
 			recs.str(v)
 		}
+		recs.flag(d.HasDescription)
 		below := false
 		for j := i + 1; j < len(s.Defs); j++ {
 			if !slices.Equal(s.Defs[j].OID, d.OID) {
@@ -212,6 +214,14 @@ func encodeCache(c *cacheContent) []byte {
 		for _, r := range n.Ranges {
 			recs.int(int64(r.Low))
 			recs.int(int64(r.High))
+		}
+		recs.uint(uint64(len(n.More)))
+		for _, m := range n.More {
+			if i, ok := modIdx[m]; ok {
+				recs.uint(uint64(i + 1))
+			} else {
+				recs.uint(0)
+			}
 		}
 	}
 	// Anonymous arcs, sorted by OID: each the length of the prefix it
@@ -430,6 +440,7 @@ func (d *decoder) def(x *smi.Def) (below bool, file int) {
 	x.Augments = d.str()
 	x.Objects = d.strs()
 	x.Status, x.Units, x.Description, x.Syntax, x.Ranges, x.Macro, x.DefVal = d.str(), d.str(), d.str(), d.str(), d.str(), d.str(), d.str()
+	x.HasDescription = d.byte() == 1
 	below = d.byte() == 1
 	file = int(d.uint()) - 1
 	return below, file
@@ -475,6 +486,20 @@ func (d *decoder) tree(defs []smi.Def, modules []string) []smi.TreeNode {
 				rs[j] = smi.Range{Low: int32(d.int()), High: int32(d.int())}
 			}
 			out[i].Ranges = rs
+		}
+		if nm := d.n(); nm > 0 {
+			more := make([]string, nm)
+			for j := range more {
+				m := d.uint()
+				if m > uint64(len(modules)) {
+					d.bad = true
+					return nil
+				}
+				if m > 0 {
+					more[j] = modules[m-1]
+				}
+			}
+			out[i].More = more
 		}
 		if d.bad {
 			return nil

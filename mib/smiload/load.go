@@ -331,13 +331,24 @@ type gen struct {
 	busy        map[*def]bool
 	diags       []Diag
 	tree        bool // build Net-SNMP's tree of names
+	// treeDef, once the tree is built, gives the definition of the node
+	// Net-SNMP's find_tree_node(name, -1) finds, or nil.
+	treeDef func(name string) *def
 }
 
 // loadOrder orders modules the way Net-SNMP loads them with "-m ALL":
 // the last file of the search path first, each module's imports before
 // it. When two modules define the same OID, the one loaded first names
 // it.
-func loadOrder(mods map[string]*module) []*module {
+func loadOrder(mods map[string]*module) []*module { return readModules(mods, nil) }
+
+// readModules goes through the modules as Net-SNMP's parser reads them
+// and returns them in the order it links them (each when its parse
+// ends). parsed, if not nil, is called for each definition in the order
+// parsed: a module's imports are read before its definitions, and the
+// module a MODULE-COMPLIANCE or AGENT-CAPABILITIES names is read where
+// the name is met, between the definitions of the module naming it.
+func readModules(mods map[string]*module, parsed func(m *module, d *def)) []*module {
 	var names []string
 	for n := range mods {
 		names = append(names, n)
@@ -377,6 +388,9 @@ func loadOrder(mods map[string]*module) []*module {
 				if r != m.name {
 					visit(r)
 				}
+			}
+			if parsed != nil {
+				parsed(m, d)
 			}
 		}
 		order = append(order, m)
@@ -685,7 +699,7 @@ func (g *gen) set() *smi.Set {
 			if o == nil {
 				continue
 			}
-			out := smi.Def{Name: d.name, Module: m.name, OID: o, Kind: kinds[d.macro], Status: d.status, Units: d.units, Description: d.descr, DefVal: d.defval, Macro: d.macro}
+			out := smi.Def{Name: d.name, Module: m.name, OID: o, Kind: kinds[d.macro], Status: d.status, Units: d.units, Description: d.descr, HasDescription: d.hasDescr, DefVal: d.defval, Macro: d.macro}
 			if d.macro == "OBJECT-TYPE" {
 				switch {
 				case d.syntax.name == "SEQUENCE OF":
@@ -748,6 +762,7 @@ func (g *gen) set() *smi.Set {
 			index[n.src] = i
 		}
 		s.Tree = g.netTree(index)
+		g.indexAsTree(s.Defs)
 	}
 	// Textual conventions and named types.
 	for _, m := range g.order {

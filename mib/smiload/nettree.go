@@ -2,6 +2,7 @@ package smiload
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,6 +73,10 @@ type netTree struct {
 	nbuckets [ntHashSize]*ntNode
 	orphans  *ntNode
 	anon     int
+	// named holds each definition's OID value with its anonymous arcs
+	// named, in the order Net-SNMP parses definitions, which is not the
+	// order it links modules.
+	named map[*def][]oidComp
 	// isTC tells an imported textual convention (not looked up in the
 	// tree).
 	isTC func(label string, modid int) bool
@@ -496,21 +501,15 @@ func (t *netTree) nodes(m *module, modid int, preParent func(*smi.Def) (string, 
 			add(&ntNode{label: d.enterp + "#", parent: d.enterp, subid: 0, trap: true})
 			continue
 		}
-		comps := make([]oidComp, len(d.oid))
-		copy(comps, d.oid)
+		comps, ok := t.named[d]
+		if !ok {
+			comps = t.oidComps(d)
+		}
 		if len(comps) == 0 {
 			continue
 		}
-		if comps[0].name == "" {
-			if len(comps) == 1 {
-				continue
-			}
-			for tp := t.head; tp != nil; tp = tp.nextPeer {
-				if comps[0].hasNum && tp.subid == int64(comps[0].num) {
-					comps[0].name = tp.label
-					break
-				}
-			}
+		if comps[0].name == "" && len(comps) == 1 {
+			continue
 		}
 		sub := func(c oidComp) int64 {
 			if c.hasNum {
@@ -531,16 +530,49 @@ func (t *netTree) nodes(m *module, modid int, preParent func(*smi.Def) (string, 
 			if i == len(comps)-2 {
 				n.label, n.def = d.name, d
 			} else {
-				if nop.name == "" {
-					nop.name = anonPrefix + strconv.Itoa(t.anon)
-					t.anon++
-				}
 				n.label = nop.name
 			}
 			add(n)
 		}
 	}
 	return head
+}
+
+// hasOIDValue tells the definitions whose OID value Net-SNMP's parser
+// reads into nodes (parse_objectid): not types, not a TRAP-TYPE's
+// number, not the nodes tsnmp adds for name(number) components.
+func hasOIDValue(d *def) bool {
+	return !d.implicit && d.macro != "TYPE" && d.macro != "TEXTUAL-CONVENTION" && d.pre == nil && d.macro != "TRAP-TYPE"
+}
+
+// oidComps is d's OID value as Net-SNMP's parser reads it: a leading
+// number named by the root of that arc, and each unnamed arc between
+// the first and the last named "anonymous#N", N counting up over
+// everything parsed so far.
+func (t *netTree) oidComps(d *def) []oidComp {
+	comps := slices.Clone(d.oid)
+	if len(comps) < 2 {
+		return comps
+	}
+	if comps[0].name == "" {
+		for tp := t.head; tp != nil; tp = tp.nextPeer {
+			if comps[0].hasNum && tp.subid == int64(comps[0].num) {
+				comps[0].name = tp.label
+				break
+			}
+		}
+	}
+	for i := 0; i+1 < len(comps); i++ {
+		op, nop := &comps[i], &comps[i+1]
+		if op.name == "" || (nop.name == "" && !nop.hasNum) {
+			continue
+		}
+		if i < len(comps)-2 && nop.name == "" {
+			nop.name = anonPrefix + strconv.Itoa(t.anon)
+			t.anon++
+		}
+	}
+	return comps
 }
 
 // netTree links the loaded modules as Net-SNMP does and returns the
@@ -559,6 +591,12 @@ func (g *gen) netTree(index map[*def]int) []smi.TreeNode {
 		}
 	}
 	t := newNetTree(base)
+	t.named = map[*def][]oidComp{}
+	readModules(g.mods, func(m *module, d *def) {
+		if hasOIDValue(d) {
+			t.named[d] = t.oidComps(d)
+		}
+	})
 	t.isTC = func(label string, id int) bool {
 		if id < 0 || id >= len(g.order) {
 			return false
@@ -611,6 +649,12 @@ func (g *gen) netTree(index map[*def]int) []smi.TreeNode {
 		t.linkup(imports, t.nodes(m, i, preParent), base)
 	}
 	t.adoptOrphans()
+	g.treeDef = func(name string) *def {
+		if tp := t.findTreeNode(name, -1); tp != nil {
+			return tp.def
+		}
+		return nil
+	}
 
 	var out []smi.TreeNode
 	var walk func(tp *ntTree, parent int32)
@@ -619,6 +663,13 @@ func (g *gen) netTree(index map[*def]int) []smi.TreeNode {
 			n := smi.TreeNode{Parent: parent, Def: -1, Subid: uint32(tp.subid), Label: tp.label}
 			if id := tp.modules[0]; id >= 0 && id < len(g.order) {
 				n.Module = g.order[id].name
+			}
+			for _, id := range tp.modules[1:] {
+				m := ""
+				if id >= 0 && id < len(g.order) {
+					m = g.order[id].name
+				}
+				n.More = append(n.More, m)
 			}
 			if tp.def != nil {
 				if i, ok := index[tp.def]; ok {

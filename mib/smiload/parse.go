@@ -128,6 +128,7 @@ type def struct {
 	status   string
 	units    string
 	descr    string
+	hasDescr bool   // a DESCRIPTION clause, descr may be empty
 	defval   string // DEFVAL as Net-SNMP keeps it (see parseDefval)
 	line     int
 	modRefs  []string // modules a MODULE-COMPLIANCE or AGENT-CAPABILITIES names
@@ -524,8 +525,10 @@ func (p *parser) parseClauses(d *def, tc bool) {
 		case "UNITS":
 			d.units = p.next().s
 		case "DESCRIPTION":
-			if t := p.next(); d.descr == "" && t.str {
-				d.descr = t.s
+			// The first one: a MODULE-IDENTITY's REVISIONs have their
+			// own, and an empty text is a text.
+			if t := p.next(); !d.hasDescr && t.str {
+				d.descr, d.hasDescr = t.s, true
 			}
 		case "MODULE", "SUPPORTS", "VARIATION", "OBJECT", "GROUP":
 			// MODULE-COMPLIANCE and AGENT-CAPABILITIES refinements: their

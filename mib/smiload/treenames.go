@@ -2,6 +2,7 @@ package smiload
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/tsnmp/tsnmp/mib/smi"
 )
@@ -73,6 +74,45 @@ func preferDef(defs []smi.Def, oid []uint32, name, module string) {
 				defs[lo] = d
 			}
 			return
+		}
+	}
+}
+
+// indexAsTree qualifies the INDEX and AUGMENTS names of rows as Net-SNMP
+// reads them: it looks an index object up by its name alone
+// (find_tree_node(name, -1): the newest node of that name), so a name
+// that several modules define means the object the tree gives it, not
+// the one the row's module imports (MPLS-LSR-STD-MIB's
+// mplsOutSegmentEntry is indexed by MPLS-LSR-MIB's Integer32
+// mplsOutSegmentIndex, not its own MplsIndexType string, once both are
+// loaded). Index decoding then follows snmpget's.
+func (g *gen) indexAsTree(defs []smi.Def) {
+	if g.treeDef == nil {
+		return
+	}
+	requalify := func(q string) (string, bool) {
+		mod, name, ok := strings.Cut(q, "::")
+		if !ok {
+			return q, false
+		}
+		d := g.treeDef(name)
+		if d == nil || g.owner[d] == nil || g.owner[d].name == mod {
+			return q, false
+		}
+		return g.owner[d].name + "::" + name, true
+	}
+	for i := range defs {
+		d := &defs[i]
+		if d.Kind != smi.KindRow {
+			continue
+		}
+		for j, q := range d.Index {
+			if nq, ok := requalify(q); ok {
+				d.Index[j] = nq // the loader made the slice for this row
+			}
+		}
+		if nq, ok := requalify(d.Augments); ok {
+			d.Augments = nq
 		}
 	}
 }

@@ -36,6 +36,13 @@ func TestTreeNames(t *testing.T) {
 			{[]uint32{1, 3, 6, 1, 4, 1, 30065, 1, 1759, 100}, "ARISTA-PRODUCTS-MIB::aristaProducts.1759.100"},
 			{[]uint32{1, 3, 6, 1, 4, 1, 30065, 1, 1759, 100, 3282, 5}, "ARISTA-PRODUCTS-MIB::3282.5"},
 			{[]uint32{1, 3, 6, 1, 4, 1, 674, 11000, 2000, 200, 2, 4, 1, 0}, "FluidFS-MIB::1.0"},
+			// INDEX objects found by name as Net-SNMP finds them:
+			// MPLS-LSR-MIB's Integer32 mplsOutSegmentIndex, PIM-MIB's
+			// IpAddress pimNeighborAddress.
+			{[]uint32{1, 3, 6, 1, 2, 1, 10, 166, 2, 1, 7, 1, 2, 4, 0, 0, 0, 1}, "MPLS-LSR-STD-MIB::mplsOutSegmentInterface.4.0.0.0.1"},
+			{[]uint32{1, 3, 6, 1, 2, 1, 10, 166, 2, 1, 10, 1, 2, 4, 0, 0, 0, 1, 4, 0, 0, 0, 2, 4, 0, 0, 0, 3}, `MPLS-LSR-STD-MIB::mplsXCInSegmentIndex.4.""."".0.1.4.0.0.0.2.4.0.0.0.3`},
+			{[]uint32{1, 3, 6, 1, 2, 1, 157, 1, 2, 1, 2, 3, 1, 4, 10, 0, 0, 1}, "PIM-STD-MIB::pimNeighborAddressType.3.ipv4.4.10.0.0.1"},
+			{[]uint32{1, 3, 6, 1, 3, 61, 1, 1, 3, 1, 2, 10, 0, 0, 1}, "PIM-MIB::pimNeighborIfIndex.10.0.0.1"},
 		} {
 			if got := smi.Format(c.oid, false); got != c.want {
 				t.Errorf("%s: %v prints as %s, snmpget prints %s", pass, c.oid, got, c.want)
