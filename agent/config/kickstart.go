@@ -129,6 +129,29 @@ func (b *accessBuilder) kickstartAccess() error {
 			return nil
 		}
 	}
+	// The entries below would merge with a view or access entries of the
+	// same names that the configuration has for its own ends, and give
+	// noAuthNoPriv more than RFC 2786's view.
+	for i, w := range b.c.Views {
+		if w.Name == kickstartView {
+			return b.c.errAt(fmt.Sprintf("views[%d].name", i), "view %q is the one usmDHKickstart makes for the noAuthNoPriv user %s (the system group and usmDHKickstartTable); name this view otherwise, or put %s in a group of your own", kickstartView, KickstartUser, KickstartUser)
+		}
+	}
+	for i, a := range b.c.Access {
+		if a.Group == kickstartGroup {
+			return b.c.errAt(fmt.Sprintf("access[%d].group", i), "group %q is the one usmDHKickstart makes for the noAuthNoPriv user %s; name this group otherwise, or put %s in a group of your own", kickstartGroup, KickstartUser, KickstartUser)
+		}
+	}
+	for _, f := range b.v.Families {
+		if f.ViewName == kickstartView {
+			return &ConfigError{Err: fmt.Errorf("view %q, which usmDHKickstart makes for the noAuthNoPriv user %s, is defined already", kickstartView, KickstartUser)}
+		}
+	}
+	for _, a := range b.v.Access {
+		if a.GroupName == kickstartGroup {
+			return &ConfigError{Err: fmt.Errorf("group %q, which usmDHKickstart makes for the noAuthNoPriv user %s, has access entries already", kickstartGroup, KickstartUser)}
+		}
+	}
 	b.v.Groups = append(b.v.Groups, vacm.Group{SecurityModel: snmp.SecurityModelUSM, SecurityName: KickstartUser, GroupName: kickstartGroup})
 	b.v.Families = append(b.v.Families,
 		vacm.Family{ViewName: kickstartView, Subtree: snmp.OID{1, 3, 6, 1, 2, 1, 1}},

@@ -91,6 +91,10 @@ func TestKickstartConfigErrors(t *testing.T) {
 		{"usmDHKickstart " + strings.Repeat("k", 33) + " 04\n", "e.conf:1: dh_kickstart[0].security_name: security name must be 1 to 32 octets"},
 		{"usmDHKickstart kick 04\n\nusmDHKickstart kick 05\n", "e.conf:3: dh_kickstart[1].security_name: user \"kick\" is kickstarted already by dh_kickstart[0] (e.conf:1)"},
 		{"createUser kick SHA password1\nusmDHKickstart kick 04\n", "e.conf:2: dh_kickstart[0].security_name: user \"kick\" is created already by users[0] (e.conf:1)"},
+		// The view and group the entries make for dhKickstart would merge
+		// with the configuration's own of the same names.
+		{"view dhKickRestricted included .1.3.6.1.2.1.2\nusmDHKickstart kick 04\n", "e.conf:1: views[0].name: view \"dhKickRestricted\" is the one usmDHKickstart makes"},
+		{"usmDHKickstart kick 04\nview mine included .1\naccess dhKickstart \"\" any noauth exact mine none none\n", "e.conf:3: access[0].group: group \"dhKickstart\" is the one usmDHKickstart makes"},
 	} {
 		_, err := ParseSnmpdConf("e.conf", []byte(c.conf))
 		if err == nil {

@@ -318,9 +318,11 @@ func (d *daemon) usmFileContent(rows []agent.USMUserRow, base, derived map[userK
 		case asConfigured && r.Name == config.KickstartUser && r.Auth == usm.AuthNone && r.Storage == agent.StoragePermanent:
 			// RFC 2786's user that reads usmDHKickstartTable is made with
 			// the kickstart entries, and goes with them.
-		case derived[k] != "" && rb == derived[k] && r.Status == 1 && len(r.Public) == 0:
-			// A kickstarted user as the kickstart made it: its keys hold
-			// for this run only (usmdhkick.go) and are not stored.
+		case derived[k] != "" && rb == derived[k] && r.Status == 1:
+			// A kickstarted user with the keys the kickstart made: they
+			// hold for this run only (usmdhkick.go) and are not stored,
+			// also when SNMP set its usmUserPublic (which holds for the
+			// run as the keys do).
 		case r.Storage == agent.StoragePermanent && r.Status == 1 && len(r.Public) == 0 && asConfigured:
 			// As configured: kept as usmUser line, so that the user
 			// stays if its createUser line leaves the configuration.

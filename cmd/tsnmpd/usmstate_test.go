@@ -208,3 +208,28 @@ func TestUSMStateOtherEngineKept(t *testing.T) {
 		}
 	}
 }
+
+// TestUSMStateKickstartPublicNotStored: a kickstarted user whose
+// usmUserPublic SNMP set, its keys still those the kickstart derived, is
+// not written to usm-users.conf: the derived keys never reach the disk.
+func TestUSMStateKickstartPublicNotStored(t *testing.T) {
+	eid := []byte{0x80, 0, 0x1f, 0x88, 0x04, 1, 2, 3}
+	d := &daemon{log: slog.New(slog.DiscardHandler), state: &engine.State{Dir: t.TempDir(), EngineID: eid}}
+	ak, pk := bytes.Repeat([]byte{0x5a}, 16), bytes.Repeat([]byte{0xa5}, 16)
+	u, err := usm.NewLocalizedUser("kick", eid, usm.AuthMD5, ak, usm.PrivDES, pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := userRow(eid, u, agent.StoragePermanent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := userKey{string(eid), "kick"}
+	base := map[userKey]string{k: strings.Repeat("0", 32)} // the kickstart entry's sum
+	derived := map[userKey]string{k: rowBase(r)}
+	r.Public = []byte("tag")
+	content := string(d.usmFileContent([]agent.USMUserRow{r}, base, derived))
+	if strings.Contains(content, hex.EncodeToString(ak)) || strings.Contains(content, hex.EncodeToString(pk)) || strings.Contains(content, hex.EncodeToString([]byte("kick"))) {
+		t.Errorf("usm-users.conf holds the kickstarted user's derived keys:\n%s", content)
+	}
+}

@@ -177,12 +177,15 @@ func newCookieJar() *cookieJar {
 // current returns the keys of the current period, making a new key when a
 // period has begun. Keys are random and held only in memory: a restarted
 // listener refuses the cookies of the one before (the client starts over
-// after its retransmission timer).
+// after its retransmission timer). A reader that read the clock just
+// before another installed the next period's keys takes those: keys never
+// go back to an earlier period, which would replace the newest key by a
+// fresh one and refuse the cookies made under it.
 func (j *cookieJar) current() *cookieKeys {
 	p := int64((time.Since(j.start) + time.Duration(j.skew.Load())) / cookiePeriod)
 	for {
 		k := j.keys.Load()
-		if k != nil && k.period == p {
+		if k != nil && k.period >= p {
 			return k
 		}
 		n := &cookieKeys{period: p}

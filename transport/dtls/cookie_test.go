@@ -481,3 +481,25 @@ func TestOpenSSLHello(t *testing.T) {
 		t.Errorf("ServerHello record sequence number %d, want more than 1", seq)
 	}
 }
+
+// TestCookieKeysNeverGoBack: a reader that read the clock just before
+// another reader began the next period (the listener's UDP readers run
+// side by side) does not put an earlier period's keys over the newer
+// ones: the cookies made under the newest key still verify.
+func TestCookieKeysNeverGoBack(t *testing.T) {
+	j := newCookieJar()
+	a := netip.MustParseAddrPort("192.0.2.1:10161")
+	h := &hello{version: 0xfefd, random: make([]byte, 32), suites: []byte{0xc0, 0x2b}, methods: []byte{0}}
+	j.skew.Store(int64(6 * cookiePeriod))
+	c := j.cookie(a, h)
+	// The late reader: its clock reading is of period 5.
+	j.skew.Store(int64(5 * cookiePeriod))
+	if k := j.current(); k.period != 6 {
+		t.Errorf("a reader of period 5 after period 6 began got the keys of period %d, want 6", k.period)
+	}
+	j.skew.Store(int64(6 * cookiePeriod))
+	h.cookie = c[:]
+	if !j.verify(a, h) {
+		t.Error("a cookie made under period 6's key no longer verifies after a late reader of period 5")
+	}
+}
