@@ -719,7 +719,7 @@ func (g *gen) set() *smi.Set {
 					}
 					out.Syntax = ti.builtin
 					if ti.tc != "" {
-						if typ, _, _, _ := g.ntView(m, d); typ == 0 {
+						if typ, _, _, _, _ := g.ntView(m, d); typ == 0 {
 							out.Untyped = true
 						}
 					}
