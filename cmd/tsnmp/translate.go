@@ -281,8 +281,18 @@ func printDetails(out *bufio.Writer, oid []uint32, tree *netTree) {
 	}
 	var n *smi.Node
 	if set := loadedSet.Load(); set != nil && tp.Def >= 0 && int(tp.Def) < len(set.Defs) {
+		// A name a module defines twice is two nodes: the one of
+		// this OID.
 		d := &set.Defs[tp.Def]
-		n = smi.FindNode(d.Module + "::" + d.Name)
+		for _, x := range smi.NodesNamed(d.Name) {
+			if x.Module == d.Module && slicesEqual(x.OID, d.OID) {
+				n = x
+				break
+			}
+		}
+		if n == nil {
+			n = smi.FindNode(d.Module + "::" + d.Name)
+		}
 	}
 	fmt.Fprintf(out, "%s %s\n", tp.Label, ntMacroName(tp.Type))
 	// The modules that linked the node, as Net-SNMP lists them (one
@@ -354,8 +364,8 @@ func printClauses(out *bufio.Writer, n *smi.Node, from []string, tp *tnode) {
 	fmt.Fprintf(out, "  -- FROM\t%s\n", strings.Join(from, ", "))
 	if tp != nil {
 		printTreeSyntax(out, tp, from)
-		if n.Hint != "" && tp.TC != "" {
-			fmt.Fprintf(out, "  DISPLAY-HINT\t\"%s\"\n", n.Hint)
+		if tp.Hint != "" {
+			fmt.Fprintf(out, "  DISPLAY-HINT\t\"%s\"\n", tp.Hint)
 		}
 	} else if n.TC != "" && n.TC != n.Syntax {
 		fmt.Fprintf(out, "  -- TEXTUAL CONVENTION %s\n", n.TC)

@@ -248,8 +248,9 @@ func TestTranslateNetsnmpQuotedLimit(t *testing.T) {
 
 // TestTranslateEmptyDescriptionLikeSnmptranslate compares -Td for
 // definitions whose DESCRIPTION is there but empty (of every macro, and
-// a MODULE-IDENTITY whose REVISION has a text) and for SMIv1 objects
-// without one (testdata/mibs-descr).
+// a MODULE-IDENTITY whose REVISION has a text), for SMIv1 objects
+// without one, and for objects of textual conventions with and without
+// a DISPLAY-HINT of their own (testdata/mibs-descr).
 func TestTranslateEmptyDescriptionLikeSnmptranslate(t *testing.T) {
 	bin := testenv.Need(t, "snmptranslate")
 	dir := testenv.MIBDir(t)
@@ -262,7 +263,7 @@ func TestTranslateEmptyDescriptionLikeSnmptranslate(t *testing.T) {
 		"ACME-EMPTY-DESCR-MIB::acmeEmptyDescrMIB", "ACME-EMPTY-DESCR-MIB::acmeEdIdentity",
 		"ACME-EMPTY-DESCR-MIB::acmeEdEmpty", "ACME-EMPTY-DESCR-MIB::acmeEdText",
 		"ACME-EMPTY-DESCR-MIB::acmeEdNotification", "ACME-EMPTY-DESCR-MIB::acmeEdGroup",
-		"ACME-EMPTY-DESCR-MIB::acmeEdNotifGroup",
+		"ACME-EMPTY-DESCR-MIB::acmeEdNotifGroup", "ACME-EMPTY-DESCR-MIB::acmeEdName", "ACME-EMPTY-DESCR-MIB::acmeEdHex",
 		"ACME-V1-DESCR-MIB::acmeV1None", "ACME-V1-DESCR-MIB::acmeV1Empty", "ACME-V1-DESCR-MIB::acmeV1Trap",
 	}
 	cmd := exec.Command(bin, full...)

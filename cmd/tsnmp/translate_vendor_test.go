@@ -417,3 +417,50 @@ func TestTranslateBelowHashNodesLikeSnmptranslate(t *testing.T) {
 		t.Logf("-Td of %d OIDs as snmptranslate (%d lines)", len(sample), strings.Count(wantOut.String(), "\n"))
 	}
 }
+
+// TestTranslateDetailsVendorLikeSnmptranslate compares the whole -Td
+// output, byte for byte, for a sample of the nodes of Net-SNMP's tree of
+// names over the vendor collection (every node with
+// TSNMP_TRANSLATE_FULL=1): the node snmptranslate reaches, its modules,
+// type, textual convention and hint, clauses and the "::=" line.
+func TestTranslateDetailsVendorLikeSnmptranslate(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	dirs := testenv.VendorMIBDirs(t)
+	set, _ := smiload.Load(smiload.Request{Dirs: dirs, Modules: []string{"ALL"}, Tree: true, CacheDir: "-"})
+	smi.Install(set)
+	loadedSet.Store(set)
+	defer smi.Install(nil)
+	defer loadedSet.Store(nil)
+	tree := loadedTree()
+	if tree == nil {
+		t.Fatal("no tree of names loaded")
+	}
+	step := 10
+	if os.Getenv("TSNMP_TRANSLATE_FULL") != "" {
+		step = 1
+	}
+	var oids []string
+	for i := 0; i < len(tree.nodes); i += step {
+		oids = append(oids, smi.Format(tree.nodes[i].oid(), true))
+	}
+	const batch = 20000
+	agree := 0
+	for start := 0; start < len(oids); start += batch {
+		chunk := oids[start:min(start+batch, len(oids))]
+		full := append([]string{"-M", strings.Join(dirs, ":"), "-m", "ALL", "-Td"}, chunk...)
+		cmd := exec.Command(bin, full...)
+		cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS=", "SNMPCONFPATH="+t.TempDir())
+		var wantOut bytes.Buffer
+		cmd.Stdout = &wantOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("snmptranslate -Td: %v", err)
+		}
+		var gotOut, gotErr bytes.Buffer
+		translateMain(full, &gotOut, &gotErr)
+		if gotOut.String() != wantOut.String() {
+			t.Fatalf("-Td of %d OIDs from %s differs from snmptranslate:\n%s", len(chunk), chunk[0], firstDiff(gotOut.String(), wantOut.String()))
+		}
+		agree += len(chunk)
+	}
+	t.Logf("-Td of %d of %d nodes as snmptranslate", agree, len(tree.nodes))
+}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"io"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tsnmp/tsnmp/internal/testenv"
@@ -58,4 +61,99 @@ func TestGetNamesAnonymousArcsLikeSnmptranslate(t *testing.T) {
 		}
 		t.Logf("-O%s: %d of %d OIDs agree", style, len(oids)-bad, len(oids))
 	}
+}
+
+// indexSuffixes are the instances the index scan asks for below the
+// first column of each table: an integer index, an integer and an
+// IP-address-like run (InetAddressType 1, length 4), and a counted
+// string ("abc") followed by more arcs.
+var indexSuffixes = []string{".7", ".1.4.10.0.0.1.7", ".3.97.98.99.2.1"}
+
+// TestGetIndexesLikeSnmptranslate loads the vendor modules and the
+// standard ones as tsnmp get does with -m ALL -M DIRS and names
+// instances of the first column of every table (see indexSuffixes) with
+// get's default output style, as snmptranslate names them with the same
+// modules: index decoding (integers, enum labels, fixed-length and
+// counted strings, IMPLIED, InetAddress) is what differs between
+// tables. It reports the share of instances and of tables that agree.
+// By default it checks every 150th table; TSNMP_TRANSLATE_FULL=1 checks
+// every table.
+func TestGetIndexesLikeSnmptranslate(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	dirs := append(testenv.VendorMIBDirs(t), testenv.MIBDir(t))
+	set, _ := smiload.Load(smiload.Request{Dirs: dirs, Modules: []string{"ALL"}, Tree: true})
+	smi.Install(set)
+	defer smi.Install(nil)
+
+	step := 150
+	if os.Getenv("TSNMP_TRANSLATE_FULL") != "" {
+		step = 1
+	}
+	var oids []string
+	tables := 0
+	for i := range set.Defs {
+		row := &set.Defs[i]
+		if len(row.Index) == 0 && row.Augments == "" || i+1 == len(set.Defs) {
+			continue
+		}
+		col := &set.Defs[i+1]
+		if len(col.OID) != len(row.OID)+1 || !slices.Equal(col.OID[:len(row.OID)], row.OID) {
+			continue
+		}
+		if tables++; (tables-1)%step != 0 {
+			continue
+		}
+		s := smi.Format(col.OID, true)
+		for _, x := range indexSuffixes {
+			oids = append(oids, s+x)
+		}
+	}
+	if len(oids) < 3*6000/step {
+		t.Fatalf("%d instances of %d tables, want those of the 6000 or more tables of the vendor modules", len(oids), tables)
+	}
+	want := translateParallel(t, bin, []string{"-M", strings.Join(dirs, ":"), "-m", "ALL"}, oids)
+	var o format.Options
+	badInst, badTables, resolved := 0, 0, 0
+	for i := 0; i < len(oids); i += len(indexSuffixes) {
+		tableBad := false
+		for j := i; j < i+len(indexSuffixes); j++ {
+			if want[j] == "" {
+				continue
+			}
+			resolved++
+			if got := o.OID(parseOID(oids[j])); got != want[j] {
+				tableBad = true
+				if badInst++; badInst <= 30 {
+					t.Errorf("%s: tsnmp get prints %s, snmptranslate %s", oids[j], got, want[j])
+				}
+			}
+		}
+		if tableBad {
+			badTables++
+		}
+	}
+	n := len(oids) / len(indexSuffixes)
+	t.Logf("tables: %d of %d agree (%.2f%%); instances: %d of %d agree (%.2f%%)",
+		n-badTables, n, pct(n-badTables, n), resolved-badInst, resolved, pct(resolved-badInst, resolved))
+}
+
+// translateParallel is translateBatch over two halves of oids at once.
+func translateParallel(t *testing.T, bin string, common, oids []string) []string {
+	t.Helper()
+	h := len(oids) / 2
+	var wg sync.WaitGroup
+	var a []string
+	wg.Go(func() { a = translateBatch(t, bin, common, oids[:h]) })
+	b := translateBatch(t, bin, common, oids[h:])
+	wg.Wait()
+	return append(a, b...)
+}
+
+func parseOID(s string) []uint32 {
+	var oid []uint32
+	for _, f := range strings.Split(strings.TrimPrefix(s, "."), ".") {
+		v, _ := strconv.ParseUint(f, 10, 32)
+		oid = append(oid, uint32(v))
+	}
+	return oid
 }

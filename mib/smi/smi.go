@@ -321,6 +321,9 @@ type TreeNode struct {
 	TC     string
 	Enums  []Enum
 	Ranges []Range
+	// Hint is the DISPLAY-HINT of TC itself (Net-SNMP keeps none of
+	// a convention TC is made from).
+	Hint string
 	// More are the modules that linked the same name here after
 	// Module, in order (Net-SNMP's module list, which -Td prints).
 	More []string

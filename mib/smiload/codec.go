@@ -24,8 +24,9 @@ import (
 //	          then the diagnostics, then Net-SNMP's tree of names
 //	          (smi.TreeNode: module, parent, definition, arc, the label where
 //	          it is not the definition's name, Net-SNMP's type code,
-//	          textual convention, enumerations, ranges and the other
-//	          modules that linked it), then the anonymous arcs
+//	          textual convention, enumerations, ranges, the
+//	          convention's own DISPLAY-HINT and the other modules that
+//	          linked it), then the anonymous arcs
 //	          (smi.AnonArc: module, OID)
 //
 // Records use varints and length-prefixed strings; a definition holds
@@ -215,6 +216,7 @@ func encodeCache(c *cacheContent) []byte {
 			recs.int(int64(r.Low))
 			recs.int(int64(r.High))
 		}
+		recs.str(n.Hint)
 		recs.uint(uint64(len(n.More)))
 		for _, m := range n.More {
 			if i, ok := modIdx[m]; ok {
@@ -487,6 +489,7 @@ func (d *decoder) tree(defs []smi.Def, modules []string) []smi.TreeNode {
 			}
 			out[i].Ranges = rs
 		}
+		out[i].Hint = d.str()
 		if nm := d.n(); nm > 0 {
 			more := make([]string, nm)
 			for j := range more {

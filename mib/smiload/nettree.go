@@ -675,7 +675,7 @@ func (g *gen) netTree(index map[*def]int) []smi.TreeNode {
 				if i, ok := index[tp.def]; ok {
 					n.Def = int32(i)
 				}
-				n.Type, n.TC, n.Enums, n.Ranges = g.ntView(g.owner[tp.def], tp.def)
+				n.Type, n.TC, n.Hint, n.Enums, n.Ranges = g.ntView(g.owner[tp.def], tp.def)
 			}
 			if tp.trap {
 				n.Type = ntTrapType
@@ -830,8 +830,9 @@ func (g *gen) ntTC(m *module, name string, line, depth int) (*def, uint8) {
 }
 
 // ntView is what Net-SNMP's tree node holds of a definition: type
-// code, textual convention, enumerations and ranges.
-func (g *gen) ntView(m *module, d *def) (typ uint8, tc string, es []smi.Enum, rs []smi.Range) {
+// code, textual convention and its own DISPLAY-HINT (not one of the
+// convention it is made from), enumerations and ranges.
+func (g *gen) ntView(m *module, d *def) (typ uint8, tc, hint string, es []smi.Enum, rs []smi.Range) {
 	if d.pre != nil {
 		p := d.pre
 		switch {
@@ -841,21 +842,21 @@ func (g *gen) ntView(m *module, d *def) (typ uint8, tc string, es []smi.Enum, rs
 				typ = ntBuiltin[p.Base.String()]
 			}
 			if p.TC != "" && p.TC != p.Syntax {
-				tc = p.TC
+				tc, hint = p.TC, p.Hint
 			}
-			return typ, tc, p.Enums, ntRanges(p.Ranges)
+			return typ, tc, hint, p.Enums, ntRanges(p.Ranges)
 		}
-		return ntMacroType[p.Macro], "", nil, nil
+		return ntMacroType[p.Macro], "", "", nil, nil
 	}
 	if d.macro != "OBJECT-TYPE" {
-		return ntMacroType[d.macro], "", nil, nil
+		return ntMacroType[d.macro], "", "", nil, nil
 	}
 	st := d.syntax
 	if t, ok := ntBuiltin[st.name]; ok {
 		typ = t
 	} else if st.name != "" && !st.isSeq && st.name != "SEQUENCE OF" {
 		if td, t := g.ntTC(m, st.name, d.line, 0); td != nil {
-			typ, tc = t, st.name
+			typ, tc, hint = t, st.name, td.hint
 			es, rs = ntEnums(td.syntax.enums), ntRanges(td.syntax.ranges)
 		}
 	}
@@ -871,5 +872,5 @@ func (g *gen) ntView(m *module, d *def) (typ uint8, tc string, es []smi.Enum, rs
 			rs = ntRanges(st.ranges)
 		}
 	}
-	return typ, tc, es, rs
+	return typ, tc, hint, es, rs
 }
