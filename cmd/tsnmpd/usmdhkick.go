@@ -125,6 +125,8 @@ func (d *daemon) installKickstart(pl *kickPlan) {
 	d.kick.mu.Lock()
 	for id, p := range d.kick.pairs {
 		if pl.pairs[id] != p {
+			// SetInt64 alone keeps r's words in its backing array.
+			clear(p.r.Bits())
 			p.r.SetInt64(0)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager/snmpdtest"
+	"github.com/tsnmp/tsnmp/security/usm"
 )
 
 const oidKickstartTable = ".1.3.6.1.3.101.1.2.1"
@@ -369,5 +370,24 @@ func testKickstart(t *testing.T, tools map[string]string, withSnmpd bool) {
 	sort.Strings(cols)
 	if len(cols) == 0 || cols[0] != "2" || cols[len(cols)-1] != "4" {
 		t.Errorf("snmpd's usmDHKickstartTable is not indexed and laid out as tsnmpd's:\n%s", out)
+	}
+}
+
+// TestKickstartDroppedPrivateWiped: the random number r of an entry that
+// leaves the configuration is overwritten in memory, not only set to 0
+// (math/big keeps the words of a number it shrinks).
+func TestKickstartDroppedPrivateWiped(t *testing.T) {
+	r, y, err := usm.GenerateKickstartKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := r.Bits()
+	d := &daemon{}
+	d.kick.pairs = map[string]*kickPair{"gone": {r: r, y: y}}
+	d.installKickstart(&kickPlan{pairs: map[string]*kickPair{}})
+	for i, w := range words[:cap(words)] {
+		if w != 0 {
+			t.Fatalf("word %d of the dropped entry's r is still %#x", i, w)
+		}
 	}
 }
