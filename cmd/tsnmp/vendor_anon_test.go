@@ -81,7 +81,10 @@ var indexSuffixes = []string{".7", ".1.4.10.0.0.1.7", ".3.97.98.99.2.1"}
 func TestGetIndexesLikeSnmptranslate(t *testing.T) {
 	bin := testenv.Need(t, "snmptranslate")
 	dirs := append(testenv.VendorMIBDirs(t), testenv.MIBDir(t))
-	set, _ := smiload.Load(smiload.Request{Dirs: dirs, Modules: []string{"ALL"}, Tree: true})
+	// The modules get reads (loadMIBs), loaded whole rather than as
+	// instances ask for them, which costs a rebuild each.
+	set, _ := smiload.Load(smiload.Request{Dirs: dirs, Modules: []string{"ALL"}, Compiled: smi.Compiled,
+		AllCompiled: true, NoDescriptions: true, TreeNames: true})
 	smi.Install(set)
 	defer smi.Install(nil)
 
