@@ -178,6 +178,19 @@ func (d *daemon) planUSMState(users *usm.UserTable, kick map[userKey]string) (*u
 		}
 		k := userKey{string(r.EngineID), r.Name}
 		switch {
+		case configured[k] && f[0] == "usmRow" && r.Storage == agent.StoragePermanent && rbase == base[k] && kickSuspension(r):
+			// A kickstarted user SNMP suspended with the keys the
+			// kickstart made: only the suspension was stored. The user
+			// keeps this start's keys and stays suspended.
+			i, ok := at[k]
+			if !ok || derived[k] == "" {
+				d.log.Warn("state file damaged: ignoring a line; a usmRow without keys is only for a kickstarted user", "file", path, "line", n+1, "user", r.Name)
+				damaged = true
+				continue
+			}
+			rows[i].Status = r.Status
+			users.Remove(r.EngineID, r.Name)
+			continue
 		case configured[k] && f[0] == "usmRow" && r.Storage == agent.StoragePermanent && rbase == base[k]:
 			// A user of the configuration changed by SNMP: the change
 			// stands while the configuration says the same of it.
@@ -192,6 +205,9 @@ func (d *daemon) planUSMState(users *usm.UserTable, kick map[userKey]string) (*u
 					users.Add(r.EngineID, u)
 				}
 			}
+			continue
+		case f[0] == "usmRow" && kickSuspension(r) && !configured[k]:
+			d.log.Warn("a suspended kickstarted user's usmDHKickstart entry has left the configuration: the suspension is dropped", "file", path, "line", n+1, "user", r.Name, "engineID", hex.EncodeToString(r.EngineID))
 			continue
 		case configured[k] && f[0] == "usmRow":
 			d.log.Warn("the configuration's user differs from what SNMP made or changed: the configuration's is used", "file", path, "line", n+1, "user", r.Name, "engineID", hex.EncodeToString(r.EngineID))
@@ -323,6 +339,14 @@ func (d *daemon) usmFileContent(rows []agent.USMUserRow, base, derived map[userK
 			// hold for this run only (usmdhkick.go) and are not stored,
 			// also when SNMP set its usmUserPublic (which holds for the
 			// run as the keys do).
+		case derived[k] != "" && rb == derived[k] && r.Storage == agent.StoragePermanent:
+			// A kickstarted user SNMP suspended, with the keys the
+			// kickstart made: only the suspension is stored (keys and
+			// usmUserPublic "-"), against the kickstart entry's sum. The
+			// next start kickstarts it anew, suspended.
+			lines = append(lines, fmt.Sprintf("usmRow %s %s %s %d %d %t %s %s - - - %s", hex.EncodeToString(r.EngineID),
+				hex.EncodeToString([]byte(r.Name)), hex.EncodeToString([]byte(cmp.Or(r.SecurityName, r.Name))), r.Status, r.Storage, r.Cloned,
+				r.Auth, r.Priv, base[k]))
 		case r.Storage == agent.StoragePermanent && r.Status == 1 && len(r.Public) == 0 && asConfigured:
 			// As configured: kept as usmUser line, so that the user
 			// stays if its createUser line leaves the configuration.
@@ -349,7 +373,8 @@ func (d *daemon) usmFileContent(rows []agent.USMUserRow, base, derived map[userK
 	content := fmt.Sprintf("# USM users; written by tsnmpd\nengineID %x\n"+
 		"# usmUser NAME(hex) AUTH PRIV AUTHKEY PRIVKEY [SECURITYNAME(hex), when it differs from NAME]: keys localized to engineID\n"+
 		"# usmRow ENGINEID NAME(hex) SECURITYNAME(hex) STATUS STORAGE CLONED AUTH PRIV AUTHKEY PRIVKEY PUBLIC(hex) BASE: a row made or changed by SNMP, keys localized to ENGINEID;\n"+
-		"#   BASE sums up the configuration's user a permanent(4) row changed, \"-\" for others\n", local) +
+		"#   BASE sums up the configuration's user a permanent(4) row changed, \"-\" for others;\n"+
+		"#   a permanent row not active without keys is a kickstarted user SNMP suspended: the next start kickstarts it suspended\n", local) +
 		strings.Join(lines, "\n") + "\n"
 	return []byte(content)
 }
@@ -418,13 +443,22 @@ func parseUSMRowFields(f []string) (agent.USMUserRow, error) {
 	if r.Public, err = hexOr(f[11]); err != nil || len(r.Public) > 32 {
 		return r, fmt.Errorf("public %q: want at most 32 octets in hex", f[11])
 	}
-	if r.Status == 1 || r.Cloned {
+	if (r.Status == 1 || r.Cloned) && !kickSuspension(r) {
 		// The keys must fit the protocols.
 		if _, err := rowUser(r); err != nil {
 			return r, err
 		}
 	}
 	return r, nil
+}
+
+// kickSuspension tells whether a usmRow line stores only the suspension
+// of a kickstarted user: a permanent row not active, without keys,
+// though its protocols need them. Its keys are those of this start's
+// kickstart (planUSMState).
+func kickSuspension(r agent.USMUserRow) bool {
+	return r.Storage == agent.StoragePermanent && r.Status != 1 && len(r.AuthKey) == 0 && len(r.PrivKey) == 0 &&
+		(r.Auth != usm.AuthNone || r.Priv != usm.PrivNone)
 }
 
 // usmStateEngineID returns the engine ID the keys in usm-users.conf are

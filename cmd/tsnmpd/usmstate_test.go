@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tsnmp/tsnmp/agent"
+	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/security/usm"
@@ -231,5 +233,125 @@ func TestUSMStateKickstartPublicNotStored(t *testing.T) {
 	content := string(d.usmFileContent([]agent.USMUserRow{r}, base, derived))
 	if strings.Contains(content, hex.EncodeToString(ak)) || strings.Contains(content, hex.EncodeToString(pk)) || strings.Contains(content, hex.EncodeToString([]byte("kick"))) {
 		t.Errorf("usm-users.conf holds the kickstarted user's derived keys:\n%s", content)
+	}
+}
+
+// TestUSMStateKickstartSuspendedNoKeys: a kickstarted user SNMP
+// suspended (usmUserStatus notInService), its keys those the kickstart
+// derived, is stored without keys; the next start kickstarts it with
+// that start's keys, still suspended, and its usmDHKickstartTable row
+// stays. A usmRow without keys for a user no kickstart entry makes is
+// refused with file and line.
+func TestUSMStateKickstartSuspendedNoKeys(t *testing.T) {
+	dir := t.TempDir()
+	eid := []byte{0x80, 0, 0x1f, 0x88, 0x04, 1, 2, 3}
+	_, mgr, err := usm.GenerateKickstartKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.ParseSnmpdConf("k.conf", fmt.Appendf(nil, "usmDHKickstart kick %x\n", mgr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, usmFile)
+	var logBuf strings.Builder
+	// start is a start of tsnmpd: a new daemon, new r, new keys.
+	start := func() (*daemon, *usm.UserTable, agent.USMUserRow) {
+		t.Helper()
+		d := &daemon{log: slog.New(slog.NewTextHandler(&logBuf, nil)), state: &engine.State{Dir: dir, EngineID: eid}}
+		a := &agent.Agent{}
+		var tree mib.Tree
+		d.usmRows.table = a.RegisterUSMUsers(&tree, agent.USMUsersOptions{Persist: d.writeUSMRows, Configured: d.usmConfigured})
+		users := usm.NewUserTable()
+		pl, err := d.kickstartUsers(cfg, users)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := d.planUSMState(users, pl.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.apply(d); err != nil {
+			t.Fatal(err)
+		}
+		d.installKickstart(pl)
+		if len(pl.rows) != 1 {
+			t.Fatalf("kickstart rows %+v", pl.rows)
+		}
+		for _, r := range m.rows { // what apply installs
+			if r.Name == "kick" {
+				if !bytes.Equal(r.AuthKey, pl.rows[0].AuthKey) || !bytes.Equal(r.PrivKey, pl.rows[0].PrivKey) {
+					t.Errorf("kick's row does not have this start's derived keys: %+v", r)
+				}
+				return d, users, r
+			}
+		}
+		t.Fatalf("no row for kick: %+v", m.rows)
+		return nil, nil, agent.USMUserRow{}
+	}
+	d, users, r1 := start()
+	if _, ok := users.Lookup(eid, []byte("kick")); !ok || r1.Status != 1 {
+		t.Fatalf("kick is not active after the first start: %+v", r1)
+	}
+	// SNMP suspends kick, keys unchanged: what usmUserTable persists.
+	s := r1
+	s.Status = 2
+	if err := d.writeUSMRows([]agent.USMUserRow{s}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	for _, k := range [][]byte{r1.AuthKey, r1.PrivKey} {
+		if strings.Contains(string(data), hex.EncodeToString(k)) {
+			t.Errorf("%s holds the suspended kickstarted user's derived keys:\n%s", usmFile, data)
+		}
+	}
+	if !strings.Contains(string(data), " "+hex.EncodeToString([]byte("kick"))+" ") {
+		t.Fatalf("%s does not keep the suspension of kick:\n%s", usmFile, data)
+	}
+	// The next start: kick has the keys of the new r, and is suspended.
+	d, users, r2 := start()
+	if bytes.Equal(r2.AuthKey, r1.AuthKey) || bytes.Equal(r2.PrivKey, r1.PrivKey) {
+		t.Errorf("kick kept the previous start's keys after a restart")
+	}
+	if r2.Status != 2 {
+		t.Errorf("kick after a restart: status %d, want 2 (notInService): the suspension was undone", r2.Status)
+	}
+	if _, ok := users.Lookup(eid, []byte("kick")); ok {
+		t.Error("the suspended kickstarted user authenticates after a restart")
+	}
+	data, _ = os.ReadFile(path)
+	for _, k := range [][]byte{r1.AuthKey, r1.PrivKey, r2.AuthKey, r2.PrivKey} {
+		if strings.Contains(string(data), hex.EncodeToString(k)) {
+			t.Errorf("%s holds derived keys after the restart:\n%s", usmFile, data)
+		}
+	}
+	// A third start keeps it suspended, and the row made active again
+	// with the derived keys is not stored.
+	d, _, r3 := start()
+	if r3.Status != 2 {
+		t.Errorf("kick after a second start: status %d, want 2", r3.Status)
+	}
+	a := r3
+	a.Status = 1
+	if err := d.writeUSMRows([]agent.USMUserRow{a}); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); strings.Contains(string(data), " "+hex.EncodeToString([]byte("kick"))+" ") {
+		t.Errorf("kick active again with the derived keys is still stored:\n%s", data)
+	}
+
+	// A usmRow without keys for a user no kickstart entry makes.
+	h := hex.EncodeToString
+	line := "usmRow " + h(eid) + " 6b69636b 6b69636b 2 4 true MD5 DES - - - " + strings.Repeat("0", 32) + "\n"
+	if err := os.WriteFile(path, []byte("engineID "+h(eid)+"\n"+line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logBuf.Reset()
+	d = &daemon{log: slog.New(slog.NewTextHandler(&logBuf, nil)), state: &engine.State{Dir: dir, EngineID: eid}}
+	if err := d.mergeUSMState(usm.NewUserTable()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logBuf.String(), "file="+path+" line=2") {
+		t.Errorf("a suspension without its kickstart entry is not reported with file and line:\n%s", logBuf.String())
 	}
 }
