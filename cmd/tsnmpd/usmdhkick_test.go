@@ -347,8 +347,56 @@ func testKickstart(t *testing.T, tools map[string]string, withSnmpd bool) {
 	}
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.cmd.Wait()
-	startDaemon(t, bin, nil, "--state-dir", dir, "--listen", listen, "--snmpd-conf", cfg)
+	p = startDaemon(t, bin, nil, "--state-dir", dir, "--listen", listen, "--snmpd-conf", cfg)
 	spent("after carol changed her keys and kill -9")
+
+	// admin suspends kick (usmUserStatus notInService), its keys
+	// unchanged: usm-users.conf keeps the suspension, not the keys, and
+	// after kill -9 kick is kickstarted anew, suspended. Made active
+	// again, it works with the keys of the new start.
+	eid, _ := hex.DecodeString(readEngineID(t, dir))
+	status := ".1.3.6.1.6.3.15.1.2.2.1.13." + fmt.Sprint(len(eid))
+	for _, b := range eid {
+		status += "." + fmt.Sprint(b)
+	}
+	status += ".4.107.105.99.107" // "kick"
+	admin := []string{"-v3", "-u", "admin", "-l", "authPriv", "-a", "SHA", "-A", "authpass1", "-x", "AES", "-X", "privpass1", listen}
+	rows4, _ := walkKickstart(t, home, tools["snmpwalk"], listen)
+	y4, _ := hex.DecodeString(rows4["1"].my)
+	k4, kp4 := kick.keys(t, y4, 16, 16)
+	if out, code := kickRun(t, home, tools["snmpset"], append(admin, status, "i", "2")...); code != 0 {
+		t.Fatalf("set kick's usmUserStatus to notInService: exit %d\n%s", code, out)
+	}
+	if out, ok := get(md5des("kick", k4, kp4), oidSysName); ok {
+		t.Errorf("kick suspended still authenticates: %s", out)
+	}
+	if s := stored(); strings.Contains(s, k4[2:]) || strings.Contains(s, kp4[2:]) || !strings.Contains(s, " "+hex.EncodeToString([]byte("kick"))+" ") {
+		t.Errorf("usm-users.conf holds kick's derived keys, or not its suspension:\n%s", s)
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.cmd.Wait()
+	startDaemon(t, bin, nil, "--state-dir", dir, "--listen", listen, "--snmpd-conf", cfg)
+	if out, ok := get(md5des("kick", k4, kp4), oidSysName); ok {
+		t.Errorf("kick, suspended, authenticates after kill -9 with the previous start's keys: %s", out)
+	}
+	if out, code := kickRun(t, home, tools["snmpget"], append(admin, status)...); code != 0 || !regexp.MustCompile(regexp.QuoteMeta(status)+` = INTEGER: (notInService\()?2\)?\s*$`).MatchString(strings.TrimSpace(out)) {
+		t.Errorf("kick's usmUserStatus after kill -9 is not notInService(2): %s", out)
+	}
+	if out, code := kickRun(t, home, tools["snmpset"], append(admin, status, "i", "1")...); code != 0 {
+		t.Fatalf("set kick's usmUserStatus to active: exit %d\n%s", code, out)
+	}
+	rows5, _ := walkKickstart(t, home, tools["snmpwalk"], listen)
+	if rows5["1"] == nil || rows5["1"].my == rows4["1"].my {
+		t.Fatalf("kick's usmDHKickstartTable row after kill -9 and active again: %+v", rows5["1"])
+	}
+	y5, _ := hex.DecodeString(rows5["1"].my)
+	k5, kp5 := kick.keys(t, y5, 16, 16)
+	if out, ok := get(md5des("kick", k5, kp5), oidSysName); !ok {
+		t.Errorf("kick active again does not work with the new start's keys: %s", out)
+	}
+	if out, ok := get(md5des("kick", k4, kp4), oidSysName); ok {
+		t.Errorf("kick active again works with the previous start's keys: %s", out)
+	}
 
 	// Net-SNMP's snmpd with the same configuration (it warns that
 	// usmDHKickstart is an unknown token): if it serves
