@@ -309,7 +309,7 @@ func TestUSMStateKickstartSuspendedNoKeys(t *testing.T) {
 		t.Fatalf("%s does not keep the suspension of kick:\n%s", usmFile, data)
 	}
 	// The next start: kick has the keys of the new r, and is suspended.
-	d, users, r2 := start()
+	_, users, r2 := start()
 	if bytes.Equal(r2.AuthKey, r1.AuthKey) || bytes.Equal(r2.PrivKey, r1.PrivKey) {
 		t.Errorf("kick kept the previous start's keys after a restart")
 	}
