@@ -119,17 +119,24 @@ func parseHello(b []byte) (h hello, err error) {
 func (h *hello) withoutCookie(seq uint64) []byte {
 	n := len(h.body) - len(h.cookie)
 	out := make([]byte, 0, headerLen+hsHeaderLen+n)
-	out = append(out, typeHandshake, h.recordVersion[0], h.recordVersion[1])
-	out = binary.BigEndian.AppendUint64(out, seq&maxSeq) // epoch 0
-	out = binary.BigEndian.AppendUint16(out, uint16(hsHeaderLen+n))
-	out = append(out, hsClientHello)
-	out = appendUint24(out, n)
-	out = append(out, 0, 0) // message_seq
-	out = appendUint24(out, 0)
-	out = appendUint24(out, n)
+	out = appendHandshakeHeader(out, h.recordVersion, seq&maxSeq, hsClientHello, n)
 	out = append(out, h.body[:h.cookieAt]...)
 	out = append(out, 0)
 	return append(out, h.body[h.cookieAt+1+len(h.cookie):]...)
+}
+
+// appendHandshakeHeader appends the header of a record of epoch 0 with
+// sequence number seq holding one unfragmented handshake message of type
+// typ, message_seq 0 and n octets of body.
+func appendHandshakeHeader(out []byte, version [2]byte, seq uint64, typ byte, n int) []byte {
+	out = append(out, typeHandshake, version[0], version[1])
+	out = binary.BigEndian.AppendUint64(out, seq) // epoch 0
+	out = binary.BigEndian.AppendUint16(out, uint16(hsHeaderLen+n))
+	out = append(out, typ)
+	out = appendUint24(out, n)
+	out = append(out, 0, 0) // message_seq
+	out = appendUint24(out, 0)
+	return appendUint24(out, n)
 }
 
 func appendUint24(b []byte, v int) []byte {
@@ -144,14 +151,7 @@ func appendUint24(b []byte, v int) []byte {
 // ClientHello parseHello takes (67 at least), so it amplifies nothing.
 func helloVerifyRequest(out []byte, h *hello, cookie []byte) []byte {
 	n := 3 + len(cookie)
-	out = append(out, typeHandshake, dtls10[0], dtls10[1])
-	out = binary.BigEndian.AppendUint64(out, h.recordSeq) // epoch 0
-	out = binary.BigEndian.AppendUint16(out, uint16(hsHeaderLen+n))
-	out = append(out, hsHelloVerifyRequest)
-	out = appendUint24(out, n)
-	out = append(out, 0, 0) // message_seq
-	out = appendUint24(out, 0)
-	out = appendUint24(out, n)
+	out = appendHandshakeHeader(out, dtls10, h.recordSeq, hsHelloVerifyRequest, n)
 	out = append(out, dtls10[0], dtls10[1], byte(len(cookie)))
 	return append(out, cookie...)
 }
