@@ -152,7 +152,16 @@ func TestGetIndexesLikeSnmptranslate(t *testing.T) {
 	// are checked against the INDEX objects' ranges: both must refuse
 	// the same ones with the same messages (and report the same index
 	// types they do not read).
-	checkRefusalsLikeSnmpget(t, []string{"-M", strings.Join(dirs, ":"), "-m", "ALL"}, oids)
+	// snmpget reads every module for each 127 instances, so with
+	// TSNMP_TRANSLATE_FULL=1 those of every 10th table are given.
+	given := oids
+	if step == 1 {
+		given = nil
+		for i := 0; i < len(oids); i += 10 * len(indexSuffixes) {
+			given = append(given, oids[i:i+len(indexSuffixes)]...)
+		}
+	}
+	checkRefusalsLikeSnmpget(t, []string{"-M", strings.Join(dirs, ":"), "-m", "ALL"}, given)
 }
 
 // checkRefusalsLikeSnmpget gives the instances oids to snmpget, up to
