@@ -37,14 +37,25 @@ func Format(oid []uint32, numeric bool) string {
 		b = append(b, "::"...)
 	}
 	b = append(b, n.Name...)
-	if n.Kind == KindRow && len(rest) > 0 {
-		// A column the MIB does not define: its number, then the
-		// instance decoded by the row's INDEX clause, as for any column.
+	if len(rest) > 0 && n.HasChildren() && rowOf(n) != nil {
+		// An arc below a node that has nodes below it but not this
+		// one (a column the MIB does not define below its row, or an
+		// arc below a column that another module defines objects
+		// under): its number, then the instance decoded by the row's
+		// INDEX clause, as Net-SNMP prints it.
 		b = append(b, '.')
 		b = strconv.AppendUint(b, uint64(rest[0]), 10)
 		rest = rest[1:]
 	}
 	return string(appendIndex(b, n, rest))
+}
+
+// HasChildren reports whether any loaded definition, of any module,
+// lies below n's OID, whether or not it has been read from a Source
+// yet. Net-SNMP then reads the first arc of an instance below n as an
+// arc, not as part of the index.
+func (n *Node) HasChildren() bool {
+	return n.below || len(n.children) > 0
 }
 
 // AnonBelow returns the deepest arc of Set.Anon on oid's path that is
