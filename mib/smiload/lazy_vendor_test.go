@@ -61,7 +61,8 @@ func answerName(name string) string {
 // and what the printed name resolves back to. It samples every 499th
 // definition, every column other modules define objects below, every
 // fifth arc only numbers name and every fifth name several modules
-// define; TSNMP_TRANSLATE_FULL=1 asks about all of them.
+// define (a tenth of that under -race); TSNMP_TRANSLATE_FULL=1 asks
+// about all of them.
 func TestOpenAnswersAsWholeVendorSet(t *testing.T) {
 	dirs := append(testenv.VendorMIBDirs(t), testenv.MIBDir(t))
 	r := Request{Dirs: dirs, Modules: []string{"ALL"}, Compiled: smi.Compiled, AllCompiled: true,
@@ -78,9 +79,11 @@ func TestOpenAnswersAsWholeVendorSet(t *testing.T) {
 		t.Fatalf("%d definitions, want the 150,000 or more of the vendor collection", len(whole.Defs))
 	}
 
-	// Under -race each question costs ten times as much: a sample by
-	// default.
+	// A sample by default, a tenth of it under -race.
 	step, other := 499, 5
+	if raceEnabled {
+		step, other = 4999, 50
+	}
 	if os.Getenv("TSNMP_TRANSLATE_FULL") != "" {
 		step, other = 1, 1
 	}
