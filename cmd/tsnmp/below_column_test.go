@@ -94,9 +94,6 @@ func TestGetBelowColumnsLikeSnmptranslate(t *testing.T) {
 			}
 		}
 		t.Logf("-O%s: tsnmp get names %d of %d OIDs as snmptranslate", style, len(oids)-bad, len(oids))
-		if style == "b" {
-			continue
-		}
 		// tsnmp translate, which reads the whole set.
 		var out, errb bytes.Buffer
 		translateMain(append(append(slices.Clone(common), "-O"+style), oids...), &out, &errb)
