@@ -161,3 +161,28 @@ func TestGetBelowColumnLikeSnmpget(t *testing.T) {
 		}
 	}
 }
+
+// TestExtendedIndexBelowRowLikeSnmptranslate names instances of columns
+// that no module defines below a row with -OX, as tsnmp get does with
+// the standard modules (-m ALL -M DIR), and compares with snmptranslate:
+// the column's number, then the index in brackets (IF-MIB::ifEntry.99[1]).
+func TestExtendedIndexBelowRowLikeSnmptranslate(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	std := testenv.MIBDir(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	defer smi.Install(nil)
+	oids := []string{".1.3.6.1.2.1.2.2.1.99.1", ".1.3.6.1.6.3.16.1.2.1.99.3.4.117.115.101.114",
+		".1.3.6.1.2.1.2.2.1.2.1", ".1.3.6.1.2.1.4.20.1.99.10.0.0.1"}
+	want := translateBatch(t, bin, []string{"-M", std, "-m", "ALL", "-OX"}, oids)
+	var o format.Options
+	o.ParseOptions("X")
+	for i, s := range oids {
+		loadMIBs(mibSettings{modules: "ALL", modulesSet: true, dirs: std, dirsSet: true}, io.Discard, false)
+		if got := o.OID(parseOID(s)); got != want[i] {
+			t.Errorf("-OX %s: tsnmp get prints %s, snmptranslate %s", s, got, want[i])
+		}
+	}
+}
