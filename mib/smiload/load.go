@@ -334,6 +334,9 @@ type gen struct {
 	// treeDef, once the tree is built, gives the definition of the node
 	// Net-SNMP's find_tree_node(name, -1) finds, or nil.
 	treeDef func(name string) *def
+	// inetIndex, once the tree is built, holds the definitions whose
+	// InetAddress index Net-SNMP prints as an address (smi.Def.InetIndex).
+	inetIndex map[*def]bool
 }
 
 // loadOrder orders modules the way Net-SNMP loads them with "-m ALL":
@@ -768,6 +771,11 @@ func (g *gen) set() *smi.Set {
 		}
 		s.Tree = g.netTree(index)
 		g.indexAsTree(s.Defs)
+		for i, n := range nodes {
+			s.Defs[i].InetIndex = g.inetIndex[n.src]
+		}
+	} else {
+		inetIndexByOrder(s.Defs)
 	}
 	// Textual conventions and named types.
 	for _, m := range g.order {
