@@ -147,13 +147,23 @@ func (o *Options) extendedIndex(oid snmp.OID) string {
 	if n == nil || len(rest) == 0 || smi.AnonBelow(oid, len(n.OID)) != nil {
 		return smi.Format(oid, false)
 	}
+	name := n.String()
+	if n.HasChildren() {
+		// As smi.Format reads it: the first arc below a node that has
+		// nodes below it (a row, or a column other modules define
+		// objects under) is an arc, the rest the index.
+		name += "." + strconv.FormatUint(uint64(rest[0]), 10)
+		if rest = rest[1:]; len(rest) == 0 {
+			return smi.Format(oid, false)
+		}
+	}
 	parts, ok := smi.IndexParts(n, rest)
 	idx := n.IndexNodes()
-	if !ok || len(parts) != len(idx) || n.Kind == smi.KindRow {
+	if !ok || len(parts) != len(idx) {
 		return smi.Format(oid, false)
 	}
 	var b strings.Builder
-	b.WriteString(n.String())
+	b.WriteString(name)
 	for i, p := range parts {
 		in := idx[i]
 		switch {

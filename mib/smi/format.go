@@ -37,15 +37,26 @@ func Format(oid []uint32, numeric bool) string {
 		b = append(b, "::"...)
 	}
 	b = append(b, n.Name...)
-	if len(rest) > 0 && n.Kind == KindRow {
-		// A column the MIB does not define: its number, then the
-		// instance decoded by the row's INDEX clause, as for any column.
+	if len(rest) > 0 && n.HasChildren() && rowOf(n) != nil {
+		// An arc below a node that has nodes below it but not this
+		// one (a column the MIB does not define below its row, or an
+		// arc below a column that another module defines objects
+		// under): its number, then the instance decoded by the row's
+		// INDEX clause, as Net-SNMP prints it.
 		b = append(b, '.')
 		b = strconv.AppendUint(b, uint64(rest[0]), 10)
 		rest = rest[1:]
 	}
 	b, _ = appendIndexParts(b, n, oid[len(oid)-len(rest)-1:], nil)
 	return string(b)
+}
+
+// HasChildren reports whether any loaded definition, of any module,
+// lies below n's OID, whether or not it has been read from a Source
+// yet. Net-SNMP then reads the first arc of an instance below n as an
+// arc, not as part of the index.
+func (n *Node) HasChildren() bool {
+	return n.below || len(n.children) > 0
 }
 
 // AnonBelow returns the deepest arc of Set.Anon on oid's path that is
