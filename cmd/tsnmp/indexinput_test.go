@@ -30,7 +30,29 @@ var indexInputs = []string{
 	"TSNMP-INDEX-INPUT-MIB::tiGaugeValue.3.5",
 	"TSNMP-INDEX-INPUT-MIB::tiGaugeValue.3.5.7",
 	".1.3.6.1.4.1.424271.1.1.3.10.99",
+	// Numbers as C's strtoul reads them in base 0: octal, hexadecimal.
+	"IF-MIB::ifDescr.010",
+	"IF-MIB::ifDescr.0x10",
+	"IF-MIB::ifDescr.0X1f",
+	"IF-MIB::ifTable.1.0x2.010",
+	".1.3.6.1.2.1.010.0x1",
+	"SNMP-VIEW-BASED-ACM-MIB::vacmGroupName.3.04.0x75.115.101.0162",
+	"TSNMP-INDEX-INPUT-MIB::tiGaugeValue.03.0x5",
+	"IP-MIB::ipAdEntIfIndex.1.2.3.0x10",
+	"TSNMP-INDEX-INPUT-MIB::tiRangeValue.0x14.0xffffffff.0.4.97.98.99.100.1.2.3.4.120.121",
+	"SNMP-TARGET-MIB::snmpTargetAddrTDomain.0x2.0141.98",
 	// Refused.
+	"IF-MIB::ifDescr.08",
+	"IF-MIB::ifDescr.0x",
+	"IF-MIB::ifDescr.0xg",
+	"IF-MIB::ifDescr.00",
+	"IF-MIB::ifDescr.4294967296", // 0 in 32 bits
+	"IF-MIB::ifDescr.99999999999999999999",
+	"SNMP-VIEW-BASED-ACM-MIB::vacmGroupName.3.0x80.1",
+	"SNMP-VIEW-BASED-ACM-MIB::vacmGroupName.0x3.4.117.115.101.4294967410",
+	"IP-MIB::ipAdEntIfIndex.1.2.3.0400",
+	"IP-MIB::ipAdEntIfIndex.1.2.3.4294967297",
+	"TSNMP-INDEX-INPUT-MIB::tiRangeValue.0x14.4294967296.0.4.97.98.99.100.1.2.3.4.120.121",
 	".1.3.6.1.2.1.2.2.1.2.0",
 	"IF-MIB::ifDescr.0",
 	"IF-MIB::ifDescr.4294967295",
@@ -60,6 +82,26 @@ var indexInputs = []string{
 	".1.3.6.1.4.1.424271.2.1.8.31",
 }
 
+// bigArcInputs have numbers beyond 32 bits that Net-SNMP's tools accept
+// (in an index unchecked or within its ranges' low 32 bits, or
+// outside a table) and send as their low 32 bits.
+var bigArcInputs = []string{
+	"TSNMP-INDEX-INPUT-MIB::tiRangeValue.4294967297.5.0.4.97.98.99.100.1.2.3.4.120.121",
+	"IF-MIB::ifDescr.4294967298",
+	".1.3.6.1.2.1.2.2.1.2.4294967299",
+	"IF-MIB::ifDescr.99999999999999999999",
+}
+
+// hasBigArc tells whether name has a decimal number beyond 32 bits.
+func hasBigArc(name string) bool {
+	for _, c := range strings.Split(name, ".") {
+		if len(c) >= 10 && strings.Trim(c, "0123456789") == "" && (len(c) > 10 || c > "4294967295") {
+			return true
+		}
+	}
+	return false
+}
+
 // TestIndexInputLikeNetSNMP gives tsnmp translate, get, getnext and walk
 // the instances of indexInputs, with and without -Ir, as snmptranslate,
 // snmpget, snmpgetnext and snmpwalk are given them, and compares what
@@ -80,6 +122,13 @@ func TestIndexInputLikeNetSNMP(t *testing.T) {
 	// translate: snmptranslate stops at the first name it refuses.
 	for _, ir := range [][]string{nil, {"-Ir"}} {
 		for _, o := range indexInputs {
+			if ir != nil && hasBigArc(o) {
+				// Accepted with -Ir, but snmptranslate prints arcs
+				// of 64 bits, which tsnmp's OIDs do not hold (both
+				// send their low 32 bits: compared with snmpget
+				// below).
+				continue
+			}
 			args := append(append(append([]string(nil), mibs...), ir...), o)
 			cmd := exec.Command(bin, args...)
 			cmd.Env = append(os.Environ(), "SNMPCONFPATH="+t.TempDir())
@@ -102,8 +151,10 @@ func TestIndexInputLikeNetSNMP(t *testing.T) {
 	a := snmpdtest.Start(t, communities)
 	c := append(append([]string(nil), mibs...), "-v2c", "-c", "public", a.Addr("udp"))
 	same(t, "snmpget", append(c, indexInputs...)...)
+	same(t, "snmpget", append(c, bigArcInputs...)...)
 	same(t, "snmpgetnext", append(c, indexInputs...)...)
 	same(t, "snmpget", append(append(c, "-Ir"), indexInputs...)...)
+	same(t, "snmpget", append(append(c, "-Ir"), bigArcInputs...)...)
 	for _, o := range []string{".1.3.6.1.2.1.2.2.1.2.0", "IF-MIB::ifDescr.up", "TSNMP-INDEX-INPUT-MIB::tiGaugeValue.3.5", "TSNMP-INDEX-INPUT-MIB::tiRangeValue.11"} {
 		same(t, "snmpwalk", append(c, o)...)
 		same(t, "snmpwalk", append(c, "-Ir", o)...)

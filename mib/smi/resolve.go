@@ -29,9 +29,11 @@ func (e *ResolveError) Error() string {
 //	iso.3.6.1.2.1.1.1.0        path from the root, by names or numbers
 //	.iso.org.dod.internet.mgmt.mib-2.system.sysDescr.0
 //
-// After a table column, index components may be numbers, enumeration
-// labels, "string" (length-prefixed unless the index is IMPLIED or of
-// fixed size) or 'string' (bytes only).
+// Numbers may be decimal, hexadecimal (0x1f) or octal (010), as C's
+// strtoul reads them (see parseArc). After a table column, index
+// components may be numbers, enumeration labels, "string"
+// (length-prefixed unless the index is IMPLIED or of fixed size) or
+// 'string' (bytes only).
 //
 // Index values are not checked (see ResolveOptions.Check).
 func Resolve(name string) ([]uint32, error) { return ResolveWith(name, ResolveOptions{Random: true}) }
@@ -164,7 +166,7 @@ func walk(n *Node, oid []uint32, comps []string, o ResolveOptions) ([]uint32, st
 	start, startLen := -1, 0
 	for ci, c := range comps {
 		if row == nil {
-			if v, err := strconv.ParseUint(c, 10, 32); err == nil && lz {
+			if v, ok := parseArc(c); ok && v <= 1<<32-1 && lz {
 				// Read the definitions along the OID so far.
 				ensureOID(append(oid[:len(oid):len(oid)], uint32(v)))
 				if n != nil {
@@ -188,8 +190,8 @@ func walk(n *Node, oid []uint32, comps []string, o ResolveOptions) ([]uint32, st
 				}
 			}
 			if row == nil {
-				v, err := strconv.ParseUint(c, 10, 32)
-				if err != nil {
+				v, ok := parseArc(c)
+				if !ok {
 					return nil, "Sub-id not found: " + label + " -> " + c
 				}
 				oid = append(oid, uint32(v))
@@ -216,9 +218,9 @@ func walk(n *Node, oid []uint32, comps []string, o ResolveOptions) ([]uint32, st
 				k++
 			}
 		default:
-			if v, err := strconv.ParseUint(c, 10, 32); err == nil {
+			if v, ok := parseArc(c); ok {
 				oid = append(oid, uint32(v))
-				k, pending = numericIndex(row, in, k, pending, uint32(v))
+				k, pending = numericIndex(row, in, k, pending, v)
 				continue
 			}
 			if in != nil {
@@ -249,10 +251,7 @@ const maxOIDLen = 128
 // refuses, or "". comps are what walk has already read without error.
 func readIndex(row *Node, comps []string, objLen int, o ResolveOptions) string {
 	check := !o.NoRangeCheck
-	num := func(c string) (uint32, bool) {
-		v, err := strconv.ParseUint(c, 10, 32)
-		return uint32(v), err == nil
-	}
+	num := parseArc
 	quoted := func(c string) bool {
 		return len(c) >= 2 && (c[0] == '"' || c[0] == '\'') && c[len(c)-1] == c[0]
 	}
@@ -269,7 +268,7 @@ func readIndex(row *Node, comps []string, objLen int, o ResolveOptions) string {
 				if !found {
 					return bad
 				}
-				v = uint32(e)
+				v = uint64(uint32(e))
 			}
 			if check && in.Ranges != "" && !inRanges(in.Ranges, v, typ == ntInteger) {
 				return bad
@@ -305,7 +304,7 @@ func readIndex(row *Node, comps []string, objLen int, o ResolveOptions) string {
 				}
 				// Net-SNMP names the value without its closing quote.
 				bad = "Index out of range: " + c[:len(c)-1] + " (" + in.Name + ")"
-				if in.fixed > 0 && size != in.fixed || in.fixed == 0 && (in.Ranges == "" || !inRanges(in.Ranges, uint32(size), true)) {
+				if in.fixed > 0 && size != in.fixed || in.fixed == 0 && (in.Ranges == "" || !inRanges(in.Ranges, uint64(size), true)) {
 					return bad
 				}
 				continue
@@ -316,7 +315,7 @@ func readIndex(row *Node, comps []string, objLen int, o ResolveOptions) string {
 			} else if counted {
 				comps = comps[1:]
 				l, ok := num(c)
-				if !ok || objLen+int(l)+1 >= maxOIDLen {
+				if !ok || l >= maxOIDLen || objLen+int(l)+1 >= maxOIDLen {
 					return bad
 				}
 				objLen++
@@ -414,8 +413,9 @@ func netsnmpType(n *Node) int {
 
 // inRanges tells whether v is within ranges ("(1..32)", "(0 | 4..8)"),
 // read as Net-SNMP reads them: each bound strtoul's value kept in a C
-// int, compared as signed ints when signed, else as unsigned.
-func inRanges(ranges string, v uint32, signed bool) bool {
+// int, compared with v's low 32 bits as signed ints when signed, else
+// with all of v as unsigned.
+func inRanges(ranges string, v uint64, signed bool) bool {
 	for _, r := range strings.Split(strings.Trim(strings.TrimSpace(ranges), "()"), "|") {
 		lo, hi, isRange := strings.Cut(strings.TrimSpace(r), "..")
 		l := cBound(lo)
@@ -423,7 +423,7 @@ func inRanges(ranges string, v uint32, signed bool) bool {
 		if isRange {
 			h = cBound(hi)
 		}
-		if signed && l <= int32(v) && int32(v) <= h || !signed && uint32(l) <= v && v <= uint32(h) {
+		if signed && l <= int32(uint32(v)) && int32(uint32(v)) <= h || !signed && uint64(uint32(l)) <= v && v <= uint64(uint32(h)) {
 			return true
 		}
 	}
@@ -448,7 +448,7 @@ func cBound(s string) int32 {
 
 // numericIndex accounts for one numeric component v of an instance index
 // and returns the new index position and count of components pending.
-func numericIndex(row, in *Node, k, pending int, v uint32) (int, int) {
+func numericIndex(row, in *Node, k, pending int, v uint64) (int, int) {
 	if pending > 0 {
 		if pending--; pending == 0 {
 			k++
@@ -483,9 +483,9 @@ func numericIndex(row, in *Node, k, pending int, v uint32) (int, int) {
 
 // findChild finds a child by name or number.
 func findChild(kids []*Node, c string) *Node {
-	if v, err := strconv.ParseUint(c, 10, 32); err == nil {
+	if v, ok := parseArc(c); ok {
 		for _, k := range kids {
-			if k.OID[len(k.OID)-1] == uint32(v) && (k.parent == nil || len(k.OID) == len(k.parent.OID)+1) {
+			if uint64(k.OID[len(k.OID)-1]) == v && (k.parent == nil || len(k.OID) == len(k.parent.OID)+1) {
 				return k
 			}
 		}
@@ -505,4 +505,48 @@ func findChild(kids []*Node, c string) *Node {
 		}
 	}
 	return nil
+}
+
+// parseArc reads a number given in a name as Net-SNMP's tools read one,
+// with C's strtoul in base 0: it must begin with a digit; "0x" or "0X"
+// begins hexadecimal, another leading 0 octal; the whole of c must be
+// read ("08" and "0x" are not numbers); a value beyond 64 bits is
+// 2^64-1. An OID arc is the value's low 32 bits, as Net-SNMP sends it.
+func parseArc(c string) (uint64, bool) {
+	if c == "" || c[0] < '0' || c[0] > '9' {
+		return 0, false
+	}
+	base, digits := uint64(10), c
+	switch {
+	case len(c) > 2 && c[0] == '0' && (c[1] == 'x' || c[1] == 'X'):
+		base, digits = 16, c[2:]
+	case len(c) > 1 && c[0] == '0':
+		base, digits = 8, c[1:]
+	}
+	var v uint64
+	over := false
+	for i := 0; i < len(digits); i++ {
+		var d uint64
+		switch ch := digits[i]; {
+		case '0' <= ch && ch <= '9':
+			d = uint64(ch - '0')
+		case 'a' <= ch && ch <= 'f':
+			d = uint64(ch-'a') + 10
+		case 'A' <= ch && ch <= 'F':
+			d = uint64(ch-'A') + 10
+		default:
+			return 0, false
+		}
+		if d >= base {
+			return 0, false
+		}
+		if v > (1<<64-1-d)/base {
+			over = true
+		}
+		v = v*base + d
+	}
+	if over {
+		v = 1<<64 - 1
+	}
+	return v, true
 }
