@@ -169,6 +169,23 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 		smi.Install(nil)
 		return
 	}
+	if !force && len(p.files) == 0 && (len(p.dirs) == 0 || len(p.modules) == 0) {
+		// An empty search path or module list (MIBDIRS or MIBS set to
+		// nothing, -M "" or -m "") reads no module file, as in
+		// Net-SNMP: the compiled-in modules serve, and no cache entry
+		// is made or read. A module named that they lack is reported
+		// as Net-SNMP reports it when no directory has a module file.
+		smi.Install(nil)
+		compiled := smi.Modules()
+		var missing []smiload.Diag
+		for _, m := range p.modules {
+			if m != "ALL" && !slices.Contains(compiled, m) {
+				missing = append(missing, smiload.Diag{Msg: "Cannot find module (" + m + ")"})
+			}
+		}
+		reportNotFound(errw, missing, p.dirs)
+		return
+	}
 	// The set is built once and kept: collecting garbage meanwhile only
 	// costs time.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
@@ -190,15 +207,7 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 		src = smiload.Open(r)
 		diags = src.Diags(false)
 	}
-	defaults := splitList(defaultMIBs)
-	for _, d := range diags {
-		// Modules named on the command line, in MIBS or snmp.conf that
-		// are nowhere; Net-SNMP's own default list is not reported.
-		name, ok := strings.CutPrefix(d.Msg, "Cannot find module (")
-		if ok && d.File == "" && !slices.Contains(defaults, strings.TrimSuffix(name, ")")) {
-			fmt.Fprintf(errw, "%s: At line 1 in (none)\n", d.Msg)
-		}
-	}
+	reportNotFound(errw, diags, p.dirs)
 	if s.log != nil {
 		n := 0
 		if src != nil {
@@ -218,6 +227,42 @@ func loadMIBs(s mibSettings, errw io.Writer, force bool) {
 	case src != nil && src.Len() > 0:
 		smi.InstallSource(src)
 	}
+}
+
+// reportNotFound prints, as Net-SNMP does, the modules named on the
+// command line, in MIBS or snmp.conf that are nowhere in the search path
+// dirs. Net-SNMP's own default list is not reported.
+func reportNotFound(errw io.Writer, diags []smiload.Diag, dirs []string) {
+	defaults := splitList(defaultMIBs)
+	line := -1
+	for _, d := range diags {
+		name, ok := strings.CutPrefix(d.Msg, "Cannot find module (")
+		if ok && d.File == "" && !slices.Contains(defaults, strings.TrimSuffix(name, ")")) {
+			if line < 0 {
+				line = moduleFileLine(dirs)
+			}
+			fmt.Fprintf(errw, "%s: At line %d in (none)\n", d.Msg, line)
+		}
+	}
+}
+
+// moduleFileLine is the line Net-SNMP's "Cannot find module" names: 1
+// once it has read a file of the search path for its module name, 0
+// when no directory has one (the path is empty, or its directories do
+// not exist or are empty).
+func moduleFileLine(dirs []string) int {
+	for _, d := range dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+				return 1
+			}
+		}
+	}
+	return 0
 }
 
 // loadedSet is the set loadMIBs read whole (for translate), or nil. It

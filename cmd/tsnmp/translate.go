@@ -73,14 +73,26 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 	defer out.Flush()
 	random := strings.ContainsAny(iflags, "Rb")
 	style := byte('S')
+	noBreakdown := false
 	for _, c := range []byte(oflags) {
 		switch c {
 		case 'n', 'f', 's', 'S', 'u':
 			style = c
+		case 'b':
+			noBreakdown = true
 		}
 	}
 	// Listings of Net-SNMP's tree of names, when the loader gave it.
 	tree := loadedTree()
+	// oidName prints an OID in the style asked for; -Ob leaves the
+	// instance part in numbers.
+	oidName := func(oid []uint32) string {
+		s := tree.format(oid, style)
+		if noBreakdown && style != 'n' {
+			s = numericInstance(oid, s)
+		}
+		return s
+	}
 	if t := tree; t != nil {
 		switch {
 		case strings.Contains(tflags, "a"):
@@ -133,17 +145,22 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	// An instance index is checked against the INDEX objects' ranges
+	// unless -Ir, as snmptranslate checks it.
+	ro := smi.ResolveOptions{Strict: true, NoRangeCheck: strings.Contains(iflags, "r"),
+		Warn: func(m string) { out.Flush(); fmt.Fprintln(stderr, m) }}
 	for i, name := range oids {
 		var oid []uint32
 		var err error
 		if random {
-			oid, err = smi.Resolve(name)
+			ro.Random = true
+			oid, err = smi.ResolveWith(name, ro)
 			if name == "" || name[0] == '.' || name[0] >= '0' && name[0] <= '9' {
 				// snmptranslate's random access looks up a name only.
 				err = fmt.Errorf("not a name")
 			}
 		} else {
-			oid, err = smi.ResolvePath(name)
+			oid, err = smi.ResolveWith(name, ro)
 		}
 		if err != nil {
 			out.Flush()
@@ -156,7 +173,7 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 		}
 		switch {
 		case strings.Contains(tflags, "d"):
-			fmt.Fprintln(out, tree.format(oid, style))
+			fmt.Fprintln(out, oidName(oid))
 			printDetails(out, oid, tree)
 		case strings.Contains(tflags, "p") && tree != nil:
 			if n := tree.find(oid); n != nil {
@@ -170,7 +187,7 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 				printTree(out, n, "")
 			}
 		default:
-			fmt.Fprintln(out, tree.format(oid, style))
+			fmt.Fprintln(out, oidName(oid))
 		}
 		// Before the next name is looked up, as snmptranslate.
 		if i < len(oids)-1 {
@@ -178,6 +195,21 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// numericInstance rewrites s, oid as printed with its instance part
+// decoded by the INDEX clause, with that part in numbers, as -Ob prints
+// it.
+func numericInstance(oid []uint32, s string) string {
+	n, rest := smi.Lookup(oid)
+	if n == nil || len(rest) == 0 || smi.AnonBelow(oid, len(n.OID)) != nil {
+		return s // no instance, or numbers already
+	}
+	decoded, ok := strings.CutPrefix(smi.Format(oid, false), n.String())
+	if !ok || !strings.HasSuffix(s, decoded) {
+		return s
+	}
+	return strings.TrimSuffix(s, decoded) + smi.Format(rest, true)
 }
 
 // formatStyle prints an OID as -On, -Of, -Os, -OS (the default) or -Ou.

@@ -113,8 +113,30 @@ func (compiledSource) Def(i int) (Def, bool, bool) {
 		Name: d.name, Module: d.module, OID: slices.Clone(oid), Kind: d.kind, Base: d.base,
 		TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, nil), Fixed: d.fixed, Ranges: d.ranges, Access: d.access,
 		Index: fields(d.index, false), Implied: d.implied, Augments: d.augments,
-		Objects: fields(d.objects, false),
+		Objects: fields(d.objects, false), InetIndex: compiledInetIndex(i),
 	}, below, true
+}
+
+// compiledInetIndex is Def.InetIndex of nodeDefs[i]. The standard
+// modules define each row in one module, in the order of its columns,
+// so the node Net-SNMP links after a column (the column defined before
+// it) is the one of the next lower arc.
+func compiledInetIndex(i int) bool {
+	if nodeDefs[i].tc != "InetAddress" {
+		return false
+	}
+	oid := defOID(i)
+	for j := i - 1; j >= 0; j-- {
+		o := defOID(j)
+		switch {
+		case len(o) < len(oid):
+			return false // the parent: no sibling before
+		case len(o) > len(oid) || slices.Equal(o, oid):
+			continue
+		}
+		return slices.Equal(o[:len(o)-1], oid[:len(oid)-1]) && nodeDefs[j].tc == "InetAddressType"
+	}
+	return false
 }
 
 func (compiledSource) TCs(name string) ([]TCDef, bool) {

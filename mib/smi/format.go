@@ -37,14 +37,26 @@ func Format(oid []uint32, numeric bool) string {
 		b = append(b, "::"...)
 	}
 	b = append(b, n.Name...)
-	if n.Kind == KindRow && len(rest) > 0 {
-		// A column the MIB does not define: its number, then the
-		// instance decoded by the row's INDEX clause, as for any column.
+	if len(rest) > 0 && n.HasChildren() && rowOf(n) != nil {
+		// An arc below a node that has nodes below it but not this
+		// one (a column the MIB does not define below its row, or an
+		// arc below a column that another module defines objects
+		// under): its number, then the instance decoded by the row's
+		// INDEX clause, as Net-SNMP prints it.
 		b = append(b, '.')
 		b = strconv.AppendUint(b, uint64(rest[0]), 10)
 		rest = rest[1:]
 	}
-	return string(appendIndex(b, n, rest))
+	b, _ = appendIndexParts(b, n, oid[len(oid)-len(rest)-1:], nil)
+	return string(b)
+}
+
+// HasChildren reports whether any loaded definition, of any module,
+// lies below n's OID, whether or not it has been read from a Source
+// yet. Net-SNMP then reads the first arc of an instance below n as an
+// arc, not as part of the index.
+func (n *Node) HasChildren() bool {
+	return n.below || len(n.children) > 0
 }
 
 // AnonBelow returns the deepest arc of Set.Anon on oid's path that is
@@ -121,7 +133,7 @@ func IndexParts(n *Node, rest []uint32) ([]string, bool) {
 		return nil, false
 	}
 	var starts []int
-	b, ok := appendIndexParts(make([]byte, 0, 32), n, rest, &starts)
+	b, ok := appendIndexParts(make([]byte, 0, 32), n, append([]uint32{n.OID[len(n.OID)-1]}, rest...), &starts)
 	if !ok || len(starts) != len(row.index) {
 		return nil, false
 	}
@@ -136,22 +148,18 @@ func IndexParts(n *Node, rest []uint32) ([]string, bool) {
 	return parts, true
 }
 
-// appendIndex appends the instance part rest of an OID below n.
-func appendIndex(b []byte, n *Node, rest []uint32) []byte {
-	b, _ = appendIndexParts(b, n, rest, nil)
-	return b
-}
-
-// appendIndexParts is appendIndex recording, when starts is not nil,
-// where each INDEX object's part begins in b (at its leading dot). It
-// reports whether rest decoded completely by the INDEX clause.
-func appendIndexParts(b []byte, n *Node, rest []uint32, starts *[]int) ([]byte, bool) {
+// appendIndexParts appends the instance part of an OID below n, tail
+// being the OID's last arc above the instance followed by the instance,
+// recording, when starts is not nil, where each INDEX object's part
+// begins in b (at its leading dot). It reports whether the instance
+// decoded completely by the INDEX clause.
+func appendIndexParts(b []byte, n *Node, tail []uint32, starts *[]int) ([]byte, bool) {
+	rest := tail[1:]
 	row := rowOf(n)
 	if row == nil {
 		return appendNumeric(b, rest), false
 	}
 	idx := row.index
-	var prevInt int64 = -1
 	for k, in := range idx {
 		if len(rest) == 0 {
 			break
@@ -163,8 +171,6 @@ func appendIndexParts(b []byte, n *Node, rest []uint32, starts *[]int) ([]byte, 
 			return appendNumeric(b, rest), false
 		}
 		last := k == len(idx)-1
-		cur := prevInt
-		prevInt = -1
 		switch in.Base {
 		case BaseOctetString:
 			var s []uint32
@@ -184,16 +190,19 @@ func appendIndexParts(b []byte, n *Node, rest []uint32, starts *[]int) ([]byte, 
 				if l >= uint64(len(rest)) {
 					return appendNumeric(b, rest), false
 				}
+				// Net-SNMP takes the address type from the arc
+				// before the length, whatever it is.
+				typ := int64(int32(tail[len(tail)-len(rest)-1]))
 				s = rest[1 : 1+l]
 				rest = rest[1+l:]
-			}
-			b = append(b, '.')
-			if quote == '"' && in.TC == "InetAddress" {
-				if ab, ok := appendInetAddress(b, cur, s); ok {
-					b = ab
-					continue
+				if in.inet {
+					if ab, ok := appendInetAddress(append(b, '.'), typ, s); ok {
+						b = ab
+						continue
+					}
 				}
 			}
+			b = append(b, '.')
 			b = appendQuoted(b, s, quote)
 		case BaseInteger, BaseUnsigned32, BaseGauge32:
 			b = append(b, '.')
@@ -202,7 +211,6 @@ func appendIndexParts(b []byte, n *Node, rest []uint32, starts *[]int) ([]byte, 
 			} else {
 				b = strconv.AppendUint(b, uint64(rest[0]), 10)
 			}
-			prevInt = int64(rest[0])
 			rest = rest[1:]
 		case BaseTimeTicks:
 			b = append(b, '.')

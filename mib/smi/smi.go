@@ -128,6 +128,7 @@ type Node struct {
 
 	fixed    int     // fixed size of an OCTET STRING (SIZE (n)), used in indexes
 	untyped  bool    // Def.Untyped
+	inet     bool    // Def.InetIndex
 	index    []*Node // resolved Index (or the augmented row's)
 	implied  bool    // last of index is IMPLIED
 	parent   *Node
@@ -256,7 +257,16 @@ type Def struct {
 	// convention defined below its use, or one the module does not
 	// import), so snmpget prints an index of this object, and the rest
 	// of the instance, as numbers.
-	Untyped     bool
+	Untyped bool
+	// InetIndex: as an index (counted, not IMPLIED), this InetAddress
+	// object is printed as an address, "10.0.0.1", when the arc before
+	// it is an InetAddressType value of that length. Net-SNMP decides
+	// this by its tree of names: the object's textual convention must be
+	// InetAddress and that of the node after it in its parent's list of
+	// children InetAddressType (the order Net-SNMP links children in,
+	// the column defined just before it when one module defines the
+	// row); otherwise the index is printed as a string, "....".
+	InetIndex   bool
 	Access      Access
 	Index       []string // "Module::name" of objects, or a type name (SMIv1)
 	Implied     bool
@@ -376,7 +386,7 @@ func compiledSet() *Set {
 			Name: d.name, Module: d.module, OID: oids[i], Kind: d.kind, Base: d.base,
 			TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, enumCache), Fixed: d.fixed, Ranges: d.ranges, Access: d.access,
 			Index: fields(d.index, false), Implied: d.implied, Augments: d.augments,
-			Objects: fields(d.objects, false),
+			Objects: fields(d.objects, false), InetIndex: compiledInetIndex(i),
 		}
 	}
 	for i := range tcDefs {
@@ -410,7 +420,7 @@ func buildWith(s *Set, below []bool, modules map[string]bool, rank map[string]in
 			TC: d.TC, Hint: d.Hint, Enums: d.Enums, Access: d.Access,
 			Index: unqualifyAll(d.Index), Implied: d.Implied, Augments: unqualify(d.Augments),
 			Objects: unqualifyAll(d.Objects), Status: d.Status, Units: d.Units,
-			Description: d.Description, Syntax: d.Syntax, Ranges: d.Ranges, Macro: d.Macro, DefVal: d.DefVal, fixed: d.Fixed, untyped: d.Untyped,
+			Description: d.Description, Syntax: d.Syntax, Ranges: d.Ranges, Macro: d.Macro, DefVal: d.DefVal, fixed: d.Fixed, untyped: d.Untyped, inet: d.InetIndex,
 			HasDescription: d.HasDescription,
 		}
 		if below != nil {
@@ -438,7 +448,7 @@ func buildCompiled() *tables {
 			Name: d.name, Module: d.module, OID: oids[i], Kind: d.kind, Base: d.base,
 			TC: d.tc, Hint: d.hint, Enums: parseEnums(d.enums, enumCache), Access: d.access,
 			Index: fields(d.index, true), Implied: d.implied, Augments: unqualify(d.augments),
-			Objects: fields(d.objects, true), Ranges: d.ranges, fixed: d.fixed,
+			Objects: fields(d.objects, true), Ranges: d.ranges, fixed: d.fixed, inet: compiledInetIndex(i),
 		}
 	}
 	tcs := make([]TCDef, len(tcDefs))

@@ -119,6 +119,7 @@ func encodeCache(c *cacheContent) []byte {
 		recs.enums(d.Enums)
 		recs.uint(uint64(d.Fixed))
 		recs.flag(d.Untyped)
+		recs.flag(d.InetIndex)
 		recs.strs(d.Index)
 		recs.flag(d.Implied)
 		recs.str(d.Augments)
@@ -439,6 +440,7 @@ func (d *decoder) def(x *smi.Def) (below bool, file int) {
 	x.Enums = d.enumList()
 	x.Fixed = int(d.uint())
 	x.Untyped = d.byte() == 1
+	x.InetIndex = d.byte() == 1
 	x.Index = d.strs()
 	x.Implied = d.byte() == 1
 	x.Augments = d.str()

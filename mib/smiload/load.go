@@ -334,6 +334,9 @@ type gen struct {
 	// treeDef, once the tree is built, gives the definition of the node
 	// Net-SNMP's find_tree_node(name, -1) finds, or nil.
 	treeDef func(name string) *def
+	// inetIndex, once the tree is built, holds the definitions whose
+	// InetAddress index Net-SNMP prints as an address (smi.Def.InetIndex).
+	inetIndex map[*def]bool
 }
 
 // loadOrder orders modules the way Net-SNMP loads them with "-m ALL":
@@ -718,10 +721,14 @@ func (g *gen) set() *smi.Set {
 						out.Fixed = ti.fixed
 					}
 					out.Syntax = ti.builtin
-					if ti.tc != "" {
-						if typ, _, _, _, _ := g.ntView(m, d); typ == 0 {
-							out.Untyped = true
-						}
+					// The DISPLAY-HINT and enumerations that print
+					// values are those Net-SNMP's node holds: a
+					// convention's own, not those of the convention
+					// it is made from.
+					typ, _, hint, es, _ := g.ntView(m, d)
+					out.Hint, out.Enums = hint, es
+					if ti.tc != "" && typ == 0 {
+						out.Untyped = true
 					}
 				}
 				for _, ix := range d.index {
@@ -768,6 +775,11 @@ func (g *gen) set() *smi.Set {
 		}
 		s.Tree = g.netTree(index)
 		g.indexAsTree(s.Defs)
+		for i, n := range nodes {
+			s.Defs[i].InetIndex = g.inetIndex[n.src]
+		}
+	} else {
+		inetIndexByOrder(s.Defs)
 	}
 	// Textual conventions and named types.
 	for _, m := range g.order {

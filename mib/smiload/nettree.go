@@ -655,6 +655,7 @@ func (g *gen) netTree(index map[*def]int) []smi.TreeNode {
 		}
 		return nil
 	}
+	g.inetIndex = t.inetIndexes(g)
 
 	var out []smi.TreeNode
 	var walk func(tp *ntTree, parent int32)
@@ -686,6 +687,62 @@ func (g *gen) netTree(index map[*def]int) []smi.TreeNode {
 	}
 	walk(t.head, -1)
 	return out
+}
+
+// inetIndexes returns the definitions whose InetAddress index
+// Net-SNMP prints as an address: it looks an index object up by name
+// (the newest node of that name) and prints its index as an address
+// only if the object's textual convention is InetAddress and that of the
+// next node in its parent's list of children is InetAddressType.
+func (t *netTree) inetIndexes(g *gen) map[*def]bool {
+	tc := func(tp *ntTree, name string) bool {
+		d := tp.def
+		if d == nil || d.pre == nil && d.syntax.name != name || d.pre != nil && d.pre.TC != name {
+			return false
+		}
+		_, c, _, _, _ := g.ntView(g.owner[d], d)
+		return c == name
+	}
+	out := map[*def]bool{}
+	for _, l := range t.byLabel {
+		if len(l) == 0 {
+			continue
+		}
+		tp := l[len(l)-1]
+		if tp.nextPeer != nil && tc(tp, "InetAddress") && tc(tp.nextPeer, "InetAddressType") {
+			out[tp.def] = true
+		}
+	}
+	return out
+}
+
+// inetIndexByOrder sets smi.Def.InetIndex where no tree of names is
+// built: an InetAddress object followed, in Net-SNMP's list of its
+// parent's children, by the column defined before it in its module, is
+// taken to be followed by the column of the next lower arc.
+func inetIndexByOrder(defs []smi.Def) {
+	for i := range defs {
+		d := &defs[i]
+		if d.TC != "InetAddress" || d.Untyped {
+			continue
+		}
+		for j := i - 1; j >= 0; j-- {
+			o := defs[j].OID
+			if len(o) < len(d.OID) {
+				break
+			}
+			if len(o) > len(d.OID) || slices.Equal(o, d.OID) {
+				continue
+			}
+			// Of several names of that OID, the first is linked.
+			k := j
+			for k > 0 && slices.Equal(defs[k-1].OID, o) {
+				k--
+			}
+			d.InetIndex = slices.Equal(o[:len(o)-1], d.OID[:len(o)-1]) && defs[k].TC == "InetAddressType" && !defs[k].Untyped
+			break
+		}
+	}
 }
 
 // Net-SNMP's type codes (parse.h).

@@ -1,0 +1,5 @@
+//go:build !race
+
+package smiload
+
+const raceEnabled = false
