@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/mib/smi"
 )
 
 // TestMIBSettingsLikeNetSNMP combines -m, -M, MIBS, MIBDIRS and
@@ -140,5 +141,43 @@ func TestMIBSettingsLikeNetSNMP(t *testing.T) {
 				t.Errorf("%v, snmp.conf %q, %v: tsnmp's modules %v, %s's %v", s.env, s.conf, s.args, got, tool, want)
 			}
 		}
+	}
+}
+
+// TestPlusDirWinsLikeSnmpget puts a module in two directories and adds
+// the second with -M +DIR to MIBDIRS's path, as a user adds a newer copy
+// of a vendor module: tsnmp get reads it from the added directory, as
+// snmpget does (Net-SNMP reads a module from the later directory of its
+// path; snmptranslate, given that path, shows which OID it reads).
+func TestPlusDirWinsLikeSnmpget(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	std := testenv.MIBDir(t)
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("MIBS", "")
+	defer smi.Install(nil)
+	var dirs []string
+	for _, arc := range []string{"1", "2"} {
+		d := t.TempDir()
+		mib := "DUP-MIB DEFINITIONS ::= BEGIN\nIMPORTS enterprises FROM SNMPv2-SMI;\ndupObj OBJECT IDENTIFIER ::= { enterprises " + arc + " }\nEND\n"
+		if err := os.WriteFile(d+"/DUP-MIB.txt", []byte(mib), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	t.Setenv("MIBDIRS", std+":"+dirs[0])
+	var s mibSettings
+	s.set('M', "+"+dirs[1])
+	s.set('m', "DUP-MIB")
+	p := s.plan()
+	want := translateBatch(t, bin, []string{"-M", strings.Join(p.dirs, ":"), "-m", "DUP-MIB", "-On"}, []string{"DUP-MIB::dupObj"})
+	if want[0] != ".1.3.6.1.4.1.2" {
+		t.Fatalf("snmptranslate -M %s reads DUP-MIB::dupObj as %q, want the later directory's .1.3.6.1.4.1.2", strings.Join(p.dirs, ":"), want[0])
+	}
+	var errw bytes.Buffer
+	loadMIBs(s, &errw, false)
+	o, err := smi.Resolve("DUP-MIB::dupObj")
+	if got := smi.Format(o, true); err != nil || got != want[0] {
+		t.Errorf("tsnmp get -M +DIR with MIBDIRS reads DUP-MIB::dupObj as %s (%v), snmpget as %s", got, err, want[0])
 	}
 }
