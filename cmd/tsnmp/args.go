@@ -312,7 +312,8 @@ func (o *options) set(c byte, val string) error {
 }
 
 // setInput applies the letters of -I: r (values are not checked against
-// the MIB's ranges), h (DISPLAY-HINTs are not used to parse values), and
+// the MIB's ranges), h (DISPLAY-HINTs are not used to parse or print
+// values), and
 // R, b, u, s, S, which name lookups accept as they are.
 func (o *options) setInput(val string) error {
 	for i := 0; i < len(val); i++ {
@@ -320,7 +321,7 @@ func (o *options) setInput(val string) error {
 		case 'r':
 			o.noRangeCheck = true
 		case 'h':
-			o.noHints = true
+			o.noHints, o.out.NoHints = true, true
 		case 'R', 'b', 'u':
 		case 's', 'S':
 			return nil // the rest is the suffix or prefix

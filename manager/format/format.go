@@ -5,6 +5,7 @@
 package format
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -33,6 +34,9 @@ type Options struct {
 	ExtendedIndex    bool // X: indexes in brackets, name[1]["text"]
 	HexText          bool // T: hex strings followed by their text
 	ZeroPad          bool // 0: hex digits of DISPLAY-HINTs in pairs ("0c", not "c")
+	// NoHints prints values without their DISPLAY-HINT, as Net-SNMP's
+	// tools do with -Ih (which also reads values given without them).
+	NoHints bool
 }
 
 // ParseOptions applies the option letters of a -O argument (e.g. "nq").
@@ -310,7 +314,11 @@ func (o *Options) AppendValue(b []byte, name snmp.OID, v snmp.Value) []byte {
 	case snmp.EndOfMibView:
 		return append(b, EndOfMibViewText...)
 	}
-	return o.appendValue(b, lookupObject(name), v)
+	obj := lookupObject(name)
+	if o.NoHints {
+		obj.hint = ""
+	}
+	return o.appendValue(b, obj, v)
 }
 
 func (o *Options) wrongType(b []byte, should string, v snmp.Value) []byte {
@@ -333,6 +341,13 @@ func (o *Options) appendValue(b []byte, obj object, v snmp.Value) []byte {
 	if obj.units != "" && obj.base != smi.BaseNone {
 		b = o.appendTyped(b, obj, v)
 		if !o.wrong(obj, v) && !(v.Type == snmp.TimeTicks && o.NumericTimeticks) {
+			if v.Type == snmp.OctetString && obj.hint != "" {
+				if _, ok := appendHinted(nil, obj.hint, v.Bytes); !ok {
+					// Net-SNMP prints a value whose hint it
+					// cannot apply without its units.
+					return b
+				}
+			}
 			switch v.Type {
 			case snmp.Integer, snmp.OctetString, snmp.Counter32, snmp.Gauge32, snmp.Counter64, snmp.TimeTicks:
 				return o.appendUnits(b, obj.units)
@@ -414,6 +429,10 @@ func (o *Options) appendTyped(b []byte, obj object, v snmp.Value) []byte {
 		if v.Type != snmp.Gauge32 {
 			return o.wrongType(b, "Gauge32 or Unsigned32", v)
 		}
+		if obj.hint != "" {
+			b = o.prefix(b, "Gauge32: ")
+			return appendHintedInt(b, obj.hint, int64(uint32(v.Num)), true)
+		}
 	case smi.BaseTimeTicks:
 		if v.Type != snmp.TimeTicks {
 			return o.wrongType(b, "Timeticks", v)
@@ -486,7 +505,7 @@ func (o *Options) appendInteger(b []byte, obj object, v snmp.Value) []byte {
 	case label == "" || o.NumericEnums:
 		b = o.prefix(b, "INTEGER: ")
 		if obj.hint != "" {
-			return appendHintedInt(b, obj.hint, i)
+			return appendHintedInt(b, obj.hint, i, false)
 		}
 		return strconv.AppendInt(b, i, 10)
 	case o.Quick:
@@ -500,41 +519,70 @@ func (o *Options) appendInteger(b []byte, obj object, v snmp.Value) []byte {
 	}
 }
 
-// appendHintedInt applies an INTEGER DISPLAY-HINT ("d", "d-N", "x", "o",
-// "b").
-func appendHintedInt(b []byte, hint string, i int64) []byte {
-	switch hint[0] {
-	case 'x':
-		return strconv.AppendInt(b, i, 16)
-	case 'o':
-		return strconv.AppendInt(b, i, 8)
-	case 'b':
-		return strconv.AppendInt(b, i, 2)
-	case 'd':
-		shift := 0
-		if len(hint) > 2 && hint[1] == '-' {
-			shift, _ = strconv.Atoi(hint[2:])
+// appendHintedInt applies an integer DISPLAY-HINT as Net-SNMP does
+// (sprint_realloc_hinted_integer), which is not always RFC 2579's
+// reading: "d-N" puts the point N digits from the right with no zero
+// before it (".05", "-.05"); "x" and "o" print the two's complement of a
+// negative value in 64 bits; "b" prints the low 32 bits, all of them; a
+// hint that starts with a digit (an OCTET STRING hint such as "1d" on an
+// integer) prints "%" and that digit, as the C format Net-SNMP builds
+// from it does. unsigned is set for Gauge32 and Unsigned32.
+func appendHintedInt(b []byte, hint string, i int64, unsigned bool) []byte {
+	switch c := hint[0]; {
+	case c == 'x' || c == 'X' || c == 'o':
+		base := 16
+		if c == 'o' {
+			base = 8
 		}
-		if shift <= 0 || shift > 20 {
-			return strconv.AppendInt(b, i, 10)
+		s := strconv.FormatUint(uint64(i), base)
+		if c == 'X' {
+			s = strings.ToUpper(s)
 		}
-		neg := i < 0
-		u := uint64(i)
-		if neg {
-			u = uint64(-i)
+		return append(b, s...)
+	case c == 'b':
+		for bit := uint32(1) << 31; bit != 0; bit >>= 1 {
+			if uint32(i)&bit != 0 {
+				b = append(b, '1')
+			} else {
+				b = append(b, '0')
+			}
 		}
-		s := strconv.FormatUint(u, 10)
-		for len(s) <= shift {
-			s = "0" + s
-		}
-		if neg {
-			b = append(b, '-')
-		}
-		b = append(b, s[:len(s)-shift]...)
-		b = append(b, '.')
-		return append(b, s[len(s)-shift:]...)
+		return b
+	case c >= '0' && c <= '9':
+		return append(b, '%', c)
+	case c != 'd':
+		return strconv.AppendInt(b, i, 10)
 	}
-	return strconv.AppendInt(b, i, 10)
+	var shift int64
+	if len(hint) > 1 && hint[1] == '-' {
+		shift, _ = Strtol(hint[2:], 10)
+	}
+	neg := i < 0 && !unsigned
+	u := uint64(i)
+	if neg {
+		u = -u
+	}
+	digits := strconv.FormatUint(u, 10)
+	if neg {
+		b = append(b, '-')
+	}
+	switch {
+	case shift <= 0 || shift > 200:
+		// Net-SNMP: no point (a negative shift never ends there;
+		// tsnmp prints the number).
+		return append(b, digits...)
+	case shift <= int64(len(digits)):
+		cut := len(digits) - int(shift)
+		b = append(b, digits[:cut]...)
+		b = append(b, '.')
+		return append(b, digits[cut:]...)
+	default:
+		b = append(b, '.')
+		for n := int64(len(digits)); n < shift; n++ {
+			b = append(b, '0')
+		}
+		return append(b, digits...)
+	}
 }
 
 func (o *Options) appendTimeticks(b []byte, t uint32) []byte {
@@ -636,6 +684,9 @@ func appendHex(b []byte, s []byte) []byte {
 // appendHexText prints octets as -OT does: each line of 16 in hex, then
 // its text in brackets (bytes neither printable nor white space as '.').
 func appendHexText(b []byte, s []byte) []byte {
+	if len(s) == 0 {
+		return append(b, "  []"...)
+	}
 	for off := 0; off < len(s); off += 16 {
 		if off > 0 {
 			b = append(b, '\n')
@@ -661,8 +712,17 @@ func appendHinted(b []byte, hint string, s []byte) ([]byte, bool) {
 	return appendHintedPad(b, hint, s, false)
 }
 
-// appendHintedPad is appendHinted; with pad (-O0) hexadecimal values are
-// printed with two digits an octet.
+// appendHintedPad is appendHinted; with pad (-O0) a hexadecimal octet
+// below 16 printed alone ("1x") has two digits.
+//
+// As Net-SNMP (sprint_realloc_octet_string) it reads a numeric item of
+// the hint's full width even where the value ends before: the octets
+// missing count as zeros (Net-SNMP reads on into its zeroed buffer), so
+// "2d" prints 0x61 as 24832. An "a" or "t" item holding a zero octet is
+// printed with octets neither printable nor white space as '.', a "x"
+// octet below 16 gets two digits where no separator follows it and the
+// hint is used up ("1x" prints 0a0b), and "*" takes its repeat count
+// from the value.
 func appendHintedPad(b []byte, hint string, s []byte, pad bool) ([]byte, bool) {
 	h := 0
 	var code, separ, term byte = 'd', 0, 0
@@ -714,22 +774,35 @@ func appendHintedPad(b []byte, hint string, s []byte, pad bool) ([]byte, bool) {
 			switch code {
 			case 'a', 't':
 				n := min(width, len(s)-i)
-				b = append(b, s[i:i+n]...)
+				if chunk := s[i : i+n]; bytes.IndexByte(chunk, 0) < 0 {
+					b = append(b, chunk...)
+				} else {
+					for _, c := range chunk {
+						switch {
+						case c == '\\' || c == '"':
+							b = append(b, '\\', c)
+						case isPrint(c) || isSpace(c):
+							b = append(b, c)
+						default:
+							b = append(b, '.')
+						}
+					}
+				}
 				i += n
 			case 'x', 'd', 'o':
 				var val uint64
-				n := 0
-				for x := 0; x < width && i < len(s); x++ {
-					val = val<<8 | uint64(s[i])
+				for x := 0; x < width; x++ {
+					var c byte
+					if i < len(s) {
+						c = s[i]
+					}
+					val = val<<8 | uint64(c)
 					i++
-					n++
 				}
 				switch code {
 				case 'x':
-					if pad {
-						for d := len(strconv.FormatUint(val, 16)); d < 2*n; d++ {
-							b = append(b, '0')
-						}
+					if val < 16 && width == 1 && (pad || separ == 0 && h >= len(hint)) {
+						b = append(b, '0')
 					}
 					b = strconv.AppendUint(b, val, 16)
 				case 'd':
@@ -752,13 +825,17 @@ func appendHintedPad(b []byte, hint string, s []byte, pad bool) ([]byte, bool) {
 }
 
 func (o *Options) appendBits(b []byte, obj object, s []byte) []byte {
+	hex := appendHex
+	if o.HexText {
+		hex = appendHexText // -OT prints BITS' octets with their text too
+	}
 	if o.Quick {
 		b = append(b, '"')
-		b = appendHex(b, s)
+		b = hex(b, s)
 		return append(b, '"')
 	}
 	b = append(b, "BITS: "...)
-	b = appendHex(b, s)
+	b = hex(b, s)
 	e := 0
 	for i, c := range s {
 		for bit := 0; bit < 8; bit++ {

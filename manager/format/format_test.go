@@ -95,11 +95,66 @@ func TestHints(t *testing.T) {
 			t.Errorf("hint %q on % x = %q, %v; want %q", tc.hint, tc.in, got, ok, tc.want)
 		}
 	}
-	if got := string(appendHintedInt(nil, "d-2", 1234)); got != "12.34" {
+	if got := string(appendHintedInt(nil, "d-2", 1234, false)); got != "12.34" {
 		t.Errorf("d-2: %q", got)
 	}
-	if got := string(appendHintedInt(nil, "d-2", -5)); got != "-0.05" {
-		t.Errorf("d-2 negative: %q", got)
+}
+
+// TestHintsLikeSnmpget: DISPLAY-HINTs applied to values that do not fit
+// them, as snmpget 5.9.3 prints them (TestInteropHintsLikeSnmpget in
+// cmd/tsnmp serves the same values to it).
+func TestHintsLikeSnmpget(t *testing.T) {
+	for _, tc := range []struct {
+		hint string
+		in   []byte
+		pad  bool
+		want string
+	}{
+		{"1x", []byte{0, 1, 0x0a, 0x0f, 0x10, 0xff}, false, "00010a0f10ff"},
+		{"1x:", []byte{0, 1, 0x0a, 0x0f, 0x10, 0xff}, false, "0:1:a:f:10:ff"},
+		{"1x:", []byte{0, 1, 0x0a, 0x0f, 0x10, 0xff}, true, "00:01:0a:0f:10:ff"},
+		{"2x", []byte{0x61}, false, "6100"},
+		{"2x", []byte{1, 2, 3}, true, "102300"},
+		{"2d", []byte{0x61}, false, "24832"},
+		{"2d", []byte{1, 2, 3}, false, "258768"},
+		{"8d", []byte{0xff, 0, 0x80, 0x7f, 1, 2, 3, 4, 5, 6}, false, "-71916311071816956361976820049903616"},
+		{"1d.1d.1d.1d", []byte{0xff, 0, 0x80, 0x7f, 1, 2, 3, 4, 5, 6}, false, "255.0.128.127123456"},
+		{"1d.", []byte{0xff, 0, 0x80, 0x7f, 1, 2}, false, "255.0.128.127.1.2"},
+		{"1o ", []byte{0, 1, 0x0a, 0x0f, 0x10, 0xff}, false, "0 1 12 17 20 377"},
+		{"*1x:", []byte{3, 0x61, 0x62, 0x63, 0x0a}, false, "61:62:63:a"},
+		{"*1x:", []byte{4, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f}, false, "a:b:c:d:e:f"},
+		{"1d*1a", []byte{3, 0x61, 0x62, 0x63, 0x0a}, false, "3bc\n"},
+		{"*1x:/", []byte{4, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f}, false, "a:b:c:d:/e:/f"},
+		{"4a", []byte{0x61, 0, 0x62, 0x0a, 0x63}, false, "a.b\nc"},
+		{"255t", []byte{0x61, 0, 0x62, 0x0a, 0x63}, false, "a.b\nc"},
+		{"255a", []byte{'"', 0, '\\'}, false, `\".\\`},
+		{"255a", []byte{'"', '\\'}, false, `"\`},
+		{"1x-1d", []byte{0xff, 0, 0x80, 0x7f, 1, 2, 3, 4, 5, 6}, false, "ff-0128127123456"},
+		{"1x:;", []byte{0xff, 0, 0x80, 0x7f, 1, 2, 3, 4, 5, 6}, false, "ff:;0:;80:;7f:;1:;2:;3:;4:;5:;6"},
+	} {
+		got, ok := appendHintedPad(nil, tc.hint, tc.in, tc.pad)
+		if !ok || string(got) != tc.want {
+			t.Errorf("hint %q on % x (pad %v) = %q, %v; snmpget prints %q", tc.hint, tc.in, tc.pad, got, ok, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		hint     string
+		v        int64
+		unsigned bool
+		want     string
+	}{
+		{"d-2", 0, false, ".00"}, {"d-2", 5, false, ".05"}, {"d-2", -5, false, "-.05"}, {"d-2", 12345, false, "123.45"},
+		{"d-2", -12345, false, "-123.45"}, {"d-5", 12345, false, ".12345"}, {"d-1", -1, false, "-.1"},
+		{"x", -5, false, "fffffffffffffffb"}, {"x", -2147483648, false, "ffffffff80000000"}, {"x", 255, false, "ff"},
+		{"o", -5, false, "1777777777777777777773"},
+		{"b", 5, false, "00000000000000000000000000000101"}, {"b", -5, false, "11111111111111111111111111111011"},
+		{"d", -7, false, "-7"}, {"1d", 5, false, "%1"}, {"255a", 5, false, "%2"},
+		{"d-2", 4294967295, true, "42949672.95"}, {"d-3", 255, true, ".255"}, {"x", 4294967295, true, "ffffffff"},
+		{"b", 4294967295, true, "11111111111111111111111111111111"},
+	} {
+		if got := string(appendHintedInt(nil, tc.hint, tc.v, tc.unsigned)); got != tc.want {
+			t.Errorf("hint %q on %d = %q; snmpget prints %q", tc.hint, tc.v, got, tc.want)
+		}
 	}
 }
 

@@ -106,6 +106,13 @@ var portMu sync.Mutex
 // is stopped when the test ends.
 func Start(t testing.TB, conf string) *Agent {
 	t.Helper()
+	return StartArgs(t, conf)
+}
+
+// StartArgs is Start with more arguments to snmpd, e.g. "-I", "MODULES"
+// to run only some of its MIB modules.
+func StartArgs(t testing.TB, conf string, args ...string) *Agent {
+	t.Helper()
 	snmpd := Require(t, "snmpd")
 	dir := t.TempDir()
 	persist := filepath.Join(dir, "persist")
@@ -124,8 +131,9 @@ func Start(t testing.TB, conf string) *Agent {
 		port := freePort(t)
 		p := strconv.Itoa(port)
 		ctx, cancel := context.WithCancel(context.Background())
-		cmd := exec.CommandContext(ctx, snmpd, "-f", "-Lo", "-C", "-c", confPath, "-p", filepath.Join(dir, "pid"),
-			"udp:127.0.0.1:"+p, "tcp:127.0.0.1:"+p, "udp6:[::1]:"+p, "tcp6:[::1]:"+p)
+		argv := append([]string{"-f", "-Lo", "-C", "-c", confPath, "-p", filepath.Join(dir, "pid")}, args...)
+		cmd := exec.CommandContext(ctx, snmpd, append(argv,
+			"udp:127.0.0.1:"+p, "tcp:127.0.0.1:"+p, "udp6:[::1]:"+p, "tcp6:[::1]:"+p)...)
 		cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS="+dir, "SNMPCONFPATH="+dir, "SNMP_PERSISTENT_DIR="+persist)
 		var out testenv.LogBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out

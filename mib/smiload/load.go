@@ -721,10 +721,14 @@ func (g *gen) set() *smi.Set {
 						out.Fixed = ti.fixed
 					}
 					out.Syntax = ti.builtin
-					if ti.tc != "" {
-						if typ, _, _, _, _ := g.ntView(m, d); typ == 0 {
-							out.Untyped = true
-						}
+					// The DISPLAY-HINT and enumerations that print
+					// values are those Net-SNMP's node holds: a
+					// convention's own, not those of the convention
+					// it is made from.
+					typ, _, hint, es, _ := g.ntView(m, d)
+					out.Hint, out.Enums = hint, es
+					if ti.tc != "" && typ == 0 {
+						out.Untyped = true
 					}
 				}
 				for _, ix := range d.index {
