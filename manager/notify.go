@@ -78,7 +78,7 @@ func (s *Session) Notify(ctx context.Context, pdu *snmp.PDU) error {
 		m := snmp.Message{Version: s.cfg.Version, Community: []byte(s.cfg.Community), PDU: req}
 		msg = snmp.AppendMessage(nil, &m)
 	}
-	if err := s.write(msg); err != nil {
+	if err := s.write(ctx, msg); err != nil {
 		if serr := s.Err(); serr != nil {
 			return serr
 		}

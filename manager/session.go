@@ -81,7 +81,8 @@ type Config struct {
 	// the number of retransmissions on UDP: 0 means DefaultRetries, a
 	// negative value means none. On TCP, TLS and SSH a request waits
 	// Timeout*(Retries+1) in all and only the first request of a
-	// connection is sent again, once, after Timeout (see exchange).
+	// connection is sent again, once, after Timeout, and the session
+	// waits for the copy's answer before it writes more (see exchange).
 	Timeout    time.Duration
 	Retries    int
 	Retransmit Retransmit
@@ -212,6 +213,10 @@ type Session struct {
 	nextID atomic.Uint32
 	// sent is set once a request has been written: see exchange.
 	sent atomic.Bool
+	// echo, under mu, is the resent first request of a stream whose
+	// second answer is still due; nothing is written before it comes
+	// (see awaitEcho).
+	echo *echo
 	// retransmits counts requests sent again for want of an answer.
 	retransmits atomic.Int64
 	// ownEngineID is the engine ID of notifications over TSM (notify.go).
@@ -532,6 +537,11 @@ func (s *Session) deliver(m []byte) {
 	// drained a waiter nothing more arrives in it and it can be reused.
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if e := s.echo; e != nil && e.id == r.id {
+		close(e.done)
+		s.echo = nil
+		return
+	}
 	if w := s.pending[r.id]; w != nil {
 		select {
 		case w.ch <- r:
@@ -607,7 +617,8 @@ func (s *Session) release(w *waiter) {
 	waiters.Put(w)
 }
 
-func (s *Session) write(m []byte) error {
+func (s *Session) write(ctx context.Context, m []byte) error {
+	s.awaitEcho(ctx)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.cfg.Trace != nil {
@@ -636,7 +647,9 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 		// Some TLS 1.3 agents (Net-SNMP up to 5.9.5) can leave unread a
 		// request that arrives with the end of the handshake. The first
 		// request on a stream is therefore sent again, unchanged, if no
-		// answer came within Timeout; later ones are not retransmitted.
+		// answer came within Timeout, and nothing more is written until
+		// the copy is answered too (expectEcho); later ones are not
+		// retransmitted.
 		if !s.sent.Swap(true) && s.cfg.Retries > 0 {
 			rest = wait - s.cfg.Timeout
 			wait = s.cfg.Timeout
@@ -647,9 +660,10 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 		wait = s.rto.RTO()
 	}
 	var msg []byte
+	var id int32
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt == 0 || fresh {
-			id := s.newID()
+			id = s.newID()
 			if err := s.register(id, w); err != nil {
 				return err
 			}
@@ -664,7 +678,7 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 				n.Add(1)
 			}
 		}
-		if err := s.write(msg); err != nil {
+		if err := s.write(ctx, msg); err != nil {
 			if serr := s.Err(); serr != nil {
 				return serr // the connection ended, and this is why
 			}
@@ -702,6 +716,9 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 			if adaptive && attempt == 0 && err == nil {
 				s.rto.Sample(time.Since(sent)) // Karn: first transmission only
 			}
+			if rest > 0 && attempt > 0 {
+				s.expectEcho(w, id)
+			}
 			return err
 		}
 		if rest > 0 {
@@ -711,6 +728,60 @@ func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build
 		}
 	}
 	return ErrTimeout
+}
+
+// echo is the second answer due to a request sent twice on a stream.
+type echo struct {
+	id    int32
+	done  chan struct{} // closed when it arrived
+	until time.Time     // when the next write stops waiting for it
+}
+
+// expectEcho notes, once the first request of a stream was answered
+// after it was sent again, that the agent owes a second answer to id,
+// unless that has already arrived in w.
+//
+// An agent that reads every octet the socket holds but handles one
+// message each time the socket becomes readable (Net-SNMP 5.9.5 over
+// TLS, with OpenSSL's read-ahead) leaves a message unread when two
+// arrive in one read, until more octets arrive. Over TLS 1.3 that is
+// how the first request, read with the end of the handshake, is left:
+// the copy sent after Timeout wakes the agent, which answers the first
+// and then reads the copy. A next request written at once would arrive
+// with that copy and be left unread in turn, so the session writes
+// nothing more until the copy is answered (awaitEcho).
+func (s *Session) expectEcho(w *waiter, id int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(w.ch) == 0 {
+		s.echo = &echo{id: id, done: make(chan struct{}), until: time.Now().Add(s.cfg.Timeout)}
+	}
+}
+
+// awaitEcho waits before a write until the answer expectEcho noted has
+// arrived, for at most Timeout after the first answer: an agent may
+// also drop the copy.
+func (s *Session) awaitEcho(ctx context.Context) {
+	s.mu.Lock()
+	e := s.echo
+	s.mu.Unlock()
+	if e == nil {
+		return
+	}
+	t := time.NewTimer(time.Until(e.until))
+	defer t.Stop()
+	select {
+	case <-e.done:
+	case <-t.C:
+	case <-ctx.Done():
+		return
+	case <-s.done:
+	}
+	s.mu.Lock()
+	if s.echo == e {
+		s.echo = nil
+	}
+	s.mu.Unlock()
 }
 
 // awaitDirect waits in a direct session for the next message for w,

@@ -191,7 +191,7 @@ var commonOptions = []opt{
 	{"-m MODULES", "MIB modules to load, ':'-separated; ALL for every one, +MODULE to add after the default list, -MODULE before it (MIBS)"},
 	{"-M DIRS", "MIB directories, ':'-separated; +DIR to add after the path (its modules win), -DIR before it (MIBDIRS)"},
 	{"-O FLAGS", "output: n numeric OIDs, f full names, s last name, S module::name, q quick, Q quick with =, v value only, x hex strings, a text strings, e numeric enums, t numeric timeticks, U no units, b indexes as numbers, X indexes in brackets, T hex with text, 0 hint hex in pairs"},
-	{"-I FLAGS", "input: r no type and range checks of set values, h no DISPLAY-HINTs in set values, R random access, b best match, u, s SUFFIX, S PREFIX"},
+	{"-I FLAGS", "input: r no type and range checks of set values and instance indexes, h no DISPLAY-HINTs in set values, R random access, b best match, u, s SUFFIX, S PREFIX"},
 	{"-d", "dump every message sent and received in hex (snmp.conf dumpPacket)"},
 	{"-D[TOKEN,...]", "debug messages of usm, tls, dtls, ssh, mibs, snmp.conf (all without TOKENs; -TOKEN turns one off)"},
 	{"--TOKEN=VALUE", "any snmp.conf setting, e.g. --clientaddr=192.0.2.1"},

@@ -117,6 +117,8 @@ func hintTestValues(base smi.Base) [][2]string {
 		add("counter64", "0", "5", "4294967295", "18446744073709551615")
 	case smi.BaseTimeTicks:
 		add("timeticks", "0", "12345", "4294967295")
+	case smi.BaseOpaque:
+		add("opaque", "", "01 02 0a 61", "9f 78 04 40 a6 94 00", "9f 7a 01 05")
 	}
 	return out
 }

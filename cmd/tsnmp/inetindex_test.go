@@ -13,7 +13,7 @@ import (
 )
 
 // inetIndexOIDs are instances of every column of the tables of
-// TSNMP-INET-INDEX-MIB (testdata/mibs-inetindex) with InetAddress-like
+// TSNMP-INET-INDEX-MIB (testdata/mibs-index) with InetAddress-like
 // runs after various arcs.
 func inetIndexOIDs() []string {
 	var oids []string
@@ -45,7 +45,7 @@ func inetIndexOIDs() []string {
 // ."....", not ."10.0.0.1".
 func TestGetInetIndexLikeSnmptranslate(t *testing.T) {
 	bin := testenv.Need(t, "snmptranslate")
-	dirs := testenv.MIBDir(t) + ":testdata/mibs-inetindex"
+	dirs := testenv.MIBDir(t) + ":testdata/mibs-index"
 	t.Setenv("MIBS", "")
 	t.Setenv("MIBDIRS", "")
 	t.Setenv("SNMPCONFPATH", t.TempDir())

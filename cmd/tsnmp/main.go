@@ -434,7 +434,10 @@ func (a *app) requestError(err error, dot bool) {
 
 // parseOID resolves a name or numeric OID; failures are printed.
 func (a *app) parseOID(s string) (snmp.OID, bool) {
-	oid, err := smi.Resolve(s)
+	// An instance index is read as Net-SNMP's tools read it: checked
+	// against the INDEX objects' ranges unless -Ir.
+	oid, err := smi.ResolveWith(s, smi.ResolveOptions{Random: true, Strict: true, NoRangeCheck: a.o.noRangeCheck,
+		Warn: func(m string) { a.errorf("%s\n", m) }})
 	if err != nil {
 		var re *smi.ResolveError
 		switch {

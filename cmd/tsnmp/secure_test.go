@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,9 +20,26 @@ import (
 )
 
 // TestMain lets tests run tsnmp as a process of its own: the test binary
-// with TSNMP_TEST_MAIN=1 is tsnmp.
+// with TSNMP_TEST_MAIN=1 is tsnmp, with its file size limit set to
+// TSNMP_TEST_FSIZE octets where that is set.
 func TestMain(m *testing.M) {
 	if os.Getenv("TSNMP_TEST_MAIN") == "1" {
+		if v := os.Getenv("TSNMP_TEST_FSIZE"); v != "" {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "TSNMP_TEST_FSIZE:", err)
+				os.Exit(2)
+			}
+			var lim syscall.Rlimit
+			if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim); err == nil {
+				lim.Cur = n
+				err = syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "file size limit:", err)
+				os.Exit(2)
+			}
+		}
 		os.Exit(run(context.Background(), "tsnmp", os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

@@ -146,17 +146,22 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	// An instance index is checked against the INDEX objects' ranges
+	// unless -Ir, as snmptranslate checks it.
+	ro := smi.ResolveOptions{Strict: true, NoRangeCheck: strings.Contains(iflags, "r"),
+		Warn: func(m string) { out.Flush(); fmt.Fprintln(stderr, m) }}
 	for i, name := range oids {
 		var oid []uint32
 		var err error
 		if random {
-			oid, err = smi.Resolve(name)
+			ro.Random = true
+			oid, err = smi.ResolveWith(name, ro)
 			if name == "" || name[0] == '.' || name[0] >= '0' && name[0] <= '9' {
 				// snmptranslate's random access looks up a name only.
 				err = fmt.Errorf("not a name")
 			}
 		} else {
-			oid, err = smi.ResolvePath(name)
+			oid, err = smi.ResolveWith(name, ro)
 		}
 		if err != nil {
 			out.Flush()

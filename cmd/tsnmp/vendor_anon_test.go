@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,6 +147,97 @@ func TestGetIndexesLikeSnmptranslate(t *testing.T) {
 	n := len(oids) / len(indexSuffixes)
 	t.Logf("tables: %d of %d agree (%.2f%%); instances: %d of %d agree (%.2f%%)",
 		n-badTables, n, pct(n-badTables, n), resolved-badInst, resolved, pct(resolved-badInst, resolved))
+
+	// Given to snmpget and tsnmp get (without -Ir), the same instances
+	// are checked against the INDEX objects' ranges: both must refuse
+	// the same ones with the same messages (and report the same index
+	// types they do not read).
+	// snmpget reads every module for each 127 instances, so with
+	// TSNMP_TRANSLATE_FULL=1 those of every 10th table are given.
+	given := oids
+	if step == 1 {
+		given = nil
+		for i := 0; i < len(oids); i += 10 * len(indexSuffixes) {
+			given = append(given, oids[i:i+len(indexSuffixes)]...)
+		}
+	}
+	checkRefusalsLikeSnmpget(t, []string{"-M", strings.Join(dirs, ":"), "-m", "ALL"}, given)
+}
+
+// checkRefusalsLikeSnmpget gives the instances oids to snmpget, up to
+// 127 at a time with one instance it refuses (ifDescr.0), so that
+// nothing is sent, and to tsnmp get's reading of its operands (with the
+// modules installed, as mibs loads them), and compares what they print
+// on stderr: one "Unknown Object Identifier" line per instance refused,
+// "Unexpected index type" lines for indexes they do not read.
+func checkRefusalsLikeSnmpget(t *testing.T, mibs []string, oids []string) {
+	t.Helper()
+	bin := testenv.Need(t, "snmpget")
+	const sentinel = ".1.3.6.1.2.1.2.2.1.2.0"
+	agent := "udp:127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	common := append(append([]string(nil), mibs...), "-v2c", "-c", "public", "-t", "0.1", "-r", "0", agent)
+	var batches [][]string
+	for start := 0; start < len(oids); start += 127 {
+		batches = append(batches, append(slices.Clone(oids[start:min(start+127, len(oids))]), sentinel))
+	}
+	want := make([]string, len(batches))
+	conf := t.TempDir()
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 2 {
+		wg.Go(func() {
+			for i := range next {
+				cmd := exec.Command(bin, append(append([]string(nil), common...), batches[i]...)...)
+				cmd.Env = append(os.Environ(), "MIBS=", "MIBDIRS=", "SNMPCONFPATH="+conf)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				_ = cmd.Run() // exit status 1: instances refused
+				want[i] = stderr.String()
+			}
+		})
+	}
+	for i := range batches {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	refused, warned, bad := 0, 0, 0
+	for i, b := range batches {
+		var stderr bytes.Buffer
+		a := &app{tool: "snmpget", o: &options{}, out: bufio.NewWriter(io.Discard), errw: &stderr}
+		_, ok := a.parseOIDs(b)
+		wl, gl := strings.Split(want[i], "\n"), strings.Split(stderr.String(), "\n")
+		for _, l := range wl {
+			switch {
+			case strings.Contains(l, "Unknown Object Identifier") && !strings.HasPrefix(l, sentinel+":"):
+				refused++
+			case strings.HasPrefix(l, "Unexpected index type"):
+				warned++
+			}
+		}
+		if ok || !slices.Equal(wl, gl) {
+			for _, l := range wl {
+				if !slices.Contains(gl, l) {
+					if bad++; bad <= 20 {
+						t.Errorf("snmpget prints %q, tsnmp get does not", l)
+					}
+				}
+			}
+			for _, l := range gl {
+				if !slices.Contains(wl, l) {
+					if bad++; bad <= 20 {
+						t.Errorf("tsnmp get prints %q, snmpget does not", l)
+					}
+				}
+			}
+			if bad == 0 {
+				t.Errorf("batch %d: tsnmp get takes every instance (%v) or prints its lines in another order:\n%s\nsnmpget:\n%s", i, ok, stderr.String(), want[i])
+				bad++
+			}
+		}
+	}
+	t.Logf("given %d instances, snmpget refuses %d and reports %d index types it does not read; tsnmp get: %d lines differ",
+		len(oids), refused, warned, bad)
 }
 
 // translateParallel is translateBatch over two halves of oids at once.

@@ -180,6 +180,9 @@ func TestReloadRefusedNeverAuthenticates(t *testing.T) {
 // then applies to the reloaded VACM.
 func TestReloadKeepsRacingVACMSet(t *testing.T) {
 	testenv.Need(t, "snmpset")
+	// The MIB directory is looked up here, where a missing one can end the
+	// test; the snmpset below runs on a goroutine of its own.
+	snmpdtest.MIBDir(t)
 	listen := fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t))
 	conf := filepath.Join(t.TempDir(), "snmpd.conf")
 	if err := os.WriteFile(conf, []byte("createUser admin SHA authpass1 AES privpass1\ngroup gadmin usm admin\nview vall included .1\n"+

@@ -43,7 +43,10 @@ func startPoller() {
 	if p.err != nil {
 		return
 	}
+	// Parked may read the map from another goroutine meanwhile.
+	p.mu.Lock()
 	p.parked = map[uint64]*parked{}
+	p.mu.Unlock()
 	go func() {
 		events := make([]unix.EpollEvent, 128)
 		for {

@@ -348,8 +348,11 @@ func (o *Options) appendValue(b []byte, obj object, v snmp.Value) []byte {
 					return b
 				}
 			}
+			if v.Type == snmp.OctetString && obj.hint == "" && len(v.Bytes) == 0 {
+				return b // "" without units, as Net-SNMP prints it
+			}
 			switch v.Type {
-			case snmp.Integer, snmp.OctetString, snmp.Counter32, snmp.Gauge32, snmp.Counter64, snmp.TimeTicks:
+			case snmp.Integer, snmp.OctetString, snmp.Counter32, snmp.Gauge32, snmp.Counter64, snmp.TimeTicks, snmp.Opaque:
 				return o.appendUnits(b, obj.units)
 			}
 		}
@@ -479,6 +482,9 @@ func (o *Options) appendTyped(b []byte, obj object, v snmp.Value) []byte {
 			return out
 		}
 		b = o.prefix(b, "OPAQUE: ")
+		if o.HexText {
+			return appendHexText(b, v.Bytes)
+		}
 		return appendHex(b, v.Bytes)
 	case snmp.Null:
 		return append(b, "NULL"...)

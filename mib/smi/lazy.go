@@ -81,6 +81,14 @@ func InstallSource(src Source) {
 	defer installMu.Unlock()
 	compiledInUse = false
 	l := newLazy(src)
+	// As for the compiled-in modules, a walk through many objects must
+	// not rebuild the tables of everything read so far at each new one:
+	// once the rebuilds have read a quarter of the set's definitions (a
+	// rebuild costs more per definition than one build of the whole
+	// set), the whole set is built instead.
+	if n, ok := src.(interface{ Len() int }); ok {
+		l.limit = n.Len() / 4
+	}
 	l.rebuild()
 	lazy.Store(l)
 }

@@ -359,3 +359,37 @@ func freshCompiled() {
 	installMu.Unlock()
 	installCompiled()
 }
+
+// sizedSource is a setSource that tells its size, as smiload's cache
+// entries do.
+type sizedSource struct{ *setSource }
+
+func (m sizedSource) Len() int { return len(m.s.Defs) }
+
+// TestSourceWalkBuildsWholeSet: a walk through every object of a Source
+// that tells its size does not rebuild the tables of everything read so
+// far at each new object for ever: past a quarter of the set read in
+// rebuilds, the whole set is built, and the answers stay those of the
+// whole set.
+func TestSourceWalkBuildsWholeSet(t *testing.T) {
+	defer Install(nil)
+	set := Compiled()
+	Install(set)
+	var oids [][]uint32
+	var want []string
+	for _, d := range set.Defs {
+		o := append(slices.Clone(d.OID), 1)
+		oids = append(oids, o)
+		want = append(want, Format(o, false))
+	}
+	src := newSetSource(set)
+	InstallSource(sizedSource{src})
+	for i, o := range oids {
+		if got := Format(o, false); got != want[i] {
+			t.Errorf("%v: %s, whole set %s", o, got, want[i])
+		}
+	}
+	if lazy.Load() != nil {
+		t.Errorf("after a walk through %d objects the source is still read definition by definition (%d read)", len(oids), src.reads)
+	}
+}

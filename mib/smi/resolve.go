@@ -32,25 +32,51 @@ func (e *ResolveError) Error() string {
 // After a table column, index components may be numbers, enumeration
 // labels, "string" (length-prefixed unless the index is IMPLIED or of
 // fixed size) or 'string' (bytes only).
-func Resolve(name string) ([]uint32, error) { return resolve(name, true) }
+//
+// Index values are not checked (see ResolveOptions.Check).
+func Resolve(name string) ([]uint32, error) { return ResolveWith(name, ResolveOptions{Random: true}) }
 
 // ResolvePath is Resolve without random access: an unqualified name must
 // be a path from the root (".1.3.6", "iso.org.dod"), as snmptranslate
 // reads names without -IR.
-func ResolvePath(name string) ([]uint32, error) { return resolve(name, false) }
+func ResolvePath(name string) ([]uint32, error) { return ResolveWith(name, ResolveOptions{}) }
 
-func resolve(name string, random bool) ([]uint32, error) {
+// ResolveOptions tell ResolveWith how to read a name.
+type ResolveOptions struct {
+	// Random: an unqualified name may name a node of any module
+	// (Resolve); otherwise it must be a path from the root.
+	Random bool
+	// Strict reads the instance index of a column as Net-SNMP's tools
+	// read one they are given: each value must be within the ranges of
+	// its INDEX object (integers by their range, strings by their size,
+	// bytes and IpAddress parts up to 255; not with NoRangeCheck), else
+	// the name is refused with "Index out of range: 0 (ifIndex)"; a
+	// string's length must leave the OID within 128 arcs; 'text' is for
+	// fixed-length and IMPLIED strings only, "text" for the others.
+	Strict bool
+	// NoRangeCheck (-Ir) leaves out Strict's checks of ranges.
+	NoRangeCheck bool
+	// Warn, if not nil, gets the messages Net-SNMP logs while it reads
+	// an index strictly: "Unexpected index type: 7 hrFooIndex 5.3" for
+	// an INDEX object of a type whose index it does not read (Gauge32,
+	// Counter32, BITS, ...; 0 for one it could not type), after which
+	// the rest of the instance is read as numbers, unchecked.
+	Warn func(msg string)
+}
+
+// ResolveWith returns the OID that name stands for, read as o says.
+func ResolveWith(name string, o ResolveOptions) ([]uint32, error) {
 	ensureInput(name)
-	oid, err := resolveIn(name, random)
+	oid, err := resolveIn(name, o)
 	if err != nil && ensureCurrent() {
 		// A module changed since the source was made: with the whole
 		// set read again, the name may now be known.
-		oid, err = resolveIn(name, random)
+		oid, err = resolveIn(name, o)
 	}
 	return oid, err
 }
 
-func resolveIn(name string, random bool) ([]uint32, error) {
+func resolveIn(name string, o ResolveOptions) ([]uint32, error) {
 	t := load()
 	if i := strings.Index(name, "::"); i >= 0 {
 		mod, rest := name[:i], name[i+2:]
@@ -62,22 +88,22 @@ func resolveIn(name string, random bool) ([]uint32, error) {
 		if n == nil {
 			return nil, &ResolveError{Input: name}
 		}
-		oid, detail := walk(n, append([]uint32(nil), n.OID...), comps[1:])
+		oid, detail := walk(n, append([]uint32(nil), n.OID...), comps[1:], o)
 		if detail != "" {
 			return nil, &ResolveError{Input: name, Detail: detail}
 		}
 		return oid, nil
 	}
 	comps := splitComps(strings.TrimPrefix(name, "."))
-	oid, detail := walk(nil, nil, comps)
+	oid, detail := walk(nil, nil, comps, o)
 	if detail == "" {
 		return oid, nil
 	}
 	// Random access: the first component names a node in any module.
-	if random && len(comps) > 0 && !strings.HasPrefix(name, ".") {
+	if o.Random && len(comps) > 0 && !strings.HasPrefix(name, ".") {
 		if ns := t.byName[comps[0]]; len(ns) > 0 {
 			n := ns[0]
-			oid, detail = walk(n, append([]uint32(nil), n.OID...), comps[1:])
+			oid, detail = walk(n, append([]uint32(nil), n.OID...), comps[1:], o)
 			if detail == "" {
 				return oid, nil
 			}
@@ -121,8 +147,9 @@ func splitComps(s string) []string {
 }
 
 // walk appends the components comps below node n (nil for the root) to
-// oid. It returns a Net-SNMP style failure detail, or "".
-func walk(n *Node, oid []uint32, comps []string) ([]uint32, string) {
+// oid, reading an instance index as o says. It returns a Net-SNMP style
+// failure detail, or "".
+func walk(n *Node, oid []uint32, comps []string, o ResolveOptions) ([]uint32, string) {
 	kids := load().roots
 	label := "(top)"
 	if n != nil {
@@ -132,7 +159,10 @@ func walk(n *Node, oid []uint32, comps []string) ([]uint32, string) {
 	var row *Node // row whose index comps are being read
 	k := 0        // position in row.index; -1 once types are unknown
 	pending := 0  // numeric components still to come for row.index[k]
-	for _, c := range comps {
+	// Where the index begins, if n is a column of row (Net-SNMP reads
+	// the index of a leaf of its tree only).
+	start, startLen := -1, 0
+	for ci, c := range comps {
 		if row == nil {
 			if v, err := strconv.ParseUint(c, 10, 32); err == nil && lz {
 				// Read the definitions along the OID so far.
@@ -153,6 +183,9 @@ func walk(n *Node, oid []uint32, comps []string) ([]uint32, string) {
 			}
 			if n != nil {
 				row = rowOf(n)
+				if row != nil && n.parent == row && len(n.children) == 0 {
+					start, startLen = ci, len(oid)
+				}
 			}
 			if row == nil {
 				v, err := strconv.ParseUint(c, 10, 32)
@@ -199,7 +232,218 @@ func walk(n *Node, oid []uint32, comps []string) ([]uint32, string) {
 			return nil, "Sub-id not found: " + label + " -> " + c
 		}
 	}
+	if o.Strict && start >= 0 {
+		if detail := readIndex(row, comps[start:], startLen, o); detail != "" {
+			return nil, detail
+		}
+	}
 	return oid, ""
+}
+
+// maxOIDLen is Net-SNMP's limit on the arcs of an OID it reads.
+const maxOIDLen = 128
+
+// readIndex reads the instance index comps of a column of row, whose
+// OID has objLen arcs, as Net-SNMP's tools read an OID they are given
+// (ResolveOptions.Strict), and returns Net-SNMP's detail for one it
+// refuses, or "". comps are what walk has already read without error.
+func readIndex(row *Node, comps []string, objLen int, o ResolveOptions) string {
+	check := !o.NoRangeCheck
+	num := func(c string) (uint32, bool) {
+		v, err := strconv.ParseUint(c, 10, 32)
+		return uint32(v), err == nil
+	}
+	quoted := func(c string) bool {
+		return len(c) >= 2 && (c[0] == '"' || c[0] == '\'') && c[len(c)-1] == c[0]
+	}
+	for k := 0; k < len(row.index) && len(comps) > 0; k++ {
+		in := row.index[k]
+		c := comps[0]
+		bad := "Index out of range: " + c + " (" + in.Name + ")"
+		switch typ := netsnmpType(in); typ {
+		case ntInteger, ntUnsigned, ntTimeTicks:
+			comps = comps[1:]
+			v, ok := num(c)
+			if !ok {
+				e, found := in.EnumValue(c)
+				if !found {
+					return bad
+				}
+				v = uint32(e)
+			}
+			if check && in.Ranges != "" && !inRanges(in.Ranges, v, typ == ntInteger) {
+				return bad
+			}
+			objLen++
+		case ntIPAddr:
+			for i := 0; i < 4 && len(comps) > 0; i++ {
+				c := comps[0]
+				comps = comps[1:]
+				if v, ok := num(c); !ok || check && v > 255 {
+					return "Index out of range: " + c + " (" + in.Name + ")"
+				}
+				objLen++
+			}
+		case ntOctetStr:
+			implied := k == len(row.index)-1 && row.implied
+			counted := !implied && in.fixed == 0
+			if quoted(c) {
+				comps = comps[1:]
+				switch {
+				case counted && c[0] == '\'':
+					return "'-quote is for fixed length strings"
+				case !counted && c[0] == '"':
+					return `"-quote is for variable length strings`
+				}
+				size := len(c) - 2
+				objLen += size
+				if counted {
+					objLen++
+				}
+				if !check {
+					continue
+				}
+				// Net-SNMP names the value without its closing quote.
+				bad = "Index out of range: " + c[:len(c)-1] + " (" + in.Name + ")"
+				if in.fixed > 0 && size != in.fixed || in.fixed == 0 && (in.Ranges == "" || !inRanges(in.Ranges, uint32(size), true)) {
+					return bad
+				}
+				continue
+			}
+			n := -1 // IMPLIED: the rest
+			if in.fixed > 0 {
+				n = in.fixed
+			} else if counted {
+				comps = comps[1:]
+				l, ok := num(c)
+				if !ok || objLen+int(l)+1 >= maxOIDLen {
+					return bad
+				}
+				objLen++
+				n = int(l)
+			}
+			for ; n != 0 && len(comps) > 0; n-- {
+				c := comps[0]
+				comps = comps[1:]
+				if v, ok := num(c); !ok || check && v > 255 {
+					return "Index out of range: " + c + " (" + in.Name + ")"
+				}
+				objLen++
+			}
+		case ntNetAddr:
+			comps = comps[1:]
+			v, ok := num(c)
+			if !ok {
+				return bad
+			}
+			objLen++
+			if v != 1 {
+				return ""
+			}
+			for i := 0; i < 4 && len(comps) > 0; i++ {
+				c := comps[0]
+				comps = comps[1:]
+				if v, ok := num(c); !ok || check && v > 255 {
+					return "Index out of range: " + c + " (" + in.Name + ")"
+				}
+				objLen++
+			}
+		case ntObjID:
+			return ""
+		default:
+			if o.Warn != nil {
+				o.Warn("Unexpected index type: " + strconv.Itoa(typ) + " " + in.Name + " " + strings.Join(comps, "."))
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// Net-SNMP's type codes (its parse.h) that matter to reading an index.
+const (
+	ntOther     = 0
+	ntObjID     = 1
+	ntOctetStr  = 2
+	ntInteger   = 3
+	ntNetAddr   = 4
+	ntIPAddr    = 5
+	ntCounter   = 6
+	ntGauge     = 7
+	ntTimeTicks = 8
+	ntOpaque    = 9
+	ntCounter64 = 11
+	ntBitString = 12
+	ntUnsigned  = 15
+)
+
+// netsnmpType is the type code Net-SNMP's tree gives object n.
+func netsnmpType(n *Node) int {
+	if n.untyped {
+		return ntOther
+	}
+	switch n.Base {
+	case BaseInteger:
+		return ntInteger
+	case BaseOctetString:
+		return ntOctetStr
+	case BaseObjectIdentifier:
+		return ntObjID
+	case BaseIPAddress:
+		if n.TC == "NetworkAddress" {
+			return ntNetAddr
+		}
+		return ntIPAddr
+	case BaseCounter32:
+		return ntCounter
+	case BaseGauge32:
+		return ntGauge
+	case BaseUnsigned32:
+		return ntUnsigned
+	case BaseTimeTicks:
+		return ntTimeTicks
+	case BaseOpaque:
+		return ntOpaque
+	case BaseCounter64:
+		return ntCounter64
+	case BaseBits:
+		return ntBitString
+	}
+	return ntOther
+}
+
+// inRanges tells whether v is within ranges ("(1..32)", "(0 | 4..8)"),
+// read as Net-SNMP reads them: each bound strtoul's value kept in a C
+// int, compared as signed ints when signed, else as unsigned.
+func inRanges(ranges string, v uint32, signed bool) bool {
+	for _, r := range strings.Split(strings.Trim(strings.TrimSpace(ranges), "()"), "|") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(r), "..")
+		l := cBound(lo)
+		h := l
+		if isRange {
+			h = cBound(hi)
+		}
+		if signed && l <= int32(v) && int32(v) <= h || !signed && uint32(l) <= v && v <= uint32(h) {
+			return true
+		}
+	}
+	return false
+}
+
+// cBound reads a bound of a range as Net-SNMP keeps it: strtoul's value
+// (the negative ones as written) stored in a C int.
+func cBound(s string) int32 {
+	s = strings.TrimSpace(s)
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return int32(i)
+	}
+	if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return int32(uint32(u))
+	}
+	if s != "" && strings.Trim(s, "+-0123456789") == "" {
+		return -1 // strtoul's ULONG_MAX on overflow
+	}
+	return 0
 }
 
 // numericIndex accounts for one numeric component v of an instance index

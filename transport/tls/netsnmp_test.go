@@ -1,14 +1,18 @@
 package tls_test
 
 import (
+	"bufio"
 	"context"
 	"crypto"
 	gotls "crypto/tls"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,8 +43,20 @@ func startSnmpd595(t *testing.T, dir, listen, conf string) *testenv.LogBuffer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() }) // our child, by its PID
-	time.Sleep(300 * time.Millisecond)
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited }) // our child, by its PID
+	// snmpd logs its version once its listeners are open.
+	deadline := time.After(15 * time.Second)
+	for !strings.Contains(out.String(), "NET-SNMP version") {
+		select {
+		case <-exited:
+			t.Fatalf("snmpd exited:\n%s", out.String())
+		case <-deadline:
+			t.Fatalf("snmpd did not start in 15 s:\n%s", out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	return out
 }
 
@@ -126,8 +142,150 @@ rouser -s tsm localhost authpriv
 	if _, err := snmpGet(t, target, params, gotls.VersionTLS12); err == nil {
 		t.Errorf("Net-SNMP accepted a serverAuth-only manager certificate")
 	}
-	time.Sleep(100 * time.Millisecond)
-	if !strings.Contains(log.String(), "unsuitable certificate purpose") {
-		t.Errorf("snmpd did not refuse for the certificate's purpose:\n%s", log.String())
+	// snmpd logs why it refused once the handshake has failed, which may
+	// be after the manager read its alert.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(log.String(), "unsuitable certificate purpose"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("snmpd did not refuse for the certificate's purpose (nothing logged in 10 s):\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestNetSNMP595RequestWithFinished: Net-SNMP 5.9.5's snmpd reads TLS
+// with OpenSSL's read-ahead, taking all its socket holds, but handles
+// one record each time the socket becomes readable. Over TLS 1.3 the
+// manager's first request can follow its Finished so closely that the
+// agent reads both in the handshake's last read; the request then waits
+// unread until more octets arrive. tsnmp's manager sends the first
+// request of a stream again after Timeout, which wakes the agent: it
+// answers the first copy, then reads the second. The manager writes
+// its next request only once the second copy is answered too, else
+// that request would be read with the copy and left unread in turn.
+//
+// A relay between them (coalesce) makes both arrivals happen every
+// time instead of when the agent is slow to come back to its socket.
+func TestNetSNMP595RequestWithFinished(t *testing.T) {
+	dir := t.TempDir()
+	p, err := certs.NewPKI("", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	log := startSnmpd595(t, dir, "tls:"+agentAddr, fmt.Sprintf(`[snmp] localCert server
+[snmp] trustCert ca
+certSecName 10 --sha1 %s --cn
+rouser -s tsm carol authpriv
+`, certs.Compute(crypto.SHA1, p.CA.Cert).Hex()))
+	relay := coalesce(t, agentAddr)
+	target := "tls:" + relay
+	params := manager.TransportParams{OurIdentity: "carol", TrustCert: []string{"ca"}, TheirHostname: "localhost",
+		CertDirs: []string{dir}, NoResume: true}
+	c, err := params.ClientConfig(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := manager.DialSecure(context.Background(), target, manager.Config{Timeout: 2 * time.Second, Retries: 2}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// The first request is RFC 5343's probe, the agent's snmpEngineID;
+	// the gets follow it.
+	for i := 0; i < 2; i++ {
+		pdu, err := s.Get(context.Background(), snmp.OID{1, 3, 6, 1, 2, 1, 1, 5, 0})
+		if err != nil || len(pdu.VarBinds) != 1 || pdu.VarBinds[0].Value.Type != snmp.OctetString {
+			t.Fatalf("get %d: %v %v\nsnmpd:\n%s", i+1, pdu, err, log.String())
+		}
+	}
+	if n := s.Retransmissions(); n != 1 {
+		t.Errorf("%d retransmissions, want 1: the agent did not leave the first request unread, or later ones were left too", n)
+	}
+}
+
+// coalesce relays one TLS connection to agent (host:port) and returns
+// its own address. It passes on the manager's records so that they
+// arrive as at an agent that is slow to read:
+//   - the last flight of the manager's TLS 1.3 handshake (change cipher
+//     spec, then Certificate, CertificateVerify and Finished, each in an
+//     application_data record) and the first request, in one write;
+//   - of the next record (the first request sent again), its first
+//     octet at once, and the rest in one write with the record after it,
+//     or alone once the manager has sent nothing for 500 ms.
+//
+// Everything after that is passed on as it comes, as are the agent's
+// records to the manager.
+func coalesce(t *testing.T, agent string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		m, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer m.Close()
+		a, err := net.Dial("tcp", agent)
+		if err != nil {
+			t.Errorf("relay: %v", err)
+			return
+		}
+		defer a.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			io.Copy(m, a)
+			m.Close()
+		}()
+		r := bufio.NewReader(m)
+		// record reads one record; a pause of quiet ends the wait.
+		record := func(quiet time.Duration) ([]byte, error) {
+			if quiet > 0 {
+				m.SetReadDeadline(time.Now().Add(quiet))
+				defer m.SetReadDeadline(time.Time{})
+			}
+			h, err := r.Peek(5)
+			if err != nil {
+				return nil, err
+			}
+			rec := make([]byte, 5+(int(h[3])<<8|int(h[4])))
+			_, err = io.ReadFull(r, rec)
+			return rec, err
+		}
+		hello, err := record(0)
+		if err != nil {
+			return
+		}
+		a.Write(hello)
+		var held []byte
+		for data := 0; data < 4; {
+			rec, err := record(time.Second)
+			if err != nil {
+				break
+			}
+			held = append(held, rec...)
+			if rec[0] == 23 {
+				data++
+			}
+		}
+		a.Write(held)
+		rec, err := record(0)
+		if err != nil {
+			return
+		}
+		a.Write(rec[:1])
+		held = rec[1:]
+		if next, err := record(500 * time.Millisecond); err == nil {
+			held = append(held, next...)
+		}
+		a.Write(held)
+		io.Copy(a, r)
+	}()
+	return ln.Addr().String()
 }
