@@ -93,9 +93,14 @@ func (m *mux) loop() (parked bool) {
 			}
 		}
 		var p []byte
-		p, err = m.t.readPacket()
+		p, err = m.t.readMessage()
 		if err != nil {
 			break
+		}
+		if p == nil {
+			// A transport message (re-exchange, IGNORE): the wait
+			// for the next packet may park again.
+			continue
 		}
 		if err = m.dispatch(p); err != nil {
 			break

@@ -140,6 +140,41 @@ func TestParkedConnectionRekey(t *testing.T) {
 	}
 }
 
+// TestParkedConnectionParksAfterTransportMessages: a connection woken
+// by messages of the transport layer only (a key re-exchange the client
+// starts, an IGNORE) parks again with no message of the connection
+// protocol after them: a peer's periodic re-exchanges (OpenSSH's
+// RekeyLimit with a time limit) do not keep a goroutine on the
+// connection until its next channel data.
+func TestParkedConnectionParksAfterTransportMessages(t *testing.T) {
+	ts, r := startParkingServer(t, nil)
+	cl := dial(t, ts.addr, clientConfig(t))
+	ch, err := cl.Subsystem("snmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, ch, []byte("hello"))
+	srvT := r.get(0).t
+	for i := 0; i < 2; i++ {
+		waitFor(t, "the connection parks", func() bool { return serverReaders() == 0 })
+		before := srvT.kexes()
+		if err := cl.Rekey(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the server completes the re-exchange", func() bool { return srvT.kexes() == before+1 })
+		// Once the server counts the exchange, a parked connection has
+		// parked again after it.
+		waitFor(t, "the connection parks after a re-exchange with no data after it", func() bool { return serverReaders() == 0 })
+		read := srvT.pc.readPackets.Load()
+		if err := cl.t.writePacket(newBuilder(msgIgnore).text("nothing").b); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the server reads the IGNORE", func() bool { return srvT.pc.readPackets.Load() > read })
+		waitFor(t, "the connection parks after an IGNORE with no data after it", func() bool { return serverReaders() == 0 })
+	}
+	roundTrip(t, ch, []byte("still answers"))
+}
+
 // TestParkedConnectionKeepalive: the server's keepalives go out while
 // the connection is parked, their replies wake it, and it parks again;
 // when the replies stop, the keepalive timeout closes the parked
@@ -296,7 +331,10 @@ func (r *relay) freeze() {
 // TestOpenSSHClientParked: OpenSSH's ssh -s snmp against a parking
 // server: the connection parks between messages and answers again, also
 // after re-exchanges OpenSSH starts on its own while the server's side
-// is parked (RekeyLimit with a time limit).
+// is parked (RekeyLimit with a time limit); after such a re-exchange it
+// parks again with no data after it (before, it waited on its goroutine
+// for the next channel message, and OpenSSH's re-exchange every second
+// kept it from parking for good when one came before it had parked).
 func TestOpenSSHClientParked(t *testing.T) {
 	sshBin := needBinary(t, "/usr/bin/ssh")
 	userKey := mustEd25519()
@@ -352,6 +390,7 @@ func TestOpenSSHClientParked(t *testing.T) {
 		waitFor(t, "the connection parks", func() bool { return serverReaders() == 0 })
 		k := srvT.kexes()
 		waitFor(t, "OpenSSH re-exchanges keys with the parked server", func() bool { return srvT.kexes() > k })
+		waitFor(t, "the connection parks again after OpenSSH's re-exchange, with no data after it", func() bool { return serverReaders() == 0 })
 		echoOnce(fmt.Sprint("after rekey ", i))
 	}
 }

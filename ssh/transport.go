@@ -354,39 +354,51 @@ func (t *transport) writeKexPacket(p []byte) error {
 // started by either side as they occur. Only one goroutine may call it.
 func (t *transport) readPacket() ([]byte, error) {
 	for {
-		p, err := t.pc.readPacket()
-		if err != nil {
-			return nil, err
+		p, err := t.readMessage()
+		if p != nil || err != nil {
+			return p, err
 		}
-		switch p[0] {
-		case msgKexInit:
-			if err := t.runKex(p); err != nil {
-				return nil, err
-			}
-			continue
-		case msgIgnore, msgDebug:
-			continue
-		case msgUnimplemented:
-			r := reader{b: p[1:]}
-			t.unimplementedSeq.Store(int64(r.uint32()))
-			continue
-		case msgDisconnect:
-			return nil, parseDisconnect(p)
-		}
-		if p[0] >= msgKexInit && p[0] < msgUserAuthRequest {
-			return nil, fmt.Errorf("ssh: unexpected key exchange message %d", p[0])
-		}
-		t.mu.Lock()
-		var kerr error
-		if !t.kexPending && t.needRekeyLocked() {
-			kerr = t.startKexLocked()
-		}
-		t.mu.Unlock()
-		if kerr != nil {
-			return nil, kerr
-		}
-		return p, nil
 	}
+}
+
+// readMessage reads one packet. An upper-layer packet it returns; a
+// message of the transport layer (a key exchange the peer starts, which
+// it runs to its end, IGNORE, DEBUG, UNIMPLEMENTED) it handles and
+// returns nil for. A caller that parks idle connections (mux.loop) thus
+// gets the wait for the packet after it back: a connection woken by the
+// peer's periodic re-exchange parks again, instead of waiting on its
+// goroutine for the next channel message. Only one goroutine may call
+// it.
+func (t *transport) readMessage() ([]byte, error) {
+	p, err := t.pc.readPacket()
+	if err != nil {
+		return nil, err
+	}
+	switch p[0] {
+	case msgKexInit:
+		return nil, t.runKex(p)
+	case msgIgnore, msgDebug:
+		return nil, nil
+	case msgUnimplemented:
+		r := reader{b: p[1:]}
+		t.unimplementedSeq.Store(int64(r.uint32()))
+		return nil, nil
+	case msgDisconnect:
+		return nil, parseDisconnect(p)
+	}
+	if p[0] >= msgKexInit && p[0] < msgUserAuthRequest {
+		return nil, fmt.Errorf("ssh: unexpected key exchange message %d", p[0])
+	}
+	t.mu.Lock()
+	var kerr error
+	if !t.kexPending && t.needRekeyLocked() {
+		kerr = t.startKexLocked()
+	}
+	t.mu.Unlock()
+	if kerr != nil {
+		return nil, kerr
+	}
+	return p, nil
 }
 
 // closeAfter closes the connection that err ended: with a disconnect

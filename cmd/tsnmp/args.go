@@ -304,10 +304,8 @@ func (o *options) set(c byte, val string) error {
 		if err := o.setInput(val); err != nil {
 			return err
 		}
-	case 'm':
-		o.mibs.modules, o.mibs.modulesSet = val, true // mibs.go
-	case 'M':
-		o.mibs.dirs, o.mibs.dirsSet = val, true
+	case 'm', 'M':
+		o.mibs.set(c, val) // mibs.go
 	}
 	// I, P, L, Y, Z, p, s, S: accepted.
 	return nil

@@ -32,11 +32,17 @@ func defaultMIBDirs() string {
 
 // mibSettings is the MIB configuration of a run: -m and -M, the MIBS and
 // MIBDIRS environment variables, and snmp.conf's mibs, mibdirs and
-// mibfile, applied in that order of precedence.
+// mibfile, combined as Net-SNMP's tools combine them (see plan).
 type mibSettings struct {
-	modules, dirs       string // -m and -M
+	modules, dirs       string // -m and -M (the last given)
 	modulesSet, dirsSet bool
-	log                 *slog.Logger // -D mibs; nil logs nothing
+	// dirList is every -M in order: snmpget and the other tools built
+	// on snmp_parse_args apply each to the search path in turn.
+	dirList []string
+	// envDirs: -M stands for MIBDIRS, as in snmptranslate and
+	// snmptrapd (the last -M replaces the variable).
+	envDirs bool
+	log     *slog.Logger // -D mibs; nil logs nothing
 }
 
 // set records -m (opt 'm') or -M (opt 'M').
@@ -45,22 +51,33 @@ func (s *mibSettings) set(opt byte, v string) {
 		s.modules, s.modulesSet = v, true
 	} else {
 		s.dirs, s.dirsSet = v, true
+		s.dirList = append(s.dirList, v)
 	}
 }
 
-// apply sets a list value the way Net-SNMP does: "+X" adds X (in front
-// for directories, at the end for modules), anything else replaces.
-func apply(cur, v string, front bool) string {
-	if rest, ok := strings.CutPrefix(v, "+"); ok {
-		if cur == "" {
-			return rest
+// apply changes a list the way Net-SNMP does: "+X" adds X after it,
+// "-X" before it, anything else replaces it. (Of a module in two
+// directories of the search path, the later one's file is read, so
+// "+DIR" makes DIR's modules win.)
+func apply(cur, v string) string {
+	if v != "" && (v[0] == '+' || v[0] == '-') {
+		if v[0] == '+' {
+			return cur + ":" + v[1:]
 		}
-		if front {
-			return rest + ":" + cur
-		}
-		return cur + ":" + rest
+		return v[1:] + ":" + cur
 	}
 	return v
+}
+
+// compose adds an snmp.conf mibs or mibdirs line to the value of the
+// lines before it (set says there was one), as Net-SNMP keeps it: still
+// starting with "+" or "-" if the first line did, to be applied to the
+// defaults at the end.
+func compose(cur, line string, set bool) string {
+	if !set {
+		return line
+	}
+	return apply(cur, line)
 }
 
 func splitList(s string) []string {
@@ -123,31 +140,61 @@ type mibPlan struct {
 	custom  bool // anything set: otherwise the compiled-in modules serve
 }
 
-// plan works out the directories and modules of a run.
+// plan works out the directories and modules of a run as Net-SNMP's
+// tools do. Directories: MIBDIRS if set (even to nothing), else
+// snmp.conf's mibdirs lines, else the default path, a value starting
+// with "+" or "-" being added to the default path; then each -M applied
+// in turn (snmpget; snmp.conf is not read yet then, so with -M its
+// mibdirs lines do not count), or, for snmptranslate and snmptrapd, the
+// last -M in place of MIBDIRS. Modules: the last -m, else MIBS if set
+// (even to nothing), else snmp.conf's mibs lines, else the default list,
+// a value starting with "+" or "-" being added to the default list.
 func (s mibSettings) plan() mibPlan {
 	confMods, confDirs, files := confMIBs()
-	dirs := defaultMIBDirs()
-	custom := false
+	ofDefault := func(def, v string) string {
+		if v != "" && (v[0] == '+' || v[0] == '-') {
+			return apply(def, v)
+		}
+		return v
+	}
+	conf, confSet := "", false
 	for _, d := range confDirs {
-		dirs, custom = apply(dirs, d, true), true
+		conf, confSet = compose(conf, d, confSet), true
 	}
-	if v, ok := os.LookupEnv("MIBDIRS"); ok {
-		dirs, custom = apply(dirs, v, true), true
+	env, envSet := os.LookupEnv("MIBDIRS")
+	if s.dirsSet && s.envDirs {
+		env, envSet, confSet = s.dirs, true, false
 	}
-	if s.dirsSet {
-		dirs, custom = apply(dirs, s.dirs, true), true
+	dirs := defaultMIBDirs()
+	switch {
+	case envSet:
+		dirs = ofDefault(dirs, env)
+	case confSet && !s.dirsSet:
+		dirs = ofDefault(dirs, conf)
 	}
-	mods := defaultMIBs
-	explicit := false
+	if s.dirsSet && !s.envDirs {
+		list := s.dirList
+		if len(list) == 0 {
+			list = []string{s.dirs}
+		}
+		for _, d := range list {
+			dirs = apply(dirs, d)
+		}
+	}
+	custom := envSet || confSet || s.dirsSet
+
+	confMod, confModSet := "", false
 	for _, m := range confMods {
-		mods = apply(mods, m, false)
-		explicit = true
+		confMod, confModSet = compose(confMod, m, confModSet), true
 	}
+	mods, explicit := defaultMIBs, false
 	if v, ok := os.LookupEnv("MIBS"); ok {
-		mods, explicit = apply(mods, v, false), true
+		mods, explicit = ofDefault(defaultMIBs, v), true
+	} else if confModSet {
+		mods, explicit = ofDefault(defaultMIBs, confMod), true
 	}
 	if s.modulesSet {
-		mods, explicit = apply(mods, s.modules, false), true
+		mods, explicit = ofDefault(defaultMIBs, s.modules), true
 	}
 	p := mibPlan{dirs: splitList(dirs), modules: splitList(mods), files: files}
 	// An empty module list (Debian's snmp.conf says "mibs :") adds

@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 				os.Exit(2)
 			}
 			var lim syscall.Rlimit
-			if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim); err == nil {
+			err = syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim)
+			if err == nil {
 				lim.Cur = n
 				err = syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim)
 			}

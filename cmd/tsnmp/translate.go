@@ -59,7 +59,8 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 		case 'm':
 			s.modules, s.modulesSet = val, true
 		case 'M':
-			s.dirs, s.dirsSet = val, true
+			// As snmptranslate: -M stands for MIBDIRS.
+			s.dirs, s.dirsSet, s.envDirs = val, true, true
 		case 'O':
 			oflags += val
 		case 'I':

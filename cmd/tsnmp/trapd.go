@@ -88,6 +88,7 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		default:
 			if len(a) > 2 && (a[:2] == "-m" || a[:2] == "-M") {
 				mibs.set(a[1], a[2:])
+				mibs.envDirs = true // as snmptrapd: -M stands for MIBDIRS
 				continue
 			}
 			if strings.HasPrefix(a, "-") {
@@ -100,6 +101,7 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		switch a {
 		case "-m", "-M":
 			mibs.set(a[1], v)
+			mibs.envDirs = true // as snmptrapd: -M stands for MIBDIRS
 		case "--listen":
 			listen = append(listen, v)
 		case "--snmptrapd-conf", "-c":
