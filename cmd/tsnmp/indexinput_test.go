@@ -41,7 +41,23 @@ var indexInputs = []string{
 	"IP-MIB::ipAdEntIfIndex.1.2.3.0x10",
 	"TSNMP-INDEX-INPUT-MIB::tiRangeValue.0x14.0xffffffff.0.4.97.98.99.100.1.2.3.4.120.121",
 	"SNMP-TARGET-MIB::snmpTargetAddrTDomain.0x2.0141.98",
+	// Quoted strings read by their INDEX object's DISPLAY-HINT where
+	// they fit it (not with -Ih).
+	"BRIDGE-MIB::dot1dTpFdbPort.'00:11:22:33:44:55'",
+	"BRIDGE-MIB::dot1dTpFdbPort.'0x11:22:33:44:55:66'",
+	"IPV6-MIB::ipv6AddrPfxLength.1.'fe80:0:0:0:0:0:0:1'",
+	`TSNMP-INDEX-INPUT-MIB::tiHintValue."1.2.3".'a:b:c'`,
+	`TSNMP-INDEX-INPUT-MIB::tiHintValue."10.300"`,
+	`TSNMP-INDEX-INPUT-MIB::tiHintValue."1.2".'abcdef'`,
+	`TSNMP-INDEX-INPUT-MIB::tiHintValue."9".'0x1:0x2'`,
 	// Refused.
+	"BRIDGE-MIB::dot1dTpFdbPort.'00:11:22:33:44'",
+	"BRIDGE-MIB::dot1dTpFdbPort.'abcdef'",
+	"BRIDGE-MIB::dot1dTpFdbPort.'zz:11:22:33:44:55'",
+	"IPV6-MIB::ipv6AddrPfxLength.1.'fe80::1'",
+	`TSNMP-INDEX-INPUT-MIB::tiHintValue."1.2.3.4.5".'a'`,
+	`TSNMP-INDEX-INPUT-MIB::tiHintValue."abc".'a:b:c:d:e:f:1'`,
+	`TSNMP-INDEX-INPUT-MIB::tiHintValue."01.0x2"`,
 	"IF-MIB::ifDescr.08",
 	"IF-MIB::ifDescr.0x",
 	"IF-MIB::ifDescr.0xg",
@@ -120,8 +136,11 @@ func TestIndexInputLikeNetSNMP(t *testing.T) {
 	mibs := []string{"-M", dirs, "-m", "ALL"}
 
 	// translate: snmptranslate stops at the first name it refuses.
-	for _, ir := range [][]string{nil, {"-Ir"}} {
+	for _, ir := range [][]string{nil, {"-Ir"}, {"-Ih"}} {
 		for _, o := range indexInputs {
+			if ir != nil && ir[0] == "-Ih" && !strings.Contains(o, "'") && !strings.Contains(o, "tiHint") {
+				continue
+			}
 			if ir != nil && hasBigArc(o) {
 				// Accepted with -Ir, but snmptranslate prints arcs
 				// of 64 bits, which tsnmp's OIDs do not hold (both
@@ -155,6 +174,13 @@ func TestIndexInputLikeNetSNMP(t *testing.T) {
 	same(t, "snmpgetnext", append(c, indexInputs...)...)
 	same(t, "snmpget", append(append(c, "-Ir"), indexInputs...)...)
 	same(t, "snmpget", append(append(c, "-Ir"), bigArcInputs...)...)
+	var hinted []string
+	for _, o := range indexInputs {
+		if strings.Contains(o, "'") || strings.Contains(o, "tiHint") {
+			hinted = append(hinted, o)
+		}
+	}
+	same(t, "snmpget", append(append(c, "-Ih"), hinted...)...)
 	for _, o := range []string{".1.3.6.1.2.1.2.2.1.2.0", "IF-MIB::ifDescr.up", "TSNMP-INDEX-INPUT-MIB::tiGaugeValue.3.5", "TSNMP-INDEX-INPUT-MIB::tiRangeValue.11"} {
 		same(t, "snmpwalk", append(c, o)...)
 		same(t, "snmpwalk", append(c, "-Ir", o)...)

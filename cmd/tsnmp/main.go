@@ -51,6 +51,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/internal/xdg"
 	"github.com/tsnmp/tsnmp/manager"
+	"github.com/tsnmp/tsnmp/manager/format"
 	"github.com/tsnmp/tsnmp/mib/smi"
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -436,8 +437,12 @@ func (a *app) requestError(err error, dot bool) {
 func (a *app) parseOID(s string) (snmp.OID, bool) {
 	// An instance index is read as Net-SNMP's tools read it: checked
 	// against the INDEX objects' ranges unless -Ir.
-	oid, err := smi.ResolveWith(s, smi.ResolveOptions{Random: true, Strict: true, NoRangeCheck: a.o.noRangeCheck,
-		Warn: func(m string) { a.errorf("%s\n", m) }})
+	ro := smi.ResolveOptions{Random: true, Strict: true, NoRangeCheck: a.o.noRangeCheck,
+		Warn: func(m string) { a.errorf("%s\n", m) }}
+	if !a.o.noHints {
+		ro.ParseHint = format.ParseOctetHint
+	}
+	oid, err := smi.ResolveWith(s, ro)
 	if err != nil {
 		var re *smi.ResolveError
 		switch {

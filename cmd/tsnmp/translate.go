@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tsnmp/tsnmp/manager/format"
 	"github.com/tsnmp/tsnmp/mib/smi"
 )
 
@@ -150,6 +151,9 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 	// unless -Ir, as snmptranslate checks it.
 	ro := smi.ResolveOptions{Strict: true, NoRangeCheck: strings.Contains(iflags, "r"),
 		Warn: func(m string) { out.Flush(); fmt.Fprintln(stderr, m) }}
+	if !strings.Contains(iflags, "h") {
+		ro.ParseHint = format.ParseOctetHint
+	}
 	for i, name := range oids {
 		var oid []uint32
 		var err error

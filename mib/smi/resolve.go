@@ -58,6 +58,12 @@ type ResolveOptions struct {
 	Strict bool
 	// NoRangeCheck (-Ir) leaves out Strict's checks of ranges.
 	NoRangeCheck bool
+	// ParseHint, if not nil, reads a quoted string given for an INDEX
+	// object with a DISPLAY-HINT in the hint's form, as Net-SNMP's tools
+	// do unless -Ih ('00:1a:2b:3c:4d:5e' for a MacAddress is six
+	// bytes); where it returns false the string's own bytes are the
+	// value.
+	ParseHint func(hint, value string) ([]byte, bool)
 	// Warn, if not nil, gets the messages Net-SNMP logs while it reads
 	// an index strictly: "Unexpected index type: 7 hrFooIndex 5.3" for
 	// an INDEX object of a type whose index it does not read (Gauge32,
@@ -206,7 +212,7 @@ func walk(n *Node, oid []uint32, comps []string, o ResolveOptions) ([]uint32, st
 		}
 		switch {
 		case len(c) >= 2 && (c[0] == '"' || c[0] == '\'') && c[len(c)-1] == c[0]:
-			s := c[1 : len(c)-1]
+			s := quotedIndex(in, c[1:len(c)-1], o)
 			raw := c[0] == '\'' || in != nil && (in.fixed > 0 || k == len(row.index)-1 && row.implied)
 			if !raw {
 				oid = append(oid, uint32(len(s)))
@@ -240,6 +246,18 @@ func walk(n *Node, oid []uint32, comps []string, o ResolveOptions) ([]uint32, st
 		}
 	}
 	return oid, ""
+}
+
+// quotedIndex is the value of a quoted string s given for INDEX object
+// in (nil if unknown): s read by in's DISPLAY-HINT if o says so and s
+// fits the hint, else s itself.
+func quotedIndex(in *Node, s string, o ResolveOptions) string {
+	if in != nil && in.Hint != "" && o.ParseHint != nil {
+		if b, ok := o.ParseHint(in.Hint, s); ok {
+			return string(b)
+		}
+	}
+	return s
 }
 
 // maxOIDLen is Net-SNMP's limit on the arcs of an OID it reads.
@@ -294,7 +312,7 @@ func readIndex(row *Node, comps []string, objLen int, o ResolveOptions) string {
 				case !counted && c[0] == '"':
 					return `"-quote is for variable length strings`
 				}
-				size := len(c) - 2
+				size := len(quotedIndex(in, c[1:len(c)-1], o))
 				objLen += size
 				if counted {
 					objLen++
