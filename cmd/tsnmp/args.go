@@ -311,6 +311,24 @@ func (o *options) set(c byte, val string) error {
 	return nil
 }
 
+// setInputSwitch sets -I's r (noRangeCheck) or h (noDisplayHint).
+func (o *options) setInputSwitch(c byte, on bool) {
+	switch c {
+	case 'r':
+		o.noRangeCheck = on
+	case 'h':
+		o.noHints, o.out.NoHints = on, on
+	}
+}
+
+// inputSwitch tells whether -I's r or h is on.
+func (o *options) inputSwitch(c byte) bool {
+	if c == 'r' {
+		return o.noRangeCheck
+	}
+	return o.noHints
+}
+
 // setInput applies the letters of -I: r (values are not checked against
 // the MIB's ranges), h (DISPLAY-HINTs are not used to parse or print
 // values), and
@@ -318,10 +336,9 @@ func (o *options) set(c byte, val string) error {
 func (o *options) setInput(val string) error {
 	for i := 0; i < len(val); i++ {
 		switch val[i] {
-		case 'r':
-			o.noRangeCheck = true
-		case 'h':
-			o.noHints, o.out.NoHints = true, true
+		case 'r', 'h':
+			// Each -Ir or -Ih toggles, as with Net-SNMP's tools.
+			o.setInputSwitch(val[i], !o.inputSwitch(val[i]))
 		case 'R', 'b', 'u':
 		case 's', 'S':
 			return nil // the rest is the suffix or prefix

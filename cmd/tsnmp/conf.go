@@ -125,6 +125,23 @@ var confOutput = map[string]string{
 	"extendedindex": "OX", "nodisplayhint": "Ih", "norangecheck": "Ir",
 }
 
+// confInputSwitches returns the last values lines give noRangeCheck
+// and noDisplayHint, nil for one they do not set. Net-SNMP's tools read
+// snmp.conf after their options, so these win over -Ir and -Ih.
+func confInputSwitches(lines []confLine) (noRange, noHint *bool) {
+	for _, l := range lines {
+		on, ok := confBool(l.val)
+		switch {
+		case !ok:
+		case l.key == "norangecheck":
+			noRange = &on
+		case l.key == "nodisplayhint":
+			noHint = &on
+		}
+	}
+	return noRange, noHint
+}
+
 // confDefaults are the snmp.conf settings the command line did not set.
 type confDefaults struct {
 	defaultPort int
@@ -295,7 +312,11 @@ func (o *options) applyConf(lines []confLine, errw io.Writer) {
 			}
 		default:
 			if letters, ok := confOutput[l.key]; ok {
-				if on, ok := confBool(l.val); ok && on {
+				if on, ok := confBool(l.val); ok && letters[0] == 'I' {
+					// Set, not toggled as -I toggles: "no"
+					// undoes the command line's -Ir or -Ih.
+					o.confOut = append(o.confOut, map[bool]string{true: "I+", false: "I-"}[on]+letters[1:])
+				} else if ok && on {
 					o.confOut = append(o.confOut, letters)
 				} else if !ok {
 					bad(l, l.key+" takes yes or no")
@@ -349,7 +370,7 @@ func (o *options) applyConf(lines []confLine, errw io.Writer) {
 		case 'O':
 			o.out.ParseOptions(s[1:])
 		case 'I':
-			o.setInput(s[1:])
+			o.setInputSwitch(s[2], s[1] == '+')
 		}
 	}
 }

@@ -186,3 +186,61 @@ func TestIndexInputLikeNetSNMP(t *testing.T) {
 		same(t, "snmpwalk", append(c, "-Ir", o)...)
 	}
 }
+
+// TestInputSwitchesConfLikeNetSNMP gives tsnmp translate, get and set
+// snmp.conf's noRangeCheck and noDisplayHint with -Ir and -Ih (which
+// toggle) as Net-SNMP's tools are given them: snmp.conf, read after the
+// options, wins either way.
+func TestInputSwitchesConfLikeNetSNMP(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	dirs := testenv.MIBDir(t) + ":testdata/mibs-index"
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	defer smi.Install(nil)
+	mibs := []string{"-M", dirs, "-m", "ALL"}
+	a := snmpdtest.Start(t, communities)
+	names := []string{"IF-MIB::ifDescr.0", "BRIDGE-MIB::dot1dTpFdbPort.'00:11:22:33:44:55'"}
+	for _, conf := range []string{"", "noRangeCheck yes\n", "noRangeCheck no\n", "noDisplayHint yes\n", "noDisplayHint no\n"} {
+		dir := t.TempDir()
+		if err := os.WriteFile(dir+"/snmp.conf", []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("SNMPCONFPATH", dir)
+		for _, flags := range [][]string{nil, {"-Ir"}, {"-Ir", "-Ir"}, {"-Ih"}} {
+			for _, name := range names {
+				args := append(append(append([]string(nil), mibs...), flags...), "-On", name)
+				cmd := exec.Command(bin, args...)
+				var wantOut, wantErr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &wantOut, &wantErr
+				_ = cmd.Run()
+				want := cmd.ProcessState.ExitCode()
+				var gotOut, gotErr bytes.Buffer
+				got := translateMain(args, &gotOut, &gotErr)
+				if gotOut.String() != wantOut.String() || gotErr.String() != wantErr.String() || got != want {
+					t.Errorf("snmp.conf %q, translate %s:\n%q %q exit %d\nsnmptranslate:\n%q %q exit %d", conf, strings.Join(args[4:], " "),
+						gotOut.String(), gotErr.String(), got, wantOut.String(), wantErr.String(), want)
+				}
+			}
+			// snmpdtest.Tool gives the tools no snmp.conf: run them here.
+			c := append(append(append([]string(nil), mibs...), flags...), "-v2c", "-c", "public", "-r0", a.Addr("udp"))
+			for _, req := range [][]string{append(append([]string{"snmpget"}, c...), names...), append(append([]string{"snmpset"}, c...), "IF-MIB::ifAlias.0", "s", "x")} {
+				cmd := exec.Command(testenv.Need(t, req[0]), req[1:]...)
+				persist := t.TempDir()
+				if err := os.Mkdir(persist+"/cert_indexes", 0o700); err != nil {
+					t.Fatal(err)
+				}
+				cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+persist, "HOME="+persist)
+				var wantOut, wantErr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &wantOut, &wantErr
+				_ = cmd.Run()
+				want := cmd.ProcessState.ExitCode()
+				got := runTsnmp(t, req[0], req[1:]...)
+				if got.Stdout != wantOut.String() || got.Stderr != wantErr.String() || got.Code != want {
+					t.Errorf("snmp.conf %q, %s %s:\n%q %q exit %d\nNet-SNMP:\n%q %q exit %d", conf, req[0], strings.Join(req[5:], " "),
+						got.Stdout, got.Stderr, got.Code, wantOut.String(), wantErr.String(), want)
+				}
+			}
+		}
+	}
+}

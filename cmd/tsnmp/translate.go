@@ -149,9 +149,20 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 	}
 	// An instance index is checked against the INDEX objects' ranges
 	// unless -Ir, as snmptranslate checks it.
-	ro := smi.ResolveOptions{Strict: true, NoRangeCheck: strings.Contains(iflags, "r"),
+	// (-Ir and -Ih toggle; snmp.conf's noRangeCheck and noDisplayHint,
+	// read after the options, win.)
+	noRange, noHint := strings.Count(iflags, "r")%2 == 1, strings.Count(iflags, "h")%2 == 1
+	if r, h := confInputSwitches(readConf()); r != nil || h != nil {
+		if r != nil {
+			noRange = *r
+		}
+		if h != nil {
+			noHint = *h
+		}
+	}
+	ro := smi.ResolveOptions{Strict: true, NoRangeCheck: noRange,
 		Warn: func(m string) { out.Flush(); fmt.Fprintln(stderr, m) }}
-	if !strings.Contains(iflags, "h") {
+	if !noHint {
 		ro.ParseHint = format.ParseOctetHint
 	}
 	for i, name := range oids {
