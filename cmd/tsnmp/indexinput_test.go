@@ -244,3 +244,31 @@ func TestInputSwitchesConfLikeNetSNMP(t *testing.T) {
 		}
 	}
 }
+
+// TestSetTCChainRangesLikeSnmpset sets objects whose types are textual
+// conventions built on others (TSNMP-INDEX-INPUT-MIB's tiChain) as
+// snmpset sets them: Net-SNMP takes an object's ranges from its own
+// syntax or its convention's own, not from the convention that one is
+// built on, and refuses only those values ("Value out of range").
+func TestSetTCChainRangesLikeSnmpset(t *testing.T) {
+	testenv.Need(t, "snmpset")
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	defer smi.Install(nil)
+	a := snmpdtest.Start(t, communities)
+	c := []string{"-M", testenv.MIBDir(t) + ":testdata/mibs-index", "-m", "ALL", "-v2c", "-c", "public", a.Addr("udp")}
+	for _, v := range [][]string{
+		{"tiChainBase.0", "i", "11"},
+		{"tiChainOnBase.0", "i", "11"},
+		{"tiChainOnBase.0", "i", "5"},
+		{"tiChainOnBaseRanged.0", "i", "6"},
+		{"tiChainOnBaseRanged.0", "i", "9"},
+		{"tiChainOnBaseOwn.0", "i", "5"},
+		{"tiChainOnBaseSize.0", "s", "abcd"},
+		{"tiChainOnBaseSize.0", "s", ""},
+	} {
+		same(t, "snmpset", append(append(c[:len(c):len(c)], "TSNMP-INDEX-INPUT-MIB::"+v[0]), v[1:]...)...)
+	}
+}

@@ -41,7 +41,7 @@ type Request struct {
 
 // cacheVersion changes whenever the cached form or the loader's results
 // change.
-const cacheVersion = "smiload-14"
+const cacheVersion = "smiload-15"
 
 // Load loads the modules of r without a cache.
 func Load(r Request) (*smi.Set, []Diag) {

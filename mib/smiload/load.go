@@ -601,7 +601,10 @@ func (g *gen) resolveType(m *module, d *def, st syntax, depth int) typeInfo {
 	if ti.enums == nil {
 		ti.enums = inner.enums
 	}
-	if ti.ranges == "" {
+	if ti.ranges == "" && depth == 0 {
+		// An object's ranges are its syntax's own, else its textual
+		// convention's own: as with Net-SNMP, not those of the
+		// convention that one is built on.
 		ti.ranges = inner.ranges
 	}
 	return ti
