@@ -58,6 +58,10 @@ var indexInputs = []string{
 	`TSNMP-INDEX-INPUT-MIB::tiHintValue."1.2.3.4.5".'a'`,
 	`TSNMP-INDEX-INPUT-MIB::tiHintValue."abc".'a:b:c:d:e:f:1'`,
 	`TSNMP-INDEX-INPUT-MIB::tiHintValue."01.0x2"`,
+	// Details beyond 191 bytes are cut.
+	"IF-MIB::ifDescr." + strings.Repeat("x", 300),
+	`SNMP-VIEW-BASED-ACM-MIB::vacmGroupName.3."` + strings.Repeat("y", 300) + `"`,
+	strings.Repeat("z", 300),
 	"IF-MIB::ifDescr.08",
 	"IF-MIB::ifDescr.0x",
 	"IF-MIB::ifDescr.0xg",

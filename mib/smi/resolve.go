@@ -17,8 +17,16 @@ func (e *ResolveError) Error() string {
 	if e.Detail == "" {
 		return e.Input + ": Unknown Object Identifier"
 	}
-	return e.Input + ": Unknown Object Identifier (" + e.Detail + ")"
+	d := e.Detail
+	if len(d) > maxDetail {
+		d = d[:maxDetail]
+	}
+	return e.Input + ": Unknown Object Identifier (" + d + ")"
 }
+
+// maxDetail is the longest detail Net-SNMP's tools print: they keep it
+// in 192 bytes with its NUL.
+const maxDetail = 191
 
 // Resolve returns the OID that name stands for. It accepts the forms
 // Net-SNMP's tools accept:
@@ -317,11 +325,14 @@ func readIndex(row *Node, comps []string, objLen int, o ResolveOptions) string {
 				if counted {
 					objLen++
 				}
+				// Net-SNMP names the value without its closing quote.
+				bad = "Index out of range: " + c[:len(c)-1] + " (" + in.Name + ")"
+				if objLen > maxOIDLen {
+					return bad // with or without -Ir
+				}
 				if !check {
 					continue
 				}
-				// Net-SNMP names the value without its closing quote.
-				bad = "Index out of range: " + c[:len(c)-1] + " (" + in.Name + ")"
 				if in.fixed > 0 && size != in.fixed || in.fixed == 0 && (in.Ranges == "" || !inRanges(in.Ranges, uint64(size), true)) {
 					return bad
 				}
