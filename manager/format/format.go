@@ -144,7 +144,8 @@ func numericIndex(oid snmp.OID) string {
 
 // extendedIndex prints a table instance with each INDEX object's part
 // in brackets, as -OX does: integers and enumeration labels as they are,
-// strings with a DISPLAY-HINT as "STRING: text", other strings quoted,
+// strings with a DISPLAY-HINT as "STRING: " and the string as its hint
+// prints it, other strings quoted,
 // OBJECT IDENTIFIERs as the other options print OIDs.
 func (o *Options) extendedIndex(oid snmp.OID) string {
 	n, rest := smi.Lookup(oid)
@@ -166,13 +167,22 @@ func (o *Options) extendedIndex(oid snmp.OID) string {
 	if !ok || len(parts) != len(idx) {
 		return smi.Format(oid, false)
 	}
+	arcs, _ := smi.IndexArcs(n, rest)
 	var b strings.Builder
 	b.WriteString(name)
 	for i, p := range parts {
 		in := idx[i]
 		switch {
-		case in.Base == smi.BaseOctetString && in.Hint != "" && len(p) >= 2 && p[0] == '"':
-			p = "STRING: " + p[1:len(p)-1]
+		case in.Base == smi.BaseOctetString && in.Hint != "" && len(arcs) == len(parts):
+			// As the value would print with its DISPLAY-HINT, the
+			// bytes as they are (fixed-size and IMPLIED too).
+			raw := make([]byte, 0, len(arcs[i]))
+			for _, v := range arcs[i] {
+				raw = append(raw, byte(v))
+			}
+			if h, ok := appendHinted([]byte("STRING: "), in.Hint, raw); ok {
+				p = string(h)
+			}
 		case in.Base == smi.BaseObjectIdentifier:
 			var sub snmp.OID
 			for _, f := range strings.Split(p, ".") {
