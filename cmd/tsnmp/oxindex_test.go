@@ -80,3 +80,38 @@ func TestExtendedIndexVendorLikeSnmptranslate(t *testing.T) {
 		}
 	}
 }
+
+// TestTranslateExtendedIndexLikeSnmptranslate runs tsnmp translate -OX
+// (with -Os and -Of too) on the same instances as snmptranslate.
+func TestTranslateExtendedIndexLikeSnmptranslate(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	std := testenv.MIBDir(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	defer smi.Install(nil)
+	for _, style := range []string{"-OX", "-OXs", "-OXf"} {
+		want := translateBatch(t, bin, []string{"-M", std, "-m", "ALL", style}, extendedIndexOIDs)
+		var out, errs strings.Builder
+		args := append([]string{"-M", std, "-m", "ALL", style}, extendedIndexOIDs...)
+		if code := translateMain(args, &out, &errs); code != 0 {
+			t.Fatalf("tsnmp translate %s: exit %d: %s", style, code, errs.String())
+		}
+		// snmptranslate, and tsnmp, leave a blank line between OIDs.
+		var got []string
+		for l := range strings.SplitSeq(out.String(), "\n") {
+			if l != "" {
+				got = append(got, l)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("tsnmp translate %s printed %d lines for %d OIDs:\n%s", style, len(got), len(want), out.String())
+		}
+		for i, s := range extendedIndexOIDs {
+			if got[i] != want[i] {
+				t.Errorf("translate %s %s: tsnmp prints\n  %s\nsnmptranslate\n  %s", style, s, got[i], want[i])
+			}
+		}
+	}
+}
