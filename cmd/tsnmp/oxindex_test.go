@@ -115,3 +115,47 @@ func TestTranslateExtendedIndexLikeSnmptranslate(t *testing.T) {
 		}
 	}
 }
+
+// ucdOIDs are OIDs -Ou prints with and without a prefix cut: below
+// mib-2 and private, mib-2 itself, other subtrees of internet, the
+// other roots, instances and arcs no module names.
+var ucdOIDs = []string{
+	".1.3.6.1.2.1.1.1.0",
+	".1.3.6.1.2.1.2.2.1.2.1",
+	".1.3.6.1.2.1",
+	".1.3.6.1.2.1.99999",
+	".1.3.6.1.2",
+	".1.3.6.1.3",
+	".1.3.6.1.4.1",
+	".1.3.6.1.4.1.2021.10.1.3.1",
+	".1.3.6.1.4.1.99999.1",
+	".1.3.6.1.6.3.1.1.4.1.0",
+	".1.3.6.1.6.3.16.1.2.1.3.3.4.117.115.101.114",
+	".1.3",
+	".2.5",
+	".0.0",
+}
+
+// TestUCDStyleLikeSnmptranslate prints OIDs with -Ou as tsnmp get and
+// tsnmp translate do and compares them with snmptranslate -Ou.
+func TestUCDStyleLikeSnmptranslate(t *testing.T) {
+	bin := testenv.Need(t, "snmptranslate")
+	std := testenv.MIBDir(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	defer smi.Install(nil)
+	want := translateBatch(t, bin, []string{"-M", std, "-m", "ALL", "-Ou"}, ucdOIDs)
+	loadMIBs(mibSettings{modules: "ALL", modulesSet: true, dirs: std, dirsSet: true}, io.Discard, false)
+	var o format.Options
+	o.ParseOptions("u")
+	for i, s := range ucdOIDs {
+		if got := o.OID(parseOID(s)); got != want[i] {
+			t.Errorf("-Ou %s: tsnmp get prints\n  %s\nsnmptranslate\n  %s", s, got, want[i])
+		}
+		if got := formatStyle(parseOID(s), 'u'); got != want[i] {
+			t.Errorf("-Ou %s: tsnmp translate prints\n  %s\nsnmptranslate\n  %s", s, got, want[i])
+		}
+	}
+}

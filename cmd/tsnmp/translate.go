@@ -249,13 +249,13 @@ func formatStyle(oid []uint32, style byte) string {
 	case 's':
 		return n.Name + suffix
 	case 'u':
-		p := strings.Join(path(n), ".")
-		for _, cut := range []string{"iso.org.dod.internet.mgmt.mib-2.", "iso.org.dod.internet.private."} {
-			if strings.HasPrefix(p, cut) {
-				return strings.TrimPrefix(p, cut) + suffix
+		full := "." + strings.Join(path(n), ".") + suffix
+		for _, cut := range []string{".iso.org.dod.internet.mgmt.mib-2.", ".iso.org.dod.internet.private."} {
+			if rest, ok := strings.CutPrefix(full, cut); ok {
+				return rest
 			}
 		}
-		return p + suffix
+		return full
 	}
 	return sym
 }
