@@ -618,7 +618,9 @@ func (s *Session) release(w *waiter) {
 }
 
 func (s *Session) write(ctx context.Context, m []byte) error {
-	s.awaitEcho(ctx)
+	if err := s.awaitEcho(ctx); err != nil {
+		return err // nothing is sent for a request whose caller gave up
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.cfg.Trace != nil {
@@ -760,13 +762,13 @@ func (s *Session) expectEcho(w *waiter, id int32) {
 
 // awaitEcho waits before a write until the answer expectEcho noted has
 // arrived, for at most Timeout after the first answer: an agent may
-// also drop the copy.
-func (s *Session) awaitEcho(ctx context.Context) {
+// also drop the copy. It returns ctx's error if ctx ends first.
+func (s *Session) awaitEcho(ctx context.Context) error {
 	s.mu.Lock()
 	e := s.echo
 	s.mu.Unlock()
 	if e == nil {
-		return
+		return nil
 	}
 	t := time.NewTimer(time.Until(e.until))
 	defer t.Stop()
@@ -774,7 +776,7 @@ func (s *Session) awaitEcho(ctx context.Context) {
 	case <-e.done:
 	case <-t.C:
 	case <-ctx.Done():
-		return
+		return ctx.Err()
 	case <-s.done:
 	}
 	s.mu.Lock()
@@ -782,6 +784,7 @@ func (s *Session) awaitEcho(ctx context.Context) {
 		s.echo = nil
 	}
 	s.mu.Unlock()
+	return nil
 }
 
 // awaitDirect waits in a direct session for the next message for w,

@@ -3,6 +3,7 @@ package manager
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net"
 	"testing"
 	"time"
@@ -172,5 +173,67 @@ func TestStreamWaitsForResentCopy(t *testing.T) {
 	}
 	if res.total != 4 {
 		t.Errorf("agent read %d messages, want 4 (the first request twice, two more once)", res.total)
+	}
+}
+
+// TestStreamEchoWaitEndsWithContext: a request whose context ends while
+// the session waits for the answer to a resent copy fails with the
+// context's error and is not sent. The agent here answers the first
+// request once its copy arrives and never answers the copy.
+func TestStreamEchoWaitEndsWithContext(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	read := make(chan int, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		r := bufio.NewReader(c)
+		var first []byte
+		n := 0
+		for {
+			b, err := transport.ReadStreamMessage(r, nil, snmp.MaxMessageSize)
+			if err != nil {
+				read <- n
+				return
+			}
+			if n++; n == 1 {
+				first = append([]byte(nil), b...)
+				continue
+			}
+			if n > 2 {
+				continue
+			}
+			var m snmp.Message
+			if err := m.Unmarshal(first); err != nil {
+				t.Error(err)
+				continue
+			}
+			m.PDU.Type = snmp.Response
+			c.Write(snmp.AppendMessage(nil, &m))
+		}
+	}()
+	ctx := context.Background()
+	s, err := Dial(ctx, "tcp:"+ln.Addr().String(), Config{Version: snmp.V2c, Community: "public", Timeout: 500 * time.Millisecond, Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oid := snmp.OID{1, 3, 6, 1, 2, 1, 1, 7, 0}
+	if _, err := s.Get(ctx, oid); err != nil {
+		t.Fatalf("first get: %v", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := s.Get(short, oid); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("get whose context ends during the wait: %v, want %v", err, context.DeadlineExceeded)
+	}
+	s.Close()
+	if n := <-read; n != 2 {
+		t.Errorf("agent read %d messages, want 2 (the first request and its copy; the second request is not sent)", n)
 	}
 }

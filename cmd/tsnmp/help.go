@@ -190,7 +190,7 @@ var commonOptions = []opt{
 	{"-T KEY=VALUE", "TLS, DTLS and SSH parameters: our_identity, their_identity, trust_cert, their_hostname, tls_min_version, cert_dir, cache_dir, resume (snmp.conf localCert, peerCert, trustCert)"},
 	{"-m MODULES", "MIB modules to load, ':'-separated; ALL for every one, +MODULE to add after the default list, -MODULE before it (MIBS)"},
 	{"-M DIRS", "MIB directories, ':'-separated; +DIR to add after the path (its modules win), -DIR before it (MIBDIRS)"},
-	{"-O FLAGS", "output: n numeric OIDs, f full names, s last name, S module::name, q quick, Q quick with =, v value only, x hex strings, a text strings, e numeric enums, t numeric timeticks, U no units, b indexes as numbers, X indexes in brackets, T hex with text, 0 hint hex in pairs"},
+	{"-O FLAGS", "output: n numeric OIDs, f full names, s last name, S module::name, u full names less the mib-2 or private prefix, q quick, Q quick with =, v value only, x hex strings, a text strings, e numeric enums, t numeric timeticks, U no units, b indexes as numbers, X indexes in brackets, T hex with text, 0 hint hex in pairs"},
 	{"-I FLAGS", "input: r no type and range checks of set values and instance indexes, h no DISPLAY-HINTs in set values, R random access, b best match, u, s SUFFIX, S PREFIX"},
 	{"-d", "dump every message sent and received in hex (snmp.conf dumpPacket)"},
 	{"-D[TOKEN,...]", "debug messages of usm, tls, dtls, ssh, mibs, snmp.conf (all without TOKENs; -TOKEN turns one off)"},

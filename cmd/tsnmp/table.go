@@ -225,7 +225,7 @@ func (t *tableRun) indexOf(name snmp.OID) (string, bool) {
 	var p string
 	o := &t.a.o.out
 	switch {
-	case o.NumericOIDs || o.FullOIDs:
+	case o.NumericOIDs || o.FullOIDs || o.UCDOIDs:
 		if len(t.tableName)+1 > len(buf) {
 			return "", false
 		}

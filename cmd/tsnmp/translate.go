@@ -18,7 +18,7 @@ import (
 // between numeric and symbolic forms and prints what the loaded MIB
 // modules say about them.
 //
-//	tsnmp translate [-m MODULES] [-M DIRS] [-On|-Of|-Os|-OS] [-IR] [-Td|-Tp|-Ta|-TB|-Tz|-To|-Tl|-Ts] OID...
+//	tsnmp translate [-m MODULES] [-M DIRS] [-On|-Of|-Os|-OS] [-Ob|-OX] [-IR] [-Td|-Tp|-Ta|-TB|-Tz|-To|-Tl|-Ts] OID...
 func translateMain(args []string, stdout, stderr io.Writer) int {
 	var s mibSettings
 	var oflags, iflags, tflags string
@@ -34,7 +34,7 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		if a == "-h" || a == "--help" {
-			fmt.Fprintln(stdout, "usage: tsnmp translate [-m MODULES] [-M DIRS] [-On|-Of|-Os|-OS] [-IR] [-Td|-Tp|-Ta|-TB|-Tz|-To|-Tl|-Ts] OID...")
+			fmt.Fprintln(stdout, "usage: tsnmp translate [-m MODULES] [-M DIRS] [-On|-Of|-Os|-OS] [-Ob|-OX] [-IR] [-Td|-Tp|-Ta|-TB|-Tz|-To|-Tl|-Ts] OID...")
 			return 0
 		}
 		opt := a[1]
@@ -75,13 +75,15 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 	defer out.Flush()
 	random := strings.ContainsAny(iflags, "Rb")
 	style := byte('S')
-	noBreakdown := false
+	noBreakdown, extended := false, false
 	for _, c := range []byte(oflags) {
 		switch c {
 		case 'n', 'f', 's', 'S', 'u':
 			style = c
 		case 'b':
 			noBreakdown = true
+		case 'X':
+			extended = true
 		}
 	}
 	// Listings of Net-SNMP's tree of names, when the loader gave it.
@@ -89,6 +91,14 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 	// oidName prints an OID in the style asked for; -Ob leaves the
 	// instance part in numbers.
 	oidName := func(oid []uint32) string {
+		if extended && !noBreakdown && style != 'n' && style != 'u' {
+			// -OX: each INDEX object's part in brackets, as get
+			// and walk print it.
+			var o format.Options
+			if err := o.ParseOptions(string(style) + "X"); err == nil {
+				return o.OID(oid)
+			}
+		}
 		s := tree.format(oid, style)
 		if noBreakdown && style != 'n' {
 			s = numericInstance(oid, s)
@@ -253,13 +263,13 @@ func formatStyle(oid []uint32, style byte) string {
 	case 's':
 		return n.Name + suffix
 	case 'u':
-		p := strings.Join(path(n), ".")
-		for _, cut := range []string{"iso.org.dod.internet.mgmt.mib-2.", "iso.org.dod.internet.private."} {
-			if strings.HasPrefix(p, cut) {
-				return strings.TrimPrefix(p, cut) + suffix
+		full := "." + strings.Join(path(n), ".") + suffix
+		for _, cut := range []string{".iso.org.dod.internet.mgmt.mib-2.", ".iso.org.dod.internet.private."} {
+			if rest, ok := strings.CutPrefix(full, cut); ok {
+				return rest
 			}
 		}
-		return p + suffix
+		return full
 	}
 	return sym
 }

@@ -30,6 +30,7 @@ type Options struct {
 	Suffix           bool // s: names without the module
 	NoUnits          bool // U: no units (accepted; units are not printed)
 	FullOIDs         bool // f: names with the full path from the root
+	UCDOIDs          bool // u: the full path, less .iso.org.dod.internet.mgmt.mib-2. or .iso.org.dod.internet.private.
 	NoBreakdown      bool // b: instance indexes as numbers, not by the INDEX clause
 	ExtendedIndex    bool // X: indexes in brackets, name[1]["text"]
 	HexText          bool // T: hex strings followed by their text
@@ -44,7 +45,7 @@ func (o *Options) ParseOptions(s string) error {
 	for _, c := range s {
 		switch c {
 		case 'n':
-			o.NumericOIDs, o.Suffix, o.FullOIDs = true, false, false
+			o.NumericOIDs, o.Suffix, o.FullOIDs, o.UCDOIDs = true, false, false, false
 		case 'q':
 			o.Quick = true
 		case 'Q':
@@ -60,11 +61,13 @@ func (o *Options) ParseOptions(s string) error {
 		case 't':
 			o.NumericTimeticks = true
 		case 's':
-			o.Suffix, o.NumericOIDs, o.FullOIDs = true, false, false
+			o.Suffix, o.NumericOIDs, o.FullOIDs, o.UCDOIDs = true, false, false, false
 		case 'S':
-			o.Suffix, o.NumericOIDs, o.FullOIDs = false, false, false
+			o.Suffix, o.NumericOIDs, o.FullOIDs, o.UCDOIDs = false, false, false, false
 		case 'f':
-			o.FullOIDs, o.NumericOIDs, o.Suffix = true, false, false
+			o.FullOIDs, o.NumericOIDs, o.Suffix, o.UCDOIDs = true, false, false, false
+		case 'u':
+			o.UCDOIDs, o.FullOIDs, o.NumericOIDs, o.Suffix = true, false, false, false
 		case 'U':
 			o.NoUnits = true
 		case 'b':
@@ -75,8 +78,8 @@ func (o *Options) ParseOptions(s string) error {
 			o.HexText = true
 		case '0':
 			o.ZeroPad = true
-		case 'E', 'u':
-			// Accepted for compatibility; they change nothing here.
+		case 'E':
+			// Accepted for compatibility; it changes nothing here.
 		default:
 			return fmt.Errorf("unknown output option %q", c)
 		}
@@ -89,24 +92,19 @@ func (o *Options) OID(oid snmp.OID) string {
 	if o.NumericOIDs {
 		return smi.Format(oid, true)
 	}
-	if o.FullOIDs {
-		full := fullName(oid)
-		if o.NoBreakdown || o.ExtendedIndex {
-			// The path from the root, then the index as -Ob or -OX
-			// print it.
-			n, _ := smi.Lookup(oid)
-			if n != nil {
-				def := strings.TrimPrefix(smi.Format(oid, false), n.String())
-				alt := numericIndex(oid)
-				if o.ExtendedIndex && !o.NoBreakdown {
-					alt = o.extendedIndex(oid)
-				}
-				if rest, ok := strings.CutPrefix(alt, n.String()); ok && strings.HasSuffix(full, def) {
-					return strings.TrimSuffix(full, def) + rest
-				}
+	if o.UCDOIDs {
+		// Net-SNMP's UCD style: the full path, less the prefix of
+		// mib-2's or private's objects.
+		full := o.fullOID(oid)
+		for _, cut := range []string{".iso.org.dod.internet.mgmt.mib-2.", ".iso.org.dod.internet.private."} {
+			if rest, ok := strings.CutPrefix(full, cut); ok {
+				return rest
 			}
 		}
 		return full
+	}
+	if o.FullOIDs {
+		return o.fullOID(oid)
 	}
 	var s string
 	switch {
@@ -124,6 +122,29 @@ func (o *Options) OID(oid snmp.OID) string {
 		}
 	}
 	return s
+}
+
+// fullOID prints oid as -Of does: the path from the root, then the index
+// as the other options print it.
+func (o *Options) fullOID(oid snmp.OID) string {
+	full := fullName(oid)
+	if !o.NoBreakdown && !o.ExtendedIndex {
+		return full
+	}
+	// The path from the root, then the index as -Ob or -OX print it.
+	n, _ := smi.Lookup(oid)
+	if n == nil {
+		return full
+	}
+	def := strings.TrimPrefix(smi.Format(oid, false), n.String())
+	alt := numericIndex(oid)
+	if o.ExtendedIndex && !o.NoBreakdown {
+		alt = o.extendedIndex(oid)
+	}
+	if rest, ok := strings.CutPrefix(alt, n.String()); ok && strings.HasSuffix(full, def) {
+		return strings.TrimSuffix(full, def) + rest
+	}
+	return full
 }
 
 // numericIndex prints the name of the longest known prefix of oid and
@@ -144,7 +165,8 @@ func numericIndex(oid snmp.OID) string {
 
 // extendedIndex prints a table instance with each INDEX object's part
 // in brackets, as -OX does: integers and enumeration labels as they are,
-// strings with a DISPLAY-HINT as "STRING: text", other strings quoted,
+// strings with a DISPLAY-HINT as "STRING: " and the string as its hint
+// prints it, other strings quoted,
 // OBJECT IDENTIFIERs as the other options print OIDs.
 func (o *Options) extendedIndex(oid snmp.OID) string {
 	n, rest := smi.Lookup(oid)
@@ -166,13 +188,22 @@ func (o *Options) extendedIndex(oid snmp.OID) string {
 	if !ok || len(parts) != len(idx) {
 		return smi.Format(oid, false)
 	}
+	arcs, _ := smi.IndexArcs(n, rest)
 	var b strings.Builder
 	b.WriteString(name)
 	for i, p := range parts {
 		in := idx[i]
 		switch {
-		case in.Base == smi.BaseOctetString && in.Hint != "" && len(p) >= 2 && p[0] == '"':
-			p = "STRING: " + p[1:len(p)-1]
+		case in.Base == smi.BaseOctetString && in.Hint != "" && len(arcs) == len(parts):
+			// As the value would print with its DISPLAY-HINT, the
+			// bytes as they are (fixed-size and IMPLIED too).
+			raw := make([]byte, 0, len(arcs[i]))
+			for _, v := range arcs[i] {
+				raw = append(raw, byte(v))
+			}
+			if h, ok := appendHinted([]byte("STRING: "), in.Hint, raw); ok {
+				p = string(h)
+			}
 		case in.Base == smi.BaseObjectIdentifier:
 			var sub snmp.OID
 			for _, f := range strings.Split(p, ".") {
