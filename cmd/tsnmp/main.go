@@ -437,7 +437,7 @@ func (a *app) requestError(err error, dot bool) {
 func (a *app) parseOID(s string) (snmp.OID, bool) {
 	// An instance index is read as Net-SNMP's tools read it: checked
 	// against the INDEX objects' ranges unless -Ir.
-	ro := smi.ResolveOptions{Random: true, Strict: true, NoRangeCheck: a.o.noRangeCheck,
+	ro := smi.ResolveOptions{Random: true, Strict: true, CNumbers: true, NoRangeCheck: a.o.noRangeCheck,
 		Warn: func(m string) { a.errorf("%s\n", m) }}
 	if !a.o.noHints {
 		ro.ParseHint = format.ParseOctetHint

@@ -171,7 +171,7 @@ func parseSetValue(oid snmp.OID, typ, val string, chk setChecks) (snmp.Value, er
 		if err := want("OBJECT IDENTIFIER", smi.BaseObjectIdentifier); err != nil {
 			return snmp.Value{}, err
 		}
-		o, err := smi.Resolve(val)
+		o, err := smi.ResolveWith(val, smi.ResolveOptions{Random: true, CNumbers: true}) // as snmpset reads it
 		if err != nil {
 			return snmp.Value{}, err
 		}

@@ -170,7 +170,7 @@ func translateMain(args []string, stdout, stderr io.Writer) int {
 			noHint = *h
 		}
 	}
-	ro := smi.ResolveOptions{Strict: true, NoRangeCheck: noRange,
+	ro := smi.ResolveOptions{Strict: true, CNumbers: true, NoRangeCheck: noRange,
 		Warn: func(m string) { out.Flush(); fmt.Fprintln(stderr, m) }}
 	if !noHint {
 		ro.ParseHint = format.ParseOctetHint

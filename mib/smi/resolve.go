@@ -37,13 +37,13 @@ const maxDetail = 191
 //	iso.3.6.1.2.1.1.1.0        path from the root, by names or numbers
 //	.iso.org.dod.internet.mgmt.mib-2.system.sysDescr.0
 //
-// Numbers may be decimal, hexadecimal (0x1f) or octal (010), as C's
-// strtoul reads them (see parseArc). After a table column, index
+// Numbers are decimal (ResolveOptions.CNumbers reads them as Net-SNMP's
+// tools do). After a table column, index
 // components may be numbers, enumeration labels, "string"
 // (length-prefixed unless the index is IMPLIED or of fixed size) or
 // 'string' (bytes only).
 //
-// Index values are not checked (see ResolveOptions.Check).
+// Index values are not checked (see ResolveOptions.Strict).
 func Resolve(name string) ([]uint32, error) { return ResolveWith(name, ResolveOptions{Random: true}) }
 
 // ResolvePath is Resolve without random access: an unqualified name must
@@ -72,6 +72,12 @@ type ResolveOptions struct {
 	// bytes); where it returns false the string's own bytes are the
 	// value.
 	ParseHint func(hint, value string) ([]byte, bool)
+	// CNumbers reads the numbers of a name as Net-SNMP's tools read
+	// them, with C's strtoul in base 0 (0x1f, 010; see parseArc), an
+	// arc beyond 32 bits as its low 32 bits; otherwise a number is
+	// decimal and within 32 bits, as configuration files and other
+	// programs give OIDs.
+	CNumbers bool
 	// Warn, if not nil, gets the messages Net-SNMP logs while it reads
 	// an index strictly: "Unexpected index type: 7 hrFooIndex 5.3" for
 	// an INDEX object of a type whose index it does not read (Gauge32,
@@ -180,7 +186,7 @@ func walk(n *Node, oid []uint32, comps []string, o ResolveOptions) ([]uint32, st
 	start, startLen := -1, 0
 	for ci, c := range comps {
 		if row == nil {
-			if v, ok := parseArc(c); ok && v <= 1<<32-1 && lz {
+			if v, ok := o.arc(c); ok && v <= 1<<32-1 && lz {
 				// Read the definitions along the OID so far.
 				ensureOID(append(oid[:len(oid):len(oid)], uint32(v)))
 				if n != nil {
@@ -192,7 +198,7 @@ func walk(n *Node, oid []uint32, comps []string, o ResolveOptions) ([]uint32, st
 					kids = load().roots
 				}
 			}
-			if child := findChild(kids, c); child != nil {
+			if child := findChild(kids, c, o); child != nil {
 				oid = append(oid, child.OID[len(child.OID)-1])
 				n, kids, label = child, child.children, child.Name
 				continue
@@ -204,7 +210,7 @@ func walk(n *Node, oid []uint32, comps []string, o ResolveOptions) ([]uint32, st
 				}
 			}
 			if row == nil {
-				v, ok := parseArc(c)
+				v, ok := o.arc(c)
 				if !ok {
 					return nil, "Sub-id not found: " + label + " -> " + c
 				}
@@ -232,7 +238,7 @@ func walk(n *Node, oid []uint32, comps []string, o ResolveOptions) ([]uint32, st
 				k++
 			}
 		default:
-			if v, ok := parseArc(c); ok {
+			if v, ok := o.arc(c); ok {
 				oid = append(oid, uint32(v))
 				k, pending = numericIndex(row, in, k, pending, v)
 				continue
@@ -277,7 +283,7 @@ const maxOIDLen = 128
 // refuses, or "". comps are what walk has already read without error.
 func readIndex(row *Node, comps []string, objLen int, o ResolveOptions) string {
 	check := !o.NoRangeCheck
-	num := parseArc
+	num := o.arc
 	quoted := func(c string) bool {
 		return len(c) >= 2 && (c[0] == '"' || c[0] == '\'') && c[len(c)-1] == c[0]
 	}
@@ -511,8 +517,8 @@ func numericIndex(row, in *Node, k, pending int, v uint64) (int, int) {
 }
 
 // findChild finds a child by name or number.
-func findChild(kids []*Node, c string) *Node {
-	if v, ok := parseArc(c); ok {
+func findChild(kids []*Node, c string, o ResolveOptions) *Node {
+	if v, ok := o.arc(c); ok {
 		for _, k := range kids {
 			if uint64(k.OID[len(k.OID)-1]) == v && (k.parent == nil || len(k.OID) == len(k.parent.OID)+1) {
 				return k
@@ -534,6 +540,15 @@ func findChild(kids []*Node, c string) *Node {
 		}
 	}
 	return nil
+}
+
+// arc reads a number of a name as o says (CNumbers).
+func (o ResolveOptions) arc(c string) (uint64, bool) {
+	if o.CNumbers {
+		return parseArc(c)
+	}
+	v, err := strconv.ParseUint(c, 10, 32)
+	return v, err == nil
 }
 
 // parseArc reads a number given in a name as Net-SNMP's tools read one,
