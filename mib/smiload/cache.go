@@ -122,9 +122,7 @@ func load(r Request) *cacheContent {
 // damaged or stale cache entry is rebuilt.
 func LoadCached(r Request) (*smi.Set, []Diag) {
 	src := Open(r)
-	if !src.Current() {
-		src.stale = true
-	}
+	src.Current() // marks the entry stale if it is
 	set := src.Set()
 	return set, src.Diags(true)
 }

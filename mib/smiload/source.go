@@ -139,8 +139,18 @@ func (s *Source) record(hdr, i int) *decoder {
 }
 
 // Current reports whether every directory and file the entry was made
-// from is unchanged, and no file was added or removed.
+// from is unchanged, and no file was added or removed. An entry found
+// out of date is marked so: Set then loads the modules again instead of
+// decoding the entry.
 func (s *Source) Current() bool {
+	if !s.current() {
+		s.stale = true
+		return false
+	}
+	return true
+}
+
+func (s *Source) current() bool {
 	if s.stale || !s.fresh() {
 		return false
 	}

@@ -65,6 +65,27 @@ func TestOpenReadsOnDemand(t *testing.T) {
 	if o, err := smi.Resolve("testScalar.0"); err != nil || smi.Format(o, true) != ".1.3.6.1.4.1.99998.2.0" {
 		t.Errorf("changed module file not read again: %v %v", smi.Format(o, true), err)
 	}
+	// An object added to a module file in place, the file's size and
+	// time changed but not its directory's: its name is not in the
+	// entry, which is then found out of date and loaded again.
+	src = Open(r)
+	smi.InstallSource(src)
+	if _, err := smi.Resolve("testScalar.0"); err != nil {
+		t.Fatal(err)
+	}
+	mtime = dirTime(t, dir)
+	added := strings.Replace(changed, "testTrap TRAP-TYPE", "testAdded OBJECT-TYPE\n    SYNTAX Integer32\n    MAX-ACCESS read-only\n    STATUS current\n    DESCRIPTION \"a\"\n    ::= { testMIB 9 }\ntestTrap TRAP-TYPE", 1)
+	if err := os.WriteFile(filepath.Join(dir, "tests.my"), []byte(added), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(2 * time.Second)
+	os.Chtimes(filepath.Join(dir, "tests.my"), later, later)
+	os.Chtimes(dir, mtime, mtime)
+	for _, q := range []string{"TEST-MIB::testAdded.0", "testAdded.0"} {
+		if o, err := smi.Resolve(q); err != nil || smi.Format(o, true) != ".1.3.6.1.4.1.99998.9.0" {
+			t.Errorf("%s, added to a module file in place: %v %v", q, smi.Format(o, true), err)
+		}
+	}
 	// A new file in a directory, with a module the entry does not have.
 	os.WriteFile(filepath.Join(dir, "new.txt"), []byte(strings.ReplaceAll(strings.ReplaceAll(testMIB, "TEST-MIB", "NEW-MIB"), "testScalar", "newScalar")), 0o644)
 	smi.InstallSource(Open(r))
