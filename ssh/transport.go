@@ -429,7 +429,13 @@ func (t *transport) close(reason uint32, msg string) error {
 	t.pc.writeC.wipe()
 	t.pc.writeC = closedCipher{}
 	t.mu.Unlock()
-	return t.conn.Close()
+	// The reading side closes the socket too when the peer ends the
+	// connection, which it may do as soon as it reads our DISCONNECT:
+	// a socket already closed is what close is for, not an error.
+	if err := t.conn.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
 }
 
 // releaseScratch drops the packet buffers the ciphers keep between
