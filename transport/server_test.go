@@ -95,10 +95,19 @@ func TestUDPServe(t *testing.T) {
 }
 
 // slowHandler answers "slow" after a pause, and everything else at once.
-type slowHandler struct{ pause time.Duration }
+// slowHandler echoes requests, pausing for "slow" ones; started, if not
+// nil, gets a value (if it has room) as a slow request begins.
+type slowHandler struct {
+	pause   time.Duration
+	started chan struct{}
+}
 
 func (h slowHandler) ServeSNMP(_ *StateReference, msg, out []byte) []byte {
 	if string(msg) == "slow" {
+		select {
+		case h.started <- struct{}{}:
+		default:
+		}
 		time.Sleep(h.pause)
 	}
 	return append(out, msg...)

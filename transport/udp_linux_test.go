@@ -46,7 +46,8 @@ func TestUDPJoinedReaderHoldsNoThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Listen(addr, slowHandler{pause: 500 * time.Millisecond}, nil)
+	started := make(chan struct{}, 1)
+	s, err := Listen(addr, slowHandler{pause: 2 * time.Second, started: started}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,11 @@ func TestUDPJoinedReaderHoldsNoThread(t *testing.T) {
 		slow.Read(make([]byte, 16))
 		close(answered)
 	}()
-	time.Sleep(50 * time.Millisecond) // the slow request is being served
+	select { // the slow request is being served
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow request was not served within 10 s")
+	}
 	for i := 0; i < 5; i++ {
 		fast.Write([]byte{byte(i)})
 		if n, err := fast.Read(buf); err != nil || n != 1 || buf[0] != byte(i) {
