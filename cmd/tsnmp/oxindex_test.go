@@ -36,11 +36,7 @@ var extendedIndexOIDs = []string{
 func TestExtendedIndexLikeSnmptranslate(t *testing.T) {
 	bin := testenv.Need(t, "snmptranslate")
 	std := testenv.MIBDir(t)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	t.Setenv("SNMPCONFPATH", t.TempDir())
-	t.Setenv("MIBS", "")
-	t.Setenv("MIBDIRS", "")
-	defer smi.Install(nil)
+	isolateMIBs(t)
 	want := translateBatch(t, bin, []string{"-M", std, "-m", "ALL", "-OX"}, extendedIndexOIDs)
 	loadMIBs(mibSettings{modules: "ALL", modulesSet: true, dirs: std, dirsSet: true}, io.Discard, false)
 	var o format.Options
@@ -59,11 +55,7 @@ func TestExtendedIndexVendorLikeSnmptranslate(t *testing.T) {
 	bin := testenv.Need(t, "snmptranslate")
 	std := testenv.MIBDir(t)
 	dirs := strings.Join(append(testenv.VendorMIBDirs(t), std), ":")
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	t.Setenv("SNMPCONFPATH", t.TempDir())
-	t.Setenv("MIBS", "")
-	t.Setenv("MIBDIRS", "")
-	defer smi.Install(nil)
+	isolateMIBs(t)
 	modules := "CISCO-FC-TUNNEL-MIB:CISCO-VTP-MIB"
 	oids := []string{
 		".1.3.6.1.4.1.9.9.9999.1.1.2.1.1.3.97.98.99.2.1",   // IMPLIED DisplayString, unprintable bytes
@@ -86,11 +78,7 @@ func TestExtendedIndexVendorLikeSnmptranslate(t *testing.T) {
 func TestTranslateExtendedIndexLikeSnmptranslate(t *testing.T) {
 	bin := testenv.Need(t, "snmptranslate")
 	std := testenv.MIBDir(t)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	t.Setenv("SNMPCONFPATH", t.TempDir())
-	t.Setenv("MIBS", "")
-	t.Setenv("MIBDIRS", "")
-	defer smi.Install(nil)
+	isolateMIBs(t)
 	for _, style := range []string{"-OX", "-OXs", "-OXf"} {
 		want := translateBatch(t, bin, []string{"-M", std, "-m", "ALL", style}, extendedIndexOIDs)
 		var out, errs strings.Builder
@@ -141,11 +129,7 @@ var ucdOIDs = []string{
 func TestUCDStyleLikeSnmptranslate(t *testing.T) {
 	bin := testenv.Need(t, "snmptranslate")
 	std := testenv.MIBDir(t)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	t.Setenv("SNMPCONFPATH", t.TempDir())
-	t.Setenv("MIBS", "")
-	t.Setenv("MIBDIRS", "")
-	defer smi.Install(nil)
+	isolateMIBs(t)
 	want := translateBatch(t, bin, []string{"-M", std, "-m", "ALL", "-Ou"}, ucdOIDs)
 	loadMIBs(mibSettings{modules: "ALL", modulesSet: true, dirs: std, dirsSet: true}, io.Discard, false)
 	var o format.Options
@@ -158,4 +142,14 @@ func TestUCDStyleLikeSnmptranslate(t *testing.T) {
 			t.Errorf("-Ou %s: tsnmp translate prints\n  %s\nsnmptranslate\n  %s", s, got, want[i])
 		}
 	}
+}
+
+// isolateMIBs gives a test its own cache and snmp.conf directories and
+// no MIBS or MIBDIRS, and puts the compiled-in modules back after it.
+func isolateMIBs(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("SNMPCONFPATH", t.TempDir())
+	t.Setenv("MIBS", "")
+	t.Setenv("MIBDIRS", "")
+	t.Cleanup(func() { smi.Install(nil) })
 }
