@@ -178,7 +178,7 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 				}
 				fmt.Fprintf(&b, "%v %d s", r.Subtree, r.Timeout)
 			}
-			s.Note("snmpd's nsCacheTable (%s, first variant) had %d rows, each set to 1 s and read back as 1 s; their timeouts before: %s.", freshSnmpd, len(before), b.String())
+			s.Note("The nsCacheTable of %q had %d rows in the first variant; each was set to 1 s and read back as 1 s. Their timeouts before, which the first snmpd keeps: %s.", freshSnmpd, len(before), b.String())
 		}
 		procs := []*Proc{a.tsnmpd, a.snmpd, fresh}
 		// Every agent must see every interface before the walks count.
