@@ -205,6 +205,29 @@ func TestOwnerExitsAndPIDReused(t *testing.T) {
 	}
 }
 
+// TestOwnerHandsOn: a process that still runs but has closed a socket
+// another process holds stops being its process within OwnerTTL (the
+// known sockets' links are read again every OwnerTTL).
+func TestOwnerHandsOn(t *testing.T) {
+	o := newOwnerNS(t, Config{CacheTTL: time.Second})
+	mine, mineIno := o.udp()
+	defer mine.Close()
+	t0 := time.Now()
+	o.read(t0) // this process holds the namespace's sockets: it is looked at first
+	f, ino := o.udp()
+	child := o.hold(f)
+	t1 := t0.Add(1100 * time.Millisecond)
+	if got := o.read(t1); got[ino] != uint32(os.Getpid()) || got[mineIno] != uint32(os.Getpid()) {
+		t.Fatalf("sockets of this process (%d), one held by process %d too: processes %d and %d, want this one's",
+			os.Getpid(), pidOf(child), got[mineIno], got[ino])
+	}
+	f.Close()
+	got := o.read(t1.Add(DefaultOwnerTTL))[ino]
+	if got != pidOf(child) {
+		t.Errorf("OwnerTTL after this process (%d) closed the socket process %d holds: process %d", os.Getpid(), pidOf(child), got)
+	}
+}
+
 // reusePID starts a process with PID pid (free), as a process started
 // after pid's exit could be given: it sets the last PID the kernel gave
 // (/proc/sys/kernel/ns_last_pid, root only) to pid-1 and starts one,
