@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -156,6 +157,42 @@ func startAgentsWith(env *Env, ns *netns.NS, withSSH bool, extra ...string) (*ag
 	}
 	env.Defer(a.snmpd.Stop)
 	return &a, nil
+}
+
+// nsCacheCommunity can read and write NET-SNMP-AGENT-MIB's nsCache group
+// (1.3.6.1.4.1.8072.1.5, where snmpd lists its caches and their
+// timeouts) from 127.0.0.1, and nothing else.
+const nsCacheCommunity = "benchcache"
+
+// startSnmpdCacheWritable starts one more Net-SNMP snmpd (in ns when not
+// nil) serving agentConf and nsCacheCommunity, so that its caches'
+// timeouts can be set, named name and stopped when the experiment ends.
+// The configuration is its own: the other agents' files do not have the
+// community.
+func startSnmpdCacheWritable(env *Env, ns *netns.NS, name string) (*Proc, error) {
+	if peerPath("snmpd") == "" {
+		return nil, errors.New("bench: Net-SNMP's snmpd is not installed (apt-get install snmpd snmp)")
+	}
+	dir := filepath.Join(env.Dir, fmt.Sprintf("agents%d", agentSeq.Add(1)))
+	if err := os.MkdirAll(filepath.Join(dir, "snmpd-state"), 0o700); err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(dir, "snmpd.conf")
+	text := agentConf + "rwcommunity " + nsCacheCommunity + " 127.0.0.1 .1.3.6.1.4.1.8072.1.5\n"
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	p, err := harness.StartSnmpd(ns, conf, filepath.Join(dir, "snmpd-state"), port)
+	if err != nil {
+		return nil, err
+	}
+	p.Name = name
+	env.Defer(p.Stop)
+	return p, nil
 }
 
 // do runs fn in ns, or here when ns is nil.

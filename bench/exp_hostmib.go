@@ -107,6 +107,9 @@ func hostWalk(ctx context.Context, p *Proc, roots []snmp.OID) (vbs, reqs int, er
 	return vbs, reqs, nil
 }
 
+// freshSnmpd names the snmpd whose nsCacheTable hostmib sets to 1 s.
+const freshSnmpd = "snmpd, 1 s caches"
+
 func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 	if why := needRoot(); why != "" {
 		s.Skipped = why
@@ -118,13 +121,16 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 	}
 	gap := 1100 * time.Millisecond
 	s.Method = append(s.Method,
-		fmt.Sprintf("For each variant a network namespace is created with lo, veth pairs (the first with addresses of both families and a gateway), routes added with ip route, and sleeping processes started on the host; tsnmpd and snmpd are started inside it with the same snmpd.conf, and the manager (tsnmp's manager package, in-process) joins it. A full walk is a GetBulk walk (max-repetitions 25, one session) of IF-MIB's interfaces group and ifXTable, IP-MIB with IP-FORWARD-MIB, ICMP, TCP-MIB, UDP-MIB, HOST-RESOURCES-MIB and UCD-SNMP-MIB; the hrSWRunTable row walks hrSWRunTable alone. Walks are %v apart, past tsnmpd's 1 s caches, so tsnmpd reads the kernel afresh for every walk, except the scan of the processes' open files behind TCP-MIB's and UDP-MIB's process columns, which it keeps 5 s (snmpd keeps most of its caches for 5 to 60 s, which favours it). %d repetitions per point after %d warm-up, agents alternated; the median is shown.", gap, env.Reps, env.Warmup),
-		"Agent CPU per walk is the growth of the CPU time the agent's threads have used (/proc/PID/task/TID/schedstat, in nanoseconds) across the walk, summed over the repetitions; CPU per object divides it by the varbinds the walk returned.")
-	t := &Table{Columns: []string{"variant", "walk", "agent", "varbinds", "requests", "median ms", "spread ms", "agent CPU ms/walk", "agent CPU µs/object", "tsnmpd / snmpd (time)", "tsnmpd / snmpd (CPU per object)"}}
+		fmt.Sprintf("For each variant a network namespace is created with lo, veth pairs (the first with addresses of both families and a gateway), routes added with ip route, and sleeping processes started on the host; three agents are started inside it, and the manager (tsnmp's manager package, in-process) joins it: tsnmpd and Net-SNMP's snmpd with the same snmpd.conf, and a second snmpd (%q) whose snmpd.conf is the same with one line added, `rwcommunity %s 127.0.0.1 .1.3.6.1.4.1.8072.1.5`, a community that can read and write NET-SNMP-AGENT-MIB's nsCache group and nothing else (the other agents' files do not have it). A full walk is a GetBulk walk (max-repetitions 25, one session) of IF-MIB's interfaces group and ifXTable, IP-MIB with IP-FORWARD-MIB, ICMP, TCP-MIB, UDP-MIB, HOST-RESOURCES-MIB and UCD-SNMP-MIB; the hrSWRunTable row walks hrSWRunTable alone.", freshSnmpd, nsCacheCommunity),
+		"Freshness: tsnmpd keeps each kernel reading 1 s, except the scan of the processes' open files behind TCP-MIB's and UDP-MIB's process columns, which it keeps 5 s. snmpd keeps the readings its nsCacheTable (1.3.6.1.4.1.8072.1.5.3.1) lists for 3 to 60 s (see the note on the rows). Right after the second snmpd has started, the manager, through that community over SNMPv2c, reads its nsCacheTable and SETs nsCacheTimeout (column 2; the row's index is the cached subtree's OID) of every row to 1 s, one SET per row, then reads the table back; the experiment fails if any row does not read 1 s, and the table is read again after the variant's walks with the same check. Caches that snmpd reloads on a timer of their own timeout (NETSNMP_CACHE_AUTO_RELOAD) then reload every second between walks too, which the CPU per walk does not count (the column of CPU between walks does). snmpd has other readings outside nsCacheTable, its memory, CPU and file-system data (UCD-SNMP-MIB's memory group and systemStats, hrStorageTable, hrProcessorLoad, hrFSTable, dskTable), whose own timers are unchanged in both snmpds.",
+		fmt.Sprintf("Walks are %v apart (each walk starts at least %v after the end of the previous walk of any agent), past tsnmpd's and the second snmpd's 1 s caches, so both read the kernel afresh for every walk; the first snmpd keeps its defaults, which favours it. The three agents are alternated walk by walk, the order rotated from one repetition to the next; %d repetitions per point after %d warm-up; the median is shown.", gap, gap, env.Reps, env.Warmup),
+		"Agent CPU per walk is the growth of the CPU time the agent's threads have used (/proc/PID/task/TID/schedstat, in nanoseconds) across the walk, summed over the repetitions; CPU per object divides it by the varbinds the walk returned. CPU between walks is the rest of the agent's CPU time over the point's walks of all three agents, warm-up included, per second of the time its own walks did not take.")
+	t := &Table{Columns: []string{"variant", "walk", "agent", "varbinds", "requests", "median ms", "spread ms", "agent CPU ms/walk", "agent CPU µs/object", "agent CPU between walks ms/s",
+		"tsnmpd / snmpd (time)", "tsnmpd / snmpd (CPU per object)", "tsnmpd / snmpd, 1 s caches (time)", "tsnmpd / snmpd, 1 s caches (CPU per object)"}}
 	s.Tables = append(s.Tables, t)
 	variants := hostVariants(env.Quick)
 	plot := &Plot{Title: "Full host-MIB walk (GetBulk, median)", YLabel: "ms"}
-	series := map[string]*Series{"tsnmpd": {Name: "tsnmpd"}, "snmpd": {Name: "snmpd"}}
+	series := map[string]*Series{"tsnmpd": {Name: "tsnmpd"}, "snmpd": {Name: "snmpd"}, freshSnmpd: {Name: freshSnmpd}}
 	walks := []struct {
 		name  string
 		roots []snmp.OID
@@ -152,8 +158,31 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 		if err != nil {
 			return err
 		}
-		// Both agents must see every interface before the walks count.
-		for _, p := range a.list() {
+		fresh, err := startSnmpdCacheWritable(env, w.NS, freshSnmpd)
+		if err != nil {
+			return err
+		}
+		var before []snmpdCache
+		if err := w.Do(func() error {
+			var err error
+			before, _, err = setSnmpdCacheTimeouts(ctx, target(fresh, false), nsCacheCommunity, 1)
+			return err
+		}); err != nil {
+			return fmt.Errorf("%s: %s: %w\n%s", v.name, freshSnmpd, err, fresh.Log())
+		}
+		if vi == 0 {
+			var b strings.Builder
+			for i, r := range before {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%v %d s", r.Subtree, r.Timeout)
+			}
+			s.Note("The nsCacheTable of %q had %d rows in the first variant; each was set to 1 s and read back as 1 s. Their timeouts before, which the first snmpd keeps: %s.", freshSnmpd, len(before), b.String())
+		}
+		procs := []*Proc{a.tsnmpd, a.snmpd, fresh}
+		// Every agent must see every interface before the walks count.
+		for _, p := range procs {
 			if err := w.Do(func() error { return waitRows(ctx, p, 1+2*v.pairs) }); err != nil {
 				return err
 			}
@@ -163,9 +192,16 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 			lat := map[*Proc][]float64{}
 			cpu := map[*Proc]time.Duration{}
 			vbs, reqs := map[*Proc]int{}, map[*Proc]int{}
+			// For the CPU between walks: each agent's CPU time when the
+			// point starts, and its CPU and time inside its own walks.
+			start, t0 := map[*Proc]time.Duration{}, time.Now()
+			inCPU, inTime := map[*Proc]time.Duration{}, map[*Proc]time.Duration{}
+			for _, p := range procs {
+				start[p] = threadCPU(p.Pid())
+			}
 			for r := 0; r < env.Reps+env.warmup(); r++ {
-				for j := range 2 {
-					p := a.list()[(j+r)%2]
+				for j := range procs {
+					p := procs[(j+r)%len(procs)]
 					select {
 					case <-ctx.Done():
 						return ctx.Err()
@@ -191,6 +227,8 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 							})
 						})
 						used = threadCPU(p.Pid()) - c0
+						inCPU[p] += used
+						inTime[p] += d
 						if err == nil || ctx.Err() != nil {
 							break
 						}
@@ -205,40 +243,52 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 					}
 				}
 			}
+			elapsed := time.Since(t0)
+			between := map[*Proc]float64{}
+			for _, p := range procs {
+				idle := elapsed - inTime[p]
+				between[p] = float64((threadCPU(p.Pid()) - start[p] - inCPU[p]).Microseconds()) / 1000 / idle.Seconds()
+			}
 			med := map[*Proc]float64{}
 			perObj := map[*Proc]float64{}
-			for _, p := range a.list() {
+			for _, p := range procs {
 				med[p] = Summarize(lat[p]).Median
 				perObj[p] = float64(cpu[p].Microseconds()) / float64(len(lat[p])) / float64(max(vbs[p], 1))
 			}
-			for _, p := range a.list() {
+			for _, p := range procs {
 				sm := Summarize(lat[p])
 				cpuMS := float64(cpu[p].Microseconds()) / 1000 / float64(len(lat[p]))
-				ratio, cpuRatio := "-", "-"
+				ratios := []string{"-", "-", "-", "-"}
 				if p == a.tsnmpd {
-					ratio = Ratio(med[a.tsnmpd], med[a.snmpd])
-					cpuRatio = Ratio(perObj[a.tsnmpd], perObj[a.snmpd])
+					ratios = []string{Ratio(med[p], med[a.snmpd]), Ratio(perObj[p], perObj[a.snmpd]), Ratio(med[p], med[fresh]), Ratio(perObj[p], perObj[fresh])}
 				}
-				t.Add(v.name, wk.name, p.Name, fmt.Sprint(vbs[p]), fmt.Sprint(reqs[p]), Num(sm.Median), sm.Spread(), Num(cpuMS), Num(perObj[p]), ratio, cpuRatio)
+				t.Add(append([]string{v.name, wk.name, p.Name, fmt.Sprint(vbs[p]), fmt.Sprint(reqs[p]), Num(sm.Median), sm.Spread(), Num(cpuMS), Num(perObj[p]), Num(between[p])}, ratios...)...)
 				if wk.name == "full" {
 					series[p.Name].AddBar(sm)
 				}
 			}
 			if vi == 0 && wk.name == "full" {
-				s.Headline = fmt.Sprintf("Full host-MIB walk (%d objects): tsnmpd %s ms, snmpd %s ms (medians, tsnmpd/snmpd %s); agent CPU per object tsnmpd/snmpd %s.",
-					vbs[a.tsnmpd], Num(med[a.tsnmpd]), Num(med[a.snmpd]), Ratio(med[a.tsnmpd], med[a.snmpd]), Ratio(perObj[a.tsnmpd], perObj[a.snmpd]))
+				s.Headline = fmt.Sprintf("Full host-MIB walk (%d objects): tsnmpd %s ms, snmpd %s ms, snmpd with 1 s caches %s ms (medians; tsnmpd/snmpd %s, tsnmpd/snmpd with 1 s caches %s); agent CPU per object tsnmpd/snmpd %s, tsnmpd/snmpd with 1 s caches %s.",
+					vbs[a.tsnmpd], Num(med[a.tsnmpd]), Num(med[a.snmpd]), Num(med[fresh]), Ratio(med[a.tsnmpd], med[a.snmpd]), Ratio(med[a.tsnmpd], med[fresh]),
+					Ratio(perObj[a.tsnmpd], perObj[a.snmpd]), Ratio(perObj[a.tsnmpd], perObj[fresh]))
 			}
+		}
+		// Rows snmpd added after the SETs, or a timeout it changed, would
+		// make the 1 s figures wrong.
+		if err := w.Do(func() error { return checkSnmpdCachesAt(ctx, target(fresh, false), nsCacheCommunity, 1) }); err != nil {
+			return fmt.Errorf("%s: %s after the walks: %w", v.name, freshSnmpd, err)
 		}
 		a.tsnmpd.Stop()
 		a.snmpd.Stop()
+		fresh.Stop()
 		w.Delete()
 	}
 	if failed > 0 {
 		s.Note("%d walks failed (a request unanswered after the manager's retries) and were repeated.", failed)
 	}
-	plot.Series = []Series{*series["tsnmpd"], *series["snmpd"]}
+	plot.Series = []Series{*series["tsnmpd"], *series["snmpd"], *series[freshSnmpd]}
 	s.Plot = plot
-	s.Note("The issue's targets are a full walk at least 5 times faster than snmpd's and at most a fifth of its CPU per object. Both agents answer the same requests (the same max-repetitions, both under 100 varbinds per response), so the walk's time is bounded below by the round trips, which the agents share.")
+	s.Note("The issue's targets are a full walk at least 5 times faster than snmpd's and at most a fifth of its CPU per object. The agents answer the same requests (the same max-repetitions, all under 100 varbinds per response), so the walk's time is bounded below by the round trips, which the agents share.")
 	return nil
 }
 
@@ -257,4 +307,92 @@ func setupHost(w *walkNS, v hostVariant) error {
 		fmt.Fprintf(&b, "route add 10.%d.%d.0/24 via 192.0.2.254\n", i/256, i%256)
 	}
 	return w.IPBatch(b.String())
+}
+
+// nsCacheTimeoutOID is nsCacheTimeout, column 2 of NET-SNMP-AGENT-MIB's
+// nsCacheTable: the seconds snmpd keeps the cache of the subtree that
+// indexes the row (an implied OID).
+var nsCacheTimeoutOID = snmp.OID{1, 3, 6, 1, 4, 1, 8072, 1, 5, 3, 1, 2}
+
+// snmpdCache is a row of snmpd's nsCacheTable.
+type snmpdCache struct {
+	Subtree snmp.OID // the row's index: the cached subtree
+	Timeout int64    // nsCacheTimeout, in seconds
+}
+
+// snmpdCaches reads nsCacheTimeout of every row of snmpd's nsCacheTable.
+func snmpdCaches(ctx context.Context, s *manager.Session) ([]snmpdCache, error) {
+	var rows []snmpdCache
+	err := s.Walk(ctx, nsCacheTimeoutOID, func(vb snmp.VarBind) error {
+		if vb.Value.Type != snmp.Integer {
+			return fmt.Errorf("bench: nsCacheTimeout %v is a %v, not an INTEGER", vb.Name, vb.Value.Type)
+		}
+		rows = append(rows, snmpdCache{Subtree: vb.Name[len(nsCacheTimeoutOID):].Clone(), Timeout: vb.Value.Int()})
+		return nil
+	})
+	return rows, err
+}
+
+// setSnmpdCacheTimeouts sets every row of the nsCacheTable of the snmpd at
+// target to keep its readings seconds, with SETs through community (which
+// must be able to write the nsCache group), then reads the table back. It
+// returns the rows as they were before and as read back, and an error
+// naming each row that did not take the timeout.
+func setSnmpdCacheTimeouts(ctx context.Context, target, community string, seconds int) (before, after []snmpdCache, err error) {
+	s, err := manager.Dial(ctx, target, manager.Config{Version: snmp.V2c, Community: community, Timeout: 5 * time.Second, Retries: 3})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.Close()
+	before, err = snmpdCaches(ctx, s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench: read snmpd's nsCacheTable at %s: %w", target, err)
+	}
+	if len(before) == 0 {
+		return nil, nil, fmt.Errorf("bench: snmpd at %s lists no cache in nsCacheTable (can community %q read 1.3.6.1.4.1.8072.1.5?)", target, community)
+	}
+	for _, r := range before {
+		name := append(nsCacheTimeoutOID.Clone(), r.Subtree...)
+		if _, err := s.Set(ctx, snmp.VarBind{Name: name, Value: snmp.IntegerValue(int64(seconds))}); err != nil {
+			return before, nil, fmt.Errorf("bench: set snmpd's nsCacheTimeout of %v to %d s at %s: %w (community %q must be an rwcommunity of 1.3.6.1.4.1.8072.1.5)", r.Subtree, seconds, target, err, community)
+		}
+	}
+	after, err = snmpdCaches(ctx, s)
+	if err != nil {
+		return before, nil, fmt.Errorf("bench: read snmpd's nsCacheTable back at %s: %w", target, err)
+	}
+	return before, after, checkSnmpdCaches(after, seconds)
+}
+
+// checkSnmpdCachesAt reads the nsCacheTable of the snmpd at target through
+// community and checks that every row keeps its readings seconds.
+func checkSnmpdCachesAt(ctx context.Context, target, community string, seconds int) error {
+	s, err := manager.Dial(ctx, target, manager.Config{Version: snmp.V2c, Community: community, Timeout: 5 * time.Second, Retries: 3})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	rows, err := snmpdCaches(ctx, s)
+	if err != nil {
+		return fmt.Errorf("bench: read snmpd's nsCacheTable at %s: %w", target, err)
+	}
+	return checkSnmpdCaches(rows, seconds)
+}
+
+// checkSnmpdCaches returns an error naming each row whose timeout is not
+// seconds, or nil.
+func checkSnmpdCaches(rows []snmpdCache, seconds int) error {
+	var bad []string
+	for _, r := range rows {
+		if r.Timeout != int64(seconds) {
+			bad = append(bad, fmt.Sprintf("%v keeps %d s", r.Subtree, r.Timeout))
+		}
+	}
+	if len(rows) == 0 {
+		bad = append(bad, "no row")
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("bench: snmpd's nsCacheTable did not take %d s in %d of %d rows: %s", seconds, len(bad), len(rows), strings.Join(bad, "; "))
+	}
+	return nil
 }
