@@ -32,7 +32,31 @@ func BenchmarkWalk(b *testing.B) {
 	ucd.New(ucd.Config{CPU: cpu, CacheTTL: time.Second, Disks: []ucd.Disk{{Path: "/", MinKB: -1, MinPercent: 10}}, IncludeAllDisks: &all,
 		Procs: []ucd.Proc{{Name: "sshd"}, {Name: "cron", Max: 2, Min: 1}}, Processes: h.Processes()}).Register(&tree)
 	ip.Register(&tree)
-	roots := []snmp.OID{HostResources, ucd.UCDavis, ipmib.IP}
+	b.ReportAllocs()
+	walkFresh(b, &tree, HostResources, ucd.UCDavis, ipmib.IP)
+}
+
+// BenchmarkWalkHostResources walks HOST-RESOURCES-MIB alone, every
+// reading afresh in each walk, as tsnmpd shares its readings: the
+// readings of the processes, devices, disks, storage and hrSystem.
+//
+//	go test -run '^$' -bench WalkHostResources -benchmem ./mib/hostres
+func BenchmarkWalkHostResources(b *testing.B) {
+	cpu := procfs.NewCPUHistory(procfs.Host, time.Hour)
+	defer cpu.Close()
+	var tree mib.Tree
+	ip := ipmib.New(ipmib.Config{CacheTTL: time.Second})
+	h := New(Config{CPU: cpu, CacheTTL: time.Second, Links: ip.Links()})
+	defer h.Close()
+	h.Register(&tree)
+	b.ReportAllocs()
+	walkFresh(b, &tree, HostResources)
+}
+
+// walkFresh walks roots in GetBulk steps of 25 repetitions, each step a
+// request of its own, each walk's requests dated 2 s after the last's
+// (past the 1 s caches), and reports the varbinds per walk.
+func walkFresh(b *testing.B, tree *mib.Tree, roots ...snmp.OID) {
 	var dst []snmp.VarBind
 	n := 0
 	now := time.Now()

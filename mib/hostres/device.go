@@ -105,7 +105,7 @@ func (m *MIB) readDevices(now time.Time) *devSnap {
 				ifIndex: int64(i.Index)})
 		}
 	}
-	for n, d := range readDisks(m.cfg.FS, m.cfg.IgnoreDisks) {
+	for n, d := range m.disks.read(m.cfg.IgnoreDisks) {
 		descr := d.model
 		if descr == "" {
 			descr = "disk " + d.name

@@ -2,11 +2,14 @@ package hostres
 
 import (
 	"bytes"
-	"os"
+	"io"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
@@ -44,39 +47,182 @@ type partition struct {
 	kb     uint64
 }
 
-// readSysInt reads a decimal number from a sysfs file.
-func readSysInt(fs procfs.FS, name string) (uint64, bool) {
-	b, err := fs.ReadFile(name)
+// diskReader reads /sys/block. It keeps the directory and the attribute
+// files of the devices it lists open between readings and reads them
+// again with pread(2), which gives their current values (sysfs makes an
+// attribute's text afresh for each read at offset 0) for a tenth of the
+// cost of opening them again. A device is known by its name and the
+// inode number of its entry in /sys/block: one removed and added again
+// under the same name has a new entry, whose files are opened anew, and
+// the files of a device that has gone are closed at the next reading.
+type diskReader struct {
+	fs procfs.FS
+
+	mu      sync.Mutex
+	dir     procfs.DirReader
+	blockFD int // /sys/block; -1: not open
+	devs    map[string]*blockDev
+	order   []*blockDev // scratch: this reading's devices
+	buf     []byte
+}
+
+// blockDev is one entry of /sys/block with its files.
+type blockDev struct {
+	name                       string
+	ino                        uint64
+	seen                       bool
+	size, ro, removable, model *procfs.File
+	modelRaw                   []byte // the model file as last read
+	modelStr                   string // and trimmed
+	dirFD                      int    // /sys/block/NAME; -1: not open
+	parts                      map[string]*blockPart
+}
+
+// blockPart is one entry of a device's directory whose name starts with
+// the device's: a partition when it has a partition attribute.
+type blockPart struct {
+	name            string
+	ino             uint64
+	seen            bool
+	partition, size *procfs.File
+}
+
+// maxKeptDisks bounds the devices whose files a diskReader keeps open
+// (at most 6 descriptors and one per partition each); those past it
+// are read by opening their files each time.
+const maxKeptDisks = 256
+
+func newDiskReader(fs procfs.FS) *diskReader {
+	return &diskReader{fs: fs, blockFD: -1, devs: map[string]*blockDev{}}
+}
+
+func (r *diskReader) newDev(name string, ino uint64) *blockDev {
+	base := "/sys/block/" + name
+	return &blockDev{name: name, ino: ino, dirFD: -1,
+		size: r.fs.NewAttr(base + "/size"), ro: r.fs.NewAttr(base + "/ro"),
+		removable: r.fs.NewAttr(base + "/removable"), model: r.fs.NewAttr(base + "/device/model")}
+}
+
+func (d *blockDev) close() {
+	for _, f := range []*procfs.File{d.size, d.ro, d.removable, d.model} {
+		f.Close()
+	}
+	if d.dirFD >= 0 {
+		unix.Close(d.dirFD)
+		d.dirFD = -1
+	}
+	for _, p := range d.parts {
+		p.partition.Close()
+		p.size.Close()
+	}
+	d.parts = nil
+}
+
+// Close closes the files kept open; the next reading opens them again.
+func (r *diskReader) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for n, d := range r.devs {
+		d.close()
+		delete(r.devs, n)
+	}
+	if r.blockFD >= 0 {
+		unix.Close(r.blockFD)
+		r.blockFD = -1
+	}
+}
+
+// readInt reads a decimal number from a sysfs file.
+func (r *diskReader) readInt(f *procfs.File) (uint64, bool) {
+	b, err := f.Read(&r.buf)
 	if err != nil {
 		return 0, false
 	}
 	return atou(bytes.TrimSpace(b))
 }
 
-// readDisks lists the block devices of /sys/block that hold data (size
-// above 0: unattached loop devices and unused RAM disks are left out),
-// with their partitions.
-func readDisks(fs procfs.FS, ignore []string) []disk {
-	ents, err := os.ReadDir(fs.Path("/sys/block"))
+// openDir opens a directory, or rewinds it when open, for a listing.
+func (r *diskReader) openDir(fd *int, name string) bool {
+	if *fd >= 0 {
+		if _, err := unix.Seek(*fd, 0, io.SeekStart); err == nil {
+			return true
+		}
+		unix.Close(*fd)
+		*fd = -1
+	}
+	d, err := unix.Open(r.fs.Path(name), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
+		return false
+	}
+	*fd = d
+	return true
+}
+
+// read lists the block devices of /sys/block that hold data (size
+// above 0: unattached loop devices and unused RAM disks are left out),
+// in name order, with their partitions.
+func (r *diskReader) read(ignore []string) []disk {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.openDir(&r.blockFD, "/sys/block") {
 		return nil
 	}
+	for _, d := range r.devs {
+		d.seen = false
+	}
+	r.order = r.order[:0]
+	var temp []*blockDev // devices past maxKeptDisks, closed after reading
+	err := r.dir.Entries(r.blockFD, func(name []byte, ino uint64, _ byte) bool {
+		d := r.devs[string(name)]
+		if d != nil && d.ino != ino { // removed and added again
+			d.close()
+			delete(r.devs, d.name)
+			d = nil
+		}
+		if d == nil {
+			d = r.newDev(string(name), ino)
+			if len(r.devs) < maxKeptDisks {
+				r.devs[d.name] = d
+			} else {
+				temp = append(temp, d)
+			}
+		}
+		d.seen = true
+		r.order = append(r.order, d)
+		return true
+	})
+	defer func() {
+		for _, d := range temp {
+			d.close()
+		}
+	}()
+	if err != nil {
+		unix.Close(r.blockFD)
+		r.blockFD = -1
+		return nil
+	}
+	for n, d := range r.devs {
+		if !d.seen {
+			d.close()
+			delete(r.devs, n)
+		}
+	}
+	slices.SortFunc(r.order, func(a, b *blockDev) int { return strings.Compare(a.name, b.name) })
 	var out []disk
-	for _, e := range ents {
-		name := e.Name()
+	for _, bd := range r.order {
+		name := bd.name
 		if ignored(name, ignore) {
 			continue
 		}
-		base := "/sys/block/" + name
-		size, ok := readSysInt(fs, base+"/size")
+		size, ok := r.readInt(bd.size)
 		if !ok || size == 0 {
 			continue
 		}
 		d := disk{name: name, kb: size / 2, media: mediaHardDisk}
-		if ro, _ := readSysInt(fs, base+"/ro"); ro != 0 {
+		if ro, _ := r.readInt(bd.ro); ro != 0 {
 			d.readOnly = true
 		}
-		if rm, _ := readSysInt(fs, base+"/removable"); rm != 0 {
+		if rm, _ := r.readInt(bd.removable); rm != 0 {
 			d.removable = true
 		}
 		switch {
@@ -87,23 +233,72 @@ func readDisks(fs procfs.FS, ignore []string) []disk {
 		case strings.HasPrefix(name, "sr"):
 			d.media = mediaOptical
 		}
-		if b, err := fs.ReadFile(base + "/device/model"); err == nil {
-			d.model = strings.TrimSpace(string(b))
-		}
-		if sub, err := os.ReadDir(fs.Path(base)); err == nil {
-			for _, p := range sub {
-				n, ok := readSysInt(fs, base+"/"+p.Name()+"/partition")
-				if !ok || !strings.HasPrefix(p.Name(), name) {
-					continue
-				}
-				ps, _ := readSysInt(fs, base+"/"+p.Name()+"/size")
-				d.parts = append(d.parts, partition{number: uint32(n), name: p.Name(), kb: ps / 2})
+		if b, err := bd.model.Read(&r.buf); err == nil {
+			if !bytes.Equal(b, bd.modelRaw) {
+				bd.modelRaw = append(bd.modelRaw[:0], b...)
+				bd.modelStr = strings.TrimSpace(string(b))
 			}
+			d.model = bd.modelStr
 		}
-		slices.SortFunc(d.parts, func(a, b partition) int { return int(a.number) - int(b.number) })
+		d.parts = r.readParts(bd)
 		out = append(out, d)
 	}
 	return out
+}
+
+// readParts lists a device's partitions, ascending by number: the
+// entries of its directory named after it that have a partition
+// attribute.
+func (r *diskReader) readParts(bd *blockDev) []partition {
+	if !r.openDir(&bd.dirFD, "/sys/block/"+bd.name) {
+		return nil
+	}
+	for _, p := range bd.parts {
+		p.seen = false
+	}
+	var parts []partition
+	err := r.dir.Entries(bd.dirFD, func(name []byte, ino uint64, _ byte) bool {
+		if !bytes.HasPrefix(name, []byte(bd.name)) {
+			return true
+		}
+		p := bd.parts[string(name)]
+		if p != nil && p.ino != ino {
+			p.partition.Close()
+			p.size.Close()
+			p = nil
+		}
+		if p == nil {
+			base := "/sys/block/" + bd.name + "/" + string(name)
+			p = &blockPart{name: string(name), ino: ino,
+				partition: r.fs.NewAttr(base + "/partition"), size: r.fs.NewAttr(base + "/size")}
+			if bd.parts == nil {
+				bd.parts = map[string]*blockPart{}
+			}
+			bd.parts[p.name] = p
+		}
+		p.seen = true
+		n, ok := r.readInt(p.partition)
+		if !ok {
+			return true
+		}
+		ps, _ := r.readInt(p.size)
+		parts = append(parts, partition{number: uint32(n), name: p.name, kb: ps / 2})
+		return true
+	})
+	for n, p := range bd.parts {
+		if !p.seen || err != nil {
+			p.partition.Close()
+			p.size.Close()
+			delete(bd.parts, n)
+		}
+	}
+	if err != nil {
+		unix.Close(bd.dirFD)
+		bd.dirFD = -1
+		return nil
+	}
+	slices.SortFunc(parts, func(a, b partition) int { return int(a.number) - int(b.number) })
+	return parts
 }
 
 // diskRows serves hrDiskStorageTable: the disks among the devices.

@@ -1,10 +1,18 @@
 package hostres
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
 
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
@@ -71,5 +79,119 @@ func TestDisksRecorded(t *testing.T) {
 		if len(k) > len(dsk) && k[:len(dsk)] == dsk && k[len(k)-7:] == ".393218" {
 			t.Errorf("%s: a third disk (the RAM disk with a malformed size, or the empty loop device)", k)
 		}
+	}
+}
+
+// TestDiskReaderFollowsLoopDevice reads the host's /sys/block with one
+// reader, which keeps the devices' files open between readings, while a
+// loop device of its own is added, attached to a 1 MiB image, detached,
+// removed, and added and attached again to a 2 MiB one: each reading
+// serves the device as it is when the reading starts (its size read
+// through the descriptor kept from the last reading, or from a file
+// opened anew once the device was removed and added again).
+func TestDiskReaderFollowsLoopDevice(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if testenv.InCI() {
+			t.Fatal("needs root to add loop devices")
+		}
+		t.Skip("needs root to add loop devices")
+	}
+	losetup := testenv.Need(t, "losetup")
+	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close()
+	// A number of its own, above those mount -o loop takes first.
+	num := -1
+	for n := 200 + os.Getpid()%300; n < 1000; n++ {
+		if err := unix.IoctlSetInt(int(ctl.Fd()), unix.LOOP_CTL_ADD, n); err == nil {
+			num = n
+			break
+		}
+	}
+	if num < 0 {
+		t.Fatal("no free loop device number")
+	}
+	name := "loop" + strconv.Itoa(num)
+	dev := "/dev/" + name
+	remove := func() {
+		exec.Command(losetup, "-d", dev).Run()
+		for range 50 {
+			if err := unix.IoctlSetInt(int(ctl.Fd()), unix.LOOP_CTL_REMOVE, num); err == nil || err == unix.ENODEV {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	defer remove()
+	image := func(mb int) string {
+		p := filepath.Join(t.TempDir(), "img")
+		if err := os.WriteFile(p, make([]byte, mb<<20), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	attach := func(img string) {
+		t.Helper()
+		var err error
+		for range 50 { // udev may hold the new device a moment
+			var out []byte
+			if out, err = exec.Command(losetup, dev, img).CombinedOutput(); err == nil {
+				return
+			}
+			err = fmt.Errorf("%v: %s", err, out)
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("losetup %s: %v", dev, err)
+	}
+	// reading waits until the kernel has applied a change (read through
+	// a file opened for the purpose), then returns the reader's next
+	// reading of the device, in kB; -1: not served.
+	r := newDiskReader(procfs.Host)
+	defer r.Close()
+	reading := func(wantKB int) int {
+		t.Helper()
+		for range 100 {
+			b, err := os.ReadFile("/sys/block/" + name + "/size")
+			n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			if wantKB < 0 && (err != nil || n == 0) || wantKB >= 0 && n/2 == wantKB {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		for _, d := range r.read(nil) {
+			if d.name == name {
+				return int(d.kb)
+			}
+		}
+		return -1
+	}
+	if kb := reading(-1); kb != -1 {
+		t.Errorf("%s unattached: served with %d kB", name, kb)
+	}
+	attach(image(1))
+	if kb := reading(1024); kb != 1024 {
+		t.Errorf("%s attached to 1 MiB: %d kB, want 1024", name, kb)
+	}
+	if out, err := exec.Command(losetup, "-d", dev).CombinedOutput(); err != nil {
+		t.Fatalf("losetup -d: %v: %s", err, out)
+	}
+	if kb := reading(-1); kb != -1 {
+		t.Errorf("%s detached: served with %d kB", name, kb)
+	}
+	remove()
+	if _, err := os.Stat("/sys/block/" + name); err == nil {
+		t.Fatalf("%s still in /sys/block after LOOP_CTL_REMOVE", name)
+	}
+	if kb := reading(-1); kb != -1 {
+		t.Errorf("%s removed: served with %d kB", name, kb)
+	}
+	if err := unix.IoctlSetInt(int(ctl.Fd()), unix.LOOP_CTL_ADD, num); err != nil {
+		t.Fatalf("LOOP_CTL_ADD %d again: %v", num, err)
+	}
+	attach(image(2))
+	if kb := reading(2048); kb != 2048 {
+		t.Errorf("%s added again and attached to 2 MiB: %d kB, want 2048", name, kb)
 	}
 }

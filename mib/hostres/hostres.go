@@ -94,6 +94,7 @@ type MIB struct {
 	procs   *procfs.Processes
 	swRunD  procfs.Derived[*procSnap]
 	devices procfs.Cache[*devSnap]
+	disks   *diskReader
 	sw      swInstalled
 	mounts  procfs.Mounts
 
@@ -117,6 +118,7 @@ func New(cfg Config) *MIB {
 		m.ownCPU = true
 	}
 	m.mounts.FS = cfg.FS
+	m.disks = newDiskReader(cfg.FS)
 	m.sw.fs, m.sw.path = cfg.FS, cfg.DpkgStatus
 	ttl := cfg.CacheTTL
 	m.mem = procfs.Cache[procfs.Meminfo]{TTL: ttl, Load: func(time.Time) procfs.Meminfo {
@@ -184,7 +186,8 @@ func (m *MIB) Register(tree *mib.Tree) {
 // (ucd.Config.Processes).
 func (m *MIB) Processes() *procfs.Processes { return m.procs }
 
-// Close stops the MIB's own CPU sampler.
+// Close stops the MIB's own CPU sampler and closes the files it keeps
+// open.
 func (m *MIB) Close() error {
 	if m.ownCPU {
 		m.cpu.Close()
@@ -192,6 +195,7 @@ func (m *MIB) Close() error {
 	if m.ownProcs {
 		m.procs.Close()
 	}
+	m.disks.Close()
 	return nil
 }
 

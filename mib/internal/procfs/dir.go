@@ -18,6 +18,12 @@ type DirReader struct {
 // is 0), so it can be passed to a system call as is; it is valid until f
 // returns. Each stops early when f returns false.
 func (d *DirReader) Each(fd int, f func(name []byte) bool) error {
+	return d.Entries(fd, func(name []byte, _ uint64, _ byte) bool { return f(name) })
+}
+
+// Entries is Each with each entry's inode number and type (DT_DIR,
+// DT_LNK, DT_REG..., DT_UNKNOWN where the file system does not tell).
+func (d *DirReader) Entries(fd int, f func(name []byte, ino uint64, typ byte) bool) error {
 	if d.buf == nil {
 		d.buf = make([]byte, 16<<10)
 	}
@@ -39,6 +45,8 @@ func (d *DirReader) Each(fd int, f func(name []byte) bool) error {
 			if reclen < 19 || reclen > len(b) {
 				break
 			}
+			ino := *(*uint64)(unsafe.Pointer(&b[0]))
+			typ := b[18]
 			name := b[19:reclen]
 			for i, c := range name {
 				if c == 0 {
@@ -50,7 +58,7 @@ func (d *DirReader) Each(fd int, f func(name []byte) bool) error {
 			if len(name) == 0 || name[0] == '.' && (len(name) == 1 || len(name) == 2 && name[1] == '.') {
 				continue
 			}
-			if !f(name) {
+			if !f(name, ino, typ) {
 				return nil
 			}
 		}

@@ -62,3 +62,34 @@ func TestPIDName(t *testing.T) {
 		}
 	}
 }
+
+// TestDirReaderEntries gives each entry's inode number and type as
+// lstat(2) tells them.
+func TestDirReaderEntries(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "file"), nil, 0o600)
+	os.Mkdir(filepath.Join(dir, "dir"), 0o700)
+	os.Symlink("file", filepath.Join(dir, "link"))
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	var d DirReader
+	want := map[string]byte{"file": unix.DT_REG, "dir": unix.DT_DIR, "link": unix.DT_LNK}
+	n := 0
+	d.Entries(fd, func(name []byte, ino uint64, typ byte) bool {
+		n++
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(dir, string(name)), &st); err != nil {
+			t.Fatal(err)
+		}
+		if ino != st.Ino || typ != want[string(name)] {
+			t.Errorf("%s: inode %d type %d, want %d and %d", name, ino, typ, st.Ino, want[string(name)])
+		}
+		return true
+	})
+	if n != len(want) {
+		t.Errorf("%d entries, want %d", n, len(want))
+	}
+}
