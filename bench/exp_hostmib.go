@@ -129,7 +129,7 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 		"tsnmpd / snmpd (time)", "tsnmpd / snmpd (CPU per object)", "tsnmpd / snmpd, 1 s caches (time)", "tsnmpd / snmpd, 1 s caches (CPU per object)"}}
 	s.Tables = append(s.Tables, t)
 	variants := hostVariants(env.Quick)
-	plot := &Plot{Title: "Full host-MIB walk (GetBulk, median)", YLabel: "ms"}
+	plot := &Plot{Title: "Full host-MIB walk (GetBulk, median)", YLabel: "ms", LogY: true}
 	series := map[string]*Series{"tsnmpd": {Name: "tsnmpd"}, "snmpd": {Name: "snmpd"}, freshSnmpd: {Name: freshSnmpd}}
 	walks := []struct {
 		name  string
