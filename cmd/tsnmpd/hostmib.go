@@ -19,6 +19,7 @@ import (
 type hostMIBs struct {
 	ucd     *ucd.MIB
 	hostres *hostres.MIB
+	tcpudp  *tcpudp.MIB
 }
 
 // registerHostMIBs adds the host MIBs, shaped by cfg.Host, to tree.
@@ -74,7 +75,8 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 	d.host.ucd = ucd.New(uc)
 	d.host.ucd.Register(tree)
 	ip.Register(tree)
-	tcpudp.New(tcpudp.Config{CacheTTL: time.Duration(h.CacheTTL)}).Register(tree)
+	d.host.tcpudp = tcpudp.New(tcpudp.Config{CacheTTL: time.Duration(h.CacheTTL)})
+	d.host.tcpudp.Register(tree)
 }
 
 func (d *daemon) closeHostMIBs() {
@@ -83,6 +85,9 @@ func (d *daemon) closeHostMIBs() {
 	}
 	if d.host.hostres != nil {
 		d.host.hostres.Close()
+	}
+	if d.host.tcpudp != nil {
+		d.host.tcpudp.Close()
 	}
 }
 

@@ -4,12 +4,17 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/internal/netns"
+	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
-	"golang.org/x/sys/unix"
 )
 
 // udpInode opens a UDP socket and returns its inode.
@@ -32,29 +37,302 @@ func udpInode(t *testing.T) uint32 {
 	return uint32(st.Ino)
 }
 
-// TestOwnerTTL: one scan of the processes' open files serves the process
-// columns for OwnerTTL, past CacheTTL; a socket opened meanwhile reads
-// process 0 until the next scan.
-func TestOwnerTTL(t *testing.T) {
-	m := New(Config{CacheTTL: time.Second})
-	get := func(now time.Time, ino uint32) uint32 {
+// ownerNS is a network namespace holding only the sockets a test opens,
+// so that the sockets of the rest of the machine do not make scans.
+type ownerNS struct {
+	t  *testing.T
+	ns *netns.NS
+	m  *MIB
+}
+
+func newOwnerNS(t *testing.T, cfg Config) *ownerNS {
+	t.Helper()
+	if err := netns.Available(); err != nil {
+		if testenv.InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ns, err := netns.New("tsnmp-owners")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Delete() })
+	m := New(cfg)
+	t.Cleanup(func() { m.Close() })
+	return &ownerNS{t: t, ns: ns, m: m}
+}
+
+// udp opens a UDP socket in the namespace and returns it as a file (to
+// hand to a process or to keep) with its inode.
+func (o *ownerNS) udp() (*os.File, uint32) {
+	o.t.Helper()
+	var f *os.File
+	if err := o.ns.Do(func() error {
+		c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		f, err = c.(*net.UDPConn).File()
+		return err
+	}); err != nil {
+		o.t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		o.t.Fatal(err)
+	}
+	return f, uint32(st.Ino)
+}
+
+// hold starts a process (sleep) holding files as descriptors 3 and up.
+func (o *ownerNS) hold(files ...*os.File) *exec.Cmd {
+	o.t.Helper()
+	c := exec.Command("sleep", "60")
+	c.ExtraFiles = files
+	if err := c.Start(); err != nil {
+		o.t.Fatal(err)
+	}
+	o.t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	return c
+}
+
+// read walks udpEndpointProcess in a request at now and returns each
+// endpoint's process by inode (udpEndpointInstance).
+func (o *ownerNS) read(now time.Time) map[uint32]uint32 {
+	o.t.Helper()
+	var tree mib.Tree
+	o.m.Register(&tree)
+	out := map[uint32]uint32{}
+	col := UdpEndpointEntry.Append(8)
+	if err := o.ns.Do(func() error {
 		r := mib.NewRequest(context.Background(), now)
 		defer r.Release()
-		return uint32(m.process(r, ino).Num)
+		cur := col
+		for {
+			vb, ok := tree.Next(r, cur)
+			if !ok || !vb.Name.HasPrefix(col) {
+				return nil
+			}
+			out[vb.Name[len(vb.Name)-1]] = uint32(vb.Value.Num)
+			cur = vb.Name.Clone()
+		}
+	}); err != nil {
+		o.t.Fatal(err)
 	}
-	pid := uint32(os.Getpid())
-	old := udpInode(t)
+	return out
+}
+
+func pidOf(c *exec.Cmd) uint32 { return uint32(c.Process.Pid) }
+
+// TestOwnerNewSocket: a socket that appears in a process between two
+// readings of the sockets has its process at the second, not OwnerTTL
+// later.
+func TestOwnerNewSocket(t *testing.T) {
+	o := newOwnerNS(t, Config{CacheTTL: time.Second})
+	mine, mineIno := o.udp()
+	defer mine.Close()
 	t0 := time.Now()
-	if got := get(t0, old); got != pid {
-		t.Fatalf("first socket: process %d, want %d", got, pid)
+	if got := o.read(t0)[mineIno]; got != uint32(os.Getpid()) {
+		t.Fatalf("this process's socket: process %d, want %d", got, os.Getpid())
 	}
-	fresh := udpInode(t)
-	if got := get(t0.Add(2*time.Second), fresh); got != 0 {
-		t.Errorf("socket opened after the scan, 2 s later: process %d, want 0 (the scan is kept %v)", got, DefaultOwnerTTL)
+	f, ino := o.udp()
+	child := o.hold(f)
+	f.Close()
+	got := o.read(t0.Add(1100 * time.Millisecond))
+	if got[ino] != pidOf(child) {
+		t.Errorf("socket opened in process %d since the last reading, at the next reading (OwnerTTL %v): process %d",
+			pidOf(child), DefaultOwnerTTL, got[ino])
 	}
-	if got := get(t0.Add(DefaultOwnerTTL+time.Second), fresh); got != pid {
-		t.Errorf("after OwnerTTL: process %d, want %d", got, pid)
+	if got[mineIno] != uint32(os.Getpid()) {
+		t.Errorf("this process's socket: process %d, want %d", got[mineIno], os.Getpid())
 	}
+}
+
+// TestOwnerNoScanWhenUnchanged: while the sockets and their processes
+// stay, readings after the first read no process's open files, past
+// OwnerTTL too.
+func TestOwnerNoScanWhenUnchanged(t *testing.T) {
+	o := newOwnerNS(t, Config{CacheTTL: time.Second})
+	mine, mineIno := o.udp()
+	defer mine.Close()
+	f, ino := o.udp()
+	child := o.hold(f)
+	f.Close()
+	t0 := time.Now()
+	const readings = 12 // 13.2 s: over twice OwnerTTL
+	for i := range readings {
+		got := o.read(t0.Add(time.Duration(i) * 1100 * time.Millisecond))
+		if got[mineIno] != uint32(os.Getpid()) || got[ino] != pidOf(child) {
+			t.Fatalf("reading %d: processes %d and %d, want %d and %d", i, got[mineIno], got[ino], os.Getpid(), pidOf(child))
+		}
+	}
+	if c := ownerCounts(o.m); c.scans != 1 {
+		t.Errorf("%d readings 1.1 s apart of unchanged sockets scanned the processes' open files %d times, want once", readings, c.scans)
+	}
+}
+
+// TestOwnerExitsAndPIDReused: of two processes holding a socket, the
+// one with the higher PID is its process (the scan visits the processes
+// in descending PID order); once that one exits, the other is, at the
+// next reading, even when a new process has been given the PID of the one
+// that exited.
+func TestOwnerExitsAndPIDReused(t *testing.T) {
+	o := newOwnerNS(t, Config{CacheTTL: time.Second})
+	f, ino := o.udp()
+	lo, hi := o.hold(f), o.hold(f)
+	f.Close()
+	if pidOf(lo) > pidOf(hi) {
+		lo, hi = hi, lo
+	}
+	t0 := time.Now()
+	first := o.read(t0)[ino]
+	if first != pidOf(hi) {
+		t.Errorf("socket held by processes %d and %d: process %d, want the higher", pidOf(lo), pidOf(hi), first)
+	}
+	owner, other := hi, lo
+	if first == pidOf(lo) {
+		owner, other = lo, hi
+	}
+	owner.Process.Kill()
+	owner.Wait()
+	if c := reusePID(t, pidOf(owner)); c != nil {
+		t.Logf("process %d exited; PID %d given to a new process", pidOf(owner), pidOf(c))
+	}
+	if got := o.read(t0.Add(1100 * time.Millisecond))[ino]; got != pidOf(other) {
+		t.Errorf("after process %d exited, socket still held by %d: process %d", pidOf(owner), pidOf(other), got)
+	}
+}
+
+// TestOwnerHandsOn: a process that still runs but has closed a socket
+// another process holds stops being its process within OwnerTTL (the
+// known sockets' links are read again every OwnerTTL).
+func TestOwnerHandsOn(t *testing.T) {
+	o := newOwnerNS(t, Config{CacheTTL: time.Second})
+	mine, mineIno := o.udp()
+	defer mine.Close()
+	t0 := time.Now()
+	o.read(t0) // this process holds the namespace's sockets: it is looked at first
+	f, ino := o.udp()
+	child := o.hold(f)
+	t1 := t0.Add(1100 * time.Millisecond)
+	if got := o.read(t1); got[ino] != uint32(os.Getpid()) || got[mineIno] != uint32(os.Getpid()) {
+		t.Fatalf("sockets of this process (%d), one held by process %d too: processes %d and %d, want this one's",
+			os.Getpid(), pidOf(child), got[mineIno], got[ino])
+	}
+	f.Close()
+	got := o.read(t1.Add(DefaultOwnerTTL))[ino]
+	if got != pidOf(child) {
+		t.Errorf("OwnerTTL after this process (%d) closed the socket process %d holds: process %d", os.Getpid(), pidOf(child), got)
+	}
+}
+
+// reusePID starts a process with PID pid (free), as a process started
+// after pid's exit could be given: it sets the last PID the kernel gave
+// (/proc/sys/kernel/ns_last_pid, root only) to pid-1 and starts one,
+// trying again when another process took the PID first. It returns nil
+// when the PID could not be had.
+func reusePID(t *testing.T, pid uint32) *exec.Cmd {
+	for range 50 {
+		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(int(pid-1))), 0); err != nil {
+			t.Logf("PID %d not reused: %v", pid, err)
+			return nil
+		}
+		c := exec.Command("sleep", "60")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if uint32(c.Process.Pid) == pid {
+			t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+			return c
+		}
+		c.Process.Kill()
+		c.Wait()
+	}
+	t.Logf("PID %d not reused: other processes took it first", pid)
+	return nil
+}
+
+// TestOwnerKernelSocket: a socket no process holds (a VXLAN device's)
+// reads 0 and is looked for again only after OwnerTTL, while new sockets
+// still get their process at the next reading.
+func TestOwnerKernelSocket(t *testing.T) {
+	o := newOwnerNS(t, Config{CacheTTL: time.Second})
+	if err := o.ns.IPBatch("link add vx0 type vxlan id 42 dstport 4789 local 127.0.0.1\nlink set vx0 up\n"); err != nil {
+		if testenv.InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	t0 := time.Now()
+	got := o.read(t0)
+	if len(got) != 1 {
+		t.Fatalf("%d UDP endpoints, want the VXLAN device's: %v", len(got), got)
+	}
+	for ino, pid := range got {
+		if pid != 0 {
+			t.Fatalf("kernel socket %d: process %d, want 0", ino, pid)
+		}
+	}
+	if c := ownerCounts(o.m); c.complete != 1 {
+		t.Fatalf("%d scans of every process, want 1", c.complete)
+	}
+	var children []*exec.Cmd
+	for i := 1; i <= 4; i++ { // until 4.4 s, within OwnerTTL
+		var want map[uint32]uint32
+		if i <= 2 {
+			f, ino := o.udp()
+			children = append(children, o.hold(f))
+			f.Close()
+			want = map[uint32]uint32{ino: pidOf(children[len(children)-1])}
+		}
+		got := o.read(t0.Add(time.Duration(i) * 1100 * time.Millisecond))
+		for ino, pid := range want {
+			if got[ino] != pid {
+				t.Errorf("reading %d: new socket of process %d: process %d", i, pid, got[ino])
+			}
+		}
+	}
+	if c := ownerCounts(o.m); c.complete != 1 || c.scans != 3 {
+		t.Errorf("within OwnerTTL: %d scans, %d of every process; want 3 (the first and one for each new socket) and 1", c.scans, c.complete)
+	}
+	o.read(t0.Add(DefaultOwnerTTL + 500*time.Millisecond))
+	if c := ownerCounts(o.m); c.complete != 2 {
+		t.Errorf("after OwnerTTL: %d scans of every process, want 2 (the kernel socket looked for again)", c.complete)
+	}
+}
+
+// TestOwnerScanBudget: a socket no process holds (in flight in a unix
+// socket) appearing at every reading costs on average no more than a scan
+// of every process per OwnerTTL, as a scan every OwnerTTL did.
+func TestOwnerScanBudget(t *testing.T) {
+	o := newOwnerNS(t, Config{CacheTTL: time.Second})
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pair[0])
+	defer unix.Close(pair[1])
+	t0 := time.Now()
+	step := 1100 * time.Millisecond
+	const readings = 10
+	for i := range readings {
+		f, ino := o.udp()
+		// In flight until pair[1] reads it: no process has it open.
+		if err := unix.Sendmsg(pair[0], []byte{0}, unix.UnixRights(int(f.Fd())), nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if got, ok := o.read(t0.Add(time.Duration(i) * step))[ino]; !ok || got != 0 {
+			t.Fatalf("reading %d: socket %d in flight: process %d (listed %v), want 0", i, ino, got, ok)
+		}
+	}
+	c := ownerCounts(o.m)
+	if limit := 2 + int(readings*step/DefaultOwnerTTL) + 1; c.complete > limit {
+		t.Errorf("%d readings %v apart, each with a socket no process holds: %d scans of every process, want at most %d", readings, step, c.complete, limit)
+	}
+	t.Logf("%d scans, %d of every process, %d processes visited", c.scans, c.complete, c.visits)
 }
 
 // TestSocketOwners opens sockets in this process and finds them, with
@@ -76,8 +354,7 @@ func TestSocketOwners(t *testing.T) {
 }
 
 // BenchmarkSocketOwners reads every process's open files for its
-// sockets, as tcpConnectionProcess, tcpListenerProcess and
-// udpEndpointProcess need.
+// sockets: the scan that finds the processes of sockets not known yet.
 //
 //	go test -run '^$' -bench SocketOwners -benchmem ./mib/tcpudp
 func BenchmarkSocketOwners(b *testing.B) {

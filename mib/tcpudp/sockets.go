@@ -2,6 +2,8 @@ package tcpudp
 
 import (
 	"slices"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -44,6 +46,9 @@ type sockRow struct {
 // each table's rows in index order.
 type sockSnap struct {
 	conn, connection, listener, udp, endpoint []sockRow
+
+	ownerOnce sync.Once
+	owner     map[uint32]uint32 // socket inode -> process, read when first asked
 }
 
 // inet appends InetAddressType.len.addr.port.
@@ -117,13 +122,29 @@ func (c connRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 	return snmp.Value{}, false
 }
 
-// process returns the PID owning a socket, 0 when none (TIME_WAIT) or
-// not found. The owner map is read only when a request asks.
-func (m *MIB) process(r *mib.Request, inode uint32) snmp.Value {
+// process returns the PID owning a socket of s, 0 when none (TIME_WAIT)
+// or not found. The owners of a reading's sockets are found once, when a
+// request first asks.
+func (m *MIB) process(r *mib.Request, s *sockSnap, inode uint32) snmp.Value {
 	if inode == 0 {
 		return snmp.Gauge32Value(0)
 	}
-	return snmp.Gauge32Value(m.owner.Get(r)[inode])
+	s.ownerOnce.Do(func() {
+		now := time.Now()
+		if r != nil {
+			now = r.Now
+		}
+		var inodes []uint32
+		for _, t := range [][]sockRow{s.connection, s.listener, s.endpoint} {
+			for i := range t {
+				if t[i].s.Inode != 0 {
+					inodes = append(inodes, t[i].s.Inode)
+				}
+			}
+		}
+		s.owner = m.owner.resolve(now, inodes)
+	})
+	return snmp.Gauge32Value(s.owner[inode])
 }
 
 type connectionRows struct {
@@ -139,7 +160,7 @@ func (c connectionRows) Value(r *mib.Request, i int, col uint32) (snmp.Value, bo
 	case 7:
 		return snmp.IntegerValue(state(k.State)), true
 	case 8:
-		return c.m.process(r, k.Inode), true
+		return c.m.process(r, c.sockSnap, k.Inode), true
 	}
 	return snmp.Value{}, false
 }
@@ -153,7 +174,7 @@ func (l listenerRows) Len() int             { return len(l.listener) }
 func (l listenerRows) Index(i int) snmp.OID { return l.listener[i].index }
 func (l listenerRows) Value(r *mib.Request, i int, col uint32) (snmp.Value, bool) {
 	if col == 4 {
-		return l.m.process(r, l.listener[i].s.Inode), true
+		return l.m.process(r, l.sockSnap, l.listener[i].s.Inode), true
 	}
 	return snmp.Value{}, false
 }
@@ -182,7 +203,7 @@ func (e endpointRows) Len() int             { return len(e.endpoint) }
 func (e endpointRows) Index(i int) snmp.OID { return e.endpoint[i].index }
 func (e endpointRows) Value(r *mib.Request, i int, col uint32) (snmp.Value, bool) {
 	if col == 8 {
-		return e.m.process(r, e.endpoint[i].s.Inode), true
+		return e.m.process(r, e.sockSnap, e.endpoint[i].s.Inode), true
 	}
 	return snmp.Value{}, false
 }

@@ -7,12 +7,17 @@
 // once per request and shared for CacheTTL. The process owning each socket
 // (tcpConnectionProcess, tcpListenerProcess, udpEndpointProcess) is found
 // by reading the links under /proc/PID/fd, which costs a system call per
-// open file of every process (the costliest reading of a full walk, about
-// 2 ms for 150 processes), so it is done only when a request asks for one
-// of those columns, and shared for OwnerTTL (5 s): a socket opened since
-// the last scan reads process 0 until the next. Which process holds a
-// socket seldom changes, and Net-SNMP's snmpd keeps these tables, process
-// columns included, for 60 s.
+// open file of every process (about 1 ms for 80 processes), only when a
+// request asks for one of those columns, and only for the sockets whose
+// process is not known from the previous readings: a known socket keeps
+// its process while that process runs (watched through a pidfd) and, read
+// again every OwnerTTL (5 s), still holds it. The scan stops once it has
+// found the sockets it looks for, starting with the processes holding the
+// namespace's other sockets; sockets that no process holds (kernel
+// sockets) read 0 and are looked for again after OwnerTTL; scans cost on
+// average no more than one of every process per OwnerTTL. A socket opened
+// since the previous reading thus has its process at the next reading,
+// and readings of unchanged sockets read no process's files. See owners.
 //
 // Values follow Net-SNMP 5.9's snmpd: IPv6 sockets are of type ipv6 with
 // their 16-byte addresses (wildcards and IPv4-mapped ones too), the
@@ -26,11 +31,7 @@ package tcpudp
 
 import (
 	"slices"
-	"strconv"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
@@ -54,8 +55,11 @@ var (
 type Config struct {
 	// CacheTTL is how long one reading serves requests; default 1 s.
 	CacheTTL time.Duration
-	// OwnerTTL is how long one scan of the processes' open files serves
-	// the process columns; default 5 s, and never less than CacheTTL.
+	// OwnerTTL is how often the process of each known socket is checked
+	// to still hold it, how long sockets a scan of every process did not
+	// find read 0 before they are looked for again, and the period in
+	// which scans may on average read every process once; default 5 s,
+	// and never less than CacheTTL.
 	OwnerTTL time.Duration
 	// FS is where /proc is read; default the host's.
 	FS procfs.FS
@@ -68,7 +72,7 @@ const DefaultOwnerTTL = 5 * time.Second
 type MIB struct {
 	cfg   Config
 	socks procfs.Cache[*sockSnap]
-	owner procfs.Cache[map[uint32]uint32]
+	owner *owners
 	stats procfs.Cache[map[string]map[string]uint64]
 
 	scalars                    []*mib.Scalars
@@ -86,7 +90,7 @@ func New(cfg Config) *MIB {
 	if cfg.OwnerTTL <= 0 {
 		cfg.OwnerTTL = DefaultOwnerTTL
 	}
-	m.owner = procfs.Cache[map[uint32]uint32]{TTL: max(cfg.OwnerTTL, cfg.CacheTTL), Load: func(time.Time) map[uint32]uint32 { return SocketOwners(cfg.FS) }}
+	m.owner = newOwners(cfg.FS, max(cfg.OwnerTTL, cfg.CacheTTL))
 	m.stats = procfs.Cache[map[string]map[string]uint64]{TTL: cfg.CacheTTL, Load: func(time.Time) map[string]map[string]uint64 {
 		b, err := cfg.FS.ReadFile("/proc/thread-self/net/snmp")
 		if err != nil {
@@ -106,6 +110,13 @@ func New(cfg Config) *MIB {
 	m.endpoint = mib.Table{Entry: UdpEndpointEntry, Columns: []uint32{8},
 		Rows: func(r *mib.Request) mib.Rows { return endpointRows{m.socks.Get(r), m} }}
 	return m
+}
+
+// Close releases what the MIB holds open to follow the sockets'
+// processes.
+func (m *MIB) Close() error {
+	m.owner.close()
+	return nil
 }
 
 // Register adds the MIB's objects to tree.
@@ -147,80 +158,4 @@ func (m *MIB) initScalars() {
 	slices.SortFunc(m.scalars, func(a, b *mib.Scalars) int {
 		return a.Prefix.Append(a.Objects[0].Sub).Compare(b.Prefix.Append(b.Objects[0].Sub))
 	})
-}
-
-// SocketOwners maps socket inodes to the PID of a process holding them,
-// from the links under /proc/PID/fd ("socket:[INODE]"). With several
-// holders, the lowest PID wins.
-//
-// This is a system call per open file of every process: the directories
-// are read with getdents64(2) into one buffer and each link with
-// readlinkat(2) relative to its directory, naming the entry in place, so
-// that the listing allocates nothing per file.
-func SocketOwners(fs procfs.FS) map[uint32]uint32 {
-	out := map[uint32]uint32{}
-	proc, err := unix.Open(fs.Path("/proc"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return out
-	}
-	defer unix.Close(proc)
-	var pids []uint32
-	var dr procfs.DirReader
-	dr.Each(proc, func(name []byte) bool {
-		if pid, ok := procfs.PIDName(name); ok {
-			pids = append(pids, pid)
-		}
-		return true
-	})
-	slices.Sort(pids)
-	var path, link []byte
-	link = make([]byte, 64)
-	for _, pid := range pids {
-		path = strconv.AppendUint(path[:0], uint64(pid), 10)
-		path = append(path, "/fd\x00"...)
-		fd, err := openat(proc, path)
-		if err != nil {
-			continue // exited, or not ours to read
-		}
-		dr.Each(fd, func(name []byte) bool {
-			// name is NUL-terminated in the directory buffer.
-			n, err := readlinkat(fd, &name[0], link)
-			if err != nil || n < 10 || string(link[:8]) != "socket:[" || link[n-1] != ']' {
-				return true
-			}
-			ino, err := strconv.ParseUint(string(link[8:n-1]), 10, 32)
-			if err != nil {
-				return true
-			}
-			if _, ok := out[uint32(ino)]; !ok { // PIDs ascend: the first is the lowest
-				out[uint32(ino)] = pid
-			}
-			return true
-		})
-		unix.Close(fd)
-	}
-	return out
-}
-
-// openat opens the directory path (NUL-terminated) relative to dir.
-func openat(dir int, path []byte) (int, error) {
-	for {
-		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(dir), uintptr(unsafe.Pointer(&path[0])), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0, 0, 0)
-		if errno == unix.EINTR {
-			continue
-		}
-		if errno != 0 {
-			return -1, errno
-		}
-		return int(fd), nil
-	}
-}
-
-// readlinkat reads the link name (NUL-terminated) relative to dir into buf.
-func readlinkat(dir int, name *byte, buf []byte) (int, error) {
-	n, _, errno := unix.Syscall6(unix.SYS_READLINKAT, uintptr(dir), uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
 }

@@ -1,0 +1,465 @@
+package tcpudp
+
+import (
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
+)
+
+// owners keeps, from one reading of a namespace's sockets to the next,
+// which process holds each socket, so that the processes' open files are
+// read only for sockets it does not know yet.
+//
+// At each reading of the sockets (resolve):
+//
+//   - A socket whose process is known and still runs keeps it. Each
+//     process is watched through a pidfd (pidfd_open(2)), which polls
+//     readable once the process has exited, so one poll(2) checks them all
+//     and a new process given the same PID is not taken for it. Every
+//     OwnerTTL the link /proc/PID/fd/N of each known socket is read again:
+//     a socket the process has closed or handed on (and that still lives
+//     elsewhere) is looked for anew.
+//   - The sockets left are looked for by one scan that stops as soon as
+//     all are found: first in the processes that hold the namespace's
+//     other sockets (servers accepting connections), in ascending PID
+//     order, then in the others in descending PID order, the processes
+//     started last first (PIDs rise until they wrap at pid_max).
+//   - Sockets that a scan of every process did not find (kernel sockets
+//     such as a VXLAN device's, sockets in flight in a unix socket,
+//     processes of another PID namespace) read 0 and are not looked for
+//     again until OwnerTTL has passed.
+//   - Scans cost on average no more than one scan of every process per
+//     OwnerTTL, with bursts of two: a new scan starts only while the
+//     processes visited in the last OwnerTTL or so leave room for one
+//     visit of every process. Sockets not found meanwhile read 0 and are
+//     looked for at the next reading that may scan.
+//
+// With several holders (a socket inherited across fork(2) or passed in
+// a unix socket), a socket's process is the first holder the scan that
+// found it visits: the lowest PID among the processes that held other
+// sockets of the namespace at the previous reading, else the highest PID
+// of all. It stays the socket's process as long as that process holds
+// it. (A scan of every process every OwnerTTL used to answer the lowest
+// PID of all; finding it would mean reading every process below the
+// first holder found.)
+type owners struct {
+	fs  procfs.FS
+	ttl time.Duration
+
+	mu      sync.Mutex
+	known   map[uint32]holder    // socket inode -> its process
+	procs   map[uint32]int       // PID -> pidfd (-1: none) of the holders in known
+	missing map[uint32]time.Time // socket inode -> when a scan of every process did not find it
+
+	budget   float64 // process visits scans may still make
+	budgetAt time.Time
+	nprocs   int // processes at the last listing of /proc
+
+	stats ownerStats
+
+	dr   procfs.DirReader
+	link []byte
+	path []byte
+	poll []unix.PollFd
+}
+
+type holder struct {
+	pid, fd uint32
+	checked time.Time // when the process was last seen holding the socket
+}
+
+// ownerStats counts the work of an owners.
+type ownerStats struct {
+	scans    int // scans of processes' open files
+	complete int // scans that visited every process and left sockets not found
+	visits   int // processes whose open files were read
+}
+
+func newOwners(fs procfs.FS, ttl time.Duration) *owners {
+	return &owners{
+		fs:      fs,
+		ttl:     ttl,
+		known:   map[uint32]holder{},
+		procs:   map[uint32]int{},
+		missing: map[uint32]time.Time{},
+		link:    make([]byte, 64),
+	}
+}
+
+// close releases the pidfds.
+func (o *owners) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for pid, fd := range o.procs {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		delete(o.procs, pid)
+	}
+	clear(o.known)
+}
+
+func (o *owners) counts() ownerStats {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.stats
+}
+
+// resolve returns the process holding each of inodes (the sockets of a
+// reading; 0 entries are ignored) that it knows or finds, at time now.
+func (o *owners) resolve(now time.Time, inodes []uint32) map[uint32]uint32 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.reap()
+	want := make(map[uint32]struct{}, len(inodes))
+	for _, ino := range inodes {
+		if ino != 0 {
+			want[ino] = struct{}{}
+		}
+	}
+	for ino, h := range o.known {
+		_, ok := want[ino]
+		_, live := o.procs[h.pid]
+		if !ok || !live {
+			delete(o.known, ino)
+			continue
+		}
+		if o.due(now, h.checked) {
+			if !o.holds(h, ino) {
+				delete(o.known, ino)
+				continue
+			}
+			h.checked = now
+			o.known[ino] = h
+		}
+	}
+	for ino, at := range o.missing {
+		if _, ok := want[ino]; !ok || o.due(now, at) {
+			delete(o.missing, ino)
+		}
+	}
+	unknown := map[uint32]struct{}{}
+	for ino := range want {
+		_, k := o.known[ino]
+		_, m := o.missing[ino]
+		if !k && !m {
+			unknown[ino] = struct{}{}
+		}
+	}
+	if len(unknown) > 0 && o.afford(now) {
+		o.scan(now, unknown)
+	}
+	// Processes that hold none of the sockets are not watched.
+	held := make(map[uint32]bool, len(o.procs))
+	out := make(map[uint32]uint32, len(o.known))
+	for ino, h := range o.known {
+		out[ino] = h.pid
+		held[h.pid] = true
+	}
+	for pid, fd := range o.procs {
+		if !held[pid] {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+			delete(o.procs, pid)
+		}
+	}
+	return out
+}
+
+// due reports whether OwnerTTL has passed since at (or the clock went
+// back).
+func (o *owners) due(now, at time.Time) bool {
+	return now.Sub(at) >= o.ttl || now.Before(at)
+}
+
+// reap forgets the processes whose pidfd says they have exited, with
+// their sockets.
+func (o *owners) reap() {
+	o.poll = o.poll[:0]
+	for _, fd := range o.procs {
+		if fd >= 0 {
+			o.poll = append(o.poll, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+		}
+	}
+	if len(o.poll) == 0 {
+		return
+	}
+	n, err := unix.Poll(o.poll, 0)
+	for err == unix.EINTR {
+		n, err = unix.Poll(o.poll, 0)
+	}
+	if err != nil || n == 0 {
+		return
+	}
+	exited := map[int]bool{}
+	for _, p := range o.poll {
+		if p.Revents != 0 {
+			exited[int(p.Fd)] = true
+		}
+	}
+	for pid, fd := range o.procs {
+		if fd >= 0 && exited[fd] {
+			unix.Close(fd)
+			delete(o.procs, pid)
+		}
+	}
+}
+
+// holds reports whether process h.pid still has socket ino open as file
+// descriptor h.fd. The link names the socket only while that process
+// holds it, whichever process has the PID, so a PID reused by another
+// process holding the same socket as the same descriptor reads true,
+// rightly.
+func (o *owners) holds(h holder, ino uint32) bool {
+	o.path = append(o.path[:0], o.fs.Path("/proc")...)
+	o.path = append(o.path, '/')
+	o.path = strconv.AppendUint(o.path, uint64(h.pid), 10)
+	o.path = append(o.path, "/fd/"...)
+	o.path = strconv.AppendUint(o.path, uint64(h.fd), 10)
+	o.path = append(o.path, 0)
+	n, err := readlinkat(unix.AT_FDCWD, &o.path[0], o.link)
+	if err != nil {
+		return false
+	}
+	got, ok := socketInode(o.link[:n])
+	return ok && got == ino
+}
+
+// afford reports whether a scan may start at now, refilling the budget
+// of process visits: one visit of every process per OwnerTTL, up to two.
+func (o *owners) afford(now time.Time) bool {
+	if o.nprocs == 0 {
+		return true // the first scan, which counts the processes
+	}
+	if now.After(o.budgetAt) {
+		o.budget += float64(o.nprocs) * float64(now.Sub(o.budgetAt)) / float64(o.ttl)
+	}
+	o.budgetAt = now
+	o.budget = min(o.budget, float64(2*o.nprocs))
+	return o.budget >= float64(o.nprocs)
+}
+
+// scan looks for the sockets in unknown among the processes' open files,
+// and stops when it has found them all.
+func (o *owners) scan(now time.Time, unknown map[uint32]struct{}) {
+	o.stats.scans++
+	proc, err := unix.Open(o.fs.Path("/proc"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(proc)
+	visits := 0
+	found := map[uint32]holder{}
+	visit := func(pid uint32) {
+		visits++
+		o.visit(proc, pid, func(ino, fd uint32) {
+			if _, ok := unknown[ino]; ok {
+				delete(unknown, ino)
+				found[ino] = holder{pid: pid, fd: fd, checked: now}
+			}
+		}, func(dfd int) {
+			o.watch(pid, dfd, found)
+		})
+	}
+	prior := make([]uint32, 0, len(o.procs))
+	for pid := range o.procs {
+		prior = append(prior, pid)
+	}
+	slices.Sort(prior)
+	for _, pid := range prior {
+		if len(unknown) == 0 {
+			break
+		}
+		visit(pid)
+	}
+	if len(unknown) > 0 {
+		pids := listPIDs(proc, &o.dr)
+		if o.nprocs == 0 {
+			o.budget, o.budgetAt = float64(2*len(pids)), now
+		}
+		o.nprocs = max(len(pids), 1)
+		for _, pid := range slices.Backward(pids) {
+			if len(unknown) == 0 {
+				break
+			}
+			if _, ok := o.procs[pid]; !ok {
+				visit(pid)
+			}
+		}
+		if len(unknown) > 0 {
+			o.stats.complete++
+			for ino := range unknown {
+				o.missing[ino] = now
+			}
+		}
+	}
+	o.stats.visits += visits
+	o.budget -= float64(visits)
+	for ino, h := range found {
+		if _, ok := o.procs[h.pid]; ok {
+			o.known[ino] = h
+		}
+	}
+}
+
+// watch starts watching process pid, whose fd directory is open at dfd,
+// if it holds one of the sockets found and is not watched yet.
+func (o *owners) watch(pid uint32, dfd int, found map[uint32]holder) {
+	if _, ok := o.procs[pid]; ok {
+		return
+	}
+	var h holder
+	for _, f := range found {
+		if f.pid == pid {
+			h = f
+			break
+		}
+	}
+	if h.pid == 0 {
+		return
+	}
+	fd := -1
+	if o.fs.Path("/proc") == "/proc" {
+		if pfd, err := unix.PidfdOpen(int(pid), 0); err == nil {
+			fd = pfd
+		}
+	}
+	// The process read through dfd still holds the socket after
+	// pidfd_open, so the pidfd names it and not a process given its PID
+	// since.
+	name := strconv.AppendUint(o.path[:0], uint64(h.fd), 10)
+	name = append(name, 0)
+	n, err := readlinkat(dfd, &name[0], o.link)
+	if ino, ok := socketInode(o.link[:max(n, 0)]); err != nil || !ok || found[ino].pid != pid {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		return
+	}
+	o.procs[pid] = fd
+}
+
+// visit calls f with the inode and descriptor of each socket process pid
+// has open, then done with the process's fd directory, still open.
+func (o *owners) visit(proc int, pid uint32, f func(ino, fd uint32), done func(dfd int)) {
+	o.path = strconv.AppendUint(o.path[:0], uint64(pid), 10)
+	o.path = append(o.path, "/fd\x00"...)
+	dfd, err := openat(proc, o.path)
+	if err != nil {
+		return // exited, or not ours to read
+	}
+	defer unix.Close(dfd)
+	eachSocket(dfd, &o.dr, o.link, f)
+	if done != nil {
+		done(dfd)
+	}
+}
+
+// eachSocket calls f with the inode and descriptor of each socket in the
+// fd directory open at dfd, reading the links into link.
+func eachSocket(dfd int, dr *procfs.DirReader, link []byte, f func(ino, fd uint32)) {
+	dr.Each(dfd, func(name []byte) bool {
+		// name is NUL-terminated in the directory buffer.
+		n, err := readlinkat(dfd, &name[0], link)
+		if err != nil {
+			return true
+		}
+		ino, ok := socketInode(link[:n])
+		if !ok {
+			return true
+		}
+		fd, ok := procfs.PIDName(name)
+		if ok {
+			f(ino, fd)
+		}
+		return true
+	})
+}
+
+// socketInode returns the inode of a link "socket:[INODE]".
+func socketInode(link []byte) (uint32, bool) {
+	n := len(link)
+	if n < 10 || string(link[:8]) != "socket:[" || link[n-1] != ']' {
+		return 0, false
+	}
+	ino, err := strconv.ParseUint(string(link[8:n-1]), 10, 32)
+	return uint32(ino), err == nil
+}
+
+// listPIDs returns the processes in /proc (open at proc), ascending.
+func listPIDs(proc int, dr *procfs.DirReader) []uint32 {
+	var pids []uint32
+	dr.Each(proc, func(name []byte) bool {
+		if pid, ok := procfs.PIDName(name); ok {
+			pids = append(pids, pid)
+		}
+		return true
+	})
+	slices.Sort(pids)
+	return pids
+}
+
+// SocketOwners maps socket inodes to the PID of a process holding them,
+// from the links under /proc/PID/fd ("socket:[INODE]"): a scan of every
+// process. With several holders, the lowest PID wins.
+//
+// This is a system call per open file of every process: the directories
+// are read with getdents64(2) into one buffer and each link with
+// readlinkat(2) relative to its directory, naming the entry in place, so
+// that the listing allocates nothing per file.
+func SocketOwners(fs procfs.FS) map[uint32]uint32 {
+	out := map[uint32]uint32{}
+	proc, err := unix.Open(fs.Path("/proc"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return out
+	}
+	defer unix.Close(proc)
+	var dr procfs.DirReader
+	var path []byte
+	link := make([]byte, 64)
+	for _, pid := range listPIDs(proc, &dr) {
+		path = strconv.AppendUint(path[:0], uint64(pid), 10)
+		path = append(path, "/fd\x00"...)
+		fd, err := openat(proc, path)
+		if err != nil {
+			continue // exited, or not ours to read
+		}
+		eachSocket(fd, &dr, link, func(ino, _ uint32) {
+			if _, ok := out[ino]; !ok { // PIDs ascend: the first is the lowest
+				out[ino] = pid
+			}
+		})
+		unix.Close(fd)
+	}
+	return out
+}
+
+// openat opens the directory path (NUL-terminated) relative to dir.
+func openat(dir int, path []byte) (int, error) {
+	for {
+		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(dir), uintptr(unsafe.Pointer(&path[0])), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0, 0, 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return -1, errno
+		}
+		return int(fd), nil
+	}
+}
+
+// readlinkat reads the link name (NUL-terminated) relative to dir into buf.
+func readlinkat(dir int, name *byte, buf []byte) (int, error) {
+	n, _, errno := unix.Syscall6(unix.SYS_READLINKAT, uintptr(dir), uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
