@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
@@ -37,7 +36,8 @@ func ParseSNMP6(b []byte) map[string]uint64 {
 
 // icmpSnap is one reading of the ICMP counters of both versions.
 type icmpSnap struct {
-	v4, v6 map[string]uint64 // the "Icmp:" line; snmp6's Icmp6* lines
+	v4, v6 *procfs.NetCounters // the "Icmp:" line (when hasV4); snmp6's Icmp6* lines
+	hasV4  bool
 	msgs   []icmpMsg
 }
 
@@ -48,44 +48,50 @@ type icmpMsg struct {
 }
 
 // icmp4Types are the ICMP types the kernel counts on its "Icmp:" line,
-// with the names of their counters (without In/Out).
+// with the names of their counters.
 var icmp4Types = []struct {
-	typ  uint32
-	name string
+	typ     uint32
+	in, out string
 }{
-	{0, "EchoReps"}, {3, "DestUnreachs"}, {4, "SrcQuenchs"}, {5, "Redirects"}, {8, "Echos"},
-	{11, "TimeExcds"}, {12, "ParmProbs"}, {13, "Timestamps"}, {14, "TimestampReps"},
-	{17, "AddrMasks"}, {18, "AddrMaskReps"},
+	{0, "InEchoReps", "OutEchoReps"}, {3, "InDestUnreachs", "OutDestUnreachs"}, {4, "InSrcQuenchs", "OutSrcQuenchs"},
+	{5, "InRedirects", "OutRedirects"}, {8, "InEchos", "OutEchos"}, {11, "InTimeExcds", "OutTimeExcds"},
+	{12, "InParmProbs", "OutParmProbs"}, {13, "InTimestamps", "OutTimestamps"},
+	{14, "InTimestampReps", "OutTimestampReps"}, {17, "InAddrMasks", "OutAddrMasks"},
+	{18, "InAddrMaskReps", "OutAddrMaskReps"},
 }
 
-func (m *MIB) readICMP(time.Time) *icmpSnap {
-	s := &icmpSnap{}
-	if b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/snmp"); err == nil {
-		s.v4 = procfs.ParseNetSNMP(b)["Icmp"]
-	}
-	if b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/snmp6"); err == nil {
-		s.v6 = ParseSNMP6(b)
-	}
-	if s.v4 != nil {
+// icmpSnap returns the request's ICMP counters, from the shared readings
+// of /proc/net/snmp and /proc/net/snmp6.
+func (m *MIB) icmpSnap(r *mib.Request) *icmpSnap {
+	return m.icmpFrom.get(r, func() [3]*procfs.NetCounters {
+		return [3]*procfs.NetCounters{m.net.SNMP.Get(r), m.net.SNMP6.Get(r)}
+	}, readICMP)
+}
+
+// readICMP makes the ICMP tables from readings of /proc/net/snmp and
+// /proc/net/snmp6.
+func readICMP(src [3]*procfs.NetCounters) *icmpSnap {
+	s := &icmpSnap{v4: src[0], v6: src[1], hasV4: src[0].Has("Icmp")}
+	if s.hasV4 {
 		for _, t := range icmp4Types {
-			s.msgs = append(s.msgs, icmpMsg{index: snmp.OID{1, t.typ}, in: s.v4["In"+t.name], out: s.v4["Out"+t.name], hasIn: true, hasOut: true})
+			s.msgs = append(s.msgs, icmpMsg{index: snmp.OID{1, t.typ}, in: s.v4.Value("Icmp", t.in), out: s.v4.Value("Icmp", t.out), hasIn: true, hasOut: true})
 		}
 	}
 	// The kernel prints Icmp6InTypeN/Icmp6OutTypeN for the types it has
 	// seen; a row has the columns it prints.
 	byType := map[uint32]*icmpMsg{}
-	for k, v := range s.v6 {
+	s.v6.Each("", func(k string, v uint64) {
 		rest, in := strings.CutPrefix(k, "Icmp6InType")
 		if !in {
 			var ok bool
 			if rest, ok = strings.CutPrefix(k, "Icmp6OutType"); !ok {
-				continue
+				return
 			}
 		}
 		out := !in
 		t, err := strconv.ParseUint(rest, 10, 8)
 		if err != nil {
-			continue
+			return
 		}
 		e := byType[uint32(t)]
 		if e == nil {
@@ -97,7 +103,7 @@ func (m *MIB) readICMP(time.Time) *icmpSnap {
 		} else {
 			e.in, e.hasIn = v, true
 		}
-	}
+	})
 	for _, e := range byType {
 		s.msgs = append(s.msgs, *e)
 	}
@@ -111,18 +117,17 @@ var legacyICMP = []string{"InMsgs", "InErrors", "InDestUnreachs", "InTimeExcds",
 	"OutEchos", "OutEchoReps", "OutTimestamps", "OutTimestampReps", "OutAddrMasks", "OutAddrMaskReps"}
 
 func (m *MIB) initICMP() {
-	m.icmp = procfs.Cache[*icmpSnap]{TTL: m.cfg.CacheTTL, Load: m.readICMP}
 	objs := make([]mib.Scalar, len(legacyICMP))
 	for i, name := range legacyICMP {
 		objs[i] = mib.Scalar{Sub: uint32(i + 1), Get: func(r *mib.Request) snmp.Value {
-			return snmp.Counter32Value(uint32(m.icmp.Get(r).v4[name]))
+			return snmp.Counter32Value(uint32(m.net.SNMP.Get(r).Value("Icmp", name)))
 		}}
 	}
 	m.icmpScalars = mib.Scalars{Prefix: ICMP, Objects: objs}
 	m.icmpStats = mib.Table{Entry: IcmpStatsEntry, Columns: []uint32{2, 3, 4, 5},
-		Rows: func(r *mib.Request) mib.Rows { return icmpStatsRows{m.icmp.Get(r)} }}
+		Rows: func(r *mib.Request) mib.Rows { return icmpStatsRows{m.icmpSnap(r)} }}
 	m.icmpMsgStats = mib.Table{Entry: IcmpMsgStatsEntry, Columns: []uint32{3, 4},
-		Rows: func(r *mib.Request) mib.Rows { return icmpMsgRows{m.icmp.Get(r)} }}
+		Rows: func(r *mib.Request) mib.Rows { return icmpMsgRows{m.icmpSnap(r)} }}
 }
 
 var versionIndex = [2]snmp.OID{{1}, {2}}
@@ -133,14 +138,14 @@ func (s icmpStatsRows) Len() int             { return 2 }
 func (s icmpStatsRows) Index(i int) snmp.OID { return versionIndex[i] }
 func (s icmpStatsRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 	names := [2][4]string{{"InMsgs", "InErrors", "OutMsgs", "OutErrors"}, {"Icmp6InMsgs", "Icmp6InErrors", "Icmp6OutMsgs", "Icmp6OutErrors"}}
-	src := s.v4
+	src, proto := s.v4, "Icmp"
 	if i == 1 {
-		src = s.v6
+		src, proto = s.v6, ""
 	}
-	if src == nil || col < 2 || col > 5 {
+	if (i == 0 && !s.hasV4) || src == nil || col < 2 || col > 5 {
 		return snmp.Value{}, false
 	}
-	return snmp.Counter32Value(uint32(src[names[i][col-2]])), true
+	return snmp.Counter32Value(uint32(src.Value(proto, names[i][col-2]))), true
 }
 
 type icmpMsgRows struct{ *icmpSnap }

@@ -10,8 +10,11 @@
 // CacheTTL; the scalars from /proc/sys/net and /proc/net/snmp, the
 // per-interface tables from the address dump, one RTM_GETNEIGHTBL dump
 // (neighbour discovery times) and one RTM_GETLINK dump (IPv6
-// configuration). Everything
-// is read in the network namespace of the thread that calls New.
+// configuration). /proc/net/snmp, snmp6 and netstat are read at most
+// once per request and shared for CacheTTL by the scalars,
+// ipSystemStatsTable and the ICMP group (procfs.NetStats, which TCP-MIB's
+// and UDP-MIB's scalars can share too). Everything is read in the network
+// namespace of the thread that calls New.
 //
 // Values follow Net-SNMP 5.9's snmpd: ipAddressTable lists each IPv4
 // address with its broadcast address (type broadcast) and IPv6 addresses
@@ -61,6 +64,10 @@ type Config struct {
 	// Links is a link dump shared with other MIBs (HOST-RESOURCES'
 	// hrNetworkTable); nil: the MIB takes its own.
 	Links *procfs.Cache[[]rtnl.Link]
+	// NetStats are the readings of /proc/net/snmp, snmp6 and netstat,
+	// shared with other MIBs (TCP-MIB's and UDP-MIB's scalars); nil: the
+	// MIB takes its own.
+	NetStats *procfs.NetStats
 }
 
 // MIB serves IP-MIB.
@@ -73,12 +80,12 @@ type MIB struct {
 	routes                     procfs.Cache[*routeSnap]
 	routeNumber                mib.Scalars
 	inetRoutes, cidrRoutes     mib.Table
-	sysStatsCache              procfs.Cache[*sysStatsSnap]
+	sysStatsFrom               fromNet[*sysStatsSnap]
 	ifStatsCache               procfs.Cache[[]ifStatsRow]
 	ifStats                    mib.Table
 	ifStatsLastChange          mib.Scalars
 	sysStats                   mib.Table
-	icmp                       procfs.Cache[*icmpSnap]
+	icmpFrom                   fromNet[*icmpSnap]
 	icmpScalars                mib.Scalars
 	icmpStats, icmpMsgStats    mib.Table
 	scalars                    []*mib.Scalars
@@ -86,6 +93,7 @@ type MIB struct {
 	prefixes                   mib.Table
 
 	links *procfs.Cache[[]rtnl.Link]
+	net   *procfs.NetStats
 	// layout names IFLA_INET6_STATS once it is known.
 	layoutMu                  sync.Mutex
 	layout                    stats6Layout
@@ -109,6 +117,10 @@ func New(cfg Config) *MIB {
 	m.links = cfg.Links
 	if m.links == nil {
 		m.links = NewLinks(cfg.CacheTTL)
+	}
+	m.net = cfg.NetStats
+	if m.net == nil {
+		m.net = procfs.NewNetStats(cfg.FS, cfg.CacheTTL)
 	}
 	m.sys = procfs.Cache[ipSys]{TTL: cfg.CacheTTL, Load: func(time.Time) ipSys { return readSys(cfg.FS) }}
 	m.initScalars()
@@ -142,6 +154,10 @@ func NewLinks(ttl time.Duration) *procfs.Cache[[]rtnl.Link] {
 // Links returns the MIB's link dump, for other MIBs to share.
 func (m *MIB) Links() *procfs.Cache[[]rtnl.Link] { return m.links }
 
+// NetStats returns the MIB's readings of the protocol counter files, for
+// other MIBs to share.
+func (m *MIB) NetStats() *procfs.NetStats { return m.net }
+
 // Register adds the MIB's objects to tree.
 func (m *MIB) Register(tree *mib.Tree) {
 	for _, s := range m.scalars {
@@ -171,10 +187,9 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(IcmpMsgStatsEntry, &m.icmpMsgStats)
 }
 
-// ipSys holds the scalars' sources.
+// ipSys holds the sysctls the scalars serve.
 type ipSys struct {
 	forwarding, ttl, fwd6, hopLimit int64
-	counters                        map[string]uint64 // /proc/net/snmp "Ip:" by name
 }
 
 func readInt(fs procfs.FS, name string) int64 {
@@ -187,16 +202,12 @@ func readInt(fs procfs.FS, name string) int64 {
 }
 
 func readSys(fs procfs.FS) ipSys {
-	s := ipSys{
+	return ipSys{
 		forwarding: readInt(fs, "/proc/sys/net/ipv4/conf/all/forwarding"),
 		ttl:        readInt(fs, "/proc/sys/net/ipv4/ip_default_ttl"),
 		fwd6:       readInt(fs, "/proc/sys/net/ipv6/conf/all/forwarding"),
 		hopLimit:   readInt(fs, "/proc/sys/net/ipv6/conf/all/hop_limit"),
 	}
-	if b, err := fs.ReadFile("/proc/thread-self/net/snmp"); err == nil {
-		s.counters = procfs.ParseNetSNMP(b)["Ip"]
-	}
-	return s
 }
 
 // legacy lists ip.3 to ip.19: the "Ip:" counters of /proc/net/snmp, which
@@ -221,7 +232,7 @@ func (m *MIB) initScalars() {
 	m.writable(2, "/proc/sys/net/ipv4/ip_default_ttl", 1, 255, nil)
 	for i, name := range legacy {
 		one(uint32(3+i), func(r *mib.Request) snmp.Value {
-			return snmp.Counter32Value(uint32(m.sys.Get(r).counters[name]))
+			return snmp.Counter32Value(uint32(m.net.SNMP.Get(r).Value("Ip", name)))
 		})
 	}
 	one(23, func(*mib.Request) snmp.Value { return snmp.Counter32Value(0) }) // ipRoutingDiscards: not counted

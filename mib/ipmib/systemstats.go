@@ -56,33 +56,44 @@ func derive(s ipStats) {
 	s["OutTransmits"] = t
 }
 
-func (m *MIB) readSysStats(time.Time) *sysStatsSnap {
+// sysStatsSnap returns the request's snapshot of both versions'
+// counters: /proc/net/snmp, /proc/net/netstat (read only when the first
+// has IPv4 counters) and /proc/net/snmp6, as the shared readings have
+// them.
+func (m *MIB) sysStatsSnap(r *mib.Request) *sysStatsSnap {
+	return m.sysStatsFrom.get(r, func() [3]*procfs.NetCounters {
+		snmp, snmp6 := m.net.SNMP.Get(r), m.net.SNMP6.Get(r)
+		var netstat *procfs.NetCounters
+		if snmp.Has("Ip") {
+			netstat = m.net.Netstat.Get(r)
+		}
+		return [3]*procfs.NetCounters{snmp, netstat, snmp6}
+	}, readSysStats)
+}
+
+// readSysStats makes the counters of both versions from readings of
+// /proc/net/snmp, /proc/net/netstat and /proc/net/snmp6.
+func readSysStats(src [3]*procfs.NetCounters) *sysStatsSnap {
+	snmp, netstat, snmp6 := src[0], src[1], src[2]
 	s := &sysStatsSnap{}
-	if b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/snmp"); err == nil {
-		if ip := procfs.ParseNetSNMP(b)["Ip"]; ip != nil {
-			v := ipStats{}
-			for col, name := range v4Names {
-				v[col] = ip[name]
-			}
-			if b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/netstat"); err == nil {
-				ext := procfs.ParseNetSNMP(b)["IpExt"]
-				for _, name := range v4ExtNames {
-					v[name] = ext[name]
-				}
-			}
-			derive(v)
-			s.v[0] = v
+	if snmp.Has("Ip") {
+		v := ipStats{}
+		for col, name := range v4Names {
+			v[col] = snmp.Value("Ip", name)
 		}
+		for _, name := range v4ExtNames {
+			v[name] = netstat.Value("IpExt", name)
+		}
+		derive(v)
+		s.v[0] = v
 	}
-	if b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/snmp6"); err == nil {
-		if c := ParseSNMP6(b); len(c) > 0 {
-			v := ipStats{}
-			for col, name := range v6Names {
-				v[col] = c[name]
-			}
-			derive(v)
-			s.v[1] = v
+	if snmp6.Any("") {
+		v := ipStats{}
+		for col, name := range v6Names {
+			v[col] = snmp6.Value("", name)
 		}
+		derive(v)
+		s.v[1] = v
 	}
 	return s
 }
@@ -109,13 +120,12 @@ var sysStatsColumns = map[uint32]struct {
 }
 
 func (m *MIB) initSysStats() {
-	m.sysStatsCache = procfs.Cache[*sysStatsSnap]{TTL: m.cfg.CacheTTL, Load: m.readSysStats}
 	cols := make([]uint32, 0, 45)
 	for c := uint32(3); c <= 47; c++ {
 		cols = append(cols, c)
 	}
 	m.sysStats = mib.Table{Entry: IpSystemStatsEntry, Columns: cols,
-		Rows: func(r *mib.Request) mib.Rows { return sysStatsRows{m.sysStatsCache.Get(r), m} }}
+		Rows: func(r *mib.Request) mib.Rows { return sysStatsRows{m.sysStatsSnap(r), m} }}
 }
 
 type sysStatsRows struct {

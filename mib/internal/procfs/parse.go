@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // lines calls fn with each line of b, without its newline.
@@ -449,4 +450,351 @@ func ParseNetSNMP(b []byte) map[string]map[string]uint64 {
 		out[string(p1)] = m
 	}
 	return out
+}
+
+// NetCounters is one reading of a file of the kernel's protocol
+// counters: /proc/net/snmp and /proc/net/netstat, whose "Proto: names"
+// lines are each followed by a "Proto: values" line (ParseNetCounters),
+// or /proc/net/snmp6, whose "Name value" lines ParseNetCounters6 reads as
+// the counters of the protocol "". The values are in one slice; the
+// names, and where each one's value is, are in a layout worked out from
+// the name lines once and shared by the readings that follow as long as
+// the kernel prints the same names (a running kernel always does), so a
+// reading builds no map and no string.
+//
+// The counters read the same as ParseNetSNMP's and ParseSNMP6's maps. A
+// nil *NetCounters (a file that could not be read) has none.
+type NetCounters struct {
+	l    *netLayout
+	vals []uint64
+	has  []bool // vals[i] was read (a number)
+	ok   []bool // pair i was read (as many values as names)
+}
+
+// netLayout is where each counter of a file is. It is not changed once
+// made: readings share it.
+type netLayout struct {
+	pairs   []netPair
+	byProto map[string][]int // the pairs of each protocol, in file order
+	slots   int
+}
+
+// netPair is one pair of lines (for snmp6, all of the file).
+type netPair struct {
+	proto  string
+	header []byte         // the names line after the colon, to recognize it
+	names  []string       // each field's (snmp6: each line's) name
+	slot   []int32        // each field's place in vals: a repeated name shares one
+	first  []bool         // the field is its name's first
+	index  map[string]int // name -> slot
+}
+
+// add appends a field named name to p.
+func (p *netPair) add(l *netLayout, name string) {
+	i, ok := p.index[name]
+	if !ok {
+		i = l.slots
+		l.slots++
+		p.index[name] = i
+	}
+	p.names = append(p.names, name)
+	p.slot = append(p.slot, int32(i))
+	p.first = append(p.first, !ok)
+}
+
+// Get returns the counter name of proto and whether it was read.
+func (c *NetCounters) Get(proto, name string) (uint64, bool) {
+	p := c.pair(proto)
+	if p == nil {
+		return 0, false
+	}
+	i, ok := p.index[name]
+	if !ok || !c.has[i] {
+		return 0, false
+	}
+	return c.vals[i], true
+}
+
+// Value returns the counter name of proto, 0 when it was not read.
+func (c *NetCounters) Value(proto, name string) uint64 {
+	v, _ := c.Get(proto, name)
+	return v
+}
+
+// Has reports whether the reading has proto's counters (a pair of lines
+// with as many values as names).
+func (c *NetCounters) Has(proto string) bool { return c.pair(proto) != nil }
+
+// Any reports whether a counter of proto was read.
+func (c *NetCounters) Any(proto string) bool {
+	p := c.pair(proto)
+	if p == nil {
+		return false
+	}
+	for _, s := range p.slot {
+		if c.has[s] {
+			return true
+		}
+	}
+	return false
+}
+
+// Each calls fn with each counter of proto that was read, in the order of
+// the file (a name printed twice, where it is first printed).
+func (c *NetCounters) Each(proto string, fn func(name string, v uint64)) {
+	p := c.pair(proto)
+	if p == nil {
+		return
+	}
+	for j, n := range p.names {
+		if s := p.slot[j]; p.first[j] && c.has[s] {
+			fn(n, c.vals[s])
+		}
+	}
+}
+
+// pair returns the last pair of proto that was read: as ParseNetSNMP, a
+// later pair of a protocol replaces an earlier one.
+func (c *NetCounters) pair(proto string) *netPair {
+	if c == nil || c.l == nil {
+		return nil
+	}
+	ps := c.l.byProto[proto]
+	for i := len(ps) - 1; i >= 0; i-- {
+		if c.ok[ps[i]] {
+			return &c.l.pairs[ps[i]]
+		}
+	}
+	return nil
+}
+
+// asciiFields calls fn (when not nil) with each field of b, split at runs
+// of the ASCII white space bytes.Fields splits at, and returns how many
+// there are.
+func asciiFields(b []byte, fn func(f []byte)) int {
+	n := 0
+	for {
+		for len(b) > 0 && asciiSpace(b[0]) {
+			b = b[1:]
+		}
+		if len(b) == 0 {
+			return n
+		}
+		i := 0
+		for i < len(b) && !asciiSpace(b[i]) {
+			i++
+		}
+		if fn != nil {
+			fn(b[:i])
+		}
+		n++
+		b = b[i:]
+	}
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// counter parses a decimal number as strconv.ParseInt, or else
+// strconv.ParseUint, would (base 10, 64 bits): a negative one (MaxConn
+// -1) in two's complement. With signed false, as ParseUint alone.
+func counter(b []byte, signed bool) (uint64, bool) {
+	neg, sign := false, false
+	if signed && len(b) > 0 && (b[0] == '+' || b[0] == '-') {
+		neg, sign = b[0] == '-', true
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (1<<64-1-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	switch {
+	case neg && n > 1<<63:
+		return 0, false
+	case neg:
+		return -n, true
+	case sign && n > 1<<63-1:
+		return 0, false
+	}
+	return n, true
+}
+
+// nextLine returns the first line of b, without its newline, and the
+// rest.
+func nextLine(b []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return b[:i], b[i+1:]
+	}
+	return b, nil
+}
+
+// ParseNetCounters reads /proc/net/snmp or /proc/net/netstat as
+// ParseNetSNMP does, with the layout of prev (the file's previous
+// reading, or nil) when its name lines are the same.
+func ParseNetCounters(b []byte, prev *NetCounters) *NetCounters {
+	if prev != nil && prev.l != nil {
+		if c := parseNetPairs(b, prev.l); c != nil {
+			return c
+		}
+	}
+	return parseNetPairs(b, nil)
+}
+
+// parseNetPairs reads b with the layout l, or with l nil makes one. It
+// returns nil when b's name lines are not l's.
+func parseNetPairs(b []byte, l *netLayout) *NetCounters {
+	build := l == nil
+	if build {
+		l = &netLayout{byProto: map[string][]int{}}
+	}
+	c := &NetCounters{l: l}
+	if !build {
+		c.vals = make([]uint64, l.slots)
+		c.has = make([]bool, l.slots)
+		c.ok = make([]bool, len(l.pairs))
+	}
+	k := 0 // pairs read
+	var prev []byte
+	have := false // prev is a line not in a pair yet
+	for rest := b; len(rest) > 0; {
+		var line []byte
+		line, rest = nextLine(rest)
+		if !have {
+			prev, have = line, true
+			continue
+		}
+		p1, names, ok1 := bytes.Cut(prev, []byte(":"))
+		p2, vals, ok2 := bytes.Cut(line, []byte(":"))
+		if !ok1 || !ok2 || !bytes.Equal(p1, p2) {
+			prev = line
+			continue
+		}
+		have = false
+		if build {
+			p := netPair{proto: string(p1), header: bytes.Clone(names), index: map[string]int{}}
+			asciiFields(names, func(f []byte) { p.add(l, string(f)) })
+			l.byProto[p.proto] = append(l.byProto[p.proto], len(l.pairs))
+			l.pairs = append(l.pairs, p)
+			c.ok = append(c.ok, false)
+			for len(c.vals) < l.slots {
+				c.vals = append(c.vals, 0)
+				c.has = append(c.has, false)
+			}
+		} else if k >= len(l.pairs) || l.pairs[k].proto != string(p1) || !bytes.Equal(l.pairs[k].header, names) {
+			return nil
+		}
+		p := &l.pairs[k]
+		if asciiFields(vals, nil) == len(p.slot) {
+			c.ok[k] = true
+			j := 0
+			asciiFields(vals, func(f []byte) {
+				if v, ok := counter(f, true); ok {
+					c.vals[p.slot[j]], c.has[p.slot[j]] = v, true
+				}
+				j++
+			})
+		}
+		k++
+	}
+	if k != len(l.pairs) {
+		return nil
+	}
+	return c
+}
+
+// ParseNetCounters6 reads /proc/net/snmp6 as ParseSNMP6 does (a line of
+// other than two fields is skipped, and a value that is not a number is
+// absent), as the counters of the protocol "", with the layout of prev
+// (the previous reading, or nil) when its names are the same.
+func ParseNetCounters6(b []byte, prev *NetCounters) *NetCounters {
+	if prev != nil && prev.l != nil && len(prev.l.pairs) == 1 && prev.l.pairs[0].header == nil {
+		if c := parseNetLines(b, prev.l); c != nil {
+			return c
+		}
+	}
+	return parseNetLines(b, nil)
+}
+
+// parseNetLines reads snmp6 lines with the layout l, or with l nil makes
+// one. It returns nil when b's names are not l's.
+func parseNetLines(b []byte, l *netLayout) *NetCounters {
+	build := l == nil
+	if build {
+		l = &netLayout{pairs: []netPair{{index: map[string]int{}}}, byProto: map[string][]int{"": {0}}}
+	}
+	p := &l.pairs[0]
+	c := &NetCounters{l: l, ok: []bool{true}}
+	if !build {
+		c.vals = make([]uint64, l.slots)
+		c.has = make([]bool, l.slots)
+	}
+	k := 0 // counter lines read
+	for len(b) > 0 {
+		var line []byte
+		line, b = nextLine(b)
+		var f [2][]byte
+		n := asciiFields(line, func(x []byte) { f[0], f[1] = f[1], x })
+		if n != 2 {
+			continue
+		}
+		if build {
+			p.add(l, string(f[0]))
+			for len(c.vals) < l.slots {
+				c.vals = append(c.vals, 0)
+				c.has = append(c.has, false)
+			}
+		} else if k >= len(p.names) || p.names[k] != string(f[0]) {
+			return nil
+		}
+		if v, ok := counter(f[1], false); ok {
+			c.vals[p.slot[k]], c.has[p.slot[k]] = v, true
+		}
+		k++
+	}
+	if k != len(p.names) {
+		return nil
+	}
+	return c
+}
+
+// NetStats are the kernel's protocol counter files of a network
+// namespace, each read at most once per request and shared by all
+// requests for the cache time: /proc/net/snmp (IP-MIB's scalars,
+// ipSystemStatsTable, the ICMP group, TCP-MIB's and UDP-MIB's scalars),
+// /proc/net/snmp6 (ipSystemStatsTable, the ICMP tables) and
+// /proc/net/netstat (ipSystemStatsTable). Each reading takes the layout
+// of the one before (ParseNetCounters).
+type NetStats struct {
+	SNMP, SNMP6, Netstat *Cache[*NetCounters]
+}
+
+// NewNetStats returns the files of the calling thread's network
+// namespace (/proc/thread-self/net) below fs, each read at most once per
+// ttl.
+func NewNetStats(fs FS, ttl time.Duration) *NetStats {
+	file := func(name string, parse func([]byte, *NetCounters) *NetCounters) *Cache[*NetCounters] {
+		var last *NetCounters // under the cache's lock
+		return &Cache[*NetCounters]{TTL: ttl, Load: func(time.Time) *NetCounters {
+			b, err := fs.ReadFile("/proc/thread-self/net/" + name)
+			if err != nil {
+				return nil
+			}
+			c := parse(b, last)
+			last = c
+			return c
+		}}
+	}
+	return &NetStats{SNMP: file("snmp", ParseNetCounters), SNMP6: file("snmp6", ParseNetCounters6),
+		Netstat: file("netstat", ParseNetCounters)}
 }
