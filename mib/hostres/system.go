@@ -46,7 +46,7 @@ func (m *MIB) initSystem() {
 // (hrSWRunTable) takes too: a walk reads /proc once for both.
 func (m *MIB) readSys(now time.Time) sysInfo {
 	var s sysInfo
-	if b, err := m.cfg.FS.ReadFile("/proc/uptime"); err == nil {
+	if b, err := m.uptimeFile.Read(&m.uptimeBuf); err == nil {
 		s.uptime, _ = procfs.ParseUptime(b)
 	}
 	if n, ok := m.procs.Count(now); ok {

@@ -27,9 +27,10 @@ import (
 //     elsewhere) is looked for anew.
 //   - The sockets left are looked for by one scan that stops as soon as
 //     all are found: first in the processes that hold the namespace's
-//     other sockets (servers accepting connections), in ascending PID
-//     order, then in the others in descending PID order, the processes
-//     started last first (PIDs rise until they wrap at pid_max).
+//     other sockets or held one in the last OwnerTTL (servers accepting
+//     connections, clients connecting again), in ascending PID order,
+//     then in the others in descending PID order, the processes started
+//     last first (PIDs rise until they wrap at pid_max).
 //   - Sockets that a scan of every process did not find (kernel sockets
 //     such as a VXLAN device's, sockets in flight in a unix socket,
 //     processes of another PID namespace) read 0 and are not looked for
@@ -42,9 +43,8 @@ import (
 //
 // With several holders (a socket inherited across fork(2) or passed in
 // a unix socket), a socket's process is the first holder the scan that
-// found it visits: the lowest PID among the processes that held other
-// sockets of the namespace at the previous reading, else the highest PID
-// of all. It stays the socket's process as long as that process holds
+// found it visits: the lowest PID among the processes that held sockets
+// of the namespace in the last OwnerTTL, else the highest PID of all. It stays the socket's process as long as that process holds
 // it. (A scan of every process every OwnerTTL used to answer the lowest
 // PID of all; finding it would mean reading every process below the
 // first holder found.)
@@ -54,7 +54,7 @@ type owners struct {
 
 	mu      sync.Mutex
 	known   map[uint32]holder    // socket inode -> its process
-	procs   map[uint32]int       // PID -> pidfd (-1: none) of the holders in known
+	procs   map[uint32]watched   // the holders of known sockets, and of sockets in the last OwnerTTL
 	missing map[uint32]time.Time // socket inode -> when a scan of every process did not find it
 
 	budget   float64 // process visits scans may still make
@@ -67,6 +67,12 @@ type owners struct {
 	link []byte
 	path []byte
 	poll []unix.PollFd
+}
+
+// watched is a process that holds or held sockets of the namespace.
+type watched struct {
+	fd   int       // pidfd, -1 if none
+	held time.Time // when it last held one of the sockets
 }
 
 type holder struct {
@@ -86,7 +92,7 @@ func newOwners(fs procfs.FS, ttl time.Duration) *owners {
 		fs:      fs,
 		ttl:     ttl,
 		known:   map[uint32]holder{},
-		procs:   map[uint32]int{},
+		procs:   map[uint32]watched{},
 		missing: map[uint32]time.Time{},
 		link:    make([]byte, 64),
 	}
@@ -96,9 +102,9 @@ func newOwners(fs procfs.FS, ttl time.Duration) *owners {
 func (o *owners) close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for pid, fd := range o.procs {
-		if fd >= 0 {
-			unix.Close(fd)
+	for pid, w := range o.procs {
+		if w.fd >= 0 {
+			unix.Close(w.fd)
 		}
 		delete(o.procs, pid)
 	}
@@ -155,17 +161,20 @@ func (o *owners) resolve(now time.Time, inodes []uint32) map[uint32]uint32 {
 	if len(unknown) > 0 && o.afford(now) {
 		o.scan(now, unknown)
 	}
-	// Processes that hold none of the sockets are not watched.
-	held := make(map[uint32]bool, len(o.procs))
+	// Processes that have held none of the sockets for OwnerTTL (clients
+	// that closed their connection and opened none since) are no longer
+	// watched.
 	out := make(map[uint32]uint32, len(o.known))
 	for ino, h := range o.known {
 		out[ino] = h.pid
-		held[h.pid] = true
+		w := o.procs[h.pid]
+		w.held = now
+		o.procs[h.pid] = w
 	}
-	for pid, fd := range o.procs {
-		if !held[pid] {
-			if fd >= 0 {
-				unix.Close(fd)
+	for pid, w := range o.procs {
+		if o.due(now, w.held) {
+			if w.fd >= 0 {
+				unix.Close(w.fd)
 			}
 			delete(o.procs, pid)
 		}
@@ -183,9 +192,9 @@ func (o *owners) due(now, at time.Time) bool {
 // their sockets.
 func (o *owners) reap() {
 	o.poll = o.poll[:0]
-	for _, fd := range o.procs {
-		if fd >= 0 {
-			o.poll = append(o.poll, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+	for _, w := range o.procs {
+		if w.fd >= 0 {
+			o.poll = append(o.poll, unix.PollFd{Fd: int32(w.fd), Events: unix.POLLIN})
 		}
 	}
 	if len(o.poll) == 0 {
@@ -204,9 +213,9 @@ func (o *owners) reap() {
 			exited[int(p.Fd)] = true
 		}
 	}
-	for pid, fd := range o.procs {
-		if fd >= 0 && exited[fd] {
-			unix.Close(fd)
+	for pid, w := range o.procs {
+		if w.fd >= 0 && exited[w.fd] {
+			unix.Close(w.fd)
 			delete(o.procs, pid)
 		}
 	}
@@ -343,7 +352,7 @@ func (o *owners) watch(pid uint32, dfd int, found map[uint32]holder) {
 		}
 		return
 	}
-	o.procs[pid] = fd
+	o.procs[pid] = watched{fd: fd, held: h.checked}
 }
 
 // visit calls f with the inode and descriptor of each socket process pid

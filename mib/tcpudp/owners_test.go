@@ -228,6 +228,37 @@ func TestOwnerHandsOn(t *testing.T) {
 	}
 }
 
+// TestOwnerClientAgain: the new socket of a process that closed its
+// previous one less than OwnerTTL ago (a client connecting again) is
+// found in that process first, before processes started since.
+func TestOwnerClientAgain(t *testing.T) {
+	o := newOwnerNS(t, Config{CacheTTL: time.Second})
+	f, ino := o.udp()
+	t0 := time.Now()
+	if got := o.read(t0)[ino]; got != uint32(os.Getpid()) {
+		t.Fatalf("process %d, want %d", got, os.Getpid())
+	}
+	f.Close()
+	g, other := o.udp()
+	child := o.hold(g)
+	g.Close()
+	if got := o.read(t0.Add(1100 * time.Millisecond))[other]; got != pidOf(child) {
+		t.Fatalf("process %d, want %d", got, pidOf(child))
+	}
+	o.hold() // another process started since, holding none
+	f, ino = o.udp()
+	defer f.Close()
+	before := ownerCounts(o.m)
+	if got := o.read(t0.Add(2200 * time.Millisecond))[ino]; got != uint32(os.Getpid()) {
+		t.Fatalf("new socket: process %d, want %d", got, os.Getpid())
+	}
+	// This process first, or after the child if PIDs wrapped in between.
+	if c := ownerCounts(o.m); c.scans != before.scans+1 || c.visits > before.visits+2 {
+		t.Errorf("new socket of a process that held one 2.2 s before: %d scans reading %d processes, want 1 reading 1 or 2",
+			c.scans-before.scans, c.visits-before.visits)
+	}
+}
+
 // reusePID starts a process with PID pid (free), as a process started
 // after pid's exit could be given: it sets the last PID the kernel gave
 // (/proc/sys/kernel/ns_last_pid, root only) to pid-1 and starts one,

@@ -12,8 +12,8 @@
 // process is not known from the previous readings: a known socket keeps
 // its process while that process runs (watched through a pidfd) and, read
 // again every OwnerTTL (5 s), still holds it. The scan stops once it has
-// found the sockets it looks for, starting with the processes holding the
-// namespace's other sockets; sockets that no process holds (kernel
+// found the sockets it looks for, starting with the processes that hold
+// or lately held the namespace's other sockets; sockets that no process holds (kernel
 // sockets) read 0 and are looked for again after OwnerTTL; scans cost on
 // average no more than one of every process per OwnerTTL. A socket opened
 // since the previous reading thus has its process at the next reading,
