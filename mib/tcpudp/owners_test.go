@@ -18,7 +18,7 @@ import (
 )
 
 // udpInode opens a UDP socket and returns its inode.
-func udpInode(t *testing.T) uint32 {
+func udpInode(t testing.TB) uint32 {
 	t.Helper()
 	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	if err != nil {
@@ -475,4 +475,24 @@ func BenchmarkSocketOwners(b *testing.B) {
 		n = len(SocketOwners(procfs.Host))
 	}
 	b.ReportMetric(float64(n), "sockets")
+}
+
+// BenchmarkOwnersKnown is a reading of sockets whose processes are known
+// and still run: no process's open files are read.
+//
+//	go test -run '^$' -bench OwnersKnown -benchmem ./mib/tcpudp
+func BenchmarkOwnersKnown(b *testing.B) {
+	var inodes []uint32
+	for range 20 {
+		inodes = append(inodes, udpInode(b))
+	}
+	o := newOwners(procfs.Host, time.Hour)
+	defer o.close()
+	o.resolve(time.Now(), inodes)
+	for b.Loop() {
+		o.resolve(time.Now(), inodes)
+	}
+	if c := o.counts(); c.scans != 1 {
+		b.Fatalf("%d scans, want 1", c.scans)
+	}
 }
