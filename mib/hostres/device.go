@@ -54,15 +54,9 @@ type devSnap struct {
 // floating point co-processor Net-SNMP assumes.
 func (m *MIB) readDevices(now time.Time) *devSnap {
 	s := &devSnap{load: map[int]int64{}}
-	if b, err := m.cfg.FS.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, c := range procfs.ParseCPUInfo(b) {
-			descr := c.ModelName
-			if c.VendorID != "" {
-				descr = c.VendorID + ": " + c.ModelName
-			}
-			s.rows = append(s.rows, device{index: snmp.OID{devProcessor<<16 + uint32(c.ID)}, typ: devProcessor,
-				descr: descr, status: statusRunning, cpu: c.ID})
-		}
+	for _, c := range m.cpus.get() {
+		s.rows = append(s.rows, device{index: snmp.OID{devProcessor<<16 + uint32(c.id)}, typ: devProcessor,
+			descr: c.descr, status: statusRunning, cpu: c.id})
 	}
 	if old, cur, ok := m.cpu.Minute(); ok {
 		prev := map[int]procfs.CPUTimes{}
@@ -127,6 +121,55 @@ func (m *MIB) readDevices(now time.Time) *devSnap {
 		}
 	}
 	return s
+}
+
+// cpuList is the processors of /proc/cpuinfo with their descriptions,
+// read again only when the list of online CPUs
+// (/sys/devices/system/cpu/online, kept open) changes: /proc/cpuinfo
+// lists the online CPUs, and their vendor and model, the only fields
+// served, are set when a CPU is brought up. Reading /proc/cpuinfo costs
+// the kernel tens of microseconds (it measures each CPU's clock for its
+// "cpu MHz" line), the online list under one. Where the online list
+// cannot be read, /proc/cpuinfo is read every time.
+type cpuList struct {
+	fs     procfs.FS
+	online *procfs.File
+
+	onlineRaw []byte // the online list when cpus was read; nil: none
+	cpus      []cpuDescr
+	buf       []byte
+}
+
+type cpuDescr struct {
+	id    int
+	descr string
+}
+
+// get returns the processors. Only hrDeviceTable's reading calls it
+// (under its cache's lock).
+func (c *cpuList) get() []cpuDescr {
+	b, err := c.online.Read(&c.buf)
+	if err == nil && c.onlineRaw != nil && bytes.Equal(b, c.onlineRaw) {
+		return c.cpus
+	}
+	c.onlineRaw = nil
+	if err == nil {
+		c.onlineRaw = append(make([]byte, 0, len(b)), b...)
+	}
+	c.cpus = nil
+	info, err := c.fs.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		c.onlineRaw = nil
+		return nil
+	}
+	for _, p := range procfs.ParseCPUInfo(info) {
+		descr := p.ModelName
+		if p.VendorID != "" {
+			descr = p.VendorID + ": " + p.ModelName
+		}
+		c.cpus = append(c.cpus, cpuDescr{id: p.ID, descr: descr})
+	}
+	return c.cpus
 }
 
 // ParseNetDevErrors reads the receive and transmit error counts of each

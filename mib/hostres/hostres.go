@@ -95,8 +95,12 @@ type MIB struct {
 	swRunD  procfs.Derived[*procSnap]
 	devices procfs.Cache[*devSnap]
 	disks   *diskReader
-	sw      swInstalled
-	mounts  procfs.Mounts
+	cpus    cpuList
+	// Files kept open and read again with pread at each reading.
+	memFile, uptimeFile *procfs.File
+	memBuf, uptimeBuf   []byte
+	sw                  swInstalled
+	mounts              procfs.Mounts
 
 	system, memSize                mib.Scalars
 	storage, device, processor     mib.Table
@@ -119,10 +123,12 @@ func New(cfg Config) *MIB {
 	}
 	m.mounts.FS = cfg.FS
 	m.disks = newDiskReader(cfg.FS)
+	m.cpus = cpuList{fs: cfg.FS, online: cfg.FS.NewAttr("/sys/devices/system/cpu/online")}
+	m.memFile, m.uptimeFile = cfg.FS.NewAttr("/proc/meminfo"), cfg.FS.NewAttr("/proc/uptime")
 	m.sw.fs, m.sw.path = cfg.FS, cfg.DpkgStatus
 	ttl := cfg.CacheTTL
 	m.mem = procfs.Cache[procfs.Meminfo]{TTL: ttl, Load: func(time.Time) procfs.Meminfo {
-		b, err := cfg.FS.ReadFile("/proc/meminfo")
+		b, err := m.memFile.Read(&m.memBuf)
 		if err != nil {
 			return procfs.Meminfo{}
 		}
@@ -196,9 +202,18 @@ func (m *MIB) Close() error {
 		m.procs.Close()
 	}
 	m.disks.Close()
+	m.mounts.Close()
+	m.closeFiles()
 	return nil
 }
 
 func int32Value(v uint64) snmp.Value {
 	return snmp.IntegerValue(int64(min(v, 1<<31-1)))
+}
+
+// closeFiles closes the files read through kept descriptors.
+func (m *MIB) closeFiles() {
+	m.memFile.Close()
+	m.uptimeFile.Close()
+	m.cpus.online.Close()
 }

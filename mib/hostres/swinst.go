@@ -75,23 +75,25 @@ type swInstalled struct {
 	checked time.Time
 	mtime   time.Time
 	size    int64
-	rows    swRows
+	rows    *swRows
 }
 
 type swRow struct {
 	index snmp.OID
-	name  string
+	name  []byte // hrSWInstalledName, made once per reading of the database
 	typ   int64
 	date  []byte
 }
 
+// swRows are served through a pointer, which a request's memo holds
+// without an allocation.
 type swRows []swRow
 
 func (s *swInstalled) get(r *mib.Request, ttl time.Duration) mib.Rows {
-	return r.Memo(s, func() any { return s.current(r.Now, ttl) }).(swRows)
+	return r.Memo(s, func() any { return s.current(r.Now, ttl) }).(*swRows)
 }
 
-func (s *swInstalled) current(now time.Time, ttl time.Duration) swRows {
+func (s *swInstalled) current(now time.Time, ttl time.Duration) *swRows {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ttl <= 0 {
@@ -103,8 +105,8 @@ func (s *swInstalled) current(now time.Time, ttl time.Duration) swRows {
 	s.checked = now
 	st, err := os.Stat(s.fs.Path(s.path))
 	if err != nil {
-		s.rows, s.mtime, s.size = nil, time.Time{}, 0
-		return nil
+		s.rows, s.mtime, s.size = &swRows{}, time.Time{}, 0
+		return s.rows
 	}
 	if st.ModTime().Equal(s.mtime) && st.Size() == s.size {
 		return s.rows
@@ -125,7 +127,7 @@ func (s *swInstalled) current(now time.Time, ttl time.Duration) swRows {
 		if strings.Contains(p.Status, "not-installed") {
 			continue // its index stays unused, as in Net-SNMP
 		}
-		row := swRow{index: snmp.OID{uint32(i + 1)}, name: p.Name + "_" + p.Version + "_" + p.Arch, typ: swApplication, date: backupDate}
+		row := swRow{index: snmp.OID{uint32(i + 1)}, name: []byte(p.Name + "_" + p.Version + "_" + p.Arch), typ: swApplication, date: backupDate}
 		if p.Essential {
 			row.typ = swOS
 		}
@@ -140,19 +142,24 @@ func (s *swInstalled) current(now time.Time, ttl time.Duration) swRows {
 		}
 		rows = append(rows, row)
 	}
-	s.rows = rows
-	return rows
+	s.rows = &rows
+	return s.rows
 }
 
-func (s swRows) Len() int             { return len(s) }
-func (s swRows) Index(i int) snmp.OID { return s[i].index }
-func (s swRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
-	w := &s[i]
+func (s *swRows) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(*s)
+}
+func (s *swRows) Index(i int) snmp.OID { return (*s)[i].index }
+func (s *swRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	w := &(*s)[i]
 	switch col {
 	case 1:
 		return snmp.IntegerValue(int64(w.index[0])), true
 	case 2:
-		return snmp.StringValue(w.name), true
+		return snmp.BytesValue(w.name), true
 	case 3:
 		return snmp.OIDValue(zeroDotZero), true
 	case 4:

@@ -20,10 +20,10 @@ type sysInfo struct {
 }
 
 func (m *MIB) initSystem() {
-	cmdline := ""
+	cmdline := []byte{}
 	if b, err := m.cfg.FS.ReadFile("/proc/cmdline"); err == nil {
 		b = bytes.TrimRight(b, "\n\x00")
-		cmdline = string(b[:min(len(b), 128)]) // DisplayString (SIZE (0..128))
+		cmdline = b[:min(len(b), 128)] // DisplayString (SIZE (0..128))
 	}
 	info := &procfs.Cache[sysInfo]{TTL: m.cfg.CacheTTL, Load: m.readSys}
 	m.system = mib.Scalars{Prefix: HrSystem, Objects: []mib.Scalar{
@@ -33,7 +33,7 @@ func (m *MIB) initSystem() {
 		{Sub: 2, Get: func(r *mib.Request) snmp.Value { return snmp.BytesValue(DateAndTime(r.Now)) }},
 		// The boot disk: as Net-SNMP, the first hrDeviceDiskStorage index.
 		{Sub: 3, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(devDisk << 16) }},
-		{Sub: 4, Get: func(*mib.Request) snmp.Value { return snmp.StringValue(cmdline) }},
+		{Sub: 4, Get: func(*mib.Request) snmp.Value { return snmp.BytesValue(cmdline) }},
 		{Sub: 5, Get: func(r *mib.Request) snmp.Value { return snmp.Gauge32Value(uint32(info.Get(r).users)) }},
 		{Sub: 6, Get: func(r *mib.Request) snmp.Value { return snmp.Gauge32Value(uint32(info.Get(r).procs)) }},
 		// Linux has no fixed maximum that RFC 2790 means: 0.
@@ -46,7 +46,7 @@ func (m *MIB) initSystem() {
 // (hrSWRunTable) takes too: a walk reads /proc once for both.
 func (m *MIB) readSys(now time.Time) sysInfo {
 	var s sysInfo
-	if b, err := m.cfg.FS.ReadFile("/proc/uptime"); err == nil {
+	if b, err := m.uptimeFile.Read(&m.uptimeBuf); err == nil {
 		s.uptime, _ = procfs.ParseUptime(b)
 	}
 	if n, ok := m.procs.Count(now); ok {

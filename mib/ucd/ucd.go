@@ -211,6 +211,7 @@ func (m *MIB) Close() error {
 	if m.ownPS {
 		m.ps.Close()
 	}
+	m.mounts.Close()
 	return nil
 }
 

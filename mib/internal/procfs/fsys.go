@@ -122,6 +122,16 @@ func (f *FileSystem) Scaled32() (units, size, used uint64) {
 
 // Mounts lists mounted file systems, remembering the hrFSIndex of each
 // mount point across calls.
+//
+// It keeps /proc/self/mounts open and parses it again only when the
+// kernel flags it as changed (poll(2) reports POLLPRI after a mount, an
+// unmount or a remount in the namespace), which costs a system call
+// where reading and parsing the table cost tens of microseconds. A
+// file system can turn read-only without that flag (ext4's
+// errors=remount-ro, or a remount from another mount namespace that
+// shares it): its access is taken from statfs(2)'s ST_RDONLY, the same
+// flag the table shows ("ro" where the mount or its super block is
+// read-only), called at every reading for the usage.
 type Mounts struct {
 	FS FS
 
@@ -129,8 +139,44 @@ type Mounts struct {
 	index map[string]int
 	next  int
 
+	file   *File
+	inProc bool    // file is /proc's: Changed tells when to read it again
+	ms     []Mount // the last parse of file
+	bad    int
+	parsed bool
+	buf    []byte
+
 	// Statfs is unix.Statfs; tests replace it.
 	Statfs func(path string, st *unix.Statfs_t) error
+}
+
+// Close closes the mount table kept open; the next List opens it again.
+func (m *Mounts) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.file != nil {
+		m.file.Close()
+	}
+	m.parsed = false
+}
+
+// mounts returns the mount table, parsed again when it changed. Caller
+// holds mu.
+func (m *Mounts) mounts() ([]Mount, int, bool) {
+	if m.file == nil {
+		m.file = m.FS.NewFile("/proc/self/mounts")
+	}
+	if m.parsed && m.inProc && !m.file.Changed() {
+		return m.ms, m.bad, true
+	}
+	b, err := m.file.Read(&m.buf)
+	if err != nil {
+		m.parsed, m.ms = false, nil
+		return nil, 0, false
+	}
+	m.ms, m.bad = ParseMounts(b)
+	m.parsed, m.inProc = true, m.file.InProc()
+	return m.ms, m.bad, true
 }
 
 // List reads /proc/self/mounts and calls statfs on every served file
@@ -138,13 +184,12 @@ type Mounts struct {
 // last-mounted file system; the kinds FSType leaves out, and mount points
 // rejected by skip, are not returned (but keep their index).
 func (m *Mounts) List(skip func(*FileSystem) bool) ([]FileSystem, int) {
-	b, err := m.FS.ReadFile("/proc/self/mounts")
-	if err != nil {
-		return nil, 1
-	}
-	ms, bad := ParseMounts(b)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	ms, bad, ok := m.mounts()
+	if !ok {
+		return nil, 1
+	}
 	if m.index == nil {
 		m.index = make(map[string]int)
 	}
@@ -195,6 +240,9 @@ func (m *Mounts) List(skip func(*FileSystem) bool) ([]FileSystem, int) {
 			f.BlockSize = uint64(st.Bsize)
 			f.Blocks, f.Free, f.Avail = st.Blocks, st.Bfree, st.Bavail
 			f.Files, f.FFree = st.Files, st.Ffree
+			if m.inProc {
+				f.ReadOnly = st.Flags&unix.ST_RDONLY != 0
+			}
 		}
 		out[n] = f
 		n++

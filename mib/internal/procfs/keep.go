@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"os"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,8 +14,10 @@ import (
 // (most of which is the path's lookup). Files whose meaning depends on
 // the reading thread (/proc/thread-self, /proc/net) must not be kept.
 //
-// A File is not safe for concurrent use.
+// A File may be used from several goroutines, one Read at a time; the
+// buffer passed to Read is the caller's.
 type File struct {
+	mu   sync.Mutex
 	path string
 	fd   int // -1: not open
 	// single: the kernel makes the file in one piece (a sysfs attribute,
@@ -43,6 +46,8 @@ func (fs FS) NewAttr(name string) *File {
 // device that went away: ENODEV), it is opened again by its path, which
 // may now name a new device's file.
 func (f *File) Read(buf *[]byte) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if *buf == nil {
 		*buf = make([]byte, 4096)
 	}
@@ -61,7 +66,7 @@ func (f *File) Read(buf *[]byte) ([]byte, error) {
 		if err == nil {
 			return (*buf)[:n], nil
 		}
-		f.Close()
+		f.close()
 		if try > 0 {
 			return nil, &os.PathError{Op: "read", Path: f.path, Err: err}
 		}
@@ -70,6 +75,12 @@ func (f *File) Read(buf *[]byte) ([]byte, error) {
 
 // Close closes the file; the next Read opens it again.
 func (f *File) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.close()
+}
+
+func (f *File) close() {
 	if f.fd >= 0 {
 		unix.Close(f.fd)
 		f.fd = -1
@@ -102,4 +113,31 @@ func preadFull(fd int, buf *[]byte, single bool) (int, error) {
 			return n, nil
 		}
 	}
+}
+
+// Changed reports whether the kernel has flagged the open file as
+// changed since the last call (or since it was opened): poll(2) reports
+// POLLPRI or POLLERR on /proc/PID/mounts after a mount, an unmount or a
+// remount in its mount namespace. It reports true when the file is not
+// open or cannot be polled.
+func (f *File) Changed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fd < 0 {
+		return true
+	}
+	fds := []unix.PollFd{{Fd: int32(f.fd), Events: unix.POLLPRI}}
+	n, err := unix.Poll(fds, 0)
+	for err == unix.EINTR {
+		n, err = unix.Poll(fds, 0)
+	}
+	return err != nil || n != 0 && fds[0].Revents&(unix.POLLPRI|unix.POLLERR|unix.POLLNVAL) != 0
+}
+
+// InProc reports whether the open file is one of /proc's.
+func (f *File) InProc() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var st unix.Statfs_t
+	return f.fd >= 0 && unix.Fstatfs(f.fd, &st) == nil && st.Type == unix.PROC_SUPER_MAGIC
 }

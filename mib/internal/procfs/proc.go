@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"bytes"
+	"cmp"
 	"os"
 	"slices"
 	"strconv"
@@ -31,24 +32,33 @@ type Process struct {
 // ParseProcStat reads /proc/PID/stat. The command name may contain
 // spaces and parentheses, so the fields are counted from the last ')'.
 func ParseProcStat(b []byte) (Process, bool) {
-	var p Process
+	p, comm, ok := parseProcStat(b)
+	if ok {
+		p.Comm = string(comm)
+	}
+	return p, ok
+}
+
+// parseProcStat is ParseProcStat without the allocation of Comm: comm
+// is the command name within b.
+func parseProcStat(b []byte) (p Process, comm []byte, _ bool) {
 	open := bytes.IndexByte(b, '(')
 	end := bytes.LastIndexByte(b, ')')
 	if open < 1 || end < open {
-		return p, false
+		return p, nil, false
 	}
 	pid, ok := atou(bytes.TrimSpace(b[:open]))
 	if !ok || pid > 1<<32-1 {
-		return p, false
+		return p, nil, false
 	}
 	p.PID = uint32(pid)
-	p.Comm = string(b[open+1 : end])
+	comm = b[open+1 : end]
 	// The fields up to rss (the 22nd after the name) are all it needs.
 	var fb [22][]byte
 	f := firstFields(bytes.TrimRight(b[end+1:], "\n"), fb[:0])
 	// f[0] is state (field 3); utime is field 14, stime 15, rss 24.
 	if len(f) < 22 || len(f[0]) != 1 {
-		return p, false
+		return p, nil, false
 	}
 	p.State = f[0][0]
 	ppid, ok1 := atou(f[1])
@@ -59,11 +69,11 @@ func ParseProcStat(b []byte) (Process, bool) {
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		// RSS may be negative on some kernels' accounting; treat as 0.
 		if !ok1 || !ok2 || !ok3 {
-			return p, false
+			return p, nil, false
 		}
 	}
 	p.PPID, p.UTime, p.STime, p.RSS = uint32(ppid), ut, st, rss
-	return p, true
+	return p, comm, true
 }
 
 // ProcReader lists processes, reusing its buffers between calls. Not safe
@@ -82,11 +92,29 @@ type ProcReader struct {
 	buf  []byte
 	path []byte
 	dir  DirReader
-	// cmdlines keeps each process's command line, read once: a process
-	// rarely rewrites its argv, and reading it again for every listing
-	// would double the system calls.
-	cmdlines map[procKey][]byte
-	kept     map[uint32]int // PID -> open /proc/PID/stat
+	pids []uint32 // PIDs' result
+	// known keeps each process's command line, read once and again when
+	// the process's name changes (a process rarely rewrites its argv,
+	// and reading it again for every listing would double the system
+	// calls), and its name as last served, so that an unchanged name is
+	// not copied again. next is the map being
+	// built by a listing, swapped with known at its end.
+	known, next map[procKey]procInfo
+	kept        map[uint32]keptStat // PID -> open /proc/PID/stat
+	gen         uint64              // counts listings, for kept
+}
+
+// procInfo is what a ProcReader keeps of a process between listings.
+type procInfo struct {
+	cmdline []byte
+	comm    string
+}
+
+// keptStat is a /proc/PID/stat file kept open, and the last listing
+// that found its process.
+type keptStat struct {
+	fd  int
+	gen uint64
 }
 
 // maxKept bounds the stat files a ProcReader keeps open: 4096, and at
@@ -103,8 +131,8 @@ var maxKept = sync.OnceValue(func() int {
 
 // Close closes the stat files kept open.
 func (pr *ProcReader) Close() {
-	for pid, fd := range pr.kept {
-		unix.Close(fd)
+	for pid, k := range pr.kept {
+		unix.Close(k.fd)
 		delete(pr.kept, pid)
 	}
 }
@@ -118,128 +146,133 @@ type procKey struct {
 // being read are left out, as are those whose stat cannot be parsed
 // (counted in bad).
 func (pr *ProcReader) List() (ps []Process, bad int, err error) {
-	names, err := pr.PIDs()
+	pids, err := pr.PIDs()
 	if err != nil {
 		return nil, 0, err
 	}
-	ps, bad = pr.ListPIDs(names)
+	ps, bad = pr.ListPIDs(pids)
 	return ps, bad, nil
 }
 
-// PIDs returns the names of /proc's process directories, in the order
-// the directory lists them.
-func (pr *ProcReader) PIDs() ([]string, error) {
+// PIDs returns the PIDs of /proc's process directories, in the order
+// the directory lists them. The slice is reused by the next call.
+func (pr *ProcReader) PIDs() ([]uint32, error) {
 	d, err := unix.Open(pr.FS.Path("/proc"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: pr.FS.Path("/proc"), Err: err}
 	}
-	var names []string
+	pids := pr.pids[:0]
 	err = pr.dir.Each(d, func(name []byte) bool {
-		if _, ok := PIDName(name); ok {
-			names = append(names, string(name))
+		if pid, ok := PIDName(name); ok {
+			pids = append(pids, pid)
 		}
 		return true
 	})
 	unix.Close(d)
+	pr.pids = pids
 	if err != nil {
 		return nil, err
 	}
-	return names, nil
+	return pids, nil
 }
 
-// ListPIDs is List of the processes names (from PIDs) lists.
-func (pr *ProcReader) ListPIDs(names []string) (ps []Process, bad int) {
+// ListPIDs is List of the processes pids (from PIDs) lists.
+func (pr *ProcReader) ListPIDs(pids []uint32) (ps []Process, bad int) {
 	if pr.buf == nil {
 		pr.buf = make([]byte, 64<<10)
 	}
-	ps = make([]Process, 0, len(names))
-	next := make(map[procKey][]byte, len(names))
-	defer func() {
-		if pr.WithCmdline {
-			pr.cmdlines = next
-		}
-	}()
-	var seen map[uint32]bool
-	if pr.KeepOpen {
-		seen = make(map[uint32]bool, len(names))
-		defer pr.closeGone(seen)
+	ps = make([]Process, 0, len(pids))
+	if pr.next == nil {
+		pr.next = make(map[procKey]procInfo, len(pids))
 	}
-	for _, n := range names {
-		if n == "" || n[0] < '0' || n[0] > '9' {
-			continue
-		}
+	next := pr.next
+	pr.gen++
+	for _, pid := range pids {
 		var b []byte
 		var ok bool
 		if pr.KeepOpen {
-			b, ok = pr.readStat(n, seen)
+			b, ok = pr.readStat(pid)
 		} else {
-			b, ok = pr.read(n, "/stat")
+			b, ok = pr.read(pid, "/stat")
 		}
 		if !ok {
 			continue // exited
 		}
-		p, ok := ParseProcStat(b)
+		p, comm, ok := parseProcStat(b)
 		if !ok {
 			bad++
 			continue
 		}
+		k := procKey{p.PID, p.Start}
+		info, seen := pr.known[k]
+		renamed := string(comm) != info.comm
+		if renamed {
+			info.comm = string(comm)
+		}
+		p.Comm = info.comm
 		if pr.WithCmdline {
-			k := procKey{p.PID, p.Start}
-			c, seen := pr.cmdlines[k]
-			if !seen {
-				if b, ok := pr.read(n, "/cmdline"); ok {
-					c = slices.Clone(bytes.TrimRight(b, "\x00"))
+			// A process that runs another program (execve) keeps its PID
+			// and start time, and takes the program's name: its command
+			// line is read again when its name changes.
+			if !seen || renamed {
+				info.cmdline = nil
+				if b, ok := pr.read(pid, "/cmdline"); ok {
+					info.cmdline = slices.Clone(bytes.TrimRight(b, "\x00"))
 				}
 			}
-			p.Cmdline = c
-			next[k] = c
+			p.Cmdline = info.cmdline
 		}
+		next[k] = info
 		ps = append(ps, p)
 	}
-	slices.SortFunc(ps, func(a, b Process) int { return int(int64(a.PID) - int64(b.PID)) })
+	// The processes of this listing are known to the next; the others
+	// are forgotten.
+	clear(pr.known)
+	pr.known, pr.next = next, pr.known
+	if pr.KeepOpen {
+		pr.closeGone()
+	}
+	slices.SortFunc(ps, func(a, b Process) int { return cmp.Compare(a.PID, b.PID) })
 	return ps, bad
 }
 
 // readStat reads /proc/PID/stat through the descriptor kept for PID,
 // opening (or, when the process it was opened for has gone and the PID
 // was reused, reopening) it as needed.
-func (pr *ProcReader) readStat(pid string, seen map[uint32]bool) ([]byte, bool) {
-	id, err := strconv.ParseUint(pid, 10, 32)
-	if err != nil {
-		return nil, false
-	}
+func (pr *ProcReader) readStat(pid uint32) ([]byte, bool) {
 	if pr.kept == nil {
-		pr.kept = map[uint32]int{}
+		pr.kept = map[uint32]keptStat{}
 	}
 	for try := 0; try < 2; try++ {
-		fd, ok := pr.kept[uint32(id)]
+		k, ok := pr.kept[pid]
 		if !ok {
 			if len(pr.kept) >= maxKept() {
 				return pr.read(pid, "/stat")
 			}
-			if fd, ok = pr.open(pid, "/stat"); !ok {
+			if k.fd, ok = pr.open(pid, "/stat"); !ok {
 				return nil, false // exited
 			}
-			pr.kept[uint32(id)] = fd
 		}
-		n, err := preadAll(fd, pr.buf)
+		n, err := preadAll(k.fd, pr.buf)
 		if err == nil {
-			seen[uint32(id)] = true
+			k.gen = pr.gen
+			pr.kept[pid] = k
 			return pr.buf[:n], true
 		}
 		// The process this descriptor was opened for has exited (ESRCH):
 		// open the PID's file again, which may be a new process's.
-		unix.Close(fd)
-		delete(pr.kept, uint32(id))
+		unix.Close(k.fd)
+		delete(pr.kept, pid)
 	}
 	return nil, false
 }
 
-// closeGone closes the descriptors of processes not seen in a listing.
-func (pr *ProcReader) closeGone(seen map[uint32]bool) {
-	for pid, fd := range pr.kept {
-		if !seen[pid] {
-			unix.Close(fd)
+// closeGone closes the descriptors of processes not found by the last
+// listing.
+func (pr *ProcReader) closeGone() {
+	for pid, k := range pr.kept {
+		if k.gen != pr.gen {
+			unix.Close(k.fd)
 			delete(pr.kept, pid)
 		}
 	}
@@ -269,17 +302,17 @@ func preadAll(fd int, buf []byte) (int, error) {
 }
 
 // open opens /proc/PID/file.
-func (pr *ProcReader) open(pid, file string) (int, bool) {
+func (pr *ProcReader) open(pid uint32, file string) (int, bool) {
 	pr.path = append(pr.path[:0], pr.FS.Path("/proc")...)
 	pr.path = append(pr.path, '/')
-	pr.path = append(pr.path, pid...)
+	pr.path = strconv.AppendUint(pr.path, uint64(pid), 10)
 	pr.path = append(pr.path, file...)
 	fd, err := unix.Open(string(pr.path), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	return fd, err == nil
 }
 
 // read reads /proc/PID/file into the reader's buffer.
-func (pr *ProcReader) read(pid, file string) ([]byte, bool) {
+func (pr *ProcReader) read(pid uint32, file string) ([]byte, bool) {
 	fd, ok := pr.open(pid, file)
 	if !ok {
 		return nil, false

@@ -22,7 +22,7 @@ type Processes struct {
 
 	// names are /proc's process directories as last scanned, at
 	// namesAt: Count and the listing share a scan younger than the TTL.
-	names   []string
+	names   []uint32
 	namesAt time.Time
 	namesOK bool
 }
@@ -76,7 +76,7 @@ func (p *Processes) Count(now time.Time) (n int, ok bool) {
 
 // pids returns the names of /proc's process directories from a scan
 // younger than the TTL, taking one when there is none. Caller holds mu.
-func (p *Processes) pids(now time.Time) ([]string, bool) {
+func (p *Processes) pids(now time.Time) ([]uint32, bool) {
 	if p.namesAt.IsZero() || now.Sub(p.namesAt) >= p.ttl || now.Before(p.namesAt) {
 		names, err := p.pr.PIDs()
 		p.names, p.namesOK, p.namesAt = names, err == nil, now

@@ -3,7 +3,9 @@ package procfs
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,5 +57,44 @@ func TestProcessesShareScan(t *testing.T) {
 		if i < len(ps) && (ps[i].PID != want || string(ps[i].Cmdline) != "sleep\x0060") {
 			t.Errorf("process %d: PID %d, command line %q", i, ps[i].PID, ps[i].Cmdline)
 		}
+	}
+}
+
+// TestCmdlineAfterExec lists a shell that then runs another program in
+// its place (same PID and start time): the listings after it serve the
+// new program's name and command line.
+func TestCmdlineAfterExec(t *testing.T) {
+	c := exec.Command("sh", "-c", "sleep 0.3; exec sleep 61")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.Process.Kill(); c.Wait() }()
+	pid := uint32(c.Process.Pid)
+	pr := ProcReader{FS: Host, WithCmdline: true, KeepOpen: true}
+	defer pr.Close()
+	find := func() *Process {
+		ps, _, err := pr.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range ps {
+			if ps[i].PID == pid {
+				return &ps[i]
+			}
+		}
+		t.Fatalf("process %d not listed", pid)
+		return nil
+	}
+	if p := find(); p.Comm != "sh" || !strings.HasPrefix(string(p.Cmdline), "sh\x00-c\x00") {
+		t.Fatalf("before exec: %q %q", p.Comm, p.Cmdline)
+	}
+	var p *Process
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if p = find(); p.Comm == "sleep" {
+			break
+		}
+	}
+	if p.Comm != "sleep" || string(p.Cmdline) != "sleep\x0061" {
+		t.Errorf("after exec: name %q, command line %q; want sleep and %q", p.Comm, p.Cmdline, "sleep\x0061")
 	}
 }

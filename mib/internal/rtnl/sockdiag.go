@@ -1,9 +1,16 @@
 package rtnl
 
 import (
+	"bytes"
 	"encoding/binary"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 )
 
 // Socket is an inet_diag_msg: one TCP or UDP socket as sock_diag reports
@@ -47,14 +54,30 @@ func ParseSocket(b []byte) (Socket, error) {
 	return s, nil
 }
 
+// allStates asks sock_diag for sockets in every state. tcpStates leaves
+// out TCPF_BOUND_INACTIVE (Linux 6.8 and later): TCP sockets bound to a
+// port but neither listening nor connecting, which the kernel finds in
+// its bind hash (a walk of its own, 65,536 buckets here) and which
+// /proc/net/tcp, and so Net-SNMP, does not list.
+const (
+	allStates         = 0xffffffff
+	tcpfBoundInactive = 1 << 13
+	tcpStates         = allStates &^ tcpfBoundInactive
+)
+
 // Sockets dumps the sockets of a family (AF_INET or AF_INET6) and protocol
-// (IPPROTO_TCP or IPPROTO_UDP) in every state, with one SOCK_DIAG_BY_FAMILY
-// request on a NETLINK_SOCK_DIAG socket.
+// (IPPROTO_TCP or IPPROTO_UDP) in every state (TCP: but bound and
+// inactive), with one SOCK_DIAG_BY_FAMILY request on a NETLINK_SOCK_DIAG
+// socket.
 func Sockets(family, protocol uint8) ([]Socket, error) {
 	// struct inet_diag_req_v2: family, protocol, ext, pad, states, id (48).
 	body := make([]byte, 56)
 	body[0], body[1] = family, protocol
-	binary.NativeEndian.PutUint32(body[4:], 0xffffffff) // every state
+	states := uint32(allStates)
+	if protocol == unix.IPPROTO_TCP {
+		states = tcpStates
+	}
+	binary.NativeEndian.PutUint32(body[4:], states)
 	return sockDump(unix.SOCK_DIAG_BY_FAMILY, body)
 }
 
@@ -71,7 +94,39 @@ const tcpDiagGetSock = 18
 // TCPDIAG_GETSOCK request (struct inet_diag_req) leaves the family open
 // and answers both in one walk; where the kernel refuses it, TCPSockets
 // takes one dump per family.
+//
+// A namespace without any TCP socket needs no walk at all, and the
+// kernel tells so cheaply: /proc/net/sockstat and sockstat6 count the
+// namespace's hashed TCP sockets (listeners and connections: "inuse") and
+// those in TIME-WAIT ("tw"). What they do not count are connection
+// requests waiting for the handshake's last segment (SYN-RECV), which can
+// outlive their listener by the SYN-ACK retransmissions (up to a minute).
+// Each of those came with a segment that TCP's InSegs counter
+// (/proc/net/snmp) counted, so when the counts are zero and InSegs has
+// not moved since a dump that found no such request, there is no socket
+// to dump and TCPSockets answers none without a walk.
 func TCPSockets() ([]Socket, error) {
+	ns, inSegs, idle := tcpIdle()
+	if idle {
+		tcpSkips.Add(1)
+		return nil, nil
+	}
+	out, err := tcpDump()
+	tcpDumps.Add(1)
+	if ns != (nsID{}) {
+		tcpQuiet.mu.Lock()
+		delete(tcpQuiet.inSegs, ns)
+		if err == nil && !slices.ContainsFunc(out, func(s Socket) bool { return s.State == tcpSynRecv || s.State == tcpNewSynRecv }) {
+			tcpQuiet.inSegs[ns] = inSegs
+		}
+		tcpQuiet.mu.Unlock()
+	}
+	return out, err
+}
+
+// tcpDump dumps the TCP sockets of both families, in one walk where the
+// kernel can.
+func tcpDump() ([]Socket, error) {
 	if out, err := tcpDiagDump(); err == nil {
 		return out, nil
 	}
@@ -83,6 +138,96 @@ func TCPSockets() ([]Socket, error) {
 	return append(out, v6...), err
 }
 
+// TCP states of connection requests (include/net/tcp_states.h).
+const (
+	tcpSynRecv    = 3
+	tcpNewSynRecv = 12
+)
+
+// nsID names a network namespace (its /proc/PID/ns/net inode).
+type nsID struct{ dev, ino uint64 }
+
+// tcpQuiet holds, per network namespace, TCP's InSegs counter read before
+// the last dump that found no connection request.
+var tcpQuiet = struct {
+	mu     sync.Mutex
+	inSegs map[nsID]uint64
+	snmp   *procfs.NetCounters // the last reading of /proc/net/snmp, for its layout
+}{inSegs: map[nsID]uint64{}}
+
+// tcpDumps and tcpSkips count TCPSockets' dumps and the dumps it left out.
+var tcpDumps, tcpSkips atomic.Uint64
+
+// tcpIdle reports whether the calling thread's network namespace holds
+// no TCP socket (idle), from its socket counts and TCP's InSegs counter;
+// when the counts are zero it returns the namespace and InSegs for
+// TCPSockets to remember. Anything it cannot read makes it answer false.
+func tcpIdle() (ns nsID, inSegs uint64, idle bool) {
+	for _, f := range []struct{ file, line string }{{"sockstat", "TCP:"}, {"sockstat6", "TCP6:"}} {
+		b, err := procfs.Host.ReadFile("/proc/thread-self/net/" + f.file)
+		if err != nil {
+			return nsID{}, 0, false
+		}
+		inuse, tw, ok := sockstat(b, f.line)
+		if !ok || inuse != 0 || tw != 0 {
+			return nsID{}, 0, false
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/thread-self/ns/net", &st); err != nil {
+		return nsID{}, 0, false
+	}
+	ns = nsID{st.Dev, st.Ino}
+	b, err := procfs.Host.ReadFile("/proc/thread-self/net/snmp")
+	if err != nil {
+		return nsID{}, 0, false
+	}
+	tcpQuiet.mu.Lock()
+	defer tcpQuiet.mu.Unlock()
+	c := procfs.ParseNetCounters(b, tcpQuiet.snmp)
+	tcpQuiet.snmp = c
+	inSegs, ok := c.Get("Tcp", "InSegs")
+	if !ok {
+		return nsID{}, 0, false
+	}
+	last, ok := tcpQuiet.inSegs[ns]
+	return ns, inSegs, ok && last == inSegs
+}
+
+// sockstat reads the "inuse" and "tw" counts of the line of
+// /proc/net/sockstat (or sockstat6) that starts with prefix ("TCP:
+// inuse 3 orphan 0 tw 0 alloc 5 mem 1"); a line without tw (sockstat6's)
+// reads tw 0. ok is false without the line or its inuse.
+func sockstat(b []byte, prefix string) (inuse, tw uint64, ok bool) {
+	for len(b) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			line, b = b, nil
+		}
+		rest, found := bytes.CutPrefix(line, []byte(prefix))
+		if !found {
+			continue
+		}
+		f := bytes.Fields(rest)
+		for i := 0; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseUint(string(f[i+1]), 10, 64)
+			if err != nil {
+				return 0, 0, false
+			}
+			switch string(f[i]) {
+			case "inuse":
+				inuse, ok = v, true
+			case "tw":
+				tw = v
+			}
+		}
+		return inuse, tw, ok
+	}
+	return 0, 0, false
+}
+
 // tcpDiagDump dumps the TCP sockets of both families with one
 // TCPDIAG_GETSOCK request.
 func tcpDiagDump() ([]Socket, error) {
@@ -90,7 +235,7 @@ func tcpDiagDump() ([]Socket, error) {
 	// states, dbs. The kernel reads the family as AF_UNSPEC.
 	body := make([]byte, 60)
 	body[0] = unix.AF_INET
-	binary.NativeEndian.PutUint32(body[52:], 0xffffffff) // every state
+	binary.NativeEndian.PutUint32(body[52:], tcpStates)
 	return sockDump(tcpDiagGetSock, body)
 }
 

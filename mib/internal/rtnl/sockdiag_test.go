@@ -3,8 +3,10 @@ package rtnl
 import (
 	"fmt"
 	"net"
+	"os/exec"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
@@ -62,6 +64,16 @@ func TestTCPSockets(t *testing.T) {
 			}
 			closers = append(closers, s)
 		}
+		// Bound, neither listening nor connected: Net-SNMP (/proc/net/tcp)
+		// does not list it, nor may the dumps.
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			return err
+		}
 		if _, err := tcpDiagDump(); err != nil {
 			t.Errorf("TCPDIAG_GETSOCK: %v (TCPSockets falls back to a dump per family)", err)
 		}
@@ -96,5 +108,119 @@ func TestTCPSockets(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTCPSocketsIdle checks when TCPSockets leaves out the dump: in a
+// namespace without TCP sockets, only while TCP's InSegs counter has not
+// moved since a dump; a listener, a socket in TIME-WAIT or a segment
+// received make it dump again. A socket bound to a port but neither
+// listening nor connected is not listed (Net-SNMP does not list it).
+func TestTCPSocketsIdle(t *testing.T) {
+	if err := netns.Available(); err != nil {
+		if testenv.InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ns, err := netns.New("tsnmp-tcpidle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Delete()
+	if err := ns.Do(func() error {
+		if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+			return fmt.Errorf("ip link set lo up: %v: %s", err, out)
+		}
+		// sockets calls TCPSockets and checks whether it dumped and how
+		// many sockets it found.
+		sockets := func(what string, dump bool, n int) []Socket {
+			t.Helper()
+			d, s := tcpDumps.Load(), tcpSkips.Load()
+			ss, err := TCPSockets()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if dumped := tcpDumps.Load() == d+1 && tcpSkips.Load() == s; dumped != dump {
+				t.Errorf("%s: dumped %v, want %v", what, dumped, dump)
+			}
+			if len(ss) != n {
+				t.Errorf("%s: %d sockets, want %d: %+v", what, len(ss), n, ss)
+			}
+			return ss
+		}
+		sockets("first", true, 0)
+		sockets("nothing changed", false, 0)
+		// Bound, not listening: not listed, and no dump.
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Port: 34567, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			return err
+		}
+		sockets("bound", false, 0)
+		l, err := net.Listen("tcp6", "[::1]:0")
+		if err != nil {
+			return err
+		}
+		sockets("listener", true, 1)
+		l.Close()
+		sockets("listener closed", false, 0)
+		// A segment received (a connection refused) could have left a
+		// connection request: dump once.
+		if c, err := net.Dial("tcp4", "127.0.0.1:1"); err == nil {
+			c.Close()
+			return fmt.Errorf("a connection to port 1")
+		}
+		sockets("connection refused", true, 0)
+		sockets("refused, again", false, 0)
+		// A connection closed by this side first leaves it in TIME-WAIT.
+		l, err = net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		c, err := net.Dial("tcp4", l.Addr().String())
+		if err != nil {
+			return err
+		}
+		s, err := l.Accept()
+		if err != nil {
+			return err
+		}
+		l.Close()
+		c.Close()
+		buf := make([]byte, 1)
+		s.Read(buf) // the FIN
+		s.Close()
+		for try := 0; try < 100; try++ {
+			ss, _ := Sockets(unix.AF_INET, unix.IPPROTO_TCP)
+			if len(ss) == 1 && ss[0].State == 6 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if ss := sockets("time-wait", true, 1); len(ss) == 1 && ss[0].State != 6 {
+			t.Errorf("state %d, want TIME-WAIT (6)", ss[0].State)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSockstat(t *testing.T) {
+	b := []byte("sockets: used 14\nTCP: inuse 2 orphan 0 tw 3904 alloc 7 mem 301\nUDP: inuse 0 mem 30\n")
+	if inuse, tw, ok := sockstat(b, "TCP:"); !ok || inuse != 2 || tw != 3904 {
+		t.Errorf("TCP: %d %d %v", inuse, tw, ok)
+	}
+	if inuse, tw, ok := sockstat([]byte("TCP6: inuse 5\nUDP6: inuse 1\n"), "TCP6:"); !ok || inuse != 5 || tw != 0 {
+		t.Errorf("TCP6: %d %d %v", inuse, tw, ok)
+	}
+	for _, bad := range []string{"", "TCP: orphan 0 tw 0", "TCP: inuse x tw 0", "TCPX: inuse 0"} {
+		if _, _, ok := sockstat([]byte(bad), "TCP:"); ok {
+			t.Errorf("%q read", bad)
+		}
 	}
 }
