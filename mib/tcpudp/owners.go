@@ -1,6 +1,7 @@
 package tcpudp
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"sync"
@@ -28,9 +29,10 @@ import (
 //   - The sockets left are looked for by one scan that stops as soon as
 //     all are found: first in the processes that hold the namespace's
 //     other sockets or held one in the last OwnerTTL (servers accepting
-//     connections, clients connecting again), in ascending PID order,
-//     then in the others in descending PID order, the processes started
-//     last first (PIDs rise until they wrap at pid_max).
+//     connections, clients connecting again), the one a scan last found a
+//     socket in first, then ascending PIDs; then in the others in
+//     descending PID order, the processes started last first (PIDs rise
+//     until they wrap at pid_max).
 //   - Sockets that a scan of every process did not find (kernel sockets
 //     such as a VXLAN device's, sockets in flight in a unix socket,
 //     processes of another PID namespace) read 0 and are not looked for
@@ -43,8 +45,9 @@ import (
 //
 // With several holders (a socket inherited across fork(2) or passed in
 // a unix socket), a socket's process is the first holder the scan that
-// found it visits: the lowest PID among the processes that held sockets
-// of the namespace in the last OwnerTTL, else the highest PID of all. It stays the socket's process as long as that process holds
+// found it visits: among the processes that held sockets of the
+// namespace in the last OwnerTTL, the one a scan last found a socket in,
+// else the lowest PID; else the highest PID of all. It stays the socket's process as long as that process holds
 // it. (A scan of every process every OwnerTTL used to answer the lowest
 // PID of all; finding it would mean reading every process below the
 // first holder found.)
@@ -71,8 +74,9 @@ type owners struct {
 
 // watched is a process that holds or held sockets of the namespace.
 type watched struct {
-	fd   int       // pidfd, -1 if none
-	held time.Time // when it last held one of the sockets
+	fd    int       // pidfd, -1 if none
+	held  time.Time // when it last held one of the sockets
+	found time.Time // when a scan last found a socket in it
 }
 
 type holder struct {
@@ -277,11 +281,18 @@ func (o *owners) scan(now time.Time, unknown map[uint32]struct{}) {
 			o.watch(pid, dfd, found)
 		})
 	}
+	// The process a socket was last found in first: a client connecting
+	// again, a server accepting; then ascending PIDs.
 	prior := make([]uint32, 0, len(o.procs))
 	for pid := range o.procs {
 		prior = append(prior, pid)
 	}
-	slices.Sort(prior)
+	slices.SortFunc(prior, func(a, b uint32) int {
+		if c := o.procs[b].found.Compare(o.procs[a].found); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
 	for _, pid := range prior {
 		if len(unknown) == 0 {
 			break
@@ -312,8 +323,10 @@ func (o *owners) scan(now time.Time, unknown map[uint32]struct{}) {
 	o.stats.visits += visits
 	o.budget -= float64(visits)
 	for ino, h := range found {
-		if _, ok := o.procs[h.pid]; ok {
+		if w, ok := o.procs[h.pid]; ok {
 			o.known[ino] = h
+			w.found = now
+			o.procs[h.pid] = w
 		}
 	}
 }
