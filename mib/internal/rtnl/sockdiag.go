@@ -3,6 +3,7 @@ package rtnl
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"slices"
 	"strconv"
 	"sync"
@@ -95,29 +96,40 @@ const tcpDiagGetSock = 18
 // and answers both in one walk; where the kernel refuses it, TCPSockets
 // takes one dump per family.
 //
-// A namespace without any TCP socket needs no walk at all, and the
-// kernel tells so cheaply: /proc/net/sockstat and sockstat6 count the
-// namespace's hashed TCP sockets (listeners and connections: "inuse") and
-// those in TIME-WAIT ("tw"). What they do not count are connection
-// requests waiting for the handshake's last segment (SYN-RECV), which can
-// outlive their listener by the SYN-ACK retransmissions (up to a minute).
-// Each of those came with a segment that TCP's InSegs counter
-// (/proc/net/snmp) counted, so when the counts are zero and InSegs has
-// not moved since a dump that found no such request, there is no socket
-// to dump and TCPSockets answers none without a walk.
+// A namespace whose only TCP sockets are listeners (or that has none)
+// needs no walk of the connection table: the listening table alone (its
+// own walk, a twentieth of the cost) holds them all. Any other socket
+// came from a connect (TCP's ActiveOpens counter in /proc/net/snmp moves)
+// or from a segment received (InSegs moves: a connection accepted, a
+// connection request waiting for the handshake's last segment, which can
+// outlive its listener by a minute of SYN-ACK retransmissions), and a
+// socket in TIME-WAIT from a connection. So while both counters read as
+// they did before the last full dump, and that dump found listeners
+// only, TCPSockets dumps the listeners alone; it checks that they are
+// all the namespace's sockets with the counts of /proc/net/sockstat and
+// sockstat6 (hashed sockets, "inuse", and TIME-WAIT ones, "tw"), which
+// also see what came without counting (a connection restored with
+// TCP_REPAIR), and takes the full dump when they differ.
 func TCPSockets() ([]Socket, error) {
-	ns, inSegs, idle := tcpIdle()
-	if idle {
-		tcpSkips.Add(1)
-		return nil, nil
+	ns, counters, ok := tcpCounters()
+	if ok {
+		tcpQuiet.mu.Lock()
+		last, seen := tcpQuiet.counters[ns]
+		tcpQuiet.mu.Unlock()
+		if seen && last == counters {
+			if ls, err := tcpListeners(); err == nil && onlySockets(ls) {
+				tcpSkips.Add(1)
+				return ls, nil
+			}
+		}
 	}
 	out, err := tcpDump()
 	tcpDumps.Add(1)
-	if ns != (nsID{}) {
+	if ok {
 		tcpQuiet.mu.Lock()
-		delete(tcpQuiet.inSegs, ns)
-		if err == nil && !slices.ContainsFunc(out, func(s Socket) bool { return s.State == tcpSynRecv || s.State == tcpNewSynRecv }) {
-			tcpQuiet.inSegs[ns] = inSegs
+		delete(tcpQuiet.counters, ns)
+		if err == nil && !slices.ContainsFunc(out, func(s Socket) bool { return s.State != tcpListen }) {
+			tcpQuiet.counters[ns] = counters
 		}
 		tcpQuiet.mu.Unlock()
 	}
@@ -138,60 +150,108 @@ func tcpDump() ([]Socket, error) {
 	return append(out, v6...), err
 }
 
-// TCP states of connection requests (include/net/tcp_states.h).
+// tcpListen is TCP_LISTEN (include/net/tcp_states.h); tcpfListen its
+// bit in a dump's states.
 const (
-	tcpSynRecv    = 3
-	tcpNewSynRecv = 12
+	tcpListen  = 10
+	tcpfListen = 1 << tcpListen
 )
+
+// tcpListeners dumps the TCP listeners of both families, which the
+// kernel finds in its listening table without walking the connection
+// table.
+func tcpListeners() ([]Socket, error) {
+	body := make([]byte, 60)
+	body[0] = unix.AF_INET
+	binary.NativeEndian.PutUint32(body[52:], tcpfListen)
+	if out, err := sockDump(tcpDiagGetSock, body); err == nil {
+		return out, nil
+	}
+	var out []Socket
+	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		b := make([]byte, 56)
+		b[0], b[1] = fam, unix.IPPROTO_TCP
+		binary.NativeEndian.PutUint32(b[4:], tcpfListen)
+		ss, err := sockDump(unix.SOCK_DIAG_BY_FAMILY, b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ss...)
+	}
+	return out, nil
+}
 
 // nsID names a network namespace (its /proc/PID/ns/net inode).
 type nsID struct{ dev, ino uint64 }
 
-// tcpQuiet holds, per network namespace, TCP's InSegs counter read before
-// the last dump that found no connection request.
-var tcpQuiet = struct {
-	mu     sync.Mutex
-	inSegs map[nsID]uint64
-	snmp   *procfs.NetCounters // the last reading of /proc/net/snmp, for its layout
-}{inSegs: map[nsID]uint64{}}
+// tcpCount are TCP's InSegs and ActiveOpens counters.
+type tcpCount struct{ inSegs, activeOpens uint64 }
 
-// tcpDumps and tcpSkips count TCPSockets' dumps and the dumps it left out.
+// tcpQuiet holds, per network namespace, TCP's counters read before the
+// last full dump that found listeners only.
+var tcpQuiet = struct {
+	mu       sync.Mutex
+	counters map[nsID]tcpCount
+	snmp     *procfs.NetCounters // the last reading of /proc/net/snmp, for its layout
+}{counters: map[nsID]tcpCount{}}
+
+// tcpDumps and tcpSkips count TCPSockets' full dumps and those it left
+// out.
 var tcpDumps, tcpSkips atomic.Uint64
 
-// tcpIdle reports whether the calling thread's network namespace holds
-// no TCP socket (idle), from its socket counts and TCP's InSegs counter;
-// when the counts are zero it returns the namespace and InSegs for
-// TCPSockets to remember. Anything it cannot read makes it answer false.
-func tcpIdle() (ns nsID, inSegs uint64, idle bool) {
-	for _, f := range []struct{ file, line string }{{"sockstat", "TCP:"}, {"sockstat6", "TCP6:"}} {
-		b, err := procfs.Host.ReadFile("/proc/thread-self/net/" + f.file)
-		if err != nil {
-			return nsID{}, 0, false
-		}
-		inuse, tw, ok := sockstat(b, f.line)
-		if !ok || inuse != 0 || tw != 0 {
-			return nsID{}, 0, false
-		}
-	}
+// tcpCounters returns the calling thread's network namespace and its TCP
+// counters; ok is false when they cannot be read.
+func tcpCounters() (ns nsID, c tcpCount, ok bool) {
 	var st unix.Stat_t
 	if err := unix.Stat("/proc/thread-self/ns/net", &st); err != nil {
-		return nsID{}, 0, false
+		return nsID{}, c, false
 	}
-	ns = nsID{st.Dev, st.Ino}
 	b, err := procfs.Host.ReadFile("/proc/thread-self/net/snmp")
 	if err != nil {
-		return nsID{}, 0, false
+		return nsID{}, c, false
 	}
 	tcpQuiet.mu.Lock()
-	defer tcpQuiet.mu.Unlock()
-	c := procfs.ParseNetCounters(b, tcpQuiet.snmp)
-	tcpQuiet.snmp = c
-	inSegs, ok := c.Get("Tcp", "InSegs")
-	if !ok {
-		return nsID{}, 0, false
+	n := procfs.ParseNetCounters(b, tcpQuiet.snmp)
+	tcpQuiet.snmp = n
+	tcpQuiet.mu.Unlock()
+	var ok1, ok2 bool
+	c.inSegs, ok1 = n.Get("Tcp", "InSegs")
+	c.activeOpens, ok2 = n.Get("Tcp", "ActiveOpens")
+	return nsID{st.Dev, st.Ino}, c, ok1 && ok2
+}
+
+// onlySockets reports whether the listeners ls are all the TCP sockets
+// of the calling thread's namespace: as many per family as sockstat and
+// sockstat6 count, and none in TIME-WAIT.
+func onlySockets(ls []Socket) bool {
+	var v4, v6 uint64
+	for _, s := range ls {
+		if s.State != tcpListen {
+			return false
+		}
+		if s.Family == unix.AF_INET6 {
+			v6++
+		} else {
+			v4++
+		}
 	}
-	last, ok := tcpQuiet.inSegs[ns]
-	return ns, inSegs, ok && last == inSegs
+	for _, f := range []struct {
+		file, line string
+		want       uint64
+	}{{"sockstat", "TCP:", v4}, {"sockstat6", "TCP6:", v6}} {
+		b, err := procfs.Host.ReadFile("/proc/thread-self/net/" + f.file)
+		if errors.Is(err, unix.ENOENT) && f.want == 0 {
+			continue // no IPv6
+		}
+		if err != nil {
+			return false
+		}
+		inuse, tw, ok := sockstat(b, f.line)
+		if !ok || inuse != f.want || tw != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // sockstat reads the "inuse" and "tw" counts of the line of

@@ -111,11 +111,12 @@ func TestTCPSockets(t *testing.T) {
 	}
 }
 
-// TestTCPSocketsIdle checks when TCPSockets leaves out the dump: in a
-// namespace without TCP sockets, only while TCP's InSegs counter has not
-// moved since a dump; a listener, a socket in TIME-WAIT or a segment
-// received make it dump again. A socket bound to a port but neither
-// listening nor connected is not listed (Net-SNMP does not list it).
+// TestTCPSocketsIdle checks when TCPSockets dumps the listeners alone:
+// in a namespace whose only TCP sockets are listeners, while TCP's InSegs
+// and ActiveOpens counters have not moved since a full dump; a segment
+// received, a connection or a socket in TIME-WAIT make it take the full
+// dump. A socket bound to a port but neither listening nor connected is
+// not listed (Net-SNMP does not list it).
 func TestTCPSocketsIdle(t *testing.T) {
 	if err := netns.Available(); err != nil {
 		if testenv.InCI() {
@@ -132,26 +133,31 @@ func TestTCPSocketsIdle(t *testing.T) {
 		if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
 			return fmt.Errorf("ip link set lo up: %v: %s", err, out)
 		}
-		// sockets calls TCPSockets and checks whether it dumped and how
-		// many sockets it found.
-		sockets := func(what string, dump bool, n int) []Socket {
+		// sockets calls TCPSockets and checks whether it took the full
+		// dump and the states of the sockets it found.
+		sockets := func(what string, full bool, states ...uint8) []Socket {
 			t.Helper()
 			d, s := tcpDumps.Load(), tcpSkips.Load()
 			ss, err := TCPSockets()
 			if err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
-			if dumped := tcpDumps.Load() == d+1 && tcpSkips.Load() == s; dumped != dump {
-				t.Errorf("%s: dumped %v, want %v", what, dumped, dump)
+			if dumped := tcpDumps.Load() == d+1 && tcpSkips.Load() == s; dumped != full {
+				t.Errorf("%s: full dump %v, want %v", what, dumped, full)
 			}
-			if len(ss) != n {
-				t.Errorf("%s: %d sockets, want %d: %+v", what, len(ss), n, ss)
+			var got []uint8
+			for _, s := range ss {
+				got = append(got, s.State)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, states) {
+				t.Errorf("%s: sockets in states %v, want %v", what, got, states)
 			}
 			return ss
 		}
-		sockets("first", true, 0)
-		sockets("nothing changed", false, 0)
-		// Bound, not listening: not listed, and no dump.
+		sockets("first", true)
+		sockets("nothing changed", false)
+		// Bound, not listening: not listed.
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return err
@@ -160,36 +166,57 @@ func TestTCPSocketsIdle(t *testing.T) {
 		if err := unix.Bind(fd, &unix.SockaddrInet4{Port: 34567, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 			return err
 		}
-		sockets("bound", false, 0)
-		l, err := net.Listen("tcp6", "[::1]:0")
+		sockets("bound", false)
+		l6, err := net.Listen("tcp6", "[::1]:0")
 		if err != nil {
 			return err
 		}
-		sockets("listener", true, 1)
-		l.Close()
-		sockets("listener closed", false, 0)
+		l4, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		sockets("listeners", false, tcpListen, tcpListen)
+		l6.Close()
+		sockets("a listener closed", false, tcpListen)
 		// A segment received (a connection refused) could have left a
-		// connection request: dump once.
+		// connection request: a full dump, then listeners again.
 		if c, err := net.Dial("tcp4", "127.0.0.1:1"); err == nil {
 			c.Close()
 			return fmt.Errorf("a connection to port 1")
 		}
-		sockets("connection refused", true, 0)
-		sockets("refused, again", false, 0)
-		// A connection closed by this side first leaves it in TIME-WAIT.
-		l, err = net.Listen("tcp4", "127.0.0.1:0")
+		sockets("connection refused", true, tcpListen)
+		sockets("refused, again", false, tcpListen)
+		// A connection restored in repair mode (as CRIU restores one)
+		// moves no counter; sockstat counts it.
+		rfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return err
 		}
-		c, err := net.Dial("tcp4", l.Addr().String())
+		if err := unix.SetsockoptInt(rfd, unix.SOL_TCP, unix.TCP_REPAIR, 1); err != nil {
+			unix.Close(rfd)
+			return fmt.Errorf("TCP_REPAIR: %v", err)
+		}
+		if err := unix.Connect(rfd, &unix.SockaddrInet4{Port: 9, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			unix.Close(rfd)
+			return fmt.Errorf("connect in repair mode: %v", err)
+		}
+		sockets("repaired", true, 1, tcpListen)
+		unix.Close(rfd)
+		sockets("repaired and closed", true, tcpListen)
+		sockets("repaired and closed, again", false, tcpListen)
+		// A connection: full dumps while it lasts.
+		c, err := net.Dial("tcp4", l4.Addr().String())
 		if err != nil {
 			return err
 		}
-		s, err := l.Accept()
+		s, err := l4.Accept()
 		if err != nil {
 			return err
 		}
-		l.Close()
+		sockets("connection", true, 1, 1, tcpListen)
+		sockets("connection, again", true, 1, 1, tcpListen)
+		// Closed by this side first: TIME-WAIT, still a full dump.
+		l4.Close()
 		c.Close()
 		buf := make([]byte, 1)
 		s.Read(buf) // the FIN
@@ -201,9 +228,8 @@ func TestTCPSocketsIdle(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		if ss := sockets("time-wait", true, 1); len(ss) == 1 && ss[0].State != 6 {
-			t.Errorf("state %d, want TIME-WAIT (6)", ss[0].State)
-		}
+		sockets("time-wait", true, 6)
+		sockets("time-wait, again", true, 6)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
