@@ -388,10 +388,10 @@ type addrSnap struct {
 
 func (m *MIB) readAddrs(time.Time) *addrSnap {
 	as, _ := rtnl.Addrs(unix.AF_UNSPEC)
-	s := &addrSnap{}
-	seen := map[string]bool{}
+	s := &addrSnap{rows: make([]addrRow, 0, len(as)+len(as)/2)}
+	seen := make(map[string]bool, len(as))
 	add := func(r addrRow) {
-		k := string(r.index.String())
+		k := string(r.addr) // the index is the address's type, length and bytes
 		if seen[k] {
 			return
 		}
@@ -403,7 +403,7 @@ func (m *MIB) readAddrs(time.Time) *addrSnap {
 			continue
 		}
 		r := addrRow{addr: a.Address, ifIndex: a.Index, typ: 1, plen: a.PrefixLen, status: 1, storage: 2, origin: 2}
-		r.index = inetIndex(nil, a.Address)
+		r.index = inetIndex(make(snmp.OID, 0, 2+len(a.Address)), a.Address)
 		r.prefix = prefixOID(a.Index, a.Address, a.PrefixLen)
 		if a.Family == unix.AF_INET6 {
 			switch {
