@@ -43,9 +43,15 @@ type routeSnap struct {
 func (m *MIB) readRoutes(time.Time) *routeSnap {
 	s := &routeSnap{}
 	zero := snmp.OID{0, 0}
-	seen := map[string]int{}
-	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
-		rs, _ := rtnl.Routes(fam)
+	var fams [2][]rtnl.Route
+	for i, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		fams[i], _ = rtnl.Routes(fam)
+	}
+	s.inet = make([]routeRow, 0, len(fams[0])+len(fams[1]))
+	s.cidr = make([]routeRow, 0, len(fams[0]))
+	seen := make(map[string]int, len(fams[0])+len(fams[1]))
+	for i, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		rs := fams[i]
 		for _, r := range rs {
 			if fam == unix.AF_INET && r.Table != unix.RT_TABLE_MAIN {
 				continue
@@ -67,14 +73,14 @@ func (m *MIB) readRoutes(time.Time) *routeSnap {
 				policy = snmp.OID{0, 0, r.OIF, r.Priority}
 			}
 			seen[key]++
-			idx := inetIndex(nil, r.Dst)
+			idx := inetIndex(make(snmp.OID, 0, 2+len(r.Dst)+2+len(policy)+2+len(nh)), r.Dst)
 			idx = append(idx, uint32(r.DstLen), uint32(len(policy)))
 			idx = append(idx, policy...)
 			idx = inetIndex(idx, nh)
 			s.inet = append(s.inet, routeRow{index: idx, r: r, remote: remote})
 			if fam == unix.AF_INET {
 				mask := maskOf(r.DstLen)
-				ci := v4Index(nil, r.Dst)
+				ci := v4Index(make(snmp.OID, 0, len(r.Dst)+5+len(nh)), r.Dst)
 				ci = append(ci, uint32(mask>>24), uint32(mask>>16&0xff), uint32(mask>>8&0xff), uint32(mask&0xff), uint32(r.TOS))
 				ci = v4Index(ci, nh)
 				rr := r

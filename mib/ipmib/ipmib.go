@@ -28,6 +28,7 @@ import (
 	"bytes"
 	"net/netip"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -122,7 +123,9 @@ func New(cfg Config) *MIB {
 	if m.net == nil {
 		m.net = procfs.NewNetStats(cfg.FS, cfg.CacheTTL)
 	}
-	m.sys = procfs.Cache[ipSys]{TTL: cfg.CacheTTL, Load: func(time.Time) ipSys { return readSys(cfg.FS) }}
+	sc := newSysctls(cfg.FS)
+	runtime.AddCleanup(m, closeFDs, sc.fds)
+	m.sys = procfs.Cache[ipSys]{TTL: cfg.CacheTTL, Load: func(time.Time) ipSys { return sc.read() }}
 	m.initScalars()
 	m.initICMP()
 	m.initSysStats()
@@ -192,22 +195,78 @@ type ipSys struct {
 	forwarding, ttl, fwd6, hopLimit int64
 }
 
-func readInt(fs procfs.FS, name string) int64 {
-	b, err := fs.ReadFile(name)
+// sysctlFiles are the files of the scalars ipForwarding, ipDefaultTTL,
+// ipv6IpForwarding and ipv6IpDefaultHopLimit, in ipSys's order.
+var sysctlFiles = [4]string{
+	"/proc/sys/net/ipv4/conf/all/forwarding",
+	"/proc/sys/net/ipv4/ip_default_ttl",
+	"/proc/sys/net/ipv6/conf/all/forwarding",
+	"/proc/sys/net/ipv6/conf/all/hop_limit",
+}
+
+// sysctls reads the scalars' files, each kept open from its first
+// reading (in the reading thread's network namespace) and read again
+// from its start with pread(2), which makes the kernel print the current
+// value: opening a /proc/sys file walks its path through the sysctl
+// tables, about ten times the cost of the read. A file that fails is
+// closed and opened again at the next reading. Not safe for concurrent
+// use: the scalars' cache makes one reading at a time.
+type sysctls struct {
+	fs  procfs.FS
+	fds *[4]int // -1: not open; closed when the MIB is collected
+}
+
+func newSysctls(fs procfs.FS) *sysctls {
+	fds := &[4]int{-1, -1, -1, -1}
+	return &sysctls{fs: fs, fds: fds}
+}
+
+// closeFDs closes the open files of fds.
+func closeFDs(fds *[4]int) {
+	for i, fd := range fds {
+		if fd >= 0 {
+			unix.Close(fd)
+			fds[i] = -1
+		}
+	}
+}
+
+// readInt returns the number file i holds, 0 when it cannot be read.
+func (s *sysctls) readInt(i int) int64 {
+	fd := s.fds[i]
+	if fd < 0 {
+		var err error
+		fd, err = unix.Open(s.fs.Path(sysctlFiles[i]), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		for err == unix.EINTR {
+			fd, err = unix.Open(s.fs.Path(sysctlFiles[i]), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		}
+		if err != nil {
+			return 0
+		}
+		s.fds[i] = fd
+	}
+	var buf [64]byte
+	n, err := unix.Pread(fd, buf[:], 0)
+	for err == unix.EINTR {
+		n, err = unix.Pread(fd, buf[:], 0)
+	}
 	if err != nil {
+		unix.Close(fd)
+		s.fds[i] = -1
 		return 0
+	}
+	b := buf[:n]
+	if n == len(buf) { // not a sysctl's number: read it all
+		if b, err = s.fs.ReadFile(sysctlFiles[i]); err != nil {
+			return 0
+		}
 	}
 	v, _ := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
 	return v
 }
 
-func readSys(fs procfs.FS) ipSys {
-	return ipSys{
-		forwarding: readInt(fs, "/proc/sys/net/ipv4/conf/all/forwarding"),
-		ttl:        readInt(fs, "/proc/sys/net/ipv4/ip_default_ttl"),
-		fwd6:       readInt(fs, "/proc/sys/net/ipv6/conf/all/forwarding"),
-		hopLimit:   readInt(fs, "/proc/sys/net/ipv6/conf/all/hop_limit"),
-	}
+func (s *sysctls) read() ipSys {
+	return ipSys{forwarding: s.readInt(0), ttl: s.readInt(1), fwd6: s.readInt(2), hopLimit: s.readInt(3)}
 }
 
 // legacy lists ip.3 to ip.19: the "Ip:" counters of /proc/net/snmp, which
@@ -329,10 +388,10 @@ type addrSnap struct {
 
 func (m *MIB) readAddrs(time.Time) *addrSnap {
 	as, _ := rtnl.Addrs(unix.AF_UNSPEC)
-	s := &addrSnap{}
-	seen := map[string]bool{}
+	s := &addrSnap{rows: make([]addrRow, 0, len(as)+len(as)/2)}
+	seen := make(map[string]bool, len(as))
 	add := func(r addrRow) {
-		k := string(r.index.String())
+		k := string(r.addr) // the index is the address's type, length and bytes
 		if seen[k] {
 			return
 		}
@@ -344,7 +403,7 @@ func (m *MIB) readAddrs(time.Time) *addrSnap {
 			continue
 		}
 		r := addrRow{addr: a.Address, ifIndex: a.Index, typ: 1, plen: a.PrefixLen, status: 1, storage: 2, origin: 2}
-		r.index = inetIndex(nil, a.Address)
+		r.index = inetIndex(make(snmp.OID, 0, 2+len(a.Address)), a.Address)
 		r.prefix = prefixOID(a.Index, a.Address, a.PrefixLen)
 		if a.Family == unix.AF_INET6 {
 			switch {

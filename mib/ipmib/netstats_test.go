@@ -97,3 +97,50 @@ func TestCountersShared(t *testing.T) {
 		}
 	}
 }
+
+// TestSysctlsReadAgain checks that the scalars' files, kept open, serve
+// the value they hold at each reading after the cache time, and that a
+// file missing at first is read once it is there.
+func TestSysctlsReadAgain(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, v string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(sysctlFiles[0], "1")
+	write(sysctlFiles[1], "64")
+	write(sysctlFiles[2], "0") // no hop_limit yet
+	const ttl = time.Hour
+	m := New(Config{CacheTTL: ttl, FS: procfs.FS{Root: dir}})
+	var tree mib.Tree
+	m.Register(&tree)
+	t0 := time.Now()
+	get := func(at time.Duration, sub uint32) int64 {
+		t.Helper()
+		r := mib.NewRequest(context.Background(), t0.Add(at))
+		defer r.Release()
+		v := tree.Get(r, IP.Append(sub, 0))
+		if v.Type != snmp.Integer {
+			t.Fatalf("ip.%d: %v", sub, v)
+		}
+		return v.Int()
+	}
+	if f, ttl, hop := get(0, 1), get(0, 2), get(0, 26); f != 1 || ttl != 64 || hop != 0 {
+		t.Fatalf("ipForwarding %d, ipDefaultTTL %d, ipv6IpDefaultHopLimit %d; want 1, 64, 0", f, ttl, hop)
+	}
+	write(sysctlFiles[0], "0")
+	write(sysctlFiles[1], "128")
+	write(sysctlFiles[3], "255")
+	if got := get(ttl/2, 2); got != 64 {
+		t.Errorf("ipDefaultTTL %d within the cache time, want 64", got)
+	}
+	if f, ttl, hop := get(ttl+time.Second, 1), get(ttl+time.Second, 2), get(ttl+time.Second, 26); f != 2 || ttl != 128 || hop != 255 {
+		t.Errorf("after the cache time: ipForwarding %d, ipDefaultTTL %d, ipv6IpDefaultHopLimit %d; want 2 (notForwarding), 128, 255", f, ttl, hop)
+	}
+}

@@ -1,6 +1,7 @@
 package ipmib
 
 import (
+	"encoding/binary"
 	"slices"
 
 	"github.com/tsnmp/tsnmp/mib"
@@ -27,7 +28,7 @@ func (s *addrSnap) prefixes() []prefixRow {
 			continue
 		}
 		idx := r.prefix[len(ipAddressPrefixOrg):]
-		if k := idx.String(); !seen[k] {
+		if k := oidKey(idx); !seen[k] {
 			seen[k] = true
 			out = append(out, prefixRow{index: idx, linkLocal: len(r.addr) == 16 && r.addr[0] == 0xfe && r.addr[1]&0xc0 == 0x80})
 		}
@@ -55,4 +56,13 @@ func (p prefixRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) 
 		return snmp.Gauge32Value(0xffffffff), true
 	}
 	return snmp.Value{}, false
+}
+
+// oidKey returns o's arcs as the bytes of a string, a map key.
+func oidKey(o snmp.OID) string {
+	b := make([]byte, 0, 4*len(o))
+	for _, v := range o {
+		b = binary.BigEndian.AppendUint32(b, v)
+	}
+	return string(b)
 }

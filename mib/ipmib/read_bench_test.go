@@ -20,7 +20,7 @@ func BenchmarkReadings(b *testing.B) {
 		name string
 		fn   func()
 	}{
-		{"sys", func() { readSys(procfs.Host) }},
+		{"sys", func() { m.sys.Invalidate(); m.sys.Current(now) }},
 		{"sysStats", func() { m.sysStatsSnap(nil) }},
 		{"icmp", func() { m.icmpSnap(nil) }},
 		{"snmp", func() { m.net.SNMP.Get(nil) }},

@@ -1,6 +1,7 @@
 package tcpudp
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"sync"
@@ -28,13 +29,16 @@ import (
 //   - The sockets left are looked for by one scan that stops as soon as
 //     all are found: first in the processes that hold the namespace's
 //     other sockets or held one in the last OwnerTTL (servers accepting
-//     connections, clients connecting again), in ascending PID order,
-//     then in the others in descending PID order, the processes started
-//     last first (PIDs rise until they wrap at pid_max).
+//     connections, clients connecting again), the one a scan last found a
+//     socket in first, then ascending PIDs; then in the others in
+//     descending PID order, the processes started last first (PIDs rise
+//     until they wrap at pid_max).
 //   - Sockets that a scan of every process did not find (kernel sockets
 //     such as a VXLAN device's, sockets in flight in a unix socket,
 //     processes of another PID namespace) read 0 and are not looked for
-//     again until OwnerTTL has passed.
+//     again until OwnerTTL has passed, twice as long after each further
+//     miss, up to 12 OwnerTTLs (a minute by default, as long as Net-SNMP's
+//     snmpd keeps these tables).
 //   - Scans cost on average no more than one scan of every process per
 //     OwnerTTL, with bursts of two: a new scan starts only while the
 //     processes visited in the last OwnerTTL or so leave room for one
@@ -43,8 +47,9 @@ import (
 //
 // With several holders (a socket inherited across fork(2) or passed in
 // a unix socket), a socket's process is the first holder the scan that
-// found it visits: the lowest PID among the processes that held sockets
-// of the namespace in the last OwnerTTL, else the highest PID of all. It stays the socket's process as long as that process holds
+// found it visits: among the processes that held sockets of the
+// namespace in the last OwnerTTL, the one a scan last found a socket in,
+// else the lowest PID; else the highest PID of all. It stays the socket's process as long as that process holds
 // it. (A scan of every process every OwnerTTL used to answer the lowest
 // PID of all; finding it would mean reading every process below the
 // first holder found.)
@@ -53,9 +58,9 @@ type owners struct {
 	ttl time.Duration
 
 	mu      sync.Mutex
-	known   map[uint32]holder    // socket inode -> its process
-	procs   map[uint32]watched   // the holders of known sockets, and of sockets in the last OwnerTTL
-	missing map[uint32]time.Time // socket inode -> when a scan of every process did not find it
+	known   map[uint32]holder  // socket inode -> its process
+	procs   map[uint32]watched // the holders of known sockets, and of sockets in the last OwnerTTL
+	missing map[uint32]miss    // sockets scans of every process did not find
 
 	budget   float64 // process visits scans may still make
 	budgetAt time.Time
@@ -71,9 +76,20 @@ type owners struct {
 
 // watched is a process that holds or held sockets of the namespace.
 type watched struct {
-	fd   int       // pidfd, -1 if none
-	held time.Time // when it last held one of the sockets
+	fd    int       // pidfd, -1 if none
+	held  time.Time // when it last held one of the sockets
+	found time.Time // when a scan last found a socket in it
 }
+
+// miss is a socket that a scan of every process did not find.
+type miss struct {
+	at   time.Time     // the last such scan
+	wait time.Duration // until it is looked for again
+}
+
+// maxMissWait is how long, in OwnerTTLs, a socket that scans of every
+// process keep missing waits at most before it is looked for again.
+const maxMissWait = 12
 
 type holder struct {
 	pid, fd uint32
@@ -93,7 +109,7 @@ func newOwners(fs procfs.FS, ttl time.Duration) *owners {
 		ttl:     ttl,
 		known:   map[uint32]holder{},
 		procs:   map[uint32]watched{},
-		missing: map[uint32]time.Time{},
+		missing: map[uint32]miss{},
 		link:    make([]byte, 64),
 	}
 }
@@ -145,18 +161,20 @@ func (o *owners) resolve(now time.Time, inodes []uint32) map[uint32]uint32 {
 			o.known[ino] = h
 		}
 	}
-	for ino, at := range o.missing {
-		if _, ok := want[ino]; !ok || o.due(now, at) {
+	for ino := range o.missing {
+		if _, ok := want[ino]; !ok {
 			delete(o.missing, ino)
 		}
 	}
 	unknown := map[uint32]struct{}{}
 	for ino := range want {
-		_, k := o.known[ino]
-		_, m := o.missing[ino]
-		if !k && !m {
-			unknown[ino] = struct{}{}
+		if _, ok := o.known[ino]; ok {
+			continue
 		}
+		if m, ok := o.missing[ino]; ok && now.Sub(m.at) < m.wait && !now.Before(m.at) {
+			continue
+		}
+		unknown[ino] = struct{}{}
 	}
 	if len(unknown) > 0 && o.afford(now) {
 		o.scan(now, unknown)
@@ -277,11 +295,18 @@ func (o *owners) scan(now time.Time, unknown map[uint32]struct{}) {
 			o.watch(pid, dfd, found)
 		})
 	}
+	// The process a socket was last found in first: a client connecting
+	// again, a server accepting; then ascending PIDs.
 	prior := make([]uint32, 0, len(o.procs))
 	for pid := range o.procs {
 		prior = append(prior, pid)
 	}
-	slices.Sort(prior)
+	slices.SortFunc(prior, func(a, b uint32) int {
+		if c := o.procs[b].found.Compare(o.procs[a].found); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
 	for _, pid := range prior {
 		if len(unknown) == 0 {
 			break
@@ -305,15 +330,24 @@ func (o *owners) scan(now time.Time, unknown map[uint32]struct{}) {
 		if len(unknown) > 0 {
 			o.stats.complete++
 			for ino := range unknown {
-				o.missing[ino] = now
+				m, ok := o.missing[ino]
+				m.wait = min(2*m.wait, maxMissWait*o.ttl)
+				if !ok {
+					m.wait = o.ttl
+				}
+				m.at = now
+				o.missing[ino] = m
 			}
 		}
 	}
 	o.stats.visits += visits
 	o.budget -= float64(visits)
 	for ino, h := range found {
-		if _, ok := o.procs[h.pid]; ok {
+		delete(o.missing, ino)
+		if w, ok := o.procs[h.pid]; ok {
 			o.known[ino] = h
+			w.found = now
+			o.procs[h.pid] = w
 		}
 	}
 }

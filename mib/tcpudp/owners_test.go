@@ -18,7 +18,7 @@ import (
 )
 
 // udpInode opens a UDP socket and returns its inode.
-func udpInode(t *testing.T) uint32 {
+func udpInode(t testing.TB) uint32 {
 	t.Helper()
 	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	if err != nil {
@@ -259,6 +259,87 @@ func TestOwnerClientAgain(t *testing.T) {
 	}
 }
 
+// TestOwnerClientFirst: a client that opens a new connection at every
+// reading is looked at first, before the processes that hold sockets of
+// the namespace but opened none lately (a server with many open files).
+func TestOwnerClientFirst(t *testing.T) {
+	o := newOwnerNS(t, Config{CacheTTL: time.Second})
+	server, serverIno := o.udp() // this process: a lower PID than the client's
+	defer server.Close()
+	c := o.ns.Command(os.Args[0], "-test.run=^TestOwnerClientHelper$")
+	c.Env = append(os.Environ(), "TSNMP_OWNER_CLIENT=1")
+	in, err := c.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(); c.Process.Kill(); c.Wait() })
+	// next has the client close its socket and open another; it returns
+	// the new one's inode.
+	buf := make([]byte, 64)
+	next := func() uint32 {
+		if _, err := in.Write([]byte("\n")); err != nil {
+			t.Fatal(err)
+		}
+		n, err := out.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ino, err := strconv.ParseUint(string(buf[:n-1]), 10, 32)
+		if err != nil {
+			t.Fatalf("client: %q", buf[:n])
+		}
+		return uint32(ino)
+	}
+	t0 := time.Now()
+	for i := range 5 {
+		ino := next()
+		before := ownerCounts(o.m)
+		got := o.read(t0.Add(time.Duration(i) * 1100 * time.Millisecond))
+		if got[ino] != pidOf(c) || got[serverIno] != uint32(os.Getpid()) {
+			t.Fatalf("reading %d: processes %d and %d, want %d and %d", i, got[ino], got[serverIno], pidOf(c), os.Getpid())
+		}
+		if d := ownerCounts(o.m).visits - before.visits; i >= 2 && d != 1 {
+			t.Errorf("reading %d: client's new socket found after reading %d processes, want 1 (the client)", i, d)
+		}
+	}
+}
+
+// TestOwnerClientHelper is TestOwnerClientFirst's client: at each line
+// read it closes its UDP socket, opens another and writes its inode.
+func TestOwnerClientHelper(t *testing.T) {
+	if os.Getenv("TSNMP_OWNER_CLIENT") != "1" {
+		t.Skip("TestOwnerClientFirst's client")
+	}
+	var c net.PacketConn
+	buf := make([]byte, 1)
+	for {
+		if _, err := os.Stdin.Read(buf); err != nil {
+			os.Exit(0)
+		}
+		if c != nil {
+			c.Close()
+		}
+		var err error
+		if c, err = net.ListenPacket("udp4", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		rc, _ := c.(*net.UDPConn).SyscallConn()
+		var st unix.Stat_t
+		rc.Control(func(fd uintptr) { err = unix.Fstat(int(fd), &st) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Stdout.WriteString(strconv.FormatUint(st.Ino, 10) + "\n")
+	}
+}
+
 // reusePID starts a process with PID pid (free), as a process started
 // after pid's exit could be given: it sets the last PID the kernel gave
 // (/proc/sys/kernel/ns_last_pid, root only) to pid-1 and starts one,
@@ -328,9 +409,27 @@ func TestOwnerKernelSocket(t *testing.T) {
 	if c := ownerCounts(o.m); c.complete != 1 || c.scans != 3 {
 		t.Errorf("within OwnerTTL: %d scans, %d of every process; want 3 (the first and one for each new socket) and 1", c.scans, c.complete)
 	}
-	o.read(t0.Add(DefaultOwnerTTL + 500*time.Millisecond))
+	t1 := t0.Add(DefaultOwnerTTL + 500*time.Millisecond)
+	o.read(t1)
 	if c := ownerCounts(o.m); c.complete != 2 {
 		t.Errorf("after OwnerTTL: %d scans of every process, want 2 (the kernel socket looked for again)", c.complete)
+	}
+	// Missed again: looked for after twice OwnerTTL.
+	o.read(t1.Add(DefaultOwnerTTL + 500*time.Millisecond))
+	if c := ownerCounts(o.m); c.complete != 2 {
+		t.Errorf("OwnerTTL after a second miss: %d scans of every process, want still 2", c.complete)
+	}
+	t2 := t1.Add(2*DefaultOwnerTTL + 500*time.Millisecond)
+	o.read(t2)
+	if c := ownerCounts(o.m); c.complete != 3 {
+		t.Errorf("twice OwnerTTL after a second miss: %d scans of every process, want 3", c.complete)
+	}
+	for range 10 { // doubling up to 12 OwnerTTLs
+		t2 = t2.Add(maxMissWait*DefaultOwnerTTL + 500*time.Millisecond)
+		o.read(t2)
+	}
+	if c := ownerCounts(o.m); c.complete != 13 {
+		t.Errorf("10 readings 12 OwnerTTLs apart: %d scans of every process in all, want 13", c.complete)
 	}
 }
 
@@ -394,4 +493,24 @@ func BenchmarkSocketOwners(b *testing.B) {
 		n = len(SocketOwners(procfs.Host))
 	}
 	b.ReportMetric(float64(n), "sockets")
+}
+
+// BenchmarkOwnersKnown is a reading of sockets whose processes are known
+// and still run: no process's open files are read.
+//
+//	go test -run '^$' -bench OwnersKnown -benchmem ./mib/tcpudp
+func BenchmarkOwnersKnown(b *testing.B) {
+	var inodes []uint32
+	for range 20 {
+		inodes = append(inodes, udpInode(b))
+	}
+	o := newOwners(procfs.Host, time.Hour)
+	defer o.close()
+	o.resolve(time.Now(), inodes)
+	for b.Loop() {
+		o.resolve(time.Now(), inodes)
+	}
+	if c := o.counts(); c.scans != 1 {
+		b.Fatalf("%d scans, want 1", c.scans)
+	}
 }

@@ -210,9 +210,16 @@ type Stat struct {
 // non-number is dropped (counted in Bad).
 func ParseStat(b []byte) Stat {
 	var s Stat
-	var f [][]byte
+	// The fields read: a cpu line's name and 10 numbers, or a name and a
+	// number; the intr and softirq lines go on with a number per
+	// interrupt, which are left unsplit.
+	var buf [11][]byte
 	lines(b, func(line []byte) {
-		f = fields(line, f)
+		f := buf[:0:2]
+		if bytes.HasPrefix(bytes.TrimLeft(line, " \t"), []byte("cpu")) {
+			f = buf[:0:11]
+		}
+		f = firstFields(line, f)
 		if len(f) < 2 {
 			if len(f) == 1 {
 				s.Bad++

@@ -174,3 +174,14 @@ func BenchmarkNetCounters(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkParseStat(b *testing.B) {
+	data, err := Host.ReadFile("/proc/stat")
+	if err != nil {
+		b.Skip(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ParseStat(data)
+	}
+}
