@@ -104,8 +104,8 @@ type MIB struct {
 	linkPos   map[string]int
 	linkErrs  []uint64
 	netDevBuf []byte
-	sw                  swInstalled
-	mounts              procfs.Mounts
+	sw        swInstalled
+	mounts    procfs.Mounts
 
 	system, memSize                mib.Scalars
 	storage, device, processor     mib.Table
