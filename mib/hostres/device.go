@@ -53,8 +53,9 @@ type devSnap struct {
 // rtnetlink dump with the error counters of /proc/net/dev) and the
 // floating point co-processor Net-SNMP assumes.
 func (m *MIB) readDevices(now time.Time) *devSnap {
-	s := &devSnap{load: map[int]int64{}}
-	for _, c := range m.cpus.get() {
+	cpus := m.cpus.get()
+	s := &devSnap{load: make(map[int]int64, len(cpus)), rows: make([]device, 0, len(cpus)+16)}
+	for _, c := range cpus {
 		s.rows = append(s.rows, device{index: snmp.OID{devProcessor<<16 + uint32(c.id)}, typ: devProcessor,
 			descr: c.descr, status: statusRunning, cpu: c.id})
 	}
@@ -82,11 +83,22 @@ func (m *MIB) readDevices(now time.Time) *devSnap {
 		ifs, err = rtnl.Links()
 	}
 	if err == nil {
-		errs := map[string]uint64{}
-		if b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/dev"); err == nil {
-			errs = ParseNetDevErrors(b)
+		// Each link's errors from /proc/net/dev, found by name.
+		clear(m.linkPos)
+		for n, i := range ifs {
+			m.linkPos[i.Name] = n
 		}
-		for _, i := range ifs {
+		errs := slices.Grow(m.linkErrs[:0], len(ifs))[:len(ifs)]
+		clear(errs)
+		m.linkErrs = errs
+		if b, err := m.cfg.FS.ReadInto("/proc/thread-self/net/dev", &m.netDevBuf); err == nil {
+			eachNetDevErrors(b, func(name []byte, e uint64) {
+				if n, ok := m.linkPos[string(name)]; ok {
+					errs[n] = e
+				}
+			})
+		}
+		for n, i := range ifs {
 			if i.Index == 0 || i.Index >= 1<<16 {
 				continue // beyond the index range of network devices
 			}
@@ -95,7 +107,7 @@ func (m *MIB) readDevices(now time.Time) *devSnap {
 				st = statusRunning
 			}
 			s.rows = append(s.rows, device{index: snmp.OID{devNetwork<<16 + uint32(i.Index)}, typ: devNetwork,
-				descr: "network interface " + i.Name, status: st, errors: uint32(errs[i.Name]), hasErrors: true,
+				descr: "network interface " + i.Name, status: st, errors: uint32(errs[n]), hasErrors: true,
 				ifIndex: int64(i.Index)})
 		}
 	}
@@ -176,22 +188,61 @@ func (c *cpuList) get() []cpuDescr {
 // interface from /proc/net/dev. Malformed lines are skipped.
 func ParseNetDevErrors(b []byte) map[string]uint64 {
 	out := map[string]uint64{}
-	for line := range bytes.SplitSeq(b, []byte("\n")) {
+	eachNetDevErrors(b, func(name []byte, errs uint64) { out[string(name)] = errs })
+	return out
+}
+
+// eachNetDevErrors calls f with the name and the receive plus transmit
+// errors of each well-formed interface line of /proc/net/dev ("name:"
+// and 16 numbers), without allocating.
+func eachNetDevErrors(b []byte, f func(name []byte, errs uint64)) {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
 		name, rest, ok := bytes.Cut(line, []byte(":"))
 		if !ok {
 			continue
 		}
-		f := bytes.Fields(rest)
-		if len(f) < 16 {
+		var rx, tx []byte
+		n := 0
+		for len(rest) > 0 {
+			for len(rest) > 0 && isSpace(rest[0]) {
+				rest = rest[1:]
+			}
+			if len(rest) == 0 {
+				break
+			}
+			end := 0
+			for end < len(rest) && !isSpace(rest[end]) {
+				end++
+			}
+			switch n {
+			case 2:
+				rx = rest[:end]
+			case 10:
+				tx = rest[:end]
+			}
+			n++
+			rest = rest[end:]
+		}
+		if n < 16 {
 			continue
 		}
-		rx, ok1 := atou(f[2])
-		tx, ok2 := atou(f[10])
+		r, ok1 := atou(rx)
+		t, ok2 := atou(tx)
 		if ok1 && ok2 {
-			out[string(bytes.TrimSpace(name))] = rx + tx
+			f(bytes.TrimSpace(name), r+t)
 		}
 	}
-	return out
+}
+
+// isSpace reports ASCII white space, as bytes.Fields splits on.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
 func atou(b []byte) (uint64, bool) {

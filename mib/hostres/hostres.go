@@ -99,8 +99,13 @@ type MIB struct {
 	// Files kept open and read again with pread at each reading.
 	memFile, uptimeFile *procfs.File
 	memBuf, uptimeBuf   []byte
-	sw                  swInstalled
-	mounts              procfs.Mounts
+	// hrDeviceTable's reading: each link's position by name, its errors,
+	// and /proc/net/dev.
+	linkPos   map[string]int
+	linkErrs  []uint64
+	netDevBuf []byte
+	sw        swInstalled
+	mounts    procfs.Mounts
 
 	system, memSize                mib.Scalars
 	storage, device, processor     mib.Table
@@ -123,6 +128,7 @@ func New(cfg Config) *MIB {
 	}
 	m.mounts.FS = cfg.FS
 	m.disks = newDiskReader(cfg.FS)
+	m.linkPos = map[string]int{}
 	m.cpus = cpuList{fs: cfg.FS, online: cfg.FS.NewAttr("/sys/devices/system/cpu/online")}
 	m.memFile, m.uptimeFile = cfg.FS.NewAttr("/proc/meminfo"), cfg.FS.NewAttr("/proc/uptime")
 	m.sw.fs, m.sw.path = cfg.FS, cfg.DpkgStatus

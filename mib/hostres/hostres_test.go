@@ -3,6 +3,7 @@ package hostres
 import (
 	"bytes"
 	"encoding/binary"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -137,8 +138,40 @@ func TestSplitCmdline(t *testing.T) {
 	}
 }
 
+// netDevErrorsFields is ParseNetDevErrors as it was written with
+// bytes.Fields, the reference for the allocation-free parser.
+func netDevErrorsFields(b []byte) map[string]uint64 {
+	out := map[string]uint64{}
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		name, rest, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) < 16 {
+			continue
+		}
+		rx, ok1 := atou(f[2])
+		tx, ok2 := atou(f[10])
+		if ok1 && ok2 {
+			out[string(bytes.TrimSpace(name))] = rx + tx
+		}
+	}
+	return out
+}
+
+func TestParseUptime(t *testing.T) {
+	for _, in := range []string{"350735.47 234388.90\n", "  12.5\t3\n", "7", "", " \n", "x 1", "-1 2", "1e3 x", "12.5\x00 3"} {
+		v, ok := parseUptime([]byte(in))
+		wv, wok := procfs.ParseUptime([]byte(in))
+		if v != wv || ok != wok {
+			t.Errorf("parseUptime(%q) = %v, %v; procfs.ParseUptime %v, %v", in, v, ok, wv, wok)
+		}
+	}
+}
+
 func FuzzParsers(f *testing.F) {
-	for _, n := range []string{"dpkg-status", "dpkg-malformed", "net-dev", "net-dev-malformed"} {
+	for _, n := range []string{"dpkg-status", "dpkg-malformed", "net-dev", "net-dev-malformed", "uptime"} {
 		f.Add(sample(f, n))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -147,8 +180,21 @@ func FuzzParsers(f *testing.F) {
 				t.Fatal("package without a name")
 			}
 		}
-		ParseNetDevErrors(b)
+		got := ParseNetDevErrors(b)
 		CountUsers(b, func(int32) bool { return true })
 		splitCmdline(b)
+		v, ok := parseUptime(b)
+		// The kernel's files are ASCII; on ASCII input the parsers that
+		// split without allocating agree with those that split with
+		// bytes.Fields and strings.Fields.
+		if bytes.IndexFunc(b, func(r rune) bool { return r >= 0x80 }) >= 0 {
+			return
+		}
+		if wv, wok := procfs.ParseUptime(b); v != wv || ok != wok {
+			t.Errorf("parseUptime = %v, %v; procfs.ParseUptime %v, %v", v, ok, wv, wok)
+		}
+		if want := netDevErrorsFields(b); !maps.Equal(got, want) {
+			t.Errorf("ParseNetDevErrors = %v; with bytes.Fields %v", got, want)
+		}
 	})
 }

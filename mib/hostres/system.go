@@ -3,6 +3,7 @@ package hostres
 import (
 	"bytes"
 	"encoding/binary"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -47,7 +48,7 @@ func (m *MIB) initSystem() {
 func (m *MIB) readSys(now time.Time) sysInfo {
 	var s sysInfo
 	if b, err := m.uptimeFile.Read(&m.uptimeBuf); err == nil {
-		s.uptime, _ = procfs.ParseUptime(b)
+		s.uptime, _ = parseUptime(b)
 	}
 	if n, ok := m.procs.Count(now); ok {
 		s.procs = int64(n)
@@ -95,4 +96,24 @@ func DateAndTime(t time.Time) []byte {
 		byte(t.Hour()), byte(t.Minute()), byte(t.Second()), 0,
 		dir, byte(off / 3600), byte(off % 3600 / 60),
 	}
+}
+
+// parseUptime is procfs.ParseUptime (the first field of /proc/uptime,
+// seconds since boot) without copying the file to a string.
+func parseUptime(b []byte) (float64, bool) {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	end := 0
+	for end < len(b) && !isSpace(b[end]) {
+		end++
+	}
+	if end == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(string(b[:end]), 64)
+	if err != nil || v < 0 {
+		return 0, false
+	}
+	return v, true
 }

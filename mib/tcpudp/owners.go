@@ -36,7 +36,9 @@ import (
 //   - Sockets that a scan of every process did not find (kernel sockets
 //     such as a VXLAN device's, sockets in flight in a unix socket,
 //     processes of another PID namespace) read 0 and are not looked for
-//     again until OwnerTTL has passed.
+//     again until OwnerTTL has passed, twice as long after each further
+//     miss, up to 12 OwnerTTLs (a minute by default, as long as Net-SNMP's
+//     snmpd keeps these tables).
 //   - Scans cost on average no more than one scan of every process per
 //     OwnerTTL, with bursts of two: a new scan starts only while the
 //     processes visited in the last OwnerTTL or so leave room for one
@@ -56,9 +58,9 @@ type owners struct {
 	ttl time.Duration
 
 	mu      sync.Mutex
-	known   map[uint32]holder    // socket inode -> its process
-	procs   map[uint32]watched   // the holders of known sockets, and of sockets in the last OwnerTTL
-	missing map[uint32]time.Time // socket inode -> when a scan of every process did not find it
+	known   map[uint32]holder  // socket inode -> its process
+	procs   map[uint32]watched // the holders of known sockets, and of sockets in the last OwnerTTL
+	missing map[uint32]miss    // sockets scans of every process did not find
 
 	budget   float64 // process visits scans may still make
 	budgetAt time.Time
@@ -79,6 +81,16 @@ type watched struct {
 	found time.Time // when a scan last found a socket in it
 }
 
+// miss is a socket that a scan of every process did not find.
+type miss struct {
+	at   time.Time     // the last such scan
+	wait time.Duration // until it is looked for again
+}
+
+// maxMissWait is how long, in OwnerTTLs, a socket that scans of every
+// process keep missing waits at most before it is looked for again.
+const maxMissWait = 12
+
 type holder struct {
 	pid, fd uint32
 	checked time.Time // when the process was last seen holding the socket
@@ -97,7 +109,7 @@ func newOwners(fs procfs.FS, ttl time.Duration) *owners {
 		ttl:     ttl,
 		known:   map[uint32]holder{},
 		procs:   map[uint32]watched{},
-		missing: map[uint32]time.Time{},
+		missing: map[uint32]miss{},
 		link:    make([]byte, 64),
 	}
 }
@@ -149,18 +161,20 @@ func (o *owners) resolve(now time.Time, inodes []uint32) map[uint32]uint32 {
 			o.known[ino] = h
 		}
 	}
-	for ino, at := range o.missing {
-		if _, ok := want[ino]; !ok || o.due(now, at) {
+	for ino := range o.missing {
+		if _, ok := want[ino]; !ok {
 			delete(o.missing, ino)
 		}
 	}
 	unknown := map[uint32]struct{}{}
 	for ino := range want {
-		_, k := o.known[ino]
-		_, m := o.missing[ino]
-		if !k && !m {
-			unknown[ino] = struct{}{}
+		if _, ok := o.known[ino]; ok {
+			continue
 		}
+		if m, ok := o.missing[ino]; ok && now.Sub(m.at) < m.wait && !now.Before(m.at) {
+			continue
+		}
+		unknown[ino] = struct{}{}
 	}
 	if len(unknown) > 0 && o.afford(now) {
 		o.scan(now, unknown)
@@ -316,13 +330,20 @@ func (o *owners) scan(now time.Time, unknown map[uint32]struct{}) {
 		if len(unknown) > 0 {
 			o.stats.complete++
 			for ino := range unknown {
-				o.missing[ino] = now
+				m, ok := o.missing[ino]
+				m.wait = min(2*m.wait, maxMissWait*o.ttl)
+				if !ok {
+					m.wait = o.ttl
+				}
+				m.at = now
+				o.missing[ino] = m
 			}
 		}
 	}
 	o.stats.visits += visits
 	o.budget -= float64(visits)
 	for ino, h := range found {
+		delete(o.missing, ino)
 		if w, ok := o.procs[h.pid]; ok {
 			o.known[ino] = h
 			w.found = now

@@ -409,9 +409,27 @@ func TestOwnerKernelSocket(t *testing.T) {
 	if c := ownerCounts(o.m); c.complete != 1 || c.scans != 3 {
 		t.Errorf("within OwnerTTL: %d scans, %d of every process; want 3 (the first and one for each new socket) and 1", c.scans, c.complete)
 	}
-	o.read(t0.Add(DefaultOwnerTTL + 500*time.Millisecond))
+	t1 := t0.Add(DefaultOwnerTTL + 500*time.Millisecond)
+	o.read(t1)
 	if c := ownerCounts(o.m); c.complete != 2 {
 		t.Errorf("after OwnerTTL: %d scans of every process, want 2 (the kernel socket looked for again)", c.complete)
+	}
+	// Missed again: looked for after twice OwnerTTL.
+	o.read(t1.Add(DefaultOwnerTTL + 500*time.Millisecond))
+	if c := ownerCounts(o.m); c.complete != 2 {
+		t.Errorf("OwnerTTL after a second miss: %d scans of every process, want still 2", c.complete)
+	}
+	t2 := t1.Add(2*DefaultOwnerTTL + 500*time.Millisecond)
+	o.read(t2)
+	if c := ownerCounts(o.m); c.complete != 3 {
+		t.Errorf("twice OwnerTTL after a second miss: %d scans of every process, want 3", c.complete)
+	}
+	for range 10 { // doubling up to 12 OwnerTTLs
+		t2 = t2.Add(maxMissWait*DefaultOwnerTTL + 500*time.Millisecond)
+		o.read(t2)
+	}
+	if c := ownerCounts(o.m); c.complete != 13 {
+		t.Errorf("10 readings 12 OwnerTTLs apart: %d scans of every process in all, want 13", c.complete)
 	}
 }
 

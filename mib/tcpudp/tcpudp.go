@@ -14,7 +14,8 @@
 // again every OwnerTTL (5 s), still holds it. The scan stops once it has
 // found the sockets it looks for, starting with the processes that hold
 // or lately held the namespace's other sockets; sockets that no process holds (kernel
-// sockets) read 0 and are looked for again after OwnerTTL; scans cost on
+// sockets) read 0 and are looked for again after OwnerTTL, then after
+// longer and longer waits up to a minute; scans cost on
 // average no more than one of every process per OwnerTTL. A socket opened
 // since the previous reading thus has its process at the next reading,
 // and readings of unchanged sockets read no process's files. See owners.
@@ -57,7 +58,8 @@ type Config struct {
 	CacheTTL time.Duration
 	// OwnerTTL is how often the process of each known socket is checked
 	// to still hold it, how long sockets a scan of every process did not
-	// find read 0 before they are looked for again, and the period in
+	// find read 0 before they are looked for again (doubled after each
+	// further miss, up to 12 times), and the period in
 	// which scans may on average read every process once; default 5 s,
 	// and never less than CacheTTL.
 	OwnerTTL time.Duration

@@ -145,6 +145,7 @@ type Mounts struct {
 	bad    int
 	parsed bool
 	buf    []byte
+	pos    map[string]int // List's: each mount point's row
 
 	// Statfs is unix.Statfs; tests replace it.
 	Statfs func(path string, st *unix.Statfs_t) error
@@ -197,8 +198,12 @@ func (m *Mounts) List(skip func(*FileSystem) bool) ([]FileSystem, int) {
 	if statfs == nil {
 		statfs = unix.Statfs
 	}
-	pos := make(map[string]int, len(ms))
-	var out []FileSystem
+	if m.pos == nil {
+		m.pos = make(map[string]int, len(ms))
+	}
+	pos := m.pos
+	clear(pos)
+	out := make([]FileSystem, 0, len(ms))
 	for i := range ms {
 		mt := &ms[i]
 		idx, ok := m.index[mt.Path]

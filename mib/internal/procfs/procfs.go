@@ -38,6 +38,18 @@ var Host = FS{Root: "/"}
 // around it, and a buffer grown from 512 bytes, for files whose size
 // /proc reports as 0.
 func (fs FS) ReadFile(name string) ([]byte, error) {
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	b, err := fs.ReadInto(name, bp)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(b), nil
+}
+
+// ReadInto is ReadFile into *buf, grown as needed, without the copy:
+// the result is valid until *buf is used again.
+func (fs FS) ReadInto(name string, bp *[]byte) ([]byte, error) {
 	path := fs.Path(name)
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	for err == unix.EINTR {
@@ -47,9 +59,11 @@ func (fs FS) ReadFile(name string) ([]byte, error) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	bp := readBufs.Get().(*[]byte)
-	defer readBufs.Put(bp)
 	buf := *bp
+	if len(buf) == 0 {
+		buf = make([]byte, 4096)
+		*bp = buf
+	}
 	n := 0
 	for {
 		if n == len(buf) {
@@ -68,7 +82,7 @@ func (fs FS) ReadFile(name string) ([]byte, error) {
 		}
 		n += m
 	}
-	return bytes.Clone(buf[:n]), nil
+	return buf[:n], nil
 }
 
 // readBufs are ReadFile's buffers.
