@@ -34,27 +34,31 @@ type ifStatsRow struct {
 func (m *MIB) readIfStats(now time.Time) []ifStatsRow {
 	links := m.links.Current(now)
 	lay := m.stats6Layout(links)
-	var rows []ifStatsRow
+	pos := lay.positions()
+	rows := make([]ifStatsRow, 0, len(links))
 	for i := range links {
 		l := &links[i]
 		if !l.HasInet6 {
 			continue // no IPv6 on it
 		}
-		var c map[string]uint64
+		var v ipStats
 		if lay != nil && len(l.Stats6) == len(lay) {
-			c = lay.names(l.Stats6)
+			for _, f := range v6From {
+				if p := pos[f.stat]; p > 0 {
+					v[f.stat] = l.Stats6[p-1]
+				}
+			}
 		} else {
 			b, err := m.cfg.FS.ReadFile("/proc/thread-self/net/dev_snmp6/" + l.Name)
 			if err != nil {
 				continue
 			}
-			c = ParseSNMP6(b)
+			c := ParseSNMP6(b)
+			for _, f := range v6From {
+				v[f.stat] = c[f.name]
+			}
 		}
-		v := ipStats{}
-		for col, name := range v6Names {
-			v[col] = c[name]
-		}
-		derive(v)
+		derive(&v)
 		rows = append(rows, ifStatsRow{index: snmp.OID{2, l.Index}, s: v})
 	}
 	slices.SortFunc(rows, func(a, b ifStatsRow) int { return a.index.Compare(b.index) })
@@ -99,6 +103,20 @@ func (lay stats6Layout) names(st []uint64) map[string]uint64 {
 		}
 	}
 	return out
+}
+
+// positions returns where in a counter array of the layout each of
+// v6From's counters is, 1 more (0: not in it); the last place where a
+// name is, as names keeps.
+func (lay stats6Layout) positions() (pos [nStats]int) {
+	for _, f := range v6From {
+		for i, n := range lay {
+			if n == f.name {
+				pos[f.stat] = i + 1
+			}
+		}
+	}
+	return pos
 }
 
 // candidates returns the layouts an array of n counters may have, the
@@ -200,5 +218,5 @@ func (s ifStatsRows) Value(r *mib.Request, i int, col uint32) (snmp.Value, bool)
 	if col == 22 {
 		return snmp.Value{}, false
 	}
-	return statsValue(s.rows[i].s, true, col, s.m.cfg.CacheTTL)
+	return statsValue(&s.rows[i].s, true, col, s.m.cfg.CacheTTL)
 }

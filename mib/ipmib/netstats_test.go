@@ -144,3 +144,32 @@ func TestSysctlsReadAgain(t *testing.T) {
 		t.Errorf("after the cache time: ipForwarding %d, ipDefaultTTL %d, ipv6IpDefaultHopLimit %d; want 2 (notForwarding), 128, 255", f, ttl, hop)
 	}
 }
+
+// TestStats6Positions checks that the counters read from a link's array
+// through positions are those names gives them, for every layout.
+func TestStats6Positions(t *testing.T) {
+	for _, lay := range []stats6Layout{layout37, layout38, layout615} {
+		st := make([]uint64, len(lay))
+		for i := range st {
+			st[i] = uint64(1000 + i)
+		}
+		byName := lay.names(st)
+		pos := lay.positions()
+		n := 0
+		for _, f := range v6From {
+			var got uint64
+			if p := pos[f.stat]; p > 0 {
+				got = st[p-1]
+			}
+			if got != byName[f.name] {
+				t.Errorf("%d counters: %s %d, want %d", len(lay), f.name, got, byName[f.name])
+			}
+			if got != 0 {
+				n++
+			}
+		}
+		if n < 20 {
+			t.Errorf("%d counters: %d found", len(lay), n)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package ipmib
 
 import (
+	"slices"
 	"time"
 
 	"github.com/tsnmp/tsnmp/mib"
@@ -11,13 +12,79 @@ import (
 // IpSystemStatsEntry is ipSystemStatsTable's entry.
 var IpSystemStatsEntry = snmp.OID{1, 3, 6, 1, 2, 1, 4, 31, 1, 1}
 
-// ipStats holds one IP version's counters under the names of
-// ipSystemStatsTable's HC columns (without "HC").
-type ipStats map[string]uint64
+// ipStats holds one IP version's counters, named by statNames: the names
+// of ipSystemStatsTable's HC columns (without "HC").
+type ipStats [nStats]uint64
+
+// The counters of ipStats.
+const (
+	sInReceives = iota
+	sInHdrErrors
+	sInAddrErrors
+	sOutForwDatagrams
+	sInUnknownProtos
+	sInDiscards
+	sInDelivers
+	sOutRequests
+	sOutDiscards
+	sOutNoRoutes
+	sReasmReqds
+	sReasmOKs
+	sReasmFails
+	sOutFragOKs
+	sOutFragFails
+	sOutFragCreates
+	sInNoRoutes
+	sInTruncatedPkts
+	sInMcastPkts
+	sOutMcastPkts
+	sInBcastPkts
+	sOutBcastPkts
+	sInOctets
+	sOutOctets
+	sInMcastOctets
+	sOutMcastOctets
+	sInForwDatagrams
+	sOutFragReqds
+	sOutTransmits
+	nStats
+)
+
+// statNames names ipStats's counters.
+var statNames = [nStats]string{"InReceives", "InHdrErrors", "InAddrErrors", "OutForwDatagrams", "InUnknownProtos",
+	"InDiscards", "InDelivers", "OutRequests", "OutDiscards", "OutNoRoutes", "ReasmReqds", "ReasmOKs", "ReasmFails",
+	"OutFragOKs", "OutFragFails", "OutFragCreates", "InNoRoutes", "InTruncatedPkts", "InMcastPkts", "OutMcastPkts",
+	"InBcastPkts", "OutBcastPkts", "InOctets", "OutOctets", "InMcastOctets", "OutMcastOctets", "InForwDatagrams",
+	"OutFragReqds", "OutTransmits"}
+
+// statIndex is the counter of each of statNames.
+var statIndex = func() map[string]int {
+	m := make(map[string]int, nStats)
+	for i, n := range statNames {
+		m[n] = i
+	}
+	return m
+}()
+
+// statFrom is where a counter comes from: the kernel's name of it.
+type statFrom struct {
+	stat int
+	name string
+}
+
+// from lists names (counter -> the kernel's name) by counter.
+func from(names map[string]string) []statFrom {
+	var out []statFrom
+	for col, name := range names {
+		out = append(out, statFrom{statIndex[col], name})
+	}
+	slices.SortFunc(out, func(a, b statFrom) int { return a.stat - b.stat })
+	return out
+}
 
 // sysStatsSnap is one reading of both versions' counters.
 type sysStatsSnap struct {
-	v [2]ipStats // ipv4, ipv6; nil when the kernel has none
+	v [2]*ipStats // ipv4, ipv6; nil when the kernel has none
 }
 
 // v4 counters: /proc/net/snmp "Ip:" and /proc/net/netstat "IpExt:".
@@ -31,6 +98,19 @@ var v4Names = map[string]string{
 
 var v4ExtNames = []string{"InNoRoutes", "InTruncatedPkts", "InMcastPkts", "OutMcastPkts", "InBcastPkts",
 	"OutBcastPkts", "InOctets", "OutOctets", "InMcastOctets", "OutMcastOctets"}
+
+var (
+	v4From = from(v4Names)
+	v6From = from(v6Names)
+	// v4ExtFrom are v4ExtNames, from /proc/net/netstat "IpExt:".
+	v4ExtFrom = func() []statFrom {
+		var out []statFrom
+		for _, n := range v4ExtNames {
+			out = append(out, statFrom{statIndex[n], n})
+		}
+		return out
+	}()
+)
 
 // v6 counters: /proc/net/snmp6 "Ip6*".
 var v6Names = map[string]string{
@@ -46,14 +126,14 @@ var v6Names = map[string]string{
 
 // derive computes the columns the kernel does not count, as Net-SNMP
 // does: forwarded inputs, fragmentation requests and transmissions.
-func derive(s ipStats) {
-	s["InForwDatagrams"] = s["InNoRoutes"] + s["OutForwDatagrams"]
-	s["OutFragReqds"] = s["OutFragOKs"] + s["OutFragFails"]
-	t := s["OutRequests"] + s["OutForwDatagrams"] + s["OutFragCreates"]
-	for _, sub := range []string{"OutFragReqds", "OutNoRoutes", "OutDiscards"} {
+func derive(s *ipStats) {
+	s[sInForwDatagrams] = s[sInNoRoutes] + s[sOutForwDatagrams]
+	s[sOutFragReqds] = s[sOutFragOKs] + s[sOutFragFails]
+	t := s[sOutRequests] + s[sOutForwDatagrams] + s[sOutFragCreates]
+	for _, sub := range []int{sOutFragReqds, sOutNoRoutes, sOutDiscards} {
 		t = procfs.Sub(t, s[sub])
 	}
-	s["OutTransmits"] = t
+	s[sOutTransmits] = t
 }
 
 // sysStatsSnap returns the request's snapshot of both versions'
@@ -77,20 +157,20 @@ func readSysStats(src [3]*procfs.NetCounters) *sysStatsSnap {
 	snmp, netstat, snmp6 := src[0], src[1], src[2]
 	s := &sysStatsSnap{}
 	if snmp.Has("Ip") {
-		v := ipStats{}
-		for col, name := range v4Names {
-			v[col] = snmp.Value("Ip", name)
+		v := &ipStats{}
+		for _, f := range v4From {
+			v[f.stat] = snmp.Value("Ip", f.name)
 		}
-		for _, name := range v4ExtNames {
-			v[name] = netstat.Value("IpExt", name)
+		for _, f := range v4ExtFrom {
+			v[f.stat] = netstat.Value("IpExt", f.name)
 		}
 		derive(v)
 		s.v[0] = v
 	}
 	if snmp6.Any("") {
-		v := ipStats{}
-		for col, name := range v6Names {
-			v[col] = snmp6.Value("", name)
+		v := &ipStats{}
+		for _, f := range v6From {
+			v[f.stat] = snmp6.Value("", f.name)
 		}
 		derive(v)
 		s.v[1] = v
@@ -118,6 +198,18 @@ var sysStatsColumns = map[uint32]struct {
 	40: {"OutMcastOctets", false}, 41: {"OutMcastOctets", true}, 42: {"InBcastPkts", false}, 43: {"InBcastPkts", true},
 	44: {"OutBcastPkts", false}, 45: {"OutBcastPkts", true},
 }
+
+// statsColumns are sysStatsColumns by column: the counter, 1 more (0: no
+// counter), and whether the column is the HC one.
+var statsColumns = func() (out [48]struct {
+	stat int
+	hc   bool
+}) {
+	for col, c := range sysStatsColumns {
+		out[col].stat, out[col].hc = statIndex[c.name]+1, c.hc
+	}
+	return out
+}()
 
 func (m *MIB) initSysStats() {
 	cols := make([]uint32, 0, 45)
@@ -164,7 +256,7 @@ func (s sysStatsRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool
 
 // statsValue returns column col of ipSystemStatsTable or ipIfStatsTable
 // (they number their counters alike) from one version's counters.
-func statsValue(v ipStats, v6 bool, col uint32, ttl time.Duration) (snmp.Value, bool) {
+func statsValue(v *ipStats, v6 bool, col uint32, ttl time.Duration) (snmp.Value, bool) {
 	switch col {
 	case 46: // DiscontinuityTime
 		return snmp.TimeTicksValue(0), true
@@ -174,12 +266,12 @@ func statsValue(v ipStats, v6 bool, col uint32, ttl time.Duration) (snmp.Value, 
 		}
 		return snmp.Gauge32Value(uint32(ttl / time.Millisecond)), true
 	}
-	c, ok := sysStatsColumns[col]
-	if !ok || (v6 && col >= 42) { // IPv6 has no broadcast
+	if col >= uint32(len(statsColumns)) || statsColumns[col].stat == 0 || (v6 && col >= 42) { // IPv6 has no broadcast
 		return snmp.Value{}, false
 	}
+	c := statsColumns[col]
 	if c.hc {
-		return snmp.Counter64Value(v[c.name]), true
+		return snmp.Counter64Value(v[c.stat-1]), true
 	}
-	return snmp.Counter32Value(uint32(v[c.name])), true
+	return snmp.Counter32Value(uint32(v[c.stat-1])), true
 }
