@@ -32,7 +32,7 @@ type Process struct {
 // ParseProcStat reads /proc/PID/stat. The command name may contain
 // spaces and parentheses, so the fields are counted from the last ')'.
 func ParseProcStat(b []byte) (Process, bool) {
-	p, comm, ok := parseProcStat(b)
+	p, comm, _, ok := parseProcStat(b)
 	if ok {
 		p.Comm = string(comm)
 	}
@@ -40,25 +40,28 @@ func ParseProcStat(b []byte) (Process, bool) {
 }
 
 // parseProcStat is ParseProcStat without the allocation of Comm: comm
-// is the command name within b.
-func parseProcStat(b []byte) (p Process, comm []byte, _ bool) {
+// is the command name within b, args the addresses of the process's
+// argument area (arg_start and arg_end, fields 48 and 49; 0 where the
+// kernel does not print them or shows them to the reader as 0).
+func parseProcStat(b []byte) (p Process, comm []byte, args [2]uint64, _ bool) {
 	open := bytes.IndexByte(b, '(')
 	end := bytes.LastIndexByte(b, ')')
 	if open < 1 || end < open {
-		return p, nil, false
+		return p, nil, args, false
 	}
 	pid, ok := atou(bytes.TrimSpace(b[:open]))
 	if !ok || pid > 1<<32-1 {
-		return p, nil, false
+		return p, nil, args, false
 	}
 	p.PID = uint32(pid)
 	comm = b[open+1 : end]
-	// The fields up to rss (the 22nd after the name) are all it needs.
-	var fb [22][]byte
+	// The fields up to rss (the 22nd after the name) and arg_start and
+	// arg_end (the 46th and 47th) are all it needs.
+	var fb [47][]byte
 	f := firstFields(bytes.TrimRight(b[end+1:], "\n"), fb[:0])
 	// f[0] is state (field 3); utime is field 14, stime 15, rss 24.
 	if len(f) < 22 || len(f[0]) != 1 {
-		return p, nil, false
+		return p, nil, args, false
 	}
 	p.State = f[0][0]
 	ppid, ok1 := atou(f[1])
@@ -69,11 +72,15 @@ func parseProcStat(b []byte) (p Process, comm []byte, _ bool) {
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		// RSS may be negative on some kernels' accounting; treat as 0.
 		if !ok1 || !ok2 || !ok3 {
-			return p, nil, false
+			return p, nil, args, false
 		}
 	}
 	p.PPID, p.UTime, p.STime, p.RSS = uint32(ppid), ut, st, rss
-	return p, comm, true
+	if len(f) == 47 {
+		args[0], _ = atou(f[45])
+		args[1], _ = atou(f[46])
+	}
+	return p, comm, args, true
 }
 
 // ProcReader lists processes, reusing its buffers between calls. Not safe
@@ -108,6 +115,7 @@ type ProcReader struct {
 type procInfo struct {
 	cmdline []byte
 	comm    string
+	args    [2]uint64 // where the argument area was (parseProcStat)
 }
 
 // keptStat is a /proc/PID/stat file kept open, and the last listing
@@ -198,7 +206,7 @@ func (pr *ProcReader) ListPIDs(pids []uint32) (ps []Process, bad int) {
 		if !ok {
 			continue // exited
 		}
-		p, comm, ok := parseProcStat(b)
+		p, comm, args, ok := parseProcStat(b)
 		if !ok {
 			bad++
 			continue
@@ -212,9 +220,14 @@ func (pr *ProcReader) ListPIDs(pids []uint32) (ps []Process, bad int) {
 		p.Comm = info.comm
 		if pr.WithCmdline {
 			// A process that runs another program (execve) keeps its PID
-			// and start time, and takes the program's name: its command
-			// line is read again when its name changes.
-			if !seen || renamed {
+			// and start time, and takes the program's name and a new
+			// argument area: its command line is read again when its
+			// name or the area's place changes (a program that runs
+			// another of the same name, such as a shell, keeps the name).
+			// A zombie, whose area reads 0, keeps its command line.
+			moved := args != info.args && args != [2]uint64{}
+			if !seen || renamed || moved {
+				info.args = args
 				info.cmdline = nil
 				if b, ok := pr.read(pid, "/cmdline"); ok {
 					info.cmdline = slices.Clone(bytes.TrimRight(b, "\x00"))

@@ -98,3 +98,46 @@ func TestCmdlineAfterExec(t *testing.T) {
 		t.Errorf("after exec: name %q, command line %q; want sleep and %q", p.Comm, p.Cmdline, "sleep\x0061")
 	}
 }
+
+// TestCmdlineAfterExecSameName lists a shell that then runs another shell
+// in its place, with other arguments: the name stays "sh", and the
+// listings after the exec serve the new command line, not the one before.
+func TestCmdlineAfterExecSameName(t *testing.T) {
+	c := exec.Command("sh", "-c", `sleep 0.3; exec sh -c "sleep 61; :" second`)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.Process.Kill(); c.Wait() }()
+	pid := uint32(c.Process.Pid)
+	pr := ProcReader{FS: Host, WithCmdline: true, KeepOpen: true}
+	defer pr.Close()
+	find := func() *Process {
+		ps, _, err := pr.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range ps {
+			if ps[i].PID == pid {
+				return &ps[i]
+			}
+		}
+		t.Fatalf("process %d not listed", pid)
+		return nil
+	}
+	if p := find(); p.Comm != "sh" || !strings.HasPrefix(string(p.Cmdline), "sh\x00-c\x00sleep 0.3") {
+		t.Fatalf("before exec: %q %q", p.Comm, p.Cmdline)
+	}
+	// The exec has happened once the kernel's command line is the new
+	// one (read directly, as a reference).
+	want := "sh\x00-c\x00sleep 61; :\x00second"
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		find()
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if strings.TrimRight(string(b), "\x00") == want {
+			break
+		}
+	}
+	if p := find(); p.Comm != "sh" || string(p.Cmdline) != want {
+		t.Errorf("after exec: name %q, command line %q; want sh and %q", p.Comm, p.Cmdline, want)
+	}
+}
