@@ -37,8 +37,9 @@ type udpSocket struct {
 	// wmu keeps the descriptor from being closed under writeTo.
 	wmu     sync.RWMutex
 	mu      sync.Mutex
-	serving bool        // Serve runs: its readers may be in a system call on fd
-	closed  atomic.Bool // set under mu
+	serving bool          // Serve runs: its readers may be in a system call on fd
+	closed  atomic.Bool   // set under mu
+	fdDone  chan struct{} // closed once fd is closed (made by close while Serve runs)
 
 	zones sync.Map // interface name -> zoneIndex, for writeTo
 
@@ -130,6 +131,9 @@ func (u *udpSocket) served() {
 	u.serving = false
 	if u.closed.Load() {
 		u.closeFD()
+		if u.fdDone != nil {
+			close(u.fdDone)
+		}
 	}
 }
 
@@ -168,26 +172,42 @@ func (u *udpSocket) writeTo(b []byte, to netip.AddrPort) error {
 	}
 }
 
+// closeWait bounds how long close waits for Serve's readers to let go of
+// the descriptor: a reader still answering a slow request (an AgentX
+// subagent's) closes it when it returns.
+const closeWait = time.Second
+
 // close shuts the socket down: readers waiting in recvmmsg return (Linux
 // wakes them on shutdown even when the socket is not connected, and
 // later reads return at once). The descriptor itself is closed when no
 // reader can be using it any more, so that its number is not reused under
-// a reader's system call.
+// a reader's system call; close waits for that, at most closeWait, so
+// that the address is free for another program when it returns.
 func (u *udpSocket) close() error {
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	if u.closed.Load() {
+		u.mu.Unlock()
 		return net.ErrClosed
 	}
 	u.closed.Store(true)
 	for f := range u.waits {
 		f.SetReadDeadline(time.Unix(1, 0))
 	}
-	if u.serving {
-		unix.Shutdown(u.fd, unix.SHUT_RDWR)
-		return nil
+	if !u.serving {
+		defer u.mu.Unlock()
+		return u.closeFD()
 	}
-	return u.closeFD()
+	unix.Shutdown(u.fd, unix.SHUT_RDWR)
+	done := make(chan struct{})
+	u.fdDone = done
+	u.mu.Unlock()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	return nil
 }
 
 // stopReceiving makes the kernel drop the datagrams that arrive from now

@@ -115,3 +115,40 @@ func TestUDPJoinedReaderHoldsNoThread(t *testing.T) {
 	}
 	waitFor(1, "after the slow request")
 }
+
+// TestUDPCloseFreesAddress: once Close returns, the address is free for a
+// socket without SO_REUSEPORT (another program's, such as an snmpd taking
+// the agent's place), although Serve's readers were waiting in recvmmsg.
+func TestUDPCloseFreesAddress(t *testing.T) {
+	for i := range 20 {
+		s, err := ListenDatagrams("udp4", "127.0.0.1:0", echoHandler{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := make(chan error, 1)
+		go func() { served <- s.Serve() }()
+		c, err := net.Dial("udp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Write([]byte("ping")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Read(make([]byte, 16)); err != nil {
+			t.Fatalf("round %d: no answer: %v", i, err)
+		}
+		c.Close()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.ListenPacket("udp4", s.Addr().String())
+		if err != nil {
+			t.Fatalf("round %d: the address is still held after Close: %v", i, err)
+		}
+		l.Close()
+		if err := <-served; err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	}
+}
