@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -121,7 +122,7 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 	}
 	gap := 1100 * time.Millisecond
 	s.Method = append(s.Method,
-		fmt.Sprintf("For each variant a network namespace is created with lo, veth pairs (the first with addresses of both families and a gateway), routes added with ip route, and sleeping processes started on the host; three agents are started inside it, and the manager (tsnmp's manager package, in-process) joins it: tsnmpd and Net-SNMP's snmpd with the same snmpd.conf, and a second snmpd (%q) whose snmpd.conf is the same with one line added, `rwcommunity %s 127.0.0.1 .1.3.6.1.4.1.8072.1.5`, a community that can read and write NET-SNMP-AGENT-MIB's nsCache group and nothing else (the other agents' files do not have it). A full walk is a GetBulk walk (max-repetitions 25, one session) of IF-MIB's interfaces group and ifXTable, IP-MIB with IP-FORWARD-MIB, ICMP, TCP-MIB, UDP-MIB, HOST-RESOURCES-MIB and UCD-SNMP-MIB; the hrSWRunTable row walks hrSWRunTable alone.", freshSnmpd, nsCacheCommunity),
+		fmt.Sprintf("For each variant a network namespace is created with lo, veth pairs (the first with addresses of both families and a gateway), routes added with ip route, an idle TCP connection on 127.0.0.1 held open inside it, and sleeping processes started on the host; three agents are started inside it, and the manager (tsnmp's manager package, in-process) joins it: tsnmpd and Net-SNMP's snmpd with the same snmpd.conf, and a second snmpd (%q) whose snmpd.conf is the same with one line added, `rwcommunity %s 127.0.0.1 .1.3.6.1.4.1.8072.1.5`, a community that can read and write NET-SNMP-AGENT-MIB's nsCache group and nothing else (the other agents' files do not have it). A full walk is a GetBulk walk (max-repetitions 25, one session) of IF-MIB's interfaces group and ifXTable, IP-MIB with IP-FORWARD-MIB, ICMP, TCP-MIB, UDP-MIB, HOST-RESOURCES-MIB and UCD-SNMP-MIB; the hrSWRunTable row walks hrSWRunTable alone.", freshSnmpd, nsCacheCommunity),
 		"Freshness: tsnmpd keeps each kernel reading 1 s, except the scan of the processes' open files behind TCP-MIB's and UDP-MIB's process columns, which it keeps 5 s. snmpd keeps the readings its nsCacheTable (1.3.6.1.4.1.8072.1.5.3.1) lists for 3 to 60 s (see the note on the rows). Right after the second snmpd has started, the manager, through that community over SNMPv2c, reads its nsCacheTable and SETs nsCacheTimeout (column 2; the row's index is the cached subtree's OID) of every row to 1 s, one SET per row, then reads the table back; the experiment fails if any row does not read 1 s, and the table is read again after the variant's walks with the same check. Caches that snmpd reloads on a timer of their own timeout (NETSNMP_CACHE_AUTO_RELOAD) then reload every second between walks too, which the CPU per walk does not count (the column of CPU between walks does). snmpd has other readings outside nsCacheTable, its memory, CPU and file-system data (UCD-SNMP-MIB's memory group and systemStats, hrStorageTable, hrProcessorLoad, hrFSTable, dskTable), whose own timers are unchanged in both snmpds.",
 		fmt.Sprintf("Walks are %v apart (each walk starts at least %v after the end of the previous walk of any agent), past tsnmpd's and the second snmpd's 1 s caches, so both read the kernel afresh for every walk; the first snmpd keeps its defaults, which favours it. The three agents are alternated walk by walk, the order rotated from one repetition to the next; %d repetitions per point after %d warm-up; the median is shown.", gap, gap, env.Reps, env.Warmup),
 		"Agent CPU per walk is the growth of the CPU time the agent's threads have used (/proc/PID/task/TID/schedstat, in nanoseconds) across the walk, summed over the repetitions; CPU per object divides it by the varbinds the walk returned. CPU between walks is the rest of the agent's CPU time over the point's walks of all three agents, warm-up included, per second of the time its own walks did not take.")
@@ -145,6 +146,9 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 			return err
 		}
 		if err := setupHost(w, v); err != nil {
+			return err
+		}
+		if err := holdConnection(env, w); err != nil {
 			return err
 		}
 		for range v.processes {
@@ -395,4 +399,31 @@ func checkSnmpdCaches(rows []snmpdCache, seconds int) error {
 		return fmt.Errorf("bench: snmpd's nsCacheTable did not take %d s in %d of %d rows: %s", seconds, len(bad), len(rows), strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// holdConnection opens a TCP connection inside the namespace, idle and
+// open until the experiment ends, as a host's SSH session is: the
+// agents' TCP tables then hold a connection besides their listeners, so
+// that tsnmpd walks the kernel's connection table for each reading as it
+// does on any host with connections (with listeners only and no
+// segments, it dumps the listening table alone).
+func holdConnection(env *Env, w *walkNS) error {
+	return w.Do(func() error {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
+		c, err := net.Dial("tcp4", ln.Addr().String())
+		if err != nil {
+			return err
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			c.Close()
+			return err
+		}
+		env.Defer(func() { c.Close(); s.Close() })
+		return nil
+	})
 }
