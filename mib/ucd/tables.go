@@ -14,8 +14,7 @@ import (
 func (m *MIB) initStats() {
 	raw := func(sub uint32, f func(s *procfs.Sample) uint64) mib.Scalar {
 		return mib.Scalar{Sub: sub, Get: func(r *mib.Request) snmp.Value {
-			s := m.stat.Get(r)
-			return snmp.Counter32Value(uint32(f(&s)))
+			return snmp.Counter32Value(uint32(f(m.stat.Get(r))))
 		}}
 	}
 	// avg serves a per-second rate or a percentage of the last minute; an

@@ -119,9 +119,9 @@ type MIB struct {
 	fixes   fixRunner
 	loadSet bool // laConfig comes from the configuration: read-only
 
-	mem    procfs.Cache[procfs.Meminfo]
-	load   procfs.Cache[loadInfo]
-	stat   procfs.Cache[procfs.Sample]
+	mem    procfs.Cache[*procfs.Meminfo] // pointers: a request's memo holds one without a copy
+	load   procfs.Cache[*loadInfo]
+	stat   procfs.Cache[*procfs.Sample]
 	disks  procfs.Cache[[]dskRow]
 	procs  procfs.Derived[[]prRow]
 	diskio procfs.Cache[[]diskIORow]
@@ -155,17 +155,18 @@ func New(cfg Config) *MIB {
 	}
 	m.mounts.FS = cfg.FS
 	ttl := cfg.CacheTTL
-	m.mem = procfs.Cache[procfs.Meminfo]{TTL: ttl, Load: func(time.Time) procfs.Meminfo {
+	m.mem = procfs.Cache[*procfs.Meminfo]{TTL: ttl, Load: func(time.Time) *procfs.Meminfo {
 		b, err := cfg.FS.ReadFile("/proc/meminfo")
 		if err != nil {
-			return procfs.Meminfo{}
+			return &procfs.Meminfo{}
 		}
-		return procfs.ParseMeminfo(b)
+		mi := procfs.ParseMeminfo(b)
+		return &mi
 	}}
-	m.load = procfs.Cache[loadInfo]{TTL: ttl, Load: func(time.Time) loadInfo { return readLoad(cfg.FS) }}
-	m.stat = procfs.Cache[procfs.Sample]{TTL: ttl, Load: func(now time.Time) procfs.Sample {
+	m.load = procfs.Cache[*loadInfo]{TTL: ttl, Load: func(time.Time) *loadInfo { l := readLoad(cfg.FS); return &l }}
+	m.stat = procfs.Cache[*procfs.Sample]{TTL: ttl, Load: func(now time.Time) *procfs.Sample {
 		s, _ := cfg.FS.ReadSample(now)
-		return s
+		return &s
 	}}
 	m.disks = procfs.Cache[[]dskRow]{TTL: ttl, Load: func(time.Time) []dskRow { return m.readDisks() }}
 	m.ps = cfg.Processes
@@ -185,7 +186,7 @@ func New(cfg Config) *MIB {
 	m.dskT = mib.Table{Entry: DskEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 100, 101},
 		Rows: func(r *mib.Request) mib.Rows { return dskRows(m.disks.Get(r)) }}
 	m.laT = mib.Table{Entry: LaEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 100, 101},
-		Rows: func(r *mib.Request) mib.Rows { return laRows{m: m, l: m.load.Get(r)} }}
+		Rows: func(r *mib.Request) mib.Rows { return laRows{m: m, l: *m.load.Get(r)} }}
 	m.dio = mib.Table{Entry: DiskIOEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16},
 		Rows: func(r *mib.Request) mib.Rows { return diskIORows(m.diskio.Get(r)) }}
 	return m
@@ -221,7 +222,7 @@ func int32Value(v uint64) snmp.Value {
 }
 
 func (m *MIB) initMemory() {
-	mem := func(r *mib.Request) *procfs.Meminfo { v := m.mem.Get(r); return &v }
+	mem := func(r *mib.Request) *procfs.Meminfo { return m.mem.Get(r) }
 	scalar := func(sub uint32, f func(mi *procfs.Meminfo) uint64) []mib.Scalar {
 		return []mib.Scalar{{Sub: sub, Get: func(r *mib.Request) snmp.Value { return int32Value(f(mem(r))) }}}
 	}
