@@ -104,11 +104,15 @@ type udpServer struct {
 
 func (s *udpServer) Addr() net.Addr { return s.local }
 
-func (s *udpServer) Close() error {
+func (s *udpServer) Close() error { return s.close(true) }
+
+// close closes the server; with wait, it returns once the socket is
+// closed (udpSocket.close).
+func (s *udpServer) close(wait bool) error {
 	err := net.ErrClosed
 	s.closeOnce.Do(func() {
 		close(s.closed)
-		err = s.sock.close()
+		err = s.sock.close(wait)
 	})
 	return err
 }
@@ -176,7 +180,7 @@ func (s *udpServer) Serve() error {
 			// A reader failed: stop the others too, some of which may
 			// be waiting for queued requests that will never come.
 			first = err
-			s.Close()
+			s.close(false) // the descriptor is closed as Serve returns
 		}
 	}
 	return first

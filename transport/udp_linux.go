@@ -181,9 +181,11 @@ const closeWait = time.Second
 // wakes them on shutdown even when the socket is not connected, and
 // later reads return at once). The descriptor itself is closed when no
 // reader can be using it any more, so that its number is not reused under
-// a reader's system call; close waits for that, at most closeWait, so
-// that the address is free for another program when it returns.
-func (u *udpSocket) close() error {
+// a reader's system call; with wait, close waits for that, at most
+// closeWait, so that the address is free for another program when it
+// returns (Serve's own goroutine, which closes the descriptor when it
+// returns, does not wait).
+func (u *udpSocket) close(wait bool) error {
 	u.mu.Lock()
 	if u.closed.Load() {
 		u.mu.Unlock()
@@ -198,6 +200,10 @@ func (u *udpSocket) close() error {
 		return u.closeFD()
 	}
 	unix.Shutdown(u.fd, unix.SHUT_RDWR)
+	if !wait {
+		u.mu.Unlock()
+		return nil
+	}
 	done := make(chan struct{})
 	u.fdDone = done
 	u.mu.Unlock()

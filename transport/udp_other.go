@@ -22,7 +22,7 @@ func newUDPSocket(c *net.UDPConn) (*udpSocket, error) { return &udpSocket{conn: 
 
 func (u *udpSocket) serve() bool { return true }
 func (u *udpSocket) served()     {}
-func (u *udpSocket) close() error {
+func (u *udpSocket) close(bool) error {
 	return u.conn.Close()
 }
 
