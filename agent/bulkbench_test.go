@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -102,14 +103,15 @@ func BenchmarkWalkHostMIBs(b *testing.B) {
 		b.StopTimer()
 		time.Sleep(1100 * time.Millisecond)
 		b.StartTimer()
-		n = walkBulk(b, a, roots)
+		n = walkBulk(b, a, roots, nil)
 	}
 	b.ReportMetric(float64(n), "varbinds/walk")
 }
 
 // walkBulk walks roots through a in GetBulk requests of 25 repetitions
-// and returns the varbinds the walk returned.
-func walkBulk(b *testing.B, a *Agent, roots []snmp.OID) int {
+// and returns the varbinds the walk returned; record, when not nil, is
+// given each request.
+func walkBulk(b *testing.B, a *Agent, roots []snmp.OID, record func(req []byte)) int {
 	out := make([]byte, 0, 65536)
 	var req []byte
 	var m snmp.Message
@@ -119,6 +121,9 @@ func walkBulk(b *testing.B, a *Agent, roots []snmp.OID) int {
 		for done := false; !done; {
 			req = snmp.AppendMessage(req[:0], &snmp.Message{Version: snmp.V2c, Community: []byte("public"),
 				PDU: snmp.PDU{Type: snmp.GetBulkRequest, RequestID: 1, ErrorIndex: 25, VarBinds: []snmp.VarBind{{Name: cur, Value: snmp.NullValue()}}}})
+			if record != nil {
+				record(slices.Clone(req))
+			}
 			if err := m.Unmarshal(a.ServeSNMP(benchRef, req, out)); err != nil {
 				b.Fatal(err)
 			}
@@ -173,7 +178,7 @@ func BenchmarkWalkAllHostMIBsFresh(b *testing.B) {
 		b.StopTimer()
 		time.Sleep(40 * time.Millisecond)
 		b.StartTimer()
-		n = walkBulk(b, a, roots)
+		n = walkBulk(b, a, roots, nil)
 	}
 	b.ReportMetric(float64(n), "varbinds/walk")
 }
@@ -204,29 +209,7 @@ func BenchmarkWalkHostMIBsCached(b *testing.B) {
 	roots := []snmp.OID{ipmib.IP, {1, 3, 6, 1, 2, 1, 5}, {1, 3, 6, 1, 2, 1, 6}, {1, 3, 6, 1, 2, 1, 7}, hostres.HostResources, ucd.UCDavis}
 	out := make([]byte, 0, 65536)
 	var reqs [][]byte
-	var m snmp.Message
-	vbs := 0
-	for _, root := range roots {
-		cur := root
-		for done := false; !done; {
-			req := snmp.AppendMessage(nil, &snmp.Message{Version: snmp.V2c, Community: []byte("public"),
-				PDU: snmp.PDU{Type: snmp.GetBulkRequest, RequestID: 1, ErrorIndex: 25, VarBinds: []snmp.VarBind{{Name: cur, Value: snmp.NullValue()}}}})
-			reqs = append(reqs, req)
-			if err := m.Unmarshal(a.ServeSNMP(benchRef, req, out)); err != nil {
-				b.Fatal(err)
-			}
-			done = len(m.PDU.VarBinds) == 0
-			for _, vb := range m.PDU.VarBinds {
-				if vb.Value.Type.IsException() || !vb.Name.HasPrefix(root) {
-					done = true
-					break
-				}
-				vbs++
-				cur = vb.Name
-			}
-			cur = cur.Clone()
-		}
-	}
+	vbs := walkBulk(b, a, roots, func(req []byte) { reqs = append(reqs, req) })
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, req := range reqs {

@@ -64,7 +64,7 @@ func firstFields(line []byte, dst [][]byte) [][]byte {
 // atou parses a decimal unsigned integer; ok is false for anything else
 // (empty, signs, other characters, overflow).
 func atou(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
+	if len(b) == 0 {
 		return 0, false
 	}
 	var n uint64
@@ -612,21 +612,10 @@ func counter(b []byte, signed bool) (uint64, bool) {
 		neg, sign = b[0] == '-', true
 		b = b[1:]
 	}
-	if len(b) == 0 {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if n > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
+	n, ok := atou(b)
 	switch {
+	case !ok:
+		return 0, false
 	case neg && n > 1<<63:
 		return 0, false
 	case neg:
