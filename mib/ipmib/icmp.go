@@ -1,7 +1,6 @@
 package ipmib
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,22 +16,6 @@ var (
 	IcmpStatsEntry    = snmp.OID{1, 3, 6, 1, 2, 1, 5, 29, 1}
 	IcmpMsgStatsEntry = snmp.OID{1, 3, 6, 1, 2, 1, 5, 30, 1}
 )
-
-// ParseSNMP6 reads /proc/net/snmp6: "Name value" lines. Malformed lines
-// are skipped.
-func ParseSNMP6(b []byte) map[string]uint64 {
-	out := map[string]uint64{}
-	for line := range bytes.SplitSeq(b, []byte("\n")) {
-		f := bytes.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		if v, err := strconv.ParseUint(string(f[1]), 10, 64); err == nil {
-			out[string(f[0])] = v
-		}
-	}
-	return out
-}
 
 // icmpSnap is one reading of the ICMP counters of both versions.
 type icmpSnap struct {

@@ -53,7 +53,7 @@ func (m *MIB) readIfStats(now time.Time) []ifStatsRow {
 			if err != nil {
 				continue
 			}
-			c := ParseSNMP6(b)
+			c := procfs.ParseSNMP6(b)
 			for _, f := range v6From {
 				v[f.stat] = c[f.name]
 			}
@@ -174,7 +174,7 @@ func (m *MIB) stats6Layout(links []rtnl.Link) stats6Layout {
 	if err != nil {
 		return cands[0]
 	}
-	file := ParseSNMP6(b)
+	file := procfs.ParseSNMP6(b)
 	score := make([]int, len(cands))
 	for i, lay := range cands {
 		for name, v := range lay.names(busiest.Stats6) {

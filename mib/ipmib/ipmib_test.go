@@ -41,12 +41,12 @@ func TestParseSNMP(t *testing.T) {
 
 func TestParseSNMP6(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join("testdata", "snmp6"))
-	s := ParseSNMP6(b)
+	s := procfs.ParseSNMP6(b)
 	if _, ok := s["Ip6InReceives"]; !ok || len(s) < 50 {
 		t.Errorf("got %d counters", len(s))
 	}
 	b, _ = os.ReadFile(filepath.Join("testdata", "snmp6-malformed"))
-	s = ParseSNMP6(b)
+	s = procfs.ParseSNMP6(b)
 	if len(s) != 2 || s["Icmp6InMsgs"] != 5 || s["Icmp6OutType133"] != 7 {
 		t.Errorf("malformed: %v", s)
 	}
@@ -66,7 +66,7 @@ func FuzzParseSNMP(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		procfs.ParseNetSNMP(b)
-		ParseSNMP6(b)
+		procfs.ParseSNMP6(b)
 	})
 }
 
@@ -152,7 +152,7 @@ func TestStats6MatchesDevSNMP6(t *testing.T) {
 						continue
 					}
 					got := lay.names(l.Stats6)
-					for fname, want := range ParseSNMP6(before) {
+					for fname, want := range procfs.ParseSNMP6(before) {
 						if !strings.HasPrefix(fname, "Ip6") {
 							continue
 						}

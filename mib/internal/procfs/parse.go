@@ -428,6 +428,22 @@ func ParseCPUInfo(b []byte) []CPUInfo {
 	return out
 }
 
+// ParseSNMP6 reads /proc/net/snmp6 (or /proc/net/dev_snmp6/IFNAME):
+// "Name value" lines. Malformed lines are skipped.
+func ParseSNMP6(b []byte) map[string]uint64 {
+	out := map[string]uint64{}
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		f := bytes.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		if v, err := strconv.ParseUint(string(f[1]), 10, 64); err == nil {
+			out[string(f[0])] = v
+		}
+	}
+	return out
+}
+
 // ParseNetSNMP reads /proc/net/snmp (or /proc/net/netstat): pairs of "Proto: names" and "Proto:
 // values" lines. A pair whose lengths differ is dropped; a value that is
 // not a number is left out (negative ones, such as MaxConn -1, are kept

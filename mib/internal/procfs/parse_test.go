@@ -2,25 +2,8 @@ package procfs
 
 import (
 	"bytes"
-	"strconv"
 	"testing"
 )
-
-// parseSNMP6Map reads /proc/net/snmp6 into a map, as ipmib.ParseSNMP6
-// does: the reference ParseNetCounters6 is compared with.
-func parseSNMP6Map(b []byte) map[string]uint64 {
-	out := map[string]uint64{}
-	for line := range bytes.SplitSeq(b, []byte("\n")) {
-		f := bytes.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		if v, err := strconv.ParseUint(string(f[1]), 10, 64); err == nil {
-			out[string(f[0])] = v
-		}
-	}
-	return out
-}
 
 // sameCounters fails t unless c holds exactly the counters of want.
 func sameCounters(t *testing.T, what string, c *NetCounters, want map[string]map[string]uint64) {
@@ -99,12 +82,12 @@ func TestNetCounters6(t *testing.T) {
 	for _, name := range []string{"net-snmp6", "snmp6-malformed"} {
 		b := sample(t, name)
 		c := ParseNetCounters6(b, nil)
-		sameCounters(t, name, c, map[string]map[string]uint64{"": parseSNMP6Map(b)})
+		sameCounters(t, name, c, map[string]map[string]uint64{"": ParseSNMP6(b)})
 		again := ParseNetCounters6(b, c)
 		if again.l != c.l {
 			t.Errorf("%s: the same names made another layout", name)
 		}
-		sameCounters(t, name+" again", again, map[string]map[string]uint64{"": parseSNMP6Map(b)})
+		sameCounters(t, name+" again", again, map[string]map[string]uint64{"": ParseSNMP6(b)})
 	}
 	b := sample(t, "net-snmp6")
 	c := ParseNetCounters6(b, nil)
@@ -117,7 +100,7 @@ func TestNetCounters6(t *testing.T) {
 	if d.l == c.l {
 		t.Error("other names read with the old layout")
 	}
-	sameCounters(t, "short", d, map[string]map[string]uint64{"": parseSNMP6Map(short)})
+	sameCounters(t, "short", d, map[string]map[string]uint64{"": ParseSNMP6(short)})
 }
 
 // FuzzNetCounters checks that ParseNetCounters and ParseNetCounters6 read
@@ -141,7 +124,7 @@ func FuzzNetCounters(f *testing.F) {
 		sameCounters(t, "afresh", c, want)
 		sameCounters(t, "after snmp", ParseNetCounters(b, snmp), want)
 		sameCounters(t, "after itself", ParseNetCounters(b, c), want)
-		want6 := map[string]map[string]uint64{"": parseSNMP6Map(b)}
+		want6 := map[string]map[string]uint64{"": ParseSNMP6(b)}
 		c6 := ParseNetCounters6(b, nil)
 		sameCounters(t, "snmp6 afresh", c6, want6)
 		sameCounters(t, "snmp6 after snmp6", ParseNetCounters6(b, snmp6), want6)

@@ -60,6 +60,23 @@ func TestProcessesShareScan(t *testing.T) {
 	}
 }
 
+// listed lists the processes with pr and returns pid's, failing t when
+// it is not listed.
+func listed(t *testing.T, pr *ProcReader, pid uint32) *Process {
+	t.Helper()
+	ps, _, err := pr.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ps {
+		if ps[i].PID == pid {
+			return &ps[i]
+		}
+	}
+	t.Fatalf("process %d not listed", pid)
+	return nil
+}
+
 // TestCmdlineAfterExec lists a shell that then runs another program in
 // its place (same PID and start time): the listings after it serve the
 // new program's name and command line.
@@ -72,19 +89,7 @@ func TestCmdlineAfterExec(t *testing.T) {
 	pid := uint32(c.Process.Pid)
 	pr := ProcReader{FS: Host, WithCmdline: true, KeepOpen: true}
 	defer pr.Close()
-	find := func() *Process {
-		ps, _, err := pr.List()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range ps {
-			if ps[i].PID == pid {
-				return &ps[i]
-			}
-		}
-		t.Fatalf("process %d not listed", pid)
-		return nil
-	}
+	find := func() *Process { return listed(t, &pr, pid) }
 	if p := find(); p.Comm != "sh" || !strings.HasPrefix(string(p.Cmdline), "sh\x00-c\x00") {
 		t.Fatalf("before exec: %q %q", p.Comm, p.Cmdline)
 	}
@@ -111,19 +116,7 @@ func TestCmdlineAfterExecSameName(t *testing.T) {
 	pid := uint32(c.Process.Pid)
 	pr := ProcReader{FS: Host, WithCmdline: true, KeepOpen: true}
 	defer pr.Close()
-	find := func() *Process {
-		ps, _, err := pr.List()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range ps {
-			if ps[i].PID == pid {
-				return &ps[i]
-			}
-		}
-		t.Fatalf("process %d not listed", pid)
-		return nil
-	}
+	find := func() *Process { return listed(t, &pr, pid) }
 	if p := find(); p.Comm != "sh" || !strings.HasPrefix(string(p.Cmdline), "sh\x00-c\x00sleep 0.3") {
 		t.Fatalf("before exec: %q %q", p.Comm, p.Cmdline)
 	}
