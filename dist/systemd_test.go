@@ -3,10 +3,12 @@ package dist
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -376,6 +378,8 @@ func TestUnitsUnderSystemd(t *testing.T) {
 	sd := needSystemd(t)
 	snmpget := testenv.Need(t, "snmpget")
 	snmptrap := testenv.Need(t, "snmptrap")
+	snmpbulkwalk := testenv.Need(t, "snmpbulkwalk")
+	testenv.Need(t, "setpriv")
 	tsnmpd := testenv.Build(t, "../cmd/tsnmpd")
 	tsnmp := testenv.Build(t, "../cmd/tsnmp")
 	read := func(p string) []byte {
@@ -535,6 +539,251 @@ func TestUnitsUnderSystemd(t *testing.T) {
 		s.must("systemctl", "stop", "tsnmpd.service")
 	})
 
+	// The host's file systems, as tsnmpd serves them under the unit
+	// (HOST-RESOURCES-MIB hrFSTable and hrStorageTable, UCD-SNMP-MIB
+	// dskTable with includeAllDisks): file systems mounted in the
+	// manager's namespace before and after tsnmpd starts (tmpfs at
+	// /home, a writable and a read-only one under /var, of sizes no
+	// other file system has), compared with the mount table of PID 1,
+	// the manager, and statfs(2) of each mount point as the tsnmp user
+	// sees it. tsnmpd reads /proc/self/mounts: a unit that gives it a
+	// mount namespace of its own (ProtectSystem=, ProtectHome=,
+	// PrivateTmp=, PrivateDevices=...) makes it describe that sandbox
+	// instead of the host.
+	t.Run("hostmounts", func(t *testing.T) {
+		s.t = t
+		root := filepath.Join("/proc", strconv.Itoa(s.pid), "root")
+		gid := strings.TrimSpace(s.must("id", "-g", "tsnmp"))
+		s.must("mount", "-t", "tmpfs", "-o", "size=37m,mode=0755", "tsnmp-test-home", "/home")
+		s.must("mkdir", "-p", "/var/tsnmp-data", "/var/tsnmp-ro", "/var/tsnmp-late")
+		s.must("mount", "-t", "tmpfs", "-o", "size=23m,mode=0755", "tsnmp-test-data", "/var/tsnmp-data")
+		// 3 MiB in use on the writable one.
+		if err := os.WriteFile(filepath.Join(root, "var/tsnmp-data/fill"), make([]byte, 3<<20), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.must("mount", "-t", "tmpfs", "-o", "ro,size=11m,mode=0755", "tsnmp-test-ro", "/var/tsnmp-ro")
+		conf := "listen: [udp:127.0.0.1:161]\n" +
+			"views:\n  - name: host\n    subtree: .1.3.6.1.2.1.25\n  - name: host\n    subtree: .1.3.6.1.4.1.2021.9\n" +
+			"communities:\n  - community: host\n    source: [127.0.0.0/8]\n    view: host\n" +
+			"host:\n  include_all_disks: 10\n"
+		if err := os.WriteFile(filepath.Join(root, "etc/tsnmp/tsnmpd.yaml"), []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.must("systemctl", "start", "tsnmpd.service")
+		defer s.exec("systemctl", "stop", "tsnmpd.service")
+		pid := s.show("tsnmpd.service", "MainPID")["MainPID"]
+		// One mounted after tsnmpd started: seen without a restart.
+		s.must("mount", "-t", "tmpfs", "-o", "size=13m,mode=0755", "tsnmp-test-late", "/var/tsnmp-late")
+
+		// tsnmpd's mount namespace is the manager's (PID 1's).
+		if ns := strings.Fields(s.must("readlink", "/proc/1/ns/mnt", "/proc/"+pid+"/ns/mnt")); len(ns) != 2 || ns[0] != ns[1] {
+			t.Errorf("tsnmpd (PID %s) runs in mount namespace %v, PID 1 in %v: the unit gives it a mount namespace of its own, so the host MIBs describe its sandbox", pid, ns[1:], ns[:1])
+		}
+
+		walk := func(oid string) map[string]string {
+			t.Helper()
+			out, err := s.net(snmpbulkwalk, "-v2c", "-c", "host", "-r", "1", "-t", "3", "-On", "-Oq", "-Oe", "-Cr50", "udp:127.0.0.1:161", oid)
+			if err != nil {
+				t.Fatalf("snmpbulkwalk %s: %v\n%s", oid, err, out)
+			}
+			m := map[string]string{}
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				k, v, _ := strings.Cut(l, " ")
+				if u, err := strconv.Unquote(v); err == nil {
+					v = u
+				}
+				m[strings.TrimPrefix(strings.TrimPrefix(k, "."+oid), ".")] = v
+			}
+			return m
+		}
+		// tsnmpd's view: mount point -> hrFSAccess, hrFSType, hrStorage
+		// size and used in bytes (allocation units times the count),
+		// dskTable's total in kB.
+		type served struct {
+			access, fsType           string
+			units, size, used, dskKB uint64
+			inStorage, inDsk         bool
+		}
+		num := func(s string) uint64 { n, _ := strconv.ParseUint(s, 10, 64); return n }
+		var view map[string]*served
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			view = map[string]*served{}
+			fs := walk("1.3.6.1.2.1.25.3.8.1")
+			byStorage := map[string]*served{}
+			for k, mp := range fs {
+				if idx, ok := strings.CutPrefix(k, "2."); ok {
+					v := &served{access: fs["5."+idx], fsType: fs["4."+idx]}
+					view[mp] = v
+					byStorage[fs["7."+idx]] = v
+				}
+			}
+			st := walk("1.3.6.1.2.1.25.2.3.1")
+			for k := range st {
+				if idx, ok := strings.CutPrefix(k, "3."); ok {
+					if v := byStorage[idx]; v != nil {
+						v.inStorage = true
+						v.units, v.size, v.used = num(st["4."+idx]), num(st["5."+idx]), num(st["6."+idx])
+					} else if n, _ := strconv.Atoi(idx); n > 30 {
+						t.Errorf("hrStorageTable row %s (%s) has no hrFSTable row", idx, st[k])
+					}
+				}
+			}
+			dsk := walk("1.3.6.1.4.1.2021.9.1")
+			for k, p := range dsk {
+				if idx, ok := strings.CutPrefix(k, "2."); ok {
+					if v := view[p]; v != nil {
+						v.inDsk = true
+						v.dskKB = num(dsk["12."+idx])<<32 | num(dsk["11."+idx])
+					} else {
+						t.Errorf("dskTable row %s (%s) has no hrFSTable row", idx, p)
+					}
+				}
+			}
+			if view["/var/tsnmp-late"] != nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+
+		// PID 1's mount table: the last file system mounted on each
+		// mount point, its type and whether it is read-only.
+		type mount struct {
+			fsType string
+			ro     bool
+		}
+		mi, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(s.pid), "mountinfo"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := map[string]mount{}
+		for _, l := range strings.Split(string(mi), "\n") {
+			// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS
+			pre, post, ok := strings.Cut(l, " - ")
+			f, g := strings.Fields(pre), strings.Fields(post)
+			if !ok || len(f) < 6 || len(g) < 3 {
+				continue
+			}
+			ro := strings.HasPrefix(f[5], "ro") || slices.Contains(strings.Split(g[2], ","), "ro")
+			host[unescapeMount(f[4])] = mount{fsType: g[0], ro: ro}
+		}
+		// hrFSTypes (RFC 2790) of the Linux file system kinds a host
+		// mounts, and the virtual kinds storage tables leave out. A
+		// mount point of another kind is not compared (logged).
+		hrFSType := map[string]string{
+			"ext2": "23", "ext3": "23", "ext4": "23", "vfat": "22", "iso9660": "12",
+			"nfs": "14", "nfs4": "14", "cifs": "14",
+			"tmpfs": "1", "xfs": "1", "btrfs": "1", "overlay": "1", "zfs": "1", "f2fs": "1",
+		}
+		virtual := map[string]bool{}
+		for _, k := range strings.Fields("proc sysfs devtmpfs devpts cgroup cgroup2 mqueue tracefs debugfs securityfs pstore bpf nsfs autofs configfs fusectl hugetlbfs binfmt_misc efivarfs rpc_pipefs ramfs") {
+			virtual[k] = true
+		}
+
+		// statfs(2) of the mount points as tsnmpd's user sees them.
+		var paths []string
+		for p, m := range host {
+			if hrFSType[m.fsType] != "" {
+				paths = append(paths, p)
+			}
+		}
+		slices.Sort(paths)
+		out, _ := s.exec(append([]string{"setpriv", "--reuid=" + uid, "--regid=" + gid, "--clear-groups", "stat", "-f", "-c", "%s %b %f %n"}, paths...)...)
+		type usage struct{ bsize, blocks, free uint64 }
+		stat := map[string]usage{}
+		for _, l := range strings.Split(out, "\n") {
+			f := strings.SplitN(l, " ", 4)
+			if len(f) == 4 && num(f[0]) > 0 {
+				stat[f[3]] = usage{num(f[0]), num(f[1]), num(f[2])}
+			}
+		}
+
+		var table strings.Builder
+		fmt.Fprintf(&table, "%-40s %-8s %-6s %-22s %s\n", "mount point", "PID 1", "access", "hrStorage size/used", "statfs size/used")
+		for _, p := range slices.Sorted(maps.Keys(view)) {
+			v, u := view[p], stat[p]
+			fmt.Fprintf(&table, "%-40s %-8s %-6s %10d/%-11d %d/%d\n", p, host[p].fsType, v.access, v.units*v.size, v.units*v.used, u.bsize*u.blocks, u.bsize*(u.blocks-u.free))
+		}
+		for _, p := range paths {
+			if view[p] == nil {
+				fmt.Fprintf(&table, "%-40s %-8s (not served)\n", p, host[p].fsType)
+			}
+		}
+		t.Logf("tsnmpd's file systems and PID 1's:\n%s", table.String())
+
+		for _, p := range slices.Sorted(maps.Keys(view)) {
+			v := view[p]
+			m, ok := host[p]
+			switch {
+			case !ok:
+				t.Errorf("%s: served by tsnmpd, not a mount point of PID 1 (a mount of the unit's sandbox)", p)
+				continue
+			case virtual[m.fsType]:
+				t.Errorf("%s: served by tsnmpd (hrFSType ...%s) where PID 1 has %s, which the host MIBs leave out (a mount of the unit's sandbox)", p, v.fsType, m.fsType)
+				continue
+			case hrFSType[m.fsType] == "":
+				t.Logf("%s: %s, a kind this test does not compare", p, m.fsType)
+				continue
+			}
+			if want := hrFSType[m.fsType]; !strings.HasSuffix(v.fsType, ".3.9."+want) {
+				t.Errorf("%s: hrFSType %s, want hrFSTypes.%s for PID 1's %s", p, v.fsType, want, m.fsType)
+			}
+			want := "1" // readWrite
+			if m.ro {
+				want = "2"
+			}
+			if v.access != want {
+				t.Errorf("%s: hrFSAccess %s, want %s (PID 1 has it %s)", p, v.access, want, map[bool]string{true: "read-only", false: "read-write"}[m.ro])
+			}
+			if !v.inStorage || !v.inDsk {
+				t.Errorf("%s: in hrStorageTable %v, in dskTable %v; want both", p, v.inStorage, v.inDsk)
+			}
+			u, ok := stat[p]
+			if !ok {
+				continue // not reachable by tsnmp (under a mount point over it)
+			}
+			// The size does not move; used within 2% of the size on
+			// the file systems others write to, exact on the test's.
+			size, used := u.bsize*u.blocks, u.bsize*(u.blocks-u.free)
+			if d := absDiff(v.units*v.size, size); d >= v.units {
+				t.Errorf("%s: hrStorageSize %d × %d = %d bytes, statfs says %d", p, v.size, v.units, v.units*v.size, size)
+			}
+			tol := size / 50
+			if strings.HasPrefix(p, "/var/tsnmp-") || p == "/home" {
+				tol = v.units
+			}
+			if d := absDiff(v.units*v.used, used); d > tol {
+				t.Errorf("%s: hrStorageUsed %d × %d = %d bytes, statfs says %d", p, v.used, v.units, v.units*v.used, used)
+			}
+			if v.dskKB != size/1024 {
+				t.Errorf("%s: dskTotal %d kB, statfs says %d", p, v.dskKB, size/1024)
+			}
+		}
+		for _, p := range paths {
+			if view[p] == nil {
+				t.Errorf("%s: PID 1's %s file system is not in tsnmpd's hrFSTable", p, host[p].fsType)
+			}
+		}
+		// The test's own file systems, by value.
+		for p, want := range map[string]struct {
+			size, used uint64
+			access     string
+		}{
+			"/home":           {37 << 20, 0, "1"},
+			"/var/tsnmp-data": {23 << 20, 3 << 20, "1"},
+			"/var/tsnmp-ro":   {11 << 20, 0, "2"},
+			"/var/tsnmp-late": {13 << 20, 0, "1"},
+		} {
+			v := view[p]
+			if v == nil {
+				t.Errorf("%s: not served", p)
+				continue
+			}
+			if v.units*v.size != want.size || v.units*v.used != want.used || v.access != want.access {
+				t.Errorf("%s: %d bytes, %d used, hrFSAccess %s; want %d, %d, %s", p, v.units*v.size, v.units*v.used, v.access, want.size, want.used, want.access)
+			}
+		}
+	})
+
 	// tsnmp trapd: DynamicUser, StateDirectory, port 162.
 	t.Run("trapd", func(t *testing.T) {
 		s.t = t
@@ -606,4 +855,28 @@ func (s *systemdNS) output(unit string, from int, re *regexp.Regexp, what string
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// unescapeMount undoes the octal escapes (\040 for a space) of a path in
+// /proc/PID/mountinfo.
+func unescapeMount(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] == '\\' && i+3 < len(p) {
+			if n, err := strconv.ParseUint(p[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
+func absDiff(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
 }
