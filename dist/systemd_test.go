@@ -373,7 +373,9 @@ func notified(unit string, pid string, tag string) *regexp.Regexp {
 // goes to a file per service (a StandardOutput=append: drop-in), where
 // their start-up, reload and exit lines and trapd's log of the traps
 // are checked; trapd's reload also opens a listen address, which then
-// receives.
+// receives. tsnmpd must see the host's file systems, as PID 1 does: the
+// same mount namespace, and the mount table and usage in hrFSTable,
+// hrStorageTable and dskTable (hostmounts).
 func TestUnitsUnderSystemd(t *testing.T) {
 	sd := needSystemd(t)
 	snmpget := testenv.Need(t, "snmpget")
