@@ -3,7 +3,9 @@ package rtnl
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -170,6 +172,15 @@ func TestParseRoute(t *testing.T) {
 	}
 }
 
+// maxFuzzInput bounds the inputs FuzzParse runs, twice the longest seed:
+// the parsers follow length fields, so a longer message reaches no code
+// a shorter one does not, but the Go fuzzer minimizes each input that
+// reaches new code, in time quadratic in its length (golang/go#48820) and
+// up to a minute, running nothing else meanwhile: grown to 4 KB, such
+// inputs kept the exec count still for most of a run. TestLongInput
+// runs the parsers on long messages.
+const maxFuzzInput = 512
+
 func FuzzParse(f *testing.F) {
 	f.Add(sockMsg())
 	f.Add(routeMsg())
@@ -179,6 +190,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(linkMsg())
 	f.Add(append(msg(unix.RTM_NEWADDR, addrMsg()), msg(unix.NLMSG_DONE, make([]byte, 4))...))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > maxFuzzInput {
+			return
+		}
 		if a, err := ParseAddr(b); err == nil && len(a.Address) != 4 && len(a.Address) != 16 {
 			t.Fatalf("address %x", a.Address)
 		}
@@ -199,4 +213,52 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("socket %+v", s)
 		}
 	})
+}
+
+// TestLongInput runs the parsers on messages far longer than FuzzParse's
+// (maxFuzzInput): 64K empty attributes, attributes nested in them, and a
+// datagram of 64K empty messages. Each must return (in time linear in
+// the input; the test catches a parser that does not return at all).
+func TestLongInput(t *testing.T) {
+	empty := bytes.Repeat(attr(0, nil), 1<<16)
+	nested := bytes.Repeat(attr(unix.IFLA_AF_SPEC, attr(unix.AF_INET6, attr(iflaInet6Stats, nil))), 1<<14)
+	parms := bytes.Repeat(attr(ndtaParms, attr(ndtpaIfindex, u32(4))), 1<<14)
+	inputs := map[string][]byte{
+		"nested attributes":   append(make([]byte, unix.SizeofIfInfomsg), nested...),
+		"table parameters":    append(make([]byte, sizeofNdtmsg), parms...),
+		"empty messages":      bytes.Repeat(msg(unix.RTM_NEWLINK, nil), 1<<16),
+		"a long link message": append(linkMsg(), empty...),
+	}
+	// Empty attributes after each parser's header, of an IPv4 message.
+	for _, n := range []int{unix.SizeofIfAddrmsg, unix.SizeofNdMsg, unix.SizeofIfInfomsg, sizeofNdtmsg} {
+		h := make([]byte, n)
+		h[0] = unix.AF_INET
+		inputs[fmt.Sprintf("empty attributes after %d bytes", n)] = append(h, empty...)
+	}
+	parsers := []struct {
+		name  string
+		parse func([]byte)
+	}{
+		{"ParseAddr", func(b []byte) { ParseAddr(b) }},
+		{"ParseNeigh", func(b []byte) { ParseNeigh(b) }},
+		{"Messages", func(b []byte) { Messages(b, func(uint16, []byte) {}) }},
+		{"ParseNeighTable", func(b []byte) { ParseNeighTable(b) }},
+		{"ParseLink", func(b []byte) { ParseLink(b) }},
+		{"ParseRoute", func(b []byte) { ParseRoute(b) }},
+		{"ParseSocket", func(b []byte) { ParseSocket(b) }},
+	}
+	for in, b := range inputs {
+		for _, p := range parsers {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				p.parse(b)
+			}()
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				t.Fatalf("%s has not returned in a minute from %d bytes of %s", p.name, len(b), in)
+			}
+		}
+	}
 }
