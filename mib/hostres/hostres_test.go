@@ -171,45 +171,12 @@ func TestParseUptime(t *testing.T) {
 	}
 }
 
-// maxFuzzInput bounds the inputs FuzzParsers runs. The parsers read a
-// line (a dpkg paragraph, a utmp record) at a time, so what a longer
-// input could reach, a shorter one reaches too; but the Go fuzzer
-// minimizes each input that reaches new code, in time quadratic in its
-// length (golang/go#48820) and up to a minute, and the worker runs
-// nothing else meanwhile: with the 19 KB dpkg status file as a seed, the
-// exec count stood still for most of a run. TestLongInput runs the
-// parsers on long input.
-const maxFuzzInput = 256
-
-// fuzzSeeds returns the sample files cut into pieces of at most
-// maxFuzzInput bytes, after a blank line (the end of a dpkg paragraph)
-// where one fits, else after a newline.
-func fuzzSeeds(tb testing.TB, names ...string) [][]byte {
-	var out [][]byte
-	for _, name := range names {
-		for b := sample(tb, name); len(b) > 0; {
-			n := len(b)
-			if n > maxFuzzInput {
-				n = maxFuzzInput
-				if i := bytes.LastIndex(b[:n], []byte("\n\n")); i >= 0 {
-					n = i + 2
-				} else if i := bytes.LastIndexByte(b[:n], '\n'); i >= 0 {
-					n = i + 1
-				}
-			}
-			out = append(out, b[:n])
-			b = b[n:]
-		}
-	}
-	return out
-}
-
 func FuzzParsers(f *testing.F) {
-	for _, b := range fuzzSeeds(f, "dpkg-status", "dpkg-malformed", "net-dev", "net-dev-malformed", "uptime") {
+	for _, b := range mibtest.FuzzSeeds(f, "dpkg-status", "dpkg-malformed", "net-dev", "net-dev-malformed", "uptime") {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if len(b) > maxFuzzInput {
+		if len(b) > mibtest.MaxFuzzInput {
 			return
 		}
 		for _, p := range ParseDpkgStatus(b) {
@@ -244,7 +211,7 @@ func FuzzParsers(f *testing.F) {
 }
 
 // TestLongInput runs the parsers on inputs far longer than FuzzParsers'
-// (maxFuzzInput): the sample files over and over, and single lines of
+// (mibtest.MaxFuzzInput): the sample files over and over, and single lines of
 // one field or one byte repeated. Each must return (in time linear in the
 // input; the test catches a parser that does not return at all).
 func TestLongInput(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
 )
@@ -60,11 +61,16 @@ func TestPrefixOID(t *testing.T) {
 }
 
 func FuzzParseSNMP(f *testing.F) {
-	for _, n := range []string{"snmp", "snmp-malformed", "snmp6", "snmp6-malformed"} {
-		b, _ := os.ReadFile(filepath.Join("testdata", n))
+	for _, b := range mibtest.PairSeeds(f, "snmp") {
+		f.Add(b)
+	}
+	for _, b := range mibtest.FuzzSeeds(f, "snmp-malformed", "snmp6", "snmp6-malformed") {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > mibtest.MaxFuzzInput {
+			return
+		}
 		procfs.ParseNetSNMP(b)
 		procfs.ParseSNMP6(b)
 	})

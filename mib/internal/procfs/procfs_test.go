@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
 )
 
 func sample(t testing.TB, name string) []byte {
@@ -218,44 +220,13 @@ func TestCPUHistory(t *testing.T) {
 	}
 }
 
-// maxFuzzInput bounds the inputs the fuzz targets run. The parsers read
-// their files a line (for /proc/net/snmp, a pair of lines) at a time, so
-// what a longer input could reach, a shorter one of a few lines reaches
-// too; but the Go fuzzer minimizes each input that reaches new code, in
-// time quadratic in its length (golang/go#48820) and up to a minute, and
-// the worker runs nothing else meanwhile: with the sample files (up to
-// 4 KB) as seeds, both workers spent most of a 30-second run minimizing
-// variations of them, the exec count standing still. TestLongInput runs
-// the parsers on long input.
-const maxFuzzInput = 256
-
-// fuzzSeeds returns the sample files cut after a newline into pieces of
-// at most maxFuzzInput bytes (a longer line is cut where it reaches it).
-func fuzzSeeds(tb testing.TB, names ...string) [][]byte {
-	var out [][]byte
-	for _, name := range names {
-		for b := sample(tb, name); len(b) > 0; {
-			n := len(b)
-			if n > maxFuzzInput {
-				n = maxFuzzInput
-				if i := bytes.LastIndexByte(b[:n], '\n'); i >= 0 {
-					n = i + 1
-				}
-			}
-			out = append(out, b[:n])
-			b = b[n:]
-		}
-	}
-	return out
-}
-
 func FuzzParsers(f *testing.F) {
-	for _, b := range fuzzSeeds(f, "meminfo", "stat", "vmstat", "mounts", "diskstats", "loadavg", "cpuinfo", "pid-stat",
+	for _, b := range mibtest.FuzzSeeds(f, "meminfo", "stat", "vmstat", "mounts", "diskstats", "loadavg", "cpuinfo", "pid-stat",
 		"meminfo-malformed", "stat-malformed", "mounts-malformed", "diskstats-malformed") {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if len(b) > maxFuzzInput {
+		if len(b) > mibtest.MaxFuzzInput {
 			return
 		}
 		ParseMeminfo(b)
@@ -279,7 +250,7 @@ func FuzzParsers(f *testing.F) {
 }
 
 // TestLongInput runs the parsers on inputs far longer than the fuzz
-// targets' (maxFuzzInput): the sample files over and over, and single
+// targets' (mibtest.MaxFuzzInput): the sample files over and over, and single
 // lines of one field or one byte repeated, such as a mount point of
 // escapes, a process name of parentheses or a line that never ends. Each
 // must return (in time linear in the input; the test catches a parser that
