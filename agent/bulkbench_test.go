@@ -173,8 +173,9 @@ func BenchmarkWalkAllHostMIBsFresh(b *testing.B) {
 	u := ucd.New(ucd.Config{CacheTTL: ttl, Processes: h.Processes()})
 	defer u.Close()
 	u.Register(&tree)
-	ipmib.New(ipmib.Config{CacheTTL: ttl}).Register(&tree)
-	tcpudp.New(tcpudp.Config{CacheTTL: ttl, OwnerTTL: ttl}).Register(&tree)
+	ip := ipmib.New(ipmib.Config{CacheTTL: ttl})
+	ip.Register(&tree)
+	tcpudp.New(tcpudp.Config{CacheTTL: ttl, OwnerTTL: ttl, NetStats: ip.NetStats()}).Register(&tree)
 	a := &Agent{Tree: &tree, State: st}
 	a.SetPolicy(&Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{}})
 	roots := []snmp.OID{{1, 3, 6, 1, 2, 1, 2}, ipmib.IP, {1, 3, 6, 1, 2, 1, 5}, {1, 3, 6, 1, 2, 1, 6}, {1, 3, 6, 1, 2, 1, 7},
@@ -201,8 +202,9 @@ func BenchmarkWalkHostMIBsCached(b *testing.B) {
 		Procs: []ucd.Proc{{Name: "sshd"}, {Name: "cron", Max: 2, Min: 1}}, Processes: h.Processes()})
 	defer u.Close()
 	u.Register(&tree)
-	ipmib.New(ipmib.Config{CacheTTL: time.Hour}).Register(&tree)
-	tcpudp.New(tcpudp.Config{CacheTTL: time.Hour}).Register(&tree)
+	ip := ipmib.New(ipmib.Config{CacheTTL: time.Hour})
+	ip.Register(&tree)
+	tcpudp.New(tcpudp.Config{CacheTTL: time.Hour, NetStats: ip.NetStats()}).Register(&tree)
 	a := &Agent{Tree: &tree, State: st}
 	a.SetPolicy(&Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{}})
 	roots := []snmp.OID{ipmib.IP, {1, 3, 6, 1, 2, 1, 5}, {1, 3, 6, 1, 2, 1, 6}, {1, 3, 6, 1, 2, 1, 7}, hostres.HostResources, ucd.UCDavis}

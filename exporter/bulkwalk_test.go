@@ -103,7 +103,7 @@ const limitedConf = `modules:
   table:
     walk: [1.3.6.1.4.1.99999.1.1.1, 1.3.6.1.4.1.99999.1.1.2]
     max_repetitions: 25
-    timeout: 300ms
+    timeout: 1s
     retries: 1
     metrics:
     - name: a
@@ -217,7 +217,7 @@ func withSmallModule(root string) string {
 	return limitedConf + `  small:
     walk: [` + root + `]
     max_repetitions: 1
-    timeout: 300ms
+    timeout: 1s
     retries: 1
     metrics:
     - name: c

@@ -193,8 +193,12 @@ func (s *udpServer) Serve() error {
 const udpBatch = 8
 
 // slowBatch is how long a reader may take over its requests before
-// another reader joins to read meanwhile.
-const slowBatch = time.Millisecond
+// another reader joins to read meanwhile: the longest another manager's
+// request waits behind a slow one (an AgentX subagent's, a refresh of a
+// large host's kernel data). The timer that checks fires about once per
+// slowBatch while requests are served, each time waking the thread that
+// waits for timers; at 1 ms that was a tenth of a walk's wake-ups.
+const slowBatch = 10 * time.Millisecond
 
 // udpReader is one reader's batch of datagrams and replies
 // (udp_linux.go, udp_other.go).

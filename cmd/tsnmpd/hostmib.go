@@ -75,7 +75,7 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 	d.host.ucd = ucd.New(uc)
 	d.host.ucd.Register(tree)
 	ip.Register(tree)
-	d.host.tcpudp = tcpudp.New(tcpudp.Config{CacheTTL: time.Duration(h.CacheTTL)})
+	d.host.tcpudp = tcpudp.New(tcpudp.Config{CacheTTL: time.Duration(h.CacheTTL), NetStats: ip.NetStats()})
 	d.host.tcpudp.Register(tree)
 }
 

@@ -3,6 +3,7 @@ package hostres
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -170,18 +171,61 @@ func TestParseUptime(t *testing.T) {
 	}
 }
 
+// maxFuzzInput bounds the inputs FuzzParsers runs. The parsers read a
+// line (a dpkg paragraph, a utmp record) at a time, so what a longer
+// input could reach, a shorter one reaches too; but the Go fuzzer
+// minimizes each input that reaches new code, in time quadratic in its
+// length (golang/go#48820) and up to a minute, and the worker runs
+// nothing else meanwhile: with the 19 KB dpkg status file as a seed, the
+// exec count stood still for most of a run. TestLongInput runs the
+// parsers on long input.
+const maxFuzzInput = 256
+
+// fuzzSeeds returns the sample files cut into pieces of at most
+// maxFuzzInput bytes, after a blank line (the end of a dpkg paragraph)
+// where one fits, else after a newline.
+func fuzzSeeds(tb testing.TB, names ...string) [][]byte {
+	var out [][]byte
+	for _, name := range names {
+		for b := sample(tb, name); len(b) > 0; {
+			n := len(b)
+			if n > maxFuzzInput {
+				n = maxFuzzInput
+				if i := bytes.LastIndex(b[:n], []byte("\n\n")); i >= 0 {
+					n = i + 2
+				} else if i := bytes.LastIndexByte(b[:n], '\n'); i >= 0 {
+					n = i + 1
+				}
+			}
+			out = append(out, b[:n])
+			b = b[n:]
+		}
+	}
+	return out
+}
+
 func FuzzParsers(f *testing.F) {
-	for _, n := range []string{"dpkg-status", "dpkg-malformed", "net-dev", "net-dev-malformed", "uptime"} {
-		f.Add(sample(f, n))
+	for _, b := range fuzzSeeds(f, "dpkg-status", "dpkg-malformed", "net-dev", "net-dev-malformed", "uptime") {
+		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > maxFuzzInput {
+			return
+		}
 		for _, p := range ParseDpkgStatus(b) {
 			if p.Name == "" {
 				t.Fatal("package without a name")
 			}
 		}
 		got := ParseNetDevErrors(b)
+		// A utmp record (384 bytes) is longer than the input: the
+		// input is also read as the start of one.
 		CountUsers(b, func(int32) bool { return true })
+		rec := make([]byte, utmpSize)
+		copy(rec, b)
+		if n := CountUsers(rec, func(pid int32) bool { return pid != 0 }); n > 1 {
+			t.Fatalf("%d users in one record", n)
+		}
 		splitCmdline(b)
 		v, ok := parseUptime(b)
 		// The kernel's files are ASCII; on ASCII input the parsers that
@@ -197,4 +241,43 @@ func FuzzParsers(f *testing.F) {
 			t.Errorf("ParseNetDevErrors = %v; with bytes.Fields %v", got, want)
 		}
 	})
+}
+
+// TestLongInput runs the parsers on inputs far longer than FuzzParsers'
+// (maxFuzzInput): the sample files over and over, and single lines of
+// one field or one byte repeated. Each must return (in time linear in the
+// input; the test catches a parser that does not return at all).
+func TestLongInput(t *testing.T) {
+	const size = 256 << 10
+	inputs := map[string][]byte{}
+	for _, name := range []string{"dpkg-status", "dpkg-malformed", "net-dev", "net-dev-malformed", "uptime"} {
+		inputs[name] = bytes.Repeat(sample(t, name), size/len(sample(t, name)))
+	}
+	for _, s := range []string{" ", "\t", "\n", "\x00", ":", "\n\n", " a\n", "Package: a\n", "eth0: 1 ", "a:", "7\x00\x00\x00"} {
+		inputs[fmt.Sprintf("%q repeated", s)] = bytes.Repeat([]byte(s), size/len(s))
+	}
+	parsers := []struct {
+		name  string
+		parse func([]byte)
+	}{
+		{"ParseDpkgStatus", func(b []byte) { ParseDpkgStatus(b) }},
+		{"ParseNetDevErrors", func(b []byte) { ParseNetDevErrors(b) }},
+		{"CountUsers", func(b []byte) { CountUsers(b, func(int32) bool { return true }) }},
+		{"splitCmdline", func(b []byte) { splitCmdline(b) }},
+		{"parseUptime", func(b []byte) { parseUptime(b) }},
+	}
+	for in, b := range inputs {
+		for _, p := range parsers {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				p.parse(b)
+			}()
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				t.Fatalf("%s has not returned in a minute from %d bytes of %s", p.name, len(b), in)
+			}
+		}
+	}
 }

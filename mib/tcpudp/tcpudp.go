@@ -4,7 +4,8 @@
 //
 // The sockets come from sock_diag dumps (NETLINK_SOCK_DIAG: one dump per
 // protocol and family) and the counters from /proc/thread-self/net/snmp,
-// once per request and shared for CacheTTL. The process owning each socket
+// once per request and shared for CacheTTL (with IP-MIB too, given its
+// readings in Config.NetStats). The process owning each socket
 // (tcpConnectionProcess, tcpListenerProcess, udpEndpointProcess) is found
 // by reading the links under /proc/PID/fd, which costs a system call per
 // open file of every process (about 1 ms for 80 processes), only when a
@@ -65,6 +66,10 @@ type Config struct {
 	OwnerTTL time.Duration
 	// FS is where /proc is read; default the host's.
 	FS procfs.FS
+	// NetStats are the readings of /proc/net/snmp and the other counter
+	// files, shared with other MIBs (IP-MIB's); nil: the MIB takes its
+	// own.
+	NetStats *procfs.NetStats
 }
 
 // DefaultOwnerTTL is Config.OwnerTTL's default.
@@ -75,7 +80,7 @@ type MIB struct {
 	cfg   Config
 	socks procfs.Cache[*sockSnap]
 	owner *owners
-	stats procfs.Cache[map[string]map[string]uint64]
+	net   *procfs.NetStats
 
 	scalars                    []*mib.Scalars
 	conn, connection, listener mib.Table
@@ -93,13 +98,10 @@ func New(cfg Config) *MIB {
 		cfg.OwnerTTL = DefaultOwnerTTL
 	}
 	m.owner = newOwners(cfg.FS, max(cfg.OwnerTTL, cfg.CacheTTL))
-	m.stats = procfs.Cache[map[string]map[string]uint64]{TTL: cfg.CacheTTL, Load: func(time.Time) map[string]map[string]uint64 {
-		b, err := cfg.FS.ReadFile("/proc/thread-self/net/snmp")
-		if err != nil {
-			return nil
-		}
-		return procfs.ParseNetSNMP(b)
-	}}
+	m.net = cfg.NetStats
+	if m.net == nil {
+		m.net = procfs.NewNetStats(cfg.FS, cfg.CacheTTL)
+	}
 	m.initScalars()
 	m.conn = mib.Table{Entry: TcpConnEntry, Columns: []uint32{1, 2, 3, 4, 5},
 		Rows: func(r *mib.Request) mib.Rows { return connRows{m.socks.Get(r)} }}
@@ -137,7 +139,7 @@ func (m *MIB) initScalars() {
 	one := func(prefix snmp.OID, sub uint32, get func(r *mib.Request) snmp.Value) {
 		m.scalars = append(m.scalars, &mib.Scalars{Prefix: prefix, Objects: []mib.Scalar{{Sub: sub, Get: get}}})
 	}
-	stat := func(r *mib.Request, proto, name string) uint64 { return m.stats.Get(r)[proto][name] }
+	stat := func(r *mib.Request, proto, name string) uint64 { return m.net.SNMP.Get(r).Value(proto, name) }
 	for i, name := range []string{"RtoAlgorithm", "RtoMin", "RtoMax", "MaxConn"} {
 		one(TCP, uint32(1+i), func(r *mib.Request) snmp.Value {
 			return snmp.IntegerValue(int64(int32(stat(r, "Tcp", name))))

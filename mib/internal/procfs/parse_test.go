@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -108,12 +109,18 @@ func TestNetCounters6(t *testing.T) {
 // of another reading, for input in ASCII (the kernel's; bytes.Fields also
 // splits at Unicode spaces).
 func FuzzNetCounters(f *testing.F) {
-	for _, name := range []string{"net-snmp", "net-netstat", "net-snmp6", "snmp-malformed", "snmp6-malformed"} {
-		f.Add(sample(f, name))
+	for _, b := range netFuzzSeeds(f, "net-snmp", "net-netstat") {
+		f.Add(b)
+	}
+	for _, b := range fuzzSeeds(f, "net-snmp6", "snmp-malformed", "snmp6-malformed") {
+		f.Add(b)
 	}
 	snmp := ParseNetCounters(sample(f, "net-snmp"), nil)
 	snmp6 := ParseNetCounters6(sample(f, "net-snmp6"), nil)
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > maxFuzzInput {
+			return
+		}
 		for _, c := range b {
 			if c >= 0x80 {
 				return
@@ -167,4 +174,48 @@ func BenchmarkParseStat(b *testing.B) {
 	for b.Loop() {
 		ParseStat(data)
 	}
+}
+
+// netFuzzSeeds returns the pairs of lines of sample files of
+// /proc/net/snmp's form cut into pairs of a few counters each, as many
+// as fit in maxFuzzInput bytes to a seed (a line of /proc/net/netstat
+// is 2 KB).
+func netFuzzSeeds(tb testing.TB, names ...string) [][]byte {
+	var out [][]byte
+	for _, name := range names {
+		var seed []byte
+		lines := strings.Split(strings.TrimSuffix(string(sample(tb, name)), "\n"), "\n")
+		if len(lines)%2 != 0 {
+			tb.Fatalf("%s: %d lines, not pairs", name, len(lines))
+		}
+		for i := 0; i < len(lines); i += 2 {
+			proto, names, _ := strings.Cut(lines[i], ":")
+			_, vals, _ := strings.Cut(lines[i+1], ":")
+			n, v := strings.Fields(names), strings.Fields(vals)
+			if len(n) != len(v) {
+				tb.Fatalf("%s line %d: %d names, %d values", name, i+1, len(n), len(v))
+			}
+			for len(n) > 0 {
+				var piece string
+				for k := min(len(n), 8); k > 0; k-- {
+					piece = proto + ": " + strings.Join(n[:k], " ") + "\n" + proto + ": " + strings.Join(v[:k], " ") + "\n"
+					if len(piece) <= maxFuzzInput {
+						n, v = n[k:], v[k:]
+						break
+					}
+				}
+				if len(piece) > maxFuzzInput {
+					tb.Fatalf("%s line %d: a counter of over %d bytes", name, i+1, maxFuzzInput)
+				}
+				if len(seed)+len(piece) > maxFuzzInput {
+					out, seed = append(out, seed), nil
+				}
+				seed = append(seed, piece...)
+			}
+		}
+		if len(seed) > 0 {
+			out = append(out, seed)
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -217,12 +218,46 @@ func TestCPUHistory(t *testing.T) {
 	}
 }
 
+// maxFuzzInput bounds the inputs the fuzz targets run. The parsers read
+// their files a line (for /proc/net/snmp, a pair of lines) at a time, so
+// what a longer input could reach, a shorter one of a few lines reaches
+// too; but the Go fuzzer minimizes each input that reaches new code, in
+// time quadratic in its length (golang/go#48820) and up to a minute, and
+// the worker runs nothing else meanwhile: with the sample files (up to
+// 4 KB) as seeds, both workers spent most of a 30-second run minimizing
+// variations of them, the exec count standing still. TestLongInput runs
+// the parsers on long input.
+const maxFuzzInput = 256
+
+// fuzzSeeds returns the sample files cut after a newline into pieces of
+// at most maxFuzzInput bytes (a longer line is cut where it reaches it).
+func fuzzSeeds(tb testing.TB, names ...string) [][]byte {
+	var out [][]byte
+	for _, name := range names {
+		for b := sample(tb, name); len(b) > 0; {
+			n := len(b)
+			if n > maxFuzzInput {
+				n = maxFuzzInput
+				if i := bytes.LastIndexByte(b[:n], '\n'); i >= 0 {
+					n = i + 1
+				}
+			}
+			out = append(out, b[:n])
+			b = b[n:]
+		}
+	}
+	return out
+}
+
 func FuzzParsers(f *testing.F) {
-	for _, name := range []string{"meminfo", "stat", "vmstat", "mounts", "diskstats", "loadavg", "cpuinfo", "pid-stat",
-		"meminfo-malformed", "stat-malformed", "mounts-malformed", "diskstats-malformed"} {
-		f.Add(sample(f, name))
+	for _, b := range fuzzSeeds(f, "meminfo", "stat", "vmstat", "mounts", "diskstats", "loadavg", "cpuinfo", "pid-stat",
+		"meminfo-malformed", "stat-malformed", "mounts-malformed", "diskstats-malformed") {
+		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > maxFuzzInput {
+			return
+		}
 		ParseMeminfo(b)
 		s := ParseStat(b)
 		if s.HasAll && s.All.Busy() > s.All.Total() {
@@ -241,6 +276,62 @@ func FuzzParsers(f *testing.F) {
 		}
 		ParseUptime(b)
 	})
+}
+
+// TestLongInput runs the parsers on inputs far longer than the fuzz
+// targets' (maxFuzzInput): the sample files over and over, and single
+// lines of one field or one byte repeated, such as a mount point of
+// escapes, a process name of parentheses or a line that never ends. Each
+// must return (in time linear in the input; the test catches a parser that
+// does not return at all).
+func TestLongInput(t *testing.T) {
+	const size = 256 << 10
+	inputs := map[string][]byte{}
+	for _, name := range []string{"meminfo", "stat", "vmstat", "mounts", "diskstats", "loadavg", "cpuinfo", "pid-stat",
+		"uptime", "net-snmp", "net-netstat", "net-snmp6", "mounts-malformed", "snmp-malformed"} {
+		inputs[name] = bytes.Repeat(sample(t, name), size/len(sample(t, name)))
+	}
+	for _, s := range []string{" ", "\t", "\n", "\\", "\\040", "(", ")", "()", ":", "cpu", "cpu0 1 ", "1 ", "9", "x:y\n",
+		"Ip: ", "processor : 1\n", "1 (a) R 1 2 3 ", "a b c ro,"} {
+		inputs[fmt.Sprintf("%q repeated", s)] = bytes.Repeat([]byte(s), size/len(s))
+	}
+	parsers := []struct {
+		name  string
+		parse func([]byte)
+	}{
+		{"ParseMeminfo", func(b []byte) { ParseMeminfo(b) }},
+		{"ParseStat", func(b []byte) { ParseStat(b) }},
+		{"ParseVmstat", func(b []byte) { ParseVmstat(b) }},
+		{"ParseMounts", func(b []byte) {
+			ms, _ := ParseMounts(b)
+			for _, m := range ms {
+				m.ReadOnly()
+			}
+		}},
+		{"ParseDiskstats", func(b []byte) { ParseDiskstats(b) }},
+		{"ParseLoadavg", func(b []byte) { ParseLoadavg(b) }},
+		{"ParseUptime", func(b []byte) { ParseUptime(b) }},
+		{"ParseCPUInfo", func(b []byte) { ParseCPUInfo(b) }},
+		{"ParseProcStat", func(b []byte) { ParseProcStat(b) }},
+		{"ParseNetSNMP", func(b []byte) { ParseNetSNMP(b) }},
+		{"ParseSNMP6", func(b []byte) { ParseSNMP6(b) }},
+		{"ParseNetCounters", func(b []byte) { ParseNetCounters(b, ParseNetCounters(b, nil)) }},
+		{"ParseNetCounters6", func(b []byte) { ParseNetCounters6(b, ParseNetCounters6(b, nil)) }},
+	}
+	for in, b := range inputs {
+		for _, p := range parsers {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				p.parse(b)
+			}()
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				t.Fatalf("%s has not returned in a minute from %d bytes of %s", p.name, len(b), in)
+			}
+		}
+	}
 }
 
 // TestKeepOpen lists processes through stat files kept open: the values
