@@ -11,20 +11,29 @@ import (
 type procSnap struct {
 	ps    []procfs.Process
 	index []uint32 // PIDs, the rows' one-element indexes
+	procs *procfs.Processes
 }
 
 // processes returns the request's rows of hrSWRunTable and hrSWRunPerfTable,
 // built once per listing of the processes.
 func (m *MIB) processes(r *mib.Request) *procSnap {
-	return m.swRunD.Get(r, m.procs, newProcSnap)
+	return m.swRunD.Get(r, m.procs, m.newProcSnap)
 }
 
-func newProcSnap(ps []procfs.Process) *procSnap {
-	s := &procSnap{ps: ps, index: make([]uint32, len(ps))}
+func (m *MIB) newProcSnap(ps []procfs.Process) *procSnap {
+	s := &procSnap{ps: ps, index: make([]uint32, len(ps)), procs: m.procs}
 	for i := range ps {
 		s.index[i] = ps[i].PID
 	}
 	return s
+}
+
+// cmdline returns the command line of row i for hrSWRunPath and
+// hrSWRunParameters: read again, once per listing, for the rows whose
+// path or parameters a request asks for, so that a command line a
+// program rewrites in place (setproctitle) is served fresh.
+func (s *procSnap) cmdline(i int) []byte {
+	return s.procs.Cmdline(&s.ps[i])
 }
 
 func (s *procSnap) Len() int             { return len(s.ps) }
@@ -69,10 +78,10 @@ func (s swRunRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 	case 3:
 		return snmp.OIDValue(zeroDotZero), true
 	case 4:
-		path, _ := splitCmdline(p.Cmdline)
+		path, _ := splitCmdline(s.cmdline(i))
 		return snmp.BytesValue(path), true
 	case 5:
-		_, params := splitCmdline(p.Cmdline)
+		_, params := splitCmdline(s.cmdline(i))
 		return snmp.BytesValue(params), true
 	case 6:
 		if len(p.Cmdline) == 0 {

@@ -25,7 +25,8 @@ type Process struct {
 	// the PID it names one process over time.
 	Start uint64
 	// Cmdline is argv joined by NUL bytes, without the final NUL; empty
-	// for kernel threads.
+	// for kernel threads. It is the command line as last read when the
+	// process was listed; ProcReader.Cmdline reads it again.
 	Cmdline []byte
 }
 
@@ -39,19 +40,33 @@ func ParseProcStat(b []byte) (Process, bool) {
 	return p, ok
 }
 
+// statExtra is what parseProcStat reads for the ProcReader beside a
+// Process.
+type statExtra struct {
+	// args are the addresses of the process's argument area (arg_start
+	// and arg_end, fields 48 and 49; 0 where the kernel does not print
+	// them or shows them to the reader as 0).
+	args [2]uint64
+	// kthread: the process is a kernel thread (PF_KTHREAD in field 9,
+	// flags), which has no command line.
+	kthread bool
+}
+
+// pfKthread is the kernel's PF_KTHREAD task flag.
+const pfKthread = 0x00200000
+
 // parseProcStat is ParseProcStat without the allocation of Comm: comm
-// is the command name within b, args the addresses of the process's
-// argument area (arg_start and arg_end, fields 48 and 49; 0 where the
-// kernel does not print them or shows them to the reader as 0).
-func parseProcStat(b []byte) (p Process, comm []byte, args [2]uint64, _ bool) {
+// is the command name within b.
+func parseProcStat(b []byte) (p Process, comm []byte, x statExtra, _ bool) {
+	var args [2]uint64
 	open := bytes.IndexByte(b, '(')
 	end := bytes.LastIndexByte(b, ')')
 	if open < 1 || end < open {
-		return p, nil, args, false
+		return p, nil, x, false
 	}
 	pid, ok := atou(bytes.TrimSpace(b[:open]))
 	if !ok || pid > 1<<32-1 {
-		return p, nil, args, false
+		return p, nil, x, false
 	}
 	p.PID = uint32(pid)
 	comm = b[open+1 : end]
@@ -61,7 +76,7 @@ func parseProcStat(b []byte) (p Process, comm []byte, args [2]uint64, _ bool) {
 	f := firstFields(bytes.TrimRight(b[end+1:], "\n"), fb[:0])
 	// f[0] is state (field 3); utime is field 14, stime 15, rss 24.
 	if len(f) < 22 || len(f[0]) != 1 {
-		return p, nil, args, false
+		return p, nil, x, false
 	}
 	p.State = f[0][0]
 	ppid, ok1 := atou(f[1])
@@ -72,15 +87,19 @@ func parseProcStat(b []byte) (p Process, comm []byte, args [2]uint64, _ bool) {
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		// RSS may be negative on some kernels' accounting; treat as 0.
 		if !ok1 || !ok2 || !ok3 {
-			return p, nil, args, false
+			return p, nil, x, false
 		}
 	}
 	p.PPID, p.UTime, p.STime, p.RSS = uint32(ppid), ut, st, rss
+	if flags, ok := atou(f[6]); ok {
+		x.kthread = flags&pfKthread != 0
+	}
 	if len(f) == 47 {
 		args[0], _ = atou(f[45])
 		args[1], _ = atou(f[46])
 	}
-	return p, comm, args, true
+	x.args = args
+	return p, comm, x, true
 }
 
 // ProcReader lists processes, reusing its buffers between calls. Not safe
@@ -89,8 +108,9 @@ type ProcReader struct {
 	FS FS
 	// WithCmdline also reads /proc/PID/cmdline.
 	WithCmdline bool
-	// KeepOpen keeps each process's stat file open between listings and
-	// reads it again with pread(2): one system call a process instead of
+	// KeepOpen keeps each process's stat file, and the cmdline file of
+	// each process that has a command line, open between listings and
+	// reads them again with pread(2): one system call a file instead of
 	// four (open, read, read to the end, close) and no path lookup. The
 	// descriptors are closed when their process has gone and by Close;
 	// at most maxKept are kept.
@@ -100,15 +120,17 @@ type ProcReader struct {
 	path []byte
 	dir  DirReader
 	pids []uint32 // PIDs' result
-	// known keeps each process's command line, read once and again when
-	// the process's name changes (a process rarely rewrites its argv,
-	// and reading it again for every listing would double the system
-	// calls), and its name as last served, so that an unchanged name is
-	// not copied again. next is the map being
-	// built by a listing, swapped with known at its end.
+	// known keeps each process's command line, read when the process is
+	// first listed and again when it runs another program (its name or
+	// its argument area changes), or when Cmdline asks for it in a later
+	// listing (a program may rewrite its argv in place, as setproctitle
+	// does), and its name as last served, so that an unchanged name is
+	// not copied again. next is the map being built by a listing,
+	// swapped with known at its end.
 	known, next map[procKey]procInfo
-	kept        map[uint32]keptStat // PID -> open /proc/PID/stat
-	gen         uint64              // counts listings, for kept
+	kept        map[uint32]keptStat // PID -> its open /proc/PID files
+	nkept       int                 // descriptors in kept
+	gen         uint64              // counts listings, for kept and procInfo.cmdGen
 }
 
 // procInfo is what a ProcReader keeps of a process between listings.
@@ -116,33 +138,52 @@ type procInfo struct {
 	cmdline []byte
 	comm    string
 	args    [2]uint64 // where the argument area was (parseProcStat)
+	cmdGen  uint64    // the listing during which cmdline was read
+	kthread bool      // a kernel thread: no command line to read again
 }
 
-// keptStat is a /proc/PID/stat file kept open, and the last listing
-// that found its process.
+// keptStat is a process's /proc/PID/stat file kept open, its
+// /proc/PID/cmdline (-1: not kept), and the last listing that found the
+// process. Both name the process they were opened for, whatever program
+// it runs: once it has gone, a read fails (ESRCH) even when its PID has
+// been given to another.
 type keptStat struct {
-	fd  int
-	gen uint64
+	fd, cmd int
+	gen     uint64
 }
 
-// maxKept bounds the stat files a ProcReader keeps open: 4096, and at
-// most a quarter of the process's descriptor limit, so that the agent's
-// connections never lack one. Processes past it are read by opening
-// their file each time.
+// maxKept bounds the descriptors a ProcReader keeps open: 8192 (a stat
+// and a cmdline file each for 4096 processes), and at most a quarter of
+// the process's descriptor limit, so that the agent's connections never
+// lack one. Processes past it are read by opening their files each time.
 var maxKept = sync.OnceValue(func() int {
 	var rl unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
 		return 0
 	}
-	return int(min(rl.Cur/4, 4096))
+	return int(min(rl.Cur/4, 8192))
 })
 
-// Close closes the stat files kept open.
+// Close closes the files kept open.
 func (pr *ProcReader) Close() {
-	for pid, k := range pr.kept {
-		unix.Close(k.fd)
-		delete(pr.kept, pid)
+	for pid := range pr.kept {
+		pr.closeKept(pid)
 	}
+}
+
+// closeKept closes the files kept for pid.
+func (pr *ProcReader) closeKept(pid uint32) {
+	k, ok := pr.kept[pid]
+	if !ok {
+		return
+	}
+	unix.Close(k.fd)
+	pr.nkept--
+	if k.cmd >= 0 {
+		unix.Close(k.cmd)
+		pr.nkept--
+	}
+	delete(pr.kept, pid)
 }
 
 type procKey struct {
@@ -206,7 +247,7 @@ func (pr *ProcReader) ListPIDs(pids []uint32) (ps []Process, bad int) {
 		if !ok {
 			continue // exited
 		}
-		p, comm, args, ok := parseProcStat(b)
+		p, comm, x, ok := parseProcStat(b)
 		if !ok {
 			bad++
 			continue
@@ -218,20 +259,23 @@ func (pr *ProcReader) ListPIDs(pids []uint32) (ps []Process, bad int) {
 			info.comm = string(comm)
 		}
 		p.Comm = info.comm
+		info.kthread = x.kthread
 		if pr.WithCmdline {
 			// A process that runs another program (execve) keeps its PID
 			// and start time, and takes the program's name and a new
 			// argument area: its command line is read again when its
 			// name or the area's place changes (a program that runs
 			// another of the same name, such as a shell, keeps the name).
-			// A zombie, whose area reads 0, keeps its command line.
-			moved := args != info.args && args != [2]uint64{}
+			// A zombie, whose area reads 0, keeps its command line. A
+			// command line rewritten in place is read again by Cmdline.
+			moved := x.args != info.args && x.args != [2]uint64{}
 			if !seen || renamed || moved {
-				info.args = args
+				info.args = x.args
 				info.cmdline = nil
-				if b, ok := pr.read(pid, "/cmdline"); ok {
+				if b, ok := pr.readCmdline(pid, !x.kthread); ok {
 					info.cmdline = slices.Clone(bytes.TrimRight(b, "\x00"))
 				}
+				info.cmdGen = pr.gen
 			}
 			p.Cmdline = info.cmdline
 		}
@@ -259,12 +303,14 @@ func (pr *ProcReader) readStat(pid uint32) ([]byte, bool) {
 	for try := 0; try < 2; try++ {
 		k, ok := pr.kept[pid]
 		if !ok {
-			if len(pr.kept) >= maxKept() {
+			if pr.nkept >= maxKept() {
 				return pr.read(pid, "/stat")
 			}
 			if k.fd, ok = pr.open(pid, "/stat"); !ok {
 				return nil, false // exited
 			}
+			k.cmd = -1
+			pr.nkept++
 		}
 		n, err := preadAll(k.fd, pr.buf)
 		if err == nil {
@@ -274,10 +320,69 @@ func (pr *ProcReader) readStat(pid uint32) ([]byte, bool) {
 		}
 		// The process this descriptor was opened for has exited (ESRCH):
 		// open the PID's file again, which may be a new process's.
-		unix.Close(k.fd)
-		delete(pr.kept, pid)
+		pr.kept[pid] = k
+		pr.closeKept(pid)
 	}
 	return nil, false
+}
+
+// readCmdline reads /proc/PID/cmdline into the reader's buffer: through
+// the descriptor kept beside PID's stat file, opening it and keeping it
+// when keep is set and the limit allows (right after the stat file was
+// read, so that both name the same process), else by opening it.
+func (pr *ProcReader) readCmdline(pid uint32, keep bool) ([]byte, bool) {
+	k, ok := pr.kept[pid]
+	if !ok {
+		return pr.read(pid, "/cmdline")
+	}
+	if k.cmd < 0 {
+		if !keep || pr.nkept >= maxKept() {
+			return pr.read(pid, "/cmdline")
+		}
+		fd, ok := pr.open(pid, "/cmdline")
+		if !ok {
+			return nil, false
+		}
+		k.cmd = fd
+		pr.nkept++
+		pr.kept[pid] = k
+	}
+	n, err := preadAll(k.cmd, pr.buf)
+	if err != nil {
+		return nil, false
+	}
+	return pr.buf[:n], true
+}
+
+// Cmdline returns p's command line, p being a process of one of the
+// reader's listings: as read during the last listing, reading it again
+// (the first time it is asked for during a listing) when it was read
+// during an earlier one. A program may rewrite its command line in place
+// (setproctitle(3), perl's $0) and keep its name: only a fresh read sees
+// that. A process the last listing did not find, a kernel thread and a
+// process whose command line cannot be read (it has exited, or is a
+// zombie) keep the command line read before. The slice returned is
+// never modified.
+func (pr *ProcReader) Cmdline(p *Process) []byte {
+	k := procKey{p.PID, p.Start}
+	info, ok := pr.known[k]
+	if !ok || !pr.WithCmdline {
+		return p.Cmdline
+	}
+	if info.cmdGen == pr.gen || info.kthread {
+		return info.cmdline
+	}
+	if pr.buf == nil {
+		pr.buf = make([]byte, 64<<10)
+	}
+	if b, ok := pr.readCmdline(p.PID, false); ok && len(b) > 0 {
+		if b = bytes.TrimRight(b, "\x00"); !bytes.Equal(b, info.cmdline) {
+			info.cmdline = slices.Clone(b)
+		}
+	}
+	info.cmdGen = pr.gen
+	pr.known[k] = info
+	return info.cmdline
 }
 
 // closeGone closes the descriptors of processes not found by the last
@@ -285,8 +390,7 @@ func (pr *ProcReader) readStat(pid uint32) ([]byte, bool) {
 func (pr *ProcReader) closeGone() {
 	for pid, k := range pr.kept {
 		if k.gen != pr.gen {
-			unix.Close(k.fd)
-			delete(pr.kept, pid)
+			pr.closeKept(pid)
 		}
 	}
 }

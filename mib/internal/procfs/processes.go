@@ -64,6 +64,19 @@ func (p *Processes) Current(now time.Time) ([]Process, uint64) {
 	return p.ps, p.gen
 }
 
+// Cmdline returns the command line of proc, a process of a listing
+// Current returned, read again at most once per listing: the first time
+// it is asked for after the listing that last read it (see
+// ProcReader.Cmdline). Only the processes whose command line a request
+// asks for are read again, and the listing expires after the TTL, so a
+// command line a program rewrites in place is served within the TTL of
+// the reading that finds it, as the rest of the listing.
+func (p *Processes) Cmdline(proc *Process) []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pr.Cmdline(proc)
+}
+
 // Count returns the number of processes: the entries of /proc's process
 // directories, scanned afresh when the last scan is older than the TTL.
 // ok is false when /proc cannot be read.

@@ -1,6 +1,7 @@
 package procfs
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
 )
 
 // TestProcessesShareScan: Count and the listing share one scan of /proc
@@ -132,5 +135,91 @@ func TestCmdlineAfterExecSameName(t *testing.T) {
 	}
 	if p := find(); p.Comm != "sh" || string(p.Cmdline) != want {
 		t.Errorf("after exec: name %q, command line %q; want sh and %q", p.Comm, p.Cmdline, want)
+	}
+}
+
+// retitler starts perl setting its command line to each line written to
+// the returned function, as setproctitle(3) does: in place, in the same
+// argument area.
+func retitler(t *testing.T) (*exec.Cmd, func(string)) {
+	t.Helper()
+	perl := testenv.Need(t, "perl")
+	c := exec.Command(perl, "-e", `$| = 1; while (<STDIN>) { chomp; $0 = $_; print "ok\n" }`)
+	in, err := c.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		c.Process.Kill()
+		c.Wait()
+	})
+	r := bufio.NewReader(out)
+	return c, func(title string) {
+		t.Helper()
+		fmt.Fprintln(in, title)
+		if line, err := r.ReadString('\n'); line != "ok\n" {
+			t.Fatalf("perl did not set its title to %q: %q, %v", title, line, err)
+		}
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c.Process.Pid))
+		if got := strings.TrimRight(string(b), "\x00"); got != title {
+			t.Fatalf("perl's command line after $0 = %q: %q", title, got)
+		}
+	}
+}
+
+// TestCmdlineRewritten: a command line rewritten in place (same name,
+// same argument area) is read again by Cmdline once per listing, through
+// the cmdline file kept open beside the stat file; a listing alone does
+// not read it again, and a zombie keeps the one read before.
+func TestCmdlineRewritten(t *testing.T) {
+	c, title := retitler(t)
+	pid := uint32(c.Process.Pid)
+	pr := ProcReader{FS: Host, WithCmdline: true, KeepOpen: true}
+	defer pr.Close()
+	title("tsnmp-retitled: idle")
+	p := listed(t, &pr, pid)
+	if got := string(pr.Cmdline(p)); got != "tsnmp-retitled: idle" {
+		t.Fatalf("command line %q, want the title", got)
+	}
+	if k := pr.kept[pid]; k.cmd < 0 {
+		t.Error("the cmdline file of a process with a command line is not kept open")
+	}
+	title("tsnmp-retitled: active")
+	if got := string(pr.Cmdline(p)); got != "tsnmp-retitled: idle" {
+		t.Errorf("read again within the listing that read it: %q", got)
+	}
+	p = listed(t, &pr, pid)
+	if string(p.Cmdline) != "tsnmp-retitled: idle" {
+		t.Errorf("the listing read the command line again (%q): the name and argument area did not change", p.Cmdline)
+	}
+	for range 2 {
+		if got := string(pr.Cmdline(p)); got != "tsnmp-retitled: active" {
+			t.Errorf("command line in the next listing: %q, want %q", got, "tsnmp-retitled: active")
+		}
+	}
+	// A zombie's command line reads empty: it keeps the last one.
+	c.Process.Kill()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if p = listed(t, &pr, pid); p.State == 'Z' {
+			break
+		}
+	}
+	if p.State != 'Z' {
+		t.Fatalf("the killed process is in state %c, not a zombie", p.State)
+	}
+	if got := string(pr.Cmdline(p)); got != "tsnmp-retitled: active" {
+		t.Errorf("zombie's command line %q, want the last one read", got)
+	}
+	pr.Close()
+	if len(pr.kept) != 0 || pr.nkept != 0 {
+		t.Errorf("after Close: %d processes' files, %d descriptors kept", len(pr.kept), pr.nkept)
 	}
 }
