@@ -1,16 +1,11 @@
 package hostres
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -74,92 +69,6 @@ func TestSWRunRecorded(t *testing.T) {
 	}
 }
 
-// retitler is a perl process that sets its command line to each line the
-// test sends it, as setproctitle(3) does: perl's $0 writes the new title
-// over the argument area in place (the area stays where it was) and sets
-// the task name to its first 15 bytes (prctl PR_SET_NAME).
-type retitler struct {
-	pid uint32
-	in  io.WriteCloser
-	out *bufio.Reader
-}
-
-func startRetitler(t *testing.T) *retitler {
-	t.Helper()
-	perl := testenv.Need(t, "perl")
-	c := exec.Command(perl, "-e", `$| = 1; while (<STDIN>) { chomp; $0 = $_; print "ok\n" }`)
-	in, err := c.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := c.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		in.Close()
-		c.Process.Kill()
-		c.Wait()
-	})
-	return &retitler{pid: uint32(c.Process.Pid), in: in, out: bufio.NewReader(out)}
-}
-
-// title sets the process's command line to s and returns when it has.
-func (p *retitler) title(t *testing.T, s string) {
-	t.Helper()
-	if _, err := fmt.Fprintln(p.in, s); err != nil {
-		t.Fatal(err)
-	}
-	if line, err := p.out.ReadString('\n'); line != "ok\n" {
-		t.Fatalf("perl did not set its title: %q, %v", line, err)
-	}
-	if got := p.cmdline(t); got != s {
-		t.Fatalf("perl's /proc/%d/cmdline after $0 = %q: %q", p.pid, s, got)
-	}
-}
-
-// cmdline is the kernel's command line of the process, without the
-// final NUL bytes.
-func (p *retitler) cmdline(t *testing.T) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(bytes.TrimRight(b, "\x00"))
-}
-
-// name is the process's name as /proc/PID/status prints it, from which
-// Net-SNMP reads hrSWRunName.
-func (p *retitler) name(t *testing.T) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	name, ok := bytes.CutPrefix(line, []byte("Name:\t"))
-	if !ok {
-		t.Fatalf("/proc/%d/status begins %q", p.pid, line)
-	}
-	return string(name)
-}
-
-// argArea is where the process's argument area is (arg_start and
-// arg_end in /proc/PID/stat).
-func (p *retitler) argArea(t *testing.T) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 47 {
-		t.Fatalf("/proc/%d/stat has %d fields after the name", p.pid, len(f))
-	}
-	return f[45] + "-" + f[46]
-}
-
 // swRun returns hrSWRunName, hrSWRunPath and hrSWRunParameters of pid
 // from tree, in a request of time now.
 func swRun(tree *mib.Tree, now time.Time, pid uint32) [3]string {
@@ -189,7 +98,7 @@ var retitles = []struct{ title, name string }{
 // the cache time has passed since the reading that served the old one,
 // and hrSWRunName is the kernel's task name, as Net-SNMP's.
 func TestSWRunRetitled(t *testing.T) {
-	p := startRetitler(t)
+	p := mibtest.StartRetitler(t)
 	m := New(Config{CacheTTL: time.Second})
 	defer m.Close()
 	var tree mib.Tree
@@ -197,24 +106,24 @@ func TestSWRunRetitled(t *testing.T) {
 	now := time.Now()
 	area := ""
 	for i, rt := range retitles {
-		p.title(t, rt.title)
-		if name := p.name(t); name != rt.name {
+		p.Title(t, rt.title)
+		if name := p.Name(t); name != rt.name {
 			t.Fatalf("perl's name after $0 = %q is %q, want %q", rt.title, name, rt.name)
 		}
-		if a := p.argArea(t); i == 0 {
+		if a := p.ArgArea(t); i == 0 {
 			area = a
 		} else if a != area {
 			t.Fatalf("perl's argument area moved from %s to %s: not rewritten in place", area, a)
 		}
 		if i > 0 {
 			// Within the cache time the earlier reading is served.
-			if got := swRun(&tree, now.Add(500*time.Millisecond), p.pid); got[1] != retitles[i-1].title {
+			if got := swRun(&tree, now.Add(500*time.Millisecond), p.PID); got[1] != retitles[i-1].title {
 				t.Errorf("hrSWRunPath within the cache time of the reading that served %q: %q", retitles[i-1].title, got[1])
 			}
 			now = now.Add(1100 * time.Millisecond)
 		}
 		want := [3]string{rt.name, rt.title, ""}
-		if got := swRun(&tree, now, p.pid); got != want {
+		if got := swRun(&tree, now, p.PID); got != want {
 			t.Errorf("after $0 = %q: hrSWRunName, hrSWRunPath, hrSWRunParameters = %q, want %q", rt.title, got, want)
 		}
 	}
@@ -227,7 +136,7 @@ func TestSWRunRetitled(t *testing.T) {
 // command line, and the task name from the kernel.
 func TestSWRunRetitledNetSNMP(t *testing.T) {
 	snmpset := testenv.Need(t, "snmpset")
-	p := startRetitler(t)
+	p := mibtest.StartRetitler(t)
 	snmpd := mibtest.StartSnmpd(t, "", "rwcommunity tsnmpcache 127.0.0.1 .1.3.6.1.4.1.8072.1.5\n")
 	// nsCacheTimeout of the cache of hrSWRunTable (1.3.6.1.2.1.25.4.2).
 	set := exec.Command(snmpset, "-v2c", "-c", "tsnmpcache", "-t", "2", "-r", "1", snmpd.Addr,
@@ -240,7 +149,7 @@ func TestSWRunRetitledNetSNMP(t *testing.T) {
 	defer m.Close()
 	var tree mib.Tree
 	m.Register(&tree)
-	pid := strconv.FormatUint(uint64(p.pid), 10)
+	pid := strconv.FormatUint(uint64(p.PID), 10)
 	theirs := func() [3]string {
 		var out [3]string
 		for i, col := range []string{"2", "4", "5"} {
@@ -250,12 +159,12 @@ func TestSWRunRetitledNetSNMP(t *testing.T) {
 		return out
 	}
 	for i, rt := range retitles {
-		p.title(t, rt.title)
+		p.Title(t, rt.title)
 		if i > 0 {
 			time.Sleep(1100 * time.Millisecond)
 		}
 		want := [3]string{rt.name, rt.title, ""}
-		ours, peer := swRun(&tree, time.Now(), p.pid), theirs()
+		ours, peer := swRun(&tree, time.Now(), p.PID), theirs()
 		if peer != want {
 			t.Errorf("after $0 = %q: Net-SNMP's hrSWRunName, hrSWRunPath, hrSWRunParameters = %q, want %q", rt.title, peer, want)
 		}

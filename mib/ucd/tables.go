@@ -235,7 +235,8 @@ func (m *MIB) prRows(r *mib.Request) []prRow {
 // kernel task name, as hrSWRunName shows it, or, for a directive with a
 // regular expression, by the processes whose hrSWRunPath and
 // hrSWRunParameters, joined by a space, it matches (as Net-SNMP built
-// with PCRE does).
+// with PCRE does), from each command line as read again for this
+// listing (procfs.Processes.Cmdline: a program may rewrite it in place).
 func (m *MIB) countProcs(ps []procfs.Process) []prRow {
 	counts := make(map[string]int64, len(ps))
 	for i := range ps {
@@ -248,7 +249,7 @@ func (m *MIB) countProcs(ps []procfs.Process) []prRow {
 		if p.Regexp != nil {
 			c = 0
 			for j := range ps {
-				path, params := procfs.SplitCmdline(ps[j].Cmdline)
+				path, params := procfs.SplitCmdline(m.ps.Cmdline(&ps[j]))
 				line = append(append(append(line[:0], path...), ' '), params...)
 				if p.Regexp.Match(line) {
 					c++

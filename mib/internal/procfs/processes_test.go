@@ -1,7 +1,6 @@
 package procfs
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
 )
 
 // TestProcessesShareScan: Count and the listing share one scan of /proc
@@ -138,50 +137,14 @@ func TestCmdlineAfterExecSameName(t *testing.T) {
 	}
 }
 
-// retitler starts perl setting its command line to each line written to
-// the returned function, as setproctitle(3) does: in place, in the same
-// argument area.
-func retitler(t *testing.T) (*exec.Cmd, func(string)) {
-	t.Helper()
-	perl := testenv.Need(t, "perl")
-	c := exec.Command(perl, "-e", `$| = 1; while (<STDIN>) { chomp; $0 = $_; print "ok\n" }`)
-	in, err := c.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := c.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		in.Close()
-		c.Process.Kill()
-		c.Wait()
-	})
-	r := bufio.NewReader(out)
-	return c, func(title string) {
-		t.Helper()
-		fmt.Fprintln(in, title)
-		if line, err := r.ReadString('\n'); line != "ok\n" {
-			t.Fatalf("perl did not set its title to %q: %q, %v", title, line, err)
-		}
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c.Process.Pid))
-		if got := strings.TrimRight(string(b), "\x00"); got != title {
-			t.Fatalf("perl's command line after $0 = %q: %q", title, got)
-		}
-	}
-}
-
 // TestCmdlineRewritten: a command line rewritten in place (same name,
 // same argument area) is read again by Cmdline once per listing, through
 // the cmdline file kept open beside the stat file; a listing alone does
 // not read it again, and a zombie keeps the one read before.
 func TestCmdlineRewritten(t *testing.T) {
-	c, title := retitler(t)
-	pid := uint32(c.Process.Pid)
+	rt := mibtest.StartRetitler(t)
+	pid := rt.PID
+	title := func(s string) { rt.Title(t, s) }
 	pr := ProcReader{FS: Host, WithCmdline: true, KeepOpen: true}
 	defer pr.Close()
 	title("tsnmp-retitled: idle")
@@ -206,7 +169,7 @@ func TestCmdlineRewritten(t *testing.T) {
 		}
 	}
 	// A zombie's command line reads empty: it keeps the last one.
-	c.Process.Kill()
+	rt.Cmd.Process.Kill()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if p = listed(t, &pr, pid); p.State == 'Z' {
 			break
