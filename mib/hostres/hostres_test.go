@@ -172,7 +172,7 @@ func TestParseUptime(t *testing.T) {
 }
 
 func FuzzParsers(f *testing.F) {
-	for _, b := range mibtest.FuzzSeeds(f, "dpkg-status", "dpkg-malformed", "net-dev", "net-dev-malformed", "uptime") {
+	for _, b := range mibtest.Seeds(f, "dpkg-status", "dpkg-malformed", "net-dev", "net-dev-malformed", "uptime") {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -64,7 +64,7 @@ func FuzzParseSNMP(f *testing.F) {
 	for _, b := range mibtest.PairSeeds(f, "snmp") {
 		f.Add(b)
 	}
-	for _, b := range mibtest.FuzzSeeds(f, "snmp-malformed", "snmp6", "snmp6-malformed") {
+	for _, b := range mibtest.Seeds(f, "snmp-malformed", "snmp6", "snmp6-malformed") {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -20,10 +20,10 @@ import (
 // package's TestLongInput runs its parsers on long input instead.
 const MaxFuzzInput = 256
 
-// FuzzSeeds returns the files in testdata cut into pieces of at most
+// Seeds returns the files in testdata cut into pieces of at most
 // MaxFuzzInput bytes: after a blank line where one fits, else after a
 // newline, else (a longer line) at MaxFuzzInput.
-func FuzzSeeds(tb testing.TB, names ...string) [][]byte {
+func Seeds(tb testing.TB, names ...string) [][]byte {
 	tb.Helper()
 	var out [][]byte
 	for _, name := range names {

@@ -113,7 +113,7 @@ func FuzzNetCounters(f *testing.F) {
 	for _, b := range mibtest.PairSeeds(f, "net-snmp", "net-netstat") {
 		f.Add(b)
 	}
-	for _, b := range mibtest.FuzzSeeds(f, "net-snmp6", "snmp-malformed", "snmp6-malformed") {
+	for _, b := range mibtest.Seeds(f, "net-snmp6", "snmp-malformed", "snmp6-malformed") {
 		f.Add(b)
 	}
 	snmp := ParseNetCounters(sample(f, "net-snmp"), nil)

@@ -221,7 +221,7 @@ func TestCPUHistory(t *testing.T) {
 }
 
 func FuzzParsers(f *testing.F) {
-	for _, b := range mibtest.FuzzSeeds(f, "meminfo", "stat", "vmstat", "mounts", "diskstats", "loadavg", "cpuinfo", "pid-stat",
+	for _, b := range mibtest.Seeds(f, "meminfo", "stat", "vmstat", "mounts", "diskstats", "loadavg", "cpuinfo", "pid-stat",
 		"meminfo-malformed", "stat-malformed", "mounts-malformed", "diskstats-malformed") {
 		f.Add(b)
 	}
