@@ -223,28 +223,12 @@ func TestLongInput(t *testing.T) {
 	for _, s := range []string{" ", "\t", "\n", "\x00", ":", "\n\n", " a\n", "Package: a\n", "eth0: 1 ", "a:", "7\x00\x00\x00"} {
 		inputs[fmt.Sprintf("%q repeated", s)] = bytes.Repeat([]byte(s), size/len(s))
 	}
-	parsers := []struct {
-		name  string
-		parse func([]byte)
-	}{
-		{"ParseDpkgStatus", func(b []byte) { ParseDpkgStatus(b) }},
-		{"ParseNetDevErrors", func(b []byte) { ParseNetDevErrors(b) }},
-		{"CountUsers", func(b []byte) { CountUsers(b, func(int32) bool { return true }) }},
-		{"splitCmdline", func(b []byte) { splitCmdline(b) }},
-		{"parseUptime", func(b []byte) { parseUptime(b) }},
+	parsers := map[string]func([]byte){
+		"ParseDpkgStatus":   func(b []byte) { ParseDpkgStatus(b) },
+		"ParseNetDevErrors": func(b []byte) { ParseNetDevErrors(b) },
+		"CountUsers":        func(b []byte) { CountUsers(b, func(int32) bool { return true }) },
+		"splitCmdline":      func(b []byte) { splitCmdline(b) },
+		"parseUptime":       func(b []byte) { parseUptime(b) },
 	}
-	for in, b := range inputs {
-		for _, p := range parsers {
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				p.parse(b)
-			}()
-			select {
-			case <-done:
-			case <-time.After(time.Minute):
-				t.Fatalf("%s has not returned in a minute from %d bytes of %s", p.name, len(b), in)
-			}
-		}
-	}
+	mibtest.Returns(t, inputs, parsers)
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // MaxFuzzInput bounds the inputs the fuzz targets of the parsers of
@@ -95,4 +96,27 @@ func PairSeeds(tb testing.TB, names ...string) [][]byte {
 		}
 	}
 	return out
+}
+
+// Returns runs every parser (by name) on every input, each in a
+// goroutine, and
+// fails naming the parser and the input when one has not returned in a
+// minute: the parsers of a TestLongInput must return on inputs far
+// longer than the fuzz targets run (MaxFuzzInput).
+func Returns(t *testing.T, inputs map[string][]byte, parsers map[string]func([]byte)) {
+	t.Helper()
+	for in, b := range inputs {
+		for name, parse := range parsers {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				parse(b)
+			}()
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				t.Fatalf("%s has not returned in a minute from %d bytes of %s", name, len(b), in)
+			}
+		}
+	}
 }

@@ -266,43 +266,27 @@ func TestLongInput(t *testing.T) {
 		"Ip: ", "processor : 1\n", "1 (a) R 1 2 3 ", "a b c ro,"} {
 		inputs[fmt.Sprintf("%q repeated", s)] = bytes.Repeat([]byte(s), size/len(s))
 	}
-	parsers := []struct {
-		name  string
-		parse func([]byte)
-	}{
-		{"ParseMeminfo", func(b []byte) { ParseMeminfo(b) }},
-		{"ParseStat", func(b []byte) { ParseStat(b) }},
-		{"ParseVmstat", func(b []byte) { ParseVmstat(b) }},
-		{"ParseMounts", func(b []byte) {
+	parsers := map[string]func([]byte){
+		"ParseMeminfo": func(b []byte) { ParseMeminfo(b) },
+		"ParseStat":    func(b []byte) { ParseStat(b) },
+		"ParseVmstat":  func(b []byte) { ParseVmstat(b) },
+		"ParseMounts": func(b []byte) {
 			ms, _ := ParseMounts(b)
 			for _, m := range ms {
 				m.ReadOnly()
 			}
-		}},
-		{"ParseDiskstats", func(b []byte) { ParseDiskstats(b) }},
-		{"ParseLoadavg", func(b []byte) { ParseLoadavg(b) }},
-		{"ParseUptime", func(b []byte) { ParseUptime(b) }},
-		{"ParseCPUInfo", func(b []byte) { ParseCPUInfo(b) }},
-		{"ParseProcStat", func(b []byte) { ParseProcStat(b) }},
-		{"ParseNetSNMP", func(b []byte) { ParseNetSNMP(b) }},
-		{"ParseSNMP6", func(b []byte) { ParseSNMP6(b) }},
-		{"ParseNetCounters", func(b []byte) { ParseNetCounters(b, ParseNetCounters(b, nil)) }},
-		{"ParseNetCounters6", func(b []byte) { ParseNetCounters6(b, ParseNetCounters6(b, nil)) }},
+		},
+		"ParseDiskstats":    func(b []byte) { ParseDiskstats(b) },
+		"ParseLoadavg":      func(b []byte) { ParseLoadavg(b) },
+		"ParseUptime":       func(b []byte) { ParseUptime(b) },
+		"ParseCPUInfo":      func(b []byte) { ParseCPUInfo(b) },
+		"ParseProcStat":     func(b []byte) { ParseProcStat(b) },
+		"ParseNetSNMP":      func(b []byte) { ParseNetSNMP(b) },
+		"ParseSNMP6":        func(b []byte) { ParseSNMP6(b) },
+		"ParseNetCounters":  func(b []byte) { ParseNetCounters(b, ParseNetCounters(b, nil)) },
+		"ParseNetCounters6": func(b []byte) { ParseNetCounters6(b, ParseNetCounters6(b, nil)) },
 	}
-	for in, b := range inputs {
-		for _, p := range parsers {
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				p.parse(b)
-			}()
-			select {
-			case <-done:
-			case <-time.After(time.Minute):
-				t.Fatalf("%s has not returned in a minute from %d bytes of %s", p.name, len(b), in)
-			}
-		}
-	}
+	mibtest.Returns(t, inputs, parsers)
 }
 
 // TestKeepOpen lists processes through stat files kept open: the values

@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"testing"
-	"time"
 
+	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
 	"golang.org/x/sys/unix"
 )
 
@@ -235,30 +235,14 @@ func TestLongInput(t *testing.T) {
 		h[0] = unix.AF_INET
 		inputs[fmt.Sprintf("empty attributes after %d bytes", n)] = append(h, empty...)
 	}
-	parsers := []struct {
-		name  string
-		parse func([]byte)
-	}{
-		{"ParseAddr", func(b []byte) { ParseAddr(b) }},
-		{"ParseNeigh", func(b []byte) { ParseNeigh(b) }},
-		{"Messages", func(b []byte) { Messages(b, func(uint16, []byte) {}) }},
-		{"ParseNeighTable", func(b []byte) { ParseNeighTable(b) }},
-		{"ParseLink", func(b []byte) { ParseLink(b) }},
-		{"ParseRoute", func(b []byte) { ParseRoute(b) }},
-		{"ParseSocket", func(b []byte) { ParseSocket(b) }},
+	parsers := map[string]func([]byte){
+		"ParseAddr":       func(b []byte) { ParseAddr(b) },
+		"ParseNeigh":      func(b []byte) { ParseNeigh(b) },
+		"Messages":        func(b []byte) { Messages(b, func(uint16, []byte) {}) },
+		"ParseNeighTable": func(b []byte) { ParseNeighTable(b) },
+		"ParseLink":       func(b []byte) { ParseLink(b) },
+		"ParseRoute":      func(b []byte) { ParseRoute(b) },
+		"ParseSocket":     func(b []byte) { ParseSocket(b) },
 	}
-	for in, b := range inputs {
-		for _, p := range parsers {
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				p.parse(b)
-			}()
-			select {
-			case <-done:
-			case <-time.After(time.Minute):
-				t.Fatalf("%s has not returned in a minute from %d bytes of %s", p.name, len(b), in)
-			}
-		}
-	}
+	mibtest.Returns(t, inputs, parsers)
 }
