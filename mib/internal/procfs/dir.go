@@ -4,6 +4,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/internal/rawsys"
 )
 
 // DirReader lists directories of /proc with getdents64(2) into a buffer
@@ -28,7 +30,7 @@ func (d *DirReader) Entries(fd int, f func(name []byte, ino uint64, typ byte) bo
 		d.buf = make([]byte, 16<<10)
 	}
 	for {
-		n, err := unix.Getdents(fd, d.buf)
+		n, err := rawsys.Getdents(fd, d.buf)
 		if err == unix.EINTR {
 			continue
 		}

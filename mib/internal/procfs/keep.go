@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/internal/rawsys"
 )
 
 // File is a /proc or /sys file kept open between readings and read again
@@ -53,9 +55,9 @@ func (f *File) Read(buf *[]byte) ([]byte, error) {
 	}
 	for try := 0; ; try++ {
 		if f.fd < 0 {
-			fd, err := unix.Open(f.path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			fd, err := rawsys.Open(f.path, 0)
 			for err == unix.EINTR {
-				fd, err = unix.Open(f.path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+				fd, err = rawsys.Open(f.path, 0)
 			}
 			if err != nil {
 				return nil, &os.PathError{Op: "open", Path: f.path, Err: err}
@@ -82,7 +84,7 @@ func (f *File) Close() {
 
 func (f *File) close() {
 	if f.fd >= 0 {
-		unix.Close(f.fd)
+		rawsys.Close(f.fd)
 		f.fd = -1
 	}
 }
@@ -98,7 +100,7 @@ func preadFull(fd int, buf *[]byte, single bool) (int, error) {
 			b = append(b, make([]byte, len(b))...)
 			*buf = b
 		}
-		m, err := unix.Pread(fd, b[n:], int64(n))
+		m, err := rawsys.Pread(fd, b[n:], int64(n))
 		if err == unix.EINTR {
 			continue
 		}
@@ -127,9 +129,9 @@ func (f *File) Changed() bool {
 		return true
 	}
 	fds := []unix.PollFd{{Fd: int32(f.fd), Events: unix.POLLPRI}}
-	n, err := unix.Poll(fds, 0)
+	n, err := rawsys.PollNow(fds)
 	for err == unix.EINTR {
-		n, err = unix.Poll(fds, 0)
+		n, err = rawsys.PollNow(fds)
 	}
 	return err != nil || n != 0 && fds[0].Revents&(unix.POLLPRI|unix.POLLERR|unix.POLLNVAL) != 0
 }
@@ -139,5 +141,5 @@ func (f *File) InProc() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var st unix.Statfs_t
-	return f.fd >= 0 && unix.Fstatfs(f.fd, &st) == nil && st.Type == unix.PROC_SUPER_MAGIC
+	return f.fd >= 0 && rawsys.Fstatfs(f.fd, &st) == nil && st.Type == unix.PROC_SUPER_MAGIC
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/internal/rawsys"
 )
 
 // Process is what /proc/PID/stat and /proc/PID/cmdline tell about a
@@ -177,10 +179,10 @@ func (pr *ProcReader) closeKept(pid uint32) {
 	if !ok {
 		return
 	}
-	unix.Close(k.fd)
+	rawsys.Close(k.fd)
 	pr.nkept--
 	if k.cmd >= 0 {
-		unix.Close(k.cmd)
+		rawsys.Close(k.cmd)
 		pr.nkept--
 	}
 	delete(pr.kept, pid)
@@ -206,7 +208,7 @@ func (pr *ProcReader) List() (ps []Process, bad int, err error) {
 // PIDs returns the PIDs of /proc's process directories, in the order
 // the directory lists them. The slice is reused by the next call.
 func (pr *ProcReader) PIDs() ([]uint32, error) {
-	d, err := unix.Open(pr.FS.Path("/proc"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	d, err := rawsys.Open(pr.FS.Path("/proc"), unix.O_DIRECTORY)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: pr.FS.Path("/proc"), Err: err}
 	}
@@ -217,7 +219,7 @@ func (pr *ProcReader) PIDs() ([]uint32, error) {
 		}
 		return true
 	})
-	unix.Close(d)
+	rawsys.Close(d)
 	pr.pids = pids
 	if err != nil {
 		return nil, err
@@ -399,7 +401,7 @@ func (pr *ProcReader) closeGone() {
 func preadAll(fd int, buf []byte) (int, error) {
 	n := 0
 	for n < len(buf) {
-		m, err := unix.Pread(fd, buf[n:], int64(n))
+		m, err := rawsys.Pread(fd, buf[n:], int64(n))
 		if err == unix.EINTR {
 			continue
 		}
@@ -424,7 +426,7 @@ func (pr *ProcReader) open(pid uint32, file string) (int, bool) {
 	pr.path = append(pr.path, '/')
 	pr.path = strconv.AppendUint(pr.path, uint64(pid), 10)
 	pr.path = append(pr.path, file...)
-	fd, err := unix.Open(string(pr.path), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := rawsys.Open(string(pr.path), 0)
 	return fd, err == nil
 }
 
@@ -434,10 +436,10 @@ func (pr *ProcReader) read(pid uint32, file string) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	defer unix.Close(fd)
+	defer rawsys.Close(fd)
 	n := 0
 	for n < len(pr.buf) {
-		m, err := unix.Read(fd, pr.buf[n:])
+		m, err := rawsys.Read(fd, pr.buf[n:])
 		if err == unix.EINTR {
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/rawsys"
 	"github.com/tsnmp/tsnmp/mib"
 )
 
@@ -51,14 +52,14 @@ func (fs FS) ReadFile(name string) ([]byte, error) {
 // the result is valid until *buf is used again.
 func (fs FS) ReadInto(name string, bp *[]byte) ([]byte, error) {
 	path := fs.Path(name)
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := rawsys.Open(path, 0)
 	for err == unix.EINTR {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err = rawsys.Open(path, 0)
 	}
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer unix.Close(fd)
+	defer rawsys.Close(fd)
 	buf := *bp
 	if len(buf) == 0 {
 		buf = make([]byte, 4096)
@@ -70,7 +71,7 @@ func (fs FS) ReadInto(name string, bp *[]byte) ([]byte, error) {
 			buf = append(buf, make([]byte, len(buf))...)
 			*bp = buf
 		}
-		m, err := unix.Read(fd, buf[n:])
+		m, err := rawsys.Read(fd, buf[n:])
 		if err == unix.EINTR {
 			continue
 		}

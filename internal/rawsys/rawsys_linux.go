@@ -1,0 +1,181 @@
+// Package rawsys makes the system calls of tsnmpd's request path without
+// telling the Go runtime, for calls that do bounded work in the kernel and
+// never wait: a read of a /proc or /sys file, a netlink dump, a receive
+// or send that may not block.
+//
+// Why: a system call made through the syscall package enters the
+// runtime's system-call state, and when the runtime's monitor thread
+// (sysmon) is asleep, as it is while the agent waits for requests, that
+// wakes it; it then polls every 20 µs for a millisecond before backing
+// off. On a small host that costs more CPU than a short request (a
+// GetBulk of sysUpTime used 1.2 ms, 0.7 of them the monitor's), and the
+// period is fixed in the runtime (golang/go#18236). A call made here
+// holds its P like ordinary Go code: it must not wait for anything
+// outside the kernel (no network file system, no FUSE, no pipe), or the
+// P, and a stop of the world for the garbage collector, would wait with
+// it. Calls that can wait keep using the syscall package.
+package rawsys
+
+import (
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// errno returns nil for 0, else e.
+func errno(e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
+}
+
+// Pread reads from fd at off, retrying when interrupted.
+func Pread(fd int, p []byte, off int64) (int, error) {
+	var ptr unsafe.Pointer
+	if len(p) > 0 {
+		ptr = unsafe.Pointer(&p[0])
+	}
+	for {
+		n, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(ptr), uintptr(len(p)), uintptr(off), 0, 0)
+		if e != unix.EINTR {
+			return int(n), errno(e)
+		}
+	}
+}
+
+// Openat opens path relative to dirfd (unix.AT_FDCWD for the working
+// directory) with flags (O_CLOEXEC is added).
+func Openat(dirfd int, path string, flags int) (int, error) {
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return -1, err
+	}
+	for {
+		fd, _, e := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(flags|unix.O_CLOEXEC), 0, 0, 0)
+		if e != unix.EINTR {
+			if e != 0 {
+				return -1, e
+			}
+			return int(fd), nil
+		}
+	}
+}
+
+// Close closes fd.
+func Close(fd int) error {
+	_, _, e := unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+	return errno(e)
+}
+
+// Getdents reads directory entries of fd into buf.
+func Getdents(fd int, buf []byte) (int, error) {
+	for {
+		n, _, e := unix.RawSyscall(unix.SYS_GETDENTS64, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		if e != unix.EINTR {
+			return int(n), errno(e)
+		}
+	}
+}
+
+// Socket opens a socket (SOCK_CLOEXEC is added).
+func Socket(domain, typ, proto int) (int, error) {
+	fd, _, e := unix.RawSyscall(unix.SYS_SOCKET, uintptr(domain), uintptr(typ|unix.SOCK_CLOEXEC), uintptr(proto))
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+// Send sends b on fd, connected or netlink, without waiting
+// (MSG_DONTWAIT is added): EAGAIN when the socket's buffer is full.
+func Send(fd int, b []byte, flags int) error {
+	for {
+		_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(flags|unix.MSG_DONTWAIT), 0, 0)
+		if e != unix.EINTR {
+			return errno(e)
+		}
+	}
+}
+
+// Recv receives into b from fd without waiting (MSG_DONTWAIT is added):
+// EAGAIN when nothing is queued.
+func Recv(fd int, b []byte, flags int) (int, error) {
+	for {
+		n, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(flags|unix.MSG_DONTWAIT), 0, 0)
+		if e != unix.EINTR {
+			return int(n), errno(e)
+		}
+	}
+}
+
+// Recvmmsg is recvmmsg(2) of up to n messages into msgs. It returns
+// EINTR when interrupted (the caller decides whether to go on).
+func Recvmmsg(fd int, msgs *unix.Mmsghdr, n, flags int) (int, unix.Errno) {
+	r, _, e := unix.RawSyscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(msgs)), uintptr(n), uintptr(flags), 0, 0)
+	return int(r), e
+}
+
+// Sendmmsg is sendmmsg(2) of n messages from msgs, without waiting
+// (MSG_DONTWAIT is added).
+func Sendmmsg(fd int, msgs *unix.Mmsghdr, n int) (int, unix.Errno) {
+	r, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(msgs)), uintptr(n), unix.MSG_DONTWAIT, 0, 0)
+	return int(r), e
+}
+
+// WaitReadable waits up to d for fd to become readable (ppoll(2)). It
+// returns EINTR when a signal came first: the runtime's, to preempt the
+// calling goroutine or to stop the world, after which the caller must
+// call into the runtime (runtime.Gosched) before waiting again. A signal
+// ends ppoll whatever the handler's flags, so the wait is bounded by d.
+func WaitReadable(fd int, d time.Duration) (bool, unix.Errno) {
+	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+	ts := unix.NsecToTimespec(int64(d))
+	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	return e == 0 && n > 0, e
+}
+
+// EpollCtl is epoll_ctl(2) of fd with events in the epoll set ep.
+func EpollCtl(ep, op, fd int, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
+	_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(ep), uintptr(op), uintptr(fd), uintptr(unsafe.Pointer(&ev)), 0, 0)
+	return errno(e)
+}
+
+// Open opens path read-only (O_CLOEXEC is added to flags).
+func Open(path string, flags int) (int, error) {
+	return Openat(unix.AT_FDCWD, path, flags|unix.O_RDONLY)
+}
+
+// Read reads from fd, retrying when interrupted.
+func Read(fd int, p []byte) (int, error) {
+	var ptr unsafe.Pointer
+	if len(p) > 0 {
+		ptr = unsafe.Pointer(&p[0])
+	}
+	for {
+		n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(ptr), uintptr(len(p)))
+		if e != unix.EINTR {
+			return int(n), errno(e)
+		}
+	}
+}
+
+// PollNow is poll(2) of fds without waiting.
+func PollNow(fds []unix.PollFd) (int, error) {
+	var ts unix.Timespec
+	for {
+		n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		if e != unix.EINTR {
+			return int(n), errno(e)
+		}
+	}
+}
+
+// Fstatfs is fstatfs(2) of fd, for files of the kernel's own file systems
+// (proc, sysfs), which answer without waiting.
+func Fstatfs(fd int, st *unix.Statfs_t) error {
+	_, _, e := unix.RawSyscall(unix.SYS_FSTATFS, uintptr(fd), uintptr(unsafe.Pointer(st)), 0)
+	return errno(e)
+}
