@@ -23,6 +23,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// atFDCWD is AT_FDCWD as a system call argument.
+var atFDCWD = func() uintptr { fd := unix.AT_FDCWD; return uintptr(fd) }()
+
 // errno returns nil for 0, else e.
 func errno(e unix.Errno) error {
 	if e == 0 {
@@ -178,4 +181,101 @@ func PollNow(fds []unix.PollFd) (int, error) {
 func Fstatfs(fd int, st *unix.Statfs_t) error {
 	_, _, e := unix.RawSyscall(unix.SYS_FSTATFS, uintptr(fd), uintptr(unsafe.Pointer(st)), 0)
 	return errno(e)
+}
+
+// RecvWait receives into b from fd, a socket whose answer is normally
+// queued already (a netlink dump's), without telling the runtime; when
+// nothing is queued it waits for up to timeout in poll(2) made through
+// the syscall package, and returns EAGAIN if nothing came.
+func RecvWait(fd int, b []byte, timeout time.Duration) (int, error) {
+	for {
+		n, err := Recv(fd, b, 0)
+		if err != unix.EAGAIN {
+			return n, err
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		k, err := unix.Poll(fds, int(timeout/time.Millisecond))
+		if err != nil && err != unix.EINTR {
+			return 0, err
+		}
+		if k == 0 && err == nil {
+			return 0, unix.EAGAIN
+		}
+	}
+}
+
+// Ioctl is ioctl(2) of fd with req and a pointer argument, for requests a
+// driver answers without waiting for long (SIOCETHTOOL's settings).
+func Ioctl(fd int, req uint, arg unsafe.Pointer) unix.Errno {
+	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
+	return e
+}
+
+// Stat is stat(2) of path, for files of the kernel's own file systems.
+func Stat(path string, st *unix.Stat_t) error {
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	_, _, e := unix.RawSyscall6(unix.SYS_NEWFSTATAT, atFDCWD, uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(st)), 0, 0, 0)
+	return errno(e)
+}
+
+// Statfs is statfs(2) of path. Only for file systems that answer from
+// the kernel's memory (see LocalFS): a network or FUSE file system can
+// keep statfs waiting indefinitely.
+func Statfs(path string, st *unix.Statfs_t) error {
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	_, _, e := unix.RawSyscall(unix.SYS_STATFS, uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(st)), 0)
+	return errno(e)
+}
+
+// LocalFS reports whether statfs(2) of a file system of the type named as
+// in /proc/self/mounts answers from the kernel's memory: the kernel's
+// own file systems and local disk file systems, whose free-space
+// counters are kept in memory. Network and FUSE file systems ask a
+// server or a process, and are not listed.
+func LocalFS(typ string) bool {
+	switch typ {
+	case "tmpfs", "devtmpfs", "ramfs", "proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue",
+		"hugetlbfs", "debugfs", "tracefs", "securityfs", "pstore", "bpf", "configfs",
+		"ext2", "ext3", "ext4", "xfs", "btrfs", "vfat", "msdos", "exfat", "squashfs", "iso9660", "f2fs":
+		return true
+	}
+	return false
+}
+
+// Seek sets fd's offset to off from its start.
+func Seek(fd int, off int64) error {
+	_, _, e := unix.RawSyscall(unix.SYS_LSEEK, uintptr(fd), uintptr(off), 0)
+	return errno(e)
+}
+
+// PidfdOpen is pidfd_open(2) of pid.
+func PidfdOpen(pid int) (int, error) {
+	fd, _, e := unix.RawSyscall(unix.SYS_PIDFD_OPEN, uintptr(pid), 0, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}
+
+// Kill is kill(2).
+func Kill(pid int, sig unix.Signal) error {
+	_, _, e := unix.RawSyscall(unix.SYS_KILL, uintptr(pid), uintptr(sig), 0)
+	return errno(e)
+}
+
+// LocalMagic is LocalFS by statfs(2)'s f_type.
+func LocalMagic(t int64) bool {
+	switch t {
+	case unix.TMPFS_MAGIC, unix.RAMFS_MAGIC, unix.PROC_SUPER_MAGIC, unix.SYSFS_MAGIC,
+		unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.MSDOS_SUPER_MAGIC,
+		unix.EXFAT_SUPER_MAGIC, unix.SQUASHFS_MAGIC, unix.ISOFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC:
+		return true
+	}
+	return false
 }

@@ -2,7 +2,6 @@ package hostres
 
 import (
 	"bytes"
-	"io"
 	"path"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/rawsys"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -144,13 +144,13 @@ func (r *diskReader) readInt(f *procfs.File) (uint64, bool) {
 // openDir opens a directory, or rewinds it when open, for a listing.
 func (r *diskReader) openDir(fd *int, name string) bool {
 	if *fd >= 0 {
-		if _, err := unix.Seek(*fd, 0, io.SeekStart); err == nil {
+		if rawsys.Seek(*fd, 0) == nil {
 			return true
 		}
-		unix.Close(*fd)
+		rawsys.Close(*fd)
 		*fd = -1
 	}
-	d, err := unix.Open(r.fs.Path(name), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	d, err := rawsys.Open(r.fs.Path(name), unix.O_DIRECTORY)
 	if err != nil {
 		return false
 	}

@@ -10,6 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/internal/rawsys"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -76,6 +79,35 @@ type swInstalled struct {
 	mtime   time.Time
 	size    int64
 	rows    *swRows
+	// local: the database is on a file system whose stat(2) answers from
+	// memory, checked once (0 not yet, 1 yes, -1 no): its stat is then
+	// made without telling the runtime (internal/rawsys), which every
+	// walk's reading woke otherwise.
+	local int8
+}
+
+// stat returns the status file's modification time and size.
+func (s *swInstalled) stat() (time.Time, int64, error) {
+	path := s.fs.Path(s.path)
+	if s.local == 0 {
+		s.local = -1
+		var st unix.Statfs_t
+		if unix.Statfs(path, &st) == nil && rawsys.LocalMagic(st.Type) {
+			s.local = 1
+		}
+	}
+	if s.local < 0 {
+		st, err := os.Stat(path)
+		if err != nil {
+			return time.Time{}, 0, err
+		}
+		return st.ModTime(), st.Size(), nil
+	}
+	var st unix.Stat_t
+	if err := rawsys.Stat(path, &st); err != nil {
+		return time.Time{}, 0, err
+	}
+	return time.Unix(st.Mtim.Unix()), st.Size, nil
 }
 
 type swRow struct {
@@ -103,19 +135,19 @@ func (s *swInstalled) current(now time.Time, ttl time.Duration) *swRows {
 		return s.rows
 	}
 	s.checked = now
-	st, err := os.Stat(s.fs.Path(s.path))
+	mtime, size, err := s.stat()
 	if err != nil {
 		s.rows, s.mtime, s.size = &swRows{}, time.Time{}, 0
 		return s.rows
 	}
-	if st.ModTime().Equal(s.mtime) && st.Size() == s.size {
+	if mtime.Equal(s.mtime) && size == s.size {
 		return s.rows
 	}
 	b, err := os.ReadFile(s.fs.Path(s.path))
 	if err != nil {
 		return s.rows
 	}
-	s.mtime, s.size = st.ModTime(), st.Size()
+	s.mtime, s.size = mtime, size
 	pkgs := ParseDpkgStatus(b)
 	// dpkg-query lists packages by name, then architecture.
 	slices.SortStableFunc(pkgs, func(a, b Package) int {

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/rawsys"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -55,7 +56,7 @@ func (m *MIB) readSys(now time.Time) sysInfo {
 	}
 	if b, err := m.cfg.FS.ReadFile("/run/utmp"); err == nil {
 		s.users = CountUsers(b, func(pid int32) bool {
-			return unix.Kill(int(pid), 0) != unix.ESRCH
+			return rawsys.Kill(int(pid), 0) != unix.ESRCH
 		})
 	}
 	return s

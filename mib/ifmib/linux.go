@@ -7,10 +7,13 @@ import (
 	"runtime"
 	"slices"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/internal/rawsys"
 )
 
 // link is what the kernel tells about an interface.
@@ -268,14 +271,13 @@ func (k *kernel) exchange(typ, flags uint16, body []byte, fn func(typ uint16, b 
 	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|flags)
 	binary.NativeEndian.PutUint32(req[8:], k.seq)
 	copy(req[unix.NLMSG_HDRLEN:], body)
-	if err := unix.Sendto(k.nl, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+	// Without telling the runtime (internal/rawsys): the kernel answers
+	// at once.
+	if err := rawsys.Send(k.nl, req, 0); err != nil {
 		return err
 	}
 	for {
-		n, _, err := unix.Recvfrom(k.nl, k.buf, 0)
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := rawsys.RecvWait(k.nl, k.buf, 5*time.Second)
 		if err != nil {
 			return err
 		}
@@ -438,7 +440,7 @@ func (k *kernel) speedMbps(name string) (uint32, bool) {
 	var ifr ifreqData
 	copy(ifr.name[:], name)
 	ifr.data = unsafe.Pointer(&cmd)
-	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(k.fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
+	errno := rawsys.Ioctl(k.fd, unix.SIOCETHTOOL, unsafe.Pointer(&ifr))
 	runtime.KeepAlive(&cmd)
 	if errno != 0 {
 		return 0, false

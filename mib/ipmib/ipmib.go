@@ -36,6 +36,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/rawsys"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
@@ -225,7 +226,7 @@ func newSysctls(fs procfs.FS) *sysctls {
 func closeFDs(fds *[4]int) {
 	for i, fd := range fds {
 		if fd >= 0 {
-			unix.Close(fd)
+			rawsys.Close(fd)
 			fds[i] = -1
 		}
 	}
@@ -236,22 +237,16 @@ func (s *sysctls) readInt(i int) int64 {
 	fd := s.fds[i]
 	if fd < 0 {
 		var err error
-		fd, err = unix.Open(s.fs.Path(sysctlFiles[i]), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		for err == unix.EINTR {
-			fd, err = unix.Open(s.fs.Path(sysctlFiles[i]), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		}
+		fd, err = rawsys.Open(s.fs.Path(sysctlFiles[i]), 0)
 		if err != nil {
 			return 0
 		}
 		s.fds[i] = fd
 	}
 	var buf [64]byte
-	n, err := unix.Pread(fd, buf[:], 0)
-	for err == unix.EINTR {
-		n, err = unix.Pread(fd, buf[:], 0)
-	}
+	n, err := rawsys.Pread(fd, buf[:], 0)
 	if err != nil {
-		unix.Close(fd)
+		rawsys.Close(fd)
 		s.fds[i] = -1
 		return 0
 	}

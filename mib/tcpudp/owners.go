@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/rawsys"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 )
 
@@ -120,7 +121,7 @@ func (o *owners) close() {
 	defer o.mu.Unlock()
 	for pid, w := range o.procs {
 		if w.fd >= 0 {
-			unix.Close(w.fd)
+			rawsys.Close(w.fd)
 		}
 		delete(o.procs, pid)
 	}
@@ -192,7 +193,7 @@ func (o *owners) resolve(now time.Time, inodes []uint32) map[uint32]uint32 {
 	for pid, w := range o.procs {
 		if o.due(now, w.held) {
 			if w.fd >= 0 {
-				unix.Close(w.fd)
+				rawsys.Close(w.fd)
 			}
 			delete(o.procs, pid)
 		}
@@ -218,10 +219,7 @@ func (o *owners) reap() {
 	if len(o.poll) == 0 {
 		return
 	}
-	n, err := unix.Poll(o.poll, 0)
-	for err == unix.EINTR {
-		n, err = unix.Poll(o.poll, 0)
-	}
+	n, err := rawsys.PollNow(o.poll)
 	if err != nil || n == 0 {
 		return
 	}
@@ -233,7 +231,7 @@ func (o *owners) reap() {
 	}
 	for pid, w := range o.procs {
 		if w.fd >= 0 && exited[w.fd] {
-			unix.Close(w.fd)
+			rawsys.Close(w.fd)
 			delete(o.procs, pid)
 		}
 	}
@@ -277,11 +275,11 @@ func (o *owners) afford(now time.Time) bool {
 // and stops when it has found them all.
 func (o *owners) scan(now time.Time, unknown map[uint32]struct{}) {
 	o.stats.scans++
-	proc, err := unix.Open(o.fs.Path("/proc"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	proc, err := rawsys.Open(o.fs.Path("/proc"), unix.O_DIRECTORY)
 	if err != nil {
 		return
 	}
-	defer unix.Close(proc)
+	defer rawsys.Close(proc)
 	visits := 0
 	found := map[uint32]holder{}
 	visit := func(pid uint32) {
@@ -370,7 +368,7 @@ func (o *owners) watch(pid uint32, dfd int, found map[uint32]holder) {
 	}
 	fd := -1
 	if o.fs.Path("/proc") == "/proc" {
-		if pfd, err := unix.PidfdOpen(int(pid), 0); err == nil {
+		if pfd, err := rawsys.PidfdOpen(int(pid)); err == nil {
 			fd = pfd
 		}
 	}
@@ -382,7 +380,7 @@ func (o *owners) watch(pid uint32, dfd int, found map[uint32]holder) {
 	n, err := readlinkat(dfd, &name[0], o.link)
 	if ino, ok := socketInode(o.link[:max(n, 0)]); err != nil || !ok || found[ino].pid != pid {
 		if fd >= 0 {
-			unix.Close(fd)
+			rawsys.Close(fd)
 		}
 		return
 	}
@@ -398,7 +396,7 @@ func (o *owners) visit(proc int, pid uint32, f func(ino, fd uint32), done func(d
 	if err != nil {
 		return // exited, or not ours to read
 	}
-	defer unix.Close(dfd)
+	defer rawsys.Close(dfd)
 	eachSocket(dfd, &o.dr, o.link, f)
 	if done != nil {
 		done(dfd)
@@ -459,11 +457,11 @@ func listPIDs(proc int, dr *procfs.DirReader) []uint32 {
 // that the listing allocates nothing per file.
 func SocketOwners(fs procfs.FS) map[uint32]uint32 {
 	out := map[uint32]uint32{}
-	proc, err := unix.Open(fs.Path("/proc"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	proc, err := rawsys.Open(fs.Path("/proc"), unix.O_DIRECTORY)
 	if err != nil {
 		return out
 	}
-	defer unix.Close(proc)
+	defer rawsys.Close(proc)
 	var dr procfs.DirReader
 	var path []byte
 	link := make([]byte, 64)
@@ -479,7 +477,7 @@ func SocketOwners(fs procfs.FS) map[uint32]uint32 {
 				out[ino] = pid
 			}
 		})
-		unix.Close(fd)
+		rawsys.Close(fd)
 	}
 	return out
 }
@@ -487,7 +485,7 @@ func SocketOwners(fs procfs.FS) map[uint32]uint32 {
 // openat opens the directory path (NUL-terminated) relative to dir.
 func openat(dir int, path []byte) (int, error) {
 	for {
-		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(dir), uintptr(unsafe.Pointer(&path[0])), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0, 0, 0)
+		fd, _, errno := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(dir), uintptr(unsafe.Pointer(&path[0])), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0, 0, 0)
 		if errno == unix.EINTR {
 			continue
 		}
@@ -500,7 +498,7 @@ func openat(dir int, path []byte) (int, error) {
 
 // readlinkat reads the link name (NUL-terminated) relative to dir into buf.
 func readlinkat(dir int, name *byte, buf []byte) (int, error) {
-	n, _, errno := unix.Syscall6(unix.SYS_READLINKAT, uintptr(dir), uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
+	n, _, errno := unix.RawSyscall6(unix.SYS_READLINKAT, uintptr(dir), uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
 	if errno != 0 {
 		return 0, errno
 	}

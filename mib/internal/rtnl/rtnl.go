@@ -8,8 +8,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/internal/rawsys"
 )
 
 // ErrShort reports a malformed message.
@@ -39,10 +42,7 @@ func receive(fd int, fn func(typ uint16, b []byte)) error {
 	defer recvBufs.Put(bp)
 	buf := *bp
 	for {
-		n, _, err := unix.Recvfrom(fd, buf, 0)
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := rawsys.RecvWait(fd, buf, dumpWait)
 		if err != nil {
 			return err
 		}
@@ -53,25 +53,28 @@ func receive(fd int, fn func(typ uint16, b []byte)) error {
 	}
 }
 
+// dumpWait bounds the wait for a dump's next datagram, which the kernel
+// writes as the last one is read: only a kernel that never answers makes
+// a dump wait.
+const dumpWait = 5 * time.Second
+
 // Dump sends a dump request of type typ with body on a new NETLINK_ROUTE
 // socket (in the calling thread's network namespace) and calls fn with the
 // type and payload of every message of the answer. A message fn rejects
 // costs that message only; the error of the first is returned after the
 // whole answer was read. fn must copy what it keeps of a payload.
 func Dump(typ uint16, body []byte, fn func(typ uint16, b []byte) error) error {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
+	// The socket is bound to a port by the kernel at the first send, and
+	// an unaddressed netlink message goes to the kernel. Its system calls
+	// are made without telling the runtime (internal/rawsys): a dump
+	// answers at once, and every one of a walk's readings woke the
+	// runtime's monitor thread otherwise.
+	fd, err := rawsys.Socket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE)
 	if err != nil {
 		return err
 	}
-	defer unix.Close(fd)
-	tv := unix.Timeval{Sec: 5}
-	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return err
-	}
-	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return err
-	}
-	if err := unix.Sendto(fd, request(typ, body), 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+	defer rawsys.Close(fd)
+	if err := rawsys.Send(fd, request(typ, body), 0); err != nil {
 		return err
 	}
 	var fnErr error

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/rawsys"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 )
 
@@ -203,7 +204,7 @@ var tcpDumps, tcpSkips atomic.Uint64
 // counters; ok is false when they cannot be read.
 func tcpCounters() (ns nsID, c tcpCount, ok bool) {
 	var st unix.Stat_t
-	if err := unix.Stat("/proc/thread-self/ns/net", &st); err != nil {
+	if err := rawsys.Stat("/proc/thread-self/ns/net", &st); err != nil {
 		return nsID{}, c, false
 	}
 	b, err := procfs.Host.ReadFile("/proc/thread-self/net/snmp")
@@ -303,16 +304,12 @@ func tcpDiagDump() ([]Socket, error) {
 // NETLINK_SOCK_DIAG socket and decodes the sockets of the answer, whose
 // messages have the request's type.
 func sockDump(typ uint16, body []byte) ([]Socket, error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+	fd, err := rawsys.Socket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(fd)
-	tv := unix.Timeval{Sec: 5}
-	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return nil, err
-	}
-	if err := unix.Sendto(fd, request(typ, body), 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+	defer rawsys.Close(fd)
+	if err := rawsys.Send(fd, request(typ, body), 0); err != nil {
 		return nil, err
 	}
 	var out []Socket
