@@ -245,3 +245,62 @@ func TestUDPLoneRequestsLeaveMonitorAsleep(t *testing.T) {
 		t.Errorf("%d thread runs for %d lone requests, want at most %d: the runtime's monitor is woken by each", runs, requests, limit)
 	}
 }
+
+// TestUDPOneP: with a single P the primary reader waits in a blocking
+// recvmmsg(2) the runtime sees, idle and within bursts alike (a wait the
+// runtime does not see would hold the only P and keep every other
+// goroutine waiting), and requests in bursts and alone are answered while
+// another goroutine keeps running.
+func TestUDPOneP(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	s, err := ListenDatagrams("udp4", "127.0.0.1:0", echoHandler{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	go s.Serve()
+	ticks := make(chan struct{}, 1000)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		tk := time.NewTicker(time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-tk.C:
+				select {
+				case ticks <- struct{}{}:
+				default:
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	c, err := net.Dial("udp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 16)
+	for i := 0; i < 200; i++ {
+		if i%50 == 49 {
+			time.Sleep(10 * time.Millisecond) // past burstWait: a lone request
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		c.Write([]byte{byte(i)})
+		if n, err := c.Read(buf); err != nil || n != 1 || buf[0] != byte(i) {
+			t.Fatalf("request %d: % x, %v", i, buf[:n], err)
+		}
+	}
+	if len(ticks) == 0 {
+		t.Error("the ticker goroutine never ran while requests were served")
+	}
+	n := 0
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if n = threadsInRecv(t); n == 1 {
+			return
+		}
+	}
+	t.Errorf("idle with one P: %d threads in recvmmsg or ppoll, want 1 (the primary reader, blocked in recvmmsg)", n)
+}
