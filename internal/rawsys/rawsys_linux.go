@@ -26,6 +26,14 @@ import (
 // atFDCWD is AT_FDCWD as a system call argument.
 var atFDCWD = func() uintptr { fd := unix.AT_FDCWD; return uintptr(fd) }()
 
+// ptr points at b's first byte, nil when b is empty.
+func ptr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&b[0])
+}
+
 // errno returns nil for 0, else e.
 func errno(e unix.Errno) error {
 	if e == 0 {
@@ -36,12 +44,8 @@ func errno(e unix.Errno) error {
 
 // Pread reads from fd at off, retrying when interrupted.
 func Pread(fd int, p []byte, off int64) (int, error) {
-	var ptr unsafe.Pointer
-	if len(p) > 0 {
-		ptr = unsafe.Pointer(&p[0])
-	}
 	for {
-		n, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(ptr), uintptr(len(p)), uintptr(off), 0, 0)
+		n, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(ptr(p)), uintptr(len(p)), uintptr(off), 0, 0)
 		if e != unix.EINTR {
 			return int(n), errno(e)
 		}
@@ -75,7 +79,7 @@ func Close(fd int) error {
 // Getdents reads directory entries of fd into buf.
 func Getdents(fd int, buf []byte) (int, error) {
 	for {
-		n, _, e := unix.RawSyscall(unix.SYS_GETDENTS64, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		n, _, e := unix.RawSyscall(unix.SYS_GETDENTS64, uintptr(fd), uintptr(ptr(buf)), uintptr(len(buf)))
 		if e != unix.EINTR {
 			return int(n), errno(e)
 		}
@@ -95,7 +99,7 @@ func Socket(domain, typ, proto int) (int, error) {
 // (MSG_DONTWAIT is added): EAGAIN when the socket's buffer is full.
 func Send(fd int, b []byte, flags int) error {
 	for {
-		_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(flags|unix.MSG_DONTWAIT), 0, 0)
+		_, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(ptr(b)), uintptr(len(b)), uintptr(flags|unix.MSG_DONTWAIT), 0, 0)
 		if e != unix.EINTR {
 			return errno(e)
 		}
@@ -106,7 +110,7 @@ func Send(fd int, b []byte, flags int) error {
 // EAGAIN when nothing is queued.
 func Recv(fd int, b []byte, flags int) (int, error) {
 	for {
-		n, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(flags|unix.MSG_DONTWAIT), 0, 0)
+		n, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(ptr(b)), uintptr(len(b)), uintptr(flags|unix.MSG_DONTWAIT), 0, 0)
 		if e != unix.EINTR {
 			return int(n), errno(e)
 		}
@@ -153,12 +157,8 @@ func Open(path string, flags int) (int, error) {
 
 // Read reads from fd, retrying when interrupted.
 func Read(fd int, p []byte) (int, error) {
-	var ptr unsafe.Pointer
-	if len(p) > 0 {
-		ptr = unsafe.Pointer(&p[0])
-	}
 	for {
-		n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(ptr), uintptr(len(p)))
+		n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(ptr(p)), uintptr(len(p)))
 		if e != unix.EINTR {
 			return int(n), errno(e)
 		}
