@@ -16,6 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/internal/rawsys"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
@@ -196,6 +199,10 @@ type Session struct {
 	direct  bool
 	reading chan struct{} // capacity 1: held by the request reading the socket
 	rbuf    []byte        // the reading request's receive buffer
+	// raw is a direct session's socket, read and written with system
+	// calls the runtime does not see (udpRead, udpWrite); nil when the
+	// connection gives none.
+	raw syscall.RawConn
 	// rdeadline is the socket's read deadline as last set by a reading
 	// request (zero: unknown, set it); the holder of reading uses it.
 	rdeadline time.Time
@@ -279,6 +286,9 @@ func newSession(t Target, cfg Config, conn net.Conn, mp messageProcessor, stream
 		s.direct = true
 		s.reading = make(chan struct{}, 1)
 		s.rbuf = make([]byte, 65536)
+		if rc, err := conn.(*net.UDPConn).SyscallConn(); err == nil {
+			s.raw = rc
+		}
 	default:
 		go s.readPackets()
 	}
@@ -446,7 +456,7 @@ func (s *Session) readFor(ctx context.Context, w *waiter, deadline time.Time) er
 			}
 			s.rdeadline = deadline
 		}
-		n, err := s.conn.Read(s.rbuf)
+		n, err := s.udpRead(s.rbuf)
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				// An earlier request's deadline, or a cancellation's:
@@ -460,6 +470,45 @@ func (s *Session) readFor(ctx context.Context, w *waiter, deadline time.Time) er
 			return s.readFailed(err)
 		}
 		s.deliver(append([]byte(nil), s.rbuf[:n]...))
+	}
+	return nil
+}
+
+// udpRead reads a datagram of a direct session into b. The receive is a
+// system call the runtime does not see (internal/rawsys), and the wait
+// for the datagram goes through the network poller: a read through the
+// net package entered the runtime's system-call state, which wakes its
+// monitor thread whenever it sleeps, and the monitor then polls every
+// 20 µs for a millisecond; in a walk that was every request or so.
+func (s *Session) udpRead(b []byte) (int, error) {
+	if s.raw == nil {
+		return s.conn.Read(b)
+	}
+	var n int
+	var rerr error
+	if err := s.raw.Read(func(fd uintptr) bool {
+		n, rerr = rawsys.Recv(int(fd), b, 0)
+		return rerr != unix.EAGAIN
+	}); err != nil {
+		return 0, err
+	}
+	if rerr != nil {
+		return 0, os.NewSyscallError("recvfrom", rerr)
+	}
+	return n, nil
+}
+
+// udpWrite sends b on a direct session, as udpRead reads.
+func (s *Session) udpWrite(b []byte) error {
+	var werr error
+	if err := s.raw.Write(func(fd uintptr) bool {
+		werr = rawsys.Send(int(fd), b, 0)
+		return werr != unix.EAGAIN
+	}); err != nil {
+		return err
+	}
+	if werr != nil {
+		return os.NewSyscallError("sendto", werr)
 	}
 	return nil
 }
@@ -626,7 +675,12 @@ func (s *Session) write(ctx context.Context, m []byte) error {
 	if s.cfg.Trace != nil {
 		s.cfg.Trace(true, m, s.conn.LocalAddr(), s.conn.RemoteAddr())
 	}
-	_, err := s.conn.Write(m)
+	var err error
+	if s.raw != nil {
+		err = s.udpWrite(m)
+	} else {
+		_, err = s.conn.Write(m)
+	}
 	if err != nil && !s.target.Stream() && errors.Is(err, syscall.ECONNREFUSED) {
 		return nil // a pending ICMP error from an earlier datagram
 	}
