@@ -154,10 +154,11 @@ func (s *udpServer) Drain(timeout time.Duration) error {
 // say), and leave when their read finds at most one: readers of one socket
 // take turns at its read lock, and with a single request outstanding, as
 // in a walk, a second reader would only add a wake-up per request on
-// another CPU. On Linux the primary reader waits in a blocking
-// recvmmsg(2) and the others, while joined, through the runtime's network
-// poller (readJoined). If a reader fails, Serve closes the server and
-// returns the error.
+// another CPU. On Linux the primary reader waits within a burst of
+// requests in ppoll(2) on its own thread and between bursts, as the
+// others do while joined, through the runtime's network poller
+// (mmsgReader.read, readJoined). If a reader fails, Serve closes the
+// server and returns the error.
 func (s *udpServer) Serve() error {
 	if !s.sock.serve() {
 		return nil // closed before

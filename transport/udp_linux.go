@@ -23,15 +23,16 @@ import (
 )
 
 // udpSocket is a UDP server's socket in blocking mode, outside the
-// runtime's network poller: a reader waits for the next datagram in
-// recvmmsg(2) on its own thread, which the kernel wakes when the datagram
-// arrives. Through the poller, every datagram of a walk (one request
-// outstanding at a time) cost a goroutine park and wake-up: an epoll_wait
-// return on some thread, a scheduler pass, the runtime's monitor woken,
-// and a futex wake-up of another thread spinning for work, several times
-// the CPU of the request itself. Close shuts the socket down, which ends
-// the readers' waits, and the descriptor is closed once no reader uses
-// it.
+// runtime's network poller: within a burst of requests the primary
+// reader waits for the next datagram in ppoll(2) on its own thread, which
+// the kernel wakes when the datagram arrives (see mmsgReader.read).
+// Through the poller, every datagram of a walk (one request outstanding
+// at a time) cost a goroutine park and wake-up: an epoll_wait return on
+// some thread, a scheduler pass and a futex wake-up of another thread
+// spinning for work, several times the CPU of the request itself; only
+// the wait between bursts goes through it, on an epoll set of the
+// reader's own (pollWait). Close shuts the socket down, which ends the
+// readers' waits, and the descriptor is closed once no reader uses it.
 type udpSocket struct {
 	fd     int
 	family int // of the socket: AF_INET or AF_INET6
@@ -405,10 +406,11 @@ func (r *mmsgReader) recv(flags int) (int, syscall.Errno) {
 	return int(n), errno
 }
 
-// readJoined is read for a reader that joined the primary one: it takes
-// the datagrams queued now or, if there are none, waits for the next
-// through the runtime's network poller (pollWait) and takes what is
-// queued then, which may be nothing (0) when another reader was first. A
+// readJoined is read for a reader that joined the primary one, and the
+// primary one's wait between bursts: it takes the datagrams queued now
+// or, if there are none, waits for the next through the runtime's
+// network poller (pollWait) and takes what is queued then, which may be
+// nothing (0) when another reader was first. A
 // second reader blocked in recvmmsg kept a P in a system call: with every
 // P so held, the runtime's monitor took it back at its next round,
 // started a thread to run it and went back to polling every 20 µs, and
