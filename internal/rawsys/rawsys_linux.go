@@ -234,15 +234,17 @@ func Statfs(path string, st *unix.Statfs_t) error {
 }
 
 // LocalFS reports whether statfs(2) of a file system of the type named as
-// in /proc/self/mounts answers from the kernel's memory: the kernel's
-// own file systems and local disk file systems, whose free-space
-// counters are kept in memory. Network and FUSE file systems ask a
-// server or a process, and are not listed.
+// in /proc/self/mounts answers from the kernel's memory without waiting:
+// the kernel's own file systems, ext2 to ext4 and XFS, whose free-space
+// counters are kept in memory, and read-only images. Network and FUSE
+// file systems ask a server or a process, FAT may read its whole
+// allocation table on the first call, and btrfs may wait for a
+// transaction: they are not listed.
 func LocalFS(typ string) bool {
 	switch typ {
 	case "tmpfs", "devtmpfs", "ramfs", "proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue",
 		"hugetlbfs", "debugfs", "tracefs", "securityfs", "pstore", "bpf", "configfs",
-		"ext2", "ext3", "ext4", "xfs", "btrfs", "vfat", "msdos", "exfat", "squashfs", "iso9660", "f2fs":
+		"ext2", "ext3", "ext4", "xfs", "squashfs", "iso9660":
 		return true
 	}
 	return false
@@ -273,8 +275,7 @@ func Kill(pid int, sig unix.Signal) error {
 func LocalMagic(t int64) bool {
 	switch t {
 	case unix.TMPFS_MAGIC, unix.RAMFS_MAGIC, unix.PROC_SUPER_MAGIC, unix.SYSFS_MAGIC,
-		unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.MSDOS_SUPER_MAGIC,
-		unix.EXFAT_SUPER_MAGIC, unix.SQUASHFS_MAGIC, unix.ISOFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC:
+		unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.SQUASHFS_MAGIC, unix.ISOFS_SUPER_MAGIC:
 		return true
 	}
 	return false
