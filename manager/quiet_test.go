@@ -5,35 +5,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/snmp"
 )
-
-// threadRuns sums how many times the scheduler has run this process's
-// threads (/proc/self/task/TID/schedstat, third field).
-func threadRuns(t *testing.T) int64 {
-	t.Helper()
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int64
-	for _, task := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/schedstat")
-		if err != nil {
-			continue
-		}
-		if f := strings.Fields(string(b)); len(f) == 3 {
-			r, _ := strconv.ParseInt(f[2], 10, 64)
-			n += r
-		}
-	}
-	return n
-}
 
 // TestWalkLeavesMonitorAsleep: a walk over UDP does not keep the Go
 // runtime's monitor thread awake. Reads and writes through the net
@@ -91,11 +69,11 @@ func TestWalkLeavesMonitorAsleep(t *testing.T) {
 	}
 	walk() // warm up
 	time.Sleep(100 * time.Millisecond)
-	before := threadRuns(t)
+	before := testenv.ThreadRuns(t)
 	if n := walk(); n != rows {
 		t.Fatalf("walked %d rows, want %d", n, rows)
 	}
-	runs := threadRuns(t) - before
+	runs := testenv.ThreadRuns(t) - before
 	t.Logf("%d thread runs for a walk of %d requests", runs, rows+1)
 	// Measured here: 406 to 410, with the race detector too; 489 to 759
 	// when the manager read and wrote through the net package.

@@ -158,28 +158,6 @@ func TestUDPCloseFreesAddress(t *testing.T) {
 	}
 }
 
-// threadRuns sums how many times the scheduler has run this process's
-// threads (/proc/self/task/TID/schedstat, third field).
-func threadRuns(t *testing.T) int64 {
-	t.Helper()
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int64
-	for _, task := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/schedstat")
-		if err != nil {
-			continue // the thread ended
-		}
-		if f := strings.Fields(string(b)); len(f) == 3 {
-			r, _ := strconv.ParseInt(f[2], 10, 64)
-			n += r
-		}
-	}
-	return n
-}
-
 // TestUDPLoneRequestsLeaveMonitorAsleep: lone requests to an idle server
 // (a manager polling a few objects every so often) do not wake the Go
 // runtime's monitor thread. A reader blocked in recvmmsg(2) through the
@@ -223,12 +201,12 @@ func TestUDPLoneRequestsLeaveMonitorAsleep(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Stderr = cmd.Stdout
-	before := threadRuns(t)
+	before := testenv.ThreadRuns(t)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	out, _ := io.ReadAll(stdout)
-	runs := threadRuns(t) - before
+	runs := testenv.ThreadRuns(t) - before
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("client: %v\n%s", err, out)
 	}
