@@ -329,10 +329,7 @@ func DialTarget(ctx context.Context, t Target, cfg Config) (*Session, error) {
 		return nil, fmt.Errorf("manager: unsupported version %v", cfg.Version)
 	}
 	var d net.Dialer
-	network := t.Network
-	if network == "udp" || network == "tcp" {
-		network += "4" // udp: and tcp: are IPv4 domains, as in Net-SNMP
-	}
+	network := dialNetwork(t.Network)
 	if cfg.LocalAddr != "" {
 		la, err := localAddr(network, cfg.LocalAddr)
 		if err != nil {
@@ -486,29 +483,46 @@ func (s *Session) udpRead(b []byte) (int, error) {
 	}
 	var n int
 	var rerr error
-	if err := s.raw.Read(func(fd uintptr) bool {
+	err := s.raw.Read(func(fd uintptr) bool {
 		n, rerr = rawsys.Recv(int(fd), b, 0)
 		return rerr != unix.EAGAIN
-	}); err != nil {
-		return 0, err
+	})
+	if err == nil && rerr != nil {
+		err = os.NewSyscallError("read", rerr)
 	}
-	if rerr != nil {
-		return 0, os.NewSyscallError("recvfrom", rerr)
+	if err != nil {
+		return 0, s.opError("read", err)
 	}
 	return n, nil
+}
+
+// opError wraps err as the net package does the errors of a connection's
+// Read and Write.
+func (s *Session) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: dialNetwork(s.target.Network), Source: s.conn.LocalAddr(), Addr: s.conn.RemoteAddr(), Err: err}
+}
+
+// dialNetwork is the network a target's connection is dialed in: udp:
+// and tcp: are IPv4 domains, as in Net-SNMP.
+func dialNetwork(network string) string {
+	if network == "udp" || network == "tcp" {
+		return network + "4"
+	}
+	return network
 }
 
 // udpWrite sends b on a direct session, as udpRead reads.
 func (s *Session) udpWrite(b []byte) error {
 	var werr error
-	if err := s.raw.Write(func(fd uintptr) bool {
+	err := s.raw.Write(func(fd uintptr) bool {
 		werr = rawsys.Send(int(fd), b, 0)
 		return werr != unix.EAGAIN
-	}); err != nil {
-		return err
+	})
+	if err == nil && werr != nil {
+		err = os.NewSyscallError("write", werr)
 	}
-	if werr != nil {
-		return os.NewSyscallError("sendto", werr)
+	if err != nil {
+		return s.opError("write", err)
 	}
 	return nil
 }
