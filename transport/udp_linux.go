@@ -317,14 +317,16 @@ const burstWait = 2 * time.Millisecond
 // single P the reader blocks in recvmmsg as before (readBlocking): a P
 // held by a raw wait would keep every other goroutine waiting.
 func (r *mmsgReader) read() (int, error) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		return r.readBlocking()
-	}
 	for {
 		if r.u.closed.Load() {
 			return 0, net.ErrClosed
 		}
 		if !r.burst {
+			// Checked once per burst: GOMAXPROCS takes the scheduler's
+			// lock.
+			if runtime.GOMAXPROCS(0) < 2 {
+				return r.readBlocking()
+			}
 			n, err := r.waitIdle()
 			if err != nil || n > 0 {
 				r.burst = n > 0

@@ -52,15 +52,11 @@ func Pread(fd int, p []byte, off int64) (int, error) {
 	}
 }
 
-// Openat opens path relative to dirfd (unix.AT_FDCWD for the working
-// directory) with flags (O_CLOEXEC is added).
-func Openat(dirfd int, path string, flags int) (int, error) {
-	p, err := unix.BytePtrFromString(path)
-	if err != nil {
-		return -1, err
-	}
+// Openat opens path (NUL-terminated) relative to dirfd (unix.AT_FDCWD
+// for the working directory) with flags (O_CLOEXEC is added).
+func Openat(dirfd int, path *byte, flags int) (int, error) {
 	for {
-		fd, _, e := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(flags|unix.O_CLOEXEC), 0, 0, 0)
+		fd, _, e := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(path)), uintptr(flags|unix.O_CLOEXEC), 0, 0, 0)
 		if e != unix.EINTR {
 			if e != 0 {
 				return -1, e
@@ -68,6 +64,16 @@ func Openat(dirfd int, path string, flags int) (int, error) {
 			return int(fd), nil
 		}
 	}
+}
+
+// Readlinkat reads the target of the link name (NUL-terminated) relative
+// to dir into buf.
+func Readlinkat(dir int, name *byte, buf []byte) (int, error) {
+	n, _, e := unix.RawSyscall6(unix.SYS_READLINKAT, uintptr(dir), uintptr(unsafe.Pointer(name)), uintptr(ptr(buf)), uintptr(len(buf)), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
 }
 
 // Close closes fd.
@@ -152,7 +158,11 @@ func EpollCtl(ep, op, fd int, events uint32) error {
 
 // Open opens path read-only (O_CLOEXEC is added to flags).
 func Open(path string, flags int) (int, error) {
-	return Openat(unix.AT_FDCWD, path, flags|unix.O_RDONLY)
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return -1, err
+	}
+	return Openat(unix.AT_FDCWD, p, flags|unix.O_RDONLY)
 }
 
 // Read reads from fd, retrying when interrupted.

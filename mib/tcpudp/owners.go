@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -249,7 +248,7 @@ func (o *owners) holds(h holder, ino uint32) bool {
 	o.path = append(o.path, "/fd/"...)
 	o.path = strconv.AppendUint(o.path, uint64(h.fd), 10)
 	o.path = append(o.path, 0)
-	n, err := readlinkat(unix.AT_FDCWD, &o.path[0], o.link)
+	n, err := rawsys.Readlinkat(unix.AT_FDCWD, &o.path[0], o.link)
 	if err != nil {
 		return false
 	}
@@ -377,7 +376,7 @@ func (o *owners) watch(pid uint32, dfd int, found map[uint32]holder) {
 	// since.
 	name := strconv.AppendUint(o.path[:0], uint64(h.fd), 10)
 	name = append(name, 0)
-	n, err := readlinkat(dfd, &name[0], o.link)
+	n, err := rawsys.Readlinkat(dfd, &name[0], o.link)
 	if ino, ok := socketInode(o.link[:max(n, 0)]); err != nil || !ok || found[ino].pid != pid {
 		if fd >= 0 {
 			rawsys.Close(fd)
@@ -392,7 +391,7 @@ func (o *owners) watch(pid uint32, dfd int, found map[uint32]holder) {
 func (o *owners) visit(proc int, pid uint32, f func(ino, fd uint32), done func(dfd int)) {
 	o.path = strconv.AppendUint(o.path[:0], uint64(pid), 10)
 	o.path = append(o.path, "/fd\x00"...)
-	dfd, err := openat(proc, o.path)
+	dfd, err := rawsys.Openat(proc, &o.path[0], unix.O_DIRECTORY)
 	if err != nil {
 		return // exited, or not ours to read
 	}
@@ -408,7 +407,7 @@ func (o *owners) visit(proc int, pid uint32, f func(ino, fd uint32), done func(d
 func eachSocket(dfd int, dr *procfs.DirReader, link []byte, f func(ino, fd uint32)) {
 	dr.Each(dfd, func(name []byte) bool {
 		// name is NUL-terminated in the directory buffer.
-		n, err := readlinkat(dfd, &name[0], link)
+		n, err := rawsys.Readlinkat(dfd, &name[0], link)
 		if err != nil {
 			return true
 		}
@@ -468,7 +467,7 @@ func SocketOwners(fs procfs.FS) map[uint32]uint32 {
 	for _, pid := range listPIDs(proc, &dr) {
 		path = strconv.AppendUint(path[:0], uint64(pid), 10)
 		path = append(path, "/fd\x00"...)
-		fd, err := openat(proc, path)
+		fd, err := rawsys.Openat(proc, &path[0], unix.O_DIRECTORY)
 		if err != nil {
 			continue // exited, or not ours to read
 		}
@@ -480,27 +479,4 @@ func SocketOwners(fs procfs.FS) map[uint32]uint32 {
 		rawsys.Close(fd)
 	}
 	return out
-}
-
-// openat opens the directory path (NUL-terminated) relative to dir.
-func openat(dir int, path []byte) (int, error) {
-	for {
-		fd, _, errno := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(dir), uintptr(unsafe.Pointer(&path[0])), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0, 0, 0)
-		if errno == unix.EINTR {
-			continue
-		}
-		if errno != 0 {
-			return -1, errno
-		}
-		return int(fd), nil
-	}
-}
-
-// readlinkat reads the link name (NUL-terminated) relative to dir into buf.
-func readlinkat(dir int, name *byte, buf []byte) (int, error) {
-	n, _, errno := unix.RawSyscall6(unix.SYS_READLINKAT, uintptr(dir), uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
 }
