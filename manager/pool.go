@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	sshtm "github.com/tsnmp/tsnmp/transport/ssh"
 )
 
 // Pool shares sessions: one socket per target and configuration in the
@@ -61,7 +63,8 @@ func (p *Pool) session(key string, dial func() (*Session, error)) (*Session, err
 	return s, nil
 }
 
-// Close closes every session of the pool.
+// Close closes every session of the pool and returns when the state
+// they keep in files (SSH resumption) is written.
 func (p *Pool) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -69,4 +72,7 @@ func (p *Pool) Close() {
 		s.Close()
 		delete(p.sessions, k)
 	}
+	// The SSH resumption state its connections stored is written in the
+	// background; a process that exits next keeps it.
+	sshtm.WaitStateWrites()
 }

@@ -202,6 +202,11 @@ func TestSSHSessionsShareOneConnection(t *testing.T) {
 	if n := SSHStats.Get(sshtm.SessionCloses) - closes; n != 1 {
 		t.Fatalf("%d SSH connections closed after the last session", n)
 	}
+	// The state is on disk once Close returns: a process exiting next
+	// leaves it to the next one.
+	if files, _ := filepath.Glob(filepath.Join(dir, "cache", "ssh-resume-*")); len(files) != 1 {
+		t.Fatalf("resumption state files after Close: %q", files)
+	}
 	// The next connection resumes from the cache directory.
 	s3, err := DialSSH(ctx, target, cfg, mustSSHConfig(t, p, target))
 	if err != nil {

@@ -124,8 +124,52 @@ var (
 	}{m: map[string][]byte{}}
 	fileMu sync.Mutex
 	// background counts the file writes and removals under way.
-	background sync.WaitGroup
+	background pendingWrites
 )
+
+// pendingWrites counts goroutines and lets others wait until none runs.
+// (A sync.WaitGroup may not be waited on while it is being raised from
+// zero, which a long-lived manager does at any time.)
+type pendingWrites struct {
+	mu   sync.Mutex
+	n    int
+	idle sync.Cond
+}
+
+// Go runs f in a goroutine counted until it returns.
+func (w *pendingWrites) Go(f func()) {
+	w.mu.Lock()
+	w.n++
+	w.mu.Unlock()
+	go func() {
+		defer w.done()
+		f()
+	}()
+}
+
+func (w *pendingWrites) done() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n--; w.n == 0 && w.idle.L != nil {
+		w.idle.Broadcast()
+	}
+}
+
+// Wait returns when no counted goroutine runs.
+func (w *pendingWrites) Wait() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.idle.L == nil {
+		w.idle.L = &w.mu
+	}
+	for w.n > 0 {
+		w.idle.Wait()
+	}
+}
+
+// WaitStateWrites returns when the StateCache files written or removed
+// in the background (StateCache.Background) are on disk.
+func WaitStateWrites() { background.Wait() }
 
 // Path is the file holding the state of scope.
 func (c *StateCache) Path(scope string) string {
