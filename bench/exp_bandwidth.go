@@ -118,7 +118,7 @@ func runBandwidth(ctx context.Context, env *Env, s *Section) error {
 			}
 			var werr error
 			if pi == 0 {
-				werr = w.Do(func() error { _, e := walkOnce(ctx, target(agent, k.tcp), k, manager.RetransmitAuto); return e })
+				_, _, werr = walkOnce(ctx, w, target(agent, k.tcp), k, manager.RetransmitAuto)
 			} else {
 				args := append(append([]string{"-m", ""}, cliSecurity(k)...), "-On", target(agent, k.tcp), ".1.3.6.1.2.1.2.2")
 				out, err := commandOutput(ctx, w.Command(sw, args...))

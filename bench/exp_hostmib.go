@@ -93,35 +93,30 @@ func threadCPU(pid int) (time.Duration, uint64) {
 }
 
 // hostWalk walks roots with GetBulk (max-repetitions 25) over one session
-// and returns the varbinds and requests. Requests wait a fixed 5 s before
-// they are sent again: the adaptive timer, fitted to loopback round trips
-// of a tenth of a millisecond, would resend (and give up) whenever a
-// loaded machine delays an answer by a few milliseconds.
-//
-// Only the session's socket is made in the namespace (w.Do); the walk
-// runs on an ordinary goroutine, as a manager's does. Walked on w.Do's
-// thread, locked to its goroutine, every answer the runtime's network
-// poller saw on another thread was handed over to that thread: two more
-// thread wake-ups per request, which on this kind of machine took the
-// CPUs from the agent too and added about 40% to tsnmpd's walk time.
-func hostWalk(ctx context.Context, w *walkNS, p *Proc, roots []snmp.OID) (vbs, reqs int, err error) {
-	var s *manager.Session
-	if err := w.Do(func() (err error) {
-		s, err = manager.Dial(ctx, target(p, false), manager.Config{Version: snmp.V2c, Community: "public", Timeout: 5 * time.Second, Retries: 3})
-		return err
-	}); err != nil {
-		return 0, 0, err
+// opened in w's namespace (dialIn) and returns the varbinds, the requests
+// and the time the walk took, the session's opening and closing
+// included. Requests wait a fixed 5 s before they are sent again: the
+// adaptive timer, fitted to loopback round trips of a tenth of a
+// millisecond, would resend (and give up) whenever a loaded machine
+// delays an answer by a few milliseconds.
+func hostWalk(ctx context.Context, w *walkNS, p *Proc, roots []snmp.OID) (vbs, reqs int, d time.Duration, err error) {
+	s, d, err := dialIn(w, func() (*manager.Session, error) {
+		return manager.Dial(ctx, target(p, false), manager.Config{Version: snmp.V2c, Community: "public", Timeout: 5 * time.Second, Retries: 3})
+	})
+	if err != nil {
+		return 0, 0, d, err
 	}
-	defer s.Close()
+	t := time.Now()
+	defer func() { s.Close(); d += time.Since(t) }()
 	for _, root := range roots {
 		st, err := s.WalkWith(ctx, root, manager.WalkOptions{Bulk: true, MaxRepetitions: 25, Reuse: true, Retransmit: manager.RetransmitFixed},
 			func(snmp.VarBind) error { vbs++; return nil })
 		reqs += st.Requests
 		if err != nil {
-			return vbs, reqs, err
+			return vbs, reqs, d, err
 		}
 	}
-	return vbs, reqs, nil
+	return vbs, reqs, d, nil
 }
 
 // freshSnmpd names the snmpd whose nsCacheTable hostmib sets to 1 s.
@@ -239,13 +234,9 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 							failed++
 						}
 						c0, r0 := threadCPU(p.Pid())
-						d, err = timed(func() error {
-							wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-							defer cancel()
-							var err error
-							nv, nr, err = hostWalk(wctx, w, p, wk.roots)
-							return err
-						})
+						wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+						nv, nr, d, err = hostWalk(wctx, w, p, wk.roots)
+						cancel()
 						c1, r1 := threadCPU(p.Pid())
 						used, ran = c1-c0, r1-r0
 						inCPU[p] += used

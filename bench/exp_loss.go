@@ -57,7 +57,8 @@ func runLoss(ctx context.Context, env *Env, s *Section) error {
 	ap.Timeout, ap.Retries = time.Second, 5
 	mk := func(name string, cfg manager.Config, tcp bool, rt manager.Retransmit) kind {
 		return kind{name, func(ctx context.Context) (int, error) {
-			return walkOnce(ctx, target(a.tsnmpd, tcp), walkKind{cfg: cfg, tcp: tcp}, rt)
+			n, _, err := walkOnce(ctx, w, target(a.tsnmpd, tcp), walkKind{cfg: cfg, tcp: tcp}, rt)
+			return n, err
 		}}
 	}
 	kinds := []kind{
@@ -73,7 +74,10 @@ func runLoss(ctx context.Context, env *Env, s *Section) error {
 	tsm := manager.Config{Timeout: time.Second, Retries: 5}
 	mkTLS := func(name string, dtls bool, rt manager.Retransmit) kind {
 		k := a.tls.walkKind(dtls, false, tsm)
-		return kind{name, func(ctx context.Context) (int, error) { return walkOnce(ctx, "", k, rt) }}
+		return kind{name, func(ctx context.Context) (int, error) {
+			n, _, err := walkOnce(ctx, w, "", k, rt)
+			return n, err
+		}}
 	}
 	kinds = append(kinds,
 		mkTLS("tsnmp v3/TSM/TLS/ap", false, manager.RetransmitAuto),
@@ -87,7 +91,8 @@ func runLoss(ctx context.Context, env *Env, s *Section) error {
 	}
 	sshKind := walkKind{Transport: "v3/TSM/SSH/ap", open: func(ctx context.Context) (*manager.Session, error) { return a.ssh.dial(ctx, sshCfg) }}
 	kinds = append(kinds, kind{"tsnmp v3/TSM/SSH/ap", func(ctx context.Context) (int, error) {
-		return walkOnce(ctx, "", sshKind, manager.RetransmitAuto)
+		n, _, err := walkOnce(ctx, w, "", sshKind, manager.RetransmitAuto)
+		return n, err
 	}})
 	if env.Quick {
 		kinds = []kind{kinds[0], kinds[1], kinds[2], kinds[6], kinds[8]}
@@ -128,14 +133,9 @@ func runLoss(ctx context.Context, env *Env, s *Section) error {
 			for j := range kinds {
 				k := kinds[(j+r)%len(kinds)]
 				env.Step(li*len(kinds)+j, len(losses)*len(kinds), fmt.Sprintf("loss %.1f%% %s", float64(loss)/100, k.name))
-				var d time.Duration
-				err := w.Do(func() error {
-					wctx, cancel := context.WithTimeout(ctx, limit)
-					defer cancel()
-					var err error
-					d, err = timed(func() error { _, e := k.run(wctx); return e })
-					return err
-				})
+				wctx, cancel := context.WithTimeout(ctx, limit)
+				d, err := timed(func() error { _, e := k.run(wctx); return e })
+				cancel()
 				if err != nil {
 					if ctx.Err() != nil {
 						return ctx.Err()
