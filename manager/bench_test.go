@@ -145,3 +145,44 @@ func TestWaiterReuse(t *testing.T) {
 	close(stop)
 	<-lateDone
 }
+
+// BenchmarkBulkWalk measures the manager's side of a GetBulk walk (25
+// repetitions, Reuse) over loopback UDP of a 1,000-row column, 40
+// requests per op, against an in-process agent that answers each at once
+// (its decoding and encoding counted too).
+func BenchmarkBulkWalk(b *testing.B) {
+	root := snmp.OID{1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 6}
+	const rows = 1000
+	f := startFake(b, func(_ int, req *snmp.Message) []*snmp.Message {
+		name := req.PDU.VarBinds[0].Name
+		next := uint32(1)
+		if len(name) == len(root)+1 {
+			next = name[len(root)] + 1
+		}
+		vbs := make([]snmp.VarBind, 0, 25)
+		for ; len(vbs) < 25 && next <= rows; next++ {
+			vbs = append(vbs, snmp.VarBind{Name: append(root.Clone(), next), Value: snmp.Counter64Value(uint64(next) << 33)})
+		}
+		if len(vbs) < 25 {
+			vbs = append(vbs, snmp.VarBind{Name: snmp.OID{1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 7, 1}, Value: snmp.Counter64Value(1)})
+		}
+		return []*snmp.Message{reply(req, vbs...)}
+	})
+	s, err := Dial(context.Background(), f.addr(), Config{Version: snmp.V2c, Community: "public", Timeout: 2 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		_, err := s.WalkWith(ctx, root, WalkOptions{Bulk: true, MaxRepetitions: 25, Reuse: true, Retransmit: RetransmitFixed}, func(vb snmp.VarBind) error {
+			n++
+			return nil
+		})
+		if err != nil || n != rows {
+			b.Fatal(n, err)
+		}
+	}
+}
