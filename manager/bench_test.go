@@ -177,7 +177,7 @@ func BenchmarkBulkWalk(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0
-		_, err := s.WalkWith(ctx, root, WalkOptions{Bulk: true, MaxRepetitions: 25, Reuse: true, Retransmit: RetransmitFixed}, func(vb snmp.VarBind) error {
+		_, err := s.WalkWith(ctx, root, WalkOptions{Bulk: true, MaxRepetitions: 25, Reuse: true, Retransmit: RetransmitFixed}, func(snmp.VarBind) error {
 			n++
 			return nil
 		})

@@ -203,6 +203,12 @@ type Session struct {
 	// calls the runtime does not see (udpRead, udpWrite); nil when the
 	// connection gives none.
 	raw syscall.RawConn
+	// recv receives into rbuf on raw, leaving the result in rn and rerr:
+	// made once, so that a read allocates no closure; the holder of
+	// reading uses them.
+	recv func(fd uintptr) bool
+	rn   int
+	rerr error
 	// rdeadline is the socket's read deadline as last set by a reading
 	// request (zero: unknown, set it); the holder of reading uses it.
 	rdeadline time.Time
@@ -288,6 +294,10 @@ func newSession(t Target, cfg Config, conn net.Conn, mp messageProcessor, stream
 		s.rbuf = make([]byte, 65536)
 		if rc, err := conn.(*net.UDPConn).SyscallConn(); err == nil {
 			s.raw = rc
+			s.recv = func(fd uintptr) bool {
+				s.rn, s.rerr = rawsys.Recv(int(fd), s.rbuf, 0)
+				return s.rerr != unix.EAGAIN
+			}
 		}
 	default:
 		go s.readPackets()
@@ -453,7 +463,7 @@ func (s *Session) readFor(ctx context.Context, w *waiter, deadline time.Time) er
 			}
 			s.rdeadline = deadline
 		}
-		n, err := s.udpRead(s.rbuf)
+		n, err := s.udpRead()
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				// An earlier request's deadline, or a cancellation's:
@@ -471,29 +481,24 @@ func (s *Session) readFor(ctx context.Context, w *waiter, deadline time.Time) er
 	return nil
 }
 
-// udpRead reads a datagram of a direct session into b. The receive is a
+// udpRead reads a datagram of a direct session into rbuf. The receive is a
 // system call the runtime does not see (internal/rawsys), and the wait
 // for the datagram goes through the network poller: a read through the
 // net package entered the runtime's system-call state, which wakes its
 // monitor thread whenever it sleeps, and the monitor then polls every
 // 20 µs for a millisecond; in a walk that was every request or so.
-func (s *Session) udpRead(b []byte) (int, error) {
+func (s *Session) udpRead() (int, error) {
 	if s.raw == nil {
-		return s.conn.Read(b)
+		return s.conn.Read(s.rbuf)
 	}
-	var n int
-	var rerr error
-	err := s.raw.Read(func(fd uintptr) bool {
-		n, rerr = rawsys.Recv(int(fd), b, 0)
-		return rerr != unix.EAGAIN
-	})
-	if err == nil && rerr != nil {
-		err = os.NewSyscallError("read", rerr)
+	err := s.raw.Read(s.recv)
+	if err == nil && s.rerr != nil {
+		err = os.NewSyscallError("read", s.rerr)
 	}
 	if err != nil {
 		return 0, s.opError("read", err)
 	}
-	return n, nil
+	return s.rn, nil
 }
 
 // opError wraps err as the net package does the errors of a connection's
