@@ -121,12 +121,16 @@ authUser log informer priv
 	if n := got["3/Inform/udp"]; n != nil && string(n.Security.EngineID) != string(receiverEngine) {
 		t.Errorf("v3 inform to engine %x, want the receiver's %x", n.Security.EngineID, receiverEngine)
 	}
+	// Each inform target's acknowledgement is counted after its session
+	// is dialed, so that once counted the session can be read here.
 	deadline := time.Now().Add(3 * time.Second)
-	for o.Targets()["v3inform"].Acked.Load() < 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	for _, name := range []string{"inform", "v3inform"} {
+		for o.Targets()[name].Acked.Load() < 1 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 	for _, tg := range o.targets {
-		if tg.cfg.Inform {
+		if tg.cfg.Inform && tg.Stats.Acked.Load() > 0 {
 			if srtt, _, rto := tg.session.RTT(); srtt <= 0 || rto >= tg.cfg.Session.Timeout {
 				t.Errorf("%s: the adaptive timer measured nothing (srtt %v, rto %v)", tg.cfg.Name, srtt, rto)
 			}
