@@ -155,7 +155,7 @@ func (s *udpServer) Drain(timeout time.Duration) error {
 // take turns at its read lock, and with a single request outstanding, as
 // in a walk, a second reader would only add a wake-up per request on
 // another CPU. On Linux the primary reader waits within a burst of
-// requests in ppoll(2) on its own thread and between bursts, as the
+// requests in recvmmsg(2) on its own thread and between bursts, as the
 // others do while joined, through the runtime's network poller
 // (mmsgReader.read, readJoined). If a reader fails, Serve closes the
 // server and returns the error.

@@ -24,8 +24,8 @@ import (
 
 // udpSocket is a UDP server's socket in blocking mode, outside the
 // runtime's network poller: within a burst of requests the primary
-// reader waits for the next datagram in ppoll(2) on its own thread, which
-// the kernel wakes when the datagram arrives (see mmsgReader.read).
+// reader waits for the next datagram in recvmmsg(2) on its own thread,
+// which the kernel wakes when the datagram arrives (see mmsgReader.read).
 // Through the poller, every datagram of a walk (one request outstanding
 // at a time) cost a goroutine park and wake-up: an epoll_wait return on
 // some thread, a scheduler pass and a futex wake-up of another thread
@@ -303,18 +303,22 @@ func (u *udpSocket) newReader(log *slog.Logger) udpReader {
 // in the kernel, unseen by the runtime, before it waits through the
 // runtime's network poller: longer than a manager takes between the
 // requests of a walk, short enough that a reader idle between bursts
-// holds no P.
+// holds no P. As SO_RCVTIMEO the kernel rounds it up to its clock tick
+// (4 ms at 250 Hz).
 const burstWait = 2 * time.Millisecond
 
 // read waits for at least one datagram and reads what is queued. Between
 // bursts of requests the primary reader waits through the runtime's
 // network poller (waitIdle), holding no P and no thread in a system call;
-// once a request came, it waits for the next in ppoll(2), made without
-// telling the runtime (internal/rawsys), for up to burstWait. A blocking
-// read seen by the runtime woke its monitor thread at the start of every
-// burst, which then polled every 20 µs for a millisecond: 0.7 ms of the
-// 1.2 ms a lone GetBulk of sysUpTime cost, 1 to 2 ms of a walk. With a
-// single P the reader blocks in recvmmsg as before (readBlocking): a P
+// once a request came, it waits for the next in recvmmsg(2), made without
+// telling the runtime (internal/rawsys) and bounded by burstWait (the
+// socket's SO_RCVTIMEO while the burst lasts): one system call per
+// request, where a ppoll(2) before the receive took two, 0.86 to 0.95 of
+// the agent's CPU per walk. A blocking read seen by the runtime woke its
+// monitor thread at the start of every burst, which then polled every
+// 20 µs for a millisecond: 0.7 ms of the 1.2 ms a lone GetBulk of
+// sysUpTime cost, 1 to 2 ms of a walk. With a single P the reader blocks
+// in recvmmsg without a bound, seen by the runtime (readBlocking): a P
 // held by a raw wait would keep every other goroutine waiting.
 func (r *mmsgReader) read() (int, error) {
 	for {
@@ -328,24 +332,18 @@ func (r *mmsgReader) read() (int, error) {
 				return r.readBlocking()
 			}
 			n, err := r.waitIdle()
+			if n > 0 && err == nil {
+				r.startBurst()
+			}
 			if err != nil || n > 0 {
-				r.burst = n > 0
 				return n, err
 			}
 			continue
 		}
-		ready, e := rawsys.WaitReadable(r.u.fd, burstWait)
-		if e == unix.EINTR {
-			// The runtime's signal: let it preempt this goroutine or
-			// stop the world before waiting again.
-			runtime.Gosched()
-			continue
-		}
-		if !ready {
-			r.burst = false
-			continue
-		}
-		n, errno := r.recv(unix.MSG_DONTWAIT)
+		// MSG_WAITFORONE: wait for the first datagram (SO_RCVTIMEO
+		// bounds the wait, and a signal ends it), then take only what
+		// is already queued.
+		n, errno := r.recv(unix.MSG_WAITFORONE, true)
 		if r.u.closed.Load() {
 			return 0, net.ErrClosed
 		}
@@ -354,13 +352,39 @@ func (r *mmsgReader) read() (int, error) {
 			if n > 0 {
 				return n, nil
 			}
-		case unix.EINTR, unix.EAGAIN, unix.ECONNREFUSED, unix.EHOSTUNREACH, unix.ENETUNREACH:
-			// Another reader was first, or an ICMP error for an
-			// earlier reply (see readBlocking).
+		case unix.EINTR:
+			// The runtime's signal: let it preempt this goroutine or
+			// stop the world before waiting again.
+			runtime.Gosched()
+		case unix.EAGAIN:
+			// Nothing for burstWait: the burst is over.
+			r.endBurst()
+		case unix.ECONNREFUSED, unix.EHOSTUNREACH, unix.ENETUNREACH:
+			// An ICMP error for an earlier reply (see readBlocking).
 		default:
 			return 0, &net.OpError{Op: "recvmmsg", Net: "udp", Err: errno}
 		}
 	}
+}
+
+// startBurst bounds the socket's blocking receives by burstWait
+// (SO_RCVTIMEO) for the burst that begins; endBurst lifts the bound, so
+// that a reader blocked in recvmmsg between bursts (readBlocking) is not
+// woken every burstWait. A reader that cannot set it waits through the
+// poller for every datagram instead.
+func (r *mmsgReader) startBurst() bool {
+	tv := unix.NsecToTimeval(int64(burstWait))
+	if rawsys.SetsockoptTimeval(r.u.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv) != nil {
+		return false
+	}
+	r.burst = true
+	return true
+}
+
+func (r *mmsgReader) endBurst() {
+	r.burst = false
+	var tv unix.Timeval
+	rawsys.SetsockoptTimeval(r.u.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 }
 
 // waitIdle waits through the poller (readJoined) and then takes the
@@ -377,7 +401,7 @@ func (r *mmsgReader) readBlocking() (int, error) {
 	for {
 		// MSG_WAITFORONE: wait for the first datagram, then take only
 		// what is already queued.
-		n, errno := r.recv(unix.MSG_WAITFORONE)
+		n, errno := r.recv(unix.MSG_WAITFORONE, false)
 		if r.u.closed.Load() {
 			return 0, net.ErrClosed
 		}
@@ -395,13 +419,14 @@ func (r *mmsgReader) readBlocking() (int, error) {
 	}
 }
 
-// recv reads a batch with recvmmsg(2) and flags; one that cannot wait
-// (MSG_DONTWAIT) is made without telling the runtime.
-func (r *mmsgReader) recv(flags int) (int, syscall.Errno) {
+// recv reads a batch with recvmmsg(2) and flags, without telling the
+// runtime when raw is set: for a read that cannot wait (MSG_DONTWAIT) or
+// whose wait SO_RCVTIMEO bounds (a burst's).
+func (r *mmsgReader) recv(flags int, raw bool) (int, syscall.Errno) {
 	for i := range r.in {
 		r.in[i].Hdr.Namelen = unix.SizeofSockaddrAny
 	}
-	if flags&unix.MSG_DONTWAIT != 0 {
+	if raw {
 		return rawsys.Recvmmsg(r.u.fd, &r.in[0], udpBatch, flags)
 	}
 	n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(r.u.fd), uintptr(unsafe.Pointer(&r.in[0])), udpBatch, uintptr(flags), 0, 0)
@@ -436,7 +461,7 @@ func (r *mmsgReader) readJoined() (int, error) {
 	calls := 0
 	err := r.wait.rc.Read(func(uintptr) bool {
 		calls++
-		n, errno = r.recv(unix.MSG_DONTWAIT)
+		n, errno = r.recv(unix.MSG_DONTWAIT, true)
 		// Wait once for the socket to become readable, then return
 		// whatever the read found.
 		return errno != unix.EAGAIN || calls > 1

@@ -16,26 +16,33 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// threadsInRecv counts this process's threads blocked in recvmmsg(2) or
-// ppoll(2) (/proc/self/task/TID/syscall): a UDP reader waiting for a
-// datagram with a thread of its own.
+// threadsInRecv counts this process's threads blocked in recvmmsg(2)
+// (/proc/self/task/TID/syscall): a UDP reader waiting for a datagram with
+// a thread of its own.
 func threadsInRecv(t *testing.T) int {
+	t.Helper()
+	return len(recvThreads(t))
+}
+
+// recvThreads returns the IDs of this process's threads blocked in
+// recvmmsg(2).
+func recvThreads(t *testing.T) []string {
 	t.Helper()
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
-	n := 0
+	var ids []string
 	for _, task := range tasks {
 		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/syscall")
 		if err != nil {
 			continue
 		}
-		if f := strings.Fields(string(b)); len(f) > 0 && (f[0] == strconv.Itoa(unix.SYS_RECVMMSG) || f[0] == strconv.Itoa(unix.SYS_PPOLL)) {
-			n++
+		if f := strings.Fields(string(b)); len(f) > 0 && f[0] == strconv.Itoa(unix.SYS_RECVMMSG) {
+			ids = append(ids, task.Name())
 		}
 	}
-	return n
+	return ids
 }
 
 // TestUDPJoinedReaderHoldsNoThread: while a slow request is served, the
@@ -81,7 +88,7 @@ func TestUDPJoinedReaderHoldsNoThread(t *testing.T) {
 				return
 			}
 		}
-		t.Fatalf("%s: %d threads in recvmmsg or ppoll, want %d", what, n, want)
+		t.Fatalf("%s: %d threads in recvmmsg, want %d", what, n, want)
 	}
 	waitFor(0, "idle")
 	answered := make(chan struct{})
@@ -107,7 +114,7 @@ func TestUDPJoinedReaderHoldsNoThread(t *testing.T) {
 	default:
 	}
 	if n := threadsInRecv(t); n != 0 {
-		t.Errorf("while the slow request is served: %d threads in recvmmsg or ppoll, want 0 (the joined reader waits through the poller)", n)
+		t.Errorf("while the slow request is served: %d threads in recvmmsg, want 0 (the joined reader waits through the poller)", n)
 	}
 	<-answered
 	// The next requests are answered, and then no reader waits with a
@@ -280,5 +287,96 @@ func TestUDPOneP(t *testing.T) {
 			return
 		}
 	}
-	t.Errorf("idle with one P: %d threads in recvmmsg or ppoll, want 1 (the primary reader, blocked in recvmmsg)", n)
+	t.Errorf("idle with one P: %d threads in recvmmsg, want 1 (the primary reader, blocked in recvmmsg)", n)
+}
+
+// threadRuns is how many times the scheduler has put thread id of this
+// process on a CPU (schedstat's third field).
+func threadRuns(t *testing.T, id string) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/task/" + id + "/schedstat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		t.Fatalf("schedstat of thread %s: %q", id, b)
+	}
+	n, err := strconv.Atoi(f[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestUDPBurstBoundLifted: within a burst the primary reader's receive
+// is bounded by burstWait (SO_RCVTIMEO); when the burst ends the bound is
+// lifted, so that a reader then blocked in recvmmsg (with one P) sleeps
+// until the next datagram instead of waking every burstWait.
+func TestUDPBurstBoundLifted(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	s, err := ListenDatagrams("udp4", "127.0.0.1:0", echoHandler{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	go s.Serve()
+	c, err := net.Dial("udp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 16)
+	exchange := func(i int) {
+		t.Helper()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		c.Write([]byte{byte(i)})
+		if n, err := c.Read(buf); err != nil || n != 1 || buf[0] != byte(i) {
+			t.Fatalf("request %d: % x, %v", i, buf[:n], err)
+		}
+	}
+	for i := range 20 {
+		exchange(i)
+	}
+	// Each of the server's sockets (one per CPU) is checked: the kernel
+	// picks the one that receives the client's datagrams.
+	bound := func() (string, error) {
+		for _, u := range s.s {
+			tv, err := unix.GetsockoptTimeval(u.sock.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO)
+			if err != nil {
+				return "", err
+			}
+			if tv.Sec != 0 || tv.Usec != 0 {
+				return fmt.Sprintf("%d.%06d s", tv.Sec, tv.Usec), nil
+			}
+		}
+		return "", nil
+	}
+	var left string
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if left, err = bound(); err != nil {
+			t.Fatal(err)
+		}
+		if left == "" && threadsInRecv(t) == 0 {
+			break
+		}
+	}
+	if left != "" {
+		t.Fatalf("SO_RCVTIMEO after the burst: %s, want none", left)
+	}
+	runtime.GOMAXPROCS(1)
+	exchange(20)
+	var ids []string
+	for deadline := time.Now().Add(2 * time.Second); len(ids) != 1 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		ids = recvThreads(t)
+	}
+	if len(ids) != 1 {
+		t.Fatalf("idle with one P: %d threads in recvmmsg, want 1", len(ids))
+	}
+	before := threadRuns(t, ids[0])
+	time.Sleep(200 * time.Millisecond)
+	if n := threadRuns(t, ids[0]) - before; n > 5 {
+		t.Errorf("the reader blocked in recvmmsg ran %d times in 200 ms without a datagram, want at most 5", n)
+	}
+	exchange(21)
 }

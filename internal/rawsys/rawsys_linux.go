@@ -137,16 +137,11 @@ func Sendmmsg(fd int, msgs *unix.Mmsghdr, n int) (int, unix.Errno) {
 	return int(r), e
 }
 
-// WaitReadable waits up to d for fd to become readable (ppoll(2)). It
-// returns EINTR when a signal came first: the runtime's, to preempt the
-// calling goroutine or to stop the world, after which the caller must
-// call into the runtime (runtime.Gosched) before waiting again. A signal
-// ends ppoll whatever the handler's flags, so the wait is bounded by d.
-func WaitReadable(fd int, d time.Duration) (bool, unix.Errno) {
-	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
-	ts := unix.NsecToTimespec(int64(d))
-	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
-	return e == 0 && n > 0, e
+// SetsockoptTimeval is setsockopt(2) of a struct timeval option (SO_RCVTIMEO,
+// SO_SNDTIMEO).
+func SetsockoptTimeval(fd, level, opt int, tv *unix.Timeval) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt), uintptr(unsafe.Pointer(tv)), unsafe.Sizeof(*tv), 0)
+	return errno(e)
 }
 
 // EpollCtl is epoll_ctl(2) of fd with events in the epoll set ep.

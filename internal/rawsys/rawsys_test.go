@@ -2,6 +2,7 @@ package rawsys
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"testing"
@@ -63,54 +64,71 @@ func TestLocalFS(t *testing.T) {
 	}
 }
 
-// TestWaitAndRecv: WaitReadable returns at its timeout when nothing
-// comes and at once when a datagram is queued, which Recv then takes;
-// Recv and Send do not wait.
-func TestWaitAndRecv(t *testing.T) {
-	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+// TestBoundedRecv: on a blocking socket whose SO_RCVTIMEO is set
+// (SetsockoptTimeval), Recvmmsg with MSG_WAITFORONE returns EAGAIN at the
+// bound when nothing comes and takes a datagram when it comes; Recv does
+// not wait.
+func TestBoundedRecv(t *testing.T) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	rc, err := c.SyscallConn()
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(fd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fd int
-	rc.Control(func(s uintptr) { fd = int(s) })
+	tv := unix.NsecToTimeval(int64(20 * time.Millisecond))
+	if err := SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	iov := unix.Iovec{Base: &buf[0]}
+	iov.SetLen(len(buf))
+	var msg unix.Mmsghdr
+	msg.Hdr.Iov, msg.Hdr.Iovlen = &iov, 1
 	for {
 		// A signal of the runtime's (EINTR) ends the wait early.
 		t0 := time.Now()
-		ready, e := WaitReadable(fd, 20*time.Millisecond)
+		n, e := Recvmmsg(fd, &msg, 1, unix.MSG_WAITFORONE)
 		if e == unix.EINTR {
 			continue
 		}
-		if ready || e != 0 {
-			t.Fatalf("WaitReadable on an empty socket: %v, %v", ready, e)
+		if e != unix.EAGAIN {
+			t.Fatalf("Recvmmsg on an empty socket: %d, %v, want EAGAIN", n, e)
 		}
 		if d := time.Since(t0); d < 15*time.Millisecond {
-			t.Errorf("WaitReadable returned after %v, before its 20 ms", d)
+			t.Errorf("Recvmmsg returned after %v, before its 20 ms", d)
 		}
 		break
 	}
-	buf := make([]byte, 16)
 	if _, err := Recv(fd, buf, 0); err != unix.EAGAIN {
 		t.Errorf("Recv on an empty socket: %v, want EAGAIN", err)
 	}
-	s, err := net.Dial("udp", c.LocalAddr().String())
+	s, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	s.Write([]byte("ping"))
-	ready := false
-	for deadline := time.Now().Add(5 * time.Second); !ready && time.Now().Before(deadline); {
-		ready, _ = WaitReadable(fd, time.Second)
+	n, e := Recvmmsg(fd, &msg, 1, unix.MSG_WAITFORONE)
+	for deadline := time.Now().Add(5 * time.Second); (e == unix.EINTR || e == unix.EAGAIN) && time.Now().Before(deadline); {
+		n, e = Recvmmsg(fd, &msg, 1, unix.MSG_WAITFORONE)
 	}
-	if !ready {
-		t.Fatal("WaitReadable: a queued datagram not seen")
+	if e != 0 || n != 1 || string(buf[:msg.Len]) != "ping" {
+		t.Fatalf("Recvmmsg: %d, %q, %v", n, buf[:msg.Len], e)
 	}
-	if n, err := Recv(fd, buf, 0); err != nil || string(buf[:n]) != "ping" {
-		t.Errorf("Recv: %q, %v", buf[:n], err)
+	s.Write([]byte("pong"))
+	var err2 error
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if n, err2 = Recv(fd, buf, 0); err2 != unix.EAGAIN {
+			break
+		}
+	}
+	if err2 != nil || string(buf[:n]) != "pong" {
+		t.Errorf("Recv: %q, %v", buf[:n], err2)
 	}
 }
