@@ -139,8 +139,8 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 		fmt.Sprintf("For each variant a network namespace is created with lo, veth pairs (the first with addresses of both families and a gateway), routes added with ip route, an idle TCP connection on 127.0.0.1 held open inside it, and sleeping processes started on the host; three agents are started inside it, and the manager (tsnmp's manager package, in-process) opens its sockets in it and walks from an ordinary goroutine: tsnmpd and Net-SNMP's snmpd with the same snmpd.conf, and a second snmpd (%q) whose snmpd.conf is the same with one line added, `rwcommunity %s 127.0.0.1 .1.3.6.1.4.1.8072.1.5`, a community that can read and write NET-SNMP-AGENT-MIB's nsCache group and nothing else (the other agents' files do not have it). A full walk is a GetBulk walk (max-repetitions 25, one session) of IF-MIB's interfaces group and ifXTable, IP-MIB with IP-FORWARD-MIB, ICMP, TCP-MIB, UDP-MIB, HOST-RESOURCES-MIB and UCD-SNMP-MIB; the hrSWRunTable row walks hrSWRunTable alone.", freshSnmpd, nsCacheCommunity),
 		"Freshness: tsnmpd keeps each kernel reading 1 s, except the scan of the processes' open files behind TCP-MIB's and UDP-MIB's process columns, which it keeps 5 s. snmpd keeps the readings its nsCacheTable (1.3.6.1.4.1.8072.1.5.3.1) lists for 3 to 60 s (see the note on the rows). Right after the second snmpd has started, the manager, through that community over SNMPv2c, reads its nsCacheTable and SETs nsCacheTimeout (column 2; the row's index is the cached subtree's OID) of every row to 1 s, one SET per row, then reads the table back; the experiment fails if any row does not read 1 s, and the table is read again after the variant's walks with the same check. Caches that snmpd reloads on a timer of their own timeout (NETSNMP_CACHE_AUTO_RELOAD) then reload every second between walks too, which the CPU per walk does not count (the column of CPU between walks does). snmpd has other readings outside nsCacheTable, its memory, CPU and file-system data (UCD-SNMP-MIB's memory group and systemStats, hrStorageTable, hrProcessorLoad, hrFSTable, dskTable), whose own timers are unchanged in both snmpds.",
 		fmt.Sprintf("Walks are %v apart (each walk starts at least %v after the end of the previous walk of any agent), past tsnmpd's and the second snmpd's 1 s caches, so both read the kernel afresh for every walk; the first snmpd keeps its defaults, which favours it. The three agents are alternated walk by walk, the order rotated from one repetition to the next; %d repetitions per point after %d warm-up; the median is shown.", gap, gap, env.Reps, env.Warmup),
-		"Agent CPU per walk is the growth of the CPU time the agent's threads have used (/proc/PID/task/TID/schedstat, in nanoseconds) across the walk, summed over the repetitions; CPU per object divides it by the varbinds the walk returned. Thread runs per walk is how many times the scheduler put one of the agent's threads on a CPU during the walk (schedstat's third field): wake-ups and ends of preemptions, whose cost varies from one machine, and one moment of a virtual machine, to another. CPU between walks is the rest of the agent's CPU time over the point's walks of all three agents, warm-up included, per second of the time its own walks did not take.")
-	t := &Table{Columns: []string{"variant", "walk", "agent", "varbinds", "requests", "median ms", "spread ms", "agent CPU ms/walk", "agent CPU µs/object", "agent thread runs/walk", "agent CPU between walks ms/s",
+		"Agent CPU per walk is the growth of the CPU time the agent's threads have used (/proc/PID/task/TID/schedstat, in nanoseconds) across the walk, summed over the repetitions; CPU per object divides it by the varbinds the walk returned. Thread runs per walk is how many times the scheduler put one of the agent's threads on a CPU during the walk (schedstat's third field): wake-ups and ends of preemptions, whose cost varies from one machine, and one moment of a virtual machine, to another. CPU between walks is the rest of the agent's CPU time over the point's walks of all three agents, warm-up included, per second of the time its own walks did not take. Manager CPU per walk is the same growth for the benchmark's own process, whose manager walks every agent: a walk's requests follow one another, so its time is about the agent's CPU, the manager's and the kernel's delivery between them.")
+	t := &Table{Columns: []string{"variant", "walk", "agent", "varbinds", "requests", "median ms", "spread ms", "agent CPU ms/walk", "agent CPU µs/object", "agent thread runs/walk", "agent CPU between walks ms/s", "manager CPU ms/walk",
 		"tsnmpd / snmpd (time)", "tsnmpd / snmpd (CPU per object)", "tsnmpd / snmpd, 1 s caches (time)", "tsnmpd / snmpd, 1 s caches (CPU per object)"}}
 	s.Tables = append(s.Tables, t)
 	variants := hostVariants(env.Quick)
@@ -210,6 +210,7 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 			lat := map[*Proc][]float64{}
 			cpu := map[*Proc]time.Duration{}
 			runs := map[*Proc]uint64{}
+			mgr := map[*Proc]time.Duration{}
 			vbs, reqs := map[*Proc]int{}, map[*Proc]int{}
 			// For the CPU between walks: each agent's CPU time when the
 			// point starts, and its CPU and time inside its own walks.
@@ -227,7 +228,7 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 					case <-time.After(gap):
 					}
 					var nv, nr int
-					var d, used time.Duration
+					var d, used, mused time.Duration
 					var ran uint64
 					var err error
 					// A walk that fails (a datagram lost on a loaded machine
@@ -237,11 +238,13 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 							failed++
 						}
 						c0, r0 := threadCPU(p.Pid())
+						m0, _ := threadCPU(os.Getpid())
 						wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 						nv, nr, d, err = hostWalk(wctx, w, p, wk.roots)
 						cancel()
+						m1, _ := threadCPU(os.Getpid())
 						c1, r1 := threadCPU(p.Pid())
-						used, ran = c1-c0, r1-r0
+						used, ran, mused = c1-c0, r1-r0, m1-m0
 						inCPU[p] += used
 						inTime[p] += d
 						if err == nil || ctx.Err() != nil {
@@ -255,6 +258,7 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 						lat[p] = append(lat[p], float64(d)/1e6)
 						cpu[p] += used
 						runs[p] += ran
+						mgr[p] += mused
 						vbs[p], reqs[p] = nv, nr
 					}
 				}
@@ -279,7 +283,7 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 				if p == a.tsnmpd {
 					ratios = []string{Ratio(med[p], med[a.snmpd]), Ratio(perObj[p], perObj[a.snmpd]), Ratio(med[p], med[fresh]), Ratio(perObj[p], perObj[fresh])}
 				}
-				t.Add(append([]string{v.name, wk.name, p.Name, fmt.Sprint(vbs[p]), fmt.Sprint(reqs[p]), Num(sm.Median), sm.Spread(), Num(cpuMS), Num(perObj[p]), fmt.Sprint(runs[p] / uint64(len(lat[p]))), Num(between[p])}, ratios...)...)
+				t.Add(append([]string{v.name, wk.name, p.Name, fmt.Sprint(vbs[p]), fmt.Sprint(reqs[p]), Num(sm.Median), sm.Spread(), Num(cpuMS), Num(perObj[p]), fmt.Sprint(runs[p] / uint64(len(lat[p]))), Num(between[p]), Num(float64(mgr[p].Microseconds()) / 1000 / float64(len(lat[p])))}, ratios...)...)
 				if wk.name == "full" {
 					series[p.Name].AddBar(sm)
 				}
