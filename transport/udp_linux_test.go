@@ -231,6 +231,33 @@ func TestUDPLoneRequestsLeaveMonitorAsleep(t *testing.T) {
 	}
 }
 
+// startEcho serves echoHandler on a loopback UDP port until the test
+// ends and returns the server and an exchange with it: byte i is sent
+// and must come back within 10 s.
+func startEcho(t *testing.T) (*DatagramServer, func(i int)) {
+	t.Helper()
+	s, err := ListenDatagrams("udp4", "127.0.0.1:0", echoHandler{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	go s.Serve()
+	c, err := net.Dial("udp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	buf := make([]byte, 16)
+	return s, func(i int) {
+		t.Helper()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		c.Write([]byte{byte(i)})
+		if n, err := c.Read(buf); err != nil || n != 1 || buf[0] != byte(i) {
+			t.Fatalf("request %d: % x, %v", i, buf[:n], err)
+		}
+	}
+}
+
 // TestUDPOneP: with a single P the primary reader waits in a blocking
 // recvmmsg(2) the runtime sees, idle and within bursts alike (a wait the
 // runtime does not see would hold the only P and keep every other
@@ -238,12 +265,7 @@ func TestUDPLoneRequestsLeaveMonitorAsleep(t *testing.T) {
 // another goroutine keeps running.
 func TestUDPOneP(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	s, err := ListenDatagrams("udp4", "127.0.0.1:0", echoHandler{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	go s.Serve()
+	_, exchange := startEcho(t)
 	ticks := make(chan struct{}, 1000)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -262,21 +284,11 @@ func TestUDPOneP(t *testing.T) {
 			}
 		}
 	}()
-	c, err := net.Dial("udp", s.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	buf := make([]byte, 16)
 	for i := 0; i < 200; i++ {
 		if i%50 == 49 {
 			time.Sleep(10 * time.Millisecond) // past burstWait: a lone request
 		}
-		c.SetDeadline(time.Now().Add(10 * time.Second))
-		c.Write([]byte{byte(i)})
-		if n, err := c.Read(buf); err != nil || n != 1 || buf[0] != byte(i) {
-			t.Fatalf("request %d: % x, %v", i, buf[:n], err)
-		}
+		exchange(i)
 	}
 	if len(ticks) == 0 {
 		t.Error("the ticker goroutine never ran while requests were served")
@@ -315,26 +327,7 @@ func threadRuns(t *testing.T, id string) int {
 // until the next datagram instead of waking every burstWait.
 func TestUDPBurstBoundLifted(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	s, err := ListenDatagrams("udp4", "127.0.0.1:0", echoHandler{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	go s.Serve()
-	c, err := net.Dial("udp", s.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	buf := make([]byte, 16)
-	exchange := func(i int) {
-		t.Helper()
-		c.SetDeadline(time.Now().Add(10 * time.Second))
-		c.Write([]byte{byte(i)})
-		if n, err := c.Read(buf); err != nil || n != 1 || buf[0] != byte(i) {
-			t.Fatalf("request %d: % x, %v", i, buf[:n], err)
-		}
-	}
+	s, exchange := startEcho(t)
 	for i := range 20 {
 		exchange(i)
 	}
@@ -354,6 +347,7 @@ func TestUDPBurstBoundLifted(t *testing.T) {
 	}
 	var left string
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		var err error
 		if left, err = bound(); err != nil {
 			t.Fatal(err)
 		}
