@@ -209,6 +209,11 @@ type Session struct {
 	recv func(fd uintptr) bool
 	rn   int
 	rerr error
+	// send sends wmsg on raw, leaving the result in werr: made once, as
+	// recv; the holder of wmu uses them.
+	send func(fd uintptr) bool
+	wmsg []byte
+	werr error
 	// rdeadline is the socket's read deadline as last set by a reading
 	// request (zero: unknown, set it); the holder of reading uses it.
 	rdeadline time.Time
@@ -297,6 +302,10 @@ func newSession(t Target, cfg Config, conn net.Conn, mp messageProcessor, stream
 			s.recv = func(fd uintptr) bool {
 				s.rn, s.rerr = rawsys.Recv(int(fd), s.rbuf, 0)
 				return s.rerr != unix.EAGAIN
+			}
+			s.send = func(fd uintptr) bool {
+				s.werr = rawsys.Send(int(fd), s.wmsg, 0)
+				return s.werr != unix.EAGAIN
 			}
 		}
 	default:
@@ -516,15 +525,13 @@ func dialNetwork(network string) string {
 	return network
 }
 
-// udpWrite sends b on a direct session, as udpRead reads.
+// udpWrite sends b on a direct session, as udpRead reads; s.wmu is held.
 func (s *Session) udpWrite(b []byte) error {
-	var werr error
-	err := s.raw.Write(func(fd uintptr) bool {
-		werr = rawsys.Send(int(fd), b, 0)
-		return werr != unix.EAGAIN
-	})
-	if err == nil && werr != nil {
-		err = os.NewSyscallError("write", werr)
+	s.wmsg = b
+	err := s.raw.Write(s.send)
+	s.wmsg = nil
+	if err == nil && s.werr != nil {
+		err = os.NewSyscallError("write", s.werr)
 	}
 	if err != nil {
 		return s.opError("write", err)
