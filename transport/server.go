@@ -214,8 +214,10 @@ type udpReader interface {
 	leave()
 	// close releases what the reader holds.
 	close()
-	// request returns datagram i of the last read and its source.
-	request(i int) (msg []byte, from netip.AddrPort, ok bool)
+	// request returns datagram i of the last read, its source and,
+	// where the socket is bound to a wildcard address and the kernel
+	// tells, its destination address (else an invalid Addr).
+	request(i int) (msg []byte, from netip.AddrPort, to netip.Addr, ok bool)
 	// outBuf returns reply k's buffer, to append the reply to.
 	outBuf(k int) []byte
 	// queue makes resp (appended to outBuf(k)) reply k, to the source of
@@ -312,11 +314,14 @@ func (s *udpServer) loop(local netip.AddrPort, primary bool, queued chan struct{
 		}
 		k := 0
 		for i := 0; i < n; i++ {
-			msg, from, ok := rd.request(i)
+			msg, from, to, ok := rd.request(i)
 			if !ok {
 				continue
 			}
-			ref.Remote = from
+			ref.Remote, ref.Local = from, local
+			if to.IsValid() {
+				ref.Local = netip.AddrPortFrom(to, local.Port())
+			}
 			resp := s.h.ServeSNMP(&ref, msg, rd.outBuf(k)[:0])
 			if resp == nil {
 				continue
@@ -688,9 +693,18 @@ func (d *DatagramServer) Close() error {
 // Addr returns the address the server listens on.
 func (d *DatagramServer) Addr() net.Addr { return d.s[0].Addr() }
 
-// WriteTo sends b to to.
+// WriteTo sends b to to, from the address routing picks.
 func (d *DatagramServer) WriteTo(b []byte, to netip.AddrPort) error {
-	return d.s[0].sock.writeTo(b, to)
+	return d.s[0].sock.writeTo(b, netip.Addr{}, to)
+}
+
+// WriteFrom sends b to to from the address from: on a server bound to a
+// wildcard address, the one a request of the same exchange came to (its
+// StateReference's Local), so that the peer, which sent to that address,
+// takes the datagram. Elsewhere, or when from has gone, b goes out from
+// the address routing picks.
+func (d *DatagramServer) WriteFrom(b []byte, from netip.Addr, to netip.AddrPort) error {
+	return d.s[0].sock.writeTo(b, from, to)
 }
 
 func listenUDP(network, address string, h Handler, opts *ServerOptions) (*udpServer, error) {

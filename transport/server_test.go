@@ -201,10 +201,8 @@ func TestUDPSource(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			local := net.JoinHostPort(c.listen, fmt.Sprint(port))
-			if c.listen == "::" {
-				local = "[::]:" + fmt.Sprint(port)
-			}
+			// A wildcard socket hands the request's destination.
+			local := net.JoinHostPort(c.dial, fmt.Sprint(port))
 			if want := "hello " + conn.LocalAddr().String() + " " + local; string(buf[:n]) != want {
 				t.Errorf("answer %q, want %q", buf[:n], want)
 			}

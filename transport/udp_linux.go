@@ -49,6 +49,15 @@ type udpSocket struct {
 	// waits are the epoll files of the readers that joined (readJoined),
 	// woken by close.
 	waits map[*os.File]bool
+
+	// pktinfo: the socket is bound to a wildcard address, so the kernel
+	// tells the readers each datagram's destination (IP_PKTINFO,
+	// IPV6_RECVPKTINFO) and each reply is sent from it. A reply from
+	// the address routing picks instead reaches a manager that asked
+	// another of the host's addresses from an address it does not
+	// expect: a connected socket (most managers') or a stateful
+	// firewall drops it.
+	pktinfo bool
 }
 
 // zoneIndex is an interface's index as writeTo last looked it up.
@@ -106,13 +115,32 @@ func newUDPSocket(c *net.UDPConn) (*udpSocket, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	family := unix.AF_INET6
-	if sa, err := unix.Getsockname(fd); err == nil {
-		if _, ok := sa.(*unix.SockaddrInet4); ok {
-			family = unix.AF_INET
+	u := &udpSocket{fd: fd, family: unix.AF_INET6}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	switch sa := sa.(type) {
+	case *unix.SockaddrInet4:
+		u.family = unix.AF_INET
+		if sa.Addr == [4]byte{} {
+			err = unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_PKTINFO, 1)
+			u.pktinfo = true
+		}
+	case *unix.SockaddrInet6:
+		if sa.Addr == [16]byte{} {
+			// IPv4 datagrams of a dual-stack socket come with an
+			// IPV6_PKTINFO too, their destination v4-mapped.
+			err = unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_RECVPKTINFO, 1)
+			u.pktinfo = true
 		}
 	}
-	return &udpSocket{fd: fd, family: family}, nil
+	if err != nil {
+		unix.Close(fd)
+		return nil, os.NewSyscallError("setsockopt", err)
+	}
+	return u, nil
 }
 
 // serve marks the socket in use by Serve's readers; false if it is closed.
@@ -146,8 +174,11 @@ func (u *udpSocket) closeFD() error {
 	return unix.Close(u.fd)
 }
 
-// writeTo sends b to to, outside the readers' batches.
-func (u *udpSocket) writeTo(b []byte, to netip.AddrPort) error {
+// writeTo sends b to to, outside the readers' batches: from from, when
+// the socket is bound to a wildcard address and from is valid (a
+// request's destination, as a reader found it; IPv6 link-local with its
+// zone), else from the address routing picks.
+func (u *udpSocket) writeTo(b []byte, from netip.Addr, to netip.AddrPort) error {
 	var sa unix.Sockaddr
 	a := to.Addr()
 	if u.family == unix.AF_INET {
@@ -162,14 +193,27 @@ func (u *udpSocket) writeTo(b []byte, to netip.AddrPort) error {
 		}
 		sa = sa6
 	}
+	var oob []byte
+	if u.pktinfo && from.IsValid() {
+		var ifindex uint32
+		if z := from.Zone(); z != "" && from.IsLinkLocalUnicast() {
+			ifindex = u.zoneIndex(z)
+		}
+		var c ctlBuf
+		oob = c.bytes(putPktinfo(&c, u.family, from, ifindex))
+	}
 	u.wmu.RLock()
 	defer u.wmu.RUnlock()
 	if u.closed.Load() {
 		return net.ErrClosed
 	}
 	for {
-		err := unix.Sendto(u.fd, b, 0, sa)
-		if err != unix.EINTR {
+		err := unix.Sendmsg(u.fd, b, oob, sa, 0)
+		switch {
+		case err == unix.EINTR:
+		case err != nil && len(oob) > 0:
+			oob = nil // from cannot be the source any more (see mmsgReader.send)
+		default:
 			return err
 		}
 	}
@@ -259,6 +303,13 @@ type mmsgReader struct {
 	outBufs [udpBatch][]byte
 	zones   zoneNames
 
+	// On a socket with pktinfo: the control messages received with the
+	// datagrams and sent with the replies, and each datagram's
+	// destination as request found it.
+	inCtl  [udpBatch]ctlBuf
+	outCtl [udpBatch]ctlBuf
+	dst    [udpBatch]pktDst
+
 	// wait is the epoll instance through which this reader waits while
 	// it has joined (readJoined); nil before, and noWait when it cannot
 	// be had (the reader then blocks in recvmmsg as the primary does).
@@ -295,6 +346,9 @@ func (u *udpSocket) newReader(log *slog.Logger) udpReader {
 		r.out[i].Hdr.Iov = &r.outIov[i]
 		r.out[i].Hdr.Iovlen = 1
 		r.out[i].Hdr.Name = (*byte)(unsafe.Pointer(&r.outName[i]))
+		if u.pktinfo {
+			r.in[i].Hdr.Control = (*byte)(unsafe.Pointer(&r.inCtl[i]))
+		}
 	}
 	return r
 }
@@ -422,6 +476,9 @@ func (r *mmsgReader) readBlocking() (int, error) {
 func (r *mmsgReader) recv(flags int, raw bool) (int, syscall.Errno) {
 	for i := range r.in {
 		r.in[i].Hdr.Namelen = unix.SizeofSockaddrAny
+		if r.u.pktinfo {
+			r.in[i].Hdr.SetControllen(len(ctlBuf{}) * 8)
+		}
 	}
 	if raw {
 		return rawsys.Recvmmsg(r.u.fd, &r.in[0], udpBatch, flags)
@@ -549,13 +606,67 @@ func (r *mmsgReader) close() {
 	r.wait = nil
 }
 
-func (r *mmsgReader) request(i int) ([]byte, netip.AddrPort, bool) {
+func (r *mmsgReader) request(i int) ([]byte, netip.AddrPort, netip.Addr, bool) {
 	h := &r.in[i]
 	if h.Hdr.Flags&unix.MSG_TRUNC != 0 {
-		return nil, netip.AddrPort{}, false
+		return nil, netip.AddrPort{}, netip.Addr{}, false
 	}
 	ap, ok := r.addrPort(&r.inName[i])
-	return r.inBuf[i][:h.Len], ap, ok
+	var to netip.Addr
+	if r.u.pktinfo {
+		r.dst[i] = parsePktinfo(r.inCtl[i].bytes(int(h.Hdr.Controllen)))
+		to = r.dst[i].addr.Unmap()
+		if to.IsLinkLocalUnicast() && to.Is6() && r.dst[i].ifindex != 0 {
+			to = to.WithZone(r.zones.name(r.u.fd, r.dst[i].ifindex))
+		}
+	}
+	return r.inBuf[i][:h.Len], ap, to, ok
+}
+
+// ctlBuf holds a control message: room for an in6_pktinfo, 8-byte
+// aligned as a cmsghdr must be.
+type ctlBuf [8]uint64
+
+// bytes returns the first n bytes of c.
+func (c *ctlBuf) bytes(n int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(c)), len(c)*8)[:min(n, len(c)*8)]
+}
+
+// pktDst is what the kernel told of a datagram's destination.
+type pktDst struct {
+	addr    netip.Addr // the destination address of the datagram
+	src     netip.Addr // the address to reply from; invalid: let routing choose
+	ifindex uint32     // the interface it came in on (IPv6)
+}
+
+// parsePktinfo reads the IP_PKTINFO or IPV6_PKTINFO message of a received
+// datagram's control data.
+func parsePktinfo(b []byte) pktDst {
+	for len(b) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+		n := int(h.Len)
+		if n < unix.SizeofCmsghdr || n > len(b) {
+			break
+		}
+		data := b[unix.CmsgLen(0):n]
+		switch {
+		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_PKTINFO && len(data) >= unix.SizeofInet4Pktinfo:
+			p := (*unix.Inet4Pktinfo)(unsafe.Pointer(&data[0]))
+			// ipi_spec_dst is the address to answer from: the
+			// destination itself, or for a broadcast or multicast
+			// one the receiving interface's address.
+			return pktDst{addr: netip.AddrFrom4(p.Addr), src: netip.AddrFrom4(p.Spec_dst)}
+		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_PKTINFO && len(data) >= unix.SizeofInet6Pktinfo:
+			p := (*unix.Inet6Pktinfo)(unsafe.Pointer(&data[0]))
+			d := pktDst{addr: netip.AddrFrom16(p.Addr), ifindex: p.Ifindex}
+			if !d.addr.IsMulticast() {
+				d.src = d.addr
+			}
+			return d
+		}
+		b = b[min(unix.CmsgSpace(n-unix.CmsgLen(0)), len(b)):]
+	}
+	return pktDst{}
 }
 
 func (r *mmsgReader) addrPort(name *unix.RawSockaddrAny) (netip.AddrPort, bool) {
@@ -586,12 +697,50 @@ func (r *mmsgReader) queue(k, i int, resp []byte) {
 	r.outBufs[k] = resp[:0]
 	r.outName[k] = r.inName[i]
 	r.out[k].Hdr.Namelen = r.in[i].Hdr.Namelen
+	r.out[k].Hdr.Control = nil
+	r.out[k].Hdr.SetControllen(0)
+	if d := r.dst[i]; r.u.pktinfo && d.src.IsValid() {
+		r.setSource(k, d)
+	}
 	if len(resp) == 0 {
 		r.outIov[k].Base = nil
 	} else {
 		r.outIov[k].Base = &resp[0]
 	}
 	r.outIov[k].SetLen(len(resp))
+}
+
+// setSource makes reply k go out from d's source address.
+func (r *mmsgReader) setSource(k int, d pktDst) {
+	if n := putPktinfo(&r.outCtl[k], r.u.family, d.src, d.ifindex); n > 0 {
+		r.out[k].Hdr.Control = (*byte)(unsafe.Pointer(&r.outCtl[k]))
+		r.out[k].Hdr.SetControllen(n)
+	}
+}
+
+// putPktinfo writes into c the control message (IP_PKTINFO or
+// IPV6_PKTINFO) that makes a datagram of a socket of family go out from
+// src, and returns its length: 0 when src cannot be an IPv4 socket's.
+// ifindex is the interface of an IPv6 link-local src.
+func putPktinfo(c *ctlBuf, family int, src netip.Addr, ifindex uint32) int {
+	h := (*unix.Cmsghdr)(unsafe.Pointer(c))
+	data := unsafe.Add(unsafe.Pointer(c), unix.CmsgLen(0))
+	if family == unix.AF_INET {
+		if src = src.Unmap(); !src.Is4() {
+			return 0
+		}
+		h.Level, h.Type = unix.IPPROTO_IP, unix.IP_PKTINFO
+		h.SetLen(unix.CmsgLen(unix.SizeofInet4Pktinfo))
+		*(*unix.Inet4Pktinfo)(data) = unix.Inet4Pktinfo{Spec_dst: src.As4()}
+		return unix.CmsgSpace(unix.SizeofInet4Pktinfo)
+	}
+	if !src.IsLinkLocalUnicast() {
+		ifindex = 0
+	}
+	h.Level, h.Type = unix.IPPROTO_IPV6, unix.IPV6_PKTINFO
+	h.SetLen(unix.CmsgLen(unix.SizeofInet6Pktinfo))
+	*(*unix.Inet6Pktinfo)(data) = unix.Inet6Pktinfo{Addr: src.As16(), Ifindex: ifindex} // IPv4 v4-mapped
+	return unix.CmsgSpace(unix.SizeofInet6Pktinfo)
 }
 
 // send sends the replies, first without waiting and without telling the
@@ -609,6 +758,15 @@ func (r *mmsgReader) send(k int) {
 			sent += int(n)
 		case unix.EINTR:
 		default:
+			if r.out[sent].Hdr.Control != nil {
+				// The address the request came to cannot be the
+				// source (it was removed meanwhile: EINVAL for IPv6,
+				// ENETUNREACH for IPv4): reply from the one routing
+				// picks.
+				r.out[sent].Hdr.Control = nil
+				r.out[sent].Hdr.SetControllen(0)
+				continue
+			}
 			// The first datagram failed (a firewall, an unreachable
 			// source): skip it.
 			if r.log.Enabled(context.Background(), slog.LevelDebug) {

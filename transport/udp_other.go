@@ -31,8 +31,9 @@ func (u *udpSocket) close(bool) error {
 func (u *udpSocket) stopReceiving() error { return nil }
 func (u *udpSocket) pending() bool        { return false }
 
-// writeTo sends b to to, outside the readers' batches.
-func (u *udpSocket) writeTo(b []byte, to netip.AddrPort) error {
+// writeTo sends b to to, outside the readers' batches, from the address
+// routing picks.
+func (u *udpSocket) writeTo(b []byte, _ netip.Addr, to netip.AddrPort) error {
 	_, err := u.conn.WriteToUDPAddrPort(b, to)
 	return err
 }
@@ -71,13 +72,13 @@ func (r *pollReader) readJoined() (int, error) { return r.read() }
 func (r *pollReader) leave()                   {}
 func (r *pollReader) close()                   {}
 
-func (r *pollReader) request(i int) ([]byte, netip.AddrPort, bool) {
+func (r *pollReader) request(i int) ([]byte, netip.AddrPort, netip.Addr, bool) {
 	from, ok := r.in[i].Addr.(*net.UDPAddr)
 	if !ok {
-		return nil, netip.AddrPort{}, false
+		return nil, netip.AddrPort{}, netip.Addr{}, false
 	}
 	ap := from.AddrPort()
-	return r.in[i].Buffers[0][:r.in[i].N], netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), true
+	return r.in[i].Buffers[0][:r.in[i].N], netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), netip.Addr{}, true
 }
 
 func (r *pollReader) outBuf(k int) []byte { return r.bufs[k] }

@@ -67,6 +67,12 @@ func startTrapd(t testing.TB, conf string, extra ...string) *trapd {
 // domains at 127.0.0.1 and one free port.
 func startTrapdAt(t testing.TB, cf string, domains []string, extra ...string) *trapd {
 	t.Helper()
+	return startTrapdOn(t, "127.0.0.1", cf, domains, extra...)
+}
+
+// startTrapdOn is startTrapdAt at host.
+func startTrapdOn(t testing.TB, host, cf string, domains []string, extra ...string) *trapd {
+	t.Helper()
 	dir := t.TempDir()
 	for range 5 {
 		port := testenv.FreePort(t)
@@ -76,7 +82,7 @@ func startTrapdAt(t testing.TB, cf string, domains []string, extra ...string) *t
 		code := make(chan int, 1)
 		args := []string{"--snmptrapd-conf", cf, "--state-dir", filepath.Join(dir, "state")}
 		for _, d := range domains {
-			args = append(args, d+":127.0.0.1:"+p)
+			args = append(args, d+":"+host+":"+p)
 		}
 		args = append(args, extra...)
 		go func() { code <- trapdMain(ctx, args, d.out, d.err) }()
@@ -205,6 +211,28 @@ func TestTrapdInterop(t *testing.T) {
 	}
 	if w, g := trapdtest.Normalize(string(wh)), trapdtest.Normalize(string(gh)); w != g {
 		t.Errorf("traphandle input differs\nsnmptrapd:\n%s\ntsnmp trapd:\n%s", w, g)
+	}
+}
+
+// TestTrapdWildcard: tsnmp trapd listening on every IPv4 address answers
+// an inform sent to 127.0.0.2 from 127.0.0.2, so that tsnmp inform, whose
+// socket is connected, takes the answer (it timed out when the answer
+// came from 127.0.0.1, the address routing picks), and logs the address
+// the notification came to, as snmptrapd does ("->[127.0.0.2]:PORT").
+func TestTrapdWildcard(t *testing.T) {
+	t.Parallel()
+	cf := filepath.Join(t.TempDir(), "snmptrapd.conf")
+	if err := os.WriteFile(cf, []byte("disableAuthorization yes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startTrapdOn(t, "0.0.0.0", cf, []string{"udp"})
+	to := "udp:127.0.0.2:" + strconv.Itoa(d.port)
+	if r := tsnmpProcess(t, "inform", "-v2c", "-c", "public", "-t", "2", "-r", "1", to, "", "SNMPv2-MIB::coldStart"); r.Code != 0 {
+		t.Fatalf("tsnmp inform to %s: exit %d: %s", to, r.Code, r.Stderr)
+	}
+	rec := d.wait(t, 1)[0]
+	if want := "->[127.0.0.2]:" + strconv.Itoa(d.port) + "]"; !strings.Contains(rec, want) {
+		t.Errorf("log %q does not name the address the inform came to (%q)", rec, want)
 	}
 }
 

@@ -91,7 +91,6 @@ type Server struct {
 	h       transport.Handler
 	opts    Options
 	popts   []dtls.ServerOption
-	local   netip.AddrPort
 	state   atomic.Pointer[serverState]
 	tickets ticketStore
 	now     func() time.Time
@@ -201,7 +200,6 @@ func Listen(a transport.Address, h transport.Handler, cfg *tlstm.ServerConfig, o
 		return nil, err
 	}
 	s.udp = u
-	s.local = netipUnmap(u.Addr().(*net.UDPAddr).AddrPort())
 	return s, nil
 }
 

@@ -147,7 +147,7 @@ func (r *reader) ServeSNMP(ref *transport.StateReference, msg, out []byte) []byt
 		return nil
 	case cur == nil:
 		if first.typ == typeHandshake && first.epoch() == 0 && isClientHello(msg) {
-			return s.hello(from, msg, out, nil)
+			return s.hello(from, ref.Local, msg, out, nil)
 		}
 		return nil
 	case first.typ == typeHandshake && first.epoch() == 0 && isClientHello(msg):
@@ -155,7 +155,7 @@ func (r *reader) ServeSNMP(ref *transport.StateReference, msg, out []byte) []byt
 		// lost its state (RFC 6347 §4.2.8), once it has shown with a
 		// cookie that it is there.
 		if next == nil {
-			return s.hello(from, msg, out, cur)
+			return s.hello(from, ref.Local, msg, out, cur)
 		}
 		return nil
 	}
@@ -176,7 +176,7 @@ func isClientHello(b []byte) bool {
 // ClientHello without a cookie gets a HelloVerifyRequest, appended to out,
 // and nothing else; one with a cookie made for it and for a starts a
 // handshake; anything else is dropped and counted.
-func (s *Server) hello(a netip.AddrPort, msg, out []byte, cur *session) []byte {
+func (s *Server) hello(a, local netip.AddrPort, msg, out []byte, cur *session) []byte {
 	h, err := parseHello(msg)
 	if err != nil {
 		s.hellos.malformed.Add(1)
@@ -202,7 +202,7 @@ func (s *Server) hello(a netip.AddrPort, msg, out []byte, cur *session) []byte {
 		// A late copy of the ClientHello that made the association.
 		return nil
 	}
-	if s.startHandshake(a, msg, &h) {
+	if s.startHandshake(a, local, msg, &h) {
 		s.hellos.started.Add(1)
 	}
 	return nil
@@ -214,8 +214,8 @@ func (s *Server) hello(a netip.AddrPort, msg, out []byte, cur *session) []byte {
 // retransmits). pion/dtls is given the ClientHello without its cookie
 // before the ClientHello itself (see cookie.go), and its records of epoch
 // 0 are numbered on from first's record sequence number (hsConn.WriteTo).
-func (s *Server) startHandshake(a netip.AddrPort, first []byte, h *hello) bool {
-	x := &session{s: s, addr: a}
+func (s *Server) startHandshake(a, local netip.AddrPort, first []byte, h *hello) bool {
+	x := &session{s: s, addr: a, local: local}
 	copy(x.random[:], h.random)
 	x.hs = &hsConn{x: x, in: make(chan []byte, hsQueue), closed: make(chan struct{}), rd: deadline.New(),
 		cookie: bytes.Clone(h.cookie), seqOffset: h.recordSeq}
@@ -397,11 +397,15 @@ func (c *hsConn) WriteTo(b []byte, _ net.Addr) (int, error) {
 		}
 		return n, nil
 	}
-	if err := c.x.s.udp.WriteTo(b, c.x.addr); err != nil {
+	if err := c.x.write(b); err != nil {
 		return 0, err
 	}
 	return n, nil
 }
+
+// write sends a datagram of the association to the peer, from the
+// address its ClientHello came to.
+func (x *session) write(b []byte) error { return x.s.udp.WriteFrom(b, x.local.Addr(), x.addr) }
 
 // Close implements net.PacketConn.
 func (c *hsConn) Close() error {
@@ -431,7 +435,11 @@ type session struct {
 	s    *Server
 	sc   *connset.Conn
 	addr netip.AddrPort
-	ref  transport.StateReference
+	// local is the address the peer's ClientHello came to, which every
+	// datagram of the association is sent from (the listener may be
+	// bound to a wildcard address).
+	local netip.AddrPort
+	ref   transport.StateReference
 
 	// The handshake; both are dropped when the record layer takes over.
 	pion *dtls.Conn
@@ -540,7 +548,7 @@ func (s *Server) serveConn(sc *connset.Conn) {
 	if !x.resumed && !s.opts.DisableTickets {
 		x.psk, x.chain = s.ticketState(&st)
 	}
-	x.ref = transport.StateReference{Domain: transport.DTLS, Local: s.local, Remote: x.addr, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: x, MaxMessage: maxPlaintext}
+	x.ref = transport.StateReference{Domain: transport.DTLS, Local: x.local, Remote: x.addr, SecurityName: name, SecurityLevel: 3, SameSecurity: true, Session: x, MaxMessage: maxPlaintext}
 	x.rd, x.wr, x.epoch, x.win = k.rd, k.wr, k.epoch, k.win
 	x.wseq.Store(k.seq)
 	x.last.Store(time.Now().UnixNano())
@@ -588,14 +596,14 @@ func (s *Server) serveConn(sc *connset.Conn) {
 			// sender's) overflowed the queue of datagrams held
 			// during the takeover (earlyQueue), and the rest was lost.
 			for _, d := range flight {
-				s.udp.WriteTo(d, x.addr)
+				x.write(d)
 			}
 			break
 		}
 		x.mu.Unlock()
 		for _, d := range early {
 			if resp := x.datagram(d, make([]byte, 0, 512)); resp != nil {
-				s.udp.WriteTo(resp, x.addr)
+				x.write(resp)
 			}
 		}
 	}
@@ -640,7 +648,7 @@ func (x *session) resendFlight() {
 		x.s.records.retransmits.Add(1)
 	}
 	for _, d := range f {
-		x.s.udp.WriteTo(d, x.addr)
+		x.write(d)
 	}
 }
 
@@ -710,7 +718,7 @@ func (x *session) datagram(b, out []byte) []byte {
 					// built so far goes first, so that no reply
 					// datagram grows past the path MTU estimate (or
 					// the 65,507 octets of a UDP datagram).
-					s.udp.WriteTo(out[base:], x.addr)
+					x.write(out[base:])
 					out = append(out[:base], resp...)
 				} else {
 					out = append(out, resp...)
@@ -834,7 +842,7 @@ func (x *session) Close() error {
 		// session is gone.
 		b := x.seal(append(make([]byte, x.wr.prefix(), x.wr.prefix()+2+tagLen), alertWarning, alertCloseNotify), typeAlert)
 		if b != nil {
-			s.udp.WriteTo(b, x.addr)
+			x.write(b)
 		}
 	}
 	if pion != nil {
