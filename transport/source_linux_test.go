@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 )
 
@@ -22,20 +21,7 @@ import (
 // namespace with more addresses on lo: IPv4, IPv6, and IPv4 through a
 // dual-stack socket.
 func TestUDPReplySource(t *testing.T) {
-	if err := netns.Available(); err != nil {
-		if testenv.InCI() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	ns, err := netns.New("tsnmp-udpsrc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ns.Delete()
-	if err := ns.IPBatch("link set lo up\naddr add 192.0.2.1/32 dev lo\naddr add 2001:db8::1/128 dev lo nodad\n"); err != nil {
-		t.Fatal(err)
-	}
+	ns := testenv.NetNS(t, "tsnmp-udpsrc", extraAddrs)
 	for _, c := range []struct{ network, listen, from, to string }{
 		{"udp4", "0.0.0.0", "127.0.0.1", "192.0.2.1"},
 		{"udp6", "::", "::1", "2001:db8::1"},
@@ -91,6 +77,10 @@ func TestUDPReplySource(t *testing.T) {
 	}
 }
 
+// extraAddrs puts an address of each family on lo besides 127.0.0.1 and
+// ::1.
+const extraAddrs = "link set lo up\naddr add 192.0.2.1/32 dev lo\naddr add 2001:db8::1/128 dev lo nodad\n"
+
 // handlerFunc is a Handler made of a function.
 type handlerFunc func(ref *StateReference, msg, out []byte) []byte
 
@@ -101,20 +91,7 @@ func (f handlerFunc) ServeSNMP(ref *StateReference, msg, out []byte) []byte { re
 // the reply then goes out from the address routing picks, which a
 // manager with an unconnected socket (as Net-SNMP's) still takes.
 func TestUDPReplySourceGone(t *testing.T) {
-	if err := netns.Available(); err != nil {
-		if testenv.InCI() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	ns, err := netns.New("tsnmp-udpgone")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ns.Delete()
-	if err := ns.IPBatch("link set lo up\naddr add 192.0.2.1/32 dev lo\naddr add 2001:db8::1/128 dev lo nodad\n"); err != nil {
-		t.Fatal(err)
-	}
+	ns := testenv.NetNS(t, "tsnmp-udpgone", extraAddrs)
 	for _, c := range []struct{ network, listen, from, to, prefix string }{
 		{"udp4", "0.0.0.0", "127.0.0.1", "192.0.2.1", "/32"},
 		{"udp6", "::", "::1", "2001:db8::1", "/128"},

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 )
 
@@ -16,20 +15,7 @@ import (
 // name of the interface it came in on, and that the answer reaches the
 // sender.
 func TestUDPLinkLocalSource(t *testing.T) {
-	if err := netns.Available(); err != nil {
-		if testenv.InCI() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	ns, err := netns.New("tsnmp-udpzone")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ns.Delete()
-	if err := ns.IPBatch("link add za type veth peer name zb\nlink set za up\nlink set zb up\naddr add fe80::a/64 dev za nodad\naddr add fe80::b/64 dev zb nodad\n"); err != nil {
-		t.Fatal(err)
-	}
+	ns := testenv.NetNS(t, "tsnmp-udpzone", "link add za type veth peer name zb\nlink set za up\nlink set zb up\naddr add fe80::a/64 dev za nodad\naddr add fe80::b/64 dev zb nodad\n")
 	if err := ns.Do(func() error {
 		port := testenv.FreePort(t)
 		s, err := Listen(Address{Domain: UDP, Network: "udp6", Host: "fe80::a%za", Port: port}, sourceHandler{}, nil)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tsnmp/tsnmp/internal/localhost"
+	"github.com/tsnmp/tsnmp/internal/netns"
 )
 
 // Net-SNMP's tools and agents keep persistent state (snmpapp.conf,
@@ -240,4 +241,33 @@ func Build(t testing.TB, pkg string, flags ...string) string {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
+}
+
+// NetNS creates a network namespace named from prefix, removed when the
+// test ends, and runs the ip commands of script (one a line, may be
+// empty) inside it. Where namespaces are not available the test is
+// skipped, or fails under CI=true.
+func NetNS(t testing.TB, prefix, script string) *netns.NS {
+	t.Helper()
+	if err := netns.Available(); err != nil {
+		if InCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ns, err := netns.New(prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := ns.Delete(); err != nil {
+			t.Error(err)
+		}
+	})
+	if script != "" {
+		if err := ns.IPBatch(script); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ns
 }

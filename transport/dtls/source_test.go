@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/transport"
 )
@@ -20,20 +19,7 @@ import (
 // socket, bound to 127.0.0.1, takes only datagrams from 192.0.2.1, where
 // routing would pick 127.0.0.1 for answers.
 func TestWildcardListenerSource(t *testing.T) {
-	if err := netns.Available(); err != nil {
-		if testenv.InCI() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	ns, err := netns.New("tsnmp-dtlssrc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ns.Delete()
-	if err := ns.IPBatch("link set lo up\naddr add 192.0.2.1/32 dev lo\nroute replace local 192.0.2.1 dev lo table local src 127.0.0.1\n"); err != nil {
-		t.Fatal(err)
-	}
+	ns := testenv.NetNS(t, "tsnmp-dtlssrc", "link set lo up\naddr add 192.0.2.1/32 dev lo\nroute replace local 192.0.2.1 dev lo table local src 127.0.0.1\n")
 	p := testPKI(t)
 	if err := ns.Do(func() error {
 		s, err := Listen(transport.Address{Domain: transport.DTLS, Network: "udp4", Host: "0.0.0.0", Port: testenv.FreePort(t)},
