@@ -27,6 +27,9 @@ type limitedAgent struct {
 	requests      [][2]int32 // request ID and number of varbinds, per GetBulk
 	refused, sent int
 	delay         time.Duration // before each answer
+	// answerFrom, if set, is the socket the answers go out on: one on
+	// another address, as some devices answer.
+	answerFrom *net.UDPConn
 }
 
 func startLimitedAgent(t *testing.T, rows, limit int, drop bool) *limitedAgent {
@@ -78,7 +81,10 @@ func startLimitedAgent(t *testing.T, rows, limit int, drop bool) *limitedAgent {
 				continue
 			}
 			a.sent++
-			delay := a.delay
+			delay, out := a.delay, c
+			if a.answerFrom != nil {
+				out = a.answerFrom
+			}
 			a.mu.Unlock()
 			time.Sleep(delay)
 			last := make([]snmp.OID, len(vbs))
@@ -92,7 +98,7 @@ func startLimitedAgent(t *testing.T, rows, limit int, drop bool) *limitedAgent {
 					resp.PDU.VarBinds = append(resp.PDU.VarBinds, vb)
 				}
 			}
-			c.WriteToUDP(snmp.AppendMessage(nil, resp), from)
+			out.WriteToUDP(snmp.AppendMessage(nil, resp), from)
 		}
 	}()
 	t.Cleanup(func() { c.Close(); <-done })
@@ -207,6 +213,41 @@ func TestAdaptiveRepetitions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnconnectedUDPSocket: a target that answers from another of its
+// addresses (127.0.0.2 for requests to 127.0.0.1) is scraped by a module
+// with use_unconnected_udp_socket, whose session takes answers from any
+// address, and not by the same module without it, whose connected socket
+// drops them.
+func TestUnconnectedUDPSocket(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "snmp.yml")
+	loose := strings.Replace(strings.TrimPrefix(limitedConf, "modules:\n"), "  table:\n", "  loose:\n    use_unconnected_udp_socket: true\n", 1)
+	conf := strings.Replace(limitedConf, "retries: 1", "retries: 0", 1) + loose
+	os.WriteFile(f, []byte(conf), 0o600)
+	_, url := newTestExporter(t, f)
+	a := startLimitedAgent(t, 5, 1000, false)
+	other, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	a.mu.Lock()
+	a.answerFrom = other
+	a.mu.Unlock()
+	target := a.conn.LocalAddr().String()
+	code, body := get(t, url+"/snmp?module=loose&target="+target)
+	if code != 200 {
+		t.Fatalf("module with use_unconnected_udp_socket: %d %s", code, body)
+	}
+	for r := 1; r <= 5; r++ {
+		if v := metricValue(t, body, fmt.Sprintf(`a{row="%d"}`, r)); v != float64(r*10+1) {
+			t.Errorf("a{row=%d} = %v", r, v)
+		}
+	}
+	if code, body := get(t, url+"/snmp?module=table&target="+target); code == 200 && strings.Contains(body, `a{row="1"}`) {
+		t.Errorf("module without use_unconnected_udp_socket took answers from another address: %d %s", code, body)
 	}
 }
 

@@ -30,7 +30,8 @@ var privProtocols = map[string]usm.PrivProtocol{
 
 // sessionConfig turns an auth entry into a manager configuration.
 func sessionConfig(a *Auth, context, engineID string, m *Module) (manager.Config, error) {
-	c := manager.Config{Community: a.Community, Timeout: m.Timeout, Retries: *m.Retries, Retransmit: manager.RetransmitAdaptive}
+	c := manager.Config{Community: a.Community, Timeout: m.Timeout, Retries: *m.Retries, Retransmit: manager.RetransmitAdaptive,
+		UnconnectedUDP: m.UseUnconnectedUDP}
 	if c.Retries == 0 {
 		c.Retries = -1
 	}
@@ -158,12 +159,13 @@ type poolKey struct {
 	privPass, engineID, contextName string
 	timeout                         time.Duration
 	retries                         int
+	unconnected                     bool
 	auth                            *Auth
 }
 
 func keyOf(target string, cfg manager.Config, a *Auth) poolKey {
 	return poolKey{target, cfg.Version, cfg.Community, cfg.User, cfg.Level, cfg.AuthProtocol, cfg.AuthPassword,
-		cfg.PrivProtocol, cfg.PrivPassword, string(cfg.ContextEngineID), cfg.ContextName, cfg.Timeout, cfg.Retries, a}
+		cfg.PrivProtocol, cfg.PrivPassword, string(cfg.ContextEngineID), cfg.ContextName, cfg.Timeout, cfg.Retries, cfg.UnconnectedUDP, a}
 }
 
 // get returns the session for key, dialling one if there is none; the

@@ -20,9 +20,9 @@ type Pool struct {
 var DefaultPool = &Pool{}
 
 func poolKey(t Target, c *Config) string {
-	return fmt.Sprintf("%s|%v|%q|%q|%d|%d|%q|%d|%q|%x|%x|%q|%v|%d|%d|%q|%v|%x|%x|%x|%x", t.String(), c.Version, c.Community, c.User, c.Level,
+	return fmt.Sprintf("%s|%v|%q|%q|%d|%d|%q|%d|%q|%x|%x|%q|%v|%d|%d|%q|%v|%v|%x|%x|%x|%x", t.String(), c.Version, c.Community, c.User, c.Level,
 		c.AuthProtocol, c.AuthPassword, c.PrivProtocol, c.PrivPassword, c.ContextEngineID, c.SecurityEngineID, c.ContextName,
-		c.Timeout, c.Retries, c.Retransmit, c.LocalAddr, c.ShortIDs,
+		c.Timeout, c.Retries, c.Retransmit, c.LocalAddr, c.ShortIDs, c.UnconnectedUDP,
 		c.AuthKey, c.PrivKey, c.AuthLocalKey, c.PrivLocalKey)
 }
 

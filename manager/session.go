@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -99,6 +100,14 @@ type Config struct {
 	// ShortIDs keeps request-ids and msgIDs below 2^15 (snmp.conf's
 	// 16bitIDs), for agents that take no larger ones.
 	ShortIDs bool
+	// UnconnectedUDP leaves a UDP session's socket unconnected: answers
+	// are taken from any address and matched to their requests by
+	// request-id (msgID for SNMPv3), as Net-SNMP's tools take them, for
+	// agents that answer from another of their addresses than the one
+	// asked (snmp_exporter's use_unconnected_udp_socket). A connected
+	// socket, the default, takes datagrams from the agent's address
+	// only.
+	UnconnectedUDP bool
 
 	// Logger receives debug messages about what the session did on its
 	// own (a refused resumption retried with a full handshake); nil logs
@@ -314,6 +323,44 @@ func newSession(t Target, cfg Config, conn net.Conn, mp messageProcessor, stream
 	return s
 }
 
+// unconnectedUDP is a UDP socket that sends to the agent's address and
+// reads datagrams from any (Config.UnconnectedUDP). It is read by a
+// goroutine of the session's (readPackets).
+type unconnectedUDP struct {
+	*net.UDPConn
+	raddr *net.UDPAddr
+}
+
+// listenUnconnected opens an unconnected UDP socket on network, bound to
+// local if set, for the agent at addr.
+func listenUnconnected(ctx context.Context, network, addr string, local net.Addr) (*unconnectedUDP, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ipNet := "ip"
+	if network == "udp4" || network == "udp6" {
+		ipNet = "ip" + network[3:]
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, ipNet, host)
+	if err != nil {
+		return nil, err
+	}
+	p, err := net.LookupPort(network, port)
+	if err != nil {
+		return nil, err
+	}
+	la, _ := local.(*net.UDPAddr)
+	c, err := net.ListenUDP(network, la)
+	if err != nil {
+		return nil, err
+	}
+	return &unconnectedUDP{UDPConn: c, raddr: net.UDPAddrFromAddrPort(netip.AddrPortFrom(ips[0].Unmap(), uint16(p)))}, nil
+}
+
+func (c *unconnectedUDP) Write(b []byte) (int, error) { return c.WriteToUDP(b, c.raddr) }
+func (c *unconnectedUDP) RemoteAddr() net.Addr        { return c.raddr }
+
 // isUDP reports whether conn is a plain UDP socket, which a request can
 // read with a deadline and go on using after the deadline passed.
 func isUDP(conn net.Conn) bool {
@@ -357,6 +404,13 @@ func DialTarget(ctx context.Context, t Target, cfg Config) (*Session, error) {
 		d.LocalAddr = la
 	}
 	if !t.Stream() {
+		if cfg.UnconnectedUDP {
+			c, err := listenUnconnected(ctx, network, t.Addr(), d.LocalAddr)
+			if err != nil {
+				return nil, err
+			}
+			return newSession(t, cfg, c, mp, false, nil), nil
+		}
 		c, err := d.DialContext(ctx, network, t.Addr())
 		if err != nil {
 			return nil, err
