@@ -804,10 +804,11 @@ func TestUnitsUnderSystemd(t *testing.T) {
 			}
 		}
 		// Its start-up line, then the trap in snmptrapd's format
-		// (-f -Lo: on standard output).
+		// (-f -Lo: on standard output), naming the address the trap
+		// came to on the wildcard socket, as snmptrapd does.
 		s.output("tsnmp-trapd", 0, regexp.MustCompile(`tsnmp trapd: listening on udp:162, engine ID [0-9a-f]+`), "trapd's start-up line")
 		trap("public", "1.3.6.1.6.3.1.1.5.1")
-		s.output("tsnmp-trapd", 0, regexp.MustCompile(`\[UDP: \[127\.0\.0\.1\]:\d+->\[0\.0\.0\.0\]:162\]:\n[^\n]*snmpTrapOID\.0 = OID: SNMPv2-MIB::coldStart`), "the trap, logged")
+		s.output("tsnmp-trapd", 0, regexp.MustCompile(`\[UDP: \[127\.0\.0\.1\]:\d+->\[127\.0\.0\.1\]:162\]:\n[^\n]*snmpTrapOID\.0 = OID: SNMPv2-MIB::coldStart`), "the trap, logged")
 		if out := strings.TrimSpace(s.must("stat", "-c", "%a", "/var/lib/private/tsnmp-trapd")); out != "700" {
 			t.Errorf("/var/lib/private/tsnmp-trapd: mode %s, want 700", out)
 		}
