@@ -1,4 +1,4 @@
-package netns
+package netns_test
 
 import (
 	"net"
@@ -6,17 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 )
 
 func TestNamespace(t *testing.T) {
-	if err := Available(); err != nil {
+	if err := netns.Available(); err != nil {
 		if testenv.InCI() {
 			t.Fatal(err)
 		}
 		t.Skip(err)
 	}
-	ns, err := New("tsnmp-nstest")
+	ns, err := netns.New("tsnmp-nstest")
 	if err != nil {
 		t.Fatal(err)
 	}
