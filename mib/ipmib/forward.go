@@ -19,6 +19,8 @@ var (
 	IpRouteEntry        = snmp.OID{1, 3, 6, 1, 2, 1, 4, 21, 1}
 	InetCidrRouteNumber = snmp.OID{1, 3, 6, 1, 2, 1, 4, 24, 6}
 	InetCidrRouteEntry  = snmp.OID{1, 3, 6, 1, 2, 1, 4, 24, 7, 1}
+	// IpDefaultRouterEntry is IP-MIB's ipDefaultRouterTable (RFC 4293).
+	IpDefaultRouterEntry = snmp.OID{1, 3, 6, 1, 2, 1, 4, 37, 1}
 	// ForwardModuleID is ipForward, for sysORTable.
 	ForwardModuleID = snmp.OID{1, 3, 6, 1, 2, 1, 4, 24}
 )
@@ -35,6 +37,17 @@ type routeSnap struct {
 	cidr []routeRow // IPv4 routes, ipCidrRouteTable's index in index
 	// legacy are ipRouteTable's rows, in cidr.
 	legacy []*routeRow
+	// routers are ipDefaultRouterTable's rows.
+	routers []routerRow
+}
+
+// routerRow is one default router: ipDefaultRouterTable's index
+// (InetAddressType, InetAddress, ifIndex), its lifetime in seconds and
+// its preference.
+type routerRow struct {
+	index    snmp.OID
+	lifetime uint32
+	pref     int64
 }
 
 // readRoutes takes one route dump per family: IPv4 routes of the main
@@ -58,6 +71,9 @@ func (m *MIB) readRoutes(time.Time) *routeSnap {
 			}
 			if r.Type != unix.RTN_UNICAST && r.Type != unix.RTN_LOCAL && r.Type != unix.RTN_MULTICAST && r.Type != unix.RTN_ANYCAST {
 				continue
+			}
+			if d, ok := defaultRouter(r); ok {
+				s.routers = append(s.routers, d)
 			}
 			nh := r.Gateway
 			remote := nh != nil
@@ -94,7 +110,55 @@ func (m *MIB) readRoutes(time.Time) *routeSnap {
 		*t = slices.CompactFunc(*t, func(a, b routeRow) bool { return a.index.Equal(b.index) })
 	}
 	s.legacy = s.legacyRoutes()
+	slices.SortStableFunc(s.routers, func(a, b routerRow) int { return a.index.Compare(b.index) })
+	// Two default routes through the same router and interface (other
+	// metrics) are one router: the first, of the lower metric, stays.
+	s.routers = slices.CompactFunc(s.routers, func(a, b routerRow) bool { return a.index.Equal(b.index) })
 	return s
+}
+
+// defaultRouter returns the ipDefaultRouterTable row of a default route
+// through a router on one interface (multipath routes name neither at
+// their top). As Net-SNMP: an IPv4 router is there for good (lifetime
+// 65,535 s, the most the column holds) at medium preference, and an IPv6
+// route is a default router while it has a lifetime, which a router
+// advertisement gives it (a static IPv6 default route has none and is
+// not listed, as in Net-SNMP). Its preference is the advertisement's
+// (RFC 4191, RTA_PREF), where Net-SNMP says medium for every router.
+func defaultRouter(r rtnl.Route) (routerRow, bool) {
+	if r.DstLen != 0 || r.Gateway == nil || r.OIF == 0 || r.Type != unix.RTN_UNICAST || r.Table != unix.RT_TABLE_MAIN {
+		return routerRow{}, false
+	}
+	d := routerRow{index: append(inetIndex(nil, r.Gateway), r.OIF), lifetime: 65535}
+	if r.Family == unix.AF_INET6 {
+		if r.Expires == 0 {
+			return routerRow{}, false
+		}
+		d.lifetime = min(r.Expires/100, 65535) // clock ticks to seconds
+		switch r.Pref {
+		case 1: // ICMPV6_ROUTER_PREF_HIGH
+			d.pref = 1
+		case 2: // ICMPV6_ROUTER_PREF_INVALID: reserved(-2)
+			d.pref = -2
+		case 3: // ICMPV6_ROUTER_PREF_LOW
+			d.pref = -1
+		}
+	}
+	return d, true
+}
+
+type routerRows []routerRow
+
+func (s routerRows) Len() int             { return len(s) }
+func (s routerRows) Index(i int) snmp.OID { return s[i].index }
+func (s routerRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
+	switch col {
+	case 4: // ipDefaultRouterLifetime
+		return snmp.Gauge32Value(s[i].lifetime), true
+	case 5: // ipDefaultRouterPreference
+		return snmp.IntegerValue(s[i].pref), true
+	}
+	return snmp.Value{}, false
 }
 
 func v4Index(dst []uint32, a []byte) []uint32 {
@@ -119,6 +183,8 @@ func (m *MIB) initRoutes() {
 		Rows: func(r *mib.Request) mib.Rows { return inetRouteRows{m.routes.Get(r)} }}
 	m.legacyRoutes = mib.Table{Entry: IpRouteEntry, Columns: []uint32{1, 2, 3, 7, 8, 9, 11, 13},
 		Rows: func(r *mib.Request) mib.Rows { return legacyRouteRows(m.routes.Get(r).legacy) }}
+	m.routers = mib.Table{Entry: IpDefaultRouterEntry, Columns: []uint32{4, 5},
+		Rows: func(r *mib.Request) mib.Rows { return routerRows(m.routes.Get(r).routers) }}
 	m.cidrRoutes = mib.Table{Entry: IpCidrRouteEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16},
 		Rows: func(r *mib.Request) mib.Rows { return cidrRouteRows{m.routes.Get(r)} }}
 }

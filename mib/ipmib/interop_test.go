@@ -1,6 +1,7 @@
 package ipmib
 
 import (
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,6 +47,7 @@ route add 10.0.0.0/8 via 198.51.100.1 metric 20
 route add 172.16.0.0/12 dev br0 table 100
 route add 2001:db8:99::/48 via 2001:db8::fe
 route add default via 2001:db8::fe metric 1024
+route add default via fe80::1 dev vb metric 2048 expires 600 pref high
 route add 2001:db8:77::/48 dev br0 table 100
 `
 
@@ -138,6 +140,41 @@ func TestInteropNetSNMP(t *testing.T) {
 	rules[ip+"24.4.1."] = mibtest.Rule{}
 	rules[ip+"24.6."] = mibtest.Rule{}
 	rules["route:"] = mibtest.Rule{}
+	// ipDefaultRouterTable: the IPv4 default router, and the IPv6 one
+	// with a lifetime (as a router advertisement gives it), not the
+	// static IPv6 default route (no lifetime), in both. The lifetime
+	// counts down between the walks. Net-SNMP says medium for every
+	// router; tsnmpd gives the route's preference (RFC 4191), high here.
+	rules[ip+"37.1."] = mibtest.Rule{}
+	rules[ip+"37.1.4."] = mibtest.Rule{Tol: 10}
+	rtr6 := "2.16.254.128.0.0.0.0.0.0.0.0.0.0.0.0.0.1." + ifIndexOf(t, ns, "vb")
+	rules[ip+"37.1.5."+rtr6] = mibtest.Rule{Skip: "ipDefaultRouterPreference: Net-SNMP says medium(0) for every router"}
+	for k, want := range map[string]string{
+		ip + "37.1.4.1.4.192.0.2.254." + ifIndexOf(t, ns, "va"): "65535",
+		ip + "37.1.5.1.4.192.0.2.254." + ifIndexOf(t, ns, "va"): "0",
+		ip + "37.1.5." + rtr6: "1",
+	} {
+		if ours[k] != want {
+			t.Errorf("%s = %q, want %q", k, ours[k], want)
+		}
+	}
+	if v, err := strconv.Atoi(ours[ip+"37.1.4."+rtr6]); err != nil || v < 500 || v > 600 {
+		t.Errorf("the IPv6 router's lifetime: %q, want 500 to 600 s", ours[ip+"37.1.4."+rtr6])
+	}
+	routers := 0
+	for k := range theirs {
+		if strings.HasPrefix(k, ip+"37.1.4.") {
+			routers++
+		}
+	}
+	if routers != 2 {
+		t.Errorf("Net-SNMP lists %d default routers, want 2", routers)
+	}
+	for k := range ours {
+		if strings.HasPrefix(k, ip+"37.1.4.2.16.32.1.13.184.") {
+			t.Errorf("%s: the static IPv6 default route listed as a default router", k)
+		}
+	}
 	// ipSystemStatsTable: counters move with the walks' packets on lo.
 	rules[ip+"31.1.1."] = mibtest.Rule{Tol: 1000, Frac: 0.01}
 	for _, c := range []string{"5.", "6.", "32.", "33.", "36.", "37.", "40.", "41."} { // octets
@@ -304,4 +341,21 @@ func checkInterfaceTables(t *testing.T, ns *netns.NS, ours map[string]string) {
 	if id := ours[ip+"30.1.3."+va]; len(id) != len("hex:")+16 {
 		t.Errorf("ipv6InterfaceIdentifier of va = %q, want 8 octets", id)
 	}
+}
+
+// ifIndexOf returns the ifIndex of interface name in namespace ns.
+func ifIndexOf(t *testing.T, ns *netns.NS, name string) string {
+	t.Helper()
+	var idx int
+	if err := ns.Do(func() error {
+		i, err := net.InterfaceByName(name)
+		if err != nil {
+			return err
+		}
+		idx = i.Index
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return strconv.Itoa(idx)
 }

@@ -82,6 +82,7 @@ type MIB struct {
 	routes                     procfs.Cache[*routeSnap]
 	routeNumber                mib.Scalars
 	inetRoutes, cidrRoutes     mib.Table
+	routers                    mib.Table
 	sysStatsFrom               fromNet[*sysStatsSnap]
 	ifStatsCache               procfs.Cache[[]ifStatsRow]
 	ifStats                    mib.Table
@@ -171,6 +172,7 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(IpRouteEntry, &m.legacyRoutes)
 	tree.Register(IpNetToMediaEntry, &m.media)
 	tree.Register(IpCidrRouteEntry, &m.cidrRoutes)
+	tree.Register(IpDefaultRouterEntry, &m.routers)
 	tree.Register(InetCidrRouteNumber, &m.routeNumber)
 	tree.Register(InetCidrRouteEntry, &m.inetRoutes)
 	tree.Register(IpSystemStatsEntry, &m.sysStats)

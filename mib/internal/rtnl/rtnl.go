@@ -290,6 +290,13 @@ type Route struct {
 	Gateway  []byte
 	OIF      uint32
 	Priority uint32
+	// Expires is the time left to a route that expires (an IPv6 route
+	// a router advertisement made), in clock ticks (USER_HZ, 100 a
+	// second): RTA_CACHEINFO's rta_expires; 0 for one that does not.
+	Expires uint32
+	// Pref is an IPv6 route's router preference (RTA_PREF, RFC 4191:
+	// 0 medium, 1 high, 3 low).
+	Pref uint8
 }
 
 // ParseRoute decodes an RTM_NEWROUTE payload. A missing RTA_DST is the
@@ -328,6 +335,18 @@ func ParseRoute(b []byte) (Route, error) {
 		case unix.RTA_TABLE:
 			if len(v) >= 4 {
 				r.Table = binary.NativeEndian.Uint32(v)
+			}
+		case unix.RTA_CACHEINFO:
+			// struct rta_cacheinfo: rta_clntref, rta_lastuse, then
+			// rta_expires (signed: negative once past).
+			if len(v) >= 12 {
+				if e := int32(binary.NativeEndian.Uint32(v[8:])); e > 0 {
+					r.Expires = uint32(e)
+				}
+			}
+		case unix.RTA_PREF:
+			if len(v) >= 1 {
+				r.Pref = v[0]
 			}
 		}
 	})

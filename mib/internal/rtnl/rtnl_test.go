@@ -170,6 +170,28 @@ func TestParseRoute(t *testing.T) {
 	if r, err := ParseRoute(b); err != nil || len(r.Dst) != 4 {
 		t.Errorf("default route: %+v %v", r, err)
 	}
+	// An IPv6 default route from a router advertisement: a lifetime
+	// (rta_expires, in clock ticks) and a preference; an expired one
+	// (negative rta_expires) has none.
+	if r, err := ParseRoute(raRouteMsg(60000)); err != nil || r.Expires != 60000 || r.Pref != 1 || len(r.Gateway) != 16 {
+		t.Errorf("router advertisement's route: %+v %v", r, err)
+	}
+	if r, err := ParseRoute(raRouteMsg(-5)); err != nil || r.Expires != 0 {
+		t.Errorf("expired route: %+v %v", r, err)
+	}
+}
+
+// raRouteMsg is an IPv6 default route through fe80::1 with rta_expires
+// expires and RTA_PREF high.
+func raRouteMsg(expires int32) []byte {
+	b := make([]byte, unix.SizeofRtMsg)
+	b[0], b[4], b[5], b[7] = unix.AF_INET6, unix.RT_TABLE_MAIN, unix.RTPROT_RA, unix.RTN_UNICAST
+	b = append(b, attr(unix.RTA_GATEWAY, []byte{0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1})...)
+	b = append(b, attr(unix.RTA_OIF, u32(3))...)
+	ci := make([]byte, 32) // struct rta_cacheinfo
+	binary.NativeEndian.PutUint32(ci[8:], uint32(expires))
+	b = append(b, attr(unix.RTA_CACHEINFO, ci)...)
+	return append(b, attr(unix.RTA_PREF, []byte{1})...)
 }
 
 // maxFuzzInput bounds the inputs FuzzParse runs, twice the longest seed:
@@ -184,6 +206,7 @@ const maxFuzzInput = 512
 func FuzzParse(f *testing.F) {
 	f.Add(sockMsg())
 	f.Add(routeMsg())
+	f.Add(raRouteMsg(60000))
 	f.Add(addrMsg())
 	f.Add(neighMsg())
 	f.Add(neighTblMsg())
