@@ -31,14 +31,12 @@ func TestUDPReplySource(t *testing.T) {
 		t.Run(c.network+"/"+c.to, func(t *testing.T) {
 			if err := ns.Do(func() error {
 				port := testenv.FreePort(t)
-				s, err := ListenDatagrams(c.network, net.JoinHostPort(c.listen, fmt.Sprint(port)), sourceHandler{}, nil)
+				s, err := serveOn(c.network, c.listen, port, sourceHandler{})
 				if err != nil {
 					return err
 				}
 				defer s.Close()
-				go s.Serve()
-				from := net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr(c.from), 0))
-				to := net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr(c.to), uint16(port)))
+				from, to := udpAddr(c.from, 0), udpAddr(c.to, port)
 				conn, err := net.DialUDP("udp", from, to)
 				if err != nil {
 					return err
@@ -81,6 +79,21 @@ func TestUDPReplySource(t *testing.T) {
 // ::1.
 const extraAddrs = "link set lo up\naddr add 192.0.2.1/32 dev lo\naddr add 2001:db8::1/128 dev lo nodad\n"
 
+// serveOn starts a DatagramServer with h on host and port.
+func serveOn(network, host string, port int, h Handler) (*DatagramServer, error) {
+	s, err := ListenDatagrams(network, net.JoinHostPort(host, fmt.Sprint(port)), h, nil)
+	if err != nil {
+		return nil, err
+	}
+	go s.Serve()
+	return s, nil
+}
+
+// udpAddr is host (an IP address) and port.
+func udpAddr(host string, port int) *net.UDPAddr {
+	return net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr(host), uint16(port)))
+}
+
 // handlerFunc is a Handler made of a function.
 type handlerFunc func(ref *StateReference, msg, out []byte) []byte
 
@@ -105,14 +118,12 @@ func TestUDPReplySourceGone(t *testing.T) {
 			}
 			if err := ns.Do(func() error {
 				port := testenv.FreePort(t)
-				s, err := Listen(Address{Domain: UDP, Network: c.network, Host: c.listen, Port: port}, handlerFunc(del), nil)
+				s, err := serveOn(c.network, c.listen, port, handlerFunc(del))
 				if err != nil {
 					return err
 				}
 				defer s.Close()
-				go s.Serve()
-				from := net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr(c.from), 0))
-				to := net.UDPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr(c.to), uint16(port)))
+				from, to := udpAddr(c.from, 0), udpAddr(c.to, port)
 				conn, err := net.ListenUDP("udp", from)
 				if err != nil {
 					return err
