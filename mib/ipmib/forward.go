@@ -112,7 +112,8 @@ func (m *MIB) readRoutes(time.Time) *routeSnap {
 	s.legacy = s.legacyRoutes()
 	slices.SortStableFunc(s.routers, func(a, b routerRow) int { return a.index.Compare(b.index) })
 	// Two default routes through the same router and interface (other
-	// metrics) are one router: the first, of the lower metric, stays.
+	// metrics) are one router: the first the dump lists stays (the
+	// kernel lists a destination's routes by metric, lowest first).
 	s.routers = slices.CompactFunc(s.routers, func(a, b routerRow) bool { return a.index.Equal(b.index) })
 	return s
 }
