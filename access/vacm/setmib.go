@@ -2,9 +2,6 @@ package vacm
 
 import (
 	"bytes"
-	"errors"
-	"math"
-	"math/rand/v2"
 	"slices"
 	"sync"
 
@@ -24,10 +21,7 @@ import (
 // commitFailed and changes nothing. The Sets it returns let the program
 // hold sets off while it replaces the VACM itself.
 func RegisterWritableMIB(tree *mib.Tree, current func() *VACM, apply func(*Config) error) *Sets {
-	spin := &spinLock{v: rand.Int64N(math.MaxInt32 + 1)}
-	tree.Register(OIDViewSpinLock, &mib.Scalars{Prefix: OIDViewSpinLock[:len(OIDViewSpinLock)-1],
-		Objects: []mib.Scalar{{Sub: 1, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(spin.get()) }, Test: spin.test}},
-		Commit:  spin.commit})
+	tree.Register(OIDViewSpinLock, mib.NewTestAndIncr(OIDViewSpinLock[:len(OIDViewSpinLock)-1], 1, nil))
 	tree.Register(OIDContextEntry, &mib.Table{Entry: OIDContextEntry, Columns: []uint32{1},
 		Rows: func(*mib.Request) mib.Rows { return &current().mibRows().contexts }})
 	s := &setState{current: current, apply: apply}
@@ -55,43 +49,6 @@ func (h *Sets) Hold() (release func()) {
 	h.s.mu.Lock()
 	var once sync.Once
 	return func() { once.Do(h.s.mu.Unlock) }
-}
-
-// spinLock is vacmViewSpinLock, a TestAndIncr (RFC 2579): a set must
-// carry the current value, and increments it.
-type spinLock struct {
-	mu sync.Mutex
-	v  int64
-}
-
-func (l *spinLock) get() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.v
-}
-
-func (l *spinLock) test(v snmp.Value) snmp.ErrorStatus {
-	switch {
-	case v.Type != snmp.Integer:
-		return snmp.WrongType
-	case v.Int() < 0 || v.Int() > math.MaxInt32:
-		return snmp.WrongValue
-	case v.Int() != l.get():
-		return snmp.InconsistentValue
-	}
-	return snmp.NoError
-}
-
-func (l *spinLock) commit(vals map[uint32]snmp.Value) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if v, ok := vals[1]; ok {
-		if v.Int() != l.v {
-			return errors.New("vacmViewSpinLock changed since the test")
-		}
-		l.v = (l.v + 1) % (math.MaxInt32 + 1)
-	}
-	return nil
 }
 
 const (

@@ -1,7 +1,7 @@
 // Package ipmib implements IP-MIB (RFC 4293) for Linux: ipForwarding,
 // ipDefaultTTL, ipv6IpForwarding and ipv6IpDefaultHopLimit, the legacy IP
 // counters, ipAddressTable and the legacy ipAddrTable,
-// ipNetToPhysicalTable and the legacy ipNetToMediaTable,
+// ipAddressSpinLock, ipNetToPhysicalTable and the legacy ipNetToMediaTable,
 // ipv4InterfaceTable, ipv6InterfaceTable and ipv6ScopeZoneIndexTable, and
 // RFC 1213's ipRouteTable.
 //
@@ -21,7 +21,8 @@
 // as ipv6 (link-local ones too, without a zone); ipNetToMediaTable leaves
 // out incomplete entries. ipForwarding, ipDefaultTTL, ipv6IpForwarding,
 // ipv6IpDefaultHopLimit, ipv6InterfaceEnableStatus and
-// ipv6InterfaceForwarding can be set, which writes the sysctl.
+// ipv6InterfaceForwarding can be set, which writes the sysctl;
+// ipAddressSpinLock is a TestAndIncr (RFC 2579).
 package ipmib
 
 import (
@@ -92,6 +93,7 @@ type MIB struct {
 	icmpScalars                mib.Scalars
 	icmpStats, icmpMsgStats    mib.Table
 	scalars                    []*mib.Scalars
+	spinLock                   *mib.TestAndIncr // ipAddressSpinLock
 	addr, address, media, phys mib.Table
 	prefixes                   mib.Table
 
@@ -183,6 +185,7 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(m.ifaceLastChange[1].Prefix.Append(29), m.ifaceLastChange[1])
 	tree.Register(Ipv6InterfaceEntry, &v6IfaceHandler{&m.v6Ifaces, m})
 	tree.Register(IpAddressPrefixEntry, &m.prefixes)
+	tree.Register(IP.Append(33), m.spinLock)
 	tree.Register(IpAddressEntry, &m.address)
 	tree.Register(IpNetToPhysEntry, &m.phys)
 	tree.Register(Ipv6ScopeZoneIndexEntry, &m.zones)
@@ -296,6 +299,10 @@ func (m *MIB) initScalars() {
 	one(26, func(r *mib.Request) snmp.Value { return snmp.IntegerValue(m.sys.Get(r).hopLimit) })
 	m.writable(25, "/proc/sys/net/ipv6/conf/all/forwarding", 1, 2, forwardingSysctl)
 	m.writable(26, "/proc/sys/net/ipv6/conf/all/hop_limit", 1, 255, nil)
+	// ipAddressSpinLock: the advisory lock of ipAddressTable's sets,
+	// which the address table does not take (it is read-only here), kept
+	// as RFC 4293 and Net-SNMP serve it: writable, TestAndIncr.
+	m.spinLock = mib.NewTestAndIncr(IP, 33, nil)
 }
 
 // forwardingSysctl maps forwarding(1)/notForwarding(2) to the sysctl.

@@ -94,6 +94,11 @@ type Config struct {
 	SetSerialNo *int32
 }
 
+// SetPrefix is SNMPv2-MIB's snmpSet group; snmpSetSerialNo is SetPrefix.1.0.
+// (Net-SNMP's snmpd, 5.9.3 and 5.9.5 on 64-bit Linux, answers wrongLength
+// to every set of snmpSetSerialNo, so it cannot serve as the lock.)
+var SetPrefix = snmp.OID{1, 3, 6, 1, 6, 3, 1, 1, 6}
+
 // Group serves the system group.
 type Group struct {
 	descr    []byte
@@ -108,7 +113,7 @@ type Group struct {
 	scalars mib.Scalars
 	table   mib.Table
 	ors     mib.Rows // an orRows, boxed once
-	serial  *serialNo
+	serial  *mib.TestAndIncr
 }
 
 // New returns a Group for cfg.
@@ -119,7 +124,7 @@ func New(cfg Config) *Group {
 		services: int64(cfg.Services),
 		start:    cfg.Start,
 		persist:  cfg.Persist,
-		serial:   newSerialNo(cfg.SetSerialNo),
+		serial:   mib.NewTestAndIncr(SetPrefix, 1, cfg.SetSerialNo),
 	}
 	if len(g.descr) == 0 {
 		g.descr = []byte(Uname())

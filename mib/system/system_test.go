@@ -91,7 +91,7 @@ func TestWalk(t *testing.T) {
 		"1.3.6.1.2.1.1.9.1.3.2=The MIB module for SNMP entities",
 		"1.3.6.1.2.1.1.9.1.4.1=TimeTicks:0",
 		"1.3.6.1.2.1.1.9.1.4.2=TimeTicks:0",
-		"1.3.6.1.6.3.1.1.6.1.0=INTEGER:" + strconv.FormatInt(g.serial.v.Load(), 10),
+		"1.3.6.1.6.3.1.1.6.1.0=INTEGER:" + strconv.FormatInt(g.serial.Value(), 10),
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("walk:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -214,91 +214,32 @@ func TestUpTimeWraps(t *testing.T) {
 	}
 }
 
-// TestSetSerialNo checks snmpSetSerialNo's TestAndIncr semantics (RFC
-// 2579): a set with another value than the current one fails with
-// inconsistentValue and changes nothing; a set with the current value
-// increments it, wrapping from 2^31-1 to 0.
+// TestSetSerialNo checks that snmpSetSerialNo is a TestAndIncr
+// (mib.TestTestAndIncr tests the semantics) that starts at the value
+// kept by another agent when one is given.
 func TestSetSerialNo(t *testing.T) {
-	tr, g := newTree(t, Config{})
-	r := request(t, start)
 	name := oid("1.3.6.1.6.3.1.1.6.1.0")
-	get := func() int64 {
-		t.Helper()
-		v := tr.Get(r, name)
-		if v.Type != snmp.Integer {
-			t.Fatalf("snmpSetSerialNo.0 = %v, want an INTEGER", v)
-		}
-		return v.Int()
+	kept := int32(1234)
+	tr, _ := newTree(t, Config{SetSerialNo: &kept})
+	r := request(t, start)
+	if v := tr.Get(r, name); v.Type != snmp.Integer || v.Int() != 1234 {
+		t.Fatalf("snmpSetSerialNo.0 = %v, want 1234 (kept)", v)
 	}
-	set := func(v snmp.Value) snmp.ErrorStatus {
-		t.Helper()
-		s, ok := tr.Setter(name)
-		if !ok {
-			t.Fatal("snmpSetSerialNo has no setter")
-		}
-		vb := snmp.VarBind{Name: name, Value: v}
-		if st := s.TestSet(r, vb); st != snmp.NoError {
-			return st
-		}
-		return s.CommitSet(r, []snmp.VarBind{vb})
+	s, ok := tr.Setter(name)
+	if !ok {
+		t.Fatal("snmpSetSerialNo has no setter")
 	}
-	v0 := get()
-	if v0 < 0 || v0 > 2147483647 {
-		t.Fatalf("snmpSetSerialNo = %d, outside 0..2147483647", v0)
+	vb := snmp.VarBind{Name: name, Value: snmp.IntegerValue(1234)}
+	if st := s.TestSet(r, vb); st != snmp.NoError {
+		t.Fatalf("test set to the current value: %v", st)
 	}
-	wrong := (v0 + 1) % 2147483648
-	if st := set(snmp.IntegerValue(wrong)); st != snmp.InconsistentValue {
-		t.Errorf("set to %d (current %d) = %v, want inconsistentValue", wrong, v0, st)
+	if st := s.CommitSet(r, []snmp.VarBind{vb}); st != snmp.NoError {
+		t.Fatalf("set to the current value: %v", st)
 	}
-	if got := get(); got != v0 {
-		t.Errorf("after a failed set: %d, want %d unchanged", got, v0)
+	if v := tr.Get(r, name); v.Int() != 1235 {
+		t.Errorf("after a set: %v, want 1235", v)
 	}
-	if st := set(snmp.IntegerValue(v0)); st != snmp.NoError {
-		t.Fatalf("set to the current value %d = %v, want noError", v0, st)
-	}
-	if got := get(); got != wrong {
-		t.Errorf("after a set: %d, want %d", got, wrong)
-	}
-	// The same value again is stale now.
-	if st := set(snmp.IntegerValue(v0)); st != snmp.InconsistentValue {
-		t.Errorf("second set to %d = %v, want inconsistentValue", v0, st)
-	}
-	for _, c := range []struct {
-		v    snmp.Value
-		want snmp.ErrorStatus
-	}{
-		{snmp.BytesValue([]byte("1")), snmp.WrongType},
-		{snmp.Gauge32Value(uint32(get())), snmp.WrongType},
-		{snmp.IntegerValue(-1), snmp.WrongValue},
-		{snmp.IntegerValue(1 << 31), snmp.WrongValue},
-	} {
-		if st := set(c.v); st != c.want {
-			t.Errorf("set %v = %v, want %v", c.v, st, c.want)
-		}
-	}
-	s, _ := tr.Setter(name)
-	if st := s.TestSet(r, snmp.VarBind{Name: oid("1.3.6.1.6.3.1.1.6.1.1"), Value: snmp.IntegerValue(get())}); st != snmp.NoCreation {
-		t.Errorf("set snmpSetSerialNo.1 = %v, want noCreation", st)
-	}
-
-	// Wrap.
-	g.serial.v.Store(2147483647)
-	if st := set(snmp.IntegerValue(2147483647)); st != snmp.NoError {
-		t.Fatalf("set at the maximum = %v", st)
-	}
-	if got := get(); got != 0 {
-		t.Errorf("after a set at 2147483647: %d, want 0", got)
-	}
-
-	// Two requests that both passed the test: only the first commit wins.
-	cur := snmp.VarBind{Name: name, Value: snmp.IntegerValue(get())}
-	if st1, st2 := s.TestSet(r, cur), s.TestSet(r, cur); st1 != snmp.NoError || st2 != snmp.NoError {
-		t.Fatalf("tests: %v, %v", st1, st2)
-	}
-	if st := s.CommitSet(r, []snmp.VarBind{cur}); st != snmp.NoError {
-		t.Fatalf("first commit: %v", st)
-	}
-	if st := s.CommitSet(r, []snmp.VarBind{cur}); st != snmp.InconsistentValue {
-		t.Errorf("second commit of the same value: %v, want inconsistentValue", st)
+	if st := s.TestSet(r, vb); st != snmp.InconsistentValue {
+		t.Errorf("set to a stale value: %v, want inconsistentValue", st)
 	}
 }
