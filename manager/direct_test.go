@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -171,5 +174,90 @@ func TestUDPLateAnswer(t *testing.T) {
 		if got := resp.VarBinds[0].Value.Int(); got != want {
 			t.Fatalf("request %d got the answer of agent request %d, want %d", i, got, want)
 		}
+	}
+}
+
+// TestUDPWaitInKernel: a request alone in the process waits for its
+// answer in the kernel (udpsock.go), with GOMAXPROCS above 1 only;
+// requests made while another is in flight wait through the poller; a
+// request waiting in the kernel is ended by Close.
+func TestUDPWaitInKernel(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	silent := snmp.OID{1, 3, 6, 1, 4, 1, 99, 1}
+	f := startFake(t, func(_ int, req *snmp.Message) []*snmp.Message {
+		if req.PDU.VarBinds[0].Name.Equal(silent) {
+			return nil
+		}
+		return []*snmp.Message{reply(req, snmp.VarBind{Name: req.PDU.VarBinds[0].Name, Value: snmp.StringValue("x")})}
+	})
+	s := dial(t, f.addr(), Config{Version: snmp.V2c, Community: "public", Timeout: time.Minute, Retries: -1})
+	if s.udp == nil {
+		t.Fatal("the session's socket was not taken over from the net package")
+	}
+	gets := func(what string) uint64 {
+		t.Helper()
+		before := fastWaits.Load()
+		for i := range 20 {
+			if _, err := s.Get(context.Background(), sysDescr0); err != nil {
+				t.Fatalf("%s: request %d: %v", what, i, err)
+			}
+		}
+		return fastWaits.Load() - before
+	}
+	if n := gets("alone"); n < 20 {
+		t.Errorf("20 requests alone waited in the kernel %d times, want 20 or more", n)
+	}
+	runtime.GOMAXPROCS(1)
+	if n := gets("GOMAXPROCS 1"); n != 0 {
+		t.Errorf("with GOMAXPROCS 1, %d waits in the kernel, want none", n)
+	}
+	runtime.GOMAXPROCS(2)
+
+	// A request of another session that is not answered, alone when it
+	// starts, waits in the kernel first (for fastWait), then through the
+	// poller, on its own socket: the requests made meanwhile are not
+	// alone.
+	s2 := dial(t, f.addr(), Config{Version: snmp.V2c, Community: "public", Timeout: time.Minute, Retries: -1})
+	blocked := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	started := fastWaits.Load()
+	go func() {
+		_, err := s2.Get(ctx, silent)
+		blocked <- err
+	}()
+	for fastWaits.Load() == started {
+		time.Sleep(time.Millisecond)
+	}
+	if n := gets("beside another"); n != 0 {
+		t.Errorf("requests beside another in flight waited in the kernel %d times, want none", n)
+	}
+	cancel()
+	if err := <-blocked; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled request: %v", err)
+	}
+
+	// Close wakes a request blocked in the kernel: make its wait there
+	// long enough to be found in it.
+	tv := unix.NsecToTimeval(int64(time.Minute))
+	if err := unix.SetsockoptTimeval(s.udp.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		t.Fatal(err)
+	}
+	before := fastWaits.Load()
+	go func() {
+		_, err := s.Get(context.Background(), silent)
+		blocked <- err
+	}()
+	for fastWaits.Load() == before {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // into recv(2)
+	s.Close()
+	select {
+	case err := <-blocked:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("request blocked in the kernel at Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close left a request blocked in the kernel")
 	}
 }

@@ -38,7 +38,14 @@
 // message it reads for another request to that request; the others wait
 // for their answers or for the socket, one reading at a time. A walk,
 // with one request outstanding, thus gets each answer on its own
-// goroutine, without a goroutine switch. Stream sessions (TCP, TLS,
+// goroutine, without a goroutine switch. The socket is taken over from
+// the net package (udpsock.go): a request that is the only one in flight
+// in the process, in a program with more than one P, waits for its answer
+// in recv(2) itself for up to 2 ms, woken by the kernel, before waiting
+// through the runtime's network poller as every other request does, so
+// that a walk does not pay the poller's wake-up per request and a program
+// with many requests in flight holds no thread or P per waiting request.
+// Stream sessions (TCP, TLS,
 // SSH) and DTLS keep a reader goroutine, which also notices a closed
 // connection while no request waits.
 //

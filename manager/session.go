@@ -208,6 +208,10 @@ type Session struct {
 	direct  bool
 	reading chan struct{} // capacity 1: held by the request reading the socket
 	rbuf    []byte        // the reading request's receive buffer
+	// udp is a direct session's socket taken over from the net package
+	// (udpsock.go), also its conn; nil when that failed, and the
+	// session then uses raw.
+	udp *udpSock
 	// raw is a direct session's socket, read and written with system
 	// calls the runtime does not see (udpRead, udpWrite); nil when the
 	// connection gives none.
@@ -306,7 +310,9 @@ func newSession(t Target, cfg Config, conn net.Conn, mp messageProcessor, stream
 		s.direct = true
 		s.reading = make(chan struct{}, 1)
 		s.rbuf = make([]byte, 65536)
-		if rc, err := conn.(*net.UDPConn).SyscallConn(); err == nil {
+		if u, err := takeUDP(conn.(*net.UDPConn)); err == nil {
+			s.conn, s.udp = u, u
+		} else if rc, err := conn.(*net.UDPConn).SyscallConn(); err == nil {
 			s.raw = rc
 			s.recv = func(fd uintptr) bool {
 				s.rn, s.rerr = rawsys.Recv(int(fd), s.rbuf, 0)
@@ -551,6 +557,13 @@ func (s *Session) readFor(ctx context.Context, w *waiter, deadline time.Time) er
 // monitor thread whenever it sleeps, and the monitor then polls every
 // 20 µs for a millisecond; in a walk that was every request or so.
 func (s *Session) udpRead() (int, error) {
+	if s.udp != nil {
+		n, err := s.udp.receive(s.rbuf, alone())
+		if err != nil {
+			return 0, s.opError("read", syscallError("read", err))
+		}
+		return n, nil
+	}
 	if s.raw == nil {
 		return s.conn.Read(s.rbuf)
 	}
@@ -562,6 +575,15 @@ func (s *Session) udpRead() (int, error) {
 		return 0, s.opError("read", err)
 	}
 	return s.rn, nil
+}
+
+// syscallError wraps a system call's error number as the net package
+// does (os.SyscallError); other errors are returned as they are.
+func syscallError(op string, err error) error {
+	if en, ok := err.(syscall.Errno); ok {
+		return os.NewSyscallError(op, en)
+	}
+	return err
 }
 
 // opError wraps err as the net package does the errors of a connection's
@@ -581,6 +603,12 @@ func dialNetwork(network string) string {
 
 // udpWrite sends b on a direct session, as udpRead reads; s.wmu is held.
 func (s *Session) udpWrite(b []byte) error {
+	if s.udp != nil {
+		if err := s.udp.write(b); err != nil {
+			return s.opError("write", syscallError("write", err))
+		}
+		return nil
+	}
 	s.wmsg = b
 	err := s.raw.Write(s.send)
 	s.wmsg = nil
@@ -756,7 +784,7 @@ func (s *Session) write(ctx context.Context, m []byte) error {
 		s.cfg.Trace(true, m, s.conn.LocalAddr(), s.conn.RemoteAddr())
 	}
 	var err error
-	if s.raw != nil {
+	if s.udp != nil || s.raw != nil {
 		err = s.udpWrite(m)
 	} else {
 		_, err = s.conn.Write(m)
@@ -774,6 +802,8 @@ func (s *Session) write(ctx context.Context, m []byte) error {
 func (s *Session) exchange(ctx context.Context, adaptive bool, fresh bool, build func(id int32) ([]byte, error), accept func(r *received) (bool, error)) error {
 	w := waiters.Get().(*waiter)
 	defer s.release(w)
+	inFlight.Add(1)
+	defer inFlight.Add(-1)
 	attempts := s.cfg.Retries + 1
 	wait := s.cfg.Timeout
 	var rest time.Duration // the second wait of a stream's first request

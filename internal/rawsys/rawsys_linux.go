@@ -123,6 +123,16 @@ func Recv(fd int, b []byte, flags int) (int, error) {
 	}
 }
 
+// RecvBlock receives into b from fd, a blocking socket, waiting as long
+// as the socket's SO_RCVTIMEO allows (EAGAIN when nothing came), without
+// telling the runtime: the calling goroutine keeps its P while it waits,
+// so the socket's timeout must be short. It returns EINTR when a signal
+// (the runtime's preemption) ends the wait.
+func RecvBlock(fd int, b []byte) (int, error) {
+	n, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(ptr(b)), uintptr(len(b)), 0, 0, 0)
+	return int(n), errno(e)
+}
+
 // Recvmmsg is recvmmsg(2) of up to n messages into msgs. It returns
 // EINTR when interrupted (the caller decides whether to go on).
 func Recvmmsg(fd int, msgs *unix.Mmsghdr, n, flags int) (int, unix.Errno) {
