@@ -29,6 +29,7 @@ import (
 // such waits go on: no thread and no P per waiting request.
 type udpSock struct {
 	fd           int
+	open         *bool // false once Close closed fd (for the cleanup)
 	laddr, raddr net.Addr
 	ep           *os.File        // epoll instance, polled by the runtime
 	eprc         syscall.RawConn // ep's; its Control keeps ep open
@@ -112,7 +113,15 @@ func takeUDP(c *net.UDPConn) (*udpSock, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	u := &udpSock{fd: fd, laddr: c.LocalAddr(), raddr: c.RemoteAddr(), ep: ep, eprc: eprc}
+	u := &udpSock{fd: fd, open: new(bool), laddr: c.LocalAddr(), raddr: c.RemoteAddr(), ep: ep, eprc: eprc}
+	*u.open = true
+	// A session dropped without Close leaves no socket open, as the
+	// net package's finalizer saw to before (ep has its own).
+	runtime.AddCleanup(u, func(open *bool) {
+		if *open {
+			unix.Close(fd)
+		}
+	}, u.open)
 	u.recv = func(uintptr) bool {
 		u.rn, u.rerr = rawsys.Recv(u.fd, u.rb, 0)
 		return u.rerr != unix.EAGAIN
@@ -235,6 +244,7 @@ func (u *udpSock) Close() error {
 	unix.Shutdown(u.fd, unix.SHUT_RDWR)
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	*u.open = false
 	return unix.Close(u.fd)
 }
 
