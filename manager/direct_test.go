@@ -88,19 +88,27 @@ func TestUDPConcurrentOutOfOrder(t *testing.T) {
 	}
 }
 
+// silent is an OID startSilent's agent never answers.
+var silent = snmp.OID{1, 3, 6, 1, 4, 1, 99, 1}
+
+// startSilent starts an agent that answers every request with its first
+// name and "x", except those for silent, which it leaves unanswered.
+func startSilent(t *testing.T) *fakeAgent {
+	return startFake(t, func(_ int, req *snmp.Message) []*snmp.Message {
+		if req.PDU.VarBinds[0].Name.Equal(silent) {
+			return nil
+		}
+		return []*snmp.Message{reply(req, snmp.VarBind{Name: req.PDU.VarBinds[0].Name, Value: snmp.StringValue("x")})}
+	})
+}
+
 // TestUDPReaderCancelled: while one request reads the socket for an answer
 // that does not come, another request's answer is handed to it; cancelling
 // the reading request ends its read at once, the session goes on working
 // (the cancellation's read deadline does not end later reads), and Close
 // ends a request blocked in a read.
 func TestUDPReaderCancelled(t *testing.T) {
-	silent := snmp.OID{1, 3, 6, 1, 4, 1, 99, 1}
-	f := startFake(t, func(_ int, req *snmp.Message) []*snmp.Message {
-		if req.PDU.VarBinds[0].Name.Equal(silent) {
-			return nil
-		}
-		return []*snmp.Message{reply(req, snmp.VarBind{Name: req.PDU.VarBinds[0].Name, Value: snmp.StringValue("x")})}
-	})
+	f := startSilent(t)
 	s := dial(t, f.addr(), Config{Version: snmp.V2c, Community: "public", Timeout: time.Minute, Retries: -1})
 	ctx, cancel := context.WithCancel(context.Background())
 	blocked := make(chan error, 1)
@@ -183,13 +191,7 @@ func TestUDPLateAnswer(t *testing.T) {
 // request waiting in the kernel is ended by Close.
 func TestUDPWaitInKernel(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	silent := snmp.OID{1, 3, 6, 1, 4, 1, 99, 1}
-	f := startFake(t, func(_ int, req *snmp.Message) []*snmp.Message {
-		if req.PDU.VarBinds[0].Name.Equal(silent) {
-			return nil
-		}
-		return []*snmp.Message{reply(req, snmp.VarBind{Name: req.PDU.VarBinds[0].Name, Value: snmp.StringValue("x")})}
-	})
+	f := startSilent(t)
 	s := dial(t, f.addr(), Config{Version: snmp.V2c, Community: "public", Timeout: time.Minute, Retries: -1})
 	if s.udp == nil {
 		t.Fatal("the session's socket was not taken over from the net package")

@@ -75,41 +75,17 @@ func takeUDP(c *net.UDPConn) (*udpSock, error) {
 	if err != nil {
 		return nil, err
 	}
-	fd := -1
-	var derr error
-	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+	fd, err := rawsys.DupBlocking(rc)
+	if err != nil {
 		return nil, err
-	}
-	if derr != nil {
-		return nil, derr
 	}
 	tv := unix.NsecToTimeval(int64(fastWait))
-	if err := unix.SetNonblock(fd, false); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	ep, eprc, err := rawsys.NewEpollFile("udp-wait")
 	if err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	if err := unix.SetNonblock(epfd, true); err != nil {
-		unix.Close(epfd)
-		unix.Close(fd)
-		return nil, err
-	}
-	ep := os.NewFile(uintptr(epfd), "udp-wait")
-	eprc, err := ep.SyscallConn()
-	if err == nil {
-		// Only a file the runtime polls takes a deadline.
-		err = ep.SetReadDeadline(time.Time{})
-	}
-	if err != nil {
-		ep.Close()
 		unix.Close(fd)
 		return nil, err
 	}

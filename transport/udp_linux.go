@@ -103,16 +103,8 @@ func newUDPSocket(c *net.UDPConn) (*udpSocket, error) {
 	if err != nil {
 		return nil, err
 	}
-	fd := -1
-	var derr error
-	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-		return nil, err
-	}
-	if derr != nil {
-		return nil, derr
-	}
-	if err := unix.SetNonblock(fd, false); err != nil {
-		unix.Close(fd)
+	fd, err := rawsys.DupBlocking(rc)
+	if err != nil {
 		return nil, err
 	}
 	u := &udpSocket{fd: fd, family: unix.AF_INET6}
@@ -540,23 +532,8 @@ func (r *mmsgReader) readJoined() (int, error) {
 
 // openWait makes the reader's pollWait.
 func (r *mmsgReader) openWait() error {
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	f, rc, err := rawsys.NewEpollFile("udp-wait")
 	if err != nil {
-		return err
-	}
-	if err := unix.SetNonblock(epfd, true); err != nil {
-		unix.Close(epfd)
-		return err
-	}
-	f := os.NewFile(uintptr(epfd), "udp-wait")
-	rc, err := f.SyscallConn()
-	if err == nil {
-		// Only a file the runtime polls can be waited on without a
-		// thread: a deadline is refused otherwise.
-		err = f.SetReadDeadline(time.Time{})
-	}
-	if err != nil {
-		f.Close()
 		return err
 	}
 	u := r.u
