@@ -551,11 +551,12 @@ func (s *Session) readFor(ctx context.Context, w *waiter, deadline time.Time) er
 }
 
 // udpRead reads a datagram of a direct session into rbuf. The receive is a
-// system call the runtime does not see (internal/rawsys), and the wait
-// for the datagram goes through the network poller: a read through the
-// net package entered the runtime's system-call state, which wakes its
-// monitor thread whenever it sleeps, and the monitor then polls every
-// 20 µs for a millisecond; in a walk that was every request or so.
+// system call the runtime does not see (internal/rawsys): a read through
+// the net package entered the runtime's system-call state, which wakes
+// its monitor thread whenever it sleeps, and the monitor then polls every
+// 20 µs for a millisecond; in a walk that was every request or so. A
+// request alone in the process waits in the kernel first, then through
+// the network poller (udpsock.go).
 func (s *Session) udpRead() (int, error) {
 	if s.udp != nil {
 		n, err := s.udp.receive(s.rbuf, alone())

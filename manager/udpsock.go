@@ -177,8 +177,8 @@ func (u *udpSock) epollCtl(op int) error {
 	return err
 }
 
-// write sends b, waiting through the poller while the socket's buffer is
-// full.
+// write sends b; while the socket's buffer is full (rare for a
+// datagram) it waits in a blocking send, seen by the runtime.
 func (u *udpSock) write(b []byte) error {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
@@ -199,7 +199,8 @@ func (u *udpSock) write(b []byte) error {
 	}
 }
 
-// Read implements net.Conn (the session reads with receive).
+// Read implements net.Conn. The session reads with receive, one reader
+// at a time; Read is not to be used beside it.
 func (u *udpSock) Read(b []byte) (int, error) { return u.receive(b, false) }
 
 // Write implements net.Conn (the session writes with write).
