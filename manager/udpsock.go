@@ -71,11 +71,7 @@ var fastWaits atomic.Uint64
 // (which takes it out of the runtime's poller). c is left open when an
 // error is returned.
 func takeUDP(c *net.UDPConn) (*udpSock, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	fd, err := rawsys.DupBlocking(rc)
+	fd, err := rawsys.DupBlocking(c)
 	if err != nil {
 		return nil, err
 	}

@@ -99,11 +99,7 @@ func (u *udpSocket) zoneIndex(zone string) uint32 {
 // to blocking, and c is closed (which also takes it out of the poller).
 func newUDPSocket(c *net.UDPConn) (*udpSocket, error) {
 	defer c.Close()
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	fd, err := rawsys.DupBlocking(rc)
+	fd, err := rawsys.DupBlocking(c)
 	if err != nil {
 		return nil, err
 	}

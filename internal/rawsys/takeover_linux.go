@@ -8,11 +8,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DupBlocking duplicates the descriptor behind rc (close-on-exec) and
+// DupBlocking duplicates the descriptor behind c (close-on-exec) and
 // sets the duplicate to blocking: the socket taken over from the net
 // package, whose own descriptor the caller then closes, which takes the
 // socket out of the runtime's poller.
-func DupBlocking(rc syscall.RawConn) (int, error) {
+func DupBlocking(c syscall.Conn) (int, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
 	fd := -1
 	var derr error
 	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
