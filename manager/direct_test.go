@@ -186,7 +186,8 @@ func TestUDPLateAnswer(t *testing.T) {
 }
 
 // TestUDPWaitInKernel: a request alone in the process waits for its
-// answer in the kernel (udpsock.go), with GOMAXPROCS above 1 only;
+// answer in the kernel (udpsock.go), with GOMAXPROCS above 1 and without
+// Config.PollerWait only;
 // requests made while another is in flight wait through the poller; a
 // request waiting in the kernel is ended by Close.
 func TestUDPWaitInKernel(t *testing.T) {
@@ -214,6 +215,11 @@ func TestUDPWaitInKernel(t *testing.T) {
 		t.Errorf("with GOMAXPROCS 1, %d waits in the kernel, want none", n)
 	}
 	runtime.GOMAXPROCS(2)
+	s.cfg.PollerWait = true
+	if n := gets("PollerWait"); n != 0 {
+		t.Errorf("with PollerWait, %d waits in the kernel, want none", n)
+	}
+	s.cfg.PollerWait = false
 
 	// A request of another session that is not answered, alone when it
 	// starts, waits in the kernel first (for fastWait), then through the

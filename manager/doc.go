@@ -44,7 +44,9 @@
 // in recv(2) itself for up to 2 ms, woken by the kernel, before waiting
 // through the runtime's network poller as every other request does, so
 // that a walk does not pay the poller's wake-up per request and a program
-// with many requests in flight holds no thread or P per waiting request.
+// with many requests in flight holds no thread or P per waiting request
+// (Config.PollerWait turns the wait in the kernel off, as tsnmpd's
+// informs do).
 // Stream sessions (TCP, TLS,
 // SSH) and DTLS keep a reader goroutine, which also notices a closed
 // connection while no request waits.

@@ -108,6 +108,12 @@ type Config struct {
 	// socket, the default, takes datagrams from the agent's address
 	// only.
 	UnconnectedUDP bool
+	// PollerWait makes every request of a UDP session wait for its answer
+	// through the runtime's network poller: a request alone in the
+	// process otherwise waits in the kernel for up to 2 ms first, holding
+	// its P (udpsock.go), which a program whose other goroutines must
+	// not wait for a P that long (an agent sending informs) turns off.
+	PollerWait bool
 
 	// Logger receives debug messages about what the session did on its
 	// own (a refused resumption retried with a full handshake); nil logs
@@ -559,7 +565,7 @@ func (s *Session) readFor(ctx context.Context, w *waiter, deadline time.Time) er
 // the network poller (udpsock.go).
 func (s *Session) udpRead() (int, error) {
 	if s.udp != nil {
-		n, err := s.udp.receive(s.rbuf, alone())
+		n, err := s.udp.receive(s.rbuf, !s.cfg.PollerWait && alone())
 		if err != nil {
 			return 0, s.opError("read", syscallError("read", err))
 		}

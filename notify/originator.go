@@ -325,6 +325,8 @@ func (t *target) dial() (*manager.Session, error) {
 	if cfg.Version == snmp.V3 && len(cfg.ContextEngineID) == 0 {
 		cfg.ContextEngineID = t.o.EngineID
 	}
+	// An inform's wait for its acknowledgement holds no P of the agent's.
+	cfg.PollerWait = true
 	spec := TargetSpec(t.cfg.Address)
 	ctx, cancel := context.WithTimeout(t.o.ctx, cfg.Timeout*time.Duration(max(cfg.Retries, 0)+1))
 	defer cancel()

@@ -218,7 +218,7 @@ func (o *Outputs) forward(sessions map[string]*manager.Session, f Forward, n *No
 			s.Close()
 		}
 		var err error
-		s, err = manager.Dial(context.Background(), TargetSpec(f.Destination), manager.Config{Version: v, Community: comm, Timeout: 5 * time.Second})
+		s, err = manager.Dial(context.Background(), TargetSpec(f.Destination), manager.Config{Version: v, Community: comm, Timeout: 5 * time.Second, PollerWait: true})
 		if err != nil {
 			o.Stats.ForwardErrors.Add(1)
 			o.Log.Warn("forward failed", "destination", f.Destination, "err", err)
