@@ -17,9 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/tsnmp/tsnmp/internal/rawsys"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 	"github.com/tsnmp/tsnmp/transport"
@@ -214,25 +211,9 @@ type Session struct {
 	direct  bool
 	reading chan struct{} // capacity 1: held by the request reading the socket
 	rbuf    []byte        // the reading request's receive buffer
-	// udp is a direct session's socket taken over from the net package
-	// (udpsock.go), also its conn; nil when that failed, and the
-	// session then uses raw.
+	// udp is a direct session's socket, taken over from the net package
+	// at dial (udpsock.go); also its conn.
 	udp *udpSock
-	// raw is a direct session's socket, read and written with system
-	// calls the runtime does not see (udpRead, udpWrite); nil when the
-	// connection gives none.
-	raw syscall.RawConn
-	// recv receives into rbuf on raw, leaving the result in rn and rerr:
-	// made once, so that a read allocates no closure; the holder of
-	// reading uses them.
-	recv func(fd uintptr) bool
-	rn   int
-	rerr error
-	// send sends wmsg on raw, leaving the result in werr: made once, as
-	// recv; the holder of wmu uses them.
-	send func(fd uintptr) bool
-	wmsg []byte
-	werr error
 	// rdeadline is the socket's read deadline as last set by a reading
 	// request (zero: unknown, set it); the holder of reading uses it.
 	rdeadline time.Time
@@ -312,23 +293,11 @@ func newSession(t Target, cfg Config, conn net.Conn, mp messageProcessor, stream
 	switch {
 	case stream:
 		go s.readStream()
-	case isUDP(conn):
+	case isDirect(conn):
 		s.direct = true
 		s.reading = make(chan struct{}, 1)
 		s.rbuf = make([]byte, 65536)
-		if u, err := takeUDP(conn.(*net.UDPConn)); err == nil {
-			s.conn, s.udp = u, u
-		} else if rc, err := conn.(*net.UDPConn).SyscallConn(); err == nil {
-			s.raw = rc
-			s.recv = func(fd uintptr) bool {
-				s.rn, s.rerr = rawsys.Recv(int(fd), s.rbuf, 0)
-				return s.rerr != unix.EAGAIN
-			}
-			s.send = func(fd uintptr) bool {
-				s.werr = rawsys.Send(int(fd), s.wmsg, 0)
-				return s.werr != unix.EAGAIN
-			}
-		}
+		s.udp = conn.(*udpSock)
 	default:
 		go s.readPackets()
 	}
@@ -373,10 +342,11 @@ func listenUnconnected(ctx context.Context, network, addr string, local net.Addr
 func (c *unconnectedUDP) Write(b []byte) (int, error) { return c.WriteToUDP(b, c.raddr) }
 func (c *unconnectedUDP) RemoteAddr() net.Addr        { return c.raddr }
 
-// isUDP reports whether conn is a plain UDP socket, which a request can
-// read with a deadline and go on using after the deadline passed.
-func isUDP(conn net.Conn) bool {
-	_, ok := conn.(*net.UDPConn)
+// isDirect reports whether conn is a connected UDP socket taken over at
+// dial, which a request can read with a deadline and go on using after
+// the deadline passed.
+func isDirect(conn net.Conn) bool {
+	_, ok := conn.(*udpSock)
 	return ok
 }
 
@@ -427,7 +397,12 @@ func DialTarget(ctx context.Context, t Target, cfg Config) (*Session, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newSession(t, cfg, c, mp, false, nil), nil
+		u, err := takeUDP(c.(*net.UDPConn))
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		return newSession(t, cfg, u, mp, false, nil), nil
 	}
 	// Bound the connect by the request budget.
 	cctx, cancel := context.WithTimeout(ctx, cfg.Timeout*time.Duration(cfg.Retries+1))
@@ -564,24 +539,11 @@ func (s *Session) readFor(ctx context.Context, w *waiter, deadline time.Time) er
 // request alone in the process waits in the kernel first, then through
 // the network poller (udpsock.go).
 func (s *Session) udpRead() (int, error) {
-	if s.udp != nil {
-		n, err := s.udp.receive(s.rbuf, !s.cfg.PollerWait && alone())
-		if err != nil {
-			return 0, s.opError("read", syscallError("read", err))
-		}
-		return n, nil
-	}
-	if s.raw == nil {
-		return s.conn.Read(s.rbuf)
-	}
-	err := s.raw.Read(s.recv)
-	if err == nil && s.rerr != nil {
-		err = os.NewSyscallError("read", s.rerr)
-	}
+	n, err := s.udp.receive(s.rbuf, !s.cfg.PollerWait && alone())
 	if err != nil {
-		return 0, s.opError("read", err)
+		return 0, s.opError("read", syscallError("read", err))
 	}
-	return s.rn, nil
+	return n, nil
 }
 
 // syscallError wraps a system call's error number as the net package
@@ -610,20 +572,8 @@ func dialNetwork(network string) string {
 
 // udpWrite sends b on a direct session, as udpRead reads; s.wmu is held.
 func (s *Session) udpWrite(b []byte) error {
-	if s.udp != nil {
-		if err := s.udp.write(b); err != nil {
-			return s.opError("write", syscallError("write", err))
-		}
-		return nil
-	}
-	s.wmsg = b
-	err := s.raw.Write(s.send)
-	s.wmsg = nil
-	if err == nil && s.werr != nil {
-		err = os.NewSyscallError("write", s.werr)
-	}
-	if err != nil {
-		return s.opError("write", err)
+	if err := s.udp.write(b); err != nil {
+		return s.opError("write", syscallError("write", err))
 	}
 	return nil
 }
@@ -791,7 +741,7 @@ func (s *Session) write(ctx context.Context, m []byte) error {
 		s.cfg.Trace(true, m, s.conn.LocalAddr(), s.conn.RemoteAddr())
 	}
 	var err error
-	if s.udp != nil || s.raw != nil {
+	if s.udp != nil {
 		err = s.udpWrite(m)
 	} else {
 		_, err = s.conn.Write(m)
