@@ -105,19 +105,25 @@ const tcpDiagGetSock = 18
 // connection request waiting for the handshake's last segment, which can
 // outlive its listener by a minute of SYN-ACK retransmissions), and a
 // socket in TIME-WAIT from a connection. So while both counters read as
-// they did before the last full dump, and that dump found listeners
+// they did before the last two full dumps, and both found listeners
 // only, TCPSockets dumps the listeners alone; it checks that they are
 // all the namespace's sockets with the counts of /proc/net/sockstat and
 // sockstat6 (hashed sockets, "inuse", and TIME-WAIT ones, "tw"), which
 // also see what came without counting (a connection restored with
 // TCP_REPAIR), and takes the full dump when they differ.
+//
+// Two dumps, because the kernel counts a segment in InSegs before it
+// creates the connection request the segment asks for, and does not
+// count requests in "inuse": a dump made between the two, microseconds
+// apart, misses a request that its counters already include. The second
+// dump, made at a later reading, finds it.
 func TCPSockets() ([]Socket, error) {
 	ns, counters, ok := tcpCounters()
 	if ok {
 		tcpQuiet.mu.Lock()
-		last, seen := tcpQuiet.counters[ns]
+		last, seen := tcpQuiet.last[ns]
 		tcpQuiet.mu.Unlock()
-		if seen && last == counters {
+		if seen && last.confirmed && last.counters == counters {
 			if ls, err := tcpListeners(); err == nil && onlySockets(ls) {
 				tcpSkips.Add(1)
 				return ls, nil
@@ -128,9 +134,13 @@ func TCPSockets() ([]Socket, error) {
 	tcpDumps.Add(1)
 	if ok {
 		tcpQuiet.mu.Lock()
-		delete(tcpQuiet.counters, ns)
+		last, seen := tcpQuiet.last[ns]
+		delete(tcpQuiet.last, ns)
 		if err == nil && !slices.ContainsFunc(out, func(s Socket) bool { return s.State != tcpListen }) {
-			tcpQuiet.counters[ns] = counters
+			if len(tcpQuiet.last) >= maxQuietNamespaces {
+				clear(tcpQuiet.last) // namespaces gone; the others dump twice again
+			}
+			tcpQuiet.last[ns] = quietDump{counters, seen && last.counters == counters}
 		}
 		tcpQuiet.mu.Unlock()
 	}
@@ -188,13 +198,24 @@ type nsID struct{ dev, ino uint64 }
 // tcpCount are TCP's InSegs and ActiveOpens counters.
 type tcpCount struct{ inSegs, activeOpens uint64 }
 
-// tcpQuiet holds, per network namespace, TCP's counters read before the
-// last full dump that found listeners only.
+// quietDump is a full dump that found listeners only: TCP's counters
+// read before it, and whether the full dump before it read the same.
+type quietDump struct {
+	counters  tcpCount
+	confirmed bool
+}
+
+// maxQuietNamespaces bounds tcpQuiet.last, whose namespaces may since
+// have been deleted.
+const maxQuietNamespaces = 64
+
+// tcpQuiet holds, per network namespace, the last full dump if it found
+// listeners only.
 var tcpQuiet = struct {
-	mu       sync.Mutex
-	counters map[nsID]tcpCount
-	snmp     *procfs.NetCounters // the last reading of /proc/net/snmp, for its layout
-}{counters: map[nsID]tcpCount{}}
+	mu   sync.Mutex
+	last map[nsID]quietDump
+	snmp *procfs.NetCounters // the last reading of /proc/net/snmp, for its layout
+}{last: map[nsID]quietDump{}}
 
 // tcpDumps and tcpSkips count TCPSockets' full dumps and those it left
 // out.
