@@ -144,14 +144,21 @@ func TestUDPReaderCancelled(t *testing.T) {
 		blocked <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
+	closeEnds(t, s, blocked, "in its read")
+}
+
+// closeEnds closes s and checks that the request blocked where says,
+// whose error comes on blocked, ends with ErrClosed.
+func closeEnds(t *testing.T, s *Session, blocked <-chan error, where string) {
+	t.Helper()
 	s.Close()
 	select {
 	case err := <-blocked:
 		if !errors.Is(err, ErrClosed) {
-			t.Fatalf("request blocked at Close: %v", err)
+			t.Fatalf("request blocked %s at Close: %v", where, err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("Close left a request blocked in its read")
+		t.Fatalf("Close left a request blocked %s", where)
 	}
 }
 
@@ -259,13 +266,5 @@ func TestUDPWaitInKernel(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(20 * time.Millisecond) // into recv(2)
-	s.Close()
-	select {
-	case err := <-blocked:
-		if !errors.Is(err, ErrClosed) {
-			t.Fatalf("request blocked in the kernel at Close: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close left a request blocked in the kernel")
-	}
+	closeEnds(t, s, blocked, "in the kernel")
 }
