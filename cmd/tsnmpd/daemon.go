@@ -25,8 +25,12 @@ import (
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/extend"
+	"github.com/tsnmp/tsnmp/mib/hostres"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
+	"github.com/tsnmp/tsnmp/mib/ipmib"
 	"github.com/tsnmp/tsnmp/mib/system"
+	"github.com/tsnmp/tsnmp/mib/tcpudp"
+	"github.com/tsnmp/tsnmp/mib/ucd"
 	"github.com/tsnmp/tsnmp/notify"
 	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -275,12 +279,13 @@ var sysORs = []system.OR{
 	{ID: snmp.OID{1, 3, 6, 1, 6, 3, 11, 3, 1, 1}, Descr: "The MIB for Message Processing and Dispatching."},
 	{ID: snmp.OID{1, 3, 6, 1, 6, 3, 15, 2, 1, 1}, Descr: "The management information definitions for the SNMP User-based Security Model."},
 	{ID: snmp.OID{1, 3, 6, 1, 6, 3, 16, 2, 2, 1}, Descr: "View-based Access Control Model for SNMP."},
-	{ID: snmp.OID{1, 3, 6, 1, 4, 1, 2021}, Descr: "The UCD-SNMP-MIB: memory, load, CPU, disk and process statistics."},
-	{ID: snmp.OID{1, 3, 6, 1, 2, 1, 25, 7, 4}, Descr: "The MIB module for managing host systems."},
-	{ID: snmp.OID{1, 3, 6, 1, 2, 1, 48}, Descr: "The MIB module for managing IP and ICMP implementations"},
-	{ID: snmp.OID{1, 3, 6, 1, 2, 1, 4, 24}, Descr: "The MIB module for the management of CIDR multipath IP Routes"},
-	{ID: snmp.OID{1, 3, 6, 1, 2, 1, 49}, Descr: "The MIB module for managing TCP implementations"},
-	{ID: snmp.OID{1, 3, 6, 1, 2, 1, 50}, Descr: "The MIB module for managing UDP implementations"},
+	{ID: ucd.UCDavis, Descr: "The UCD-SNMP-MIB: memory, load, CPU, disk and process statistics."},
+	{ID: ucd.DiskIOModuleID, Descr: "The UCD-DISKIO-MIB: block device I/O statistics."},
+	{ID: hostres.ModuleID, Descr: "The MIB module for managing host systems."},
+	{ID: ipmib.ModuleID, Descr: "The MIB module for managing IP and ICMP implementations"},
+	{ID: ipmib.ForwardModuleID, Descr: "The MIB module for the management of CIDR multipath IP Routes"},
+	{ID: tcpudp.TcpModuleID, Descr: "The MIB module for managing TCP implementations"},
+	{ID: tcpudp.UdpModuleID, Descr: "The MIB module for managing UDP implementations"},
 }
 
 // loadSystem reads the values of sysContact, sysName and sysLocation that

@@ -52,7 +52,7 @@ var (
 	HrSWRunPerfEntry = snmp.OID{1, 3, 6, 1, 2, 1, 25, 5, 1, 1}
 	HrSWInstalled    = snmp.OID{1, 3, 6, 1, 2, 1, 25, 6, 3, 1}
 	// ModuleID is hostResourcesMibModule, for sysORTable.
-	ModuleID = snmp.OID{1, 3, 6, 1, 2, 1, 25, 7, 4}
+	ModuleID = snmp.OID{1, 3, 6, 1, 2, 1, 25, 7, 1}
 )
 
 // Config configures the MIB.

@@ -53,6 +53,9 @@ var (
 	LaEntry     = snmp.OID{1, 3, 6, 1, 4, 1, 2021, 10, 1}
 	SystemStats = snmp.OID{1, 3, 6, 1, 4, 1, 2021, 11}
 	DiskIOEntry = snmp.OID{1, 3, 6, 1, 4, 1, 2021, 13, 15, 1, 1}
+	// DiskIOModuleID is UCD-DISKIO-MIB's ucdDiskIOMIB, for sysORTable;
+	// UCD-SNMP-MIB's module identity is UCDavis itself.
+	DiskIOModuleID = snmp.OID{1, 3, 6, 1, 4, 1, 2021, 13, 15}
 )
 
 // Disk is a `disk PATH [MIN|MIN%]` directive.
