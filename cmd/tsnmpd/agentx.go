@@ -9,6 +9,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/agentx"
+	"github.com/tsnmp/tsnmp/mib/hostres"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -108,11 +109,12 @@ var (
 )
 
 // metrics appends the counters the web interface serves at /metrics
-// beyond its own: the notification targets', the dtls: listeners' and
-// the AgentX master's.
+// beyond its own: the notification targets', the dtls: listeners', the
+// host MIBs' malformed kernel input and the AgentX master's.
 func (d *daemon) metrics(b []byte) []byte {
 	b = d.notifyMetrics(b) // notify.go
 	b = d.dtlsMetrics(b)   // tls.go
+	b = hostres.AppendMetrics(b)
 	if d.agentx != nil {
 		b = d.agentx.Stats.AppendMetrics(b)
 	}

@@ -138,7 +138,9 @@ func New(cfg Config) *MIB {
 		if err != nil {
 			return procfs.Meminfo{}
 		}
-		return procfs.ParseMeminfo(b)
+		mi := procfs.ParseMeminfo(b)
+		procfs.CountBad("/proc/meminfo", mi.Bad)
+		return mi
 	}}
 	m.fsys = procfs.Cache[[]procfs.FileSystem]{TTL: ttl, Load: func(time.Time) []procfs.FileSystem {
 		fs, _ := m.mounts.List(func(f *procfs.FileSystem) bool { return cfg.SkipNFS && f.Remote })
@@ -223,3 +225,9 @@ func (m *MIB) closeFiles() {
 	m.uptimeFile.Close()
 	m.cpus.online.Close()
 }
+
+// AppendMetrics appends to b, in the Prometheus text format, the counters
+// of the lines of kernel files that the host MIBs (this package's and
+// UCD-SNMP-MIB's) could not read and left out:
+// tsnmp_host_malformed_lines_total, by file.
+func AppendMetrics(b []byte) []byte { return procfs.AppendMetrics(b) }

@@ -49,7 +49,10 @@ func (m *MIB) initSystem() {
 func (m *MIB) readSys(now time.Time) sysInfo {
 	var s sysInfo
 	if b, err := m.uptimeFile.Read(&m.uptimeBuf); err == nil {
-		s.uptime, _ = parseUptime(b)
+		var ok bool
+		if s.uptime, ok = parseUptime(b); !ok {
+			procfs.CountBad("/proc/uptime", 1)
+		}
 	}
 	if n, ok := m.procs.Count(now); ok {
 		s.procs = int64(n)

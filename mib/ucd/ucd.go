@@ -164,6 +164,7 @@ func New(cfg Config) *MIB {
 			return &procfs.Meminfo{}
 		}
 		mi := procfs.ParseMeminfo(b)
+		procfs.CountBad("/proc/meminfo", mi.Bad)
 		return &mi
 	}}
 	m.load = procfs.Cache[*loadInfo]{TTL: ttl, Load: func(time.Time) *loadInfo { l := readLoad(cfg.FS); return &l }}
@@ -303,6 +304,9 @@ func readLoad(fs procfs.FS) loadInfo {
 		return loadInfo{}
 	}
 	la := procfs.ParseLoadavg(b)
+	if !la.OK {
+		procfs.CountBad("/proc/loadavg", 1)
+	}
 	return loadInfo{load: la.Load, ok: la.OK}
 }
 

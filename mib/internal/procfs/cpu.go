@@ -64,8 +64,10 @@ func (fs FS) ReadSample(now time.Time) (Sample, bool) {
 		return Sample{}, false
 	}
 	s := Sample{At: now, Stat: ParseStat(b)}
+	CountBad("/proc/stat", s.Stat.Bad)
 	if b, err := fs.ReadFile("/proc/vmstat"); err == nil {
 		s.VM = ParseVmstat(b)
+		CountBad("/proc/vmstat", s.VM.Bad)
 	}
 	return s, s.Stat.HasAll
 }
@@ -75,7 +77,8 @@ func (h *CPUHistory) sample(now time.Time) {
 		h.Add(s)
 	}
 	if b, err := h.fs.ReadFile("/proc/diskstats"); err == nil {
-		ds, _ := ParseDiskstats(b)
+		ds, bad := ParseDiskstats(b)
+		CountBad("/proc/diskstats", bad)
 		h.addDisks(now, ds)
 	}
 }

@@ -178,6 +178,7 @@ func (m *Mounts) mounts() ([]Mount, int, bool) {
 		return nil, 0, false
 	}
 	m.ms, m.bad = ParseMounts(b)
+	CountBad("/proc/self/mounts", m.bad)
 	m.parsed, m.inProc = true, m.file.InProc()
 	return m.ms, m.bad, true
 }

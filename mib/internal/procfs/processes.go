@@ -56,7 +56,9 @@ func (p *Processes) Current(now time.Time) ([]Process, uint64) {
 	if p.gen == 0 || now.Sub(p.at) >= p.ttl || now.Before(p.at) {
 		p.ps = nil
 		if names, ok := p.pids(now); ok {
-			p.ps, _ = p.pr.ListPIDs(names)
+			var bad int
+			p.ps, bad = p.pr.ListPIDs(names)
+			CountBad("/proc/PID/stat", bad)
 		}
 		p.at = p.namesAt
 		p.gen++
