@@ -37,8 +37,12 @@ func (m *MIB) storageRows(r *mib.Request) mib.Rows {
 	mi := m.mem.Get(r)
 	fss := m.fsys.Get(r)
 	rows := make([]storageRow, 0, 7+len(fss))
+	// Memory is counted in KiB, as /proc/meminfo gives it, up to 2 TiB;
+	// beyond, the unit doubles until the size fits an Integer32, as for
+	// file systems (units of 1 KiB would wrap at 2 TiB).
 	add := func(idx uint32, typ uint32, descr string, size, used uint64) {
-		rows = append(rows, storageRow{index: snmp.OID{idx}, typ: typ, descr: descr, units: 1024, size: size, used: used})
+		units, size, used := procfs.Scale32(1024, size, used)
+		rows = append(rows, storageRow{index: snmp.OID{idx}, typ: typ, descr: descr, units: units, size: size, used: used})
 	}
 	if mi.MemTotal > 0 {
 		add(1, storRAM, "Physical memory", mi.MemTotal, procfs.Sub(mi.MemTotal, mi.MemFree))

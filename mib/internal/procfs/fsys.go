@@ -113,7 +113,12 @@ func (f *FileSystem) KB(blocks uint64) uint64 {
 // system of more than 2^31 blocks (8 TB of 4 KB blocks, 16 TB of 8 KB
 // ones) would otherwise wrap. The unit doubles until the size fits.
 func (f *FileSystem) Scaled32() (units, size, used uint64) {
-	units, size, used = f.BlockSize, f.Blocks, f.Used()
+	return Scale32(f.BlockSize, f.Blocks, f.Used())
+}
+
+// Scale32 doubles units, halving size and used, until size fits an
+// Integer32.
+func Scale32(units, size, used uint64) (uint64, uint64, uint64) {
 	for size > 1<<31-1 {
 		size >>= 1
 		used >>= 1
