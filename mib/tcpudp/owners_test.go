@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -513,4 +514,25 @@ func BenchmarkOwnersKnown(b *testing.B) {
 	if c := o.counts(); c.scans != 1 {
 		b.Fatalf("%d scans, want 1", c.scans)
 	}
+}
+
+// FuzzSocketInode feeds socketInode the text of /proc/PID/fd links: it
+// accepts "socket:[N]" with N a 32-bit decimal and nothing else.
+func FuzzSocketInode(f *testing.F) {
+	f.Add([]byte("socket:[12345]"))
+	f.Add([]byte("socket:[4294967296]"))
+	f.Add([]byte("pipe:[5]"))
+	f.Add([]byte("socket:[]"))
+	f.Fuzz(func(t *testing.T, link []byte) {
+		ino, ok := socketInode(link)
+		if !ok {
+			return
+		}
+		digits, found := strings.CutPrefix(string(link), "socket:[")
+		digits, closed := strings.CutSuffix(digits, "]")
+		n, err := strconv.ParseUint(digits, 10, 32)
+		if !found || !closed || err != nil || uint32(n) != ino || strings.Trim(digits, "0123456789") != "" {
+			t.Fatalf("%q read as inode %d", link, ino)
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package rtnl
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os/exec"
@@ -253,4 +254,19 @@ func TestSockstat(t *testing.T) {
 			t.Errorf("%q read", bad)
 		}
 	}
+}
+
+// FuzzSockstat feeds sockstat, the reader of /proc/net/sockstat and
+// sockstat6 behind TCP-MIB's listener-only shortcut: any input gives
+// counts or not-ok, never a panic, and ok only with an inuse field.
+func FuzzSockstat(f *testing.F) {
+	f.Add([]byte("sockets: used 180\nTCP: inuse 2 orphan 0 tw 3904 alloc 9 mem 1\nUDP: inuse 3 mem 2\n"), "TCP:")
+	f.Add([]byte("TCP6: inuse 5\nUDP6: inuse 1\n"), "TCP6:")
+	f.Add([]byte("TCP: inuse x tw 1\n"), "TCP:")
+	f.Add([]byte("TCP: tw 1 inuse"), "TCP:")
+	f.Fuzz(func(t *testing.T, b []byte, prefix string) {
+		if _, _, ok := sockstat(b, prefix); ok && !bytes.Contains(b, []byte("inuse")) {
+			t.Fatalf("ok without an inuse field in %q", b)
+		}
+	})
 }
