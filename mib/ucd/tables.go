@@ -1,8 +1,11 @@
 package ucd
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
@@ -103,22 +106,99 @@ func percent(v, total uint64) int64 {
 	return int64(float64(v)*100/float64(total) + 0.5)
 }
 
-// readDisks builds dskTable: the `disk` directives in order, then (with
-// includeAllDisks) every other served file system. A configured path that
-// is not a mount point has no row, as in Net-SNMP.
+// dskConf is one configured dskTable row: the number of the path's first
+// `disk` line, the thresholds of its last.
+type dskConf struct {
+	path          string
+	index         uint32
+	minKB, minPct int64
+}
+
+// dskNumbers keeps dskTable's row numbers for the agent's life, as
+// Net-SNMP 5.9 does: a `disk` line's row is numbered by the line's place
+// among the `disk` lines (a repeated path keeps its first line's number
+// and leaves the later one unused), whether its path is mounted or not;
+// with includeAllDisks, every other mount point gets the next number the
+// first time the mount table lists it, in the order it lists them. A
+// number, once given, stays with its path: a file system unmounted leaves
+// a hole and takes its number back when mounted again at the same path,
+// and one mounted later gets a new number after all the others.
+//
+// The includeAllDisks numbers follow Net-SNMP's exactly: Net-SNMP gives
+// one to every mount point, also those whose kind (proc, sysfs, ...) it
+// does not serve, so those are holes here too. procfs.Mounts numbers
+// every mount point the same way (FileSystem.Index), so a mount point's
+// number is the configured rows' count plus its Index, less the
+// configured paths seen before it (which Net-SNMP does not count twice).
+type dskNumbers struct {
+	mu       sync.Mutex
+	conf     []dskConf
+	isConf   map[string]bool
+	confSeen []int             // the mount Index of each configured path seen mounted
+	all      map[string]uint32 // includeAllDisks' numbers given so far
+	lines    uint32            // the `disk` lines
+}
+
+func newDskNumbers(disks []Disk) *dskNumbers {
+	n := &dskNumbers{isConf: map[string]bool{}, all: map[string]uint32{}, lines: uint32(len(disks))}
+	at := map[string]int{}
+	for i, d := range disks {
+		if j, ok := at[d.Path]; ok {
+			n.conf[j].minKB, n.conf[j].minPct = d.MinKB, d.MinPercent
+			continue
+		}
+		at[d.Path] = len(n.conf)
+		n.isConf[d.Path] = true
+		n.conf = append(n.conf, dskConf{path: d.Path, index: uint32(i + 1), minKB: d.MinKB, minPct: d.MinPercent})
+	}
+	return n
+}
+
+// number returns the includeAllDisks row number of f, a file system the
+// configuration does not name, giving it one on first sight. The
+// configured paths mounted before f must have been passed to seenConf
+// (readDisks goes through a reading in Index order). A configured path
+// of a kind procfs does not serve is never seen, and the numbers after
+// it are then one higher than Net-SNMP's. Caller holds mu.
+func (n *dskNumbers) number(f *procfs.FileSystem) uint32 {
+	if x, ok := n.all[f.Path]; ok {
+		return x
+	}
+	before := 0
+	for _, i := range n.confSeen {
+		if i < f.Index {
+			before++
+		}
+	}
+	x := n.lines + uint32(f.Index-before)
+	n.all[f.Path] = x
+	return x
+}
+
+// seenConf records the mount Index of a configured path. Caller holds mu.
+func (n *dskNumbers) seenConf(f *procfs.FileSystem) {
+	if !slices.Contains(n.confSeen, f.Index) {
+		n.confSeen = append(n.confSeen, f.Index)
+	}
+}
+
+// readDisks builds dskTable: the rows of the `disk` directives whose
+// path is a mount point, then (with includeAllDisks) every other served
+// file system, numbered by dskNumbers. A configured path that is not a
+// mount point has no row, as in Net-SNMP: its number waits for it.
 func (m *MIB) readDisks() []dskRow {
 	if len(m.cfg.Disks) == 0 && m.cfg.IncludeAllDisks == nil {
 		return nil
 	}
-	fss, _ := m.mounts.List(nil)
+	fss, _ := m.mounts.List(nil) // sorted by Index
 	byPath := make(map[string]*procfs.FileSystem, len(fss))
 	for i := range fss {
 		byPath[fss[i].Path] = &fss[i]
 	}
 	var rows []dskRow
-	add := func(f *procfs.FileSystem, minKB, minPct int64) {
+	add := func(f *procfs.FileSystem, index uint32, minKB, minPct int64) {
 		r := dskRow{
-			index: snmp.OID{uint32(len(rows) + 1)}, path: f.Path, device: f.Device,
+			index: snmp.OID{index}, path: f.Path, device: f.Device,
 			minKB: minKB, minPct: minPct,
 			totalKB: f.KB(f.Blocks), availKB: f.KB(f.Avail), usedKB: f.KB(f.Used()),
 			pct: percent(f.Used(), f.Blocks),
@@ -137,33 +217,26 @@ func (m *MIB) readDisks() []dskRow {
 		}
 		rows = append(rows, r)
 	}
-	seen := map[string]bool{}
-	n := 0
-	for _, d := range m.cfg.Disks {
-		n++
-		if f := byPath[d.Path]; f != nil && !seen[d.Path] {
-			seen[d.Path] = true
-			for len(rows) < n-1 {
-				rows = append(rows, dskRow{}) // a hole keeps later indexes
-			}
-			add(f, d.MinKB, d.MinPercent)
+	n := m.dskNums
+	for _, c := range n.conf {
+		if f := byPath[c.path]; f != nil {
+			add(f, c.index, c.minKB, c.minPct)
 		}
 	}
 	if p := m.cfg.IncludeAllDisks; p != nil {
+		n.mu.Lock()
 		for i := range fss {
-			if !seen[fss[i].Path] {
-				seen[fss[i].Path] = true
-				add(&fss[i], -1, *p)
+			f := &fss[i]
+			if n.isConf[f.Path] {
+				n.seenConf(f)
+				continue
 			}
+			add(f, n.number(f), -1, *p)
 		}
+		n.mu.Unlock()
 	}
-	out := rows[:0]
-	for _, r := range rows {
-		if r.index != nil {
-			out = append(out, r)
-		}
-	}
-	return out
+	slices.SortFunc(rows, func(a, b dskRow) int { return cmp.Compare(a.index[0], b.index[0]) })
+	return rows
 }
 
 type dskRows []dskRow

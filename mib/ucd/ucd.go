@@ -122,16 +122,17 @@ type MIB struct {
 	fixes   fixRunner
 	loadSet bool // laConfig comes from the configuration: read-only
 
-	mem    procfs.Cache[*procfs.Meminfo] // pointers: a request's memo holds one without a copy
-	load   procfs.Cache[*loadInfo]
-	stat   procfs.Cache[*procfs.Sample]
-	disks  procfs.Cache[[]dskRow]
-	procs  procfs.Derived[[]prRow]
-	diskio procfs.Cache[[]diskIORow]
-	files  procfs.Cache[[]fileRow]
-	fileKB []int64 // the sizes last read, for files gone since
-	mounts procfs.Mounts
-	ps     *procfs.Processes
+	mem     procfs.Cache[*procfs.Meminfo] // pointers: a request's memo holds one without a copy
+	load    procfs.Cache[*loadInfo]
+	stat    procfs.Cache[*procfs.Sample]
+	disks   procfs.Cache[[]dskRow]
+	dskNums *dskNumbers
+	procs   procfs.Derived[[]prRow]
+	diskio  procfs.Cache[[]diskIORow]
+	files   procfs.Cache[[]fileRow]
+	fileKB  []int64 // the sizes last read, for files gone since
+	mounts  procfs.Mounts
+	ps      *procfs.Processes
 
 	memory, stats, version     mib.Scalars
 	prT, dskT, laT, dio, fileT mib.Table
@@ -172,6 +173,7 @@ func New(cfg Config) *MIB {
 		s, _ := cfg.FS.ReadSample(now)
 		return &s
 	}}
+	m.dskNums = newDskNumbers(cfg.Disks)
 	m.disks = procfs.Cache[[]dskRow]{TTL: ttl, Load: func(time.Time) []dskRow { return m.readDisks() }}
 	m.ps = cfg.Processes
 	if m.ps == nil && len(cfg.Procs) > 0 {
