@@ -86,33 +86,80 @@ func (c *Config) checkHost() error {
 	return nil
 }
 
+// leadingInt reads s as C's atoi(3) does, as snmpd reads the numbers of
+// these directives: an optional sign and the digits that follow, 0 when
+// there are none; clean tells whether that was all of s.
+func leadingInt(s string) (v int64, clean bool) {
+	n := leadingNumber.FindString(s)
+	if i := strings.IndexAny(n, ".eE"); i >= 0 {
+		n = n[:i]
+	}
+	v, err := strconv.ParseInt(n, 10, 64)
+	return v, err == nil && n == s
+}
+
+// leadingFloat reads s as C's atof(3) does: the longest number at its
+// start, 0 when there is none; clean tells whether that was all of s.
+func leadingFloat(s string) (v float64, clean bool) {
+	n := leadingNumber.FindString(s)
+	v, err := strconv.ParseFloat(n, 64)
+	return v, err == nil && n == s
+}
+
+var leadingNumber = regexp.MustCompile(`^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?`)
+
 // hostSetting handles the host MIB directives; ok is false for others.
+//
+// A malformed line does not stop the agent, as it does not stop snmpd:
+// it is used as far as snmpd uses it (a number read as atoi(3) reads it,
+// extra words left out) or, where snmpd reports an error and skips the
+// line, skipped; either way a warning names the file and line, what was
+// wrong and what is done instead.
 func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 	w := strings.Fields(rest)
 	h := &p.c.Host
-	num := func(s string) (int64, error) {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || v < 0 {
-			return 0, p.errorf(tok, "%q is not a non-negative number", s)
+	// number reads a count or size; a word that is not one is read as
+	// atoi(3) reads it, with a warning.
+	number := func(what, s string) int64 {
+		v, clean := leadingInt(s)
+		if !clean {
+			p.warnf(tok, "%s %q is not a number; %d used, as snmpd reads it", what, s, v)
 		}
-		return v, nil
+		return v
+	}
+	extra := func(n int, usage string) {
+		if len(w) > n {
+			p.warnf(tok, "want %s; %q left out, as snmpd leaves it out", usage, strings.Join(w[n:], " "))
+		}
+	}
+	switch strings.ToLower(tok) {
+	case "disk", "load", "proc", "procfix", "file", "swap", "storageusenfs", "skipnfsinhostresources", "ignoredisk":
+		if len(w) == 0 {
+			p.warnf(tok, "no arguments; line ignored, as snmpd ignores it")
+			return true, nil
+		}
 	}
 	switch strings.ToLower(tok) {
 	case "disk":
-		if len(w) == 0 || len(w) > 2 {
-			return true, p.errorf(tok, "want PATH [MINSPACE|MINPERCENT%%]")
-		}
 		d := Disk{Path: w[0]}
-		if len(w) == 2 {
-			pct := strings.HasSuffix(w[1], "%")
-			v, err := num(strings.TrimSuffix(w[1], "%"))
-			if err != nil {
-				return true, err
+		if len(w) >= 2 {
+			// snmpd: MIN% when the rest of the line has a % anywhere.
+			pct := strings.Contains(strings.Join(w[1:], " "), "%")
+			v := number("minimum", strings.TrimSuffix(w[1], "%"))
+			if v < 0 {
+				p.warnf(tok, "negative minimum %d: %s is never in error, as in snmpd", v, d.Path)
 			}
 			if pct {
 				d.MinPercent = &v
 			} else {
 				d.MinKB = &v
+			}
+			extra(2, "PATH [MINSPACE|MINPERCENT%]")
+		}
+		for i := range h.Disks {
+			if h.Disks[i].Path == d.Path {
+				p.warnf(tok, "%s already has a disk line (%s): its dskTable row keeps that line's number and takes this line's minimum; this line's number stays unused", d.Path, p.c.originOf(fmt.Sprintf("host.disks[%d]", i)))
+				break
 			}
 		}
 		p.c.setOrigin(fmt.Sprintf("host.disks[%d]", len(h.Disks)), p.origin())
@@ -120,10 +167,14 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 	case "includealldisks":
 		v := int64(5)
 		if len(w) > 0 {
-			var err error
-			if v, err = num(strings.TrimSuffix(w[0], "%")); err != nil {
-				return true, err
+			v = number("minimum percentage", strings.TrimSuffix(w[0], "%"))
+			if v < 0 {
+				p.warnf(tok, "negative minimum percentage %d: no file system is in error", v)
 			}
+			if !strings.Contains(rest, "%") {
+				p.warnf(tok, "%d without %%: taken as %d%% (snmpd 5.9 releases take 5%% for a number without %%)", v, v)
+			}
+			extra(1, "MINPERCENT%")
 		}
 		if h.IncludeAllDisks != nil {
 			p.warnf(tok, "includeAllDisks already given; ignored")
@@ -131,51 +182,43 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 		}
 		h.IncludeAllDisks = &v
 	case "load":
-		if len(w) == 0 || len(w) > 3 {
-			return true, p.errorf(tok, "want MAX1 [MAX5 [MAX15]]")
-		}
 		h.Load = h.Load[:0]
-		for _, s := range w {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || v < 0 {
-				return true, p.errorf(tok, "%q is not a load average", s)
+		for _, s := range w[:min(len(w), 3)] {
+			v, clean := leadingFloat(s)
+			if !clean {
+				p.warnf(tok, "%q is not a load average; %g used, as snmpd reads it (0: never in error)", s, v)
+			} else if v < 0 {
+				p.warnf(tok, "negative maximum %g: laErrorFlag is always 1, as in snmpd", v)
 			}
 			h.Load = append(h.Load, v)
 		}
+		extra(3, "MAX1 [MAX5 [MAX15]]")
 	case "file":
-		if len(w) == 0 || len(w) > 2 {
-			return true, p.errorf(tok, "want PATH [MAXSIZE]")
-		}
 		f := File{Path: w[0]}
-		if len(w) == 2 {
-			v, err := num(w[1])
-			if err != nil {
-				return true, err
+		if len(w) >= 2 {
+			v := number("maximum size", w[1])
+			if v < 0 {
+				p.warnf(tok, "negative maximum size %d: no limit", v)
+			} else {
+				f.MaxKB = &v
 			}
-			f.MaxKB = &v
+			extra(2, "PATH [MAXSIZE]")
 		}
 		p.c.setOrigin(fmt.Sprintf("host.files[%d]", len(h.Files)), p.origin())
 		h.Files = append(h.Files, f)
 	case "proc":
-		if len(w) == 0 {
-			return true, p.errorf(tok, "want NAME [MAX [MIN [REGEX]]]")
-		}
 		pr := Proc{Name: w[0], Min: 1}
-		for _, q := range h.Procs {
+		for i, q := range h.Procs {
 			if q.Name == pr.Name {
-				return true, p.errorf(tok, "%s already has a proc line", pr.Name)
+				p.warnf(tok, "%s already has a proc line (%s); this line ignored, as snmpd ignores it", pr.Name, p.c.originOf(fmt.Sprintf("host.procs[%d]", i)))
+				return true, nil
 			}
 		}
 		if len(w) > 1 {
 			pr.Min = 0
-			var err error
-			if pr.Max, err = num(w[1]); err != nil {
-				return true, err
-			}
+			pr.Max = number("maximum", w[1])
 			if len(w) > 2 {
-				if pr.Min, err = num(w[2]); err != nil {
-					return true, err
-				}
+				pr.Min = number("minimum", w[2])
 			}
 			if len(w) > 3 {
 				// The regular expression is the rest of the line.
@@ -184,16 +227,18 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 					re = strings.TrimSpace(re[len(strings.Fields(re)[0]):])
 				}
 				if _, err := regexp.Compile(re); err != nil {
-					return true, p.errorf(tok, "regular expression %q: %v (Go's RE2 syntax: no backreferences or lookaround)", re, err)
+					p.warnf(tok, "regular expression %q: %v (Go's RE2 syntax: no backreferences or lookaround); the row counts the processes named %s instead, as snmpd does when its regular expression fails", re, err, pr.Name)
+				} else {
+					pr.Regexp = re
 				}
-				pr.Regexp = re
 			}
 		}
 		p.c.setOrigin(fmt.Sprintf("host.procs[%d]", len(h.Procs)), p.origin())
 		h.Procs = append(h.Procs, pr)
 	case "procfix":
 		if len(w) < 2 {
-			return true, p.errorf(tok, "want NAME COMMAND")
+			p.warnf(tok, "want NAME COMMAND; line ignored")
+			return true, nil
 		}
 		cmd := strings.TrimSpace(strings.TrimSpace(rest)[len(w[0]):])
 		for i := range h.Procs {
@@ -202,28 +247,43 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 				return true, nil
 			}
 		}
-		return true, p.errorf(tok, "no proc line for %s before it", w[0])
+		p.warnf(tok, "no proc line for %s before it; line ignored, as snmpd ignores it", w[0])
 	case "swap":
-		v, err := num(w[0])
-		if err != nil {
-			return true, err
+		v, clean := leadingInt(w[0])
+		if !clean || v <= 0 {
+			cur := h.MinSwap
+			if cur == 0 {
+				cur = 16000
+			}
+			p.warnf(tok, "%q is not a positive number of kB; line ignored: memMinimumSwap stays %d kB", w[0], cur)
+			return true, nil
 		}
+		extra(1, "MIN")
 		h.MinSwap = uint64(v)
 	case "storageusenfs":
-		switch w[0] {
-		case "1":
+		v, _ := leadingInt(w[0])
+		switch v {
+		case 1:
 			h.StorageUseNFS = nil
-		case "2":
+		case 2:
 			f := false
 			h.StorageUseNFS = &f
 		default:
-			return true, p.errorf(tok, "want 1 or 2")
+			use := "1 (network disks)"
+			if h.StorageUseNFS != nil {
+				use = "2 (fixed disks)"
+			}
+			p.warnf(tok, "want 1 or 2, not %q; line ignored, as snmpd ignores it: storageUseNFS stays %s", w[0], use)
+			return true, nil
 		}
+		extra(1, "1|2")
 	case "skipnfsinhostresources":
 		b, err := parseBool(w[0])
 		if err != nil {
-			return true, p.errorf(tok, "%v", err)
+			p.warnf(tok, "%v; line ignored, as snmpd ignores it: remote file systems stay %s", err, map[bool]string{true: "left out", false: "listed"}[h.SkipNFS])
+			return true, nil
 		}
+		extra(1, "yes|no")
 		h.SkipNFS = b
 	case "ignoredisk":
 		h.IgnoreDisks = append(h.IgnoreDisks, w...)

@@ -51,15 +51,63 @@ procfix cron /usr/sbin/service  cron restart
 	if len(warned) != 1 || !strings.HasPrefix(warned[0], "host.conf:14:") {
 		t.Errorf("warnings %q", c.Warnings)
 	}
-	for _, bad := range []string{"disk", "disk / x%", "load x", "proc a 1 2 (x", "proc a 1 2 (?=x)", "file", "file /x -1", "proc a\nproc a", "swap -1", "storageUseNFS 3", "skipNFSInHostResources maybe", "procfix a /bin/true\nproc a", "proc a\nprocfix a"} {
-		_, err := ParseSnmpdConf("bad.conf", []byte(bad+"\n"))
-		if err == nil || !strings.Contains(err.Error(), "bad.conf:") {
-			t.Errorf("%q: error %v, want one naming the file and line", bad, err)
-		}
-	}
 	c, err = ParseSnmpdConf("all.conf", []byte("includeAllDisks\n"))
 	if err != nil || c.Host.IncludeAllDisks == nil || *c.Host.IncludeAllDisks != 5 {
 		t.Errorf("includeAllDisks alone: %v %v", err, c)
+	}
+}
+
+// TestHostMalformed reads malformed host directives as snmpd does: the
+// agent starts, the line is used as far as snmpd uses it or skipped, and
+// a warning names the file and line.
+func TestHostMalformed(t *testing.T) {
+	for _, tc := range []struct {
+		conf, warn string
+		check      func(h *Host) bool
+	}{
+		{"disk", "bad.conf:1: disk: no arguments; line ignored", func(h *Host) bool { return len(h.Disks) == 0 }},
+		{"disk / 10% extra", `bad.conf:1: disk: want PATH [MINSPACE|MINPERCENT%]; "extra" left out`, func(h *Host) bool { return len(h.Disks) == 1 && *h.Disks[0].MinPercent == 10 }},
+		{"disk / x%", `bad.conf:1: disk: minimum "x" is not a number; 0 used`, func(h *Host) bool { return len(h.Disks) == 1 && *h.Disks[0].MinPercent == 0 }},
+		{"disk / 10 extra%", `"extra%" left out`, func(h *Host) bool { return *h.Disks[0].MinPercent == 10 && h.Disks[0].MinKB == nil }},
+		{"disk / -5", "negative minimum -5", func(h *Host) bool { return *h.Disks[0].MinKB == -5 }},
+		{"disk /\ndisk /var\ndisk / 5%", "bad.conf:3: disk: / already has a disk line (bad.conf:1)", func(h *Host) bool { return len(h.Disks) == 3 }},
+		{"includeAllDisks 10", "10 without %: taken as 10%", func(h *Host) bool { return *h.IncludeAllDisks == 10 }},
+		{"includeAllDisks x%", `"x" is not a number; 0 used`, func(h *Host) bool { return *h.IncludeAllDisks == 0 }},
+		{"load abc", `bad.conf:1: load: "abc" is not a load average; 0 used`, func(h *Host) bool { return *h.LoadMax() == [3]float64{0, 0, 0} }},
+		{"load 3x 2 1 7", `"7" left out`, func(h *Host) bool { return *h.LoadMax() == [3]float64{3, 2, 1} }},
+		{"load -1", "negative maximum -1", func(h *Host) bool { return *h.LoadMax() == [3]float64{-1, -1, -1} }},
+		{"proc bash\nproc bash 5", "bad.conf:2: proc: bash already has a proc line (bad.conf:1); this line ignored", func(h *Host) bool {
+			return len(h.Procs) == 1 && h.Procs[0] == Proc{Name: "bash", Min: 1}
+		}},
+		{"proc a x 2", `maximum "x" is not a number; 0 used`, func(h *Host) bool { return h.Procs[0] == Proc{Name: "a", Max: 0, Min: 2} }},
+		{"proc a 1 2 (x", "the row counts the processes named a instead", func(h *Host) bool { return h.Procs[0] == Proc{Name: "a", Max: 1, Min: 2} }},
+		{"proc a 1 2 (?=x)", "regular expression", func(h *Host) bool { return len(h.Procs) == 1 && h.Procs[0].Regexp == "" }},
+		{"file", "no arguments; line ignored", func(h *Host) bool { return len(h.Files) == 0 }},
+		{"file /x -1", "negative maximum size -1: no limit", func(h *Host) bool { return len(h.Files) == 1 && h.Files[0].MaxKB == nil }},
+		{"swap -1", `"-1" is not a positive number of kB; line ignored: memMinimumSwap stays 16000 kB`, func(h *Host) bool { return h.MinSwap == 0 }},
+		{"swap 20000\nswap x", "stays 20000 kB", func(h *Host) bool { return h.MinSwap == 20000 }},
+		{"storageUseNFS 3", `bad.conf:1: storageUseNFS: want 1 or 2, not "3"; line ignored, as snmpd ignores it: storageUseNFS stays 1`, func(h *Host) bool { return h.StorageUseNFS == nil }},
+		{"storageUseNFS 2\nstorageUseNFS x", "stays 2", func(h *Host) bool { return h.StorageUseNFS != nil && !*h.StorageUseNFS }},
+		{"skipNFSInHostResources maybe", `bad.conf:1: skipNFSInHostResources: want yes or no, not "maybe"; line ignored, as snmpd ignores it: remote file systems stay listed`, func(h *Host) bool { return !h.SkipNFS }},
+		{"procfix a /bin/true\nproc a", "bad.conf:1: procfix: no proc line for a before it; line ignored", func(h *Host) bool { return h.Procs[0].Fix == "" }},
+		{"proc a\nprocfix a", "bad.conf:2: procfix: want NAME COMMAND; line ignored", func(h *Host) bool { return h.Procs[0].Fix == "" }},
+		{"ignoreDisk", "no arguments; line ignored", func(h *Host) bool { return len(h.IgnoreDisks) == 0 }},
+	} {
+		c, err := ParseSnmpdConf("bad.conf", []byte(tc.conf+"\n"))
+		if err != nil {
+			t.Errorf("%q: %v, want a warning", tc.conf, err)
+			continue
+		}
+		found := false
+		for _, w := range c.Warnings {
+			found = found || strings.Contains(w, tc.warn) && strings.HasPrefix(w, "bad.conf:")
+		}
+		if !found {
+			t.Errorf("%q: warnings %q, want one with %q", tc.conf, c.Warnings, tc.warn)
+		}
+		if !tc.check(&c.Host) {
+			t.Errorf("%q: host %+v", tc.conf, c.Host)
+		}
 	}
 }
 

@@ -243,11 +243,11 @@ func (p *snmpdParser) directive(tok, rest string, depth int) error {
 	if d == "includealldisks" && rest == "" {
 		rest = "5%"
 	}
+	if ok, err := p.hostSetting(tok, rest); ok { // warns of its own missing arguments
+		return err
+	}
 	if rest == "" {
 		return p.errorf(tok, "missing arguments")
-	}
-	if ok, err := p.hostSetting(tok, rest); ok {
-		return err
 	}
 	if ok, err := p.agentXSetting(tok, rest); ok {
 		return err
