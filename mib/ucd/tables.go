@@ -391,7 +391,8 @@ func (m *MIB) readDiskIO() []diskIORow {
 	if err != nil {
 		return nil
 	}
-	ds, _ := procfs.ParseDiskstats(b)
+	ds, bad := procfs.ParseDiskstats(b)
+	procfs.CountBad("/proc/diskstats", bad)
 	rows := make([]diskIORow, 0, len(ds))
 	for _, d := range ds {
 		rows = append(rows, diskIORow{index: snmp.OID{uint32(len(rows) + 1)}, d: d, la: m.cpu.DiskLoad(d.Name)})
