@@ -29,7 +29,6 @@ linkUpDownNotifications yes
 	}
 	for conf, want := range map[string]string{
 		"authtrapenable 3\n":              "n.conf:1",
-		"trapsink\n":                      "n.conf:1",
 		"trapsink a b c d\n":              "n.conf:1",
 		"linkUpDownNotifications maybe\n": "n.conf:1",
 	} {

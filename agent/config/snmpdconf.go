@@ -227,7 +227,7 @@ var ignoredDirectives = sync.OnceValue(func() map[string]string {
 		names string
 	}{
 		{"not supported (see docs/notifications.md)", "v1trapaddress iquerysecname agentsecname monitor defaultmonitors notificationevent setevent strictdisman"},
-		{"Net-SNMP extension MIBs are not supported", "disk includealldisks proc load swap file extendfix execfix dlmod interface_fadeout interface_replace_old override injecthandler table add_row smuxpeer smuxsocket proxy logmatch sysorldescr"},
+		{"Net-SNMP extension MIBs are not supported", "extendfix execfix dlmod interface_fadeout interface_replace_old override injecthandler table add_row smuxpeer smuxsocket proxy logmatch sysorldescr"},
 		{"not applicable to tsnmpd", "agentgroup agentuser leave_pidfile dontlogtcpwrappersconnects maxgetbulkresponses engineidtype engineidnic"},
 		{"snmpd's persistent state is not read from here", "oldengineid usmuser vacmview vacmgroup vacmaccess vacmauthaccess psyslocation psyscontact psysname setserialno engineboots"},
 	} {
@@ -247,7 +247,12 @@ func (p *snmpdParser) directive(tok, rest string, depth int) error {
 		return err
 	}
 	if rest == "" {
-		return p.errorf(tok, "missing arguments")
+		// snmpd reports a directive without arguments and goes on.
+		if p.strict {
+			return p.errorf(tok, "missing arguments")
+		}
+		p.warnf(tok, "no arguments; line ignored, as snmpd ignores it")
+		return nil
 	}
 	if ok, err := p.agentXSetting(tok, rest); ok {
 		return err

@@ -346,7 +346,6 @@ trapsink localhost public
 
 func TestSnmpdConfErrors(t *testing.T) {
 	for _, c := range []struct{ conf, want string }{
-		{"\nsysName\n", "e.conf:2: sysName: missing arguments"},
 		{"view v included .1.3.6 zz\n", "e.conf:1: view: vacm: bad mask octet"},
 		{"view v includ .1.3.6\n", "e.conf:1: view: type must be included or excluded"},
 		{"view v included nosuchname\n", "e.conf:1: views[0].subtree:"},
@@ -377,6 +376,36 @@ func TestSnmpdConfErrors(t *testing.T) {
 		if !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q: error %q, want prefix %q", c.conf, err, c.want)
 		}
+	}
+}
+
+// TestNoArguments checks a directive without arguments: snmpd reports
+// it and goes on, and so does tsnmpd, with a warning naming file and
+// line; --strict makes it an error.
+func TestNoArguments(t *testing.T) {
+	c, err := ParseSnmpdConf("e.conf", []byte("rocommunity public 127.0.0.1\nsysName\nsysLocation\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"e.conf:2: sysName: no arguments; line ignored", "e.conf:3: sysLocation: no arguments; line ignored"}
+	if len(c.Warnings) != len(want) {
+		t.Fatalf("warnings %q, want %q", c.Warnings, want)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(c.Warnings[i], w) {
+			t.Errorf("warning %q, want prefix %q", c.Warnings[i], w)
+		}
+	}
+	if c.System.Name != "" || len(c.Communities) != 1 {
+		t.Errorf("sysName %q, %d communities", c.System.Name, len(c.Communities))
+	}
+	path := filepath.Join(t.TempDir(), "e.conf")
+	if err := os.WriteFile(path, []byte("\nsysName\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadSnmpdConfOptions(path, SnmpdConfOptions{Strict: true})
+	if want := path + ":2: sysName: missing arguments"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("strict: error %v, want %s", err, want)
 	}
 }
 
