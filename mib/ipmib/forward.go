@@ -182,6 +182,8 @@ func (m *MIB) initRoutes() {
 		Get: func(r *mib.Request) snmp.Value { return snmp.Gauge32Value(uint32(len(m.routes.Get(r).inet))) }}}}
 	m.inetRoutes = mib.Table{Entry: InetCidrRouteEntry, Columns: []uint32{7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17},
 		Rows: func(r *mib.Request) mib.Rows { return inetRouteRows{m.routes.Get(r)} }}
+	m.routeSet = &routeHandler{Table: &m.inetRoutes, m: m}
+	m.routeSet.invalidate = m.routes.Invalidate
 	m.legacyRoutes = mib.Table{Entry: IpRouteEntry, Columns: []uint32{1, 2, 3, 7, 8, 9, 11, 13},
 		Rows: func(r *mib.Request) mib.Rows { return legacyRouteRows(m.routes.Get(r).legacy) }}
 	m.routers = mib.Table{Entry: IpDefaultRouterEntry, Columns: []uint32{4, 5},

@@ -22,7 +22,10 @@
 // out incomplete entries. ipForwarding, ipDefaultTTL, ipv6IpForwarding,
 // ipv6IpDefaultHopLimit, ipv6InterfaceEnableStatus and
 // ipv6InterfaceForwarding can be set, which writes the sysctl;
-// ipAddressSpinLock is a TestAndIncr (RFC 2579).
+// ipAddressSpinLock is a TestAndIncr (RFC 2579). Rows of ipAddressTable
+// and inetCidrRouteTable can be created and destroyed (RowStatus
+// createAndGo and destroy), which adds and removes addresses and routes
+// through rtnetlink.
 package ipmib
 
 import (
@@ -96,6 +99,8 @@ type MIB struct {
 	spinLock                   *mib.TestAndIncr // ipAddressSpinLock
 	addr, address, media, phys mib.Table
 	prefixes                   mib.Table
+	addrSet                    *addrHandler
+	routeSet                   *routeHandler
 
 	links *procfs.Cache[[]rtnl.Link]
 	net   *procfs.NetStats
@@ -140,6 +145,11 @@ func New(cfg Config) *MIB {
 		Rows: func(r *mib.Request) mib.Rows { return ipAddrRows{m.addrs.Get(r)} }}
 	m.address = mib.Table{Entry: IpAddressEntry, Columns: []uint32{3, 4, 5, 6, 7, 8, 9, 10, 11},
 		Rows: func(r *mib.Request) mib.Rows { return ipAddressRows{m.addrs.Get(r)} }}
+	m.addrSet = &addrHandler{Table: &m.address, m: m}
+	m.addrSet.invalidate = func() {
+		m.addrs.Invalidate()
+		m.ifaces.Invalidate()
+	}
 	m.prefixes = mib.Table{Entry: IpAddressPrefixEntry, Columns: []uint32{5, 6, 7, 8, 9},
 		Rows: func(r *mib.Request) mib.Rows { return prefixRows(m.addrs.Get(r).prefix) }}
 	m.media = mib.Table{Entry: IpNetToMediaEntry, Columns: []uint32{1, 2, 3, 4},
@@ -176,7 +186,7 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(IpCidrRouteEntry, &m.cidrRoutes)
 	tree.Register(IpDefaultRouterEntry, &m.routers)
 	tree.Register(InetCidrRouteNumber, &m.routeNumber)
-	tree.Register(InetCidrRouteEntry, &m.inetRoutes)
+	tree.Register(InetCidrRouteEntry, m.routeSet)
 	tree.Register(IpSystemStatsEntry, &m.sysStats)
 	tree.Register(IpIfStatsTableLastChange, &m.ifStatsLastChange)
 	tree.Register(IpIfStatsEntry, &m.ifStats)
@@ -186,7 +196,7 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(Ipv6InterfaceEntry, &v6IfaceHandler{&m.v6Ifaces, m})
 	tree.Register(IpAddressPrefixEntry, &m.prefixes)
 	tree.Register(IP.Append(33), m.spinLock)
-	tree.Register(IpAddressEntry, &m.address)
+	tree.Register(IpAddressEntry, m.addrSet)
 	tree.Register(IpNetToPhysEntry, &m.phys)
 	tree.Register(Ipv6ScopeZoneIndexEntry, &m.zones)
 	for _, o := range m.icmpScalars.Objects {
@@ -299,9 +309,11 @@ func (m *MIB) initScalars() {
 	one(26, func(r *mib.Request) snmp.Value { return snmp.IntegerValue(m.sys.Get(r).hopLimit) })
 	m.writable(25, "/proc/sys/net/ipv6/conf/all/forwarding", 1, 2, forwardingSysctl)
 	m.writable(26, "/proc/sys/net/ipv6/conf/all/hop_limit", 1, 255, nil)
-	// ipAddressSpinLock: the advisory lock of ipAddressTable's sets,
-	// which the address table does not take (it is read-only here), kept
-	// as RFC 4293 and Net-SNMP serve it: writable, TestAndIncr.
+	// ipAddressSpinLock: the advisory lock managers take before they
+	// set ipAddressTable (RFC 4293), as RFC 4293 and Net-SNMP serve it:
+	// writable, TestAndIncr. Like every advisory lock, the table's sets
+	// do not check it: a manager that sets both in one request has the
+	// set fail with inconsistentValue when another took the lock first.
 	m.spinLock = mib.NewTestAndIncr(IP, 33, nil)
 }
 

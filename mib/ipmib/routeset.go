@@ -1,0 +1,282 @@
+package ipmib
+
+import (
+	"math"
+	"net/netip"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// inetCidrRouteTable's writable columns (RFC 4292).
+const (
+	colRouteIfIndex   = 7
+	colRouteType      = 8
+	colRouteNextHopAS = 11
+	colRouteMetric1   = 12
+	colRouteMetric5   = 16
+	colRouteStatus    = 17
+)
+
+// inetCidrRouteType values tsnmpd creates.
+const (
+	routeLocal  = 3
+	routeRemote = 4
+)
+
+// routeHandler serves inetCidrRouteTable and lets managers create and
+// destroy routes of both families in the main table, through
+// RTM_NEWROUTE and RTM_DELROUTE in the agent's network namespace.
+//
+// A row is created with inetCidrRouteStatus createAndGo,
+// inetCidrRouteIfIndex and inetCidrRouteType in the same request, under
+// the policy zeroDotZero: a remote(4) route goes by the index's next hop
+// (through the interface, when IfIndex is not 0), a local(3) one, whose
+// next hop is all zeros, out of interface IfIndex. inetCidrRouteMetric1
+// is the route's priority (-1, the default: the kernel's default);
+// Metric2-5 are -1 and NextHopAS 0, as the table reads them. Setting
+// IfIndex or Metric1 of an existing row replaces the route by one with
+// the new values; destroy removes it.
+type routeHandler struct {
+	*mib.Table
+	m *MIB
+	kernelSet
+}
+
+// TestSet implements mib.Setter; the varbinds are tested together by
+// TestSets.
+func (h *routeHandler) TestSet(*mib.Request, snmp.VarBind) snmp.ErrorStatus { return snmp.NoError }
+
+// routeIndex is inetCidrRouteTable's index, parsed.
+type routeIndex struct {
+	dst, nh []byte
+	plen    uint8
+	policy  snmp.OID
+}
+
+// parseRouteIndex parses an index of both families whose next hop has
+// the destination's type and whose destination has no bits beyond its
+// prefix length (RFC 4292, inetCidrRoutePfxLen).
+func parseRouteIndex(idx snmp.OID) (routeIndex, bool) {
+	var x routeIndex
+	dst, rest, ok := parseInet(idx)
+	if !ok || len(rest) < 2 || rest[0] > uint32(8*len(dst)) || uint32(len(rest)-2) < rest[1] {
+		return x, false
+	}
+	x.dst, x.plen = dst, uint8(rest[0])
+	x.policy, rest = rest[2:2+rest[1]], rest[2+rest[1]:]
+	nh, rest, ok := parseInet(rest)
+	if !ok || len(rest) != 0 || len(nh) != len(dst) {
+		return x, false
+	}
+	x.nh = nh
+	ip, _ := netip.AddrFromSlice(dst)
+	if p, err := ip.Prefix(int(x.plen)); err != nil || p.Addr() != ip {
+		return x, false
+	}
+	return x, true
+}
+
+// TestSets implements mib.PhasedSetter.
+func (h *routeHandler) TestSets(r *mib.Request, vbs []snmp.VarBind) (snmp.ErrorStatus, int) {
+	h.begin()
+	var rows rowReqs
+	for i, vb := range vbs {
+		rest := vb.Name[len(InetCidrRouteEntry):]
+		if len(rest) < 1 {
+			return snmp.NotWritable, i
+		}
+		col := rest[0]
+		if col != colRouteIfIndex && col != colRouteType && col != colRouteNextHopAS &&
+			(col < colRouteMetric1 || col > colRouteStatus) {
+			return snmp.NotWritable, i
+		}
+		if _, ok := parseRouteIndex(rest[1:]); !ok {
+			return snmp.NoCreation, i
+		}
+		if st := routeColumnValue(col, vb.Value); st != snmp.NoError {
+			return st, i
+		}
+		rows.add(rest[1:], col, vb.Value, i)
+	}
+	if len(rows) == 0 {
+		return snmp.NoError, 0
+	}
+	snap := h.m.readRoutes(time.Now())
+	links, err := rtnl.Links()
+	if err != nil {
+		return snmp.ResourceUnavailable, 0
+	}
+	for _, row := range rows {
+		if st, at := h.plan(row, snap, links); st != snmp.NoError {
+			return st, at
+		}
+	}
+	return snmp.NoError, 0
+}
+
+// routeColumnValue checks the value of a column on its own.
+func routeColumnValue(col uint32, v snmp.Value) snmp.ErrorStatus {
+	if col == colRouteStatus {
+		return rowStatusValue(v)
+	}
+	if col == colRouteNextHopAS {
+		switch {
+		case v.Type != snmp.Gauge32:
+			return snmp.WrongType
+		case v.Int() != 0: // no autonomous system is known
+			return snmp.WrongValue
+		}
+		return snmp.NoError
+	}
+	if v.Type != snmp.Integer {
+		return snmp.WrongType
+	}
+	n := v.Int()
+	switch {
+	case col == colRouteIfIndex:
+		if n < 0 || n > math.MaxInt32 {
+			return snmp.WrongValue
+		}
+	case col == colRouteType:
+		// other(1), reject(2) and blackhole(5) routes are not
+		// made: the table does not list them.
+		if n != routeLocal && n != routeRemote {
+			return snmp.WrongValue
+		}
+	case col == colRouteMetric1:
+		if n < -1 || n > math.MaxInt32 {
+			return snmp.WrongValue
+		}
+	case col > colRouteMetric1 && col <= colRouteMetric5:
+		// Linux keeps one metric: the others are unused (-1).
+		if n != -1 {
+			return snmp.WrongValue
+		}
+	}
+	return snmp.NoError
+}
+
+// plan checks what row asks against the kernel's routes and links and
+// plans its changes.
+func (h *routeHandler) plan(row *rowReq, snap *routeSnap, links []rtnl.Link) (snmp.ErrorStatus, int) {
+	x, _ := parseRouteIndex(row.index)
+	var cur *routeRow
+	for i := range snap.inet {
+		if snap.inet[i].index.Equal(row.index) {
+			cur = &snap.inet[i]
+			break
+		}
+	}
+	status, hasStatus := row.cols[colRouteStatus]
+	ifIndex, hasIfIndex := row.cols[colRouteIfIndex]
+	typ, hasType := row.cols[colRouteType]
+	metric, hasMetric := row.cols[colRouteMetric1]
+	linkExists := func(i int64) bool {
+		for _, l := range links {
+			if int64(l.Index) == i {
+				return true
+			}
+		}
+		return false
+	}
+	if hasIfIndex && ifIndex.v.Int() != 0 && !linkExists(ifIndex.v.Int()) {
+		return snmp.InconsistentValue, ifIndex.at
+	}
+	switch {
+	case hasStatus && status.v.Int() == rsCreateAndGo:
+		if cur != nil {
+			return snmp.InconsistentValue, status.at
+		}
+		if !x.policy.Equal(zeroDotZero) {
+			return snmp.NoCreation, status.at
+		}
+		if !hasIfIndex || !hasType {
+			// RFC 2579: createAndGo without a value for a column
+			// that has none by default.
+			return snmp.InconsistentValue, status.at
+		}
+		rt := rtnl.Route{Family: unix.AF_INET, Dst: x.dst, DstLen: x.plen, Table: unix.RT_TABLE_MAIN,
+			Protocol: unix.RTPROT_STATIC, Type: unix.RTN_UNICAST, OIF: uint32(ifIndex.v.Int())}
+		if len(x.dst) == 16 {
+			rt.Family = unix.AF_INET6
+		}
+		if hasMetric && metric.v.Int() >= 0 {
+			rt.Priority = uint32(metric.v.Int())
+		}
+		switch {
+		case typ.v.Int() == routeRemote && allZero(x.nh):
+			return snmp.InconsistentValue, typ.at // remote: by a next hop
+		case typ.v.Int() == routeRemote:
+			rt.Gateway = x.nh
+		case !allZero(x.nh):
+			return snmp.InconsistentValue, typ.at // local: no next hop
+		case rt.OIF == 0:
+			return snmp.InconsistentValue, ifIndex.at // local: out of an interface
+		default:
+			rt.Scope = unix.RT_SCOPE_LINK
+		}
+		h.add(kernelOp{do: func() error { return rtnl.AddRoute(rt) }, undo: func() error { return rtnl.DelRoute(rt) }})
+		return snmp.NoError, 0
+	case hasStatus && status.v.Int() == rsDestroy:
+		if cur == nil {
+			return snmp.NoError, 0 // RFC 2579: nothing to destroy
+		}
+		if at, other := row.firstOther(colRouteStatus); other {
+			return snmp.InconsistentValue, at // a destroy is the row's only change
+		}
+		old := cur.r
+		h.add(kernelOp{do: func() error { return rtnl.DelRoute(old) }, undo: func() error { return rtnl.AddRoute(old) }})
+		return snmp.NoError, 0
+	case cur == nil:
+		if hasStatus { // active(1) of a row that is not there
+			return snmp.InconsistentValue, status.at
+		}
+		// RFC 2579 note 4: a row is created through its status.
+		return snmp.InconsistentName, row.first
+	}
+	// Changes to an existing row: what it holds already is accepted;
+	// a new interface or metric replaces the route.
+	if hasType && typ.v.Int() != routeType(cur) {
+		return snmp.InconsistentValue, typ.at
+	}
+	old := cur.r
+	next := old
+	if hasIfIndex {
+		next.OIF = uint32(ifIndex.v.Int())
+		if next.OIF == 0 && !cur.remote {
+			return snmp.InconsistentValue, ifIndex.at
+		}
+	}
+	if hasMetric && metric.v.Int() >= 0 {
+		next.Priority = uint32(metric.v.Int())
+	}
+	if next.OIF != old.OIF || next.Priority != old.Priority {
+		h.add(kernelOp{do: func() error { return rtnl.AddRoute(next) }, undo: func() error { return rtnl.DelRoute(next) }})
+		h.add(kernelOp{do: func() error { return rtnl.DelRoute(old) }, undo: func() error { return rtnl.AddRoute(old) }})
+	}
+	return snmp.NoError, 0
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// CommitSet implements mib.Setter: it makes the planned changes, and
+// reverts them when one fails.
+func (h *routeHandler) CommitSet(*mib.Request, []snmp.VarBind) snmp.ErrorStatus { return h.commit() }
+
+// UndoSet implements mib.PhasedSetter.
+func (h *routeHandler) UndoSet(*mib.Request) snmp.ErrorStatus { return h.revert() }
+
+// CleanupSet implements mib.PhasedSetter.
+func (h *routeHandler) CleanupSet(*mib.Request) { h.end() }
