@@ -64,7 +64,7 @@ func startAgent(t *testing.T, ns *netns.NS, port int, env []string, args ...stri
 	err := ns.Do(func() error {
 		var err error
 		a.sess, err = manager.Dial(context.Background(), fmt.Sprintf("udp:127.0.0.1:%d", port),
-			manager.Config{Version: snmp.V2c, Community: "private", Timeout: 500 * time.Millisecond, Retries: 1})
+			manager.Config{Version: snmp.V2c, Community: "private", Timeout: 3 * time.Second, Retries: 1})
 		return err
 	})
 	if err != nil {
@@ -103,7 +103,7 @@ func (a *setAgent) set(t *testing.T, vbs ...snmp.VarBind) (snmp.ErrorStatus, int
 		return se.Status, se.Index
 	}
 	if err != nil {
-		t.Fatalf("set: %v", err)
+		t.Fatalf("set: %v; the agent's log:\n%s", err, a.log)
 	}
 	return p.ErrorStatus, p.ErrorIndex
 }
