@@ -178,8 +178,12 @@ func maskOf(plen uint8) uint32 {
 
 func (m *MIB) initRoutes() {
 	m.routes = procfs.Cache[*routeSnap]{TTL: m.cfg.CacheTTL, Load: m.readRoutes}
-	m.routeNumber = mib.Scalars{Prefix: InetCidrRouteNumber[:len(InetCidrRouteNumber)-1], Objects: []mib.Scalar{{Sub: 6,
-		Get: func(r *mib.Request) snmp.Value { return snmp.Gauge32Value(uint32(len(m.routes.Get(r).inet))) }}}}
+	// ipCidrRouteNumber (3, deprecated with its table, which Net-SNMP
+	// serves without it) and inetCidrRouteNumber (6): their tables' rows.
+	m.routeNumber = mib.Scalars{Prefix: InetCidrRouteNumber[:len(InetCidrRouteNumber)-1], Objects: []mib.Scalar{
+		{Sub: 3, Get: func(r *mib.Request) snmp.Value { return snmp.Gauge32Value(uint32(len(m.routes.Get(r).cidr))) }},
+		{Sub: 6, Get: func(r *mib.Request) snmp.Value { return snmp.Gauge32Value(uint32(len(m.routes.Get(r).inet))) }},
+	}}
 	m.inetRoutes = mib.Table{Entry: InetCidrRouteEntry, Columns: []uint32{7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17},
 		Rows: func(r *mib.Request) mib.Rows { return inetRouteRows{m.routes.Get(r)} }}
 	m.routeSet = &routeHandler{Table: &m.inetRoutes, m: m}

@@ -185,7 +185,9 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(IpNetToMediaEntry, &m.media)
 	tree.Register(IpCidrRouteEntry, &m.cidrRoutes)
 	tree.Register(IpDefaultRouterEntry, &m.routers)
-	tree.Register(InetCidrRouteNumber, &m.routeNumber)
+	for _, o := range m.routeNumber.Objects {
+		tree.Register(m.routeNumber.Prefix.Append(o.Sub), &m.routeNumber)
+	}
 	tree.Register(InetCidrRouteEntry, m.routeSet)
 	tree.Register(IpSystemStatsEntry, &m.sysStats)
 	tree.Register(IpIfStatsTableLastChange, &m.ifStatsLastChange)
