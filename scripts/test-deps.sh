@@ -36,6 +36,7 @@ debs=(
 	"zsh zsh"
 	"nftables nft"
 	"iproute2 ip"
+	"procps sysctl"
 	"e2fsprogs mkfs.ext4"
 	"util-linux unshare"
 	"systemd systemctl"
