@@ -26,7 +26,7 @@ func TestInteropExtTable(t *testing.T) {
 	var tree mib.Tree
 	e.Register(&tree)
 	ours := mibtest.Walk(&tree, extEntry[:len(extEntry)-1])
-	n := mibtest.Compare(t, ours, theirs, map[string]mibtest.Rule{"1.3.6.1.4.1.2021.8.1.": {}})
+	n := mibtest.Compare(t, ours, theirs, map[string]mibtest.Rule{"1.3.6.1.4.1.2021.8.1.": {}}).N()
 	if n < 21 {
 		t.Errorf("compared %d values, want 21 (3 rows of 7 columns)", n)
 	}

@@ -289,11 +289,65 @@ func Text(s string) string {
 type Rule struct {
 	Tol, Frac float64 // numeric tolerance (absolute, relative); both 0: equal
 	Skip      string  // why the column is not compared
+	// OursOnly says why Net-SNMP does not serve the column and where the
+	// test checks tsnmp's values instead; TheirsOnly says why tsnmp does
+	// not serve it. The instances must then be on that side only.
+	OursOnly, TheirsOnly string
 }
 
-// Compare checks that both walks have the same instances under each
-// prefix and that values agree by the prefix's rule. prefixes end in '.'.
-func Compare(t *testing.T, ours, theirs map[string]string, rules map[string]Rule) int {
+// Result is what Compare compared: the instances present on both sides
+// whose values were checked (not skipped).
+type Result struct {
+	compared map[string]bool
+}
+
+// N returns the number of values compared.
+func (r *Result) N() int { return len(r.compared) }
+
+// Compared reports whether instance k was compared.
+func (r *Result) Compared(k string) bool { return r.compared[k] }
+
+// Rows returns the distinct indexes under table entry prefix entry (an
+// entry OID followed by '.') with at least one value compared.
+func (r *Result) Rows(entry string) map[string]bool {
+	rows := map[string]bool{}
+	for k := range r.compared {
+		if rest, ok := strings.CutPrefix(k, entry); ok {
+			_, idx, _ := strings.Cut(rest, ".")
+			rows[idx] = true
+		}
+	}
+	return rows
+}
+
+// RequireRows fails the test unless each table entry prefix (name: entry,
+// alternately) has at least min rows compared on both sides.
+func (r *Result) RequireRows(t testing.TB, min int, tables ...string) {
+	t.Helper()
+	for i := 0; i+1 < len(tables); i += 2 {
+		if n := len(r.Rows(tables[i+1])); n < min {
+			t.Errorf("%s (%s): %d rows compared on both sides, want at least %d", tables[i], tables[i+1], n, min)
+		}
+	}
+}
+
+// Require fails the test unless each instance in keys was compared (is
+// present on both sides with a rule that is not Skip).
+func (r *Result) Require(t testing.TB, what string, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		if !r.compared[k] {
+			t.Errorf("%s: %s was not compared on both sides", what, k)
+		}
+	}
+}
+
+// Compare checks that both walks have the same instances and that values
+// agree by the rule of the longest rule prefix each instance starts with
+// (rule keys are prefixes ending in '.' or ':', or whole instance keys). An
+// instance no rule covers fails the test: every column a walk returns
+// needs a rule, a comparison or a Skip with its reason.
+func Compare(t *testing.T, ours, theirs map[string]string, rules map[string]Rule) *Result {
 	t.Helper()
 	keys := map[string]bool{}
 	for k := range ours {
@@ -302,26 +356,29 @@ func Compare(t *testing.T, ours, theirs map[string]string, rules map[string]Rule
 	for k := range theirs {
 		keys[k] = true
 	}
-	var sorted []string
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	slices.Sort(sorted)
-	compared := 0
+	sorted := slices.Sorted(maps.Keys(keys))
+	res := &Result{compared: map[string]bool{}}
+	var unruled []string
 	for _, k := range sorted {
 		var rl Rule
-		var col string
+		col, found := "", false
 		for p, r := range rules {
-			if strings.HasPrefix(k, p) && len(p) > len(col) {
-				col, rl = p, r
+			if (p == k || (strings.HasSuffix(p, ".") || strings.HasSuffix(p, ":")) && strings.HasPrefix(k, p)) && (!found || len(p) > len(col)) {
+				col, rl, found = p, r, true
 			}
 		}
-		if col == "" {
+		if !found {
+			unruled = append(unruled, k)
 			continue
 		}
 		o, okO := ours[k]
 		th, okT := theirs[k]
 		switch {
+		case rl.OursOnly != "" || rl.TheirsOnly != "":
+			if okO == (rl.OursOnly == "") || okT == (rl.TheirsOnly == "") {
+				t.Errorf("%s: tsnmp %q, Net-SNMP %q; the test expects it from one side only (%s%s)", k, o, th, rl.OursOnly, rl.TheirsOnly)
+			}
+			continue
 		case !okO:
 			t.Errorf("%s: Net-SNMP serves %s, tsnmp nothing", k, th)
 			continue
@@ -331,7 +388,7 @@ func Compare(t *testing.T, ours, theirs map[string]string, rules map[string]Rule
 		case rl.Skip != "":
 			continue
 		}
-		compared++
+		res.compared[k] = true
 		if rl.Tol == 0 && rl.Frac == 0 {
 			if o != th {
 				t.Errorf("%s: tsnmp %q, Net-SNMP %q", k, o, th)
@@ -340,7 +397,19 @@ func Compare(t *testing.T, ours, theirs map[string]string, rules map[string]Rule
 			t.Errorf("%s: tsnmp %s, Net-SNMP %s (tolerance %g or %g%%)", k, o, th, rl.Tol, rl.Frac*100)
 		}
 	}
-	return compared
+	if len(unruled) > 0 {
+		const show = 40
+		t.Errorf("%d instances have no comparison rule (each column needs one: equal, a tolerance or a Skip with its reason):\n%s%s",
+			len(unruled), strings.Join(unruled[:min(len(unruled), show)], "\n"), more(len(unruled)-show))
+	}
+	return res
+}
+
+func more(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n... and %d more", n)
 }
 
 // Rekey replaces the index of the table rows under prefix (an entry OID
