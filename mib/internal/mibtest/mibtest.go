@@ -5,9 +5,11 @@ package mibtest
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -483,4 +485,27 @@ func MountLoop(t testing.TB, sizeMB int) string {
 		t.Fatalf("mkfs.ext4: %v: %s", err, out)
 	}
 	return Mount(t, "ext4", img, "loop")
+}
+
+// Float reads a canonical value that carries a real number: a decimal
+// OCTET STRING ("hex:" of "0.52"), an Opaque float as tsnmp encodes it
+// (UCD's 9f 78 04 and an IEEE 754 single) or as snmpwalk prints it
+// ("opaque-text:Float: 0.52"), or an integer.
+func Float(s string) (float64, bool) {
+	switch {
+	case strings.HasPrefix(s, "hex:"):
+		f, err := strconv.ParseFloat(strings.TrimSpace(Text(s)), 64)
+		return f, err == nil
+	case strings.HasPrefix(s, "opaque:9f7804") && len(s) == len("opaque:9f7804")+8:
+		b, err := hex.DecodeString(s[len("opaque:9f7804"):])
+		if err != nil {
+			return 0, false
+		}
+		return float64(math.Float32frombits(binary.BigEndian.Uint32(b))), true
+	case strings.HasPrefix(s, "opaque-text:Float:"):
+		f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(s, "opaque-text:Float:")), 64)
+		return f, err == nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
 }
