@@ -147,7 +147,7 @@ func TestInteropNetSNMP(t *testing.T) {
 		mem: {}, mem + "6.": {Skip: "memAvailReal: MemAvailable, checked below"}, mem + "11.": {Skip: "memTotalFree, checked below"},
 		mem + "21.": {Skip: "memAvailRealX, checked below"}, mem + "22.": {Skip: "memTotalFreeX, checked below"},
 		mem + "13.": memTol, mem + "14.": memTol, mem + "15.": memTol, mem + "24.": memTol, mem + "25.": memTol, mem + "26.": memTol, mem + "27.": memTol,
-		la: {},
+		la:          {},
 		la + "101.": {Skip: "message carries the load"},
 		ss:          {},
 		dsk:         {}, dsk + "7.": {Tol: 262144}, dsk + "8.": {Tol: 262144}, dsk + "9.": {Tol: 1}, dsk + "10.": {Tol: 1},
