@@ -3,12 +3,15 @@ package hostres
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
+	"github.com/tsnmp/tsnmp/snmp"
 )
 
 // TestInteropNetSNMP compares HOST-RESOURCES-MIB with Net-SNMP snmpd's
@@ -22,13 +25,23 @@ func TestInteropNetSNMP(t *testing.T) {
 	big := mibtest.Mount(t, "tmpfs", "tsnmp-big", "size=20t")
 	mibtest.Mount(t, "tmpfs", "tsnmp-ro", "size=1m,ro")
 	loop := mibtest.MountLoop(t, 20)
-	snmpd := mibtest.StartSnmpd(t, "", "")
+	// A network namespace with interfaces of several kinds, so that
+	// hrNetworkTable and the network devices are the test's own.
+	ns := mibtest.NetNS(t, "tsnmp-hostres", mibtest.HostSetup)
+	snmpd := mibtest.StartSnmpdNetOnly(t, ns.Name, "")
 	m := New(Config{})
 	defer m.Close()
 	var tree mib.Tree
 	m.Register(&tree)
+	walk := func(base string) map[string]string {
+		var w map[string]string
+		if err := ns.Do(func() error { w = mibtest.Walk(&tree, snmp.MustParseOID(base)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
 	theirs := snmpd.Walk(t, "1.3.6.1.2.1.25")
-	ours := mibtest.Walk(&tree, HostResources)
+	ours := walk("1.3.6.1.2.1.25")
 
 	const (
 		sys  = "1.3.6.1.2.1.25.1."
@@ -117,7 +130,8 @@ func TestInteropNetSNMP(t *testing.T) {
 			ours[k] = v
 		}
 	}
-	// hrProcessorLoad: Net-SNMP has none until its first minute passed.
+	// hrProcessorLoad: Net-SNMP has none until its first minute passed:
+	// compared below, after it.
 	for k, v := range ours {
 		if strings.HasPrefix(k, proc+"2.") {
 			if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 100 {
@@ -235,6 +249,33 @@ func TestInteropNetSNMP(t *testing.T) {
 	if !found {
 		t.Errorf("no hrFSTable row for %s", loop)
 	}
+	// hrNetworkTable: a row for each interface of the namespace.
+	res.RequireRows(t, 7, "hrNetworkTable (lo, va, vb, br0, vc, vd, mv0)", netw)
+	res.RequireRows(t, 1, "hrStorageTable", stor, "hrDeviceTable", dev, "hrProcessorTable", proc,
+		"hrFSTable", fsys, "hrSWRunTable", run, "hrSWRunPerfTable", perf)
+
+	// hrProcessorLoad: Net-SNMP serves it once its sampler (every 5 s)
+	// holds a minute of samples, tsnmp's from its second sample, over
+	// the samples of the last minute. Wait, at most 90 s, for Net-SNMP's,
+	// then compare: the two samplers' minutes end up to 5 s apart, plus
+	// the time between the walks, at both ends, so a CPU's busy share
+	// may differ by what it did in those 12 s of the 60 (20 points from
+	// idle to busy; less in practice): 12 points.
+	for start := time.Now(); ; time.Sleep(2 * time.Second) {
+		theirs = snmpd.Walk(t, "1.3.6.1.2.1.25.3.3")
+		if len(theirs) > 0 && theirs[proc+"2."+strconv.Itoa(devProcessor<<16)] != "" {
+			break
+		}
+		if time.Since(start) > 90*time.Second {
+			t.Fatalf("Net-SNMP serves no hrProcessorLoad after %v", time.Since(start))
+		}
+	}
+	ours = walk("1.3.6.1.2.1.25.3.3")
+	for k, v := range ours {
+		t.Logf("%s: tsnmp %s, Net-SNMP %s", k, v, theirs[k])
+	}
+	res = mibtest.Compare(t, ours, theirs, map[string]mibtest.Rule{proc + "1.": {}, proc + "2.": {Tol: 12}})
+	res.RequireRows(t, runtime.NumCPU(), "hrProcessorTable", proc)
 	if t.Failed() {
 		t.Logf("snmpd log:\n%s", snmpd.Log)
 	}

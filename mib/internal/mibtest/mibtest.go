@@ -126,6 +126,25 @@ type Snmpd struct {
 // waits until it answers. It is killed when the test ends.
 func StartSnmpd(t testing.TB, netns, conf string) *Snmpd {
 	t.Helper()
+	var prefix []string
+	if netns != "" {
+		prefix = []string{"ip", "netns", "exec", netns}
+	}
+	return startSnmpd(t, prefix, conf)
+}
+
+// StartSnmpdNetOnly starts snmpd as StartSnmpd does in network namespace
+// netns, but entering only that namespace (nsenter --net): "ip netns
+// exec" also gives it a mount namespace of its own with /sys mounted
+// again, whose mount table is not the test's.
+func StartSnmpdNetOnly(t testing.TB, netns, conf string) *Snmpd {
+	t.Helper()
+	nsenter := testenv.Need(t, "nsenter")
+	return startSnmpd(t, []string{nsenter, "--net=/run/netns/" + netns}, conf)
+}
+
+func startSnmpd(t testing.TB, prefix []string, conf string) *Snmpd {
+	t.Helper()
 	bin := testenv.Need(t, "snmpd")
 	testenv.Need(t, "snmpbulkwalk")
 	dir := t.TempDir()
@@ -134,10 +153,8 @@ func StartSnmpd(t testing.TB, netns, conf string) *Snmpd {
 		t.Fatal(err)
 	}
 	var addr string
-	var prefix []string
-	if netns != "" {
+	if prefix != nil {
 		addr = "127.0.0.1:16161"
-		prefix = []string{"ip", "netns", "exec", netns}
 	} else {
 		addr = "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 	}
