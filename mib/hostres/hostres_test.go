@@ -232,3 +232,16 @@ func TestLongInput(t *testing.T) {
 	}
 	mibtest.Returns(t, inputs, parsers)
 }
+
+// TestRunStatus maps every state letter Linux shows in /proc/PID/stat.
+func TestRunStatus(t *testing.T) {
+	for states, want := range map[string]int64{
+		"R": runRunning, "SI": runRunnable, "DTtP": runNotRunnable, "ZX?": runInvalid,
+	} {
+		for _, c := range []byte(states) {
+			if got := runStatus(c); got != want {
+				t.Errorf("state %c: hrSWRunStatus %d, want %d", c, got, want)
+			}
+		}
+	}
+}

@@ -50,14 +50,20 @@ const (
 	runInvalid     = 4
 )
 
-// runStatus maps a /proc state letter as Net-SNMP does.
+// runStatus maps a /proc state letter to hrSWRunStatus as Net-SNMP does
+// for the letters it knows (R running; S, sleeping, runnable; D and T
+// notRunnable; a zombie, Z, invalid: "not loaded"), and the letters of
+// newer kernels to their kin, where Net-SNMP says invalid of every live
+// one: I (an idle kernel thread, sleeping as S) runnable; t (stopped by a
+// tracer, as T) and P (a parked kernel thread) notRunnable. X (dead) is
+// invalid.
 func runStatus(state byte) int64 {
 	switch state {
 	case 'R':
 		return runRunning
-	case 'S':
+	case 'S', 'I':
 		return runRunnable
-	case 'D', 'T':
+	case 'D', 'T', 't', 'P':
 		return runNotRunnable
 	}
 	return runInvalid
