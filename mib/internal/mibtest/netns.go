@@ -59,21 +59,7 @@ route add 2001:db8:77::/48 dev br0 table 100
 // where namespaces cannot be made under CI, and skips it elsewhere.
 func NetNS(t testing.TB, prefix, script string) *netns.NS {
 	t.Helper()
-	if err := netns.Available(); err != nil {
-		if testenv.InCI() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	ns, err := netns.New(prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := ns.Delete(); err != nil {
-			t.Error(err)
-		}
-	})
+	ns := testenv.NetNS(t, prefix, "")
 	Sysctl(t, ns, "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0")
 	if err := ns.IPBatch(script); err != nil {
 		t.Fatal(err)
