@@ -133,7 +133,7 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 		}
 	}
 	switch strings.ToLower(tok) {
-	case "disk", "load", "proc", "procfix", "file", "swap", "storageusenfs", "skipnfsinhostresources", "ignoredisk":
+	case "disk", "includealldisks", "load", "proc", "procfix", "file", "swap", "storageusenfs", "skipnfsinhostresources", "ignoredisk":
 		if len(w) == 0 {
 			p.warnf(tok, "no arguments; line ignored, as snmpd ignores it")
 			return true, nil

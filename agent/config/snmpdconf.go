@@ -240,9 +240,6 @@ var ignoredDirectives = sync.OnceValue(func() map[string]string {
 
 func (p *snmpdParser) directive(tok, rest string, depth int) error {
 	d := strings.ToLower(tok)
-	if d == "includealldisks" && rest == "" {
-		rest = "5%"
-	}
 	if ok, err := p.hostSetting(tok, rest); ok { // warns of its own missing arguments
 		return err
 	}
