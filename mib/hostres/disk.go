@@ -45,6 +45,7 @@ type partition struct {
 	number uint32
 	name   string
 	kb     uint64
+	id     string // hrPartitionID
 }
 
 // diskReader reads /sys/block. It keeps the directory and the attribute
@@ -85,6 +86,7 @@ type blockPart struct {
 	ino             uint64
 	seen            bool
 	partition, size *procfs.File
+	id              string // hrPartitionID: its device number; "": unknown
 }
 
 // maxKeptDisks bounds the devices whose files a diskReader keeps open
@@ -271,6 +273,10 @@ func (r *diskReader) readParts(bd *blockDev) []partition {
 			base := "/sys/block/" + bd.name + "/" + string(name)
 			p = &blockPart{name: string(name), ino: ino,
 				partition: r.fs.NewAttr(base + "/partition"), size: r.fs.NewAttr(base + "/size")}
+			// An entry's device number stays while the entry does.
+			if b, err := r.fs.ReadFile(base + "/dev"); err == nil {
+				p.id = partitionID(b)
+			}
 			if bd.parts == nil {
 				bd.parts = map[string]*blockPart{}
 			}
@@ -282,7 +288,11 @@ func (r *diskReader) readParts(bd *blockDev) []partition {
 			return true
 		}
 		ps, _ := r.readInt(p.size)
-		parts = append(parts, partition{number: uint32(n), name: p.name, kb: ps / 2})
+		id := p.id
+		if id == "" {
+			id = strconv.FormatUint(n, 10)
+		}
+		parts = append(parts, partition{number: uint32(n), name: p.name, kb: ps / 2, id: id})
 		return true
 	})
 	for n, p := range bd.parts {
@@ -324,6 +334,23 @@ func (d diskRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 	return snmp.Value{}, false
 }
 
+// partitionID makes hrPartitionID from a partition's "dev" attribute
+// ("259:1\n"): RFC 2790 asks for a descriptor that identifies the
+// partition to the operating system, which its device number does
+// (its number within the disk does not, across disks). It is written
+// as Net-SNMP writes the st_rdev of the device file: the C library's
+// dev_t, truncated to 32 bits, in hexadecimal ("0x10301"). A malformed
+// attribute gives "", and the partition its number instead.
+func partitionID(b []byte) string {
+	maj, min, ok := bytes.Cut(bytes.TrimSpace(b), []byte(":"))
+	ma, ok1 := atou(maj)
+	mi, ok2 := atou(min)
+	if !ok || !ok1 || !ok2 || ma > 1<<32-1 || mi > 1<<32-1 {
+		return ""
+	}
+	return "0x" + strconv.FormatUint(uint64(uint32(unix.Mkdev(uint32(ma), uint32(mi)))), 16)
+}
+
 // partRow is one hrPartitionTable row.
 type partRow struct {
 	index   snmp.OID // hrDeviceIndex.hrPartitionIndex
@@ -342,8 +369,8 @@ func (p partRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 		return snmp.IntegerValue(int64(w.p.number)), true
 	case 2: // hrPartitionLabel
 		return snmp.StringValue("/dev/" + w.p.name), true
-	case 3: // hrPartitionID: the kernel's partition number
-		return snmp.StringValue(strconv.FormatUint(uint64(w.p.number), 10)), true
+	case 3:
+		return snmp.StringValue(w.p.id), true
 	case 4:
 		return int32Value(w.p.kb), true
 	case 5:
