@@ -15,8 +15,9 @@ import (
 )
 
 // TestInteropNetSNMP compares HOST-RESOURCES-MIB with Net-SNMP snmpd's
-// on the same host, in a mount namespace holding a small tmpfs and a
-// 20 TB one.
+// on the same host, in a mount namespace holding a small tmpfs, a 20 TB
+// one, loop devices (one partitioned, one read-only) and a tmpfs over
+// /dev naming them as Net-SNMP looks for disks.
 func TestInteropNetSNMP(t *testing.T) {
 	if !mibtest.InMountNS(t) {
 		return
@@ -25,6 +26,9 @@ func TestInteropNetSNMP(t *testing.T) {
 	big := mibtest.Mount(t, "tmpfs", "tsnmp-big", "size=20t")
 	mibtest.Mount(t, "tmpfs", "tsnmp-ro", "size=1m,ro")
 	loop := mibtest.MountLoop(t, 20)
+	// Loop devices under the names Net-SNMP looks for (/dev/sdX), on a
+	// tmpfs over /dev: see interop_disk_test.go.
+	disks := fakeDisks(t, loop)
 	// A network namespace with interfaces of several kinds, so that
 	// hrNetworkTable and the network devices are the test's own.
 	ns := mibtest.NetNS(t, "tsnmp-hostres", mibtest.HostSetup)
@@ -156,46 +160,13 @@ func TestInteropNetSNMP(t *testing.T) {
 			}
 		}
 	}
-	// Disks: Net-SNMP looks for /dev/hd*, /dev/sd* and the like and finds
-	// no virtio or NVMe disk; tsnmp lists /sys/block. Where Net-SNMP has no
-	// disk rows, check tsnmp's against /sys/block instead.
-	disks := 0
-	for k := range theirs {
-		if idx, ok := strings.CutPrefix(k, dev+"1."); ok {
-			if n, _ := strconv.Atoi(idx); n>>16 == devDisk {
-				disks++
-			}
-		}
-	}
-	if disks == 0 {
-		for k, v := range ours {
-			rest, ok := strings.CutPrefix(k, dev)
-			if !ok {
-				continue
-			}
-			_, idx, _ := strings.Cut(rest, ".")
-			if n, _ := strconv.Atoi(idx); n>>16 == devDisk {
-				delete(ours, k)
-				if strings.HasPrefix(k, dev+"3.") {
-					t.Logf("Net-SNMP does not list disk %s (%s)", idx, mibtest.Text(v))
-				}
-			}
-		}
-		ents, _ := os.ReadDir("/sys/block")
-		n := 0
-		for _, e := range ents {
-			b, _ := os.ReadFile("/sys/block/" + e.Name() + "/size")
-			size, _ := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-			if size == 0 {
-				continue
-			}
-			k := "1.3.6.1.2.1.25.3.6.1.4." + strconv.Itoa(devDisk<<16+n)
-			if want := strconv.FormatUint(min(size/2, 1<<31-1), 10); ours[k] != want {
-				t.Errorf("hrDiskStorageCapacity of %s (%s) = %q, want %s", e.Name(), k, ours[k], want)
-			}
-			n++
-		}
-	}
+	// Disks: Net-SNMP lists the fake disks (and no other: /dev is the
+	// test's), tsnmp every disk of /sys/block. The fake disks' rows of
+	// hrDeviceTable, hrDiskStorageTable and hrPartitionTable are compared
+	// by device, tsnmp's others checked against /sys/block; then every
+	// disk row leaves both walks.
+	checkSysBlock(t, ours)
+	compareDisks(t, ours, theirs, disks)
 	// Memory in use moves between the walks: on a shared machine, builds
 	// and tests running beside this one take and free a gigabyte within
 	// a second. Allow a twentieth of the physical memory (in kB, the
@@ -215,9 +186,6 @@ func TestInteropNetSNMP(t *testing.T) {
 		run: {}, run + "7.": {Skip: "process states change"},
 		perf + "1.": {Tol: 100}, perf + "2.": {Tol: 1024, Frac: 0.1},
 		inst: {},
-	}
-	if disks == 0 {
-		rules["1.3.6.1.2.1.25.3.6.1."] = mibtest.Rule{OursOnly: "hrDiskStorageTable: Net-SNMP lists no disk here; checked against /sys/block above"}
 	}
 	for k := range ours {
 		if strings.HasPrefix(k, stor+"6.") {
