@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,6 +195,9 @@ func FuzzParsers(f *testing.F) {
 			t.Fatalf("%d users in one record", n)
 		}
 		splitCmdline(b)
+		if id := partitionID(b); id != "" && !strings.HasPrefix(id, "0x") {
+			t.Fatalf("partitionID(%q) = %q", b, id)
+		}
 		v, ok := parseUptime(b)
 		// The kernel's files are ASCII; on ASCII input the parsers that
 		// split without allocating agree with those that split with
