@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Host configures the host MIBs (UCD-SNMP-MIB, HOST-RESOURCES-MIB): the
@@ -90,7 +91,7 @@ func (c *Config) checkHost() error {
 // these directives: an optional sign and the digits that follow, 0 when
 // there are none; clean tells whether that was all of s.
 func leadingInt(s string) (v int64, clean bool) {
-	n := leadingNumber.FindString(s)
+	n := leadingNumber().FindString(s)
 	if i := strings.IndexAny(n, ".eE"); i >= 0 {
 		n = n[:i]
 	}
@@ -101,12 +102,16 @@ func leadingInt(s string) (v int64, clean bool) {
 // leadingFloat reads s as C's atof(3) does: the longest number at its
 // start, 0 when there is none; clean tells whether that was all of s.
 func leadingFloat(s string) (v float64, clean bool) {
-	n := leadingNumber.FindString(s)
+	n := leadingNumber().FindString(s)
 	v, err := strconv.ParseFloat(n, 64)
 	return v, err == nil && n == s
 }
 
-var leadingNumber = regexp.MustCompile(`^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?`)
+// leadingNumber is compiled when first used: programs that read no
+// snmpd.conf do not pay for it at start-up.
+var leadingNumber = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?`)
+})
 
 // hostSetting handles the host MIB directives; ok is false for others.
 //
