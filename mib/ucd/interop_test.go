@@ -226,12 +226,37 @@ func TestInteropNetSNMP(t *testing.T) {
 		rules[la+"5."+row] = mibtest.Rule{Tol: 100*tol + 1} // laLoadInt: load * 100
 		t.Logf("laLoad.%s: tsnmp %s, Net-SNMP %s", row, ours[la+"3."+row], theirs[la+"3."+row])
 	}
-	// Net-SNMP numbers the rows includeAllDisks adds by the order of its
-	// internal container, leaving holes for file systems it does not
-	// serve; tsnmp numbers them after the disk directives' rows in mount
-	// order. So rows compare by dskPath.
+	// dskTable rows compare by dskPath: the file systems of tests running
+	// beside this one come and go between the walks, and with them the
+	// includeAllDisks numbers each agent gives as it first sees a mount
+	// point (TestInteropDiskNumbers compares the numbers).
 	mibtest.Rekey(ours, dsk)
 	mibtest.Rekey(theirs, dsk)
+	// diskIOTable rows are numbered by their place in /proc/diskstats in
+	// both agents, and the loop devices of tests running beside this one
+	// come and go between the walks (moving the numbers) and are written
+	// to by those tests: rows compare by diskIODevice, for the devices in
+	// both walks other than loop devices, and this test's own.
+	mibtest.Rekey(ours, dio)
+	mibtest.Rekey(theirs, dio)
+	own := loopDevice(t, loop)
+	for _, m := range []map[string]string{ours, theirs} {
+		for k := range m {
+			rest, ok := strings.CutPrefix(k, dio)
+			if !ok {
+				continue
+			}
+			_, name, _ := strings.Cut(rest, ".")
+			_, inOurs := ours[dio+"2."+name]
+			_, inTheirs := theirs[dio+"2."+name]
+			if !inOurs || !inTheirs || strings.HasPrefix(name, "loop") && name != own {
+				delete(m, k)
+			}
+		}
+	}
+	if _, ok := ours[dio+"2."+own]; !ok {
+		t.Errorf("diskIOTable has no row for this test's %s", own)
+	}
 	n := mibtest.Compare(t, ours, theirs, rules).N()
 	if n < 150 {
 		t.Errorf("compared %d values, want at least 150", n)
@@ -318,4 +343,23 @@ func dist(a, b float64) float64 {
 		return a - b
 	}
 	return b - a
+}
+
+// loopDevice returns the kernel name ("loop3") of the loop device
+// mounted at dir.
+func loopDevice(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[1] == dir {
+			if name, ok := strings.CutPrefix(f[0], "/dev/"); ok && strings.HasPrefix(name, "loop") {
+				return name
+			}
+		}
+	}
+	t.Fatalf("no loop device mounted at %s", dir)
+	return ""
 }
