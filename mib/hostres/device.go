@@ -111,12 +111,12 @@ func (m *MIB) readDevices(now time.Time) *devSnap {
 				ifIndex: int64(i.Index)})
 		}
 	}
-	for n, d := range m.disks.read(m.cfg.IgnoreDisks) {
+	for _, d := range m.disks.read(m.cfg.IgnoreDisks) {
 		descr := d.model
 		if descr == "" {
 			descr = "disk " + d.name
 		}
-		s.rows = append(s.rows, device{index: snmp.OID{devDisk<<16 + uint32(n)}, typ: devDisk,
+		s.rows = append(s.rows, device{index: snmp.OID{devDisk<<16 + d.number}, typ: devDisk,
 			descr: descr, status: statusRunning, disk: &d})
 	}
 	s.rows = append(s.rows, device{index: snmp.OID{devCoprocessor << 16}, typ: devCoprocessor,

@@ -32,6 +32,7 @@ const (
 
 // disk is a block device of /sys/block with its partitions.
 type disk struct {
+	number    uint32 // its hrDeviceIndex, less devDisk<<16 (diskReader.number)
 	name      string
 	model     string
 	readOnly  bool
@@ -65,6 +66,15 @@ type diskReader struct {
 	devs    map[string]*blockDev
 	order   []*blockDev // scratch: this reading's devices
 	buf     []byte
+	// numbers keeps each disk's number (its hrDeviceIndex less
+	// devDisk<<16) for the agent's life, given in name order when first
+	// listed: a disk attached or detached (a loop device) moves no other
+	// disk's rows in hrDeviceTable, hrDiskStorageTable and
+	// hrPartitionTable, as Net-SNMP's fixed numbers per device name do
+	// not move.
+	numbers map[string]uint32
+	next    uint32
+	free    []uint32 // numbers taken back (maxDiskNumbers), lowest first
 }
 
 // blockDev is one entry of /sys/block with its files.
@@ -95,7 +105,43 @@ type blockPart struct {
 const maxKeptDisks = 256
 
 func newDiskReader(fs procfs.FS) *diskReader {
-	return &diskReader{fs: fs, blockFD: -1, devs: map[string]*blockDev{}}
+	return &diskReader{fs: fs, blockFD: -1, devs: map[string]*blockDev{}, numbers: map[string]uint32{}}
+}
+
+// maxDiskNumbers bounds the numbers given: hrDeviceIndex keeps 16 bits
+// for a device of a type. Once all are given (65,536 disk names seen),
+// the numbers of the disks not in /sys/block then are taken back and
+// given again, lowest first.
+const maxDiskNumbers = 1 << 16
+
+// number returns the number of the disk named name, giving it one on
+// first sight. Caller holds mu.
+func (r *diskReader) number(name string) uint32 {
+	if n, ok := r.numbers[name]; ok {
+		return n
+	}
+	var n uint32
+	switch {
+	case r.next < maxDiskNumbers:
+		n = r.next
+		r.next++
+	default:
+		if len(r.free) == 0 {
+			for nm, x := range r.numbers {
+				if _, ok := r.devs[nm]; !ok {
+					r.free = append(r.free, x)
+					delete(r.numbers, nm)
+				}
+			}
+			slices.Sort(r.free)
+		}
+		if len(r.free) == 0 {
+			return maxDiskNumbers - 1 // 65,536 disks at once
+		}
+		n, r.free = r.free[0], r.free[1:]
+	}
+	r.numbers[name] = n
+	return n
 }
 
 func (r *diskReader) newDev(name string, ino uint64) *blockDev {
@@ -220,7 +266,7 @@ func (r *diskReader) read(ignore []string) []disk {
 		if !ok || size == 0 {
 			continue
 		}
-		d := disk{name: name, kb: size / 2, media: mediaHardDisk}
+		d := disk{number: r.number(name), name: name, kb: size / 2, media: mediaHardDisk}
 		if ro, _ := r.readInt(bd.ro); ro != 0 {
 			d.readOnly = true
 		}

@@ -2,6 +2,7 @@ package hostres
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,5 +194,73 @@ func TestDiskReaderFollowsLoopDevice(t *testing.T) {
 	attach(image(2))
 	if kb := reading(2048); kb != 2048 {
 		t.Errorf("%s added again and attached to 2 MiB: %d kB, want 2048", name, kb)
+	}
+}
+
+// TestDiskNumbersStay attaches and detaches disks of a recorded
+// /sys/block: each disk keeps its hrDeviceIndex while others come and
+// go, and takes it back when it returns, as a poller's history needs.
+func TestDiskNumbersStay(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, data string) {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("sys/block/sda/size", "1000000\n")
+	write("sys/block/sr0/size", "1400000\n")
+	write("sys/block/loop0/size", "0\n") // not attached: no row, no number
+	write("proc/self/mounts", "")
+	fs := procfs.FS{Root: root}
+	cpu := procfs.NewCPUHistory(fs, time.Hour)
+	defer cpu.Close()
+	var tree mib.Tree
+	New(Config{FS: fs, CPU: cpu, CacheTTL: time.Nanosecond}).Register(&tree)
+	const descr = "1.3.6.1.2.1.25.3.2.1.3."
+	rows := func() map[string]string {
+		out := map[string]string{}
+		for k, v := range mibtest.Walk(&tree, HostResources) {
+			if idx, ok := strings.CutPrefix(k, descr); ok && strings.HasPrefix(idx, "3932") {
+				out[mibtest.Text(v)] = idx
+			}
+		}
+		return out
+	}
+	check := func(step string, want map[string]string) {
+		t.Helper()
+		if got := rows(); !maps.Equal(got, want) {
+			t.Errorf("%s: disks %v, want %v", step, got, want)
+		}
+	}
+	check("first listing, in name order", map[string]string{"disk sda": "393216", "disk sr0": "393217"})
+	write("sys/block/loop0/size", "2048\n") // attached; sorts first
+	os.RemoveAll(filepath.Join(root, "sys/block/sda"))
+	check("loop0 attached, sda gone", map[string]string{"disk sr0": "393217", "disk loop0": "393218"})
+	write("sys/block/sda/size", "1000000\n")
+	check("sda back", map[string]string{"disk sda": "393216", "disk sr0": "393217", "disk loop0": "393218"})
+}
+
+// TestDiskNumbersWrap gives numbers past hrDeviceIndex's 16 bits: the
+// numbers of disks that have gone are given again, lowest first; those
+// of the disks present stay.
+func TestDiskNumbersWrap(t *testing.T) {
+	r := newDiskReader(procfs.FS{Root: t.TempDir()})
+	r.devs["kept"] = &blockDev{name: "kept"}
+	if n := r.number("kept"); n != 0 {
+		t.Fatalf("first number %d", n)
+	}
+	for i := 1; i < maxDiskNumbers; i++ {
+		r.number("gone" + strconv.Itoa(i))
+	}
+	if n := r.number("new1"); n != 1 {
+		t.Errorf("first number given again: %d, want 1 (0 is kept's, still there)", n)
+	}
+	if n := r.number("new2"); n != 2 {
+		t.Errorf("second number given again: %d, want 2", n)
+	}
+	if n := r.number("kept"); n != 0 {
+		t.Errorf("kept's number changed to %d", n)
 	}
 }
