@@ -186,7 +186,9 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(IpCidrRouteEntry, &m.cidrRoutes)
 	tree.Register(IpDefaultRouterEntry, &m.routers)
 	for _, o := range m.routeNumber.Objects {
-		tree.Register(m.routeNumber.Prefix.Append(o.Sub), &m.routeNumber)
+		// One handler per object: a handler's Next goes on to its next
+		// object, past the tables registered between them.
+		tree.Register(m.routeNumber.Prefix.Append(o.Sub), &mib.Scalars{Prefix: m.routeNumber.Prefix, Objects: []mib.Scalar{o}})
 	}
 	tree.Register(InetCidrRouteEntry, m.routeSet)
 	tree.Register(IpSystemStatsEntry, &m.sysStats)

@@ -59,6 +59,10 @@ func Walk(tree *mib.Tree, base snmp.OID) map[string]string {
 		if !ok || !vb.Name.HasPrefix(base) {
 			break
 		}
+		if vb.Name.Compare(cur) <= 0 {
+			// A walk that does not go forward never ends, or repeats.
+			panic(fmt.Sprintf("mibtest.Walk: %v follows %v: the tree's Next does not go forward", vb.Name, cur))
+		}
 		cur = vb.Name.Clone()
 		out[cur.String()] = Canon(vb.Value)
 	}
