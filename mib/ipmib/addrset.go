@@ -149,14 +149,6 @@ func (h *addrHandler) plan(row *rowReq, addrs []rtnl.Addr, links []rtnl.Link) (s
 	exists := cur != nil || bcast
 	status, hasStatus := row.cols[colAddrRow]
 	ifIndex, hasIfIndex := row.cols[colAddrIfIndex]
-	linkExists := func(i int64) bool {
-		for _, l := range links {
-			if int64(l.Index) == i {
-				return true
-			}
-		}
-		return false
-	}
 	switch {
 	case hasStatus && status.v.Int() == rsCreateAndGo:
 		if exists {
@@ -167,7 +159,7 @@ func (h *addrHandler) plan(row *rowReq, addrs []rtnl.Addr, links []rtnl.Link) (s
 			// that has none by default.
 			return snmp.InconsistentValue, status.at
 		}
-		if !linkExists(ifIndex.v.Int()) {
+		if !hasLink(links, ifIndex.v.Int()) {
 			return snmp.InconsistentValue, ifIndex.at
 		}
 		a := newAddr(want, uint32(ifIndex.v.Int()), addrs)
@@ -210,7 +202,7 @@ func (h *addrHandler) plan(row *rowReq, addrs []rtnl.Addr, links []rtnl.Link) (s
 		return snmp.InconsistentValue, s.at
 	}
 	if hasIfIndex && uint32(ifIndex.v.Int()) != cur.Index {
-		if permanent(cur) || !linkExists(ifIndex.v.Int()) {
+		if permanent(cur) || !hasLink(links, ifIndex.v.Int()) {
 			return snmp.InconsistentValue, ifIndex.at
 		}
 		old := *cur

@@ -176,15 +176,7 @@ func (h *routeHandler) plan(row *rowReq, snap *routeSnap, links []rtnl.Link) (sn
 	ifIndex, hasIfIndex := row.cols[colRouteIfIndex]
 	typ, hasType := row.cols[colRouteType]
 	metric, hasMetric := row.cols[colRouteMetric1]
-	linkExists := func(i int64) bool {
-		for _, l := range links {
-			if int64(l.Index) == i {
-				return true
-			}
-		}
-		return false
-	}
-	if hasIfIndex && ifIndex.v.Int() != 0 && !linkExists(ifIndex.v.Int()) {
+	if hasIfIndex && ifIndex.v.Int() != 0 && !hasLink(links, ifIndex.v.Int()) {
 		return snmp.InconsistentValue, ifIndex.at
 	}
 	switch {
@@ -262,13 +254,10 @@ func (h *routeHandler) plan(row *rowReq, snap *routeSnap, links []rtnl.Link) (sn
 	return snmp.NoError, 0
 }
 
+// allZero reports whether next hop b is the unspecified address.
 func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
+	a, ok := netip.AddrFromSlice(b)
+	return ok && a.IsUnspecified()
 }
 
 // CommitSet implements mib.Setter: it makes the planned changes, and

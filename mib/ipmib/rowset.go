@@ -1,8 +1,10 @@
 package ipmib
 
 import (
+	"slices"
 	"sync"
 
+	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -135,6 +137,11 @@ func (r *rowReq) firstOther(col uint32) (int, bool) {
 		}
 	}
 	return at, ok
+}
+
+// hasLink reports whether links has interface index i.
+func hasLink(links []rtnl.Link, i int64) bool {
+	return slices.ContainsFunc(links, func(l rtnl.Link) bool { return int64(l.Index) == i })
 }
 
 // parseInet parses an InetAddressType and InetAddress (length first)
