@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 )
 
@@ -14,13 +15,7 @@ import (
 // there is no online list.
 func TestCPUListFollowsOnline(t *testing.T) {
 	root := t.TempDir()
-	write := func(name, data string) {
-		p := filepath.Join(root, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, data string) { mibtest.WriteFile(t, root, name, data) }
 	cpuinfo := func(models ...string) string {
 		s := ""
 		for i, m := range models {

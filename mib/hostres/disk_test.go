@@ -202,13 +202,7 @@ func TestDiskReaderFollowsLoopDevice(t *testing.T) {
 // go, and takes it back when it returns, as a poller's history needs.
 func TestDiskNumbersStay(t *testing.T) {
 	root := t.TempDir()
-	write := func(name, data string) {
-		p := filepath.Join(root, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(name, data string) { mibtest.WriteFile(t, root, name, data) }
 	write("sys/block/sda/size", "1000000\n")
 	write("sys/block/sr0/size", "1400000\n")
 	write("sys/block/loop0/size", "0\n") // not attached: no row, no number

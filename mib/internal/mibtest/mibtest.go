@@ -48,6 +48,19 @@ func Canon(v snmp.Value) string {
 	return strconv.FormatUint(v.Num, 10)
 }
 
+// WriteFile writes data to name below root, making its directories: a
+// file of a recorded /proc or /sys tree.
+func WriteFile(t testing.TB, root, name, data string) {
+	t.Helper()
+	p := filepath.Join(root, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Walk returns every instance of tree under base as OID -> Canon value.
 func Walk(tree *mib.Tree, base snmp.OID) map[string]string {
 	out := map[string]string{}
