@@ -35,15 +35,8 @@ const (
 	usmColStatus           = 13
 )
 
-// RowStatus and StorageType values (RFC 2579).
+// StorageType values (RFC 2579).
 const (
-	rsActive        = 1
-	rsNotInService  = 2
-	rsNotReady      = 3
-	rsCreateAndGo   = 4
-	rsCreateAndWait = 5
-	rsDestroy       = 6
-
 	stVolatile    = StorageVolatile
 	stNonVolatile = StorageNonVolatile
 	stPermanent   = StoragePermanent
@@ -247,7 +240,7 @@ func (t *USMUsers) Restore(rows []USMUserRow) {
 		if st == 0 {
 			st = stNonVolatile
 		}
-		if r.Status == rsActive {
+		if r.Status == mib.RowActive {
 			u.meta[k] = rowMeta{public: bytes.Clone(r.Public), storage: st}
 			continue
 		}
@@ -315,7 +308,7 @@ func (u *usmUsers) rows() []*usmRow {
 				return
 			}
 			out = append(out, &usmRow{engineID: bytes.Clone(engineID), name: us.Name(), secName: us.SecurityName(),
-				auth: us.AuthProtocol(), priv: us.PrivProtocol(), status: rsActive, cloned: true, user: us})
+				auth: us.AuthProtocol(), priv: us.PrivProtocol(), status: mib.RowActive, cloned: true, user: us})
 		})
 	}
 	for _, r := range out {
@@ -527,7 +520,7 @@ func (u *usmUsers) TestSets(r *mib.Request, vbs []snmp.VarBind) (snmp.ErrorStatu
 			}
 			c.storage, c.storageAt = v.Int(), i
 		case usmColStatus:
-			if v.Int() < rsActive || v.Int() > rsDestroy || v.Int() == rsNotReady {
+			if v.Int() < mib.RowActive || v.Int() > mib.RowDestroy || v.Int() == mib.RowNotReady {
 				return snmp.WrongValue, i
 			}
 			c.status, c.statusAt = v.Int(), i
@@ -556,14 +549,14 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 	cur := u.find(c.key)
 	var row usmRow
 	switch {
-	case c.status == rsCreateAndGo || c.status == rsCreateAndWait:
+	case c.status == mib.RowCreateAndGo || c.status == mib.RowCreateAndWait:
 		if cur != nil {
 			return planned{}, snmp.InconsistentValue, c.statusAt
 		}
 		// Any engine's users may be made (RFC 3414): those of other
 		// engines serve this engine's notifications and informs.
-		row = usmRow{engineID: []byte(c.key.engineID), name: c.key.name, secName: c.key.name, status: rsNotInService, storage: stNonVolatile}
-	case cur == nil && c.status == rsDestroy:
+		row = usmRow{engineID: []byte(c.key.engineID), name: c.key.name, secName: c.key.name, status: mib.RowNotInService, storage: stNonVolatile}
+	case cur == nil && c.status == mib.RowDestroy:
 		return planned{}, snmp.NoError, 0 // nothing to destroy
 	case cur == nil && c.status != 0:
 		return planned{}, snmp.InconsistentValue, c.statusAt
@@ -572,7 +565,7 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 	case cur.storage == stReadOnly:
 		// RFC 2579: a readOnly row is neither changed nor deleted.
 		return planned{}, snmp.NotWritable, c.first
-	case cur.storage == stPermanent && c.status == rsDestroy:
+	case cur.storage == stPermanent && c.status == mib.RowDestroy:
 		// RFC 2579: a permanent row (a user of the configuration) is
 		// changed but not deleted.
 		return planned{}, snmp.InconsistentValue, c.statusAt
@@ -588,7 +581,7 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 		row.user = nil
 	}
 	p := planned{old: cur, oldAuthKey: bytes.Clone(row.authKey), oldPrivKey: bytes.Clone(row.privKey), dhSlots: c.dhSlots}
-	if c.status == rsDestroy {
+	if c.status == mib.RowDestroy {
 		return p, snmp.NoError, 0
 	}
 	if c.hasPublic {
@@ -641,7 +634,7 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 		row.cloned = true
 	}
 	keyChange := func(old, kc []byte, own bool, at int) ([]byte, snmp.ErrorStatus, int) {
-		if own && row.status != rsActive {
+		if own && row.status != mib.RowActive {
 			return nil, snmp.InconsistentValue, at
 		}
 		if row.auth == usm.AuthNone || len(old) == 0 {
@@ -673,7 +666,7 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 	// RFC 2786: the right-most octets of the shared secret, as many as
 	// the protocol's key has, are the new key.
 	dhKey := func(sk []byte, n int, own bool, at int) ([]byte, snmp.ErrorStatus, int) {
-		if own && row.status != rsActive {
+		if own && row.status != mib.RowActive {
 			return nil, snmp.InconsistentValue, at
 		}
 		k, err := usm.DHKeyFromSecret(sk, n)
@@ -723,17 +716,17 @@ func (u *usmUsers) plan(c *rowSet) (planned, snmp.ErrorStatus, int) {
 		return planned{}, snmp.WrongValue, c.storageAt
 	}
 	switch c.status {
-	case rsCreateAndGo, rsActive:
-		row.status = rsActive
-	case rsCreateAndWait, rsNotInService:
-		row.status = rsNotInService
+	case mib.RowCreateAndGo, mib.RowActive:
+		row.status = mib.RowActive
+	case mib.RowCreateAndWait, mib.RowNotInService:
+		row.status = mib.RowNotInService
 	}
-	if row.status == rsActive && cur != nil && cur.user != nil && row.auth == cur.auth && row.priv == cur.priv && row.secName == cur.secName &&
+	if row.status == mib.RowActive && cur != nil && cur.user != nil && row.auth == cur.auth && row.priv == cur.priv && row.secName == cur.secName &&
 		bytes.Equal(row.authKey, p.oldAuthKey) && bytes.Equal(row.privKey, p.oldPrivKey) {
 		// The same user: the requests in flight keep its keys, this
 		// one's answer too.
 		row.user = cur.user
-	} else if row.status == rsActive {
+	} else if row.status == mib.RowActive {
 		us, err := usm.NewLocalizedUser(row.name, row.engineID, row.auth, row.authKey, row.priv, row.privKey)
 		if err == nil && row.secName != row.name {
 			err = us.SetSecurityName(row.secName)
@@ -759,7 +752,7 @@ func (u *usmUsers) cloneSource(o snmp.OID) *usmRow {
 		return nil
 	}
 	r := u.find(userKey{string(e), n})
-	if r == nil || r.status != rsActive || r.user == nil {
+	if r == nil || r.status != mib.RowActive || r.user == nil {
 		return nil
 	}
 	return r
@@ -820,7 +813,7 @@ func (u *usmUsers) CommitSet(*mib.Request, []snmp.VarBind) snmp.ErrorStatus {
 			}
 			u.mu.Unlock()
 		})
-		if p.old != nil && p.old.user != nil && (p.new == nil || p.new.status != rsActive) {
+		if p.old != nil && p.old.user != nil && (p.new == nil || p.new.status != mib.RowActive) {
 			m.Users().Remove(p.old.engineID, p.old.name)
 		}
 		u.mu.Lock()
@@ -828,7 +821,7 @@ func (u *usmUsers) CommitSet(*mib.Request, []snmp.VarBind) snmp.ErrorStatus {
 		delete(u.meta, k)
 		switch {
 		case p.new == nil:
-		case p.new.status == rsActive:
+		case p.new.status == mib.RowActive:
 			m.Users().Add(p.new.engineID, p.new.user)
 			u.meta[k] = rowMeta{public: p.new.public, storage: p.new.storage}
 		default:

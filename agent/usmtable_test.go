@@ -68,7 +68,7 @@ func TestUSMUserTableSets(t *testing.T) {
 		return k
 	}
 	ak := keys("admin")
-	if st, _ := set("admin", snmp.VarBind{Name: col(usmColStatus, "bob"), Value: snmp.IntegerValue(rsCreateAndGo)},
+	if st, _ := set("admin", snmp.VarBind{Name: col(usmColStatus, "bob"), Value: snmp.IntegerValue(mib.RowCreateAndGo)},
 		snmp.VarBind{Name: col(usmColCloneFrom, "bob"), Value: snmp.OIDValue(col(usmColSecurityName, "admin"))}); st != snmp.NoError {
 		t.Fatalf("createAndGo with cloneFrom: %v", st)
 	}
@@ -76,7 +76,7 @@ func TestUSMUserTableSets(t *testing.T) {
 	if bk == nil || !bytes.Equal(bk.Auth, ak.Auth) || !bytes.Equal(bk.Priv, ak.Priv) || persisted != 1 {
 		t.Fatalf("the clone has not the admin's keys, or was not persisted (%d)", persisted)
 	}
-	if st, i := set("admin", snmp.VarBind{Name: col(usmColStatus, "bob"), Value: snmp.IntegerValue(rsCreateAndGo)}); st != snmp.InconsistentValue || i != 0 {
+	if st, i := set("admin", snmp.VarBind{Name: col(usmColStatus, "bob"), Value: snmp.IntegerValue(mib.RowCreateAndGo)}); st != snmp.InconsistentValue || i != 0 {
 		t.Errorf("createAndGo of an existing row: %v at %d", st, i)
 	}
 	newKey := bytes.Repeat([]byte{7}, len(bk.Auth))
@@ -106,13 +106,13 @@ func TestUSMUserTableSets(t *testing.T) {
 		t.Errorf("usmUserSpinLock with a stale value: %v", st)
 	}
 	if st, _ := set("admin", snmp.VarBind{Name: spin, Value: snmp.IntegerValue(v)},
-		snmp.VarBind{Name: col(usmColStatus, "bob"), Value: snmp.IntegerValue(rsNotInService)}); st != snmp.NoError {
+		snmp.VarBind{Name: col(usmColStatus, "bob"), Value: snmp.IntegerValue(mib.RowNotInService)}); st != snmp.NoError {
 		t.Fatalf("notInService: %v", st)
 	}
-	if keys("bob") != nil || tree.Get(nil, col(usmColStatus, "bob")).Int() != rsNotInService {
+	if keys("bob") != nil || tree.Get(nil, col(usmColStatus, "bob")).Int() != mib.RowNotInService {
 		t.Error("a row not in service still authenticates, or is not listed")
 	}
-	if st, _ := set("admin", snmp.VarBind{Name: col(usmColStatus, "bob"), Value: snmp.IntegerValue(rsDestroy)}); st != snmp.NoError {
+	if st, _ := set("admin", snmp.VarBind{Name: col(usmColStatus, "bob"), Value: snmp.IntegerValue(mib.RowDestroy)}); st != snmp.NoError {
 		t.Fatalf("destroy: %v", st)
 	}
 	if got := tree.Get(nil, col(usmColStatus, "bob")); got.Type != snmp.NoSuchInstance || keys("bob") != nil {

@@ -305,7 +305,7 @@ func (t *setTable) editRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
 			g := str(3, "")
 			st := 0
 			switch {
-			case g == "" && e.status == rsCreateAndWait:
+			case g == "" && e.status == mib.RowCreateAndWait:
 				st = StatusNotReady // vacmGroupName has no default
 			case g == "":
 				return snmp.InconsistentValue
@@ -375,12 +375,12 @@ func (t *setTable) editRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
 	}
 	i := find()
 	if i >= 0 {
-		if _, storage, _ := row(i); storage == storageReadOnly && e.status != rsCreateAndGo && e.status != rsCreateAndWait {
+		if _, storage, _ := row(i); storage == storageReadOnly && e.status != mib.RowCreateAndGo && e.status != mib.RowCreateAndWait {
 			return snmp.NotWritable // RFC 2579: readOnly rows do not change
 		}
 	}
 	switch {
-	case e.status == rsDestroy:
+	case e.status == mib.RowDestroy:
 		if i >= 0 {
 			if _, storage, _ := row(i); storage == 0 || storage == storagePermanent {
 				// RFC 2579: a permanent row (the configuration's) is
@@ -390,14 +390,14 @@ func (t *setTable) editRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
 			remove(i)
 		}
 		return snmp.NoError
-	case e.status == rsCreateAndGo || e.status == rsCreateAndWait:
+	case e.status == mib.RowCreateAndGo || e.status == mib.RowCreateAndWait:
 		if i >= 0 {
 			return snmp.InconsistentValue
 		}
 		if st := create(); st != snmp.NoError {
 			return st
 		}
-		if e.status == rsCreateAndWait {
+		if e.status == mib.RowCreateAndWait {
 			if st, _, _ := row(find()); *st == 0 {
 				*st = StatusNotInService
 			}
@@ -414,12 +414,12 @@ func (t *setTable) editRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
 		*st = StatusNotInService // RFC 2579: its columns are now set
 	}
 	switch e.status {
-	case rsActive:
+	case mib.RowActive:
 		if !ready {
 			return snmp.InconsistentValue
 		}
 		*st = 0
-	case rsNotInService:
+	case mib.RowNotInService:
 		if !ready {
 			return snmp.InconsistentValue
 		}
@@ -428,16 +428,9 @@ func (t *setTable) editRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
 	return snmp.NoError
 }
 
-// RowStatus values of sets (RFC 2579) and the StorageType of rows the
-// configuration made read-only.
-const (
-	rsActive        = 1
-	rsNotInService  = 2
-	rsCreateAndGo   = 4
-	rsCreateAndWait = 5
-	rsDestroy       = 6
-	storageReadOnly = 5
-)
+// storageReadOnly is the StorageType (RFC 2579) of rows the configuration
+// made read-only.
+const storageReadOnly = 5
 
 // editNsRow applies one nsVacmAccessTable row's edit to cfg. A row is one
 // view of a vacmAccessTable entry: its nsVacmAuthType read, write or
@@ -493,11 +486,11 @@ func editNsRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
 		return snmp.NoError
 	}
 	switch {
-	case e.status == rsCreateAndWait || e.status == rsNotInService:
+	case e.status == mib.RowCreateAndWait || e.status == mib.RowNotInService:
 		return snmp.WrongValue
 	case view(&Access{}) == nil:
 		return snmp.NoCreation
-	case e.status == rsDestroy:
+	case e.status == mib.RowDestroy:
 		if !exists {
 			return snmp.NoError
 		}
@@ -507,14 +500,14 @@ func editNsRow(cfg *Config, e *rowEdit) snmp.ErrorStatus {
 			cfg.Access = slices.Delete(cfg.Access, i, i+1)
 		}
 		return snmp.NoError
-	case e.status == rsCreateAndGo && exists:
+	case e.status == mib.RowCreateAndGo && exists:
 		return snmp.InconsistentValue
-	case e.status == rsCreateAndGo && i < 0:
+	case e.status == mib.RowCreateAndGo && i < 0:
 		a := Access{GroupName: group, ContextPrefix: prefix, ContextMatch: Exact, SecurityModel: model, SecurityLevel: level, Storage: stNonVolatile}
 		set(&a)
 		cfg.Access = append(cfg.Access, a)
 		return snmp.NoError
-	case e.status == rsCreateAndGo:
+	case e.status == mib.RowCreateAndGo:
 		return set(&cfg.Access[i])
 	case !exists && e.status != 0:
 		return snmp.InconsistentValue

@@ -150,7 +150,7 @@ func (h *addrHandler) plan(row *rowReq, addrs []rtnl.Addr, links []rtnl.Link) (s
 	status, hasStatus := row.cols[colAddrRow]
 	ifIndex, hasIfIndex := row.cols[colAddrIfIndex]
 	switch {
-	case hasStatus && status.v.Int() == rsCreateAndGo:
+	case hasStatus && status.v.Int() == mib.RowCreateAndGo:
 		if exists {
 			return snmp.InconsistentValue, status.at
 		}
@@ -165,7 +165,7 @@ func (h *addrHandler) plan(row *rowReq, addrs []rtnl.Addr, links []rtnl.Link) (s
 		a := newAddr(want, uint32(ifIndex.v.Int()), addrs)
 		h.add(kernelOp{do: func() error { return rtnl.AddAddr(a) }, undo: func() error { return rtnl.DelAddr(a) }})
 		return snmp.NoError, 0
-	case hasStatus && status.v.Int() == rsDestroy:
+	case hasStatus && status.v.Int() == mib.RowDestroy:
 		if !exists {
 			return snmp.NoError, 0 // RFC 2579: nothing to destroy
 		}

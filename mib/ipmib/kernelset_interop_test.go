@@ -7,6 +7,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -79,11 +80,11 @@ func TestSetAddressInteropNetSNMP(t *testing.T) {
 	ns := kernelSetNS(t, "tsnmp-addrinterop")
 	va := ifIndex(t, ns, "va")
 	create := func(addr string, ifIndex int64) []snmp.VarBind {
-		return []snmp.VarBind{{Name: addrCol(colAddrRow, addr), Value: integer(rsCreateAndGo)},
+		return []snmp.VarBind{{Name: addrCol(colAddrRow, addr), Value: integer(mib.RowCreateAndGo)},
 			{Name: addrCol(colAddrIfIndex, addr), Value: integer(ifIndex)}}
 	}
 	destroy := func(addr string) []snmp.VarBind {
-		return []snmp.VarBind{{Name: addrCol(colAddrRow, addr), Value: integer(rsDestroy)}}
+		return []snmp.VarBind{{Name: addrCol(colAddrRow, addr), Value: integer(mib.RowDestroy)}}
 	}
 	has := func(addr, ifname string, plen int, bcast string) func(*testing.T, string) {
 		return func(t *testing.T, agent string) {
@@ -109,7 +110,7 @@ func TestSetAddressInteropNetSNMP(t *testing.T) {
 			why: "(RFC 2579: createAndGo of a row whose required columns are missing is inconsistentValue)", check: lacks("192.0.2.51")},
 		{name: "createAndGo on a missing interface", vbs: create("192.0.2.52", 9999),
 			snmpd: snmp.InconsistentValue, tsnmpd: snmp.InconsistentValue, check: lacks("192.0.2.52")},
-		{name: "createAndWait", vbs: []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.53"), Value: integer(rsCreateAndWait)}},
+		{name: "createAndWait", vbs: []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.53"), Value: integer(mib.RowCreateAndWait)}},
 			snmpd: snmp.WrongValue, tsnmpd: snmp.WrongValue, check: lacks("192.0.2.53")},
 		{name: "a column of a missing row", vbs: create("192.0.2.54", va)[1:],
 			snmpd: snmp.InconsistentName, tsnmpd: snmp.InconsistentName, check: lacks("192.0.2.54")},
@@ -139,7 +140,7 @@ func TestSetRouteInteropNetSNMP(t *testing.T) {
 	r := func(col uint32, v snmp.Value) snmp.VarBind {
 		return snmp.VarBind{Name: routeCol(col, "10.1.0.0/16", "192.0.2.254"), Value: v}
 	}
-	create := []snmp.VarBind{r(colRouteStatus, integer(rsCreateAndGo)), r(colRouteIfIndex, integer(va)), r(colRouteType, integer(routeRemote))}
+	create := []snmp.VarBind{r(colRouteStatus, integer(mib.RowCreateAndGo)), r(colRouteIfIndex, integer(va)), r(colRouteType, integer(routeRemote))}
 	has := func(want bool) func(*testing.T, string) {
 		return func(t *testing.T, agent string) {
 			got := false
@@ -162,7 +163,7 @@ func TestSetRouteInteropNetSNMP(t *testing.T) {
 		{name: "createAndGo 10.1.0.0/16 via 192.0.2.254", vbs: create, check: has(true)},
 		// Net-SNMP is wrong: it cannot destroy the route it made
 		// (genErr, the route stays).
-		{name: "destroy", vbs: []snmp.VarBind{r(colRouteStatus, integer(rsDestroy))}, snmpd: snmp.GenErr,
+		{name: "destroy", vbs: []snmp.VarBind{r(colRouteStatus, integer(mib.RowDestroy))}, snmpd: snmp.GenErr,
 			why: "(Net-SNMP fails to remove the route it added)", check: func(t *testing.T, agent string) {
 				if agent == "tsnmpd" {
 					has(false)(t, agent)

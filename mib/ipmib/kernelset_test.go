@@ -17,6 +17,7 @@ import (
 	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager"
+	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -257,7 +258,7 @@ func TestSetAddressTable(t *testing.T) {
 		{"2001:db8::50", "va", 64, ""},
 		{"2001:db8:5::5", "va", 128, ""},
 	} {
-		st, i := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, c.addr), Value: integer(rsCreateAndGo)},
+		st, i := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, c.addr), Value: integer(mib.RowCreateAndGo)},
 			snmp.VarBind{Name: addrCol(colAddrIfIndex, c.addr), Value: integer(va)})
 		if st != snmp.NoError {
 			t.Fatalf("createAndGo %s: %v at %d; log:\n%s", c.addr, st, i, a.log)
@@ -270,7 +271,7 @@ func TestSetAddressTable(t *testing.T) {
 		if v := a.get(t, addrCol(colAddrIfIndex, c.addr)); v.Type != snmp.Integer || v.Int() != va {
 			t.Errorf("ipAddressIfIndex of %s = %v after its creation, want %d", c.addr, v, va)
 		}
-		if v := a.get(t, addrCol(colAddrRow, c.addr)); v.Int() != rsActive {
+		if v := a.get(t, addrCol(colAddrRow, c.addr)); v.Int() != mib.RowActive {
 			t.Errorf("ipAddressRowStatus of %s = %v, want active(1)", c.addr, v)
 		}
 	}
@@ -287,37 +288,37 @@ func TestSetAddressTable(t *testing.T) {
 		at     int
 		absent string
 	}{
-		{"createAndGo without ipAddressIfIndex", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.60"), Value: integer(rsCreateAndGo)}},
+		{"createAndGo without ipAddressIfIndex", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.60"), Value: integer(mib.RowCreateAndGo)}},
 			snmp.InconsistentValue, 1, "192.0.2.60"},
-		{"createAndGo on a missing interface", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.61"), Value: integer(rsCreateAndGo)},
+		{"createAndGo on a missing interface", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.61"), Value: integer(mib.RowCreateAndGo)},
 			{Name: addrCol(colAddrIfIndex, "192.0.2.61"), Value: integer(9999)}}, snmp.InconsistentValue, 2, "192.0.2.61"},
-		{"createAndGo of an existing row", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.50"), Value: integer(rsCreateAndGo)},
+		{"createAndGo of an existing row", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.50"), Value: integer(mib.RowCreateAndGo)},
 			{Name: addrCol(colAddrIfIndex, "192.0.2.50"), Value: integer(va)}}, snmp.InconsistentValue, 1, ""},
-		{"createAndWait", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.62"), Value: integer(rsCreateAndWait)}},
+		{"createAndWait", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.62"), Value: integer(mib.RowCreateAndWait)}},
 			snmp.WrongValue, 1, "192.0.2.62"},
-		{"notReady", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.50"), Value: integer(rsNotReady)}}, snmp.WrongValue, 1, ""},
-		{"active of a missing row", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.63"), Value: integer(rsActive)}},
+		{"notReady", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.50"), Value: integer(mib.RowNotReady)}}, snmp.WrongValue, 1, ""},
+		{"active of a missing row", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.63"), Value: integer(mib.RowActive)}},
 			snmp.InconsistentValue, 1, "192.0.2.63"},
 		{"a column of a missing row", []snmp.VarBind{{Name: addrCol(colAddrIfIndex, "192.0.2.64"), Value: integer(va)}},
 			snmp.InconsistentName, 1, "192.0.2.64"},
-		{"anycast", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.65"), Value: integer(rsCreateAndGo)},
+		{"anycast", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.65"), Value: integer(mib.RowCreateAndGo)},
 			{Name: addrCol(colAddrIfIndex, "192.0.2.65"), Value: integer(va)},
 			{Name: addrCol(colAddrType, "192.0.2.65"), Value: integer(2)}}, snmp.WrongValue, 3, "192.0.2.65"},
-		{"nonVolatile", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.66"), Value: integer(rsCreateAndGo)},
+		{"nonVolatile", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.66"), Value: integer(mib.RowCreateAndGo)},
 			{Name: addrCol(colAddrIfIndex, "192.0.2.66"), Value: integer(va)},
 			{Name: addrCol(colAddrStorage, "192.0.2.66"), Value: integer(3)}}, snmp.WrongValue, 3, "192.0.2.66"},
 		{"wrong type", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.67"), Value: snmp.StringValue("4")}}, snmp.WrongType, 1, "192.0.2.67"},
 		{"ipAddressPrefix", []snmp.VarBind{{Name: addrCol(5, "192.0.2.50"), Value: snmp.OIDValue(zeroDotZero)}}, snmp.NotWritable, 1, ""},
-		{"a multicast address", []snmp.VarBind{{Name: addrCol(colAddrRow, "224.0.0.5"), Value: integer(rsCreateAndGo)},
+		{"a multicast address", []snmp.VarBind{{Name: addrCol(colAddrRow, "224.0.0.5"), Value: integer(mib.RowCreateAndGo)},
 			{Name: addrCol(colAddrIfIndex, "224.0.0.5"), Value: integer(va)}}, snmp.NoCreation, 1, "224.0.0.5"},
-		{"destroy with another column", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.50"), Value: integer(rsDestroy)},
+		{"destroy with another column", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.50"), Value: integer(mib.RowDestroy)},
 			{Name: addrCol(colAddrIfIndex, "192.0.2.50"), Value: integer(va)}}, snmp.InconsistentValue, 2, ""},
-		{"destroy of a broadcast row", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.255"), Value: integer(rsDestroy)}},
+		{"destroy of a broadcast row", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.255"), Value: integer(mib.RowDestroy)}},
 			snmp.InconsistentValue, 1, ""},
 		// All or nothing: the valid row of the request is not made either.
-		{"a good row and a bad one", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.68"), Value: integer(rsCreateAndGo)},
+		{"a good row and a bad one", []snmp.VarBind{{Name: addrCol(colAddrRow, "192.0.2.68"), Value: integer(mib.RowCreateAndGo)},
 			{Name: addrCol(colAddrIfIndex, "192.0.2.68"), Value: integer(va)},
-			{Name: addrCol(colAddrRow, "192.0.2.69"), Value: integer(rsCreateAndGo)}}, snmp.InconsistentValue, 3, "192.0.2.68"},
+			{Name: addrCol(colAddrRow, "192.0.2.69"), Value: integer(mib.RowCreateAndGo)}}, snmp.InconsistentValue, 3, "192.0.2.68"},
 	} {
 		st, i := a.set(t, c.vbs...)
 		if st != c.st || i != c.at {
@@ -334,7 +335,7 @@ func TestSetAddressTable(t *testing.T) {
 	// A link-local address (permanent) stays.
 	for ll, k := range before {
 		if strings.HasPrefix(ll, "fe80:") && k.Ifname == "va" {
-			if st, _ := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, ll), Value: integer(rsDestroy)}); st != snmp.InconsistentValue {
+			if st, _ := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, ll), Value: integer(mib.RowDestroy)}); st != snmp.InconsistentValue {
 				t.Errorf("destroy of link-local %s: %v, want inconsistentValue", ll, st)
 			}
 		}
@@ -342,7 +343,7 @@ func TestSetAddressTable(t *testing.T) {
 
 	// Setting what a row holds changes nothing; another interface moves
 	// the address there.
-	if st, i := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, "192.0.2.50"), Value: integer(rsActive)},
+	if st, i := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, "192.0.2.50"), Value: integer(mib.RowActive)},
 		snmp.VarBind{Name: addrCol(colAddrIfIndex, "192.0.2.50"), Value: integer(va)},
 		snmp.VarBind{Name: addrCol(colAddrStatus, "192.0.2.50"), Value: integer(1)}); st != snmp.NoError {
 		t.Errorf("active with the row's own values: %v at %d", st, i)
@@ -359,7 +360,7 @@ func TestSetAddressTable(t *testing.T) {
 
 	// destroy removes each, and destroying a missing row is no error.
 	for _, addr := range []string{"192.0.2.50", "198.51.100.5", "2001:db8::50", "2001:db8:5::5", "192.0.2.70"} {
-		if st, i := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, addr), Value: integer(rsDestroy)}); st != snmp.NoError {
+		if st, i := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, addr), Value: integer(mib.RowDestroy)}); st != snmp.NoError {
 			t.Errorf("destroy %s: %v at %d", addr, st, i)
 		}
 		if k, ok := kernelAddrs(t, ns)[addr]; ok {
@@ -385,7 +386,7 @@ func TestSetAddressSpinLock(t *testing.T) {
 	lock := a.get(t, spin).Int()
 	mk := func(addr string, lock int64) (snmp.ErrorStatus, int) {
 		return a.set(t, snmp.VarBind{Name: spin, Value: integer(lock)},
-			snmp.VarBind{Name: addrCol(colAddrRow, addr), Value: integer(rsCreateAndGo)},
+			snmp.VarBind{Name: addrCol(colAddrRow, addr), Value: integer(mib.RowCreateAndGo)},
 			snmp.VarBind{Name: addrCol(colAddrIfIndex, addr), Value: integer(va)})
 	}
 	if st, i := mk("192.0.2.80", lock); st != snmp.NoError {
@@ -423,7 +424,7 @@ func TestSetRouteTable(t *testing.T) {
 		{"2001:db8:10::/48", "2001:db8::fe", routeRemote, 5, "2001:db8:10::/48 via 2001:db8::fe dev va metric 5"},
 		{"2001:db8:20::/48", "::", routeLocal, -1, "2001:db8:20::/48 dev va metric 1024"},
 	} {
-		vbs := []snmp.VarBind{{Name: routeCol(colRouteStatus, c.dst, c.nh), Value: integer(rsCreateAndGo)},
+		vbs := []snmp.VarBind{{Name: routeCol(colRouteStatus, c.dst, c.nh), Value: integer(mib.RowCreateAndGo)},
 			{Name: routeCol(colRouteIfIndex, c.dst, c.nh), Value: integer(va)},
 			{Name: routeCol(colRouteType, c.dst, c.nh), Value: integer(c.typ)}}
 		if c.metric >= 0 {
@@ -453,26 +454,26 @@ func TestSetRouteTable(t *testing.T) {
 		st   snmp.ErrorStatus
 		at   int
 	}{
-		{"createAndGo without inetCidrRouteType", []snmp.VarBind{r(colRouteStatus, "10.3.0.0/16", "192.0.2.254", integer(rsCreateAndGo)),
+		{"createAndGo without inetCidrRouteType", []snmp.VarBind{r(colRouteStatus, "10.3.0.0/16", "192.0.2.254", integer(mib.RowCreateAndGo)),
 			r(colRouteIfIndex, "10.3.0.0/16", "192.0.2.254", integer(0))}, snmp.InconsistentValue, 1},
-		{"createAndGo on a missing interface", []snmp.VarBind{r(colRouteStatus, "10.3.0.0/16", "192.0.2.254", integer(rsCreateAndGo)),
+		{"createAndGo on a missing interface", []snmp.VarBind{r(colRouteStatus, "10.3.0.0/16", "192.0.2.254", integer(mib.RowCreateAndGo)),
 			r(colRouteIfIndex, "10.3.0.0/16", "192.0.2.254", integer(9999)),
 			r(colRouteType, "10.3.0.0/16", "192.0.2.254", integer(routeRemote))}, snmp.InconsistentValue, 2},
-		{"remote without a next hop", []snmp.VarBind{r(colRouteStatus, "10.3.0.0/16", "0.0.0.0", integer(rsCreateAndGo)),
+		{"remote without a next hop", []snmp.VarBind{r(colRouteStatus, "10.3.0.0/16", "0.0.0.0", integer(mib.RowCreateAndGo)),
 			r(colRouteIfIndex, "10.3.0.0/16", "0.0.0.0", integer(va)),
 			r(colRouteType, "10.3.0.0/16", "0.0.0.0", integer(routeRemote))}, snmp.InconsistentValue, 3},
-		{"createAndGo of an existing row", []snmp.VarBind{r(colRouteStatus, "10.1.0.0/16", "192.0.2.254", integer(rsCreateAndGo)),
+		{"createAndGo of an existing row", []snmp.VarBind{r(colRouteStatus, "10.1.0.0/16", "192.0.2.254", integer(mib.RowCreateAndGo)),
 			r(colRouteIfIndex, "10.1.0.0/16", "192.0.2.254", integer(va)),
 			r(colRouteType, "10.1.0.0/16", "192.0.2.254", integer(routeRemote))}, snmp.InconsistentValue, 1},
-		{"createAndWait", []snmp.VarBind{r(colRouteStatus, "10.3.0.0/16", "192.0.2.254", integer(rsCreateAndWait))}, snmp.WrongValue, 1},
+		{"createAndWait", []snmp.VarBind{r(colRouteStatus, "10.3.0.0/16", "192.0.2.254", integer(mib.RowCreateAndWait))}, snmp.WrongValue, 1},
 		{"blackhole", []snmp.VarBind{r(colRouteType, "10.3.0.0/16", "0.0.0.0", integer(5))}, snmp.WrongValue, 1},
 		{"inetCidrRouteMetric2", []snmp.VarBind{r(13, "10.1.0.0/16", "192.0.2.254", integer(3))}, snmp.WrongValue, 1},
 		{"inetCidrRouteProto", []snmp.VarBind{r(9, "10.1.0.0/16", "192.0.2.254", integer(3))}, snmp.NotWritable, 1},
-		{"bits beyond the prefix", []snmp.VarBind{r(colRouteStatus, "10.3.0.1/16", "192.0.2.254", integer(rsCreateAndGo))}, snmp.NoCreation, 1},
+		{"bits beyond the prefix", []snmp.VarBind{r(colRouteStatus, "10.3.0.1/16", "192.0.2.254", integer(mib.RowCreateAndGo))}, snmp.NoCreation, 1},
 		{"a column of a missing row", []snmp.VarBind{r(colRouteMetric1, "10.3.0.0/16", "192.0.2.254", integer(1))}, snmp.InconsistentName, 1},
-		{"active of a missing row", []snmp.VarBind{r(colRouteStatus, "10.3.0.0/16", "192.0.2.254", integer(rsActive))}, snmp.InconsistentValue, 1},
+		{"active of a missing row", []snmp.VarBind{r(colRouteStatus, "10.3.0.0/16", "192.0.2.254", integer(mib.RowActive))}, snmp.InconsistentValue, 1},
 		{"another type for an existing row", []snmp.VarBind{r(colRouteType, "10.1.0.0/16", "192.0.2.254", integer(routeLocal))}, snmp.InconsistentValue, 1},
-		{"destroy with another column", []snmp.VarBind{r(colRouteStatus, "10.1.0.0/16", "192.0.2.254", integer(rsDestroy)),
+		{"destroy with another column", []snmp.VarBind{r(colRouteStatus, "10.1.0.0/16", "192.0.2.254", integer(mib.RowDestroy)),
 			r(colRouteMetric1, "10.1.0.0/16", "192.0.2.254", integer(7))}, snmp.InconsistentValue, 2},
 	} {
 		st, i := a.set(t, c.vbs...)
@@ -485,7 +486,7 @@ func TestSetRouteTable(t *testing.T) {
 	}
 	// A gateway the kernel cannot reach: the commit fails and nothing
 	// stays.
-	if st, _ := a.set(t, r(colRouteStatus, "10.4.0.0/16", "203.0.113.1", integer(rsCreateAndGo)),
+	if st, _ := a.set(t, r(colRouteStatus, "10.4.0.0/16", "203.0.113.1", integer(mib.RowCreateAndGo)),
 		r(colRouteIfIndex, "10.4.0.0/16", "203.0.113.1", integer(0)),
 		r(colRouteType, "10.4.0.0/16", "203.0.113.1", integer(routeRemote))); st != snmp.CommitFailed {
 		t.Errorf("a route by an unreachable gateway: %v, want commitFailed", st)
@@ -507,7 +508,7 @@ func TestSetRouteTable(t *testing.T) {
 
 	for _, c := range [][2]string{{"10.1.0.0/16", "192.0.2.254"}, {"10.2.0.0/16", "0.0.0.0"}, {"2001:db8:10::/48", "2001:db8::fe"},
 		{"2001:db8:20::/48", "::"}, {"10.9.0.0/16", "192.0.2.254"}} {
-		if st, i := a.set(t, r(colRouteStatus, c[0], c[1], integer(rsDestroy))); st != snmp.NoError {
+		if st, i := a.set(t, r(colRouteStatus, c[0], c[1], integer(mib.RowDestroy))); st != snmp.NoError {
 			t.Errorf("destroy %s via %s: %v at %d", c[0], c[1], st, i)
 		}
 		if v := a.get(t, routeCol(colRouteStatus, c[0], c[1])); v.Type != snmp.NoSuchInstance {
@@ -532,7 +533,7 @@ func TestSetNoAccess(t *testing.T) {
 	}
 	a := startAgent(t, ns, 16161, nil, bin, "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"),
 		"--listen", "udp:127.0.0.1:16161", "--log-level", "warn")
-	st, _ := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, "192.0.2.90"), Value: integer(rsCreateAndGo)},
+	st, _ := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, "192.0.2.90"), Value: integer(mib.RowCreateAndGo)},
 		snmp.VarBind{Name: addrCol(colAddrIfIndex, "192.0.2.90"), Value: integer(ifIndex(t, ns, "va"))})
 	if st != snmp.NoAccess {
 		t.Errorf("set by a read-only community: %v, want noAccess", st)

@@ -180,7 +180,7 @@ func (h *routeHandler) plan(row *rowReq, snap *routeSnap, links []rtnl.Link) (sn
 		return snmp.InconsistentValue, ifIndex.at
 	}
 	switch {
-	case hasStatus && status.v.Int() == rsCreateAndGo:
+	case hasStatus && status.v.Int() == mib.RowCreateAndGo:
 		if cur != nil {
 			return snmp.InconsistentValue, status.at
 		}
@@ -214,7 +214,7 @@ func (h *routeHandler) plan(row *rowReq, snap *routeSnap, links []rtnl.Link) (sn
 		}
 		h.add(kernelOp{do: func() error { return rtnl.AddRoute(rt) }, undo: func() error { return rtnl.DelRoute(rt) }})
 		return snmp.NoError, 0
-	case hasStatus && status.v.Int() == rsDestroy:
+	case hasStatus && status.v.Int() == mib.RowDestroy:
 		if cur == nil {
 			return snmp.NoError, 0 // RFC 2579: nothing to destroy
 		}

@@ -4,18 +4,9 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
 	"github.com/tsnmp/tsnmp/snmp"
-)
-
-// RowStatus values (RFC 2579).
-const (
-	rsActive        = 1
-	rsNotInService  = 2
-	rsNotReady      = 3
-	rsCreateAndGo   = 4
-	rsCreateAndWait = 5
-	rsDestroy       = 6
 )
 
 // rowStatusValue checks a value set to a RowStatus column. Rows of the
@@ -27,7 +18,7 @@ func rowStatusValue(v snmp.Value) snmp.ErrorStatus {
 	switch {
 	case v.Type != snmp.Integer:
 		return snmp.WrongType
-	case v.Int() == rsActive, v.Int() == rsCreateAndGo, v.Int() == rsDestroy:
+	case v.Int() == mib.RowActive, v.Int() == mib.RowCreateAndGo, v.Int() == mib.RowDestroy:
 		return snmp.NoError
 	}
 	return snmp.WrongValue
