@@ -17,7 +17,7 @@ import (
 type diskRows struct {
 	t    *testing.T
 	m    *MIB
-	file string
+	file *os.File // rewritten in place: on ext4 a file truncated by open(2) is flushed at close(2)
 }
 
 func newDiskRows(t *testing.T, cfg Config) *diskRows {
@@ -35,7 +35,12 @@ func newDiskRows(t *testing.T, cfg Config) *diskRows {
 		*st = unix.Statfs_t{Bsize: 4096, Blocks: 1000, Bfree: 500, Bavail: 400, Files: 100, Ffree: 50}
 		return nil
 	}
-	return &diskRows{t: t, m: m, file: file}
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return &diskRows{t: t, m: m, file: f}
 }
 
 // set writes the mount table: one "TYPE PATH" pair per mount point.
@@ -45,7 +50,10 @@ func (d *diskRows) set(mounts ...string) {
 		typ, path, _ := strings.Cut(mt, " ")
 		fmt.Fprintf(&b, "dev-%s %s %s rw 0 0\n", typ, path, typ)
 	}
-	if err := os.WriteFile(d.file, []byte(b.String()), 0o644); err != nil {
+	if err := d.file.Truncate(0); err != nil {
+		d.t.Fatal(err)
+	}
+	if _, err := d.file.WriteAt([]byte(b.String()), 0); err != nil {
 		d.t.Fatal(err)
 	}
 }
@@ -119,5 +127,55 @@ func TestDiskNumbersConfigured(t *testing.T) {
 	d.set()
 	if got := d.rows(); got != "" {
 		t.Errorf("nothing mounted: got %s", got)
+	}
+}
+
+// TestDiskNumbersForgetGone mounts a fresh path at every reading, as a
+// host starting containers does: the numbers remembered stay bounded, a
+// file system unmounted takes its number back while few others went
+// after it, and no number is given twice.
+func TestDiskNumbersForgetGone(t *testing.T) {
+	all := int64(5)
+	d := newDiskRows(t, Config{IncludeAllDisks: &all})
+	read := func(mounts ...string) map[string]uint32 {
+		t.Helper()
+		d.set(mounts...)
+		got := map[string]uint32{}
+		for _, r := range d.m.readDisks() {
+			got[r.path] = r.index[0]
+		}
+		if len(got) != len(mounts) {
+			t.Fatalf("rows %v, want %v", got, mounts)
+		}
+		return got
+	}
+	first := read("ext4 /", "ext4 /back")
+	given := map[uint32]string{}
+	var last uint32
+	for i := range 3 * procfs.KeepGone {
+		mounts := []string{"ext4 /", fmt.Sprintf("tmpfs /c/%d", i)}
+		if i == 3 || i == procfs.KeepGone+10 {
+			mounts = append(mounts, "ext4 /back")
+		}
+		got := read(mounts...)
+		if got["/"] != first["/"] {
+			t.Fatalf("reading %d: / is row %d, was %d", i, got["/"], first["/"])
+		}
+		for p, x := range got {
+			if q, ok := given[x]; ok && q != p {
+				t.Fatalf("reading %d: row %d given to %s and %s", i, x, q, p)
+			}
+			given[x] = p
+		}
+		switch {
+		case i == 3 && got["/back"] != first["/back"]:
+			t.Errorf("/back gone 3 readings came back as row %d, want %d", got["/back"], first["/back"])
+		case i == procfs.KeepGone+10 && got["/back"] <= last:
+			t.Errorf("/back gone %d readings came back as row %d, want a new number", procfs.KeepGone+6, got["/back"])
+		}
+		last = max(last, got[fmt.Sprintf("/c/%d", i)])
+		if n := d.m.dskNums.all.Len(); n > len(mounts)+procfs.KeepGone {
+			t.Fatalf("reading %d: %d mount points remembered", i, n)
+		}
 	}
 }

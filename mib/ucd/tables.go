@@ -122,7 +122,10 @@ type dskConf struct {
 // first time the mount table lists it, in the order it lists them. A
 // number, once given, stays with its path: a file system unmounted leaves
 // a hole and takes its number back when mounted again at the same path,
-// and one mounted later gets a new number after all the others.
+// and one mounted later gets a new number after all the others. Unlike
+// Net-SNMP, which remembers every mount point it ever saw, only the
+// procfs.KeepGone mount points unmounted most recently keep their
+// numbers (a number is never given twice).
 //
 // The includeAllDisks numbers follow Net-SNMP's exactly: Net-SNMP gives
 // one to every mount point, also those whose kind (proc, sysfs, ...) it
@@ -134,13 +137,13 @@ type dskNumbers struct {
 	mu       sync.Mutex
 	conf     []dskConf
 	isConf   map[string]bool
-	confSeen []int             // the mount Index of each configured path seen mounted
-	all      map[string]uint32 // includeAllDisks' numbers given so far
-	lines    uint32            // the `disk` lines
+	confSeen []int                // the mount Index of each configured path seen mounted
+	all      procfs.Names[uint32] // includeAllDisks' numbers
+	lines    uint32               // the `disk` lines
 }
 
 func newDskNumbers(disks []Disk) *dskNumbers {
-	n := &dskNumbers{isConf: map[string]bool{}, all: map[string]uint32{}, lines: uint32(len(disks))}
+	n := &dskNumbers{isConf: map[string]bool{}, lines: uint32(len(disks))}
 	at := map[string]int{}
 	for i, d := range disks {
 		if j, ok := at[d.Path]; ok {
@@ -161,7 +164,7 @@ func newDskNumbers(disks []Disk) *dskNumbers {
 // of a kind procfs does not serve is never seen, and the numbers after
 // it are then one higher than Net-SNMP's. Caller holds mu.
 func (n *dskNumbers) number(f *procfs.FileSystem) uint32 {
-	if x, ok := n.all[f.Path]; ok {
+	if x, ok := n.all.Get(f.Path); ok {
 		return x
 	}
 	before := 0
@@ -171,7 +174,7 @@ func (n *dskNumbers) number(f *procfs.FileSystem) uint32 {
 		}
 	}
 	x := n.lines + uint32(f.Index-before)
-	n.all[f.Path] = x
+	n.all.Set(f.Path, x)
 	return x
 }
 
@@ -225,6 +228,8 @@ func (m *MIB) readDisks() []dskRow {
 	}
 	if p := m.cfg.IncludeAllDisks; p != nil {
 		n.mu.Lock()
+		n.all.Next()
+		listed := 0
 		for i := range fss {
 			f := &fss[i]
 			if n.isConf[f.Path] {
@@ -232,7 +237,9 @@ func (m *MIB) readDisks() []dskRow {
 				continue
 			}
 			add(f, n.number(f), -1, *p)
+			listed++
 		}
+		n.all.Forget(listed)
 		n.mu.Unlock()
 	}
 	slices.SortFunc(rows, func(a, b dskRow) int { return cmp.Compare(a.index[0], b.index[0]) })

@@ -80,7 +80,8 @@ func FSType(typ string) (uint32, bool) {
 type FileSystem struct {
 	// Index is the file system's hrFSIndex: mount points are numbered in
 	// the order the agent first saw them in /proc/mounts, and keep their
-	// number while the agent runs.
+	// number while the agent runs, unless more than KeepGone others were
+	// unmounted after them (a number is never given twice).
 	Index    int
 	Path     string
 	Device   string
@@ -143,7 +144,7 @@ type Mounts struct {
 	FS FS
 
 	mu    sync.Mutex
-	index map[string]int
+	index Names[int]
 	next  int
 
 	file   *File
@@ -170,22 +171,22 @@ func (m *Mounts) Close() {
 
 // mounts returns the mount table, parsed again when it changed. Caller
 // holds mu.
-func (m *Mounts) mounts() ([]Mount, int, bool) {
+func (m *Mounts) mounts() (ms []Mount, bad int, fresh, ok bool) {
 	if m.file == nil {
 		m.file = m.FS.NewFile("/proc/self/mounts")
 	}
 	if m.parsed && m.inProc && !m.file.Changed() {
-		return m.ms, m.bad, true
+		return m.ms, m.bad, false, true
 	}
 	b, err := m.file.Read(&m.buf)
 	if err != nil {
 		m.parsed, m.ms = false, nil
-		return nil, 0, false
+		return nil, 0, false, false
 	}
 	m.ms, m.bad = ParseMounts(b)
 	CountBad("/proc/self/mounts", m.bad)
 	m.parsed, m.inProc = true, m.file.InProc()
-	return m.ms, m.bad, true
+	return m.ms, m.bad, true, true
 }
 
 // List reads /proc/self/mounts and calls statfs on every served file
@@ -195,12 +196,12 @@ func (m *Mounts) mounts() ([]Mount, int, bool) {
 func (m *Mounts) List(skip func(*FileSystem) bool) ([]FileSystem, int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ms, bad, ok := m.mounts()
+	ms, bad, fresh, ok := m.mounts()
 	if !ok {
 		return nil, 1
 	}
-	if m.index == nil {
-		m.index = make(map[string]int)
+	if fresh {
+		m.index.Next()
 	}
 	statfs := m.Statfs
 	if m.pos == nil {
@@ -211,11 +212,11 @@ func (m *Mounts) List(skip func(*FileSystem) bool) ([]FileSystem, int) {
 	out := make([]FileSystem, 0, len(ms))
 	for i := range ms {
 		mt := &ms[i]
-		idx, ok := m.index[mt.Path]
+		idx, ok := m.index.Get(mt.Path)
 		if !ok {
 			m.next++
 			idx = m.next
-			m.index[mt.Path] = idx
+			m.index.Set(mt.Path, idx)
 		}
 		typ, ok := FSType(mt.Type)
 		if !ok {
@@ -236,6 +237,9 @@ func (m *Mounts) List(skip func(*FileSystem) bool) ([]FileSystem, int) {
 		}
 		pos[mt.Path] = len(out)
 		out = append(out, f)
+	}
+	if fresh {
+		m.index.Forget(len(ms))
 	}
 	// Drop the over-mounted entries and read the usage of the rest.
 	n := 0

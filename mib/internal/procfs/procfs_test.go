@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,6 +192,80 @@ func TestMountsIndexStable(t *testing.T) {
 	units, size, used := fs[0].Scaled32()
 	if size > 1<<31-1 || units*size != 4096*(6<<30) || used*units != 4096*(5<<30) {
 		t.Errorf("Scaled32 = %d %d %d", units, size, used)
+	}
+}
+
+// TestMountsForgetGone mounts a fresh path at every listing, as a host
+// starting containers does: the numbers remembered stay bounded, the
+// file systems still mounted keep theirs, one unmounted takes its number
+// back while few others went after it, and no number is given twice.
+func TestMountsForgetGone(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "proc/self"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// One file rewritten in place: on ext4 a file truncated by open(2)
+	// is flushed at close(2), at a cost of milliseconds.
+	file, err := os.Create(filepath.Join(dir, "proc/self/mounts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	m := Mounts{FS: FS{Root: dir}, Statfs: func(string, *unix.Statfs_t) error { return nil }}
+	list := func(paths ...string) map[string]int {
+		t.Helper()
+		var b strings.Builder
+		for _, p := range paths {
+			fmt.Fprintf(&b, "tmpfs %s tmpfs rw 0 0\n", p)
+		}
+		if err := file.Truncate(0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := file.WriteAt([]byte(b.String()), 0); err != nil {
+			t.Fatal(err)
+		}
+		fs, _ := m.List(nil)
+		got := map[string]int{}
+		for _, f := range fs {
+			got[f.Path] = f.Index
+		}
+		if len(got) != len(paths) {
+			t.Fatalf("listed %v, want %v", got, paths)
+		}
+		return got
+	}
+	root := list("/", "/back")["/"]
+	given := map[int]string{}
+	last := 0
+	for i := range 3 * KeepGone {
+		paths := []string{"/", fmt.Sprintf("/c/%d", i)}
+		if i == 3 || i == KeepGone+10 {
+			paths = append(paths, "/back")
+		}
+		got := list(paths...)
+		if got["/"] != root {
+			t.Fatalf("listing %d: / numbered %d, was %d", i, got["/"], root)
+		}
+		for p, x := range got {
+			if q, ok := given[x]; ok && q != p {
+				t.Fatalf("listing %d: %d given to %s and %s", i, x, q, p)
+			}
+			given[x] = p
+		}
+		switch i {
+		case 3:
+			if got["/back"] != root+1 {
+				t.Errorf("/back gone 3 listings came back as %d, want %d", got["/back"], root+1)
+			}
+		case KeepGone + 10:
+			if got["/back"] <= last {
+				t.Errorf("/back gone %d listings came back as %d, want a new number", KeepGone+6, got["/back"])
+			}
+		}
+		last = max(last, got[paths[1]])
+		if n := m.index.Len(); n > len(paths)+KeepGone {
+			t.Fatalf("listing %d: %d mount points remembered", i, n)
+		}
 	}
 }
 
