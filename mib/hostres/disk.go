@@ -394,7 +394,13 @@ func partitionID(b []byte) string {
 	if !ok || !ok1 || !ok2 || ma > 1<<32-1 || mi > 1<<32-1 {
 		return ""
 	}
-	return "0x" + strconv.FormatUint(uint64(uint32(unix.Mkdev(uint32(ma), uint32(mi)))), 16)
+	return deviceID(uint32(ma), uint32(mi))
+}
+
+// deviceID writes a device number as Net-SNMP writes a dev_t (C's "0x%x"
+// of its 32 bits).
+func deviceID(major, minor uint32) string {
+	return "0x" + strconv.FormatUint(uint64(uint32(unix.Mkdev(major, minor))), 16)
 }
 
 // partRow is one hrPartitionTable row.
@@ -426,21 +432,59 @@ func (p partRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 }
 
 // partitionRows joins the partitions with the file systems mounted from
-// them (hrPartitionFSIndex).
+// them (hrPartitionFSIndex): by the name the mount table gives the device
+// (/dev/sda1), and, for a file system mounted under a name no disk or
+// partition has (/dev/root, as a kernel without an initramfs mounts the
+// root; /dev/disk/by-label/...), by the device number of its mount point.
 func (m *MIB) partitionRows(r *mib.Request) mib.Rows {
 	devs := m.devices.Get(r)
-	fsIndex := map[string]int64{}
-	for _, f := range m.fsys.Get(r) {
+	fss := m.fsys.Get(r)
+	fsIndex := make(map[string]int64, len(fss))
+	for _, f := range fss {
 		fsIndex[f.Device] = int64(f.Index)
 	}
+	var byNumber map[string]int64 // made when a partition's name finds none
 	var rows partRows
 	for _, i := range devs.disks {
 		w := &devs.rows[i]
 		for _, p := range w.disk.parts {
-			rows = append(rows, partRow{index: snmp.OID{w.index[0], p.number}, p: p, fsIndex: fsIndex["/dev/"+p.name]})
+			x, ok := fsIndex["/dev/"+p.name]
+			if !ok && strings.HasPrefix(p.id, "0x") {
+				if byNumber == nil {
+					byNumber = m.fsByNumber(devs, fss)
+				}
+				x = byNumber[p.id]
+			}
+			rows = append(rows, partRow{index: snmp.OID{w.index[0], p.number}, p: p, fsIndex: x})
 		}
 	}
 	return rows
+}
+
+// fsByNumber maps device numbers, as hrPartitionID writes them, to the
+// hrFSIndex of the file systems mounted from a /dev path that names no
+// disk or partition. It calls stat(2) on their mount points only: those
+// are local (statfs(2) reads each at every reading too), and few.
+func (m *MIB) fsByNumber(devs *devSnap, fss []procfs.FileSystem) map[string]int64 {
+	known := map[string]bool{}
+	for _, i := range devs.disks {
+		d := devs.rows[i].disk
+		known["/dev/"+d.name] = true
+		for _, p := range d.parts {
+			known["/dev/"+p.name] = true
+		}
+	}
+	out := map[string]int64{}
+	for _, f := range fss {
+		if !strings.HasPrefix(f.Device, "/dev/") || known[f.Device] {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(m.mounts.FS.Path(f.Path), &st) == nil {
+			out[deviceID(unix.Major(st.Dev), unix.Minor(st.Dev))] = int64(f.Index)
+		}
+	}
+	return out
 }
 
 // ignored reports whether device name (sda) matches one of the ignoreDisk

@@ -156,7 +156,8 @@ func mountSource(t testing.TB, dir string) string {
 // the loop devices are detached.
 //
 //   - sdn: a 24 MB loop device with an MS-DOS partition table of two
-//     partitions (16 and 4 MB), the first holding a mounted ext4;
+//     partitions (16 and 4 MB), each holding a mounted ext4, the second
+//     mounted as /dev/root;
 //   - sdo: the loop device of loopMount, an ext4 on the whole disk;
 //   - sdp: a 3 MB read-only loop device.
 func fakeDisks(t testing.TB, loopMount string) []fakeDisk {
@@ -181,8 +182,10 @@ func fakeDisks(t testing.TB, loopMount string) []fakeDisk {
 		}
 	}
 	mkfs := testenv.Need(t, "mkfs.ext4")
-	if out, err := exec.Command(mkfs, "-q", "-F", "/dev/"+p1).CombinedOutput(); err != nil {
-		t.Fatalf("mkfs.ext4 /dev/%s: %v: %s", p1, err, out)
+	for _, p := range []string{p1, p2} {
+		if out, err := exec.Command(mkfs, "-q", "-F", "/dev/"+p).CombinedOutput(); err != nil {
+			t.Fatalf("mkfs.ext4 /dev/%s: %v: %s", p, err, out)
+		}
 	}
 	p1Dir := mibtest.Mount(t, "ext4", "/dev/"+p1, "")
 	whole := strings.TrimPrefix(mountSource(t, loopMount), "/dev/")
@@ -238,6 +241,16 @@ func fakeDisks(t testing.TB, loopMount string) []fakeDisk {
 			mknod(d.node+strconv.Itoa(i+1), unix.S_IFBLK|0o660, maj, min)
 		}
 	}
+	// The second partition mounted as /dev/root, a name no disk has, as
+	// a kernel booted without an initramfs names its root device: the
+	// mount table names no partition for it.
+	maj, min := sysDev(t, p2)
+	mknod("root", unix.S_IFBLK|0o660, maj, min)
+	rootDir := mibtest.Mount(t, "ext4", "/dev/root", "")
+	if src := mountSource(t, rootDir); src != "/dev/root" {
+		t.Fatalf("%s is mounted from %s, want /dev/root", rootDir, src)
+	}
+	disks[0].mounted[p2] = rootDir
 	return disks
 }
 
@@ -360,10 +373,12 @@ func compareDisks(t *testing.T, ours, theirs map[string]string, disks []fakeDisk
 			}
 			// hrPartitionFSIndex: tsnmp joins the partition with the
 			// file system mounted from /dev/NAME, its kernel name, as
-			// mount(8) records it; Net-SNMP looks for one mounted from
-			// the file it probed (/dev/sdX1), which none is, and then
-			// says -1, out of the column's range: RFC 2790 says 0 where
-			// no local file system is mounted, as tsnmp does.
+			// mount(8) records it, or else with the one whose mount
+			// point has its device number (/dev/root); Net-SNMP looks
+			// for one mounted from the file it probed (/dev/sdX1),
+			// which none is, and then says -1, out of the column's
+			// range: RFC 2790 says 0 where no local file system is
+			// mounted, as tsnmp does.
 			want := "0"
 			if dir, ok := d.mounted[p]; ok {
 				want = fsIndex[dir]
