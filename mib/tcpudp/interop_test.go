@@ -53,6 +53,7 @@ func TestInteropNetSNMP(t *testing.T) {
 			}
 			closers = append(closers, c, s)
 		}
+		var v6 net.PacketConn
 		for _, a := range []string{"0.0.0.0:5353", "[2001:db8::1]:5354", "127.0.0.1:5355", "[::]:5356"} {
 			network := "udp"
 			if a == "0.0.0.0:5353" {
@@ -63,12 +64,43 @@ func TestInteropNetSNMP(t *testing.T) {
 				return err
 			}
 			closers = append(closers, u)
+			if a == "[2001:db8::1]:5354" {
+				v6 = u
+			}
 		}
 		u, err := net.Dial("udp", "192.0.2.1:5353") // a connected endpoint
 		if err != nil {
 			return err
 		}
 		closers = append(closers, u)
+		// IPv6 datagrams, which Linux counts apart from IPv4's and
+		// udpInDatagrams, udpOutDatagrams and udpNoPorts count too, more
+		// than the counters' tolerances below: to an endpoint of this
+		// test, which reads each (Linux counts a datagram in when it is
+		// read), and to a port nobody has.
+		to, err := net.Dial("udp6", "[2001:db8::1]:5354")
+		if err != nil {
+			return err
+		}
+		defer to.Close()
+		buf := make([]byte, 64)
+		v6.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for range 300 {
+			if _, err := to.Write([]byte("tsnmp")); err != nil {
+				return err
+			}
+			if _, _, err := v6.ReadFrom(buf); err != nil {
+				return err
+			}
+		}
+		refused, err := net.Dial("udp6", "[2001:db8::1]:5399")
+		if err != nil {
+			return err
+		}
+		defer refused.Close()
+		for range 40 {
+			refused.Write([]byte("tsnmp")) // every other write fails: the port unreachable of the one before
+		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -48,12 +48,20 @@ func writeNetSNMP(t *testing.T, root string, tcp, udp []string) {
 func same(a, b snmp.Value) bool { return a.Type == b.Type && a.Num == b.Num }
 
 // TestScalarsFromSample reads TCP-MIB's and UDP-MIB's scalars from a
-// recorded /proc/net/snmp: tcpMaxConn's -1 (Linux's "no limit") is -1,
-// the counters are the file's, their 64-bit (HC) versions the same
-// numbers.
+// recorded /proc/net/snmp and snmp6: tcpMaxConn's -1 (Linux's "no
+// limit") is -1, the counters are the files' (UDP's of both IP
+// versions, the snmp6 file's Udp6 lines added), their 64-bit (HC)
+// versions the same numbers.
 func TestScalarsFromSample(t *testing.T) {
 	root := t.TempDir()
 	writeNetSNMP(t, root, nil, nil)
+	b, err := os.ReadFile("../internal/procfs/testdata/net-snmp6")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(root, "proc", "thread-self", "net", "snmp6"), b, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := New(Config{FS: procfs.FS{Root: root}, CacheTTL: time.Hour})
 	defer m.Close()
 	var tree mib.Tree
@@ -76,12 +84,12 @@ func TestScalarsFromSample(t *testing.T) {
 		{TCP.Append(15), snmp.Counter32Value(632340)},
 		{TCP.Append(17), snmp.Counter64Value(45921108)},
 		{TCP.Append(18), snmp.Counter64Value(45764356)},
-		{UDP.Append(1), snmp.Counter32Value(449068934)},
-		{UDP.Append(2), snmp.Counter32Value(733582)},
-		{UDP.Append(3), snmp.Counter32Value(2170243)},
-		{UDP.Append(4), snmp.Counter32Value(452226367)},
-		{UDP.Append(8), snmp.Counter64Value(449068934)},
-		{UDP.Append(9), snmp.Counter64Value(452226367)},
+		{UDP.Append(1), snmp.Counter32Value(449068934 + 292459)},
+		{UDP.Append(2), snmp.Counter32Value(733582 + 419)},
+		{UDP.Append(3), snmp.Counter32Value(2170243 + 0)},
+		{UDP.Append(4), snmp.Counter32Value(452226367 + 293087)},
+		{UDP.Append(8), snmp.Counter64Value(449068934 + 292459)},
+		{UDP.Append(9), snmp.Counter64Value(452226367 + 293087)},
 	} {
 		if got := tree.Get(r, c.oid.Append(0)); !same(got, c.want) {
 			t.Errorf("%v.0 = %v, want %v", c.oid, got, c.want)

@@ -154,11 +154,18 @@ func (m *MIB) initScalars() {
 	}
 	one(TCP, 17, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(stat(r, "Tcp", "InSegs")) })
 	one(TCP, 18, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(stat(r, "Tcp", "OutSegs")) })
-	for i, name := range []string{"InDatagrams", "NoPorts", "InErrors", "OutDatagrams"} {
-		one(UDP, uint32(1+i), func(r *mib.Request) snmp.Value { return snmp.Counter32Value(uint32(stat(r, "Udp", name))) })
+	// UDP-MIB's counters are the datagrams of both IP versions (RFC
+	// 4113 is version-neutral). Linux counts TCP's segments of both in
+	// one place, but UDP's IPv6 datagrams apart, on /proc/net/snmp6's
+	// Udp6 lines: they are added, as Net-SNMP adds them.
+	udp := func(r *mib.Request, name string) uint64 {
+		return stat(r, "Udp", name) + m.net.SNMP6.Get(r).Value("", "Udp6"+name)
 	}
-	one(UDP, 8, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(stat(r, "Udp", "InDatagrams")) })
-	one(UDP, 9, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(stat(r, "Udp", "OutDatagrams")) })
+	for i, name := range []string{"InDatagrams", "NoPorts", "InErrors", "OutDatagrams"} {
+		one(UDP, uint32(1+i), func(r *mib.Request) snmp.Value { return snmp.Counter32Value(uint32(udp(r, name))) })
+	}
+	one(UDP, 8, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(udp(r, "InDatagrams")) })
+	one(UDP, 9, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(udp(r, "OutDatagrams")) })
 	slices.SortFunc(m.scalars, func(a, b *mib.Scalars) int {
 		return a.Prefix.Append(a.Objects[0].Sub).Compare(b.Prefix.Append(b.Objects[0].Sub))
 	})
