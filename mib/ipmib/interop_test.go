@@ -2,6 +2,7 @@ package ipmib
 
 import (
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,6 +55,21 @@ func TestInteropNetSNMP(t *testing.T) {
 	// The legacy counters move with the walks' own packets on lo.
 	for sub := 3; sub <= 19; sub++ {
 		rules[ip+itoa(sub)+"."] = mibtest.Rule{Tol: 500}
+	}
+	// ipReasmTimeout is the seconds fragments are held for reassembly
+	// (RFC 4293: Integer32, UNITS "seconds"); Net-SNMP serves the
+	// kernel's ReasmTimeout counter, the datagrams whose reassembly
+	// timed out. tsnmp's is the namespace's ipfrag_time.
+	rules[ip+"13."] = mibtest.Rule{Skip: "Net-SNMP serves the count of reassembly timeouts, not the timeout"}
+	var fragTime []byte
+	if err := ns.Do(func() (err error) {
+		fragTime, err = os.ReadFile("/proc/sys/net/ipv4/ipfrag_time")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ours[ip+"13.0"], strings.TrimSpace(string(fragTime)); got != want {
+		t.Errorf("ipReasmTimeout %q, want %s (ipfrag_time)", got, want)
 	}
 	// inetCidrRouteTable: Net-SNMP numbers the policy of each route (an
 	// opaque index) by its own count; compare routes by destination,

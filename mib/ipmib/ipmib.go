@@ -212,16 +212,18 @@ func (m *MIB) Register(tree *mib.Tree) {
 
 // ipSys holds the sysctls the scalars serve.
 type ipSys struct {
-	forwarding, ttl, fwd6, hopLimit int64
+	forwarding, ttl, fwd6, hopLimit, reasmTimeout int64
 }
 
 // sysctlFiles are the files of the scalars ipForwarding, ipDefaultTTL,
-// ipv6IpForwarding and ipv6IpDefaultHopLimit, in ipSys's order.
-var sysctlFiles = [4]string{
+// ipv6IpForwarding, ipv6IpDefaultHopLimit and ipReasmTimeout, in ipSys's
+// order.
+var sysctlFiles = [...]string{
 	"/proc/sys/net/ipv4/conf/all/forwarding",
 	"/proc/sys/net/ipv4/ip_default_ttl",
 	"/proc/sys/net/ipv6/conf/all/forwarding",
 	"/proc/sys/net/ipv6/conf/all/hop_limit",
+	"/proc/sys/net/ipv4/ipfrag_time",
 }
 
 // sysctls reads the scalars' files, each kept open from its first
@@ -233,16 +235,19 @@ var sysctlFiles = [4]string{
 // use: the scalars' cache makes one reading at a time.
 type sysctls struct {
 	fs  procfs.FS
-	fds *[4]int // -1: not open; closed when the MIB is collected
+	fds *[len(sysctlFiles)]int // -1: not open; closed when the MIB is collected
 }
 
 func newSysctls(fs procfs.FS) *sysctls {
-	fds := &[4]int{-1, -1, -1, -1}
+	fds := &[len(sysctlFiles)]int{}
+	for i := range fds {
+		fds[i] = -1
+	}
 	return &sysctls{fs: fs, fds: fds}
 }
 
 // closeFDs closes the open files of fds.
-func closeFDs(fds *[4]int) {
+func closeFDs(fds *[len(sysctlFiles)]int) {
 	for i, fd := range fds {
 		if fd >= 0 {
 			rawsys.Close(fd)
@@ -280,13 +285,16 @@ func (s *sysctls) readInt(i int) int64 {
 }
 
 func (s *sysctls) read() ipSys {
-	return ipSys{forwarding: s.readInt(0), ttl: s.readInt(1), fwd6: s.readInt(2), hopLimit: s.readInt(3)}
+	return ipSys{forwarding: s.readInt(0), ttl: s.readInt(1), fwd6: s.readInt(2), hopLimit: s.readInt(3), reasmTimeout: s.readInt(4)}
 }
 
 // legacy lists ip.3 to ip.19: the "Ip:" counters of /proc/net/snmp, which
-// the kernel keeps in the MIB's order.
+// the kernel keeps in the MIB's order. ip.13 is not among them:
+// ipReasmTimeout is the time fragments are held for reassembly, in
+// seconds (an Integer32), where the kernel's ReasmTimeout counts the
+// datagrams that timed out.
 var legacy = []string{"InReceives", "InHdrErrors", "InAddrErrors", "ForwDatagrams", "InUnknownProtos",
-	"InDiscards", "InDelivers", "OutRequests", "OutDiscards", "OutNoRoutes", "ReasmTimeout",
+	"InDiscards", "InDelivers", "OutRequests", "OutDiscards", "OutNoRoutes", "",
 	"ReasmReqds", "ReasmOKs", "ReasmFails", "FragOKs", "FragFails", "FragCreates"}
 
 func (m *MIB) initScalars() {
@@ -304,10 +312,14 @@ func (m *MIB) initScalars() {
 	m.writable(1, "/proc/sys/net/ipv4/conf/all/forwarding", 1, 2, forwardingSysctl)
 	m.writable(2, "/proc/sys/net/ipv4/ip_default_ttl", 1, 255, nil)
 	for i, name := range legacy {
+		if name == "" {
+			continue
+		}
 		one(uint32(3+i), func(r *mib.Request) snmp.Value {
 			return snmp.Counter32Value(uint32(m.net.SNMP.Get(r).Value("Ip", name)))
 		})
 	}
+	one(13, func(r *mib.Request) snmp.Value { return snmp.IntegerValue(m.sys.Get(r).reasmTimeout) })
 	one(23, func(*mib.Request) snmp.Value { return snmp.Counter32Value(0) }) // ipRoutingDiscards: not counted
 	one(25, func(r *mib.Request) snmp.Value { return truth(m.sys.Get(r).fwd6) })
 	one(26, func(r *mib.Request) snmp.Value { return snmp.IntegerValue(m.sys.Get(r).hopLimit) })

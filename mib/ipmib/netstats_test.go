@@ -116,6 +116,7 @@ func TestSysctlsReadAgain(t *testing.T) {
 	write(sysctlFiles[0], "1")
 	write(sysctlFiles[1], "64")
 	write(sysctlFiles[2], "0") // no hop_limit yet
+	write(sysctlFiles[4], "30")
 	const ttl = time.Hour
 	m := New(Config{CacheTTL: ttl, FS: procfs.FS{Root: dir}})
 	var tree mib.Tree
@@ -134,14 +135,23 @@ func TestSysctlsReadAgain(t *testing.T) {
 	if f, ttl, hop := get(0, 1), get(0, 2), get(0, 26); f != 1 || ttl != 64 || hop != 0 {
 		t.Fatalf("ipForwarding %d, ipDefaultTTL %d, ipv6IpDefaultHopLimit %d; want 1, 64, 0", f, ttl, hop)
 	}
+	// ipReasmTimeout: an Integer32 of seconds, the sysctl, not the
+	// kernel's count of datagrams whose reassembly timed out.
+	if got := get(0, 13); got != 30 {
+		t.Errorf("ipReasmTimeout %d, want 30 (ipfrag_time)", got)
+	}
 	write(sysctlFiles[0], "0")
 	write(sysctlFiles[1], "128")
 	write(sysctlFiles[3], "255")
+	write(sysctlFiles[4], "45")
 	if got := get(ttl/2, 2); got != 64 {
 		t.Errorf("ipDefaultTTL %d within the cache time, want 64", got)
 	}
 	if f, ttl, hop := get(ttl+time.Second, 1), get(ttl+time.Second, 2), get(ttl+time.Second, 26); f != 2 || ttl != 128 || hop != 255 {
 		t.Errorf("after the cache time: ipForwarding %d, ipDefaultTTL %d, ipv6IpDefaultHopLimit %d; want 2 (notForwarding), 128, 255", f, ttl, hop)
+	}
+	if got := get(ttl+time.Second, 13); got != 45 {
+		t.Errorf("after the cache time: ipReasmTimeout %d, want 45", got)
 	}
 }
 

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tsnmp/tsnmp/internal/testenv"
+	"github.com/tsnmp/tsnmp/manager"
+	"github.com/tsnmp/tsnmp/mib/smi"
+	"github.com/tsnmp/tsnmp/mib/smiload"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// netSNMPModules are the Net-SNMP modules whose objects tsnmpd serves.
+var netSNMPModules = []string{"UCD-SNMP-MIB", "UCD-DISKIO-MIB", "NET-SNMP-AGENT-MIB", "NET-SNMP-EXTEND-MIB", "NET-SNMP-VACM-MIB"}
+
+// netSNMPMIBDir holds the modules Net-SNMP ships, as Debian's
+// libsnmp-base (a dependency of the snmp package) installs them.
+const netSNMPMIBDir = "/usr/share/snmp/mibs"
+
+// definedTypes loads the standard modules and Net-SNMP's, and returns the
+// scalars and columns they define by OID (of two definitions of one OID,
+// the preferred).
+func definedTypes(t *testing.T) map[string]*smi.Def {
+	t.Helper()
+	netsnmp := netSNMPMIBDir
+	if _, err := os.Stat(filepath.Join(netsnmp, "UCD-SNMP-MIB.txt")); err != nil {
+		if testenv.InCI() {
+			t.Fatalf("Net-SNMP's modules are needed (Debian's libsnmp-base): %v", err)
+		}
+		t.Skipf("Net-SNMP's modules not installed: %v", err)
+	}
+	ix, err := smiload.ScanDirs([]string{testenv.MIBDir(t), netsnmp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := ix.Load(append(slices.Clone(smi.Modules()), netSNMPModules...)...)
+	for _, m := range netSNMPModules {
+		if !slices.Contains(set.Modules, m) {
+			t.Fatalf("%s not loaded from %s", m, netsnmp)
+		}
+	}
+	defs := map[string]*smi.Def{}
+	for i := range set.Defs {
+		d := &set.Defs[i]
+		// RFC1213-MIB's objects are defined again by the modules that
+		// replaced it.
+		if k := snmp.OID(d.OID).String(); (d.Kind == smi.KindScalar || d.Kind == smi.KindColumn) && (defs[k] == nil || defs[k].Module == "RFC1213-MIB") {
+			defs[k] = d
+		}
+	}
+	return defs
+}
+
+// wireType is the type an object of base b is sent as (RFC 3416).
+func wireType(b smi.Base) snmp.Type {
+	switch b {
+	case smi.BaseInteger:
+		return snmp.Integer
+	case smi.BaseOctetString, smi.BaseBits:
+		return snmp.OctetString
+	case smi.BaseObjectIdentifier:
+		return snmp.ObjectIdentifier
+	case smi.BaseIPAddress:
+		return snmp.IPAddress
+	case smi.BaseCounter32:
+		return snmp.Counter32
+	case smi.BaseGauge32, smi.BaseUnsigned32:
+		return snmp.Gauge32
+	case smi.BaseTimeTicks:
+		return snmp.TimeTicks
+	case smi.BaseOpaque:
+		return snmp.Opaque
+	case smi.BaseCounter64:
+		return snmp.Counter64
+	}
+	return 0
+}
+
+// TestTypesAsDefined walks everything tsnmpd serves, its UCD-SNMP-MIB
+// tables configured, and checks every value's type against the SYNTAX of
+// its object in the module that defines it: a Counter32 where the module
+// says INTEGER is shown by snmpwalk as "Wrong Type" and dropped by
+// snmp_exporter. Every instance must belong to a defined scalar or
+// column.
+func TestTypesAsDefined(t *testing.T) {
+	defs := definedTypes(t)
+	bin := buildDaemon(t)
+	dir := t.TempDir()
+	port := testenv.FreePort(t)
+	conf := filepath.Join(dir, "snmpd.conf")
+	if err := os.WriteFile(conf, []byte("rocommunity public 127.0.0.1\ndisk / 10%\nincludeAllDisks 5%\nload 12 10 5\n"+
+		"proc init\nproc cron 2 1\nfile /etc/hostname 100\nextend hello /bin/echo hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := fmt.Sprintf("udp:127.0.0.1:%d", port)
+	p := startDaemon(t, bin, nil, "--snmpd-conf", conf, "--snmpd-persistent", "none", "--state-dir", filepath.Join(dir, "state"),
+		"--listen", target, "--quiet")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := manager.Dial(ctx, target, manager.Config{Version: snmp.V2c, Community: "public", Timeout: 10 * time.Second, Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	checked := map[string]int{} // by module
+	undefined := map[string]int{}
+	var last snmp.OID
+	// A fixed wait: a request whose readings take long (the race
+	// detector, a busy machine) is not sent again.
+	_, err = s.WalkWith(ctx, snmp.OID{1}, manager.WalkOptions{Bulk: true, MaxRepetitions: 25, Retransmit: manager.RetransmitFixed}, func(vb snmp.VarBind) error {
+		last = vb.Name
+		var d *smi.Def
+		for n := len(vb.Name) - 1; n > 0 && d == nil; n-- {
+			d = defs[vb.Name[:n].String()]
+		}
+		if d == nil {
+			undefined[vb.Name[:min(len(vb.Name), 9)].String()]++
+			return nil
+		}
+		if want := wireType(d.Base); vb.Value.Type != want {
+			t.Errorf("%s::%s (%v) is %v, defined as %v", d.Module, d.Name, vb.Name, vb.Value.Type, d.Base)
+		}
+		checked[d.Module]++
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walk after %v: %v; tsnmpd's log:\n%s", last, err, p.log)
+	}
+	for prefix, n := range undefined {
+		t.Errorf("%d instances below %s belong to no object the modules define", n, prefix)
+	}
+	var mods []string
+	for m, n := range checked {
+		mods = append(mods, fmt.Sprintf("%s %d", m, n))
+	}
+	slices.Sort(mods)
+	t.Logf("checked: %s", strings.Join(mods, ", "))
+	for _, m := range []string{"SNMPv2-MIB", "IF-MIB", "IP-MIB", "IP-FORWARD-MIB", "TCP-MIB", "UDP-MIB", "HOST-RESOURCES-MIB",
+		"UCD-SNMP-MIB", "UCD-DISKIO-MIB", "NET-SNMP-EXTEND-MIB", "SNMP-FRAMEWORK-MIB", "SNMP-USER-BASED-SM-MIB", "SNMP-VIEW-BASED-ACM-MIB"} {
+		if checked[m] == 0 {
+			t.Errorf("no instance of %s was checked", m)
+		}
+	}
+}
