@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
 )
 
 // nlAttr encodes one rtnetlink attribute, padded to 4 bytes.
 func nlAttr(typ uint16, v []byte) []byte {
-	b := make([]byte, unix.SizeofRtAttr, nlmAlign(unix.SizeofRtAttr+len(v)))
+	b := make([]byte, unix.SizeofRtAttr, rtnl.Align(unix.SizeofRtAttr+len(v)))
 	binary.NativeEndian.PutUint16(b, uint16(unix.SizeofRtAttr+len(v)))
 	binary.NativeEndian.PutUint16(b[2:], typ)
 	b = append(b, v...)

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/internal/rawsys"
+	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
 )
 
 // link is what the kernel tells about an interface.
@@ -160,10 +161,7 @@ func (k *kernel) links() ([]link, error) {
 	return slices.Clone(k.info), nil
 }
 
-var (
-	errStale = errors.New("ifmib: interfaces changed")
-	errShort = errors.New("ifmib: malformed netlink message")
-)
+var errStale = errors.New("ifmib: interfaces changed")
 
 // dumpLinks replaces the cached attributes and counters with an
 // RTM_GETLINK dump.
@@ -202,14 +200,14 @@ func (k *kernel) dumpStats() error {
 			return nil
 		}
 		if len(b) < sizeofIfStatsMsg {
-			return errShort
+			return rtnl.ErrShort
 		}
 		i, ok := k.pos[binary.NativeEndian.Uint32(b[4:])]
 		if !ok {
 			return errStale
 		}
 		n++
-		return eachAttr(b[sizeofIfStatsMsg:], func(typ uint16, v []byte) {
+		return rtnl.Attrs(b[sizeofIfStatsMsg:], func(typ uint16, v []byte) {
 			if typ == unix.IFLA_STATS_LINK_64 {
 				k.info[i].stats = parseStats64(v)
 			}
@@ -237,7 +235,7 @@ func (k *kernel) setAlias(index uint32, alias []byte) error {
 		}
 	}
 	attrLen := unix.SizeofRtAttr + len(alias)
-	body := make([]byte, unix.SizeofIfInfomsg+nlmAlign(attrLen))
+	body := make([]byte, unix.SizeofIfInfomsg+rtnl.Align(attrLen))
 	binary.NativeEndian.PutUint32(body[4:], index) // ifi_index
 	a := body[unix.SizeofIfInfomsg:]
 	binary.NativeEndian.PutUint16(a[0:], uint16(attrLen))
@@ -263,93 +261,58 @@ func (k *kernel) dump(typ uint16, body []byte, fn func(typ uint16, b []byte) err
 // besides NLM_F_REQUEST and reads the answer up to its NLMSG_DONE or its
 // acknowledgement (NLMSG_ERROR), calling fn as dump does.
 func (k *kernel) exchange(typ, flags uint16, body []byte, fn func(typ uint16, b []byte) error) error {
-	var fnErr error
 	k.seq++
-	req := make([]byte, unix.NLMSG_HDRLEN+len(body))
-	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
-	binary.NativeEndian.PutUint16(req[4:], typ)
-	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|flags)
-	binary.NativeEndian.PutUint32(req[8:], k.seq)
-	copy(req[unix.NLMSG_HDRLEN:], body)
 	// Without telling the runtime (internal/rawsys): the kernel answers
 	// at once.
-	if err := rawsys.Send(k.nl, req, 0); err != nil {
+	if err := rawsys.Send(k.nl, rtnl.Request(typ, flags, k.seq, body), 0); err != nil {
 		return err
 	}
-	for {
+	var fnErr, endErr error
+	for done := false; !done; {
 		n, err := rawsys.RecvWait(k.nl, k.buf, 5*time.Second)
 		if err != nil {
 			return err
 		}
-		for b := k.buf[:n]; len(b) > 0; {
-			if len(b) < unix.NLMSG_HDRLEN {
-				return errShort
+		err = rtnl.Each(k.buf[:n], func(h rtnl.Header, data []byte) bool {
+			if h.Seq != k.seq {
+				return true // left from an earlier dump
 			}
-			l := int(binary.NativeEndian.Uint32(b))
-			mtyp := binary.NativeEndian.Uint16(b[4:])
-			flags := binary.NativeEndian.Uint16(b[6:])
-			seq := binary.NativeEndian.Uint32(b[8:])
-			if l < unix.NLMSG_HDRLEN || l > len(b) {
-				return errShort
-			}
-			data := b[unix.NLMSG_HDRLEN:l]
-			b = b[min(nlmAlign(l), len(b)):]
-			if seq != k.seq {
-				continue // left from an earlier dump
-			}
-			if flags&unix.NLM_F_DUMP_INTR != 0 {
+			if h.Flags&unix.NLM_F_DUMP_INTR != 0 {
 				k.watch.changed.Store(true) // inconsistent: read again next time
 			}
-			switch mtyp {
-			case unix.NLMSG_DONE, unix.NLMSG_ERROR:
-				if len(data) >= 4 {
-					if e := int32(binary.NativeEndian.Uint32(data)); e < 0 {
-						return unix.Errno(-e)
-					}
-				}
-				return fnErr // done, or an acknowledgement
-			default:
-				if fnErr == nil {
-					fnErr = fn(mtyp, data)
-				}
+			if done, endErr = h.End(data); done {
+				return false // done, or an acknowledgement
 			}
+			if fnErr == nil {
+				fnErr = fn(h.Type, data)
+			}
+			return true
+		})
+		if err != nil {
+			return err
 		}
 	}
-}
-
-func nlmAlign(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
-
-// eachAttr calls fn with the type and value of every attribute in b.
-func eachAttr(b []byte, fn func(typ uint16, v []byte)) error {
-	for len(b) > 0 {
-		if len(b) < unix.SizeofRtAttr {
-			return errShort
-		}
-		l := int(binary.NativeEndian.Uint16(b))
-		if l < unix.SizeofRtAttr || l > len(b) {
-			return errShort
-		}
-		fn(binary.NativeEndian.Uint16(b[2:])&^(unix.NLA_F_NESTED|unix.NLA_F_NET_BYTEORDER), b[unix.SizeofRtAttr:l])
-		b = b[min(nlmAlign(l), len(b)):]
+	if endErr != nil {
+		return endErr
 	}
-	return nil
+	return fnErr
 }
 
 // parseLink decodes an RTM_NEWLINK message: struct ifinfomsg and the
 // attributes IF-MIB uses. Nothing in the result refers to b.
 func parseLink(b []byte) (link, error) {
 	if len(b) < unix.SizeofIfInfomsg {
-		return link{}, errShort
+		return link{}, rtnl.ErrShort
 	}
 	l := link{
 		arphrd: binary.NativeEndian.Uint16(b[2:]),
 		index:  binary.NativeEndian.Uint32(b[4:]),
 		flags:  binary.NativeEndian.Uint32(b[8:]),
 	}
-	err := eachAttr(b[unix.SizeofIfInfomsg:], func(typ uint16, v []byte) {
+	err := rtnl.Attrs(b[unix.SizeofIfInfomsg:], func(typ uint16, v []byte) {
 		switch typ {
 		case unix.IFLA_IFNAME:
-			l.name = cString(v)
+			l.name = rtnl.CString(v)
 		case unix.IFLA_MTU:
 			if len(v) >= 4 {
 				l.mtu = binary.NativeEndian.Uint32(v)
@@ -361,20 +324,12 @@ func parseLink(b []byte) (link, error) {
 				l.oper = v[0]
 			}
 		case unix.IFLA_IFALIAS:
-			l.alias = cString(v)
+			l.alias = rtnl.CString(v)
 		case unix.IFLA_STATS64:
 			l.stats = parseStats64(v)
 		}
 	})
 	return l, err
-}
-
-// cString returns a NUL-terminated attribute as a string.
-func cString(v []byte) string {
-	if i := slices.Index(v, 0); i >= 0 {
-		v = v[:i]
-	}
-	return string(v)
 }
 
 // parseStats64 decodes the counters IF-MIB uses from struct

@@ -18,13 +18,7 @@ func change(typ, flags uint16, body []byte) error {
 		return err
 	}
 	defer rawsys.Close(fd)
-	req := make([]byte, unix.NLMSG_HDRLEN+len(body))
-	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
-	binary.NativeEndian.PutUint16(req[4:], typ)
-	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_ACK|flags)
-	binary.NativeEndian.PutUint32(req[8:], 1)
-	copy(req[unix.NLMSG_HDRLEN:], body)
-	if err := rawsys.Send(fd, req, 0); err != nil {
+	if err := rawsys.Send(fd, Request(typ, unix.NLM_F_ACK|flags, 1, body), 0); err != nil {
 		return err
 	}
 	var buf [4096]byte
@@ -33,23 +27,24 @@ func change(typ, flags uint16, body []byte) error {
 		if err != nil {
 			return err
 		}
-		b := buf[:n]
-		for len(b) >= unix.NLMSG_HDRLEN {
-			l := int(binary.NativeEndian.Uint32(b))
-			if l < unix.NLMSG_HDRLEN || l > len(b) {
-				return ErrShort
+		var done bool
+		var ackErr error
+		if err := Each(buf[:n], func(h Header, data []byte) bool {
+			if h.Type != unix.NLMSG_ERROR {
+				return true
 			}
-			if binary.NativeEndian.Uint16(b[4:]) == unix.NLMSG_ERROR {
-				data := b[unix.NLMSG_HDRLEN:l]
-				if len(data) < 4 {
-					return ErrShort
-				}
-				if e := int32(binary.NativeEndian.Uint32(data)); e < 0 {
-					return unix.Errno(-e)
-				}
-				return nil // the acknowledgement
+			done = true
+			if len(data) < 4 {
+				ackErr = ErrShort
+			} else {
+				_, ackErr = h.End(data)
 			}
-			b = b[min(align(l), len(b)):]
+			return false
+		}); err != nil {
+			return err
+		}
+		if done {
+			return ackErr // nil: the acknowledgement
 		}
 	}
 }

@@ -24,13 +24,14 @@ var ErrShort = errors.New("rtnl: malformed netlink message")
 // the host MIBs allocated.
 var recvBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
-// request builds a netlink dump request of type typ with body.
-func request(typ uint16, body []byte) []byte {
+// Request builds a netlink request of type typ, with flags besides
+// NLM_F_REQUEST, sequence number seq and payload body.
+func Request(typ, flags uint16, seq uint32, body []byte) []byte {
 	req := make([]byte, unix.NLMSG_HDRLEN+len(body))
 	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
 	binary.NativeEndian.PutUint16(req[4:], typ)
-	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
-	binary.NativeEndian.PutUint32(req[8:], 1)
+	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|flags)
+	binary.NativeEndian.PutUint32(req[8:], seq)
 	copy(req[unix.NLMSG_HDRLEN:], body)
 	return req
 }
@@ -74,7 +75,7 @@ func Dump(typ uint16, body []byte, fn func(typ uint16, b []byte) error) error {
 		return err
 	}
 	defer rawsys.Close(fd)
-	if err := rawsys.Send(fd, request(typ, body), 0); err != nil {
+	if err := rawsys.Send(fd, Request(typ, unix.NLM_F_DUMP, 1, body), 0); err != nil {
 		return err
 	}
 	var fnErr error
@@ -91,35 +92,69 @@ func Dump(typ uint16, body []byte, fn func(typ uint16, b []byte) error) error {
 // Messages calls fn with every message in b, a datagram of a dump, and
 // reports whether it held the end of the dump.
 func Messages(b []byte, fn func(typ uint16, b []byte)) (done bool, err error) {
-	for len(b) > 0 {
-		if len(b) < unix.NLMSG_HDRLEN {
-			return false, ErrShort
+	var endErr error
+	err = Each(b, func(h Header, data []byte) bool {
+		end, e := h.End(data)
+		switch {
+		case !end:
+			fn(h.Type, data)
+			return true
+		case e == nil && h.Type == unix.NLMSG_ERROR:
+			return true // an acknowledgement: the dump goes on
 		}
-		l := int(binary.NativeEndian.Uint32(b))
-		typ := binary.NativeEndian.Uint16(b[4:])
-		if l < unix.NLMSG_HDRLEN || l > len(b) {
-			return false, ErrShort
-		}
-		data := b[unix.NLMSG_HDRLEN:l]
-		b = b[min(align(l), len(b)):]
-		switch typ {
-		case unix.NLMSG_DONE, unix.NLMSG_ERROR:
-			if len(data) >= 4 {
-				if e := int32(binary.NativeEndian.Uint32(data)); e < 0 {
-					return true, unix.Errno(-e)
-				}
-			}
-			if typ == unix.NLMSG_DONE {
-				return true, nil
-			}
-		default:
-			fn(typ, data)
-		}
+		done, endErr = true, e
+		return false
+	})
+	if err == nil {
+		err = endErr
 	}
-	return false, nil
+	return done, err
 }
 
-func align(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
+// Header is a netlink message's header (struct nlmsghdr) less its length.
+type Header struct {
+	Type, Flags uint16
+	Seq         uint32
+}
+
+// End reports whether a message with payload data ends an answer
+// (NLMSG_DONE, or NLMSG_ERROR: an acknowledgement or an error), and the
+// error it carries.
+func (h Header) End(data []byte) (bool, error) {
+	if h.Type != unix.NLMSG_DONE && h.Type != unix.NLMSG_ERROR {
+		return false, nil
+	}
+	if len(data) >= 4 {
+		if e := int32(binary.NativeEndian.Uint32(data)); e < 0 {
+			return true, unix.Errno(-e)
+		}
+	}
+	return true, nil
+}
+
+// Each calls fn with the header and payload of every message in b, a
+// datagram, until fn returns false. It reports a message cut short.
+func Each(b []byte, fn func(h Header, data []byte) bool) error {
+	for len(b) > 0 {
+		if len(b) < unix.NLMSG_HDRLEN {
+			return ErrShort
+		}
+		l := int(binary.NativeEndian.Uint32(b))
+		if l < unix.NLMSG_HDRLEN || l > len(b) {
+			return ErrShort
+		}
+		h := Header{Type: binary.NativeEndian.Uint16(b[4:]), Flags: binary.NativeEndian.Uint16(b[6:]), Seq: binary.NativeEndian.Uint32(b[8:])}
+		data := b[unix.NLMSG_HDRLEN:l]
+		b = b[min(Align(l), len(b)):]
+		if !fn(h, data) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// Align rounds a message or attribute length up to netlink's alignment.
+func Align(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
 
 // Attrs calls fn with the type and value of every attribute in b.
 func Attrs(b []byte, fn func(typ uint16, v []byte)) error {
@@ -132,7 +167,7 @@ func Attrs(b []byte, fn func(typ uint16, v []byte)) error {
 			return ErrShort
 		}
 		fn(binary.NativeEndian.Uint16(b[2:])&^(unix.NLA_F_NESTED|unix.NLA_F_NET_BYTEORDER), b[unix.SizeofRtAttr:l])
-		b = b[min(align(l), len(b)):]
+		b = b[min(Align(l), len(b)):]
 	}
 	return nil
 }
@@ -168,7 +203,7 @@ func ParseAddr(b []byte) (Addr, error) {
 		case unix.IFA_BROADCAST:
 			a.Broadcast = append([]byte(nil), v...)
 		case unix.IFA_LABEL:
-			a.Label = cstring(v)
+			a.Label = CString(v)
 		case unix.IFA_FLAGS:
 			if len(v) >= 4 {
 				a.Flags = binary.NativeEndian.Uint32(v)
@@ -232,7 +267,8 @@ func ParseNeigh(b []byte) (Neigh, error) {
 	return n, err
 }
 
-func cstring(v []byte) string {
+// CString returns a NUL-terminated attribute as a string.
+func CString(v []byte) string {
 	for i, c := range v {
 		if c == 0 {
 			return string(v[:i])
@@ -474,7 +510,7 @@ func ParseLink(b []byte) (Link, error) {
 	err := Attrs(b[unix.SizeofIfInfomsg:], func(typ uint16, v []byte) {
 		switch typ {
 		case unix.IFLA_IFNAME:
-			c.Name = cstring(v)
+			c.Name = CString(v)
 		case unix.IFLA_AF_SPEC:
 			Attrs(v, func(fam uint16, v []byte) {
 				if fam != unix.AF_INET6 {

@@ -3,7 +3,9 @@ package rtnl
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
@@ -268,4 +270,35 @@ func TestLongInput(t *testing.T) {
 		"ParseSocket":     func(b []byte) { ParseSocket(b) },
 	}
 	mibtest.Returns(t, inputs, parsers)
+}
+
+// TestMessagesEnd checks how a dump's datagram ends: at NLMSG_DONE, or at
+// an NLMSG_ERROR carrying an error; an acknowledgement (NLMSG_ERROR 0)
+// does not end it, and a message cut short is reported.
+func TestMessagesEnd(t *testing.T) {
+	errno := func(e int32) []byte { return binary.NativeEndian.AppendUint32(nil, uint32(e)) }
+	addr := msg(unix.RTM_NEWADDR, addrMsg())
+	for _, c := range []struct {
+		name     string
+		b        []byte
+		messages int
+		done     bool
+		err      error
+	}{
+		{"done", slices.Concat(addr, msg(unix.NLMSG_ERROR, errno(0)), addr, msg(unix.NLMSG_DONE, errno(0)), addr), 2, true, nil},
+		{"error", slices.Concat(addr, msg(unix.NLMSG_ERROR, errno(-int32(unix.EPERM))), addr), 1, true, unix.EPERM},
+		{"more to come", slices.Concat(addr, addr), 2, false, nil},
+		{"cut short", slices.Concat(addr, addr[:len(addr)-1]), 1, false, ErrShort},
+	} {
+		n := 0
+		done, err := Messages(c.b, func(typ uint16, b []byte) {
+			if typ != unix.RTM_NEWADDR || !bytes.Equal(b, addrMsg()) {
+				t.Errorf("%s: message %d of type %d", c.name, n, typ)
+			}
+			n++
+		})
+		if n != c.messages || done != c.done || !errors.Is(err, c.err) {
+			t.Errorf("%s: %d messages, done %v, %v; want %d, %v, %v", c.name, n, done, err, c.messages, c.done, c.err)
+		}
+	}
 }

@@ -330,7 +330,7 @@ func sockDump(typ uint16, body []byte) ([]Socket, error) {
 		return nil, err
 	}
 	defer rawsys.Close(fd)
-	if err := rawsys.Send(fd, request(typ, body), 0); err != nil {
+	if err := rawsys.Send(fd, Request(typ, unix.NLM_F_DUMP, 1, body), 0); err != nil {
 		return nil, err
 	}
 	var out []Socket
