@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,11 +84,49 @@ func wireType(b smi.Base) snmp.Type {
 	return 0
 }
 
+// outside says how v breaks d's enumeration, range or size, if it does.
+func outside(d *smi.Def, v snmp.Value) string {
+	var n int64
+	switch {
+	case d.Base == smi.BaseInteger:
+		n = v.Int()
+		if len(d.Enums) > 0 && !slices.ContainsFunc(d.Enums, func(e smi.Enum) bool { return e.Value == n }) {
+			return fmt.Sprintf("is %d, none of its enumeration", n)
+		}
+	case d.Base == smi.BaseGauge32 || d.Base == smi.BaseUnsigned32:
+		n = int64(v.Num)
+	case d.Base == smi.BaseOctetString:
+		n = int64(len(v.Bytes))
+	default:
+		return ""
+	}
+	r := strings.Trim(d.Ranges, "()")
+	if r == "" {
+		return ""
+	}
+	for part := range strings.SplitSeq(r, "|") {
+		lo, hi, ok := strings.Cut(strings.TrimSpace(part), "..")
+		if !ok {
+			hi = lo
+		}
+		a, err1 := strconv.ParseInt(strings.TrimSpace(lo), 10, 64)
+		b, err2 := strconv.ParseInt(strings.TrimSpace(hi), 10, 64)
+		if err1 != nil || err2 != nil || a <= n && n <= b {
+			return ""
+		}
+	}
+	if d.Base == smi.BaseOctetString {
+		return fmt.Sprintf("is %d bytes long, outside %s", n, d.Ranges)
+	}
+	return fmt.Sprintf("is %d, outside %s", n, d.Ranges)
+}
+
 // TestTypesAsDefined walks everything tsnmpd serves, its UCD-SNMP-MIB
 // tables configured, and checks every value's type against the SYNTAX of
-// its object in the module that defines it: a Counter32 where the module
+// its object in the module that defines it (a Counter32 where the module
 // says INTEGER is shown by snmpwalk as "Wrong Type" and dropped by
-// snmp_exporter. Every instance must belong to a defined scalar or
+// snmp_exporter), and its value against the enumeration, range or size
+// the SYNTAX gives. Every instance must belong to a defined scalar or
 // column.
 func TestTypesAsDefined(t *testing.T) {
 	defs := definedTypes(t)
@@ -126,6 +165,8 @@ func TestTypesAsDefined(t *testing.T) {
 		}
 		if want := wireType(d.Base); vb.Value.Type != want {
 			t.Errorf("%s::%s (%v) is %v, defined as %v", d.Module, d.Name, vb.Name, vb.Value.Type, d.Base)
+		} else if msg := outside(d, vb.Value); msg != "" {
+			t.Errorf("%s::%s (%v) %s", d.Module, d.Name, vb.Name, msg)
 		}
 		checked[d.Module]++
 		return nil
@@ -146,6 +187,29 @@ func TestTypesAsDefined(t *testing.T) {
 		"UCD-SNMP-MIB", "UCD-DISKIO-MIB", "NET-SNMP-EXTEND-MIB", "SNMP-FRAMEWORK-MIB", "SNMP-USER-BASED-SM-MIB", "SNMP-VIEW-BASED-ACM-MIB"} {
 		if checked[m] == 0 {
 			t.Errorf("no instance of %s was checked", m)
+		}
+	}
+}
+
+// TestOutside checks the checks of TestTypesAsDefined on values that break
+// them and values that do not.
+func TestOutside(t *testing.T) {
+	status := &smi.Def{Base: smi.BaseInteger, Enums: []smi.Enum{{Value: 1, Label: "running"}, {Value: 4, Label: "invalid"}}}
+	load := &smi.Def{Base: smi.BaseInteger, Ranges: "(0..100)"}
+	params := &smi.Def{Base: smi.BaseOctetString, Ranges: "(0..128)"}
+	addr := &smi.Def{Base: smi.BaseOctetString, Ranges: "(0 | 4 | 16)"}
+	for _, c := range []struct {
+		d     *smi.Def
+		v     snmp.Value
+		fails bool
+	}{
+		{status, snmp.IntegerValue(4), false}, {status, snmp.IntegerValue(2), true},
+		{load, snmp.IntegerValue(100), false}, {load, snmp.IntegerValue(101), true}, {load, snmp.IntegerValue(-1), true},
+		{params, snmp.StringValue(strings.Repeat("x", 128)), false}, {params, snmp.StringValue(strings.Repeat("x", 129)), true},
+		{addr, snmp.StringValue("1234"), false}, {addr, snmp.StringValue("12345"), true},
+	} {
+		if msg := outside(c.d, c.v); (msg != "") != c.fails {
+			t.Errorf("%+v %v: %q", c.d, c.v, msg)
 		}
 	}
 }
