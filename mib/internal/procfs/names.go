@@ -53,7 +53,9 @@ func (n *Names[V]) Len() int { return len(n.m) }
 
 // Forget ends a listing of listed names: when more than KeepGone names
 // are gone, it forgets those gone longest, down to KeepGone/2, so that a
-// steady churn sorts once per KeepGone/2 new names.
+// steady churn sorts once per KeepGone/2 new names. The map is made
+// afresh, as Go's maps keep their size when entries are deleted: a burst
+// of names gives its memory back once they are forgotten.
 func (n *Names[V]) Forget(listed int) {
 	if len(n.m) <= listed+KeepGone {
 		return
@@ -71,7 +73,14 @@ func (n *Names[V]) Forget(listed int) {
 	slices.SortFunc(g, func(a, b gone) int {
 		return cmp.Or(cmp.Compare(b.seen, a.seen), strings.Compare(a.name, b.name))
 	})
-	for _, x := range g[min(len(g), KeepGone/2):] {
-		delete(n.m, x.name)
+	kept := make(map[string]named[V], len(n.m)-len(g)+KeepGone/2)
+	for name, e := range n.m {
+		if e.seen == n.pass {
+			kept[name] = e
+		}
 	}
+	for _, x := range g[:min(len(g), KeepGone/2)] {
+		kept[x.name] = n.m[x.name]
+	}
+	n.m = kept
 }
