@@ -27,8 +27,9 @@ const netSNMPMIBDir = "/usr/share/snmp/mibs"
 
 // definedTypes loads the standard modules and Net-SNMP's, and returns the
 // scalars and columns they define by OID (of two definitions of one OID,
-// the preferred).
-func definedTypes(t *testing.T) map[string]*smi.Def {
+// the preferred), and every definition by "Module::name" with the rows
+// by OID too.
+func definedTypes(t *testing.T) (defs, byName map[string]*smi.Def) {
 	t.Helper()
 	netsnmp := netSNMPMIBDir
 	if _, err := os.Stat(filepath.Join(netsnmp, "UCD-SNMP-MIB.txt")); err != nil {
@@ -47,7 +48,15 @@ func definedTypes(t *testing.T) map[string]*smi.Def {
 			t.Fatalf("%s not loaded from %s", m, netsnmp)
 		}
 	}
-	defs := map[string]*smi.Def{}
+	defs = map[string]*smi.Def{}
+	byName = map[string]*smi.Def{}
+	for i := range set.Defs {
+		d := &set.Defs[i]
+		byName[d.Module+"::"+d.Name] = d
+		if d.Kind == smi.KindRow {
+			byName[snmp.OID(d.OID).String()] = d
+		}
+	}
 	for i := range set.Defs {
 		d := &set.Defs[i]
 		// RFC1213-MIB's objects are defined again by the modules that
@@ -56,7 +65,7 @@ func definedTypes(t *testing.T) map[string]*smi.Def {
 			defs[k] = d
 		}
 	}
-	return defs
+	return defs, byName
 }
 
 // wireType is the type an object of base b is sent as (RFC 3416).
@@ -121,6 +130,105 @@ func outside(d *smi.Def, v snmp.Value) string {
 	return fmt.Sprintf("is %d, outside %s", n, d.Ranges)
 }
 
+// badIndex says how the instance arcs of column d break the INDEX of its
+// row (found in byName by its OID) (RFC 2578 section 7.7), if they do: each index object's arcs as its
+// syntax gives them, its value within its enumeration, range or size, an
+// InetAddress as long as the InetAddressType before it says (RFC 4001),
+// and no arcs left over.
+func badIndex(byName map[string]*smi.Def, d *smi.Def, arcs []uint32) string {
+	row := byName[snmp.OID(d.OID[:len(d.OID)-1]).String()]
+	if row == nil || row.Kind != smi.KindRow {
+		return "of a column in no row"
+	}
+	index, implied := row.Index, row.Implied
+	if row.Augments != "" {
+		if base := byName[row.Augments]; base != nil {
+			index, implied = base.Index, base.Implied
+		}
+	}
+	var addrType int64 = -1
+	for i, name := range index {
+		x := byName[name]
+		if x == nil {
+			return "of an undefined object " + name
+		}
+		last := i == len(index)-1
+		var v snmp.Value
+		take := func(n int) bool {
+			if n > len(arcs) {
+				return false
+			}
+			b := make([]byte, n)
+			for j, a := range arcs[:n] {
+				if a > 255 {
+					return false
+				}
+				b[j] = byte(a)
+			}
+			v, arcs = snmp.BytesValue(b), arcs[n:]
+			return true
+		}
+		switch x.Base {
+		case smi.BaseOctetString, smi.BaseBits:
+			n := x.Fixed
+			switch {
+			case n > 0:
+			case implied && last:
+				n = len(arcs)
+			case len(arcs) == 0:
+				return fmt.Sprintf("ends before %s", x.Name)
+			default:
+				n, arcs = int(arcs[0]), arcs[1:]
+			}
+			if !take(n) {
+				return fmt.Sprintf("has no %d octets for %s", n, x.Name)
+			}
+		case smi.BaseIPAddress:
+			if !take(4) {
+				return fmt.Sprintf("has no address for %s", x.Name)
+			}
+			continue
+		case smi.BaseObjectIdentifier:
+			n := len(arcs)
+			if !(implied && last) {
+				if len(arcs) == 0 {
+					return fmt.Sprintf("ends before %s", x.Name)
+				}
+				n, arcs = int(arcs[0]), arcs[1:]
+			}
+			if n > len(arcs) {
+				return fmt.Sprintf("has no %d arcs for %s", n, x.Name)
+			}
+			arcs = arcs[n:]
+			continue
+		default:
+			if len(arcs) == 0 {
+				return fmt.Sprintf("ends before %s", x.Name)
+			}
+			v, arcs = snmp.Value{Type: wireType(x.Base), Num: uint64(arcs[0])}, arcs[1:]
+			if x.Base == smi.BaseInteger {
+				v = snmp.IntegerValue(int64(int32(v.Num)))
+			}
+		}
+		if msg := outside(x, v); msg != "" {
+			return fmt.Sprintf("%s: %s %s", x.Name, x.Name, msg)
+		}
+		switch x.TC {
+		case "InetAddressType":
+			addrType = v.Int()
+		case "InetAddress":
+			want := map[int64]int{0: 0, 1: 4, 2: 16, 3: 8, 4: 20}
+			if n, ok := want[addrType]; ok && len(v.Bytes) != n {
+				return fmt.Sprintf("%s is %d octets for address type %d", x.Name, len(v.Bytes), addrType)
+			}
+		}
+	}
+	if len(arcs) > 0 {
+		return fmt.Sprintf("has %d arcs left over", len(arcs))
+	}
+	return ""
+}
+
 // TestTypesAsDefined walks everything tsnmpd serves, its UCD-SNMP-MIB
 // tables configured, and checks every value's type against the SYNTAX of
 // its object in the module that defines it (a Counter32 where the module
@@ -129,7 +237,7 @@ func outside(d *smi.Def, v snmp.Value) string {
 // the SYNTAX gives. Every instance must belong to a defined scalar or
 // column.
 func TestTypesAsDefined(t *testing.T) {
-	defs := definedTypes(t)
+	defs, byName := definedTypes(t)
 	bin := buildDaemon(t)
 	dir := t.TempDir()
 	port := testenv.FreePort(t)
@@ -149,6 +257,7 @@ func TestTypesAsDefined(t *testing.T) {
 	}
 	defer s.Close()
 	checked := map[string]int{} // by module
+	badIndexes := map[string]int{}
 	undefined := map[string]int{}
 	var last snmp.OID
 	// A fixed wait: a request whose readings take long (the race
@@ -167,6 +276,12 @@ func TestTypesAsDefined(t *testing.T) {
 			t.Errorf("%s::%s (%v) is %v, defined as %v", d.Module, d.Name, vb.Name, vb.Value.Type, d.Base)
 		} else if msg := outside(d, vb.Value); msg != "" {
 			t.Errorf("%s::%s (%v) %s", d.Module, d.Name, vb.Name, msg)
+		}
+		if d.Kind == smi.KindColumn {
+			if msg := badIndex(byName, d, vb.Name[len(d.OID):]); msg != "" && badIndexes[d.Module+"::"+d.Name] < 3 {
+				badIndexes[d.Module+"::"+d.Name]++
+				t.Errorf("%s::%s (%v): index %s", d.Module, d.Name, vb.Name, msg)
+			}
 		}
 		checked[d.Module]++
 		return nil
@@ -210,6 +325,33 @@ func TestOutside(t *testing.T) {
 	} {
 		if msg := outside(c.d, c.v); (msg != "") != c.fails {
 			t.Errorf("%+v %v: %q", c.d, c.v, msg)
+		}
+	}
+}
+
+// TestBadIndex checks badIndex on instances that break an index of an
+// InetAddressType and an InetAddress and instances that do not.
+func TestBadIndex(t *testing.T) {
+	typ := &smi.Def{Name: "t", Module: "M", Base: smi.BaseInteger, TC: "InetAddressType", Enums: []smi.Enum{{Value: 1, Label: "ipv4"}, {Value: 2, Label: "ipv6"}}}
+	addr := &smi.Def{Name: "a", Module: "M", Base: smi.BaseOctetString, TC: "InetAddress", Ranges: "(0..255)"}
+	row := &smi.Def{Name: "r", Module: "M", Kind: smi.KindRow, OID: []uint32{1, 3, 9, 1}, Index: []string{"M::t", "M::a"}}
+	col := &smi.Def{Name: "c", Module: "M", Kind: smi.KindColumn, OID: []uint32{1, 3, 9, 1, 2}}
+	byName := map[string]*smi.Def{"M::t": typ, "M::a": addr, "M::r": row, "1.3.9.1": row}
+	for _, c := range []struct {
+		arcs  []uint32
+		fails bool
+	}{
+		{[]uint32{1, 4, 10, 0, 0, 1}, false},
+		{[]uint32{2, 16, 32, 1, 13, 184, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, false},
+		{[]uint32{1, 16, 32, 1, 13, 184, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, true}, // ipv4 of 16 octets
+		{[]uint32{3, 4, 10, 0, 0, 1}, true},                                         // no such type
+		{[]uint32{1, 4, 10, 0, 0}, true},                                            // cut short
+		{[]uint32{1, 4, 10, 0, 0, 1, 7}, true},                                      // left over
+		{[]uint32{1, 4, 10, 0, 0, 256}, true},                                       // not an octet
+		{nil, true},
+	} {
+		if msg := badIndex(byName, col, c.arcs); (msg != "") != c.fails {
+			t.Errorf("%v: %q", c.arcs, msg)
 		}
 	}
 }
