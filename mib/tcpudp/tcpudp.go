@@ -158,14 +158,17 @@ func (m *MIB) initScalars() {
 	// 4113 is version-neutral). Linux counts TCP's segments of both in
 	// one place, but UDP's IPv6 datagrams apart, on /proc/net/snmp6's
 	// Udp6 lines: they are added, as Net-SNMP adds them.
-	udp := func(r *mib.Request, name string) uint64 {
-		return stat(r, "Udp", name) + m.net.SNMP6.Get(r).Value("", "Udp6"+name)
+	udp := func(name string) func(r *mib.Request) uint64 {
+		v6 := "Udp6" + name
+		return func(r *mib.Request) uint64 { return stat(r, "Udp", name) + m.net.SNMP6.Get(r).Value("", v6) }
 	}
 	for i, name := range []string{"InDatagrams", "NoPorts", "InErrors", "OutDatagrams"} {
-		one(UDP, uint32(1+i), func(r *mib.Request) snmp.Value { return snmp.Counter32Value(uint32(udp(r, name))) })
+		n := udp(name)
+		one(UDP, uint32(1+i), func(r *mib.Request) snmp.Value { return snmp.Counter32Value(uint32(n(r))) })
 	}
-	one(UDP, 8, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(udp(r, "InDatagrams")) })
-	one(UDP, 9, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(udp(r, "OutDatagrams")) })
+	in, out := udp("InDatagrams"), udp("OutDatagrams")
+	one(UDP, 8, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(in(r)) })
+	one(UDP, 9, func(r *mib.Request) snmp.Value { return snmp.Counter64Value(out(r)) })
 	slices.SortFunc(m.scalars, func(a, b *mib.Scalars) int {
 		return a.Prefix.Append(a.Objects[0].Sub).Compare(b.Prefix.Append(b.Objects[0].Sub))
 	})
