@@ -187,27 +187,7 @@ func typeOfNode(n *smi.Node) (snmp.Type, bool) {
 	if n == nil {
 		return 0, false
 	}
-	switch n.Base {
-	case smi.BaseInteger:
-		return snmp.Integer, true
-	case smi.BaseOctetString, smi.BaseBits:
-		return snmp.OctetString, true
-	case smi.BaseObjectIdentifier:
-		return snmp.ObjectIdentifier, true
-	case smi.BaseIPAddress:
-		return snmp.IPAddress, true
-	case smi.BaseCounter32:
-		return snmp.Counter32, true
-	case smi.BaseGauge32, smi.BaseUnsigned32:
-		return snmp.Gauge32, true
-	case smi.BaseTimeTicks:
-		return snmp.TimeTicks, true
-	case smi.BaseOpaque:
-		return snmp.Opaque, true
-	case smi.BaseCounter64:
-		return snmp.Counter64, true
-	}
-	return 0, false
+	return n.Base.Type()
 }
 
 // MaxValueLen bounds a value given in a request (SNMP's OCTET STRING

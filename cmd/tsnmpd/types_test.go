@@ -68,31 +68,6 @@ func definedTypes(t *testing.T) (defs, byName map[string]*smi.Def) {
 	return defs, byName
 }
 
-// wireType is the type an object of base b is sent as (RFC 3416).
-func wireType(b smi.Base) snmp.Type {
-	switch b {
-	case smi.BaseInteger:
-		return snmp.Integer
-	case smi.BaseOctetString, smi.BaseBits:
-		return snmp.OctetString
-	case smi.BaseObjectIdentifier:
-		return snmp.ObjectIdentifier
-	case smi.BaseIPAddress:
-		return snmp.IPAddress
-	case smi.BaseCounter32:
-		return snmp.Counter32
-	case smi.BaseGauge32, smi.BaseUnsigned32:
-		return snmp.Gauge32
-	case smi.BaseTimeTicks:
-		return snmp.TimeTicks
-	case smi.BaseOpaque:
-		return snmp.Opaque
-	case smi.BaseCounter64:
-		return snmp.Counter64
-	}
-	return 0
-}
-
 // outside says how v breaks d's enumeration, range or size, if it does.
 func outside(d *smi.Def, v snmp.Value) string {
 	var n int64
@@ -205,7 +180,8 @@ func badIndex(byName map[string]*smi.Def, d *smi.Def, arcs []uint32) string {
 			if len(arcs) == 0 {
 				return fmt.Sprintf("ends before %s", x.Name)
 			}
-			v, arcs = snmp.Value{Type: wireType(x.Base), Num: uint64(arcs[0])}, arcs[1:]
+			typ, _ := x.Base.Type()
+			v, arcs = snmp.Value{Type: typ, Num: uint64(arcs[0])}, arcs[1:]
 			if x.Base == smi.BaseInteger {
 				v = snmp.IntegerValue(int64(int32(v.Num)))
 			}
@@ -272,7 +248,7 @@ func TestTypesAsDefined(t *testing.T) {
 			undefined[vb.Name[:min(len(vb.Name), 9)].String()]++
 			return nil
 		}
-		if want := wireType(d.Base); vb.Value.Type != want {
+		if want, _ := d.Base.Type(); vb.Value.Type != want {
 			t.Errorf("%s::%s (%v) is %v, defined as %v", d.Module, d.Name, vb.Name, vb.Value.Type, d.Base)
 		} else if msg := outside(d, vb.Value); msg != "" {
 			t.Errorf("%s::%s (%v) %s", d.Module, d.Name, vb.Name, msg)

@@ -394,30 +394,8 @@ func (o *Options) appendValue(b []byte, obj object, v snmp.Value) []byte {
 
 // wrong reports whether v's type does not match the MIB object's.
 func (o *Options) wrong(obj object, v snmp.Value) bool {
-	var want snmp.Type
-	switch obj.base {
-	case smi.BaseInteger:
-		want = snmp.Integer
-	case smi.BaseOctetString, smi.BaseBits:
-		want = snmp.OctetString
-	case smi.BaseObjectIdentifier:
-		want = snmp.ObjectIdentifier
-	case smi.BaseIPAddress:
-		want = snmp.IPAddress
-	case smi.BaseCounter32:
-		want = snmp.Counter32
-	case smi.BaseGauge32, smi.BaseUnsigned32:
-		want = snmp.Gauge32
-	case smi.BaseTimeTicks:
-		want = snmp.TimeTicks
-	case smi.BaseOpaque:
-		want = snmp.Opaque
-	case smi.BaseCounter64:
-		want = snmp.Counter64
-	default:
-		return false
-	}
-	return v.Type != want
+	want, ok := obj.base.Type()
+	return ok && v.Type != want
 }
 
 func (o *Options) appendTyped(b []byte, obj object, v snmp.Value) []byte {

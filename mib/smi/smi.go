@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/tsnmp/tsnmp/snmp"
 )
 
 // Kind tells what a MIB definition declares.
@@ -68,6 +70,24 @@ func (b Base) String() string {
 		return baseNames[b]
 	}
 	return "Base(" + strconv.Itoa(int(b)) + ")"
+}
+
+// baseTypes are the types instances of each base type are sent as (RFC
+// 3416: Unsigned32 shares Gauge32's tag, BITS is an OCTET STRING).
+var baseTypes = [...]snmp.Type{
+	BaseInteger: snmp.Integer, BaseOctetString: snmp.OctetString, BaseObjectIdentifier: snmp.ObjectIdentifier,
+	BaseIPAddress: snmp.IPAddress, BaseCounter32: snmp.Counter32, BaseGauge32: snmp.Gauge32,
+	BaseUnsigned32: snmp.Gauge32, BaseTimeTicks: snmp.TimeTicks, BaseOpaque: snmp.Opaque,
+	BaseCounter64: snmp.Counter64, BaseBits: snmp.OctetString,
+}
+
+// Type returns the type instances of the base type are sent as; false for
+// BaseNone.
+func (b Base) Type() (snmp.Type, bool) {
+	if b == BaseNone || int(b) >= len(baseTypes) {
+		return 0, false
+	}
+	return baseTypes[b], true
 }
 
 // Access is an object's MAX-ACCESS (SMIv2) or ACCESS (SMIv1).

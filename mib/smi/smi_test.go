@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tsnmp/tsnmp/snmp"
 )
 
 func mustResolve(t *testing.T, name string) []uint32 {
@@ -354,6 +356,21 @@ func TestIndexParts(t *testing.T) {
 		got, ok := IndexParts(n, rest)
 		if ok != (tc.want != nil) || !slices.Equal(got, tc.want) {
 			t.Errorf("IndexParts(%s) = %q %v, want %q", tc.name, got, ok, tc.want)
+		}
+	}
+}
+
+// TestBaseType checks the types each base type is sent as.
+func TestBaseType(t *testing.T) {
+	want := map[Base]snmp.Type{
+		BaseInteger: snmp.Integer, BaseOctetString: snmp.OctetString, BaseObjectIdentifier: snmp.ObjectIdentifier,
+		BaseIPAddress: snmp.IPAddress, BaseCounter32: snmp.Counter32, BaseGauge32: snmp.Gauge32, BaseUnsigned32: snmp.Gauge32,
+		BaseTimeTicks: snmp.TimeTicks, BaseOpaque: snmp.Opaque, BaseCounter64: snmp.Counter64, BaseBits: snmp.OctetString,
+	}
+	for b := BaseNone; b <= BaseBits+1; b++ {
+		got, ok := b.Type()
+		if w, known := want[b]; ok != known || got != w {
+			t.Errorf("%v.Type() = %v, %v; want %v, %v", b, got, ok, w, known)
 		}
 	}
 }
