@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/mib/smi"
@@ -209,12 +212,84 @@ func badIndex(byName map[string]*smi.Def, d *smi.Def, arcs []uint32) string {
 // tables configured, and checks every value's type against the SYNTAX of
 // its object in the module that defines it (a Counter32 where the module
 // says INTEGER is shown by snmpwalk as "Wrong Type" and dropped by
-// snmp_exporter), and its value against the enumeration, range or size
-// the SYNTAX gives. Every instance must belong to a defined scalar or
-// column.
+// snmp_exporter), its value against the enumeration, range or size the
+// SYNTAX gives, and its index against its row's INDEX. Every instance
+// must belong to a defined scalar or column. It walks a tsnmpd serving
+// this host, and one serving a network namespace that holds what the
+// host may lack: a bridge, macvlan, VXLAN, TUN and IFB interfaces,
+// neighbours of both families in several states, blackhole and
+// unreachable routes, an IPv6 route through a gateway, and TCP and UDP
+// sockets of both families.
 func TestTypesAsDefined(t *testing.T) {
 	defs, byName := definedTypes(t)
 	bin := buildDaemon(t)
+	t.Run("host", func(t *testing.T) { checkTypes(t, defs, byName, bin, nil) })
+	t.Run("namespace", func(t *testing.T) {
+		ns := testenv.NetNS(t, "tsnmp-types", `link add va type veth peer name vb
+link set va up
+link set vb up
+link add br0 type bridge
+link set br0 up
+link add mv0 link va type macvlan mode bridge
+link set mv0 up
+link add vx0 type vxlan id 42 dstport 4789 dev va
+link add ifb0 type ifb
+tuntap add dev tun0 mode tun
+addr add 192.0.2.1/24 dev va
+addr add 2001:db8::1/64 dev va nodad
+addr add 203.0.113.1/30 dev br0
+addr add 2001:db8:1::1/48 dev br0 nodad
+neigh add 192.0.2.9 lladdr 02:00:00:00:00:09 dev va
+neigh add 192.0.2.10 dev va nud incomplete
+neigh add 192.0.2.11 lladdr 02:00:00:00:00:0b dev va nud stale
+neigh add 2001:db8::9 lladdr 02:00:00:00:00:0a dev va nud reachable
+route add default via 192.0.2.254
+route add 10.0.0.0/8 via 192.0.2.253 metric 20
+route add blackhole 198.18.0.0/15
+route add unreachable 198.51.100.0/24
+route add 2001:db8:5::/48 via 2001:db8::fe
+`)
+		var closers []io.Closer
+		defer func() {
+			for _, c := range closers {
+				c.Close()
+			}
+		}()
+		if err := ns.Do(func() error {
+			for _, a := range []string{"192.0.2.1:8080", "[2001:db8::1]:8081"} {
+				l, err := net.Listen("tcp", a)
+				if err != nil {
+					return err
+				}
+				closers = append(closers, l)
+				c, err := net.Dial("tcp", a)
+				if err != nil {
+					return err
+				}
+				s, err := l.Accept()
+				if err != nil {
+					return err
+				}
+				closers = append(closers, c, s)
+			}
+			for _, a := range []string{"0.0.0.0:5353", "[2001:db8::1]:5354"} {
+				u, err := net.ListenPacket("udp", a)
+				if err != nil {
+					return err
+				}
+				closers = append(closers, u)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		checkTypes(t, defs, byName, bin, ns)
+	})
+}
+
+// checkTypes runs tsnmpd (in ns, if not nil), walks it and checks what
+// it serves as TestTypesAsDefined says.
+func checkTypes(t *testing.T, defs, byName map[string]*smi.Def, bin string, ns *netns.NS) {
 	dir := t.TempDir()
 	port := testenv.FreePort(t)
 	conf := filepath.Join(dir, "snmpd.conf")
@@ -223,45 +298,58 @@ func TestTypesAsDefined(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := fmt.Sprintf("udp:127.0.0.1:%d", port)
-	p := startDaemon(t, bin, nil, "--snmpd-conf", conf, "--snmpd-persistent", "none", "--state-dir", filepath.Join(dir, "state"),
-		"--listen", target, "--quiet")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	s, err := manager.Dial(ctx, target, manager.Config{Version: snmp.V2c, Community: "public", Timeout: 10 * time.Second, Retries: 1})
-	if err != nil {
-		t.Fatal(err)
+	args := []string{bin, "--snmpd-conf", conf, "--snmpd-persistent", "none", "--state-dir", filepath.Join(dir, "state"),
+		"--listen", target, "--quiet"}
+	if ns != nil {
+		args = append([]string{"ip", "netns", "exec", ns.Name}, args...)
 	}
-	defer s.Close()
+	p := startDaemon(t, args[0], nil, args[1:]...)
 	checked := map[string]int{} // by module
 	badIndexes := map[string]int{}
 	undefined := map[string]int{}
 	var last snmp.OID
-	// A fixed wait: a request whose readings take long (the race
-	// detector, a busy machine) is not sent again.
-	_, err = s.WalkWith(ctx, snmp.OID{1}, manager.WalkOptions{Bulk: true, MaxRepetitions: 25, Retransmit: manager.RetransmitFixed}, func(vb snmp.VarBind) error {
-		last = vb.Name
-		var d *smi.Def
-		for n := len(vb.Name) - 1; n > 0 && d == nil; n-- {
-			d = defs[vb.Name[:n].String()]
+	walk := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		s, err := manager.Dial(ctx, target, manager.Config{Version: snmp.V2c, Community: "public", Timeout: 10 * time.Second, Retries: 1})
+		if err != nil {
+			return err
 		}
-		if d == nil {
-			undefined[vb.Name[:min(len(vb.Name), 9)].String()]++
-			return nil
-		}
-		if want, _ := d.Base.Type(); vb.Value.Type != want {
-			t.Errorf("%s::%s (%v) is %v, defined as %v", d.Module, d.Name, vb.Name, vb.Value.Type, d.Base)
-		} else if msg := outside(d, vb.Value); msg != "" {
-			t.Errorf("%s::%s (%v) %s", d.Module, d.Name, vb.Name, msg)
-		}
-		if d.Kind == smi.KindColumn {
-			if msg := badIndex(byName, d, vb.Name[len(d.OID):]); msg != "" && badIndexes[d.Module+"::"+d.Name] < 3 {
-				badIndexes[d.Module+"::"+d.Name]++
-				t.Errorf("%s::%s (%v): index %s", d.Module, d.Name, vb.Name, msg)
+		defer s.Close()
+		// A fixed wait: a request whose readings take long (the race
+		// detector, a busy machine) is not sent again.
+		_, err = s.WalkWith(ctx, snmp.OID{1}, manager.WalkOptions{Bulk: true, MaxRepetitions: 25, Retransmit: manager.RetransmitFixed}, func(vb snmp.VarBind) error {
+			last = vb.Name
+			var d *smi.Def
+			for n := len(vb.Name) - 1; n > 0 && d == nil; n-- {
+				d = defs[vb.Name[:n].String()]
 			}
-		}
-		checked[d.Module]++
-		return nil
-	})
+			if d == nil {
+				undefined[vb.Name[:min(len(vb.Name), 9)].String()]++
+				return nil
+			}
+			if want, _ := d.Base.Type(); vb.Value.Type != want {
+				t.Errorf("%s::%s (%v) is %v, defined as %v", d.Module, d.Name, vb.Name, vb.Value.Type, d.Base)
+			} else if msg := outside(d, vb.Value); msg != "" {
+				t.Errorf("%s::%s (%v) %s", d.Module, d.Name, vb.Name, msg)
+			}
+			if d.Kind == smi.KindColumn {
+				if msg := badIndex(byName, d, vb.Name[len(d.OID):]); msg != "" && badIndexes[d.Module+"::"+d.Name] < 3 {
+					badIndexes[d.Module+"::"+d.Name]++
+					t.Errorf("%s::%s (%v): index %s", d.Module, d.Name, vb.Name, msg)
+				}
+			}
+			checked[d.Module]++
+			return nil
+		})
+		return err
+	}
+	var err error
+	if ns != nil {
+		err = ns.Do(walk)
+	} else {
+		err = walk()
+	}
 	if err != nil {
 		t.Fatalf("walk after %v: %v; tsnmpd's log:\n%s", last, err, p.log)
 	}
