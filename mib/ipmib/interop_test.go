@@ -22,7 +22,7 @@ func TestInteropNetSNMP(t *testing.T) {
 		"net.ipv6.neigh.va.base_reachable_time_ms=31000", "net.ipv6.conf.va.forwarding=1")
 	// ICMPv6 destination unreachables, more than the ICMP counters'
 	// tolerance: datagrams to a port of ::1 nobody has (the kernel does
-	// not limit its errors to loopback).
+	// not rate-limit the errors it sends to loopback).
 	if err := ns.Do(func() error {
 		c, err := net.Dial("udp6", "[::1]:9")
 		if err != nil {
