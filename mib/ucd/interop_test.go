@@ -141,8 +141,13 @@ func TestInteropNetSNMP(t *testing.T) {
 	close(stop)
 	<-busy
 	// diskIOTable's counters move between the walks, by what the
-	// devices did meanwhile: /proc/diskstats around both walks.
+	// devices did meanwhile: /proc/diskstats around both walks. Net-SNMP
+	// serves /proc/diskstats as read up to a second before (it keeps a
+	// reading for the rest of the wall-clock second, and its 5 s timer of
+	// diskIOLA takes readings too): its walk starts more than a second
+	// after the first reading, so that the window holds both agents'.
 	disks0 := diskstats(t)
+	time.Sleep(1100 * time.Millisecond)
 	theirs = snmpd.Walk(t, "1.3.6.1.4.1.2021")
 	stat1, _ := procfs.Host.ReadSample(time.Now())
 	ours := mibtest.Walk(&tree, UCDavis)
