@@ -53,19 +53,22 @@ func definedTypes(t *testing.T) (defs, byName map[string]*smi.Def) {
 	}
 	defs = map[string]*smi.Def{}
 	byName = map[string]*smi.Def{}
-	for i := range set.Defs {
-		d := &set.Defs[i]
-		byName[d.Module+"::"+d.Name] = d
-		if d.Kind == smi.KindRow {
-			byName[snmp.OID(d.OID).String()] = d
+	// RFC1213-MIB's objects are defined again by the modules that
+	// replaced it, more strictly (IF-MIB's ifIndex has a range): theirs
+	// are taken.
+	prefer := func(m map[string]*smi.Def, k string, d *smi.Def) {
+		if m[k] == nil || m[k].Module == "RFC1213-MIB" {
+			m[k] = d
 		}
 	}
 	for i := range set.Defs {
 		d := &set.Defs[i]
-		// RFC1213-MIB's objects are defined again by the modules that
-		// replaced it.
-		if k := snmp.OID(d.OID).String(); (d.Kind == smi.KindScalar || d.Kind == smi.KindColumn) && (defs[k] == nil || defs[k].Module == "RFC1213-MIB") {
-			defs[k] = d
+		byName[d.Module+"::"+d.Name] = d
+		switch k := snmp.OID(d.OID).String(); d.Kind {
+		case smi.KindRow:
+			prefer(byName, k, d)
+		case smi.KindScalar, smi.KindColumn:
+			prefer(defs, k, d)
 		}
 	}
 	return defs, byName
