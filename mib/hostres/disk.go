@@ -443,7 +443,7 @@ func (m *MIB) partitionRows(r *mib.Request) mib.Rows {
 	for _, f := range fss {
 		fsIndex[f.Device] = int64(f.Index)
 	}
-	var byNumber map[string]int64 // made when a partition's name finds none
+	var byNumber map[string]int64 // taken when a partition's name finds none
 	var rows partRows
 	for _, i := range devs.disks {
 		w := &devs.rows[i]
@@ -451,7 +451,7 @@ func (m *MIB) partitionRows(r *mib.Request) mib.Rows {
 			x, ok := fsIndex["/dev/"+p.name]
 			if !ok && strings.HasPrefix(p.id, "0x") {
 				if byNumber == nil {
-					byNumber = m.fsByNumber(devs, fss)
+					byNumber = m.fsNumbers.Get(r)
 				}
 				x = byNumber[p.id]
 			}
@@ -464,7 +464,8 @@ func (m *MIB) partitionRows(r *mib.Request) mib.Rows {
 // fsByNumber maps device numbers, as hrPartitionID writes them, to the
 // hrFSIndex of the file systems mounted from a /dev path that names no
 // disk or partition. It calls stat(2) on their mount points only: those
-// are local (statfs(2) reads each at every reading too), and few.
+// are local (statfs(2) reads each at every reading too), and few; the
+// map is shared for the cache time as the readings are (fsNumbers).
 func (m *MIB) fsByNumber(devs *devSnap, fss []procfs.FileSystem) map[string]int64 {
 	known := map[string]bool{}
 	for _, i := range devs.disks {

@@ -94,8 +94,12 @@ type MIB struct {
 	procs   *procfs.Processes
 	swRunD  procfs.Derived[*procSnap]
 	devices procfs.Cache[*devSnap]
-	disks   *diskReader
-	cpus    cpuList
+	// fsNumbers maps device numbers to the file systems mounted under
+	// names no disk or partition has (fsByNumber), read when a partition
+	// finds no file system by name.
+	fsNumbers procfs.Cache[map[string]int64]
+	disks     *diskReader
+	cpus      cpuList
 	// Files kept open and read again with pread at each reading.
 	memFile, uptimeFile *procfs.File
 	memBuf, uptimeBuf   []byte
@@ -152,6 +156,9 @@ func New(cfg Config) *MIB {
 		m.ownProcs = true
 	}
 	m.devices = procfs.Cache[*devSnap]{TTL: ttl, Load: m.readDevices}
+	m.fsNumbers = procfs.Cache[map[string]int64]{TTL: ttl, Load: func(now time.Time) map[string]int64 {
+		return m.fsByNumber(m.devices.Current(now), m.fsys.Current(now))
+	}}
 	m.initSystem()
 	m.memSize = mib.Scalars{Prefix: HrMemorySize[:len(HrMemorySize)-1], Objects: []mib.Scalar{{Sub: 2, Get: func(r *mib.Request) snmp.Value {
 		mi := m.mem.Get(r)
