@@ -25,11 +25,13 @@ var (
 	ForwardModuleID = snmp.OID{1, 3, 6, 1, 2, 1, 4, 24}
 )
 
-// routeRow is one route.
+// routeRow is one route, or one path of a multipath route: r is then
+// the route with the path's Gateway and OIF and no Nexthops.
 type routeRow struct {
-	index  snmp.OID // inetCidrRouteTable's
-	r      rtnl.Route
-	remote bool // via a gateway
+	index     snmp.OID // inetCidrRouteTable's
+	r         rtnl.Route
+	remote    bool // via a gateway
+	multipath bool // a path of a multipath route
 }
 
 type routeSnap struct {
@@ -50,6 +52,45 @@ type routerRow struct {
 	pref     int64
 }
 
+// served reports whether routes of kernel type t (RTN_*) are rows:
+// those that forward (unicast, local, multicast, anycast) and those that
+// discard (blackhole, unreachable, prohibit: RFC 4292's blackhole and
+// reject).
+func served(t uint8) bool {
+	switch t {
+	case unix.RTN_UNICAST, unix.RTN_LOCAL, unix.RTN_MULTICAST, unix.RTN_ANYCAST,
+		unix.RTN_BLACKHOLE, unix.RTN_UNREACHABLE, unix.RTN_PROHIBIT:
+		return true
+	}
+	return false
+}
+
+// discards reports whether routes of kernel type t drop what they match.
+func discards(t uint8) bool {
+	return t == unix.RTN_BLACKHOLE || t == unix.RTN_UNREACHABLE || t == unix.RTN_PROHIBIT
+}
+
+// paths returns a route's paths as routes of one path each: a multipath
+// route's next hops (RTA_MULTIPATH), each its own row since the next hop
+// is part of the tables' index, else the route itself. A discarding
+// route has no next hop and no interface (an IPv6 one is attached to lo
+// in the kernel).
+func paths(r rtnl.Route) []rtnl.Route {
+	if discards(r.Type) {
+		r.Gateway, r.OIF, r.Nexthops = nil, 0, nil
+		return []rtnl.Route{r}
+	}
+	if len(r.Nexthops) == 0 {
+		return []rtnl.Route{r}
+	}
+	out := make([]rtnl.Route, len(r.Nexthops))
+	for i, h := range r.Nexthops {
+		out[i] = r
+		out[i].Gateway, out[i].OIF, out[i].Nexthops = h.Gateway, h.OIF, nil
+	}
+	return out
+}
+
 // readRoutes takes one route dump per family: IPv4 routes of the main
 // table and IPv6 routes of every table, the routes Net-SNMP reads from
 // /proc/net/route and /proc/net/ipv6_route.
@@ -65,43 +106,45 @@ func (m *MIB) readRoutes(time.Time) *routeSnap {
 	seen := make(map[string]int, len(fams[0])+len(fams[1]))
 	for i, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		rs := fams[i]
-		for _, r := range rs {
-			if fam == unix.AF_INET && r.Table != unix.RT_TABLE_MAIN {
+		for _, route := range rs {
+			if fam == unix.AF_INET && route.Table != unix.RT_TABLE_MAIN || !served(route.Type) {
 				continue
 			}
-			if r.Type != unix.RTN_UNICAST && r.Type != unix.RTN_LOCAL && r.Type != unix.RTN_MULTICAST && r.Type != unix.RTN_ANYCAST {
-				continue
-			}
-			if d, ok := defaultRouter(r); ok {
-				s.routers = append(s.routers, d)
-			}
-			nh := r.Gateway
-			remote := nh != nil
-			if nh == nil {
-				nh = make([]byte, len(r.Dst))
-			}
-			// The policy tells apart routes to the same destination by the
-			// same next hop (one per interface, as fe80::/64): { 0 0 },
-			// or { 0 0 ifIndex metric } for all but the first.
-			policy := zero
-			key := string(r.Dst) + string(rune(r.DstLen)) + string(nh)
-			if _, dup := seen[key]; dup {
-				policy = snmp.OID{0, 0, r.OIF, r.Priority}
-			}
-			seen[key]++
-			idx := inetIndex(make(snmp.OID, 0, 2+len(r.Dst)+2+len(policy)+2+len(nh)), r.Dst)
-			idx = append(idx, uint32(r.DstLen), uint32(len(policy)))
-			idx = append(idx, policy...)
-			idx = inetIndex(idx, nh)
-			s.inet = append(s.inet, routeRow{index: idx, r: r, remote: remote})
-			if fam == unix.AF_INET {
-				mask := maskOf(r.DstLen)
-				ci := v4Index(make(snmp.OID, 0, len(r.Dst)+5+len(nh)), r.Dst)
-				ci = append(ci, uint32(mask>>24), uint32(mask>>16&0xff), uint32(mask>>8&0xff), uint32(mask&0xff), uint32(r.TOS))
-				ci = v4Index(ci, nh)
-				rr := r
-				rr.Gateway = nh
-				s.cidr = append(s.cidr, routeRow{index: ci, r: rr, remote: remote})
+			multipath := len(route.Nexthops) > 0
+			for _, r := range paths(route) {
+				if d, ok := defaultRouter(r); ok {
+					s.routers = append(s.routers, d)
+				}
+				nh := r.Gateway
+				remote := nh != nil
+				if nh == nil {
+					nh = make([]byte, len(r.Dst))
+				}
+				// The policy tells apart routes to the same destination by
+				// the same next hop (one per interface, as fe80::/64):
+				// { 0 0 }, or { 0 0 ifIndex metric } for all but the first.
+				policy := zero
+				key := string(r.Dst) + string(rune(r.DstLen)) + string(nh)
+				if _, dup := seen[key]; dup {
+					policy = snmp.OID{0, 0, r.OIF, r.Priority}
+				}
+				seen[key]++
+				idx := inetIndex(make(snmp.OID, 0, 2+len(r.Dst)+2+len(policy)+2+len(nh)), r.Dst)
+				idx = append(idx, uint32(r.DstLen), uint32(len(policy)))
+				idx = append(idx, policy...)
+				idx = inetIndex(idx, nh)
+				s.inet = append(s.inet, routeRow{index: idx, r: r, remote: remote, multipath: multipath})
+				// ipCidrRouteTable's next hop is an IPv4 address: an IPv4
+				// route by an IPv6 next hop (RTA_VIA) is not its row.
+				if fam == unix.AF_INET && len(nh) == 4 {
+					mask := maskOf(r.DstLen)
+					ci := v4Index(make(snmp.OID, 0, len(r.Dst)+5+len(nh)), r.Dst)
+					ci = append(ci, uint32(mask>>24), uint32(mask>>16&0xff), uint32(mask>>8&0xff), uint32(mask&0xff), uint32(r.TOS))
+					ci = v4Index(ci, nh)
+					rr := r
+					rr.Gateway = nh
+					s.cidr = append(s.cidr, routeRow{index: ci, r: rr, remote: remote, multipath: multipath})
+				}
 			}
 		}
 	}
@@ -196,13 +239,39 @@ func (m *MIB) initRoutes() {
 		Rows: func(r *mib.Request) mib.Rows { return cidrRouteRows{m.routes.Get(r)} }}
 }
 
-// routeType is inetCidrRouteType/ipCidrRouteType: remote(4) via a
-// gateway, else local(3), as Net-SNMP.
+// inetCidrRouteType's and ipCidrRouteType's values.
+const (
+	routeOther     = 1
+	routeReject    = 2
+	routeLocal     = 3
+	routeRemote    = 4
+	routeBlackhole = 5 // inetCidrRouteType's only
+)
+
+// routeType is inetCidrRouteType: remote(4) via a gateway, else
+// local(3), as Net-SNMP; blackhole(5) for a route that drops silently
+// and reject(2) for one that answers with an ICMP unreachable
+// (unreachable, prohibit), which Net-SNMP calls local.
 func routeType(w *routeRow) int64 {
-	if w.remote {
-		return 4
+	switch w.r.Type {
+	case unix.RTN_BLACKHOLE:
+		return routeBlackhole
+	case unix.RTN_UNREACHABLE, unix.RTN_PROHIBIT:
+		return routeReject
 	}
-	return 3
+	if w.remote {
+		return routeRemote
+	}
+	return routeLocal
+}
+
+// cidrRouteType is ipCidrRouteType (RFC 2096), which has no blackhole:
+// reject(2) is its route that discards.
+func cidrRouteType(w *routeRow) int64 {
+	if t := routeType(w); t != routeBlackhole {
+		return t
+	}
+	return routeReject
 }
 
 type inetRouteRows struct{ *routeSnap }
@@ -251,7 +320,7 @@ func (s cidrRouteRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, boo
 	case 5:
 		return snmp.IntegerValue(int64(w.r.OIF)), true
 	case 6:
-		return snmp.IntegerValue(routeType(w)), true
+		return snmp.IntegerValue(cidrRouteType(w)), true
 	case 7:
 		return snmp.IntegerValue(2), true
 	case 9: // ipCidrRouteInfo

@@ -202,7 +202,9 @@ func (z zoneRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 // table, one row per destination (the first by mask when several share
 // it, as the table's index is the destination alone), with Net-SNMP's
 // values on Linux: ipRouteMetric1 1 via a gateway and 0 otherwise, type
-// indirect(4) or direct(3), proto local(2), ipRouteInfo 0.0. The metrics
+// indirect(4) or direct(3), proto local(2), ipRouteInfo 0.0; a route that
+// discards (blackhole, unreachable, prohibit) is other(1), RFC 1213
+// having no type for it (invalid(2) is a route being deleted). The metrics
 // 2 to 5 and ipRouteAge, which Linux does not keep, are not served.
 type legacyRouteRows []*routeRow
 
@@ -220,6 +222,9 @@ func (s legacyRouteRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, b
 	case 7:
 		return snmp.IPValue([4]byte(w.r.Gateway)), true
 	case 8:
+		if discards(w.r.Type) {
+			return snmp.IntegerValue(routeOther), true
+		}
 		return snmp.IntegerValue(routeType(w)), true
 	case 9:
 		return snmp.IntegerValue(2), true

@@ -185,18 +185,24 @@ func kernelRoutes(t *testing.T, ns *netns.NS) map[string]bool {
 			t.Fatal(err)
 		}
 		var rs []struct {
-			Dst, Gateway, Dev string
-			Metric            int
+			Type, Dst, Gateway, Dev string
+			Metric                  int
 		}
 		if err := json.Unmarshal(out, &rs); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range rs {
 			s := r.Dst
+			if r.Type != "" {
+				s = r.Type + " " + s // blackhole, unreachable
+			}
 			if r.Gateway != "" {
 				s += " via " + r.Gateway
 			}
-			m[fmt.Sprintf("%s dev %s metric %d", s, r.Dev, r.Metric)] = true
+			if r.Dev != "" {
+				s += " dev " + r.Dev
+			}
+			m[fmt.Sprintf("%s metric %d", s, r.Metric)] = true
 		}
 	}
 	return m
@@ -421,11 +427,17 @@ func TestSetRouteTable(t *testing.T) {
 	}{
 		{"10.1.0.0/16", "192.0.2.254", routeRemote, 7, "10.1.0.0/16 via 192.0.2.254 dev va metric 7"},
 		{"10.2.0.0/16", "0.0.0.0", routeLocal, -1, "10.2.0.0/16 dev va metric 0"},
+		{"10.5.0.0/16", "0.0.0.0", routeReject, -1, "unreachable 10.5.0.0/16 metric 0"},
 		{"2001:db8:10::/48", "2001:db8::fe", routeRemote, 5, "2001:db8:10::/48 via 2001:db8::fe dev va metric 5"},
 		{"2001:db8:20::/48", "::", routeLocal, -1, "2001:db8:20::/48 dev va metric 1024"},
+		{"2001:db8:66::/48", "::", routeBlackhole, -1, "blackhole 2001:db8:66::/48 dev lo metric 1024"},
 	} {
+		ifx := va
+		if c.typ == routeReject || c.typ == routeBlackhole {
+			ifx = 0
+		}
 		vbs := []snmp.VarBind{{Name: routeCol(colRouteStatus, c.dst, c.nh), Value: integer(mib.RowCreateAndGo)},
-			{Name: routeCol(colRouteIfIndex, c.dst, c.nh), Value: integer(va)},
+			{Name: routeCol(colRouteIfIndex, c.dst, c.nh), Value: integer(ifx)},
 			{Name: routeCol(colRouteType, c.dst, c.nh), Value: integer(c.typ)}}
 		if c.metric >= 0 {
 			vbs = append(vbs, snmp.VarBind{Name: routeCol(colRouteMetric1, c.dst, c.nh), Value: integer(c.metric)})
@@ -439,9 +451,13 @@ func TestSetRouteTable(t *testing.T) {
 		if v := a.get(t, routeCol(colRouteType, c.dst, c.nh)); v.Int() != c.typ {
 			t.Errorf("inetCidrRouteType of %s = %v after its creation, want %d", c.dst, v, c.typ)
 		}
-		if v := a.get(t, routeCol(colRouteIfIndex, c.dst, c.nh)); v.Int() != va {
-			t.Errorf("inetCidrRouteIfIndex of %s = %v, want %d", c.dst, v, va)
+		if v := a.get(t, routeCol(colRouteIfIndex, c.dst, c.nh)); v.Int() != ifx {
+			t.Errorf("inetCidrRouteIfIndex of %s = %v, want %d", c.dst, v, ifx)
 		}
+	}
+	// A multipath route's paths are rows that cannot be changed alone.
+	if out, err := ns.Command("ip", "route", "add", "10.70.0.0/16", "nexthop", "via", "192.0.2.20", "nexthop", "via", "192.0.2.21").CombinedOutput(); err != nil {
+		t.Fatalf("ip route add: %v: %s", err, out)
 	}
 
 	before := kernelRoutes(t, ns)
@@ -466,7 +482,16 @@ func TestSetRouteTable(t *testing.T) {
 			r(colRouteIfIndex, "10.1.0.0/16", "192.0.2.254", integer(va)),
 			r(colRouteType, "10.1.0.0/16", "192.0.2.254", integer(routeRemote))}, snmp.InconsistentValue, 1},
 		{"createAndWait", []snmp.VarBind{r(colRouteStatus, "10.3.0.0/16", "192.0.2.254", integer(mib.RowCreateAndWait))}, snmp.WrongValue, 1},
-		{"blackhole", []snmp.VarBind{r(colRouteType, "10.3.0.0/16", "0.0.0.0", integer(5))}, snmp.WrongValue, 1},
+		{"other", []snmp.VarBind{r(colRouteType, "10.3.0.0/16", "0.0.0.0", integer(routeOther))}, snmp.WrongValue, 1},
+		{"blackhole by a next hop", []snmp.VarBind{r(colRouteStatus, "10.3.0.0/16", "192.0.2.254", integer(mib.RowCreateAndGo)),
+			r(colRouteIfIndex, "10.3.0.0/16", "192.0.2.254", integer(0)),
+			r(colRouteType, "10.3.0.0/16", "192.0.2.254", integer(routeBlackhole))}, snmp.InconsistentValue, 3},
+		{"reject out of an interface", []snmp.VarBind{r(colRouteStatus, "10.3.0.0/16", "0.0.0.0", integer(mib.RowCreateAndGo)),
+			r(colRouteIfIndex, "10.3.0.0/16", "0.0.0.0", integer(va)),
+			r(colRouteType, "10.3.0.0/16", "0.0.0.0", integer(routeReject))}, snmp.InconsistentValue, 2},
+		{"an interface for a reject route", []snmp.VarBind{r(colRouteIfIndex, "10.5.0.0/16", "0.0.0.0", integer(va))}, snmp.InconsistentValue, 1},
+		{"destroy a path of a multipath route", []snmp.VarBind{r(colRouteStatus, "10.70.0.0/16", "192.0.2.21", integer(mib.RowDestroy))}, snmp.InconsistentValue, 1},
+		{"a metric for a path of a multipath route", []snmp.VarBind{r(colRouteMetric1, "10.70.0.0/16", "192.0.2.20", integer(3))}, snmp.InconsistentValue, 1},
 		{"inetCidrRouteMetric2", []snmp.VarBind{r(13, "10.1.0.0/16", "192.0.2.254", integer(3))}, snmp.WrongValue, 1},
 		{"inetCidrRouteProto", []snmp.VarBind{r(9, "10.1.0.0/16", "192.0.2.254", integer(3))}, snmp.NotWritable, 1},
 		{"bits beyond the prefix", []snmp.VarBind{r(colRouteStatus, "10.3.0.1/16", "192.0.2.254", integer(mib.RowCreateAndGo))}, snmp.NoCreation, 1},
@@ -506,8 +531,11 @@ func TestSetRouteTable(t *testing.T) {
 		t.Errorf("inetCidrRouteMetric1 = %v, want 9", v)
 	}
 
-	for _, c := range [][2]string{{"10.1.0.0/16", "192.0.2.254"}, {"10.2.0.0/16", "0.0.0.0"}, {"2001:db8:10::/48", "2001:db8::fe"},
-		{"2001:db8:20::/48", "::"}, {"10.9.0.0/16", "192.0.2.254"}} {
+	if out, err := ns.Command("ip", "route", "del", "10.70.0.0/16").CombinedOutput(); err != nil {
+		t.Fatalf("ip route del: %v: %s", err, out)
+	}
+	for _, c := range [][2]string{{"10.1.0.0/16", "192.0.2.254"}, {"10.2.0.0/16", "0.0.0.0"}, {"10.5.0.0/16", "0.0.0.0"},
+		{"2001:db8:10::/48", "2001:db8::fe"}, {"2001:db8:20::/48", "::"}, {"2001:db8:66::/48", "::"}, {"10.9.0.0/16", "192.0.2.254"}} {
 		if st, i := a.set(t, r(colRouteStatus, c[0], c[1], integer(mib.RowDestroy))); st != snmp.NoError {
 			t.Errorf("destroy %s via %s: %v at %d", c[0], c[1], st, i)
 		}
@@ -516,7 +544,8 @@ func TestSetRouteTable(t *testing.T) {
 		}
 	}
 	for k := range kernelRoutes(t, ns) {
-		if strings.HasPrefix(k, "10.") || strings.HasPrefix(k, "2001:db8:10:") || strings.HasPrefix(k, "2001:db8:20:") {
+		if strings.Contains(k, "10.") && !strings.Contains(k, "2001:") || strings.Contains(k, "2001:db8:10:") ||
+			strings.Contains(k, "2001:db8:20:") || strings.Contains(k, "2001:db8:66:") {
 			t.Errorf("after destroy the kernel still has %q", k)
 		}
 	}

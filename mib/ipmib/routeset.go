@@ -22,12 +22,6 @@ const (
 	colRouteStatus    = 17
 )
 
-// inetCidrRouteType values tsnmpd creates.
-const (
-	routeLocal  = 3
-	routeRemote = 4
-)
-
 // routeHandler serves inetCidrRouteTable and lets managers create and
 // destroy routes of both families in the main table, through
 // RTM_NEWROUTE and RTM_DELROUTE in the agent's network namespace.
@@ -36,11 +30,14 @@ const (
 // inetCidrRouteIfIndex and inetCidrRouteType in the same request, under
 // the policy zeroDotZero: a remote(4) route goes by the index's next hop
 // (through the interface, when IfIndex is not 0), a local(3) one, whose
-// next hop is all zeros, out of interface IfIndex. inetCidrRouteMetric1
-// is the route's priority (-1, the default: the kernel's default);
-// Metric2-5 are -1 and NextHopAS 0, as the table reads them. Setting
-// IfIndex or Metric1 of an existing row replaces the route by one with
-// the new values; destroy removes it.
+// next hop is all zeros, out of interface IfIndex; a reject(2)
+// (unreachable) or blackhole(5) route has neither next hop nor
+// interface (IfIndex 0). inetCidrRouteMetric1 is the route's priority
+// (-1, the default: the kernel's default); Metric2-5 are -1 and
+// NextHopAS 0, as the table reads them. Setting IfIndex or Metric1 of an
+// existing row replaces the route by one with the new values; destroy
+// removes it. A row that is one path of a multipath route cannot be
+// changed or destroyed (inconsistentValue).
 type routeHandler struct {
 	*mib.Table
 	m *MIB
@@ -143,9 +140,8 @@ func routeColumnValue(col uint32, v snmp.Value) snmp.ErrorStatus {
 			return snmp.WrongValue
 		}
 	case col == colRouteType:
-		// other(1), reject(2) and blackhole(5) routes are not
-		// made: the table does not list them.
-		if n != routeLocal && n != routeRemote {
+		// other(1) routes are not made: Linux has none.
+		if n < routeReject || n > routeBlackhole {
 			return snmp.WrongValue
 		}
 	case col == colRouteMetric1:
@@ -200,7 +196,19 @@ func (h *routeHandler) plan(row *rowReq, snap *routeSnap, links []rtnl.Link) (sn
 		if hasMetric && metric.v.Int() >= 0 {
 			rt.Priority = uint32(metric.v.Int())
 		}
-		switch {
+		switch t := typ.v.Int(); {
+		case t == routeReject || t == routeBlackhole:
+			// A route that discards: no next hop, no interface.
+			if !allZero(x.nh) {
+				return snmp.InconsistentValue, typ.at
+			}
+			if rt.OIF != 0 {
+				return snmp.InconsistentValue, ifIndex.at
+			}
+			rt.Type = unix.RTN_BLACKHOLE
+			if t == routeReject {
+				rt.Type = unix.RTN_UNREACHABLE
+			}
 		case typ.v.Int() == routeRemote && allZero(x.nh):
 			return snmp.InconsistentValue, typ.at // remote: by a next hop
 		case typ.v.Int() == routeRemote:
@@ -214,6 +222,13 @@ func (h *routeHandler) plan(row *rowReq, snap *routeSnap, links []rtnl.Link) (sn
 		}
 		h.add(kernelOp{do: func() error { return rtnl.AddRoute(rt) }, undo: func() error { return rtnl.DelRoute(rt) }})
 		return snmp.NoError, 0
+	case cur != nil && cur.multipath:
+		// One path of a multipath route: the kernel changes or removes
+		// an IPv4 one only with the whole route (a delete naming the
+		// first path's next hop removes them all), and refuses to add
+		// an IPv6 one beside the others under the exclusive create
+		// that makes every other change here safe.
+		return snmp.InconsistentValue, row.first
 	case hasStatus && status.v.Int() == mib.RowDestroy:
 		if cur == nil {
 			return snmp.NoError, 0 // RFC 2579: nothing to destroy
@@ -240,7 +255,7 @@ func (h *routeHandler) plan(row *rowReq, snap *routeSnap, links []rtnl.Link) (sn
 	next := old
 	if hasIfIndex {
 		next.OIF = uint32(ifIndex.v.Int())
-		if next.OIF == 0 && !cur.remote {
+		if next.OIF == 0 && !cur.remote && !discards(old.Type) || next.OIF != 0 && discards(old.Type) {
 			return snmp.InconsistentValue, ifIndex.at
 		}
 	}

@@ -110,7 +110,13 @@ func routeBody(r Route) []byte {
 	if r.DstLen > 0 || len(r.Dst) > 0 && !zero(r.Dst) {
 		b = appendAttr(b, unix.RTA_DST, r.Dst)
 	}
-	if r.Gateway != nil {
+	switch {
+	case r.Gateway == nil:
+	case r.Family == unix.AF_INET && len(r.Gateway) == 16:
+		// An IPv4 route by an IPv6 next hop: struct rtvia.
+		via := binary.NativeEndian.AppendUint16(nil, unix.AF_INET6)
+		b = appendAttr(b, unix.RTA_VIA, append(via, r.Gateway...))
+	default:
 		b = appendAttr(b, unix.RTA_GATEWAY, r.Gateway)
 	}
 	if r.OIF != 0 {

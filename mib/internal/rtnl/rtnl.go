@@ -323,9 +323,16 @@ type Route struct {
 	Scope    uint8
 	Type     uint8 // RTN_*
 	Dst      []byte
+	// Gateway is the next hop (RTA_GATEWAY, or RTA_VIA for one of the
+	// other family: its length says which), nil for a route out of an
+	// interface and for a multipath route.
 	Gateway  []byte
 	OIF      uint32
 	Priority uint32
+	// Nexthops are the paths of a multipath route (RTA_MULTIPATH: an
+	// IPv4 route with several next hops, IPv6 routes to one destination
+	// of equal metric), which then has no Gateway or OIF of its own.
+	Nexthops []Nexthop
 	// Expires is the time left to a route that expires (an IPv6 route
 	// a router advertisement made), in clock ticks (USER_HZ, 100 a
 	// second): RTA_CACHEINFO's rta_expires; 0 for one that does not.
@@ -333,6 +340,62 @@ type Route struct {
 	// Pref is an IPv6 route's router preference (RTA_PREF, RFC 4191:
 	// 0 medium, 1 high, 3 low).
 	Pref uint8
+}
+
+// Nexthop is one path of a multipath route: a struct rtnexthop and the
+// attributes that follow it.
+type Nexthop struct {
+	Gateway []byte // as Route's; nil for a path out of an interface
+	OIF     uint32
+	Weight  uint16 // rtnh_hops + 1
+	Flags   uint8  // RTNH_F_*
+}
+
+// rtnexthop's size (linux/rtnetlink.h).
+const sizeofRtNexthop = 8
+
+// gateway returns the next hop attribute v of type typ names, for a
+// route of a family whose addresses are n bytes long: RTA_GATEWAY of
+// that length, or RTA_VIA (struct rtvia: a family, then an address of
+// its length); nil for any other attribute or a malformed one.
+func gateway(typ uint16, v []byte, n int) []byte {
+	switch {
+	case typ == unix.RTA_GATEWAY && len(v) == n:
+		return append([]byte(nil), v...)
+	case typ == unix.RTA_VIA && len(v) >= 2:
+		fam, a := binary.NativeEndian.Uint16(v), v[2:]
+		if fam == unix.AF_INET && len(a) == 4 || fam == unix.AF_INET6 && len(a) == 16 {
+			return append([]byte(nil), a...)
+		}
+	}
+	return nil
+}
+
+// parseMultipath decodes RTA_MULTIPATH's value, for a route of a family
+// whose addresses are n bytes long.
+func parseMultipath(v []byte, n int) ([]Nexthop, error) {
+	var out []Nexthop
+	for len(v) > 0 {
+		if len(v) < sizeofRtNexthop {
+			return out, ErrShort
+		}
+		l := int(binary.NativeEndian.Uint16(v))
+		if l < sizeofRtNexthop || l > len(v) {
+			return out, ErrShort
+		}
+		h := Nexthop{Flags: v[2], Weight: uint16(v[3]) + 1, OIF: binary.NativeEndian.Uint32(v[4:])}
+		err := Attrs(v[sizeofRtNexthop:l], func(typ uint16, a []byte) {
+			if g := gateway(typ, a, n); g != nil {
+				h.Gateway = g
+			}
+		})
+		if err != nil {
+			return out, err
+		}
+		out = append(out, h)
+		v = v[min(Align(l), len(v)):]
+	}
+	return out, nil
 }
 
 // ParseRoute decodes an RTM_NEWROUTE payload. A missing RTA_DST is the
@@ -350,16 +413,19 @@ func ParseRoute(b []byte) (Route, error) {
 	default:
 		return r, ErrShort
 	}
+	var mperr error
 	err := Attrs(b[unix.SizeofRtMsg:], func(typ uint16, v []byte) {
 		switch typ {
 		case unix.RTA_DST:
 			if len(v) == n {
 				r.Dst = append([]byte(nil), v...)
 			}
-		case unix.RTA_GATEWAY:
-			if len(v) == n {
-				r.Gateway = append([]byte(nil), v...)
+		case unix.RTA_GATEWAY, unix.RTA_VIA:
+			if g := gateway(typ, v, n); g != nil {
+				r.Gateway = g
 			}
+		case unix.RTA_MULTIPATH:
+			r.Nexthops, mperr = parseMultipath(v, n)
 		case unix.RTA_OIF:
 			if len(v) >= 4 {
 				r.OIF = binary.NativeEndian.Uint32(v)
@@ -391,6 +457,9 @@ func ParseRoute(b []byte) (Route, error) {
 	}
 	if int(r.DstLen) > 8*n {
 		return r, ErrShort
+	}
+	if err == nil {
+		err = mperr
 	}
 	return r, err
 }

@@ -185,6 +185,55 @@ func TestParseRoute(t *testing.T) {
 
 // raRouteMsg is an IPv6 default route through fe80::1 with rta_expires
 // expires and RTA_PREF high.
+// multipathMsg is an IPv4 route to 10.70.0.0/16 by two paths, as the
+// kernel dumps `ip route add 10.70.0.0/16 nexthop via 192.0.2.20 dev
+// ifindex 2 nexthop via inet6 fe80::1 dev ifindex 3 weight 3`: an
+// RTA_MULTIPATH of two struct rtnexthop, the first with RTA_GATEWAY,
+// the second with RTA_VIA.
+func multipathMsg() []byte {
+	b := make([]byte, unix.SizeofRtMsg)
+	b[0], b[1], b[4], b[5], b[7] = unix.AF_INET, 16, unix.RT_TABLE_MAIN, unix.RTPROT_BOOT, unix.RTN_UNICAST
+	b = append(b, attr(unix.RTA_DST, []byte{10, 70, 0, 0})...)
+	nexthop := func(hops uint8, ifindex uint32, attrs []byte) []byte {
+		h := binary.NativeEndian.AppendUint16(nil, uint16(sizeofRtNexthop+len(attrs)))
+		h = append(h, 0, hops)
+		h = binary.NativeEndian.AppendUint32(h, ifindex)
+		return append(h, attrs...)
+	}
+	via := binary.NativeEndian.AppendUint16(nil, unix.AF_INET6)
+	via = append(via, 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)
+	mp := append(nexthop(0, 2, attr(unix.RTA_GATEWAY, []byte{192, 0, 2, 20})), nexthop(2, 3, attr(unix.RTA_VIA, via))...)
+	return append(b, attr(unix.RTA_MULTIPATH, mp)...)
+}
+
+func TestParseMultipath(t *testing.T) {
+	r, err := ParseRoute(multipathMsg())
+	if err != nil || r.Gateway != nil || r.OIF != 0 || len(r.Nexthops) != 2 {
+		t.Fatalf("got %+v %v", r, err)
+	}
+	want := []Nexthop{
+		{Gateway: []byte{192, 0, 2, 20}, OIF: 2, Weight: 1},
+		{Gateway: []byte{0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, OIF: 3, Weight: 3},
+	}
+	for i, h := range r.Nexthops {
+		if !bytes.Equal(h.Gateway, want[i].Gateway) || h.OIF != want[i].OIF || h.Weight != want[i].Weight {
+			t.Errorf("path %d: %+v, want %+v", i, h, want[i])
+		}
+	}
+	// A path whose length runs past the attribute, or shorter than a
+	// struct rtnexthop, is an error, not a path.
+	b := multipathMsg()
+	at := unix.SizeofRtMsg + 8 + 4 // rtmsg, RTA_DST, RTA_MULTIPATH's header
+	binary.NativeEndian.PutUint16(b[at:], 200)
+	if r, err := ParseRoute(b); err == nil {
+		t.Errorf("overlong path accepted: %+v", r)
+	}
+	binary.NativeEndian.PutUint16(b[at:], 4)
+	if r, err := ParseRoute(b); err == nil {
+		t.Errorf("short path accepted: %+v", r)
+	}
+}
+
 func raRouteMsg(expires int32) []byte {
 	b := make([]byte, unix.SizeofRtMsg)
 	b[0], b[4], b[5], b[7] = unix.AF_INET6, unix.RT_TABLE_MAIN, unix.RTPROT_RA, unix.RTN_UNICAST
@@ -209,6 +258,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(sockMsg())
 	f.Add(routeMsg())
 	f.Add(raRouteMsg(60000))
+	f.Add(multipathMsg())
 	f.Add(addrMsg())
 	f.Add(neighMsg())
 	f.Add(neighTblMsg())
@@ -233,6 +283,12 @@ func FuzzParse(f *testing.F) {
 		}
 		if r, err := ParseRoute(b); err == nil && (len(r.Dst) != 4 && len(r.Dst) != 16 || int(r.DstLen) > 8*len(r.Dst)) {
 			t.Fatalf("route %+v", r)
+		} else if err == nil {
+			for _, h := range r.Nexthops {
+				if h.Gateway != nil && len(h.Gateway) != 4 && len(h.Gateway) != 16 {
+					t.Fatalf("path %+v", h)
+				}
+			}
 		}
 		if s, err := ParseSocket(b); err == nil && len(s.Src) != len(s.Dst) {
 			t.Fatalf("socket %+v", s)
