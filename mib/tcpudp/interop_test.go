@@ -18,6 +18,7 @@ import (
 func TestInteropNetSNMP(t *testing.T) {
 	ns := mibtest.NetNS(t, "tsnmp-tcpudp", "link add va type veth peer name vb\nlink set va up\nlink set vb up\naddr add 192.0.2.1/24 dev va\naddr add 2001:db8::1/64 dev va nodad\n")
 	var closers []interface{ Close() error }
+	var connPort int // the connected endpoint's local port
 	defer func() {
 		for _, c := range closers {
 			c.Close()
@@ -73,6 +74,7 @@ func TestInteropNetSNMP(t *testing.T) {
 			return err
 		}
 		closers = append(closers, u)
+		connPort = u.LocalAddr().(*net.UDPAddr).Port
 		// IPv6 datagrams, which Linux counts apart from IPv4's and
 		// udpInDatagrams, udpOutDatagrams and udpNoPorts count too, more
 		// than the counters' tolerances below: to an endpoint of this
@@ -142,6 +144,13 @@ func TestInteropNetSNMP(t *testing.T) {
 		tcp + "17.": {Tol: 50}, tcp + "18.": {Tol: 50}, // tcpHCInSegs, tcpHCOutSegs
 		udp + "8.": {Tol: 200}, udp + "9.": {Tol: 200}, // udpHCInDatagrams, udpHCOutDatagrams
 		udp + "5.1.": {}, udp + "7.1.": {},
+	}
+	// The connected endpoint is no listener of the legacy udpTable (RFC
+	// 4113 made udpEndpointTable to represent it), in either agent.
+	for _, m := range []map[string]string{ours, theirs} {
+		if k := udp + "5.1.1.192.0.2.1." + strconv.Itoa(connPort); m[k] != "" {
+			t.Errorf("udpTable lists the connected endpoint: %s = %s", k, m[k])
+		}
 	}
 	mibtest.DropRows(ours, theirs, keep, tcp+"13.1.", tcp+"19.1.", tcp+"20.1.", udp+"5.1.", udp+"7.1.")
 	pid := strconv.Itoa(os.Getpid())

@@ -24,8 +24,9 @@
 // Values follow Net-SNMP 5.9's snmpd: IPv6 sockets are of type ipv6 with
 // their 16-byte addresses (wildcards and IPv4-mapped ones too), the
 // udpEndpointInstance is the socket's inode, tcpConnectionTable leaves out
-// listeners (which the legacy tcpConnTable lists), and the legacy tables
-// hold IPv4 sockets only. tcpHCInSegs, tcpHCOutSegs, udpHCInDatagrams and
+// listeners (which the legacy tcpConnTable lists), the legacy tables
+// hold IPv4 sockets only, and udpTable its listeners only (sockets not
+// connected to a peer). tcpHCInSegs, tcpHCOutSegs, udpHCInDatagrams and
 // udpHCOutDatagrams are served as well (Net-SNMP 5.9 serves none).
 // tcpConnectionState and tcpConnState are read-only (deleteTCB is not
 // supported).
