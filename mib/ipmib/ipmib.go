@@ -30,6 +30,7 @@ package ipmib
 
 import (
 	"bytes"
+	"math"
 	"net/netip"
 	"os"
 	"runtime"
@@ -369,6 +370,37 @@ func (m *MIB) writable(sub uint32, file string, lo, hi int64, conv func(int64) i
 	}
 }
 
+// bootTicks is the kernel's clock in hundredths of a second since boot
+// (CLOCK_MONOTONIC, which the jiffies behind the timestamps of
+// addresses follow), modulo 2^32 as those timestamps are.
+func bootTicks() uint32 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+		return 0
+	}
+	return uint32(ts.Nano() / int64(10*time.Millisecond))
+}
+
+// since returns sysUpTime at a moment ago hundredths of a second before
+// now, when the agent had been up for up: 0 (as RFC 4293 has it for an
+// entry made before the agent started) when ago reaches back before the
+// start, or clock, the kernel's boot clock then, is not known.
+func since(up, clock, stamp uint32) uint32 {
+	if clock == 0 {
+		return 0
+	}
+	ago := clock - stamp // modulo 2^32, as the stamps wrap
+	if ago > math.MaxUint32-1<<16 {
+		// A stamp a little ahead of the clock (the two may be a tick
+		// apart): now.
+		ago = 0
+	}
+	if ago >= up {
+		return 0
+	}
+	return up - ago
+}
+
 // ticks returns TimeTicks since the agent's start.
 func (m *MIB) ticks(t time.Time) uint32 {
 	d := t.Sub(m.cfg.Start)
@@ -410,6 +442,9 @@ type addrRow struct {
 	storage int64
 	plen    uint8
 	bcast   bool
+	// created and changed are ipAddressCreated and
+	// ipAddressLastChanged.
+	created, changed uint32
 }
 
 type addrSnap struct {
@@ -418,8 +453,9 @@ type addrSnap struct {
 	prefix []prefixRow
 }
 
-func (m *MIB) readAddrs(time.Time) *addrSnap {
+func (m *MIB) readAddrs(now time.Time) *addrSnap {
 	as, _ := rtnl.Addrs(unix.AF_UNSPEC)
+	up, clock := m.ticks(now), bootTicks()
 	s := &addrSnap{rows: make([]addrRow, 0, len(as)+len(as)/2)}
 	seen := make(map[string]bool, len(as))
 	add := func(r addrRow) {
@@ -434,7 +470,8 @@ func (m *MIB) readAddrs(time.Time) *addrSnap {
 		if a.Family != unix.AF_INET && a.Family != unix.AF_INET6 {
 			continue
 		}
-		r := addrRow{addr: a.Address, ifIndex: a.Index, typ: 1, plen: a.PrefixLen, status: 1, storage: 2, origin: 2}
+		r := addrRow{addr: a.Address, ifIndex: a.Index, typ: 1, plen: a.PrefixLen, status: 1, storage: 2, origin: 2,
+			created: since(up, clock, a.Created), changed: since(up, clock, a.Updated)}
 		r.index = inetIndex(make(snmp.OID, 0, 2+len(a.Address)), a.Address)
 		r.prefix = prefixOID(a.Index, a.Address, a.PrefixLen)
 		if a.Family == unix.AF_INET6 {
@@ -509,8 +546,10 @@ func (s ipAddressRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, boo
 		return snmp.IntegerValue(w.origin), true
 	case 7:
 		return snmp.IntegerValue(w.status), true
-	case 8, 9: // ipAddressCreated, ipAddressLastChanged: before the agent started
-		return snmp.TimeTicksValue(0), true
+	case 8:
+		return snmp.TimeTicksValue(w.created), true
+	case 9:
+		return snmp.TimeTicksValue(w.changed), true
 	case 10: // ipAddressRowStatus: active
 		return snmp.IntegerValue(1), true
 	case 11:

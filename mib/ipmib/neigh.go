@@ -49,7 +49,7 @@ func neighState(nud uint16) (typ, state int64) {
 func (m *MIB) readNeighs(now time.Time) *neighSnap {
 	ns, _ := rtnl.Neighs(unix.AF_UNSPEC)
 	s := &neighSnap{}
-	t := m.ticks(now)
+	up := m.ticks(now)
 	for _, n := range ns {
 		// NOARP entries are broadcast and multicast addresses; FAILED ones
 		// are on their way out.
@@ -58,7 +58,13 @@ func (m *MIB) readNeighs(now time.Time) *neighSnap {
 		}
 		typ, state := neighState(n.State)
 		idx := inetIndex(snmp.OID{n.Index}, n.Dst)
-		s.rows = append(s.rows, neighRow{index: idx, n: n, typ: typ, state: state, update: t})
+		// ipNetToPhysicalLastUpdated: the kernel tells how long ago the
+		// entry was last updated, in hundredths of a second.
+		update := uint32(0)
+		if n.Updated < up {
+			update = up - n.Updated
+		}
+		s.rows = append(s.rows, neighRow{index: idx, n: n, typ: typ, state: state, update: update})
 	}
 	slices.SortFunc(s.rows, func(a, b neighRow) int { return a.index.Compare(b.index) })
 	for i, r := range s.rows {

@@ -185,6 +185,10 @@ type Addr struct {
 	// Preferred and Valid lifetimes in seconds (IFA_CACHEINFO);
 	// 0xffffffff is forever.
 	Preferred, Valid uint32
+	// Created and Updated are when the address was added and last
+	// changed, in hundredths of a second of the kernel's clock since
+	// boot (IFA_CACHEINFO's cstamp and tstamp), which wraps at 2^32.
+	Created, Updated uint32
 }
 
 // ParseAddr decodes an RTM_NEWADDR payload.
@@ -212,6 +216,10 @@ func ParseAddr(b []byte) (Addr, error) {
 			if len(v) >= 8 {
 				a.Preferred = binary.NativeEndian.Uint32(v)
 				a.Valid = binary.NativeEndian.Uint32(v[4:])
+			}
+			if len(v) >= 16 {
+				a.Created = binary.NativeEndian.Uint32(v[8:])
+				a.Updated = binary.NativeEndian.Uint32(v[12:])
 			}
 		}
 	})

@@ -39,7 +39,12 @@ func addrMsg() []byte {
 	b = append(b, attr(unix.IFA_LABEL, []byte("vb\x00"))...)
 	flags := make([]byte, 4)
 	binary.NativeEndian.PutUint32(flags, unix.IFA_F_PERMANENT|unix.IFA_F_NOPREFIXROUTE)
-	return append(b, attr(unix.IFA_FLAGS, flags)...)
+	b = append(b, attr(unix.IFA_FLAGS, flags)...)
+	// struct ifa_cacheinfo: preferred and valid lifetimes, then the
+	// stamps of the address's creation and last change.
+	ci := append(u32(0xffffffff), u32(0xffffffff)...)
+	ci = append(append(ci, u32(12345)...), u32(23456)...)
+	return append(b, attr(unix.IFA_CACHEINFO, ci)...)
 }
 
 func neighMsg() []byte {
@@ -95,7 +100,8 @@ func TestParseInterfaceParms(t *testing.T) {
 func TestParse(t *testing.T) {
 	a, err := ParseAddr(addrMsg())
 	if err != nil || a.Index != 7 || a.PrefixLen != 25 || !bytes.Equal(a.Address, []byte{198, 51, 100, 7}) ||
-		!bytes.Equal(a.Broadcast, []byte{198, 51, 100, 127}) || a.Label != "vb" || a.Flags != unix.IFA_F_PERMANENT|unix.IFA_F_NOPREFIXROUTE {
+		!bytes.Equal(a.Broadcast, []byte{198, 51, 100, 127}) || a.Label != "vb" || a.Flags != unix.IFA_F_PERMANENT|unix.IFA_F_NOPREFIXROUTE ||
+		a.Valid != 0xffffffff || a.Created != 12345 || a.Updated != 23456 {
 		t.Errorf("got %+v, %v", a, err)
 	}
 	n, err := ParseNeigh(neighMsg())
