@@ -445,6 +445,9 @@ type addrRow struct {
 	// created and changed are ipAddressCreated and
 	// ipAddressLastChanged.
 	created, changed uint32
+	// preferred and valid are the address's remaining lifetimes in
+	// seconds (0xffffffff: forever).
+	preferred, valid uint32
 }
 
 type addrSnap struct {
@@ -471,7 +474,8 @@ func (m *MIB) readAddrs(now time.Time) *addrSnap {
 			continue
 		}
 		r := addrRow{addr: a.Address, ifIndex: a.Index, typ: 1, plen: a.PrefixLen, status: 1, storage: 2, origin: 2,
-			created: since(up, clock, a.Created), changed: since(up, clock, a.Updated)}
+			created: since(up, clock, a.Created), changed: since(up, clock, a.Updated),
+			preferred: a.Preferred, valid: a.Valid}
 		r.index = inetIndex(make(snmp.OID, 0, 2+len(a.Address)), a.Address)
 		r.prefix = prefixOID(a.Index, a.Address, a.PrefixLen)
 		if a.Family == unix.AF_INET6 {

@@ -16,22 +16,31 @@ var IpAddressPrefixEntry = snmp.OID{1, 3, 6, 1, 2, 1, 4, 32, 1}
 type prefixRow struct {
 	index     snmp.OID // ifIndex.type.len.prefix.length
 	linkLocal bool
+	// preferred and valid are the longest remaining lifetimes of the
+	// prefix's addresses on the interface, in seconds (0xffffffff:
+	// forever): how long the prefix stays preferred and valid there.
+	preferred, valid uint32
 }
 
 // prefixes derives ipAddressPrefixTable from the addresses: one row per
 // interface and prefix, as Net-SNMP.
 func (s *addrSnap) prefixes() []prefixRow {
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	var out []prefixRow
 	for _, r := range s.rows {
 		if r.typ != 1 || len(r.prefix) <= len(ipAddressPrefixOrg) {
 			continue
 		}
 		idx := r.prefix[len(ipAddressPrefixOrg):]
-		if k := oidKey(idx); !seen[k] {
-			seen[k] = true
-			out = append(out, prefixRow{index: idx, linkLocal: len(r.addr) == 16 && r.addr[0] == 0xfe && r.addr[1]&0xc0 == 0x80})
+		k := oidKey(idx)
+		if i, ok := seen[k]; ok {
+			out[i].preferred = max(out[i].preferred, r.preferred)
+			out[i].valid = max(out[i].valid, r.valid)
+			continue
 		}
+		seen[k] = len(out)
+		out = append(out, prefixRow{index: idx, linkLocal: len(r.addr) == 16 && r.addr[0] == 0xfe && r.addr[1]&0xc0 == 0x80,
+			preferred: r.preferred, valid: r.valid})
 	}
 	slices.SortFunc(out, func(a, b prefixRow) int { return a.index.Compare(b.index) })
 	return out
@@ -52,8 +61,10 @@ func (p prefixRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) 
 		return snmp.IntegerValue(1), true
 	case 7: // ipAddressPrefixAutonomousFlag: false
 		return snmp.IntegerValue(2), true
-	case 8, 9: // advertised lifetimes: infinite
-		return snmp.Gauge32Value(0xffffffff), true
+	case 8: // ipAddressPrefixAdvPreferredLifetime
+		return snmp.Gauge32Value(p[i].preferred), true
+	case 9: // ipAddressPrefixAdvValidLifetime
+		return snmp.Gauge32Value(p[i].valid), true
 	}
 	return snmp.Value{}, false
 }

@@ -91,3 +91,44 @@ func TestSince(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefixLifetimes: ipAddressPrefixAdvPreferredLifetime and
+// ipAddressPrefixAdvValidLifetime are the longest remaining lifetimes of
+// the prefix's addresses on the interface (a prefix from a router
+// advertisement expires with its addresses), forever for addresses that
+// do not expire.
+func TestPrefixLifetimes(t *testing.T) {
+	ns := mibtest.NetNS(t, "tsnmp-prefixlft", "link add va type veth peer name vb\nlink set va up\nlink set vb up\n"+
+		"addr add 2001:db8:7::1/64 dev va nodad valid_lft 3000 preferred_lft 2000\n"+
+		"addr add 2001:db8:7::2/64 dev va nodad valid_lft 2500 preferred_lft 2200\n"+
+		"addr add 2001:db8:8::1/64 dev va nodad\n"+
+		"addr add 192.0.2.1/24 dev va valid_lft 600 preferred_lft 300\n")
+	var got map[string]string
+	if err := ns.Do(func() error {
+		var tree mib.Tree
+		New(Config{}).Register(&tree)
+		got = mibtest.Walk(&tree, IpAddressPrefixEntry)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	va := ifIndexOf(t, ns, "va")
+	entry := IpAddressPrefixEntry.String()
+	for _, c := range []struct {
+		prefix           string // type.len.prefix.length
+		preferred, valid float64
+	}{
+		{"2.16.32.1.13.184.0.7.0.0.0.0.0.0.0.0.0.0.64", 2200, 3000},
+		{"2.16.32.1.13.184.0.8.0.0.0.0.0.0.0.0.0.0.64", math.MaxUint32, math.MaxUint32},
+		{"1.4.192.0.2.0.24", 300, 600},
+	} {
+		for col, want := range map[int]float64{8: c.preferred, 9: c.valid} {
+			k := entry + "." + strconv.Itoa(col) + "." + va + "." + c.prefix
+			n, err := strconv.ParseFloat(got[k], 64)
+			// The lifetimes count down while the test runs.
+			if err != nil || n > want || n < want-5 {
+				t.Errorf("%s = %q, want %.0f", k, got[k], want)
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ package rtnl
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"sync"
 	"time"
 
@@ -183,7 +184,7 @@ type Addr struct {
 	Broadcast []byte
 	Label     string
 	// Preferred and Valid lifetimes in seconds (IFA_CACHEINFO);
-	// 0xffffffff is forever.
+	// 0xffffffff is forever, as without IFA_CACHEINFO.
 	Preferred, Valid uint32
 	// Created and Updated are when the address was added and last
 	// changed, in hundredths of a second of the kernel's clock since
@@ -196,7 +197,8 @@ func ParseAddr(b []byte) (Addr, error) {
 	if len(b) < unix.SizeofIfAddrmsg {
 		return Addr{}, ErrShort
 	}
-	a := Addr{Family: b[0], PrefixLen: b[1], Flags: uint32(b[2]), Scope: b[3], Index: binary.NativeEndian.Uint32(b[4:])}
+	a := Addr{Family: b[0], PrefixLen: b[1], Flags: uint32(b[2]), Scope: b[3], Index: binary.NativeEndian.Uint32(b[4:]),
+		Preferred: math.MaxUint32, Valid: math.MaxUint32}
 	var local, address []byte
 	err := Attrs(b[unix.SizeofIfAddrmsg:], func(typ uint16, v []byte) {
 		switch typ {
