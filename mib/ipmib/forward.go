@@ -101,6 +101,19 @@ func (m *MIB) readRoutes(time.Time) *routeSnap {
 	for i, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		fams[i], _ = rtnl.Routes(fam)
 	}
+	// Routes by nexthop objects without the kernel's compatibility
+	// attributes: one dump of the objects, when a route needs it.
+	var objects []rtnl.NexthopObject
+	var dumped bool
+	dump := func() ([]rtnl.NexthopObject, error) {
+		if !dumped {
+			objects, _ = rtnl.NexthopObjects()
+			dumped = true
+		}
+		return objects, nil
+	}
+	rtnl.ResolveNexthops(fams[0], dump)
+	rtnl.ResolveNexthops(fams[1], dump)
 	s.inet = make([]routeRow, 0, len(fams[0])+len(fams[1]))
 	s.cidr = make([]routeRow, 0, len(fams[0]))
 	seen := make(map[string]int, len(fams[0])+len(fams[1]))

@@ -31,6 +31,10 @@ route add blackhole 10.66.0.0/16
 route add unreachable 10.67.0.0/16
 route add prohibit 10.68.0.0/16
 route add blackhole 2001:db8:66::/48
+nexthop add id 13 via 192.0.2.50 dev va
+route add 10.93.0.0/16 nhid 13
+nexthop add id 14 blackhole
+route add 10.94.0.0/16 nhid 14
 `
 
 // TestRouteKinds reads multipath and discarding routes from the kernel:
@@ -44,14 +48,33 @@ route add blackhole 2001:db8:66::/48
 func TestRouteKinds(t *testing.T) {
 	ns := mibtest.NetNS(t, "tsnmp-routekinds", routeKinds)
 	va, vb := ifIndexOf(t, ns, "va"), ifIndexOf(t, ns, "vb")
-	var ours map[string]string
-	if err := ns.Do(func() error {
-		var tree mib.Tree
-		New(Config{}).Register(&tree)
-		ours = mibtest.Walk(&tree, IP)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
+	walk := func() map[string]string {
+		var m map[string]string
+		if err := ns.Do(func() error {
+			var tree mib.Tree
+			New(Config{}).Register(&tree)
+			m = mibtest.Walk(&tree, IP)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ours := walk()
+	// The same rows when the kernel leaves the next hops of nexthop
+	// objects out of its route dumps: they are read from the objects.
+	mibtest.Sysctl(t, ns, "net.ipv4.nexthop_compat_mode=0")
+	bare := walk()
+	mibtest.Sysctl(t, ns, "net.ipv4.nexthop_compat_mode=1")
+	for k, v := range ours {
+		if strings.HasPrefix(k, "1.3.6.1.2.1.4.24.") && bare[k] != v {
+			t.Errorf("without the compatibility attributes %s = %q, with them %q", k, bare[k], v)
+		}
+	}
+	for k := range bare {
+		if _, ok := ours[k]; !ok && strings.HasPrefix(k, "1.3.6.1.2.1.4.24.") {
+			t.Errorf("without the compatibility attributes %s = %q, a row not there with them", k, bare[k])
+		}
 	}
 	inet := func(col uint32, dst, nh string) string {
 		return routeCol(col, dst, nh).String()
@@ -77,6 +100,8 @@ func TestRouteKinds(t *testing.T) {
 		inet(colRouteIfIndex, "10.91.0.0/16", "198.51.100.40"): vb,
 		inet(colRouteIfIndex, "0.0.0.0/0", "192.0.2.254"):      va,
 		inet(colRouteIfIndex, "0.0.0.0/0", "198.51.100.126"):   vb,
+		inet(colRouteIfIndex, "10.93.0.0/16", "192.0.2.50"):    va,
+		inet(colRouteType, "10.94.0.0/16", "0.0.0.0"):          "5",
 		inet(colRouteType, "2001:db8:70::/48", "2001:db8::20"): "4",
 		inet(colRouteType, "2001:db8:70::/48", "2001:db8::21"): "4",
 		cidr(6, "10.70.0.0/16", "192.0.2.20"):                  "4",

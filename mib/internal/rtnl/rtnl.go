@@ -343,6 +343,11 @@ type Route struct {
 	// IPv4 route with several next hops, IPv6 routes to one destination
 	// of equal metric), which then has no Gateway or OIF of its own.
 	Nexthops []Nexthop
+	// NhID is the nexthop object the route goes by (RTA_NH_ID), 0 for
+	// none. The kernel adds the object's next hops to the route's
+	// attributes only in its compatibility mode
+	// (net.ipv4.nexthop_compat_mode, on by default): see ResolveNexthops.
+	NhID uint32
 	// Expires is the time left to a route that expires (an IPv6 route
 	// a router advertisement made), in clock ticks (USER_HZ, 100 a
 	// second): RTA_CACHEINFO's rta_expires; 0 for one that does not.
@@ -436,6 +441,10 @@ func ParseRoute(b []byte) (Route, error) {
 			}
 		case unix.RTA_MULTIPATH:
 			r.Nexthops, mperr = parseMultipath(v, n)
+		case rtaNHID:
+			if len(v) >= 4 {
+				r.NhID = binary.NativeEndian.Uint32(v)
+			}
 		case unix.RTA_OIF:
 			if len(v) >= 4 {
 				r.OIF = binary.NativeEndian.Uint32(v)
@@ -472,6 +481,116 @@ func ParseRoute(b []byte) (Route, error) {
 		err = mperr
 	}
 	return r, err
+}
+
+// rtaNHID is RTA_NH_ID (linux/rtnetlink.h).
+const rtaNHID = 30
+
+// NexthopObject is a nexthop object (RTM_NEWNEXTHOP, linux/nexthop.h):
+// a next hop or a group of other objects.
+type NexthopObject struct {
+	ID        uint32
+	Gateway   []byte // 4 or 16 bytes, nil for none
+	OIF       uint32
+	Blackhole bool
+	Group     []GroupMember
+}
+
+// GroupMember is one object of a nexthop group (struct nexthop_grp).
+type GroupMember struct {
+	ID     uint32
+	Weight uint16 // weight + 1, as rtnh_hops
+}
+
+// ParseNexthopObject decodes an RTM_NEWNEXTHOP payload.
+func ParseNexthopObject(b []byte) (NexthopObject, error) {
+	if len(b) < unix.SizeofNhmsg {
+		return NexthopObject{}, ErrShort
+	}
+	var o NexthopObject
+	n := 4
+	if b[0] == unix.AF_INET6 {
+		n = 16
+	}
+	err := Attrs(b[unix.SizeofNhmsg:], func(typ uint16, v []byte) {
+		switch typ {
+		case unix.NHA_ID:
+			if len(v) >= 4 {
+				o.ID = binary.NativeEndian.Uint32(v)
+			}
+		case unix.NHA_GATEWAY:
+			if len(v) == n {
+				o.Gateway = append([]byte(nil), v...)
+			}
+		case unix.NHA_OIF:
+			if len(v) >= 4 {
+				o.OIF = binary.NativeEndian.Uint32(v)
+			}
+		case unix.NHA_BLACKHOLE:
+			o.Blackhole = true
+		case unix.NHA_GROUP:
+			for ; len(v) >= unix.SizeofNexthopGrp; v = v[unix.SizeofNexthopGrp:] {
+				w := uint16(v[4]) + uint16(v[5])<<8 + 1 // weight, weight_high
+				o.Group = append(o.Group, GroupMember{ID: binary.NativeEndian.Uint32(v), Weight: w})
+			}
+		}
+	})
+	if err == nil && o.ID == 0 {
+		err = ErrShort
+	}
+	return o, err
+}
+
+// NexthopObjects dumps the nexthop objects of every family.
+func NexthopObjects() ([]NexthopObject, error) {
+	var out []NexthopObject
+	err := Dump(unix.RTM_GETNEXTHOP, make([]byte, unix.SizeofNhmsg), func(typ uint16, b []byte) error {
+		if typ != unix.RTM_NEWNEXTHOP {
+			return nil
+		}
+		o, err := ParseNexthopObject(b)
+		if err == nil {
+			out = append(out, o)
+		}
+		return err
+	})
+	return out, err
+}
+
+// ResolveNexthops gives each route that goes by a nexthop object and
+// names no next hop of its own (the kernel's compatibility mode is off)
+// the object's: its gateway and interface, or a group's members as
+// Nexthops; a blackhole object makes it a blackhole route. objects is
+// called, once, only when a route needs it.
+func ResolveNexthops(rs []Route, objects func() ([]NexthopObject, error)) {
+	var byID map[uint32]*NexthopObject
+	for i := range rs {
+		r := &rs[i]
+		if r.NhID == 0 || r.Gateway != nil || r.OIF != 0 || len(r.Nexthops) > 0 {
+			continue
+		}
+		if byID == nil {
+			byID = map[uint32]*NexthopObject{}
+			objs, _ := objects()
+			for j := range objs {
+				byID[objs[j].ID] = &objs[j]
+			}
+		}
+		o := byID[r.NhID]
+		switch {
+		case o == nil:
+		case o.Blackhole:
+			r.Type = unix.RTN_BLACKHOLE
+		case len(o.Group) > 0:
+			for _, m := range o.Group {
+				if g := byID[m.ID]; g != nil && !g.Blackhole {
+					r.Nexthops = append(r.Nexthops, Nexthop{Gateway: g.Gateway, OIF: g.OIF, Weight: m.Weight})
+				}
+			}
+		default:
+			r.Gateway, r.OIF = o.Gateway, o.OIF
+		}
+	}
 }
 
 // Routes dumps the routes of every table of the family.

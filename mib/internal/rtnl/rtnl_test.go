@@ -240,6 +240,72 @@ func TestParseMultipath(t *testing.T) {
 	}
 }
 
+// nexthopMsgs are nexthop objects as the kernel dumps `ip nexthop add
+// id 10 via 192.0.2.40 dev ifindex 2`, `... id 11 blackhole` and `...
+// id 12 group 10/11,3`.
+func nexthopMsgs() [][]byte {
+	one := append([]byte{unix.AF_INET, 0, 0, 0}, u32(0)...)
+	one = append(one, attr(unix.NHA_ID, u32(10))...)
+	one = append(one, attr(unix.NHA_OIF, u32(2))...)
+	one = append(one, attr(unix.NHA_GATEWAY, []byte{192, 0, 2, 40})...)
+	bh := append([]byte{unix.AF_INET, 0, 0, 0}, u32(0)...)
+	bh = append(bh, attr(unix.NHA_ID, u32(11))...)
+	bh = append(bh, attr(unix.NHA_BLACKHOLE, nil)...)
+	grp := append([]byte{unix.AF_UNSPEC, 0, 0, 0}, u32(0)...)
+	grp = append(grp, attr(unix.NHA_ID, u32(12))...)
+	members := append(u32(10), 0, 0, 0, 0)
+	members = append(append(members, u32(11)...), 2, 0, 0, 0)
+	grp = append(grp, attr(unix.NHA_GROUP, members)...)
+	return [][]byte{one, bh, grp}
+}
+
+func TestResolveNexthops(t *testing.T) {
+	var objs []NexthopObject
+	for _, b := range nexthopMsgs() {
+		o, err := ParseNexthopObject(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, o)
+	}
+	if g := objs[2].Group; len(g) != 2 || g[0] != (GroupMember{10, 1}) || g[1] != (GroupMember{11, 3}) {
+		t.Errorf("group %+v", g)
+	}
+	dumps := 0
+	objects := func() ([]NexthopObject, error) { dumps++; return objs, nil }
+	rs := []Route{
+		{Family: unix.AF_INET, Type: unix.RTN_UNICAST, NhID: 10},
+		{Family: unix.AF_INET, Type: unix.RTN_UNICAST, NhID: 11},
+		{Family: unix.AF_INET, Type: unix.RTN_UNICAST, NhID: 12},
+		{Family: unix.AF_INET, Type: unix.RTN_UNICAST, NhID: 10, Gateway: []byte{192, 0, 2, 40}, OIF: 2}, // compatibility attributes
+		{Family: unix.AF_INET, Type: unix.RTN_UNICAST, NhID: 99},
+	}
+	ResolveNexthops(rs, objects)
+	if dumps != 1 {
+		t.Errorf("%d dumps of the objects, want 1", dumps)
+	}
+	if r := rs[0]; !bytes.Equal(r.Gateway, []byte{192, 0, 2, 40}) || r.OIF != 2 {
+		t.Errorf("by object 10: %+v", r)
+	}
+	if r := rs[1]; r.Type != unix.RTN_BLACKHOLE {
+		t.Errorf("by a blackhole object: %+v", r)
+	}
+	// The group's blackhole member forwards nothing: one path.
+	if r := rs[2]; len(r.Nexthops) != 1 || r.Nexthops[0].OIF != 2 || r.Nexthops[0].Weight != 1 {
+		t.Errorf("by group 12: %+v", r)
+	}
+	if r := rs[4]; r.Gateway != nil || r.OIF != 0 || r.Type != unix.RTN_UNICAST {
+		t.Errorf("by an object that is not there: %+v", r)
+	}
+	ResolveNexthops(rs[3:4], func() ([]NexthopObject, error) {
+		t.Error("objects dumped for a route that names its next hop")
+		return nil, nil
+	})
+	if _, err := ParseNexthopObject(nexthopMsgs()[0][:unix.SizeofNhmsg]); err == nil {
+		t.Error("an object without NHA_ID accepted")
+	}
+}
+
 func raRouteMsg(expires int32) []byte {
 	b := make([]byte, unix.SizeofRtMsg)
 	b[0], b[4], b[5], b[7] = unix.AF_INET6, unix.RT_TABLE_MAIN, unix.RTPROT_RA, unix.RTN_UNICAST
@@ -265,6 +331,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(routeMsg())
 	f.Add(raRouteMsg(60000))
 	f.Add(multipathMsg())
+	for _, b := range nexthopMsgs() {
+		f.Add(b)
+	}
 	f.Add(addrMsg())
 	f.Add(neighMsg())
 	f.Add(neighTblMsg())
@@ -295,6 +364,9 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("path %+v", h)
 				}
 			}
+		}
+		if o, err := ParseNexthopObject(b); err == nil && (o.ID == 0 || o.Gateway != nil && len(o.Gateway) != 4 && len(o.Gateway) != 16) {
+			t.Fatalf("nexthop object %+v", o)
 		}
 		if s, err := ParseSocket(b); err == nil && len(s.Src) != len(s.Dst) {
 			t.Fatalf("socket %+v", s)
