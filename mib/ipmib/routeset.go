@@ -209,9 +209,9 @@ func (h *routeHandler) plan(row *rowReq, snap *routeSnap, links []rtnl.Link) (sn
 			if t == routeReject {
 				rt.Type = unix.RTN_UNREACHABLE
 			}
-		case typ.v.Int() == routeRemote && allZero(x.nh):
+		case t == routeRemote && allZero(x.nh):
 			return snmp.InconsistentValue, typ.at // remote: by a next hop
-		case typ.v.Int() == routeRemote:
+		case t == routeRemote:
 			rt.Gateway = x.nh
 		case !allZero(x.nh):
 			return snmp.InconsistentValue, typ.at // local: no next hop

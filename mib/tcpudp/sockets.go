@@ -92,7 +92,7 @@ func readSockets() *sockSnap {
 			// which takes datagrams from its peer only, is not one (RFC
 			// 4113 made udpEndpointTable to represent it; Net-SNMP
 			// leaves it out too).
-			if fam == unix.AF_INET && k.DstPort == 0 && allZero(k.Dst) {
+			if fam == unix.AF_INET && k.DstPort == 0 && rtnl.Zero(k.Dst) {
 				s.udp = append(s.udp, sockRow{v4(nil, k.Src, k.SrcPort), k})
 			}
 		}
@@ -210,14 +210,4 @@ func (e endpointRows) Value(r *mib.Request, i int, col uint32) (snmp.Value, bool
 		return e.m.process(r, e.sockSnap, e.endpoint[i].s.Inode), true
 	}
 	return snmp.Value{}, false
-}
-
-// allZero reports whether address a is unspecified.
-func allZero(a []byte) bool {
-	for _, c := range a {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -107,7 +107,7 @@ func routeBody(r Route) []byte {
 		b[4] = uint8(table)
 	}
 	b[5], b[6], b[7] = r.Protocol, r.Scope, r.Type
-	if r.DstLen > 0 || len(r.Dst) > 0 && !zero(r.Dst) {
+	if r.DstLen > 0 || len(r.Dst) > 0 && !Zero(r.Dst) {
 		b = appendAttr(b, unix.RTA_DST, r.Dst)
 	}
 	switch {
@@ -127,7 +127,8 @@ func routeBody(r Route) []byte {
 	return b
 }
 
-func zero(b []byte) bool {
+// Zero reports whether every byte of b is 0: an unspecified address.
+func Zero(b []byte) bool {
 	for _, c := range b {
 		if c != 0 {
 			return false
