@@ -448,6 +448,9 @@ type addrRow struct {
 	// preferred and valid are the address's remaining lifetimes in
 	// seconds (0xffffffff: forever).
 	preferred, valid uint32
+	// autoconf: made by stateless autoconfiguration from a router
+	// advertisement's prefix (a temporary address too).
+	autoconf bool
 }
 
 type addrSnap struct {
@@ -481,9 +484,13 @@ func (m *MIB) readAddrs(now time.Time) *addrSnap {
 		if a.Family == unix.AF_INET6 {
 			switch {
 			case a.Flags&unix.IFA_F_TEMPORARY != 0:
-				r.origin = 6 // random
+				r.origin, r.autoconf = 6, true // random
 			case a.Address[0] == 0xfe && a.Address[1]&0xc0 == 0x80:
 				r.origin, r.storage = 5, 4 // linklayer, permanent
+			case a.Proto == rtnl.IfaProtoKernelRA:
+				// Stateless autoconfiguration (RFC 4293's linklayer);
+				// the kernel tells it from Linux 6.3 on.
+				r.origin, r.autoconf = 5, true
 			}
 			switch {
 			case a.Flags&unix.IFA_F_PERMANENT != 0, a.Flags&unix.IFA_F_TEMPORARY != 0:

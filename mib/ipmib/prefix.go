@@ -20,6 +20,9 @@ type prefixRow struct {
 	// prefix's addresses on the interface, in seconds (0xffffffff:
 	// forever): how long the prefix stays preferred and valid there.
 	preferred, valid uint32
+	// autoconf: a router advertisement's prefix, from which the
+	// interface made addresses.
+	autoconf bool
 }
 
 // prefixes derives ipAddressPrefixTable from the addresses: one row per
@@ -36,11 +39,12 @@ func (s *addrSnap) prefixes() []prefixRow {
 		if i, ok := seen[k]; ok {
 			out[i].preferred = max(out[i].preferred, r.preferred)
 			out[i].valid = max(out[i].valid, r.valid)
+			out[i].autoconf = out[i].autoconf || r.autoconf
 			continue
 		}
 		seen[k] = len(out)
 		out = append(out, prefixRow{index: idx, linkLocal: len(r.addr) == 16 && r.addr[0] == 0xfe && r.addr[1]&0xc0 == 0x80,
-			preferred: r.preferred, valid: r.valid})
+			preferred: r.preferred, valid: r.valid, autoconf: r.autoconf})
 	}
 	slices.SortFunc(out, func(a, b prefixRow) int { return a.index.Compare(b.index) })
 	return out
@@ -52,14 +56,20 @@ func (p prefixRows) Len() int             { return len(p) }
 func (p prefixRows) Index(i int) snmp.OID { return p[i].index }
 func (p prefixRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 	switch col {
-	case 5: // ipAddressPrefixOrigin: wellknown(3) for link-local, else manual(2)
-		if p[i].linkLocal {
+	case 5: // ipAddressPrefixOrigin: wellknown(3) for link-local, routeradv(5), else manual(2)
+		switch {
+		case p[i].linkLocal:
 			return snmp.IntegerValue(3), true
+		case p[i].autoconf:
+			return snmp.IntegerValue(5), true
 		}
 		return snmp.IntegerValue(2), true
 	case 6: // ipAddressPrefixOnLinkFlag: true
 		return snmp.IntegerValue(1), true
-	case 7: // ipAddressPrefixAutonomousFlag: false
+	case 7: // ipAddressPrefixAutonomousFlag: true for a prefix addresses were made from
+		if p[i].autoconf {
+			return snmp.IntegerValue(1), true
+		}
 		return snmp.IntegerValue(2), true
 	case 8: // ipAddressPrefixAdvPreferredLifetime
 		return snmp.Gauge32Value(p[i].preferred), true

@@ -190,7 +190,17 @@ type Addr struct {
 	// changed, in hundredths of a second of the kernel's clock since
 	// boot (IFA_CACHEINFO's cstamp and tstamp), which wraps at 2^32.
 	Created, Updated uint32
+	// Proto is who made the address (IFA_PROTO, Linux 6.3 on: the
+	// kernel's loopback, router-advertisement and link-local addresses,
+	// or what a program chose); 0 when not told.
+	Proto uint8
 }
+
+// IFA_PROTO and its kernel values (linux/if_addr.h).
+const (
+	ifaProto         = 11
+	IfaProtoKernelRA = 2 // made by stateless autoconfiguration
+)
 
 // ParseAddr decodes an RTM_NEWADDR payload.
 func ParseAddr(b []byte) (Addr, error) {
@@ -213,6 +223,10 @@ func ParseAddr(b []byte) (Addr, error) {
 		case unix.IFA_FLAGS:
 			if len(v) >= 4 {
 				a.Flags = binary.NativeEndian.Uint32(v)
+			}
+		case ifaProto:
+			if len(v) >= 1 {
+				a.Proto = v[0]
 			}
 		case unix.IFA_CACHEINFO:
 			if len(v) >= 8 {
