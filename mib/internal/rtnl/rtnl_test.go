@@ -44,7 +44,8 @@ func addrMsg() []byte {
 	// stamps of the address's creation and last change.
 	ci := append(u32(0xffffffff), u32(0xffffffff)...)
 	ci = append(append(ci, u32(12345)...), u32(23456)...)
-	return append(b, attr(unix.IFA_CACHEINFO, ci)...)
+	b = append(b, attr(unix.IFA_CACHEINFO, ci)...)
+	return append(b, attr(ifaProto, []byte{IfaProtoKernelRA})...)
 }
 
 func neighMsg() []byte {
@@ -101,7 +102,7 @@ func TestParse(t *testing.T) {
 	a, err := ParseAddr(addrMsg())
 	if err != nil || a.Index != 7 || a.PrefixLen != 25 || !bytes.Equal(a.Address, []byte{198, 51, 100, 7}) ||
 		!bytes.Equal(a.Broadcast, []byte{198, 51, 100, 127}) || a.Label != "vb" || a.Flags != unix.IFA_F_PERMANENT|unix.IFA_F_NOPREFIXROUTE ||
-		a.Valid != 0xffffffff || a.Created != 12345 || a.Updated != 23456 {
+		a.Valid != 0xffffffff || a.Created != 12345 || a.Updated != 23456 || a.Proto != IfaProtoKernelRA {
 		t.Errorf("got %+v, %v", a, err)
 	}
 	n, err := ParseNeigh(neighMsg())
