@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -48,23 +49,11 @@ route add 10.94.0.0/16 nhid 14
 func TestRouteKinds(t *testing.T) {
 	ns := mibtest.NetNS(t, "tsnmp-routekinds", routeKinds)
 	va, vb := ifIndexOf(t, ns, "va"), ifIndexOf(t, ns, "vb")
-	walk := func() map[string]string {
-		var m map[string]string
-		if err := ns.Do(func() error {
-			var tree mib.Tree
-			New(Config{}).Register(&tree)
-			m = mibtest.Walk(&tree, IP)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	ours := walk()
+	ours := walkNS(t, ns, IP)
 	// The same rows when the kernel leaves the next hops of nexthop
 	// objects out of its route dumps: they are read from the objects.
 	mibtest.Sysctl(t, ns, "net.ipv4.nexthop_compat_mode=0")
-	bare := walk()
+	bare := walkNS(t, ns, IP)
 	mibtest.Sysctl(t, ns, "net.ipv4.nexthop_compat_mode=1")
 	for k, v := range ours {
 		if strings.HasPrefix(k, "1.3.6.1.2.1.4.24.") && bare[k] != v {
@@ -180,4 +169,20 @@ func keys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// walkNS walks base through a MIB made in namespace ns, which reads
+// that namespace's kernel.
+func walkNS(t *testing.T, ns *netns.NS, base snmp.OID) map[string]string {
+	t.Helper()
+	var m map[string]string
+	if err := ns.Do(func() error {
+		var tree mib.Tree
+		New(Config{}).Register(&tree)
+		m = mibtest.Walk(&tree, base)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -4,9 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/tsnmp/tsnmp/mib"
-	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
 )
 
 // TestRouteNumbers checks ipCidrRouteNumber and inetCidrRouteNumber
@@ -18,15 +15,7 @@ func TestRouteNumbers(t *testing.T) {
 		"route add 2001:db8:5::/48 via 2001:db8::fe\n"); err != nil {
 		t.Fatal(err)
 	}
-	var got map[string]string
-	if err := ns.Do(func() error {
-		var tree mib.Tree
-		New(Config{}).Register(&tree)
-		got = mibtest.Walk(&tree, IP)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	got := walkNS(t, ns, IP)
 	rows := func(column string) int {
 		n := 0
 		for k := range got {

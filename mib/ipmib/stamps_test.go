@@ -108,15 +108,7 @@ func TestPrefixLifetimes(t *testing.T) {
 		"addr add 2001:db8:7::2/64 dev va nodad valid_lft 2500 preferred_lft 2200\n"+
 		"addr add 2001:db8:8::1/64 dev va nodad\n"+
 		"addr add 192.0.2.1/24 dev va valid_lft 600 preferred_lft 300\n")
-	var got map[string]string
-	if err := ns.Do(func() error {
-		var tree mib.Tree
-		New(Config{}).Register(&tree)
-		got = mibtest.Walk(&tree, IpAddressPrefixEntry)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	got := walkNS(t, ns, IpAddressPrefixEntry)
 	va := ifIndexOf(t, ns, "va")
 	entry := IpAddressPrefixEntry.String()
 	for _, c := range []struct {
@@ -197,15 +189,7 @@ func TestAutoconf(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var got map[string]string
-	if err := ns.Do(func() error {
-		var tree mib.Tree
-		New(Config{}).Register(&tree)
-		got = mibtest.Walk(&tree, IP)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	got := walkNS(t, ns, IP)
 	const ip = "1.3.6.1.2.1.4."
 	origins := map[string]bool{}
 	for _, a := range addrs {
