@@ -1,6 +1,7 @@
 package ipmib
 
 import (
+	"iter"
 	"slices"
 	"time"
 
@@ -70,25 +71,30 @@ func discards(t uint8) bool {
 	return t == unix.RTN_BLACKHOLE || t == unix.RTN_UNREACHABLE || t == unix.RTN_PROHIBIT
 }
 
-// paths returns a route's paths as routes of one path each: a multipath
+// paths yields a route's paths as routes of one path each: a multipath
 // route's next hops (RTA_MULTIPATH), each its own row since the next hop
 // is part of the tables' index, else the route itself. A discarding
 // route has no next hop and no interface (an IPv6 one is attached to lo
 // in the kernel).
-func paths(r rtnl.Route) []rtnl.Route {
-	if discards(r.Type) {
-		r.Gateway, r.OIF, r.Nexthops = nil, 0, nil
-		return []rtnl.Route{r}
+func paths(r rtnl.Route) iter.Seq[rtnl.Route] {
+	return func(yield func(rtnl.Route) bool) {
+		switch {
+		case discards(r.Type):
+			r.Gateway, r.OIF, r.Nexthops = nil, 0, nil
+			yield(r)
+		case len(r.Nexthops) == 0:
+			yield(r)
+		default:
+			hops := r.Nexthops
+			r.Nexthops = nil
+			for _, h := range hops {
+				r.Gateway, r.OIF = h.Gateway, h.OIF
+				if !yield(r) {
+					return
+				}
+			}
+		}
 	}
-	if len(r.Nexthops) == 0 {
-		return []rtnl.Route{r}
-	}
-	out := make([]rtnl.Route, len(r.Nexthops))
-	for i, h := range r.Nexthops {
-		out[i] = r
-		out[i].Gateway, out[i].OIF, out[i].Nexthops = h.Gateway, h.OIF, nil
-	}
-	return out
 }
 
 // readRoutes takes one route dump per family: IPv4 routes of the main
@@ -124,7 +130,7 @@ func (m *MIB) readRoutes(time.Time) *routeSnap {
 				continue
 			}
 			multipath := len(route.Nexthops) > 0
-			for _, r := range paths(route) {
+			for r := range paths(route) {
 				if d, ok := defaultRouter(r); ok {
 					s.routers = append(s.routers, d)
 				}
