@@ -25,6 +25,10 @@ type hostMIBs struct {
 // registerHostMIBs adds the host MIBs, shaped by cfg.Host, to tree.
 func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 	h := &cfg.Host
+	var diskPaths []string
+	for _, dk := range h.Disks {
+		diskPaths = append(diskPaths, dk.Path)
+	}
 	// hrNetworkTable shares IP-MIB's link dump: one for both.
 	ip := ipmib.New(ipmib.Config{CacheTTL: time.Duration(h.CacheTTL), Start: d.state.Start()})
 	d.host.hostres = hostres.New(hostres.Config{
@@ -33,6 +37,7 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 		StorageUseNFS: h.StorageUseNFS,
 		SkipNFS:       h.SkipNFS,
 		IgnoreDisks:   h.IgnoreDisks,
+		DiskPaths:     diskPaths,
 	})
 	d.host.hostres.Register(tree)
 	uc := ucd.Config{

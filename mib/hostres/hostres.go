@@ -72,6 +72,10 @@ type Config struct {
 	// IgnoreDisks leaves matching devices (/dev/sdb, or shell patterns
 	// such as /dev/loop*) out of hrDiskStorageTable (`ignoreDisk`).
 	IgnoreDisks []string
+	// DiskPaths are the paths of the `disk` lines, in order: they take
+	// the first hrFSIndex and hrStorageIndex numbers, before the mount
+	// points the mount table lists, as in Net-SNMP (procfs.Mounts.Claim).
+	DiskPaths []string
 	// DpkgStatus is the dpkg status file; default /var/lib/dpkg/status.
 	DpkgStatus string
 	// Processes is the process listing shared with other MIBs (UCD's
@@ -131,6 +135,7 @@ func New(cfg Config) *MIB {
 		m.ownCPU = true
 	}
 	m.mounts.FS = cfg.FS
+	m.mounts.Claim(cfg.DiskPaths)
 	m.disks = newDiskReader(cfg.FS)
 	m.linkPos = map[string]int{}
 	m.cpus = cpuList{fs: cfg.FS, online: cfg.FS.NewAttr("/sys/devices/system/cpu/online")}

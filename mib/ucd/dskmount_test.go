@@ -7,26 +7,38 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/hostres"
 	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
+	"github.com/tsnmp/tsnmp/snmp"
 )
 
 // dskPaths returns a walk's dskTable as dskIndex -> dskPath, checking
 // that dskIndex says the row's number.
 func dskPaths(t *testing.T, who string, walk map[string]string) map[string]string {
 	t.Helper()
-	const dsk = "1.3.6.1.4.1.2021.9.1."
+	return textColumn(t, who, walk, "1.3.6.1.4.1.2021.9.1", 2, 1)
+}
+
+// textColumn returns the rows numbered from first up of a walk's table
+// whose entry is entry as index -> the text of column col, checking that
+// column 1 says the row's number.
+func textColumn(t *testing.T, who string, walk map[string]string, entry string, col, first int) map[string]string {
+	t.Helper()
 	out := map[string]string{}
 	for k, v := range walk {
-		if idx, ok := strings.CutPrefix(k, dsk+"2."); ok {
-			out[idx] = mibtest.Text(v)
-			if walk[dsk+"1."+idx] != idx {
-				t.Errorf("%s: dskIndex.%s = %s", who, idx, walk[dsk+"1."+idx])
-			}
+		idx, ok := strings.CutPrefix(k, fmt.Sprintf("%s.%d.", entry, col))
+		if n, err := strconv.Atoi(idx); !ok || err != nil || n < first {
+			continue
+		}
+		out[idx] = mibtest.Text(v)
+		if walk[entry+".1."+idx] != idx {
+			t.Errorf("%s: %s.1.%s = %s", who, entry, idx, walk[entry+".1."+idx])
 		}
 	}
 	return out
@@ -60,7 +72,7 @@ func umount(t *testing.T, dir string) {
 
 // dskScenario is the mount namespace both tests below go through: A
 // mounted, B configured but not mounted; then B and C mounted; A
-// unmounted; A mounted again.
+// unmounted; A mounted again. A third `disk` line names / again.
 type dskScenario struct {
 	a, b, c string
 	cfg     Config
@@ -80,10 +92,11 @@ func newDskScenario(t *testing.T) *dskScenario {
 	all := int64(5)
 	s.cfg = Config{
 		CacheTTL:        time.Millisecond,
-		Disks:           []Disk{{Path: "/", MinKB: 100000, MinPercent: -1}, {Path: s.b, MinKB: 100000, MinPercent: -1}},
+		Disks: []Disk{{Path: "/", MinKB: 100000, MinPercent: -1}, {Path: s.b, MinKB: 100000, MinPercent: -1},
+			{Path: "/", MinKB: -1, MinPercent: 20}},
 		IncludeAllDisks: &all,
 	}
-	s.conf = fmt.Sprintf("disk /\ndisk %s\nincludeAllDisks 5%%\n", s.b)
+	s.conf = fmt.Sprintf("disk /\ndisk %s\ndisk / 20%%\nincludeAllDisks 5%%\n", s.b)
 	mountAt(t, s.a)
 	return s
 }
@@ -101,7 +114,8 @@ func (s *dskScenario) steps(t *testing.T, check func(step string)) {
 }
 
 // TestDiskNumbersMounted mounts and unmounts tmpfs file systems and
-// checks that every dskTable row keeps its number.
+// checks that every dskTable row keeps its number. / is rows 1 and 3,
+// every other path one row.
 func TestDiskNumbersMounted(t *testing.T) {
 	if !mibtest.InMountNS(t) {
 		return
@@ -122,6 +136,9 @@ func TestDiskNumbersMounted(t *testing.T) {
 			if old, ok := given[p]; ok && old != idx {
 				t.Errorf("%s: %s is row %s, was %s", step, p, idx, old)
 			}
+			if p == "/" {
+				continue
+			}
 			if q, ok := byPath[p]; ok {
 				t.Errorf("%s: %s is rows %s and %s", step, p, q, idx)
 			}
@@ -133,8 +150,8 @@ func TestDiskNumbersMounted(t *testing.T) {
 				t.Errorf("%s: row %s is %s, was %s", step, idx, rows[idx], p)
 			}
 		}
-		if byPath["/"] != "1" {
-			t.Errorf("%s: / is row %q, want 1", step, byPath["/"])
+		if rows["1"] != "/" || rows["3"] != "/" {
+			t.Errorf("%s: rows 1 and 3 are %q and %q, want /", step, rows["1"], rows["3"])
 		}
 		switch step {
 		case "A mounted, B not":
@@ -166,9 +183,11 @@ func numLess(a, b string) bool {
 	return err1 == nil && err2 == nil && x < y
 }
 
-// TestInteropDiskNumbers compares dskIndex and dskPath with Net-SNMP
-// snmpd's through the same mounts and unmounts: the same rows under the
-// same numbers.
+// TestInteropDiskNumbers compares dskIndex and dskPath, hrFSIndex and
+// hrFSMountPoint, and the file systems' hrStorageIndex and
+// hrStorageDescr with Net-SNMP snmpd's through the same mounts and
+// unmounts: the same rows under the same numbers, the `disk` lines'
+// paths numbered first in all three tables.
 func TestInteropDiskNumbers(t *testing.T) {
 	if !mibtest.InMountNS(t) {
 		return
@@ -177,24 +196,45 @@ func TestInteropDiskNumbers(t *testing.T) {
 	snmpd := mibtest.StartSnmpd(t, "", s.conf)
 	m := New(s.cfg)
 	defer m.Close()
+	var paths []string
+	for _, d := range s.cfg.Disks {
+		paths = append(paths, d.Path)
+	}
+	h := hostres.New(hostres.Config{CacheTTL: time.Millisecond, DiskPaths: paths})
+	defer h.Close()
 	var tree mib.Tree
 	m.Register(&tree)
+	h.Register(&tree)
+	tables := []struct {
+		name, entry string
+		col, first  int
+	}{
+		{"dskTable", DskEntry.String(), 2, 1},
+		{"hrFSTable", hostres.HrFSEntry.String(), 2, 1},
+		{"hrStorageTable", hostres.HrStorageEntry.String(), 3, 31},
+	}
 	s.steps(t, func(step string) {
 		// Net-SNMP reads the mount table again when its reading is 5 s
 		// old: wait until both agree or 8 s passed.
-		var ours, theirs map[string]string
+		ours, theirs := make([]map[string]string, len(tables)), make([]map[string]string, len(tables))
 		for deadline := time.Now().Add(8 * time.Second); ; {
 			time.Sleep(2 * time.Millisecond)
-			ours = dskPaths(t, "tsnmp", mibtest.Walk(&tree, DskEntry))
-			theirs = dskPaths(t, "Net-SNMP", snmpd.Walk(t, "1.3.6.1.4.1.2021.9.1"))
-			if maps.Equal(ours, theirs) || time.Now().After(deadline) {
+			same := true
+			for i, tb := range tables {
+				ours[i] = textColumn(t, "tsnmp", mibtest.Walk(&tree, snmp.MustParseOID(tb.entry)), tb.entry, tb.col, tb.first)
+				theirs[i] = textColumn(t, "Net-SNMP", snmpd.Walk(t, tb.entry), tb.entry, tb.col, tb.first)
+				same = same && maps.Equal(ours[i], theirs[i])
+			}
+			if same || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(500 * time.Millisecond)
 		}
-		t.Logf("%s: %s", step, showRows(ours))
-		if !maps.Equal(ours, theirs) {
-			t.Errorf("%s: dskTable rows differ\n   tsnmp: %s\nNet-SNMP: %s", step, showRows(ours), showRows(theirs))
+		for i, tb := range tables {
+			t.Logf("%s: %s: %s", step, tb.name, showRows(ours[i]))
+			if !maps.Equal(ours[i], theirs[i]) {
+				t.Errorf("%s: %s rows differ\n   tsnmp: %s\nNet-SNMP: %s", step, tb.name, showRows(ours[i]), showRows(theirs[i]))
+			}
 		}
 	})
 	if t.Failed() {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
@@ -106,83 +105,58 @@ func percent(v, total uint64) int64 {
 	return int64(float64(v)*100/float64(total) + 0.5)
 }
 
-// dskConf is one configured dskTable row: the number of the path's first
-// `disk` line, the thresholds of its last.
+// dskConf is one configured dskTable row: a `disk` line's path and its
+// number, with the thresholds of the last line that names the path.
 type dskConf struct {
 	path          string
 	index         uint32
 	minKB, minPct int64
 }
 
-// dskNumbers keeps dskTable's row numbers for the agent's life, as
-// Net-SNMP 5.9 does: a `disk` line's row is numbered by the line's place
-// among the `disk` lines (a repeated path keeps its first line's number
-// and leaves the later one unused), whether its path is mounted or not;
-// with includeAllDisks, every other mount point gets the next number the
-// first time the mount table lists it, in the order it lists them. A
-// number, once given, stays with its path: a file system unmounted leaves
-// a hole and takes its number back when mounted again at the same path,
-// and one mounted later gets a new number after all the others. Unlike
-// Net-SNMP, which remembers every mount point it ever saw, only the
-// procfs.KeepGone mount points unmounted most recently keep their
-// numbers (a number is never given twice).
-//
-// The includeAllDisks numbers follow Net-SNMP's exactly: Net-SNMP gives
-// one to every mount point, also those whose kind (proc, sysfs, ...) it
-// does not serve, so those are holes here too. procfs.Mounts numbers
-// every mount point the same way (FileSystem.Index), so a mount point's
-// number is the configured rows' count plus its Index, less the
-// configured paths seen before it (which Net-SNMP does not count twice).
+// dskNumbers numbers dskTable's rows as Net-SNMP 5.9 does. Each `disk`
+// line is the row numbered by the line's place among them, shown while
+// its path is a mount point; a path named twice is two rows with the same
+// values. Net-SNMP puts the lines' paths into its list of file systems
+// as it reads them, before the mount table, and with includeAllDisks
+// every other mount point's row is numbered by its place in that list
+// (its hrFSIndex, which procfs.Mounts gives once Claim has the paths),
+// after the lines: its Index plus the lines that named a path again.
 type dskNumbers struct {
-	mu       sync.Mutex
-	conf     []dskConf
-	isConf   map[string]bool
-	confSeen []int                // the mount Index of each configured path seen mounted
-	all      procfs.Names[uint32] // includeAllDisks' numbers
-	lines    uint32               // the `disk` lines
+	conf   []dskConf
+	isConf map[string]bool
+	again  uint32 // lines naming a path an earlier line named
 }
 
 func newDskNumbers(disks []Disk) *dskNumbers {
-	n := &dskNumbers{isConf: map[string]bool{}, lines: uint32(len(disks))}
-	at := map[string]int{}
-	for i, d := range disks {
-		if j, ok := at[d.Path]; ok {
-			n.conf[j].minKB, n.conf[j].minPct = d.MinKB, d.MinPercent
-			continue
+	n := &dskNumbers{isConf: map[string]bool{}}
+	last := map[string]Disk{}
+	for _, d := range disks {
+		if n.isConf[d.Path] {
+			n.again++
 		}
-		at[d.Path] = len(n.conf)
 		n.isConf[d.Path] = true
-		n.conf = append(n.conf, dskConf{path: d.Path, index: uint32(i + 1), minKB: d.MinKB, minPct: d.MinPercent})
+		last[d.Path] = d
+	}
+	for i, d := range disks {
+		l := last[d.Path]
+		n.conf = append(n.conf, dskConf{path: d.Path, index: uint32(i + 1), minKB: l.MinKB, minPct: l.MinPercent})
 	}
 	return n
 }
 
-// number returns the includeAllDisks row number of f, a file system the
-// configuration does not name, giving it one on first sight. The
-// configured paths mounted before f must have been passed to seenConf
-// (readDisks goes through a reading in Index order). A configured path
-// of a kind procfs does not serve is never seen, and the numbers after
-// it are then one higher than Net-SNMP's. Caller holds mu.
-func (n *dskNumbers) number(f *procfs.FileSystem) uint32 {
-	if x, ok := n.all.Get(f.Path); ok {
-		return x
+// paths returns the lines' paths, for procfs.Mounts.Claim.
+func (n *dskNumbers) paths() []string {
+	p := make([]string, len(n.conf))
+	for i, c := range n.conf {
+		p[i] = c.path
 	}
-	before := 0
-	for _, i := range n.confSeen {
-		if i < f.Index {
-			before++
-		}
-	}
-	x := n.lines + uint32(f.Index-before)
-	n.all.Set(f.Path, x)
-	return x
+	return p
 }
 
-// seenConf records the mount Index of a configured path. Caller holds mu.
-func (n *dskNumbers) seenConf(f *procfs.FileSystem) {
-	if !slices.Contains(n.confSeen, f.Index) {
-		n.confSeen = append(n.confSeen, f.Index)
-	}
+// number returns the includeAllDisks row number of f, a file system the
+// configuration does not name.
+func (n *dskNumbers) number(f *procfs.FileSystem) uint32 {
+	return uint32(f.Index) + n.again
 }
 
 // readDisks builds dskTable: the rows of the `disk` directives whose
@@ -227,20 +201,11 @@ func (m *MIB) readDisks() []dskRow {
 		}
 	}
 	if p := m.cfg.IncludeAllDisks; p != nil {
-		n.mu.Lock()
-		n.all.Next()
-		listed := 0
 		for i := range fss {
-			f := &fss[i]
-			if n.isConf[f.Path] {
-				n.seenConf(f)
-				continue
+			if f := &fss[i]; !n.isConf[f.Path] {
+				add(f, n.number(f), -1, *p)
 			}
-			add(f, n.number(f), -1, *p)
-			listed++
 		}
-		n.all.Forget(listed)
-		n.mu.Unlock()
 	}
 	slices.SortFunc(rows, func(a, b dskRow) int { return cmp.Compare(a.index[0], b.index[0]) })
 	return rows

@@ -174,6 +174,7 @@ func New(cfg Config) *MIB {
 		return &s
 	}}
 	m.dskNums = newDskNumbers(cfg.Disks)
+	m.mounts.Claim(m.dskNums.paths())
 	m.disks = procfs.Cache[[]dskRow]{TTL: ttl, Load: func(time.Time) []dskRow { return m.readDisks() }}
 	m.ps = cfg.Processes
 	if m.ps == nil && len(cfg.Procs) > 0 {

@@ -78,10 +78,11 @@ func FSType(typ string) (uint32, bool) {
 
 // FileSystem is one mounted file system with its usage.
 type FileSystem struct {
-	// Index is the file system's hrFSIndex: mount points are numbered in
-	// the order the agent first saw them in /proc/mounts, and keep their
-	// number while the agent runs, unless more than KeepGone others were
-	// unmounted after them (a number is never given twice).
+	// Index is the file system's hrFSIndex: the paths Mounts.Claim names
+	// are numbered first, then mount points in the order the agent first
+	// saw them in /proc/mounts, and keep their number while the agent
+	// runs, unless more than KeepGone others were unmounted after them (a
+	// number is never given twice).
 	Index    int
 	Path     string
 	Device   string
@@ -143,9 +144,10 @@ func Scale32(units, size, used uint64) (uint64, uint64, uint64) {
 type Mounts struct {
 	FS FS
 
-	mu    sync.Mutex
-	index Names[int]
-	next  int
+	mu      sync.Mutex
+	claimed map[string]int // Claim's numbers, kept for good
+	index   Names[int]
+	next    int
 
 	file   *File
 	inProc bool    // file is /proc's: Changed tells when to read it again
@@ -157,6 +159,28 @@ type Mounts struct {
 
 	// Statfs is unix.Statfs; tests replace it.
 	Statfs func(path string, st *unix.Statfs_t) error
+}
+
+// Claim numbers paths first, 1 up in the order given (a path named twice
+// keeps its first number), whether they are mount points yet or not; the
+// mount points the table lists are numbered after them. Net-SNMP's snmpd
+// numbers its file systems in one list, into which each `disk` line puts
+// its path as the line is read, before the mount table is: hrFSIndex,
+// hrStorageIndex and dskIndex follow the `disk` lines. Call it before the
+// first List.
+func (m *Mounts) Claim(paths []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range paths {
+		if _, ok := m.claimed[p]; ok {
+			continue
+		}
+		if m.claimed == nil {
+			m.claimed = make(map[string]int, len(paths))
+		}
+		m.next++
+		m.claimed[p] = m.next
+	}
 }
 
 // Close closes the mount table kept open; the next List opens it again.
@@ -212,7 +236,10 @@ func (m *Mounts) List(skip func(*FileSystem) bool) ([]FileSystem, int) {
 	out := make([]FileSystem, 0, len(ms))
 	for i := range ms {
 		mt := &ms[i]
-		idx, ok := m.index.Get(mt.Path)
+		idx, ok := m.claimed[mt.Path]
+		if !ok {
+			idx, ok = m.index.Get(mt.Path)
+		}
 		if !ok {
 			m.next++
 			idx = m.next

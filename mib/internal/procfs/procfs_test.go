@@ -3,6 +3,7 @@ package procfs
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,11 +196,10 @@ func TestMountsIndexStable(t *testing.T) {
 	}
 }
 
-// TestMountsForgetGone mounts a fresh path at every listing, as a host
-// starting containers does: the numbers remembered stay bounded, the
-// file systems still mounted keep theirs, one unmounted takes its number
-// back while few others went after it, and no number is given twice.
-func TestMountsForgetGone(t *testing.T) {
+// testMounts returns a Mounts reading a mount table the test writes, and
+// list, which writes one of tmpfs file systems at paths and returns the
+// numbers List gives them.
+func testMounts(t *testing.T) (*Mounts, func(paths ...string) map[string]int) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "proc/self"), 0o755); err != nil {
 		t.Fatal(err)
@@ -210,8 +210,8 @@ func TestMountsForgetGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer file.Close()
-	m := Mounts{FS: FS{Root: dir}, Statfs: func(string, *unix.Statfs_t) error { return nil }}
+	t.Cleanup(func() { file.Close() })
+	m := &Mounts{FS: FS{Root: dir}, Statfs: func(string, *unix.Statfs_t) error { return nil }}
 	list := func(paths ...string) map[string]int {
 		t.Helper()
 		var b strings.Builder
@@ -234,6 +234,32 @@ func TestMountsForgetGone(t *testing.T) {
 		}
 		return got
 	}
+	return m, list
+}
+
+// TestMountsClaim checks that claimed paths are numbered first, in
+// order, and keep their numbers whether mounted or not, however many
+// other mount points come and go.
+func TestMountsClaim(t *testing.T) {
+	m, list := testMounts(t)
+	m.Claim([]string{"/data", "/", "/data", "/absent"})
+	if got, want := list("/run", "/", "/srv"), map[string]int{"/": 2, "/run": 4, "/srv": 5}; !maps.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	for i := range 3 * KeepGone {
+		list("/", fmt.Sprintf("/c/%d", i))
+	}
+	if got := list("/data", "/", "/absent"); got["/data"] != 1 || got["/"] != 2 || got["/absent"] != 3 {
+		t.Errorf("after %d mount points came and went: %v, want /data 1, / 2, /absent 3", 3*KeepGone, got)
+	}
+}
+
+// TestMountsForgetGone mounts a fresh path at every listing, as a host
+// starting containers does: the numbers remembered stay bounded, the
+// file systems still mounted keep theirs, one unmounted takes its number
+// back while few others went after it, and no number is given twice.
+func TestMountsForgetGone(t *testing.T) {
+	m, list := testMounts(t)
 	root := list("/", "/back")["/"]
 	given := map[int]string{}
 	last := 0
