@@ -91,7 +91,7 @@ func newDskScenario(t *testing.T) *dskScenario {
 	}
 	all := int64(5)
 	s.cfg = Config{
-		CacheTTL:        time.Millisecond,
+		CacheTTL: time.Millisecond,
 		Disks: []Disk{{Path: "/", MinKB: 100000, MinPercent: -1}, {Path: s.b, MinKB: 100000, MinPercent: -1},
 			{Path: "/", MinKB: -1, MinPercent: 20}},
 		IncludeAllDisks: &all,
