@@ -183,7 +183,6 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 		a.Stats.InASNParseErrs.Add(1)
 		return nil
 	}
-	a.Stats.countIn(&m.PDU)
 	var secName, ctxName string
 	ok := p.Communities != nil
 	if ok {
@@ -197,6 +196,9 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 		}
 		return nil
 	}
+	// A message with a community the agent does not know was not
+	// accepted: it is counted in snmpInBadCommunityNames alone.
+	a.Stats.countIn(&m.PDU)
 	if !m.PDU.Type.IsConfirmed() || m.PDU.Type == snmp.InformRequest ||
 		(m.Version == snmp.V1 && m.PDU.Type == snmp.GetBulkRequest) {
 		a.Stats.UnknownPDUHandlers.Add(1)
@@ -219,7 +221,7 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 			if m.Version == snmp.V1 {
 				resp.PDU.ErrorStatus = snmp.GenErr
 			}
-			a.Stats.countOut(&resp.PDU)
+			a.Stats.countOut(m.PDU.Type, &resp.PDU)
 			return snmp.AppendMessage(out[:0], resp)
 		}
 	}
@@ -269,7 +271,7 @@ func (a *Agent) serveCommunity(ref *transport.StateReference, msg, out []byte) [
 			return nil
 		}
 	}
-	a.Stats.countOut(&resp.PDU)
+	a.Stats.countOut(m.PDU.Type, &resp.PDU)
 	return b
 }
 

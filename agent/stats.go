@@ -44,10 +44,9 @@ func (s *Stats) countIn(p *snmp.PDU) {
 	switch p.Type {
 	case snmp.GetRequest:
 		s.InGetRequests.Add(1)
-		s.InTotalReqVars.Add(uint32(len(p.VarBinds)))
-	case snmp.GetNextRequest, snmp.GetBulkRequest:
+	case snmp.GetNextRequest:
+		// GetBulk has no counter of its own (RFC 3418), as in Net-SNMP.
 		s.InGetNexts.Add(1)
-		s.InTotalReqVars.Add(uint32(len(p.VarBinds)))
 	case snmp.SetRequest:
 		s.InSetRequests.Add(1)
 	case snmp.Response:
@@ -57,7 +56,8 @@ func (s *Stats) countIn(p *snmp.PDU) {
 	}
 }
 
-func (s *Stats) countOut(p *snmp.PDU) {
+// countOut counts p, the response to a request of type req.
+func (s *Stats) countOut(req snmp.PDUType, p *snmp.PDU) {
 	s.OutGetResponses.Add(1)
 	switch p.ErrorStatus {
 	case snmp.TooBig:
@@ -69,7 +69,16 @@ func (s *Stats) countOut(p *snmp.PDU) {
 	case snmp.GenErr:
 		s.OutGenErrs.Add(1)
 	case snmp.NoError:
-		// A successful set counts its varbinds.
+		// snmpInTotalReqVars and snmpInTotalSetVars: the objects a
+		// request retrieved or altered successfully, the varbinds of a
+		// response without error (GetBulk's too, as Net-SNMP counts).
+		n := uint32(len(p.VarBinds))
+		switch req {
+		case snmp.GetRequest, snmp.GetNextRequest, snmp.GetBulkRequest:
+			s.InTotalReqVars.Add(n)
+		case snmp.SetRequest:
+			s.InTotalSetVars.Add(n)
+		}
 	}
 }
 

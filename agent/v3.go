@@ -120,14 +120,13 @@ func (a *Agent) serveV3(ref *transport.StateReference, msg, out []byte) []byte {
 		a.refused(refusedUnknownContext, ref.Remote, slog.String("securityName", in.SecurityName), slog.String("context", pr.ContextName))
 		return a.report(sm, hdr.MsgID, in.Level, in.State, sc, snmp.VarBind{Name: unknownContextsOID, Value: snmp.Counter32Value(n)}, out)
 	}
-	a.Stats.countOut(resp)
 	rs.PDU = *resp
 	w.buf = snmp.AppendScopedPDU(w.buf[:0], &rs)
 	if len(w.buf) > in.MaxScopedPDU || len(w.buf)+secOverhead > p.MaxResponse || (ref.MaxMessage > 0 && len(w.buf)+secOverhead > ref.MaxMessage) {
 		rs.PDU.ErrorStatus, rs.PDU.ErrorIndex, rs.PDU.VarBinds = snmp.TooBig, 0, nil
 		w.buf = snmp.AppendScopedPDU(w.buf[:0], &rs)
-		a.Stats.OutTooBigs.Add(1)
 	}
+	a.Stats.countOut(req.Type, &rs.PDU)
 	rh := snmp.V3Message{MsgID: hdr.MsgID, MaxSize: snmp.MaxMessageSize, Flags: snmp.LevelFlags(level)}
 	b, err := sm.GenerateResponse(out[:0], &rh, in.State, w.buf)
 	if err != nil {
