@@ -2,15 +2,18 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 )
 
-// Host configures the host MIBs (UCD-SNMP-MIB, HOST-RESOURCES-MIB): the
-// snmpd.conf directives disk, includeAllDisks, load, proc, swap,
-// storageUseNFS, skipNFSInHostResources and ignoreDisk.
+// Host configures the host MIBs (UCD-SNMP-MIB, UCD-DISKIO-MIB,
+// HOST-RESOURCES-MIB): the snmpd.conf directives disk, includeAllDisks,
+// load, proc, swap, storageUseNFS, skipNFSInHostResources, ignoreDisk,
+// diskio and diskio_exclude_fd, _loop and _ram.
 type Host struct {
 	// Disks are dskTable's configured rows (`disk PATH [MIN|MIN%]`).
 	Disks []Disk `yaml:"disks,omitempty"`
@@ -36,6 +39,16 @@ type Host struct {
 	// IgnoreDisks are devices left out of hrDiskStorageTable
 	// (`ignoreDisk /dev/NAME`; shell wildcards allowed).
 	IgnoreDisks []string `yaml:"ignore_disks,omitempty"`
+	// DiskIO, when set, are the only block devices in diskIOTable, in
+	// this order (`diskio DEVICE`: /dev/sda, or sda for /dev/sda; a
+	// device file found by any other name, such as /dev/disk/by-id/...,
+	// is listed under that name's last element, as snmpd lists it).
+	DiskIO []string `yaml:"diskio,omitempty"`
+	// DiskIOExclude leaves the block devices whose names start with one
+	// of these out of diskIOTable (`diskio_exclude_fd yes`,
+	// `diskio_exclude_loop yes`, `diskio_exclude_ram yes`: fd, loop,
+	// ram). It does not apply to the devices DiskIO names.
+	DiskIOExclude []string `yaml:"diskio_exclude,omitempty"`
 	// CacheTTL is how long one reading of the kernel serves requests
 	// (0: 1 s).
 	CacheTTL Duration `yaml:"cache_ttl,omitempty"`
@@ -138,7 +151,8 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 		}
 	}
 	switch strings.ToLower(tok) {
-	case "disk", "includealldisks", "load", "proc", "procfix", "file", "swap", "storageusenfs", "skipnfsinhostresources", "ignoredisk":
+	case "disk", "includealldisks", "load", "proc", "procfix", "file", "swap", "storageusenfs", "skipnfsinhostresources", "ignoredisk",
+		"diskio", "diskio_exclude_fd", "diskio_exclude_loop", "diskio_exclude_ram":
 		if len(w) == 0 {
 			p.warnf(tok, "no arguments; line ignored, as snmpd ignores it")
 			return true, nil
@@ -163,7 +177,7 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 		}
 		for i := range h.Disks {
 			if h.Disks[i].Path == d.Path {
-				p.warnf(tok, "%s already has a disk line (%s): its dskTable row keeps that line's number and takes this line's minimum; this line's number stays unused", d.Path, p.c.originOf(fmt.Sprintf("host.disks[%d]", i)))
+				p.warnf(tok, "%s already has a disk line (%s): this line is a second dskTable row for the same file system, as in snmpd, and both rows take this line's minimum", d.Path, p.c.originOf(fmt.Sprintf("host.disks[%d]", i)))
 				break
 			}
 		}
@@ -292,6 +306,29 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 		h.SkipNFS = b
 	case "ignoredisk":
 		h.IgnoreDisks = append(h.IgnoreDisks, w...)
+	case "diskio":
+		dev := w[0]
+		if !strings.HasPrefix(dev, "/") {
+			dev = "/dev/" + dev
+		}
+		if fi, err := os.Stat(dev); err != nil || fi.Mode()&os.ModeDevice == 0 || fi.Mode()&os.ModeCharDevice != 0 {
+			p.warnf(tok, "%s is not a block device; line ignored, as snmpd ignores it", dev)
+			return true, nil
+		}
+		extra(1, "DEVICE")
+		h.DiskIO = append(h.DiskIO, w[0])
+	case "diskio_exclude_fd", "diskio_exclude_loop", "diskio_exclude_ram":
+		b, err := parseBool(w[0])
+		if err != nil {
+			p.warnf(tok, "%v; line ignored, as snmpd ignores it", err)
+			return true, nil
+		}
+		extra(1, "yes|no")
+		prefix := strings.TrimPrefix(strings.ToLower(tok), "diskio_exclude_")
+		h.DiskIOExclude = slices.DeleteFunc(h.DiskIOExclude, func(s string) bool { return s == prefix })
+		if b {
+			h.DiskIOExclude = append(h.DiskIOExclude, prefix)
+		}
 	case "realstorageunits":
 		p.warnf(tok, "ignored: hrStorageAllocationUnits grow only when a file system's size would not fit 32 bits")
 	default:

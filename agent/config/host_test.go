@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +96,9 @@ func TestHostMalformed(t *testing.T) {
 		{"procfix a /bin/true\nproc a", "bad.conf:1: procfix: no proc line for a before it; line ignored", func(h *Host) bool { return h.Procs[0].Fix == "" }},
 		{"proc a\nprocfix a", "bad.conf:2: procfix: want NAME COMMAND; line ignored", func(h *Host) bool { return h.Procs[0].Fix == "" }},
 		{"ignoreDisk", "no arguments; line ignored", func(h *Host) bool { return len(h.IgnoreDisks) == 0 }},
+		{"diskio /dev/null", "bad.conf:1: diskio: /dev/null is not a block device; line ignored, as snmpd ignores it", func(h *Host) bool { return len(h.DiskIO) == 0 }},
+		{"diskio tsnmp-no-such-disk", "/dev/tsnmp-no-such-disk is not a block device", func(h *Host) bool { return len(h.DiskIO) == 0 }},
+		{"diskio_exclude_loop perhaps", "bad.conf:1: diskio_exclude_loop: ", func(h *Host) bool { return len(h.DiskIOExclude) == 0 }},
 	} {
 		c, err := ParseSnmpdConf("bad.conf", []byte(tc.conf+"\n"))
 		if err != nil {
@@ -110,6 +115,42 @@ func TestHostMalformed(t *testing.T) {
 		if !tc.check(&c.Host) {
 			t.Errorf("%q: host %+v", tc.conf, c.Host)
 		}
+	}
+}
+
+// TestDiskIODirectives reads diskio_exclude_fd, _loop and _ram (the last
+// line of each wins, as snmpd's boolean settings) and diskio lines, which
+// name block devices.
+func TestDiskIODirectives(t *testing.T) {
+	c, err := ParseSnmpdConf("io.conf", []byte("diskio_exclude_loop yes\ndiskio_exclude_ram 1\ndiskio_exclude_fd true\ndiskio_exclude_fd no\ndiskio_exclude_loop on\n"))
+	if err != nil || len(c.Warnings) != 0 {
+		t.Fatalf("%v, warnings %q", err, c.Warnings)
+	}
+	if got := strings.Join(c.Host.DiskIOExclude, " "); got != "ram loop" {
+		t.Errorf("excluded %q, want %q", got, "ram loop")
+	}
+	b, err := os.ReadFile("/proc/diskstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dev string
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 2 {
+			if fi, err := os.Stat("/dev/" + f[2]); err == nil && fi.Mode()&os.ModeDevice != 0 && fi.Mode()&os.ModeCharDevice == 0 {
+				dev = f[2]
+				break
+			}
+		}
+	}
+	if dev == "" {
+		t.Fatal("no block device with a node in /dev")
+	}
+	c, err = ParseSnmpdConf("io.conf", []byte("diskio "+dev+"\ndiskio /dev/"+dev+" extra\n"))
+	if err != nil || !slices.Equal(c.Host.DiskIO, []string{dev, "/dev/" + dev}) {
+		t.Fatalf("%v, diskio %q", err, c.Host.DiskIO)
+	}
+	if len(c.Warnings) != 1 || !strings.HasPrefix(c.Warnings[0], "io.conf:2: diskio: want DEVICE") {
+		t.Errorf("warnings %q", c.Warnings)
 	}
 }
 

@@ -46,6 +46,8 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 		// reading of /proc for both.
 		Processes:       d.host.hostres.Processes(),
 		IncludeAllDisks: h.IncludeAllDisks,
+		DiskIO:          h.DiskIO,
+		DiskIOExclude:   h.DiskIOExclude,
 		Load:            h.LoadMax(),
 		MinSwap:         h.MinSwap,
 		Logger:          d.log,

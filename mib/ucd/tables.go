@@ -4,7 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
@@ -366,10 +370,65 @@ func (m *MIB) readDiskIO() []diskIORow {
 	ds, bad := procfs.ParseDiskstats(b)
 	procfs.CountBad("/proc/diskstats", bad)
 	rows := make([]diskIORow, 0, len(ds))
+	add := func(d procfs.DiskStat, name string) {
+		la := m.cpu.DiskLoad(d.Name)
+		d.Name = name
+		rows = append(rows, diskIORow{index: snmp.OID{uint32(len(rows) + 1)}, d: d, la: la})
+	}
+	if m.ioDevs != nil {
+		// `diskio` lines: their devices alone, in their order, numbered
+		// among those the kernel lists now (as Net-SNMP, which reads
+		// each one's /sys/dev/block/MAJOR:MINOR/stat).
+		for _, v := range m.ioDevs {
+			if i := slices.IndexFunc(ds, func(d procfs.DiskStat) bool { return d.Major == v.major && d.Minor == v.minor }); i >= 0 {
+				add(ds[i], v.name)
+			}
+		}
+		return rows
+	}
 	for _, d := range ds {
-		rows = append(rows, diskIORow{index: snmp.OID{uint32(len(rows) + 1)}, d: d, la: m.cpu.DiskLoad(d.Name)})
+		if !slices.ContainsFunc(m.cfg.DiskIOExclude, func(p string) bool { return strings.HasPrefix(d.Name, p) }) {
+			add(d, d.Name)
+		}
 	}
 	return rows
+}
+
+// ioDev is a device a `diskio` line names: its numbers, and the name
+// diskIODevice shows.
+type ioDev struct {
+	major, minor uint64
+	name         string
+}
+
+// resolveDiskIO finds the device numbers of Config.DiskIO's devices, as
+// Net-SNMP does when it reads the lines: a name that is not a block
+// device is left out, with a warning. It returns nil without `diskio`
+// lines, and an empty list when none of them is a device (diskIOTable is
+// then empty, as in Net-SNMP).
+func (m *MIB) resolveDiskIO() []ioDev {
+	if len(m.cfg.DiskIO) == 0 {
+		return nil
+	}
+	devs := []ioDev{}
+	for _, p := range m.cfg.DiskIO {
+		path := p
+		if !strings.HasPrefix(path, "/") {
+			path = "/dev/" + path
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(m.cfg.FS.Path(path), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFBLK {
+			m.log().Warn("diskio: not a block device; left out of diskIOTable", "device", path)
+			continue
+		}
+		if slices.ContainsFunc(devs, func(d ioDev) bool {
+			return d.major == uint64(unix.Major(st.Rdev)) && d.minor == uint64(unix.Minor(st.Rdev))
+		}) {
+			continue // Net-SNMP lists a device once
+		}
+		devs = append(devs, ioDev{major: uint64(unix.Major(st.Rdev)), minor: uint64(unix.Minor(st.Rdev)), name: filepath.Base(path)})
+	}
+	return devs
 }
 
 type diskIORows []diskIORow

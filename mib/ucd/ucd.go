@@ -91,6 +91,15 @@ type Config struct {
 	CPU *procfs.CPUHistory
 
 	Disks []Disk
+	// DiskIO, when set, are the only block devices in diskIOTable, in
+	// this order, each under its name's last element (`diskio`: /dev/sda,
+	// or sda for /dev/sda); a name that is not a block device is left out
+	// with a warning.
+	DiskIO []string
+	// DiskIOExclude leaves the devices whose names start with one of these
+	// out of diskIOTable when DiskIO is not set (`diskio_exclude_loop`:
+	// loop).
+	DiskIOExclude []string
 	// IncludeAllDisks, when not nil, adds every mounted file system not
 	// named by Disks to dskTable with this minimum free percentage.
 	IncludeAllDisks *int64
@@ -129,6 +138,7 @@ type MIB struct {
 	dskNums *dskNumbers
 	procs   procfs.Derived[[]prRow]
 	diskio  procfs.Cache[[]diskIORow]
+	ioDevs  []ioDev // Config.DiskIO's devices
 	files   procfs.Cache[[]fileRow]
 	fileKB  []int64 // the sizes last read, for files gone since
 	mounts  procfs.Mounts
@@ -181,6 +191,7 @@ func New(cfg Config) *MIB {
 		m.ps = procfs.NewProcesses(cfg.FS, ttl)
 		m.ownPS = true
 	}
+	m.ioDevs = m.resolveDiskIO()
 	m.diskio = procfs.Cache[[]diskIORow]{TTL: ttl, Load: func(time.Time) []diskIORow { return m.readDiskIO() }}
 	m.files = procfs.Cache[[]fileRow]{TTL: ttl, Load: m.readFiles}
 	m.initMemory()
