@@ -220,20 +220,23 @@ func permanent(a *rtnl.Addr) bool {
 	return len(a.Address) == 16 && a.Address[0] == 0xfe && a.Address[1]&0xc0 == 0x80
 }
 
-// addrStatus is a's ipAddressStatus, as the table reads it.
+// addrStatus is a's ipAddressStatus (RFC 4293's IpAddressStatusTC), from
+// the kernel's flags: duplicate(7) once duplicate address detection
+// failed, optimistic(8) or tentative(6) while it runs, deprecated(2)
+// past the preferred lifetime (IPv4 addresses too: the kernel deprecates
+// them alike), else preferred(1). Net-SNMP answers preferred for every
+// address the kernel flags permanent (one given without lifetimes) or
+// temporary, whatever its state, and unknown(5) for other flags.
 func addrStatus(a *rtnl.Addr) int64 {
-	if a.Family != unix.AF_INET6 {
-		return 1
-	}
 	switch {
-	case a.Flags&(unix.IFA_F_PERMANENT|unix.IFA_F_TEMPORARY) != 0:
-		return 1
-	case a.Flags&unix.IFA_F_DEPRECATED != 0:
-		return 2
-	case a.Flags&unix.IFA_F_TENTATIVE != 0:
-		return 6
 	case a.Flags&unix.IFA_F_DADFAILED != 0:
 		return 7
+	case a.Flags&unix.IFA_F_OPTIMISTIC != 0:
+		return 8
+	case a.Flags&unix.IFA_F_TENTATIVE != 0:
+		return 6
+	case a.Flags&unix.IFA_F_DEPRECATED != 0:
+		return 2
 	}
 	return 1
 }

@@ -476,7 +476,7 @@ func (m *MIB) readAddrs(now time.Time) *addrSnap {
 		if a.Family != unix.AF_INET && a.Family != unix.AF_INET6 {
 			continue
 		}
-		r := addrRow{addr: a.Address, ifIndex: a.Index, typ: 1, plen: a.PrefixLen, status: 1, storage: 2, origin: 2,
+		r := addrRow{addr: a.Address, ifIndex: a.Index, typ: 1, plen: a.PrefixLen, storage: 2, origin: 2,
 			created: since(up, clock, a.Created), changed: since(up, clock, a.Updated),
 			preferred: a.Preferred, valid: a.Valid}
 		r.index = inetIndex(make(snmp.OID, 0, 2+len(a.Address)), a.Address)
@@ -492,17 +492,8 @@ func (m *MIB) readAddrs(now time.Time) *addrSnap {
 				// the kernel tells it from Linux 6.3 on.
 				r.origin, r.autoconf = 5, true
 			}
-			switch {
-			case a.Flags&unix.IFA_F_PERMANENT != 0, a.Flags&unix.IFA_F_TEMPORARY != 0:
-				r.status = 1
-			case a.Flags&unix.IFA_F_DEPRECATED != 0:
-				r.status = 2
-			case a.Flags&unix.IFA_F_TENTATIVE != 0:
-				r.status = 6
-			case a.Flags&unix.IFA_F_DADFAILED != 0:
-				r.status = 7
-			}
 		}
+		r.status = addrStatus(&a)
 		if a.Family == unix.AF_INET && len(a.Broadcast) == 4 && !bytes.Equal(a.Broadcast, []byte{0, 0, 0, 0}) {
 			r.bcast = true
 			add(r)
