@@ -216,8 +216,12 @@ func (h *addrHandler) plan(row *rowReq, addrs []rtnl.Addr, links []rtnl.Link) (s
 
 // permanent reports whether a is a row of permanent storage: an IPv6
 // link-local address, which the kernel gives each interface.
-func permanent(a *rtnl.Addr) bool {
-	return len(a.Address) == 16 && a.Address[0] == 0xfe && a.Address[1]&0xc0 == 0x80
+func permanent(a *rtnl.Addr) bool { return isLinkLocal(a.Address) }
+
+// isLinkLocal reports whether addr is an IPv6 link-local address
+// (fe80::/10).
+func isLinkLocal(addr []byte) bool {
+	return len(addr) == 16 && addr[0] == 0xfe && addr[1]&0xc0 == 0x80
 }
 
 // addrStatus is a's ipAddressStatus (RFC 4293's IpAddressStatusTC), from

@@ -58,7 +58,7 @@ func (m *MIB) readIfaces(now time.Time) *ifaceSnap {
 			continue
 		}
 		v6[r.ifIndex] = true
-		if r.addr[0] == 0xfe && r.addr[1]&0xc0 == 0x80 {
+		if isLinkLocal(r.addr) {
 			if _, ok := linkLocal[r.ifIndex]; !ok {
 				linkLocal[r.ifIndex] = r.addr[8:16]
 			}

@@ -485,7 +485,7 @@ func (m *MIB) readAddrs(now time.Time) *addrSnap {
 			switch {
 			case a.Flags&unix.IFA_F_TEMPORARY != 0:
 				r.origin, r.autoconf = 6, true // random
-			case a.Address[0] == 0xfe && a.Address[1]&0xc0 == 0x80:
+			case permanent(&a):
 				r.origin, r.storage = 5, 4 // linklayer, permanent
 			case a.Proto == rtnl.IfaProtoKernelRA:
 				// Stateless autoconfiguration (RFC 4293's linklayer);

@@ -43,7 +43,7 @@ func (s *addrSnap) prefixes() []prefixRow {
 			continue
 		}
 		seen[k] = len(out)
-		out = append(out, prefixRow{index: idx, linkLocal: len(r.addr) == 16 && r.addr[0] == 0xfe && r.addr[1]&0xc0 == 0x80,
+		out = append(out, prefixRow{index: idx, linkLocal: isLinkLocal(r.addr),
 			preferred: r.preferred, valid: r.valid, autoconf: r.autoconf})
 	}
 	slices.SortFunc(out, func(a, b prefixRow) int { return a.index.Compare(b.index) })

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,7 +85,7 @@ func TestInteropDiskIOSelection(t *testing.T) {
 			}
 			for _, r := range ours {
 				for _, p := range c.cfg.DiskIOExclude {
-					if len(r) >= len(p) && r[:len(p)] == p {
+					if strings.HasPrefix(r, p) {
 						t.Errorf("%s listed, with %s devices excluded", r, p)
 					}
 				}

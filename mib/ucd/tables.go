@@ -421,12 +421,10 @@ func (m *MIB) resolveDiskIO() []ioDev {
 			m.log().Warn("diskio: not a block device; left out of diskIOTable", "device", path)
 			continue
 		}
-		if slices.ContainsFunc(devs, func(d ioDev) bool {
-			return d.major == uint64(unix.Major(st.Rdev)) && d.minor == uint64(unix.Minor(st.Rdev))
-		}) {
-			continue // Net-SNMP lists a device once
+		d := ioDev{major: uint64(unix.Major(st.Rdev)), minor: uint64(unix.Minor(st.Rdev)), name: filepath.Base(path)}
+		if !slices.ContainsFunc(devs, func(e ioDev) bool { return e.major == d.major && e.minor == d.minor }) {
+			devs = append(devs, d) // Net-SNMP lists a device once
 		}
-		devs = append(devs, ioDev{major: uint64(unix.Major(st.Rdev)), minor: uint64(unix.Minor(st.Rdev)), name: filepath.Base(path)})
 	}
 	return devs
 }
