@@ -231,8 +231,10 @@ func TestInteropNetSNMP(t *testing.T) {
 	}
 	rules[ss+"3."] = rate(func(s procfs.Sample) uint64 { return s.VM.PswpIn })
 	rules[ss+"4."] = rate(func(s procfs.Sample) uint64 { return s.VM.PswpOut })
-	rules[ss+"5."] = rate(func(s procfs.Sample) uint64 { return s.VM.PgpgOut })
-	rules[ss+"6."] = rate(func(s procfs.Sample) uint64 { return s.VM.PgpgIn })
+	// ssIOSent and ssIOReceive count 512-byte blocks, /proc/vmstat's
+	// pgpgout and pgpgin kB: twice the counters.
+	rules[ss+"5."] = rate(func(s procfs.Sample) uint64 { return 2 * s.VM.PgpgOut })
+	rules[ss+"6."] = rate(func(s procfs.Sample) uint64 { return 2 * s.VM.PgpgIn })
 	rules[ss+"7."] = rate(func(s procfs.Sample) uint64 { return s.Stat.Intr })
 	rules[ss+"8."] = rate(func(s procfs.Sample) uint64 { return s.Stat.Ctxt })
 	for k, v := range ours {
