@@ -13,7 +13,7 @@ import (
 // Host configures the host MIBs (UCD-SNMP-MIB, UCD-DISKIO-MIB,
 // HOST-RESOURCES-MIB): the snmpd.conf directives disk, includeAllDisks,
 // load, proc, swap, storageUseNFS, skipNFSInHostResources, ignoreDisk,
-// diskio and diskio_exclude_fd, _loop and _ram.
+// diskio and diskio_exclude_fd, _loop, _ram, _md and _nbd.
 type Host struct {
 	// Disks are dskTable's configured rows (`disk PATH [MIN|MIN%]`).
 	Disks []Disk `yaml:"disks,omitempty"`
@@ -47,7 +47,8 @@ type Host struct {
 	// DiskIOExclude leaves the block devices whose names start with one
 	// of these out of diskIOTable (`diskio_exclude_fd yes`,
 	// `diskio_exclude_loop yes`, `diskio_exclude_ram yes`: fd, loop,
-	// ram). It does not apply to the devices DiskIO names.
+	// ram; Net-SNMP 5.10's `diskio_exclude_md` and `diskio_exclude_nbd`:
+	// md, nbd). It does not apply to the devices DiskIO names.
 	DiskIOExclude []string `yaml:"diskio_exclude,omitempty"`
 	// CacheTTL is how long one reading of the kernel serves requests
 	// (0: 1 s).
@@ -85,8 +86,21 @@ type File struct {
 	MaxKB *int64 `yaml:"max_kb,omitempty"`
 }
 
-// checkHost checks what the parsers do not: the proc regular expressions.
+// checkHost checks what the parsers do not: the proc regular expressions,
+// and that the devices of diskio are block devices (one that is not is
+// dropped with a warning, as snmpd drops its `diskio` line).
 func (c *Config) checkHost() error {
+	kept := c.Host.DiskIO[:0]
+	for i, dev := range c.Host.DiskIO {
+		if !isBlockDevice(dev) {
+			path := fmt.Sprintf("host.diskio[%d]", i)
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s: %s is not a block device; left out of diskIOTable, as snmpd leaves out a diskio line naming it",
+				c.originOf(path), path, devicePath(dev)))
+			continue
+		}
+		kept = append(kept, dev)
+	}
+	c.Host.DiskIO = kept
 	for i, p := range c.Host.Procs {
 		if p.Regexp == "" {
 			continue
@@ -152,7 +166,7 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 	}
 	switch strings.ToLower(tok) {
 	case "disk", "includealldisks", "load", "proc", "procfix", "file", "swap", "storageusenfs", "skipnfsinhostresources", "ignoredisk",
-		"diskio", "diskio_exclude_fd", "diskio_exclude_loop", "diskio_exclude_ram":
+		"diskio", "diskio_exclude_fd", "diskio_exclude_loop", "diskio_exclude_ram", "diskio_exclude_md", "diskio_exclude_nbd":
 		if len(w) == 0 {
 			p.warnf(tok, "no arguments; line ignored, as snmpd ignores it")
 			return true, nil
@@ -307,17 +321,13 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 	case "ignoredisk":
 		h.IgnoreDisks = append(h.IgnoreDisks, w...)
 	case "diskio":
-		dev := w[0]
-		if !strings.HasPrefix(dev, "/") {
-			dev = "/dev/" + dev
-		}
-		if fi, err := os.Stat(dev); err != nil || fi.Mode()&os.ModeDevice == 0 || fi.Mode()&os.ModeCharDevice != 0 {
-			p.warnf(tok, "%s is not a block device; line ignored, as snmpd ignores it", dev)
+		if !isBlockDevice(w[0]) {
+			p.warnf(tok, "%s is not a block device; line ignored, as snmpd ignores it", devicePath(w[0]))
 			return true, nil
 		}
 		extra(1, "DEVICE")
 		h.DiskIO = append(h.DiskIO, w[0])
-	case "diskio_exclude_fd", "diskio_exclude_loop", "diskio_exclude_ram":
+	case "diskio_exclude_fd", "diskio_exclude_loop", "diskio_exclude_ram", "diskio_exclude_md", "diskio_exclude_nbd":
 		b, err := parseBool(w[0])
 		if err != nil {
 			p.warnf(tok, "%v; line ignored, as snmpd ignores it", err)
@@ -352,4 +362,19 @@ func (h *Host) LoadMax() *[3]float64 {
 		}
 	}
 	return &l
+}
+
+// devicePath is the device file a diskio name stands for: the name
+// itself when it is a path, else the name under /dev.
+func devicePath(name string) string {
+	if strings.HasPrefix(name, "/") {
+		return name
+	}
+	return "/dev/" + name
+}
+
+// isBlockDevice reports whether a diskio name is a block device now.
+func isBlockDevice(name string) bool {
+	fi, err := os.Stat(devicePath(name))
+	return err == nil && fi.Mode()&os.ModeDevice != 0 && fi.Mode()&os.ModeCharDevice == 0
 }

@@ -145,6 +145,18 @@ func TestDiskIODirectives(t *testing.T) {
 	if dev == "" {
 		t.Fatal("no block device with a node in /dev")
 	}
+	c, err = ParseSnmpdConf("io.conf", []byte("diskio_exclude_md yes\ndiskio_exclude_nbd yes\n"))
+	if err != nil || len(c.Warnings) != 0 || strings.Join(c.Host.DiskIOExclude, " ") != "md nbd" {
+		t.Fatalf("%v, warnings %q, excluded %q", err, c.Warnings, c.Host.DiskIOExclude)
+	}
+	c, err = ParseYAML("io.yaml", []byte("host:\n  diskio:\n    - /nonexistent-tsnmp\n    - "+dev+"\n    - /dev/null\n"))
+	if err != nil || !slices.Equal(c.Host.DiskIO, []string{dev}) {
+		t.Fatalf("%v, diskio %q", err, c.Host.DiskIO)
+	}
+	if len(c.Warnings) != 2 || !strings.HasPrefix(c.Warnings[0], "io.yaml:3: host.diskio[0]: /nonexistent-tsnmp is not a block device") ||
+		!strings.HasPrefix(c.Warnings[1], "io.yaml:5: host.diskio[2]: /dev/null is not a block device") {
+		t.Errorf("warnings %q", c.Warnings)
+	}
 	c, err = ParseSnmpdConf("io.conf", []byte("diskio "+dev+"\ndiskio /dev/"+dev+" extra\n"))
 	if err != nil || !slices.Equal(c.Host.DiskIO, []string{dev, "/dev/" + dev}) {
 		t.Fatalf("%v, diskio %q", err, c.Host.DiskIO)

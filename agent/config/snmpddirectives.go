@@ -76,6 +76,8 @@ var netSNMPDirectives = sync.OnceValue(func() map[string]string {
 		"diskio_exclude_fd":   "leave floppy disks out of diskIOTable",
 		"diskio_exclude_loop": "leave loop devices out of diskIOTable",
 		"diskio_exclude_ram":  "leave RAM disks out of diskIOTable",
+		"diskio_exclude_md":   "leave software RAID devices out of diskIOTable",
+		"diskio_exclude_nbd":  "leave network block devices out of diskIOTable",
 		// Interfaces.
 		"interface":                  "set an interface's type and speed in the IF-MIB",
 		"interface_fadeout":          "keep vanished interfaces this long",

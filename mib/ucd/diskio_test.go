@@ -23,7 +23,8 @@ import (
 // whose names start with loop and ram out; and diskio lines, which list
 // their devices alone, in their order, each once, under the name the
 // line gives (here a device file of the test's own, made with mknod(2)
-// for a device the kernel lists), a line naming no block device left out.
+// for a device the kernel lists), a line naming no block device left out
+// (and every device listed when no line names one).
 func TestInteropDiskIOSelection(t *testing.T) {
 	if os.Geteuid() != 0 {
 		if testenv.InCI() {
@@ -60,6 +61,10 @@ func TestInteropDiskIOSelection(t *testing.T) {
 		{"diskio lines", fmt.Sprintf("diskio %s\ndiskio /nonexistent-tsnmp\ndiskio %s\ndiskio /dev/%s\n", ds[i].Name, node, ds[i].Name),
 			Config{DiskIO: []string{ds[i].Name, "/nonexistent-tsnmp", node, "/dev/" + ds[i].Name}},
 			[]string{ds[i].Name, "tsnmp-disk"}},
+		// No line names a block device: snmpd keeps none and lists every
+		// device, as without diskio lines.
+		{"no diskio line a device", "diskio /nonexistent-tsnmp\n",
+			Config{DiskIO: []string{"/nonexistent-tsnmp"}}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			snmpd := mibtest.StartSnmpd(t, "", c.conf)

@@ -403,14 +403,11 @@ type ioDev struct {
 
 // resolveDiskIO finds the device numbers of Config.DiskIO's devices, as
 // Net-SNMP does when it reads the lines: a name that is not a block
-// device is left out, with a warning. It returns nil without `diskio`
-// lines, and an empty list when none of them is a device (diskIOTable is
-// then empty, as in Net-SNMP).
+// device is left out, with a warning. It returns nil, for every device
+// the kernel lists, without `diskio` lines and when none of them is a
+// device, as Net-SNMP lists every device when it kept none of the lines.
 func (m *MIB) resolveDiskIO() []ioDev {
-	if len(m.cfg.DiskIO) == 0 {
-		return nil
-	}
-	devs := []ioDev{}
+	var devs []ioDev
 	for _, p := range m.cfg.DiskIO {
 		path := p
 		if !strings.HasPrefix(path, "/") {
