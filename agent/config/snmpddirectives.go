@@ -79,11 +79,14 @@ var netSNMPDirectives = sync.OnceValue(func() map[string]string {
 		"diskio_exclude_md":   "leave software RAID devices out of diskIOTable",
 		"diskio_exclude_nbd":  "leave network block devices out of diskIOTable",
 		// Interfaces.
-		"interface":                  "set an interface's type and speed in the IF-MIB",
+		// What snmpd 5.9.3 and 5.9.5 do with these three on Linux: the
+		// first changes nothing (ifType and ifSpeed stay the kernel's),
+		// the other two thin ipAddressTable alone, IF-MIB unchanged.
+		"interface":                  "set an interface's ifType and ifSpeed, which snmpd 5.9 on Linux leaves as the kernel gives them",
 		"interface_fadeout":          "keep vanished interfaces this long",
 		"interface_replace_old":      "reuse the index of a vanished interface of the same name",
-		"ifmib_max_num_ifaces":       "serve at most this many interfaces",
-		"include_ifmib_iface_prefix": "serve only interfaces whose names start with these prefixes",
+		"ifmib_max_num_ifaces":       "leave the addresses of interfaces whose ifIndex is above this number out of ipAddressTable, ifTable and ipAddrTable unchanged (snmpd 5.9 on Linux)",
+		"include_ifmib_iface_prefix": "keep in ipAddressTable only the addresses of interfaces whose names match one of these regular expressions anywhere, ifTable and ipAddrTable unchanged (snmpd 5.9 on Linux)",
 		// Host resources.
 		"ignoredisk": "leave a disk out of hrDiskStorageTable",
 		// snmpd's persistent file, when found in a configuration file.
