@@ -31,6 +31,7 @@ type Packet struct {
 const (
 	FlagFIN = 0x01
 	FlagSYN = 0x02
+	FlagRST = 0x04
 )
 
 // Read parses a pcap file of Ethernet (loopback), Linux cooked or raw IP
