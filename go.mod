@@ -7,6 +7,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/klauspost/compress v1.20.3
+	github.com/lestrrat-go/strftime v1.2.0
 	github.com/mdlayher/netlink v1.7.2
 	github.com/pion/dtls/v3 v3.1.15
 	github.com/pion/transport/v5 v5.0.0

@@ -27,6 +27,9 @@ type Host struct {
 	Procs []Proc `yaml:"procs,omitempty"`
 	// Files are fileTable's rows (`file PATH [MAXSIZE]`).
 	Files []File `yaml:"files,omitempty"`
+	// LogMatches are logMatchTable's rows (`logmatch NAME FILE CYCLE
+	// REGEX`), at most 250.
+	LogMatches []LogMatch `yaml:"log_matches,omitempty"`
 	// MinSwap is memMinimumSwap in kB (`swap MIN`); 0: 16000.
 	MinSwap uint64 `yaml:"min_swap,omitempty"`
 	// StorageUseNFS: true (the default) serves NFS mounts in hrStorageTable
@@ -86,10 +89,48 @@ type File struct {
 	MaxKB *int64 `yaml:"max_kb,omitempty"`
 }
 
+// LogMatch is one `logmatch` directive: logMatchTable counts the lines
+// added to File that Regexp matches.
+type LogMatch struct {
+	Name string `yaml:"name"`
+	// File is the log's path; strftime(3) conversions (%Y%m%d) name the
+	// file of the current local time.
+	File string `yaml:"file"`
+	// Cycle is the period in seconds of the readings made between
+	// queries (0: the log is read only when its row is).
+	Cycle int `yaml:"cycle,omitempty"`
+	// Regexp is matched against each line (Go's RE2 syntax).
+	Regexp string `yaml:"regexp"`
+
+	// fromSnmpd marks a line of snmpd.conf, whose parser has warned of a
+	// negative cycle or a regular expression that does not compile, as
+	// snmpd accepts both (logMatchErrorFlag says so); YAML refuses them.
+	fromSnmpd bool
+}
+
+// maxLogMatches is snmpd's limit on logmatch lines.
+const maxLogMatches = 250
+
 // checkHost checks what the parsers do not: the proc regular expressions,
 // and that the devices of diskio are block devices (one that is not is
 // dropped with a warning, as snmpd drops its `diskio` line).
 func (c *Config) checkHost() error {
+	for i, l := range c.Host.LogMatches {
+		path := fmt.Sprintf("host.log_matches[%d]", i)
+		switch {
+		case l.Name == "" || l.File == "":
+			return c.errAt(path, "name and file are required")
+		case i >= maxLogMatches:
+			return c.errAt(path, "more than %d log matches", maxLogMatches)
+		case l.fromSnmpd:
+			continue
+		case l.Cycle < 0:
+			return c.errAt(path+".cycle", "negative cycle %d", l.Cycle)
+		}
+		if _, err := regexp.Compile(l.Regexp); err != nil {
+			return c.errAt(path+".regexp", "%v (Go's RE2 syntax: no backreferences or lookaround)", err)
+		}
+	}
 	kept := c.Host.DiskIO[:0]
 	for i, dev := range c.Host.DiskIO {
 		if !isBlockDevice(dev) {
@@ -165,7 +206,7 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 		}
 	}
 	switch strings.ToLower(tok) {
-	case "disk", "includealldisks", "load", "proc", "procfix", "file", "swap", "storageusenfs", "skipnfsinhostresources", "ignoredisk",
+	case "disk", "includealldisks", "load", "proc", "procfix", "file", "swap", "storageusenfs", "skipnfsinhostresources", "ignoredisk", "logmatch",
 		"diskio", "diskio_exclude_fd", "diskio_exclude_loop", "diskio_exclude_ram", "diskio_exclude_md", "diskio_exclude_nbd":
 		if len(w) == 0 {
 			p.warnf(tok, "no arguments; line ignored, as snmpd ignores it")
@@ -239,6 +280,52 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 		}
 		p.c.setOrigin(fmt.Sprintf("host.files[%d]", len(h.Files)), p.origin())
 		h.Files = append(h.Files, f)
+	case "logmatch":
+		if len(w) < 2 {
+			p.warnf(tok, "want NAME FILE CYCLE REGEX; line ignored, as snmpd ignores it")
+			return true, nil
+		}
+		if len(h.LogMatches) >= maxLogMatches {
+			p.warnf(tok, "more than %d logmatch lines; line ignored, as snmpd ignores it", maxLogMatches)
+			return true, nil
+		}
+		l := LogMatch{Name: w[0], File: w[1], Cycle: 30, fromSnmpd: true}
+		for i, q := range h.LogMatches {
+			if q.Name == l.Name {
+				p.warnf(tok, "%s already has a logmatch line (%s): both rows keep their position in one file across restarts", l.Name, p.c.originOf(fmt.Sprintf("host.log_matches[%d]", i)))
+			}
+		}
+		if len(w) > 2 {
+			v, clean := leadingInt(w[2])
+			if !clean && v == 0 {
+				// sscanf's %d read nothing: snmpd keeps its 30 s and
+				// reads no regular expression (an empty one).
+				p.warnf(tok, "cycle %q is not a number; 30 s used and an empty regular expression (every line matches), as snmpd reads it", w[2])
+			} else {
+				if !clean {
+					p.warnf(tok, "cycle %q is not a number; %d used, as snmpd reads it", w[2], v)
+				}
+				l.Cycle = int(v)
+				if len(w) > 3 {
+					re := strings.TrimSpace(rest)
+					for range 3 {
+						re = strings.TrimSpace(re[len(strings.Fields(re)[0]):])
+					}
+					l.Regexp = re
+				}
+			}
+		}
+		if l.Regexp == "" && len(w) <= 3 {
+			p.warnf(tok, "no regular expression: every line matches, as in snmpd")
+		}
+		if l.Cycle < 0 {
+			p.warnf(tok, "negative cycle %d: logMatchErrorFlag is 1 and the log is read only when queried, as in snmpd", l.Cycle)
+		}
+		if _, err := regexp.Compile(l.Regexp); err != nil {
+			p.warnf(tok, "regular expression %q: %v (Go's RE2 syntax: no backreferences or lookaround); logMatchErrorFlag is 1 and logMatchRegExCompilation says why, as in snmpd", l.Regexp, err)
+		}
+		p.c.setOrigin(fmt.Sprintf("host.log_matches[%d]", len(h.LogMatches)), p.origin())
+		h.LogMatches = append(h.LogMatches, l)
 	case "proc":
 		pr := Proc{Name: w[0], Min: 1}
 		for i, q := range h.Procs {

@@ -233,3 +233,39 @@ func TestExecArgsAsWritten(t *testing.T) {
 		t.Errorf("extend %+v", c.Extend)
 	}
 }
+
+func TestLogMatchDirective(t *testing.T) {
+	c, err := ParseSnmpdConf("lm.conf", []byte("logmatch errs /var/log/app.log 60 error [0-9]+ on (disk|net)\n"+
+		"logmatch daily /var/log/app-%Y%m%d.log soon warn\n"+
+		"logmatch all /var/log/syslog 30\n"+
+		"logmatch bad /var/log/syslog -5 (x\n"+
+		"logmatch lonely\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []LogMatch{
+		{Name: "errs", File: "/var/log/app.log", Cycle: 60, Regexp: "error [0-9]+ on (disk|net)", fromSnmpd: true},
+		{Name: "daily", File: "/var/log/app-%Y%m%d.log", Cycle: 30, fromSnmpd: true},
+		{Name: "all", File: "/var/log/syslog", Cycle: 30, fromSnmpd: true},
+		{Name: "bad", File: "/var/log/syslog", Cycle: -5, Regexp: "(x", fromSnmpd: true},
+	}
+	if !slices.Equal(c.Host.LogMatches, want) {
+		t.Errorf("log matches\n%+v\nwant\n%+v", c.Host.LogMatches, want)
+	}
+	for _, w := range []string{"lm.conf:2: logmatch: cycle \"soon\" is not a number; 30 s used and an empty regular expression",
+		"lm.conf:3: logmatch: no regular expression: every line matches",
+		"lm.conf:4: logmatch: negative cycle -5", "lm.conf:4: logmatch: regular expression \"(x\"",
+		"lm.conf:5: logmatch: want NAME FILE CYCLE REGEX; line ignored"} {
+		if !slices.ContainsFunc(c.Warnings, func(s string) bool { return strings.HasPrefix(s, w) }) {
+			t.Errorf("no warning %q in %q", w, c.Warnings)
+		}
+	}
+	y, err := ParseYAML("lm.yaml", []byte("host:\n  log_matches:\n    - {name: errs, file: /var/log/app.log, cycle: 60, regexp: 'error [0-9]+'}\n"))
+	if err != nil || !slices.Equal(y.Host.LogMatches, []LogMatch{{Name: "errs", File: "/var/log/app.log", Cycle: 60, Regexp: "error [0-9]+"}}) {
+		t.Errorf("YAML: %v, %+v", err, y.Host.LogMatches)
+	}
+	_, err = ParseYAML("lm.yaml", []byte("host:\n  log_matches:\n    - {name: errs, file: /var/log/app.log}\n    - {name: x, file: /f, regexp: '(x'}\n"))
+	if err == nil || !strings.Contains(err.Error(), "lm.yaml:4") || !strings.Contains(err.Error(), "host.log_matches[1].regexp") {
+		t.Errorf("YAML with a bad regexp: %v, want an error at lm.yaml:4 naming host.log_matches[1].regexp", err)
+	}
+}

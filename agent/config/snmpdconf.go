@@ -227,7 +227,7 @@ var ignoredDirectives = sync.OnceValue(func() map[string]string {
 		names string
 	}{
 		{"not supported (see docs/notifications.md)", "v1trapaddress iquerysecname agentsecname monitor defaultmonitors notificationevent setevent strictdisman"},
-		{"Net-SNMP extension MIBs are not supported", "extendfix execfix dlmod interface_fadeout interface_replace_old override injecthandler table add_row smuxpeer smuxsocket proxy logmatch sysorldescr"},
+		{"Net-SNMP extension MIBs are not supported", "extendfix execfix dlmod interface_fadeout interface_replace_old override injecthandler table add_row smuxpeer smuxsocket proxy sysorldescr"},
 		{"not applicable to tsnmpd", "agentgroup agentuser leave_pidfile dontlogtcpwrappersconnects maxgetbulkresponses engineidtype engineidnic"},
 		{"snmpd's persistent state is not read from here", "oldengineid usmuser vacmview vacmgroup vacmaccess vacmauthaccess psyslocation psyscontact psysname setserialno engineboots"},
 	} {

@@ -59,7 +59,6 @@ var netSNMPDirectives = sync.OnceValue(func() map[string]string {
 		"procfix":             "run a command to fix a prTable error",
 		"load":                "set laTable thresholds",
 		"swap":                "set the memory table's swap threshold",
-		"logmatch":            "count regular-expression matches in a log file (logMatchTable)",
 		"extendfix":           "run a command to fix an extend entry",
 		"execfix":             "run a command to fix an extTable error",
 		"dlmod":               "load a shared-object MIB module",

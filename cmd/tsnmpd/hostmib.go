@@ -71,6 +71,10 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 		}
 		uc.Procs = append(uc.Procs, up)
 	}
+	for _, l := range h.LogMatches {
+		uc.LogMatches = append(uc.LogMatches, ucd.LogMatch{Name: l.Name, File: l.File, Cycle: l.Cycle, Regexp: l.Regexp})
+	}
+	uc.StateDir = d.o.stateDir
 	for _, f := range h.Files {
 		uf := ucd.File{Path: f.Path, MaxKB: -1}
 		if f.MaxKB != nil {

@@ -34,6 +34,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -117,6 +118,11 @@ type Config struct {
 	// Processes is the process listing shared with other MIBs
 	// (HOST-RESOURCES' hrSWRunTable); nil: the MIB reads its own.
 	Processes *procfs.Processes
+	// LogMatches are logMatchTable's rows (`logmatch`), at most 250.
+	LogMatches []LogMatch
+	// StateDir keeps each log's position and counts across restarts
+	// (logmatch_NAME.pos); "": not kept.
+	StateDir string
 	// Logger receives the outcome of fix commands; nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -144,8 +150,12 @@ type MIB struct {
 	mounts  procfs.Mounts
 	ps      *procfs.Processes
 
-	memory, stats, version     mib.Scalars
-	prT, dskT, laT, dio, fileT mib.Table
+	logs     []*logMatch
+	stopLogs chan struct{}
+	logStop  sync.WaitGroup
+
+	memory, stats, version, logMax   mib.Scalars
+	prT, dskT, laT, dio, fileT, logT mib.Table
 }
 
 // New returns the MIB; call Close to stop its sampler.
@@ -207,6 +217,15 @@ func New(cfg Config) *MIB {
 		Rows: func(r *mib.Request) mib.Rows { return laRows{m: m, l: *m.load.Get(r)} }}
 	m.dio = mib.Table{Entry: DiskIOEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16},
 		Rows: func(r *mib.Request) mib.Rows { return diskIORows(m.diskio.Get(r)) }}
+	for _, l := range cfg.LogMatches[:min(len(cfg.LogMatches), maxLogMatches)] {
+		m.logs = append(m.logs, newLogMatch(l, cfg.StateDir))
+	}
+	m.logMax = mib.Scalars{Prefix: LogMatchMaxEntries[:len(LogMatchMaxEntries)-1], Objects: []mib.Scalar{
+		{Sub: 1, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(maxLogMatches) }}}}
+	m.logT = mib.Table{Entry: LogMatchEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 100, 101},
+		Rows: func(r *mib.Request) mib.Rows { return m.logRows(r) }}
+	m.stopLogs = make(chan struct{})
+	m.startLogs()
 	return m
 }
 
@@ -220,10 +239,14 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(DiskIOEntry, &m.dio)
 	tree.Register(FileEntry, &m.fileT)
 	tree.Register(Version, &m.version)
+	tree.Register(LogMatchMaxEntries, &m.logMax)
+	tree.Register(LogMatchEntry, &m.logT)
 }
 
-// Close stops the MIB's own CPU sampler.
+// Close stops the MIB's own CPU sampler and the logs' readings.
 func (m *MIB) Close() error {
+	close(m.stopLogs)
+	m.logStop.Wait()
 	if m.ownCPU {
 		m.cpu.Close()
 	}
