@@ -112,6 +112,7 @@ type LogMatch struct {
 const maxLogMatches = 250
 
 // checkHost checks what the parsers do not: the proc regular expressions,
+// the log matches of YAML (snmpd.conf's parser has warned of its own),
 // and that the devices of diskio are block devices (one that is not is
 // dropped with a warning, as snmpd drops its `diskio` line).
 func (c *Config) checkHost() error {
@@ -307,11 +308,7 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 				}
 				l.Cycle = int(v)
 				if len(w) > 3 {
-					re := strings.TrimSpace(rest)
-					for range 3 {
-						re = strings.TrimSpace(re[len(strings.Fields(re)[0]):])
-					}
-					l.Regexp = re
+					l.Regexp = afterWords(rest, 3)
 				}
 			}
 		}
@@ -341,11 +338,7 @@ func (p *snmpdParser) hostSetting(tok, rest string) (ok bool, err error) {
 				pr.Min = number("minimum", w[2])
 			}
 			if len(w) > 3 {
-				// The regular expression is the rest of the line.
-				re := strings.TrimSpace(rest)
-				for range 3 {
-					re = strings.TrimSpace(re[len(strings.Fields(re)[0]):])
-				}
+				re := afterWords(rest, 3)
 				if _, err := regexp.Compile(re); err != nil {
 					p.warnf(tok, "regular expression %q: %v (Go's RE2 syntax: no backreferences or lookaround); the row counts the processes named %s instead, as snmpd does when its regular expression fails", re, err, pr.Name)
 				} else {
@@ -449,6 +442,17 @@ func (h *Host) LoadMax() *[3]float64 {
 		}
 	}
 	return &l
+}
+
+// afterWords returns what follows the first n words of a line, spaces
+// inside it kept (a regular expression, the rest of a line). The line
+// holds more than n words.
+func afterWords(line string, n int) string {
+	s := strings.TrimSpace(line)
+	for range n {
+		s = strings.TrimSpace(s[len(strings.Fields(s)[0]):])
+	}
+	return s
 }
 
 // devicePath is the device file a diskio name stands for: the name

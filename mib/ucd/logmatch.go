@@ -48,7 +48,7 @@ type LogMatch struct {
 	// as in Net-SNMP).
 	Cycle int
 	// Regexp is matched against each line, without its newline (Go's
-	// RE2 syntax, which takes POSIX extended expressions but
+	// RE2 syntax, which takes POSIX extended expressions except
 	// backreferences).
 	Regexp string
 }
@@ -57,11 +57,11 @@ type LogMatch struct {
 type logMatch struct {
 	cfg   LogMatch
 	re    *regexp.Regexp
-	reErr string // logMatchRegExCompilation
+	reErr string // logMatchRegExCompilation: "Success" (regerror(3)'s word, as in Net-SNMP) or why not
 	state string // the file keeping pos and counters; "" none
 
 	mu        sync.Mutex
-	restored  bool
+	restored  bool        // the state file was read (at the first reading)
 	file      string      // the current file's name
 	pos       int64       // where the next reading starts
 	global    uint64      // matches since the first reading (kept across restarts)
