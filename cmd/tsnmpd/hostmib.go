@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/debug"
@@ -75,6 +76,9 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 		uc.LogMatches = append(uc.LogMatches, ucd.LogMatch{Name: l.Name, File: l.File, Cycle: l.Cycle, Regexp: l.Regexp})
 	}
 	uc.StateDir = d.o.stateDir
+	if d.persist != nil {
+		uc.NetSNMPDir = filepath.Dir(d.persist.Path)
+	}
 	for _, f := range h.Files {
 		uf := ucd.File{Path: f.Path, MaxKB: -1}
 		if f.MaxKB != nil {

@@ -59,6 +59,9 @@ type logMatch struct {
 	re    *regexp.Regexp
 	reErr string // logMatchRegExCompilation: "Success" (regerror(3)'s word, as in Net-SNMP) or why not
 	state string // the file keeping pos and counters; "" none
+	// netSNMP is Net-SNMP's file for the line, read at the first reading
+	// when state does not exist yet; imported names it once read.
+	netSNMP, imported string
 
 	mu        sync.Mutex
 	restored  bool        // the state file was read (at the first reading)
@@ -73,7 +76,7 @@ type logMatch struct {
 	buf       []byte
 }
 
-func newLogMatch(cfg LogMatch, stateDir string) *logMatch {
+func newLogMatch(cfg LogMatch, stateDir, netSNMPDir string) *logMatch {
 	l := &logMatch{cfg: cfg, reErr: "Success"}
 	if re, err := regexp.Compile(cfg.Regexp); err != nil {
 		l.reErr = err.Error()
@@ -82,6 +85,9 @@ func newLogMatch(cfg LogMatch, stateDir string) *logMatch {
 	}
 	if stateDir != "" {
 		l.state = filepath.Join(stateDir, "logmatch_"+url.PathEscape(cfg.Name)+".pos")
+		if netSNMPDir != "" && !strings.Contains(cfg.Name, "/") {
+			l.netSNMP = filepath.Join(netSNMPDir, "snmpd_logmatch_"+cfg.Name+".pos")
+		}
 	}
 	l.file = l.fileName(time.Now())
 	return l
@@ -234,7 +240,15 @@ func (l *logMatch) restore() error {
 	if l.state == "" {
 		return nil
 	}
-	b, err := os.ReadFile(l.state)
+	path := l.state
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) && l.netSNMP != "" {
+		// Never run here: snmpd's own file, where snmpd kept it.
+		path = l.netSNMP
+		if b, err = os.ReadFile(path); err == nil {
+			l.imported = path
+		}
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -243,7 +257,8 @@ func (l *logMatch) restore() error {
 	}
 	st, ok := parseLogState(b)
 	if !ok {
-		return fmt.Errorf("logmatch %s: %s is damaged (%q); counting starts at the file's beginning", l.cfg.Name, l.state, b)
+		l.imported = ""
+		return fmt.Errorf("logmatch %s: %s is damaged (%q); counting starts at the file's beginning", l.cfg.Name, path, b)
 	}
 	l.global = st.global
 	if st.file == l.file {
@@ -332,6 +347,10 @@ func (m *MIB) updateLog(l *logMatch, now time.Time) (behind bool) {
 		m.log().Warn(msg)
 	}
 	l.lastErr = msg
+	if l.imported != "" {
+		m.log().Info("logmatch: position and counts taken over from snmpd", "name", l.cfg.Name, "file", l.imported)
+		l.imported = ""
+	}
 	return l.behind
 }
 

@@ -95,6 +95,24 @@ func TestInteropLogMatch(t *testing.T) {
 	}
 	time.Sleep(1500 * time.Millisecond)
 	compare("rotated")
+
+	// An agent that replaces snmpd takes each line's position and counts
+	// from snmpd's persistent directory, when its own state has none.
+	theirs := snmpd.Walk(t, "1.3.6.1.4.1.2021.16.2.1")
+	var logged strings.Builder
+	next := New(Config{LogMatches: lines, StateDir: t.TempDir(), NetSNMPDir: persist, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	defer next.Close()
+	var nextTree mib.Tree
+	next.Register(&nextTree)
+	ours := mibtest.Walk(&nextTree, LogMatchEntry)
+	for _, k := range []string{entry + "5.1", entry + "7.1", entry + "5.2", entry + "7.2"} {
+		if ours[k] != theirs[k] || ours[k] == "" || ours[k] == "0" {
+			t.Errorf("taken over from snmpd: %s = %s, snmpd %s", k, ours[k], theirs[k])
+		}
+	}
+	if !strings.Contains(logged.String(), "taken over from snmpd") {
+		t.Errorf("the takeover is not logged: %s", logged.String())
+	}
 }
 
 func dump(m map[string]string) string {

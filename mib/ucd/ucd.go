@@ -123,6 +123,11 @@ type Config struct {
 	// StateDir keeps each log's position and counts across restarts
 	// (logmatch_NAME.pos); "": not kept.
 	StateDir string
+	// NetSNMPDir is snmpd's persistent directory: a line with no file
+	// in StateDir yet takes its position and counts from snmpd's
+	// snmpd_logmatch_NAME.pos there, so that an agent that replaces
+	// snmpd goes on counting where snmpd stopped.
+	NetSNMPDir string
 	// Logger receives the outcome of fix commands; nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -218,7 +223,7 @@ func New(cfg Config) *MIB {
 	m.dio = mib.Table{Entry: DiskIOEntry, Columns: []uint32{1, 2, 3, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16},
 		Rows: func(r *mib.Request) mib.Rows { return diskIORows(m.diskio.Get(r)) }}
 	for _, l := range cfg.LogMatches[:min(len(cfg.LogMatches), maxLogMatches)] {
-		m.logs = append(m.logs, newLogMatch(l, cfg.StateDir))
+		m.logs = append(m.logs, newLogMatch(l, cfg.StateDir, cfg.NetSNMPDir))
 	}
 	m.logMax = mib.Scalars{Prefix: LogMatchMaxEntries[:len(LogMatchMaxEntries)-1], Objects: []mib.Scalar{
 		{Sub: 1, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(maxLogMatches) }}}}
