@@ -725,6 +725,7 @@ func (d *daemon) reload() error {
 	if err := d.reloadNotifications(cfg); err != nil {
 		d.log.Error("notification targets not restarted", "err", err)
 	}
+	d.warnHostChanged(cfg) // hostmib.go
 	var gone []listener
 	d.mu.Lock()
 	for _, l := range d.servers {

@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tsnmp/tsnmp/internal/testenv"
 )
@@ -74,5 +76,42 @@ func TestMalformedHostDirectives(t *testing.T) {
 		if !strings.Contains(ignored[1], fmt.Sprintf("%s:%d: ", cfg, n)) {
 			t.Errorf("--check-config does not list line %d:\n%s", n, out)
 		}
+	}
+}
+
+// TestReloadHostDirectives: a reload that changes the host MIBs'
+// directives says they apply at the next start (the MIBs keep the ones
+// they were built from); a reload that does not change them says
+// nothing of them.
+func TestReloadHostDirectives(t *testing.T) {
+	bin := buildDaemon(t)
+	cfg := filepath.Join(t.TempDir(), "snmpd.conf")
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(cfg, []byte("rocommunity public 127.0.0.1\n"+s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("disk /\n")
+	p := startDaemon(t, bin, nil, "--state-dir", t.TempDir(), "--listen", fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t)), "--snmpd-conf", cfg)
+	const warning = "the host MIBs' directives changed"
+	reload := func(n int) string {
+		t.Helper()
+		if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); strings.Count(p.log.String(), "configuration reloaded") < n; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("reload %d not logged:\n%s", n, p.log)
+			}
+		}
+		return p.log.String()
+	}
+	if log := reload(1); strings.Contains(log, warning) {
+		t.Errorf("a reload with the same directives warns of a change:\n%s", log)
+	}
+	write("disk /\nlogmatch errs /var/log/syslog 60 error\n")
+	if log := reload(2); !strings.Contains(log, warning) {
+		t.Errorf("a reload that adds a logmatch line does not say it applies at the next start:\n%s", log)
 	}
 }

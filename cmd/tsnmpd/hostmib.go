@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"runtime/debug"
@@ -21,11 +22,22 @@ type hostMIBs struct {
 	ucd     *ucd.MIB
 	hostres *hostres.MIB
 	tcpudp  *tcpudp.MIB
+	cfg     config.Host // what they were built from
+}
+
+// warnHostChanged tells, at a reload, that the host MIBs' directives
+// changed: the MIBs keep those they were built from until a restart.
+func (d *daemon) warnHostChanged(cfg *config.Config) {
+	if !reflect.DeepEqual(cfg.Host, d.host.cfg) {
+		d.log.Warn("the host MIBs' directives changed (disk, includeAllDisks, load, proc, procfix, file, swap, logmatch, diskio and the like): " +
+			"they apply when tsnmpd restarts, not at a reload (snmpd applies them at its reload)")
+	}
 }
 
 // registerHostMIBs adds the host MIBs, shaped by cfg.Host, to tree.
 func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 	h := &cfg.Host
+	d.host.cfg = cfg.Host
 	var diskPaths []string
 	for _, dk := range h.Disks {
 		diskPaths = append(diskPaths, dk.Path)
