@@ -37,6 +37,8 @@ func appendLines(t *testing.T, path string, lines ...string) {
 // does not exist, a negative cycle and a regular expression that does
 // not compile: the counters since the start, in the current file and
 // since the last read (which each read restarts), and the error flag.
+// Then an agent that replaces snmpd takes over the positions and counts
+// snmpd kept in its persistent directory.
 func TestInteropLogMatch(t *testing.T) {
 	dir := t.TempDir()
 	app := filepath.Join(dir, "app.log")

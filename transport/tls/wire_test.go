@@ -22,7 +22,7 @@ import (
 // SYN-ACK; the hello; the agent's flight; the manager's Finished; its
 // message (the two apart: see wire.go); the answer; close_notify with
 // the FIN each way; the reset of the agent's close_notify, which reaches
-// a closed socket: 10. With close_notify and the FIN apart it was 12.
+// a closed socket: 10. With the manager's close_notify and FIN apart, 11.
 func TestOneShotSegments(t *testing.T) {
 	testenv.Need(t, "tcpdump")
 	p := testPKI(t)
