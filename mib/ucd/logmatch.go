@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lestrrat-go/strftime"
@@ -127,16 +128,15 @@ func (l *logMatch) update(now time.Time) error {
 	if name := l.fileName(now); name != l.file {
 		l.file, l.pos, l.current, changed = name, 0, 0, true
 	}
-	// Only a regular file is read: opening a FIFO would wait for a writer.
-	var f *os.File
-	fi, err := os.Stat(l.file)
-	if err == nil && fi.Mode().IsRegular() {
-		f, err = os.Open(l.file)
-	} else if err == nil {
-		err = errors.New("not a regular file")
-	}
+	// Only a regular file is read; O_NONBLOCK keeps the open of a FIFO
+	// from waiting for a writer (a regular file ignores it).
+	f, err := os.OpenFile(l.file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err == nil {
-		if fi, err = f.Stat(); err == nil && (l.pos > fi.Size() || l.id != nil && !os.SameFile(l.id, fi)) {
+		fi, err := f.Stat()
+		if err == nil && !fi.Mode().IsRegular() {
+			err = errors.New("not a regular file")
+		}
+		if err == nil && (l.pos > fi.Size() || l.id != nil && !os.SameFile(l.id, fi)) {
 			// Shorter than where the last reading ended, or another
 			// file under the name: the log was rotated or truncated.
 			// Its counting starts afresh.

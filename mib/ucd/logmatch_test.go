@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -220,5 +221,28 @@ func TestLogMatchRenamedAway(t *testing.T) {
 	appendLines(t, app, "error 3 in a longer line than before", "ok", "error 4", "ok", "error 5")
 	if g, c := col(5), col(7); g != "5" || c != "3" {
 		t.Errorf("after the rename: global %s, current %s; want 5, 3", g, c)
+	}
+}
+
+// TestLogMatchFIFO: a log that is a FIFO is not read (its open would wait
+// for a writer): the row answers at once, counting nothing.
+func TestLogMatchFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := New(Config{LogMatches: []LogMatch{{Name: "f", File: fifo, Regexp: "x"}}})
+	defer m.Close()
+	var tree mib.Tree
+	m.Register(&tree)
+	done := make(chan map[string]string, 1)
+	go func() { done <- mibtest.Walk(&tree, LogMatchEntry) }()
+	select {
+	case w := <-done:
+		if g := w["1.3.6.1.4.1.2021.16.2.1.5.1"]; g != "0" {
+			t.Errorf("logMatchGlobalCounter of a FIFO: %s, want 0", g)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a walk of a FIFO's row did not return in 10 s")
 	}
 }
