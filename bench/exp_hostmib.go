@@ -125,7 +125,24 @@ func hostWalk(ctx context.Context, w *walkNS, p *Proc, roots []snmp.OID) (vbs, r
 // freshSnmpd names the snmpd whose nsCacheTable hostmib sets to 1 s.
 const freshSnmpd = "snmpd, 1 s caches"
 
+// hostPoll is how often hostmib-poll walks each agent: longer than the
+// longest time snmpd 5.9 keeps a reading with its defaults (60 s), as
+// operators poll (every 60 to 300 s), so that both agents read the
+// kernel afresh for every walk without a setting of either changed.
+const hostPoll = 62 * time.Second
+
 func runHostMIB(ctx context.Context, env *Env, s *Section) error {
+	return runHostMIBWith(ctx, env, s, 0)
+}
+
+func runHostMIBPoll(ctx context.Context, env *Env, s *Section) error {
+	return runHostMIBWith(ctx, env, s, hostPoll)
+}
+
+// runHostMIBWith runs hostmib, or with poll > 0 hostmib-poll: the full
+// walk alone, tsnmpd's against the snmpd of defaults only, each agent
+// walked poll after the end of its previous walk.
+func runHostMIBWith(ctx context.Context, env *Env, s *Section, poll time.Duration) error {
 	if why := needRoot(); why != "" {
 		s.Skipped = why
 		return nil
@@ -135,21 +152,37 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 		return nil
 	}
 	gap := 1100 * time.Millisecond
-	s.Method = append(s.Method,
-		fmt.Sprintf("For each variant a network namespace is created with lo, veth pairs (the first with addresses of both families and a gateway), routes added with ip route, an idle TCP connection on 127.0.0.1 held open inside it, and sleeping processes started on the host; three agents are started inside it, and the manager (tsnmp's manager package, in-process) opens its sockets in it and walks from an ordinary goroutine: tsnmpd and Net-SNMP's snmpd with the same snmpd.conf, and a second snmpd (%q) whose snmpd.conf is the same with one line added, `rwcommunity %s 127.0.0.1 .1.3.6.1.4.1.8072.1.5`, a community that can read and write NET-SNMP-AGENT-MIB's nsCache group and nothing else (the other agents' files do not have it). A full walk is a GetBulk walk (max-repetitions 25, one session) of IF-MIB's interfaces group and ifXTable, IP-MIB with IP-FORWARD-MIB, ICMP, TCP-MIB, UDP-MIB, HOST-RESOURCES-MIB and UCD-SNMP-MIB; the hrSWRunTable row walks hrSWRunTable alone.", freshSnmpd, nsCacheCommunity),
-		"Freshness: tsnmpd keeps each kernel reading 1 s, except the scan of the processes' open files behind TCP-MIB's and UDP-MIB's process columns, which it keeps 5 s. snmpd keeps the readings its nsCacheTable (1.3.6.1.4.1.8072.1.5.3.1) lists for 3 to 60 s (see the note on the rows). Right after the second snmpd has started, the manager, through that community over SNMPv2c, reads its nsCacheTable and SETs nsCacheTimeout (column 2; the row's index is the cached subtree's OID) of every row to 1 s, one SET per row, then reads the table back; the experiment fails if any row does not read 1 s, and the table is read again after the variant's walks with the same check. Caches that snmpd reloads on a timer of their own timeout (NETSNMP_CACHE_AUTO_RELOAD) then reload every second between walks too, which the CPU per walk does not count (the column of CPU between walks does). snmpd has other readings outside nsCacheTable, its memory, CPU and file-system data (UCD-SNMP-MIB's memory group and systemStats, hrStorageTable, hrProcessorLoad, hrFSTable, dskTable), whose own timers are unchanged in both snmpds.",
-		fmt.Sprintf("Walks are %v apart (each walk starts at least %v after the end of the previous walk of any agent), past tsnmpd's and the second snmpd's 1 s caches, so both read the kernel afresh for every walk; the first snmpd keeps its defaults, which favours it. The three agents are alternated walk by walk, the order rotated from one repetition to the next; %d repetitions per point after %d warm-up; the median is shown.", gap, gap, env.Reps, env.Warmup),
-		"Agent CPU per walk is the growth of the CPU time the agent's threads have used (/proc/PID/task/TID/schedstat, in nanoseconds) across the walk, summed over the repetitions; CPU per object divides it by the varbinds the walk returned. Thread runs per walk is how many times the scheduler put one of the agent's threads on a CPU during the walk (schedstat's third field): wake-ups and ends of preemptions, whose cost varies from one machine, and one moment of a virtual machine, to another. CPU between walks is the rest of the agent's CPU time over the point's walks of all three agents, warm-up included, per second of the time its own walks did not take. Manager CPU per walk is the same growth for the benchmark's own process, whose manager walks every agent: a walk's requests follow one another, so its time is about the agent's CPU, the manager's and the kernel's delivery between them.")
+	if poll > 0 {
+		s.Method = append(s.Method,
+			"For each variant a network namespace is created as for hostmib (lo, veth pairs, addresses of both families, routes, an idle TCP connection, sleeping processes on the host); tsnmpd and Net-SNMP's snmpd run inside it with the same snmpd.conf and every setting of both at its default, and the manager (tsnmp's manager package, in-process) walks them from inside it. A full walk is hostmib's: a GetBulk walk (max-repetitions 25, one session) of IF-MIB's interfaces group and ifXTable, IP-MIB with IP-FORWARD-MIB, ICMP, TCP-MIB, UDP-MIB, HOST-RESOURCES-MIB and UCD-SNMP-MIB.",
+			fmt.Sprintf("Each agent is walked every %v (its walk starts at least %v after the end of its previous walk), as operators poll, and the two agents' walks are at least %v apart: past the longest time snmpd keeps a reading with its defaults (60 s, its nsCacheTable's longest row) and past tsnmpd's 1 s, so both answer every walk from readings of the kernel taken for it; what snmpd reloads on timers of its own between walks (ifTable every 3 s, ipNetToPhysicalTable every 5 s, its memory and CPU readings) it still has at hand. The agents are alternated, the order rotated from one repetition to the next; %d repetitions per point after %d warm-up; the median is shown.", poll, poll, gap, env.Reps, env.Warmup),
+			"Agent CPU per walk, thread runs, CPU between walks and manager CPU are measured as in hostmib.")
+	} else {
+		s.Method = append(s.Method,
+			fmt.Sprintf("For each variant a network namespace is created with lo, veth pairs (the first with addresses of both families and a gateway), routes added with ip route, an idle TCP connection on 127.0.0.1 held open inside it, and sleeping processes started on the host; three agents are started inside it, and the manager (tsnmp's manager package, in-process) opens its sockets in it and walks from an ordinary goroutine: tsnmpd and Net-SNMP's snmpd with the same snmpd.conf, and a second snmpd (%q) whose snmpd.conf is the same with one line added, `rwcommunity %s 127.0.0.1 .1.3.6.1.4.1.8072.1.5`, a community that can read and write NET-SNMP-AGENT-MIB's nsCache group and nothing else (the other agents' files do not have it). A full walk is a GetBulk walk (max-repetitions 25, one session) of IF-MIB's interfaces group and ifXTable, IP-MIB with IP-FORWARD-MIB, ICMP, TCP-MIB, UDP-MIB, HOST-RESOURCES-MIB and UCD-SNMP-MIB; the hrSWRunTable row walks hrSWRunTable alone.", freshSnmpd, nsCacheCommunity),
+			"Freshness: tsnmpd keeps each kernel reading 1 s, except the scan of the processes' open files behind TCP-MIB's and UDP-MIB's process columns, which it keeps 5 s. snmpd keeps the readings its nsCacheTable (1.3.6.1.4.1.8072.1.5.3.1) lists for 3 to 60 s (see the note on the rows). Right after the second snmpd has started, the manager, through that community over SNMPv2c, reads its nsCacheTable and SETs nsCacheTimeout (column 2; the row's index is the cached subtree's OID) of every row to 1 s, one SET per row, then reads the table back; the experiment fails if any row does not read 1 s, and the table is read again after the variant's walks with the same check. Caches that snmpd reloads on a timer of their own timeout (NETSNMP_CACHE_AUTO_RELOAD) then reload every second between walks too, which the CPU per walk does not count (the column of CPU between walks does). snmpd has other readings outside nsCacheTable, its memory, CPU and file-system data (UCD-SNMP-MIB's memory group and systemStats, hrStorageTable, hrProcessorLoad, hrFSTable, dskTable), whose own timers are unchanged in both snmpds.",
+			fmt.Sprintf("Walks are %v apart (each walk starts at least %v after the end of the previous walk of any agent), past tsnmpd's and the second snmpd's 1 s caches, so both read the kernel afresh for every walk; the first snmpd keeps its defaults, which favours it. The three agents are alternated walk by walk, the order rotated from one repetition to the next; %d repetitions per point after %d warm-up; the median is shown.", gap, gap, env.Reps, env.Warmup),
+			"Agent CPU per walk is the growth of the CPU time the agent's threads have used (/proc/PID/task/TID/schedstat, in nanoseconds) across the walk, summed over the repetitions; CPU per object divides it by the varbinds the walk returned. Thread runs per walk is how many times the scheduler put one of the agent's threads on a CPU during the walk (schedstat's third field): wake-ups and ends of preemptions, whose cost varies from one machine, and one moment of a virtual machine, to another. CPU between walks is the rest of the agent's CPU time over the point's walks of all three agents, warm-up included, per second of the time its own walks did not take. Manager CPU per walk is the same growth for the benchmark's own process, whose manager walks every agent: a walk's requests follow one another, so its time is about the agent's CPU, the manager's and the kernel's delivery between them.")
+	}
 	t := &Table{Columns: []string{"variant", "walk", "agent", "varbinds", "requests", "median ms", "spread ms", "agent CPU ms/walk", "agent CPU µs/object", "agent thread runs/walk", "agent CPU between walks ms/s", "manager CPU ms/walk",
 		"tsnmpd / snmpd (time)", "tsnmpd / snmpd (CPU per object)", "tsnmpd / snmpd, 1 s caches (time)", "tsnmpd / snmpd, 1 s caches (CPU per object)"}}
+	if poll > 0 {
+		t.Columns = t.Columns[:len(t.Columns)-2]
+	}
 	s.Tables = append(s.Tables, t)
 	variants := hostVariants(env.Quick)
 	plot := &Plot{Title: "Full host-MIB walk (GetBulk, median)", YLabel: "ms", LogY: true}
+	if poll > 0 {
+		plot.Title = fmt.Sprintf("Full host-MIB walk, each agent polled every %v (GetBulk, median)", poll)
+	}
 	series := map[string]*Series{"tsnmpd": {Name: "tsnmpd"}, "snmpd": {Name: "snmpd"}, freshSnmpd: {Name: freshSnmpd}}
 	walks := []struct {
 		name  string
 		roots []snmp.OID
 	}{{"full", hostMIBRoots}, {"hrSWRunTable", []snmp.OID{hrSWRunOID}}}
+	if poll > 0 {
+		walks = walks[:1]
+	}
 	steps := len(variants) * len(walks)
 	failed := 0
 	for vi, v := range variants {
@@ -176,19 +209,25 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 		if err != nil {
 			return err
 		}
-		fresh, err := startSnmpdCacheWritable(env, w.NS, freshSnmpd)
-		if err != nil {
-			return err
+		procs := []*Proc{a.tsnmpd, a.snmpd}
+		var fresh *Proc
+		if poll == 0 {
+			if fresh, err = startSnmpdCacheWritable(env, w.NS, freshSnmpd); err != nil {
+				return err
+			}
+			procs = append(procs, fresh)
 		}
 		var before []snmpdCache
 		if err := w.Do(func() error {
 			var err error
-			before, _, err = setSnmpdCacheTimeouts(ctx, target(fresh, false), nsCacheCommunity, 1)
+			if fresh != nil {
+				before, _, err = setSnmpdCacheTimeouts(ctx, target(fresh, false), nsCacheCommunity, 1)
+			}
 			return err
 		}); err != nil {
 			return fmt.Errorf("%s: %s: %w\n%s", v.name, freshSnmpd, err, fresh.Log())
 		}
-		if vi == 0 {
+		if vi == 0 && fresh != nil {
 			var b strings.Builder
 			for i, r := range before {
 				if i > 0 {
@@ -198,7 +237,6 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 			}
 			s.Note("The nsCacheTable of %q had %d rows in the first variant; each was set to 1 s and read back as 1 s. Their timeouts before, which the first snmpd keeps: %s.", freshSnmpd, len(before), b.String())
 		}
-		procs := []*Proc{a.tsnmpd, a.snmpd, fresh}
 		// Every agent must see every interface before the walks count.
 		for _, p := range procs {
 			if err := w.Do(func() error { return waitRows(ctx, p, 1+2*v.pairs) }); err != nil {
@@ -219,13 +257,20 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 			for _, p := range procs {
 				start[p], _ = threadCPU(p.Pid())
 			}
+			// With poll, each agent's walk waits for the end of its
+			// previous walk plus poll.
+			last := map[*Proc]time.Time{}
 			for r := 0; r < env.Reps+env.warmup(); r++ {
 				for j := range procs {
 					p := procs[(j+r)%len(procs)]
+					wait := gap
+					if poll > 0 && !last[p].IsZero() {
+						wait = max(wait, time.Until(last[p].Add(poll)))
+					}
 					select {
 					case <-ctx.Done():
 						return ctx.Err()
-					case <-time.After(gap):
+					case <-time.After(wait):
 					}
 					var nv, nr int
 					var d, used, mused time.Duration
@@ -251,6 +296,7 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 							break
 						}
 					}
+					last[p] = time.Now()
 					if err != nil {
 						return fmt.Errorf("%s, %s: %s walk: %w\n%s", v.name, p.Name, wk.name, err, p.Log())
 					}
@@ -281,14 +327,21 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 				cpuMS := float64(cpu[p].Microseconds()) / 1000 / float64(len(lat[p]))
 				ratios := []string{"-", "-", "-", "-"}
 				if p == a.tsnmpd {
-					ratios = []string{Ratio(med[p], med[a.snmpd]), Ratio(perObj[p], perObj[a.snmpd]), Ratio(med[p], med[fresh]), Ratio(perObj[p], perObj[fresh])}
+					ratios = []string{Ratio(med[p], med[a.snmpd]), Ratio(perObj[p], perObj[a.snmpd]), "-", "-"}
+					if fresh != nil {
+						ratios[2], ratios[3] = Ratio(med[p], med[fresh]), Ratio(perObj[p], perObj[fresh])
+					}
 				}
+				ratios = ratios[:len(t.Columns)-12]
 				t.Add(append([]string{v.name, wk.name, p.Name, fmt.Sprint(vbs[p]), fmt.Sprint(reqs[p]), Num(sm.Median), sm.Spread(), Num(cpuMS), Num(perObj[p]), fmt.Sprint(runs[p] / uint64(len(lat[p]))), Num(between[p]), Num(float64(mgr[p].Microseconds()) / 1000 / float64(len(lat[p])))}, ratios...)...)
 				if wk.name == "full" {
 					series[p.Name].AddBar(sm)
 				}
 			}
-			if vi == 0 && wk.name == "full" {
+			if vi == 0 && poll > 0 {
+				s.Headline = fmt.Sprintf("Full host-MIB walk (%d objects), each agent polled every %v, snmpd with its defaults: tsnmpd %s ms, snmpd %s ms (medians; tsnmpd/snmpd %s); agent CPU per object tsnmpd/snmpd %s.",
+					vbs[a.tsnmpd], poll, Num(med[a.tsnmpd]), Num(med[a.snmpd]), Ratio(med[a.tsnmpd], med[a.snmpd]), Ratio(perObj[a.tsnmpd], perObj[a.snmpd]))
+			} else if vi == 0 && wk.name == "full" {
 				s.Headline = fmt.Sprintf("Full host-MIB walk (%d objects): tsnmpd %s ms, snmpd %s ms, snmpd with 1 s caches %s ms (medians; tsnmpd/snmpd %s, tsnmpd/snmpd with 1 s caches %s); agent CPU per object tsnmpd/snmpd %s, tsnmpd/snmpd with 1 s caches %s.",
 					vbs[a.tsnmpd], Num(med[a.tsnmpd]), Num(med[a.snmpd]), Num(med[fresh]), Ratio(med[a.tsnmpd], med[a.snmpd]), Ratio(med[a.tsnmpd], med[fresh]),
 					Ratio(perObj[a.tsnmpd], perObj[a.snmpd]), Ratio(perObj[a.tsnmpd], perObj[fresh]))
@@ -296,18 +349,23 @@ func runHostMIB(ctx context.Context, env *Env, s *Section) error {
 		}
 		// Rows snmpd added after the SETs, or a timeout it changed, would
 		// make the 1 s figures wrong.
-		if err := w.Do(func() error { return checkSnmpdCachesAt(ctx, target(fresh, false), nsCacheCommunity, 1) }); err != nil {
-			return fmt.Errorf("%s: %s after the walks: %w", v.name, freshSnmpd, err)
+		if fresh != nil {
+			if err := w.Do(func() error { return checkSnmpdCachesAt(ctx, target(fresh, false), nsCacheCommunity, 1) }); err != nil {
+				return fmt.Errorf("%s: %s after the walks: %w", v.name, freshSnmpd, err)
+			}
 		}
-		a.tsnmpd.Stop()
-		a.snmpd.Stop()
-		fresh.Stop()
+		for _, p := range procs {
+			p.Stop()
+		}
 		w.Delete()
 	}
 	if failed > 0 {
 		s.Note("%d walks failed (a request unanswered after the manager's retries) and were repeated.", failed)
 	}
-	plot.Series = []Series{*series["tsnmpd"], *series["snmpd"], *series[freshSnmpd]}
+	plot.Series = []Series{*series["tsnmpd"], *series["snmpd"]}
+	if poll == 0 {
+		plot.Series = append(plot.Series, *series[freshSnmpd])
+	}
 	s.Plot = plot
 	s.Note("The issue's targets are a full walk at least 5 times faster than snmpd's and at most a fifth of its CPU per object. The agents answer the same requests (the same max-repetitions, all under 100 varbinds per response), so the walk's time is bounded below by the round trips, which the agents share.")
 	return nil
