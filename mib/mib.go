@@ -9,8 +9,10 @@ package mib
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tsnmp/tsnmp/snmp"
@@ -84,8 +86,9 @@ func (r *Request) Failure() snmp.ErrorStatus {
 
 // Prefixes returns the subtrees registered in t, in order.
 func (t *Tree) Prefixes() []snmp.OID {
-	out := make([]snmp.OID, len(t.entries))
-	for i, e := range t.entries {
+	es := t.list()
+	out := make([]snmp.OID, len(es))
+	for i, e := range es {
 		out[i] = e.prefix
 	}
 	return out
@@ -164,36 +167,74 @@ type entry struct {
 	h      Handler
 }
 
-// Tree maps registered subtrees to handlers. Registration happens at start
-// (and on reload, into a new Tree); lookups are read-only and concurrent.
+// Tree maps registered subtrees to handlers. Registration happens at
+// start; lookups are concurrent, and Replace swaps the handlers of
+// registered subtrees under them.
 type Tree struct {
-	entries []entry // sorted by prefix, non-overlapping
+	// entries, sorted by prefix and non-overlapping, are replaced whole
+	// (Register, Replace), never changed in place: a lookup reads one
+	// version. Every version has the same prefixes in the same order once
+	// the tree serves, so an index a request remembered stays valid.
+	entries atomic.Pointer[[]entry]
+	mu      sync.Mutex // serializes Register and Replace
 	// Overlay, when set before the tree serves, adds subtrees that come
 	// and go at run time (AgentX).
 	Overlay Overlay
 }
 
+// list returns the entries.
+func (t *Tree) list() []entry {
+	if es := t.entries.Load(); es != nil {
+		return *es
+	}
+	return nil
+}
+
 // Register adds h for the subtree prefix. Registering a prefix that
 // overlaps an existing one panics: that is a programming error.
 func (t *Tree) Register(prefix snmp.OID, h Handler) {
-	for _, e := range t.entries {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	es := t.list()
+	for _, e := range es {
 		if prefix.HasPrefix(e.prefix) || e.prefix.HasPrefix(prefix) {
 			panic("mib: overlapping registration " + prefix.String() + " and " + e.prefix.String())
 		}
 	}
-	t.entries = append(t.entries, entry{prefix.Clone(), h})
-	slices.SortFunc(t.entries, func(a, b entry) int { return a.prefix.Compare(b.prefix) })
+	es = append(slices.Clip(es), entry{prefix.Clone(), h})
+	slices.SortFunc(es, func(a, b entry) int { return a.prefix.Compare(b.prefix) })
+	t.entries.Store(&es)
 }
 
-// find returns the index of the entry whose subtree holds oid, or -1, and
-// the index of the first entry after oid.
-func (t *Tree) find(oid snmp.OID) (holder, next int) {
-	i, _ := slices.BinarySearchFunc(t.entries, oid, func(e entry, o snmp.OID) int { return e.prefix.Compare(o) })
-	// entries[i-1] is the last prefix <= oid; it holds oid if it is a prefix.
-	if i > 0 && oid.HasPrefix(t.entries[i-1].prefix) {
+// Replace gives each subtree registered in from the handler from holds
+// for it, in one step: requests that start after it returns see every
+// new handler, a request under way may finish with the old ones. Each of
+// from's subtrees must be registered in t, with the same prefix; if one is
+// not, nothing changes.
+func (t *Tree) Replace(from *Tree) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	es := slices.Clone(t.list())
+	for _, f := range from.list() {
+		i, found := slices.BinarySearchFunc(es, f.prefix, func(e entry, o snmp.OID) int { return e.prefix.Compare(o) })
+		if !found {
+			return fmt.Errorf("mib: replace: %v is not registered", f.prefix)
+		}
+		es[i].h = f.h
+	}
+	t.entries.Store(&es)
+	return nil
+}
+
+// find returns the index in es of the entry whose subtree holds oid, or
+// -1, and the index of the first entry after oid.
+func find(es []entry, oid snmp.OID) (holder, next int) {
+	i, _ := slices.BinarySearchFunc(es, oid, func(e entry, o snmp.OID) int { return e.prefix.Compare(o) })
+	// es[i-1] is the last prefix <= oid; it holds oid if it is a prefix.
+	if i > 0 && oid.HasPrefix(es[i-1].prefix) {
 		return i - 1, i
 	}
-	if i < len(t.entries) && oid.HasPrefix(t.entries[i].prefix) {
+	if i < len(es) && oid.HasPrefix(es[i].prefix) {
 		return i, i + 1
 	}
 	return -1, i
@@ -206,8 +247,9 @@ func (t *Tree) Get(r *Request, oid snmp.OID) snmp.Value {
 			return reg.H.Get(r, oid)
 		}
 	}
-	if h, _ := t.find(oid); h >= 0 {
-		return t.entries[h].h.Get(r, oid)
+	es := t.list()
+	if h, _ := find(es, oid); h >= 0 {
+		return es[h].h.Get(r, oid)
 	}
 	return snmp.ExceptionValue(snmp.NoSuchObject)
 }
@@ -224,21 +266,26 @@ func (t *Tree) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
 
 // next is Next among the tree's own entries.
 func (t *Tree) next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
+	return t.nextIn(t.list(), r, oid)
+}
+
+// nextIn is next among es, one version of the tree's entries.
+func (t *Tree) nextIn(es []entry, r *Request, oid snmp.OID) (snmp.VarBind, bool) {
 	var h, n int
-	if r != nil && r.lastTree == t && (same(oid, r.lastName) || oid.HasPrefix(t.entries[r.lastEntry].prefix)) {
+	if r != nil && r.lastTree == t && (same(oid, r.lastName) || oid.HasPrefix(es[r.lastEntry].prefix)) {
 		h, n = r.lastEntry, r.lastEntry+1
 	} else {
-		h, n = t.find(oid)
+		h, n = find(es, oid)
 	}
 	if h >= 0 {
-		if vb, ok := t.entries[h].h.Next(r, oid); ok {
+		if vb, ok := es[h].h.Next(r, oid); ok {
 			t.remember(r, h, vb.Name)
 			return vb, true
 		}
 	}
-	for ; n < len(t.entries); n++ {
+	for ; n < len(es); n++ {
 		// oid sorts before this whole subtree, so its first instance is next.
-		if vb, ok := t.entries[n].h.Next(r, t.entries[n].prefix); ok {
+		if vb, ok := es[n].h.Next(r, es[n].prefix); ok {
 			t.remember(r, n, vb.Name)
 			return vb, true
 		}
@@ -263,14 +310,17 @@ func (t *Tree) List(r *Request, oid snmp.OID, dst []snmp.VarBind, max int) []snm
 	if t.Overlay != nil {
 		return t.listOverlay(r, oid, dst, max)
 	}
+	// One version of the entries for the whole list: a Replace under
+	// way does not give it rows of two handlers of one subtree.
+	es := t.list()
 	for want := len(dst) + max; len(dst) < want; {
-		vb, ok := t.next(r, oid)
+		vb, ok := t.nextIn(es, r, oid)
 		if !ok {
 			break
 		}
 		dst = append(dst, vb)
 		if r != nil && len(dst) < want {
-			if l, ok := t.entries[r.lastEntry].h.(Lister); ok {
+			if l, ok := es[r.lastEntry].h.(Lister); ok {
 				dst = l.List(r, vb.Name, dst, want-len(dst))
 				t.remember(r, r.lastEntry, dst[len(dst)-1].Name)
 			}
@@ -300,8 +350,9 @@ func (t *Tree) SetterIn(context string, oid snmp.OID) (Setter, bool) {
 			return reg.Set, reg.Set != nil
 		}
 	}
-	if h, _ := t.find(oid); h >= 0 {
-		s, ok := t.entries[h].h.(Setter)
+	es := t.list()
+	if h, _ := find(es, oid); h >= 0 {
+		s, ok := es[h].h.(Setter)
 		return s, ok
 	}
 	return nil, false

@@ -2,6 +2,7 @@ package mib
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -233,5 +234,87 @@ func TestScalarsNextSkipsAbsent(t *testing.T) {
 	vb, ok := tr.Next(r, snmp.MustParseOID("1.3.6.1.4.1.2021.11.1.0"))
 	if !ok || !vb.Name.Equal(snmp.MustParseOID("1.3.6.1.4.1.2021.11.50.0")) {
 		t.Errorf("Next after .1.0 = %v %v, want .50.0", vb.Name, ok)
+	}
+}
+
+// TestReplace: Replace gives registered subtrees new handlers while walks
+// run (no data race under -race, and every walk sees a whole tree: each
+// table's rows from the old handlers or the new), leaves the other
+// subtrees alone, and refuses a subtree that is not registered, changing
+// nothing.
+func TestReplace(t *testing.T) {
+	tr, _ := testTree()
+	table := func(v int64) *Table {
+		return &Table{
+			Entry:   snmp.MustParseOID("1.3.6.1.2.1.2.2.1"),
+			Columns: []uint32{1},
+			Rows:    func(*Request) Rows { return testRows{{1, v}, {2, v}} },
+		}
+	}
+	ifEntry := snmp.MustParseOID("1.3.6.1.2.1.2.2.1.1")
+	stop := make(chan struct{})
+	errs := make(chan string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			r := NewRequest(context.Background(), time.Now())
+			vbs := tr.List(r, snmp.OID{1, 3}, nil, 20)
+			r.Release()
+			// The first handler's column 1 holds 10, 20 and 50; each
+			// replacement's holds 100 or more, the same in every row.
+			gens := map[int64]bool{}
+			var vals []int64
+			for _, vb := range vbs {
+				if vb.Name.HasPrefix(ifEntry) {
+					v := vb.Value.Int()
+					vals = append(vals, v)
+					gens[max(v, 99)] = true
+				}
+			}
+			if len(gens) > 1 {
+				select {
+				case errs <- fmt.Sprintf("rows of two handlers in one List: %v", vals):
+				default:
+				}
+			}
+		}
+	}()
+	for i := range 200 {
+		var from Tree
+		from.Register(snmp.MustParseOID("1.3.6.1.2.1.2.2.1"), table(int64(100+i)))
+		if err := tr.Replace(&from); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	<-done
+	select {
+	case e := <-errs:
+		t.Error(e)
+	default:
+	}
+	r := NewRequest(context.Background(), time.Now())
+	defer r.Release()
+	if v := tr.Get(r, snmp.MustParseOID("1.3.6.1.2.1.2.2.1.1.2")); v.Int() != 299 {
+		t.Errorf("ifIndex.2 after the last Replace: %v, want 299", v)
+	}
+	if v := tr.Get(r, snmp.MustParseOID("1.3.6.1.2.1.1.1.0")); string(v.Bytes) != "descr" {
+		t.Errorf("sysDescr.0, not replaced: %v", v)
+	}
+
+	var bad Tree
+	bad.Register(snmp.MustParseOID("1.3.6.1.2.1.2.2.1"), table(7))
+	bad.Register(snmp.MustParseOID("1.3.6.1.2.1.4"), table(7))
+	if err := tr.Replace(&bad); err == nil || !strings.Contains(err.Error(), "1.3.6.1.2.1.4 is not registered") {
+		t.Errorf("Replace with an unregistered subtree: %v", err)
+	}
+	if v := tr.Get(r, snmp.MustParseOID("1.3.6.1.2.1.2.2.1.1.2")); v.Int() != 299 {
+		t.Errorf("ifIndex.2 after a refused Replace: %v, want 299", v)
 	}
 }

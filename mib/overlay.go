@@ -100,8 +100,9 @@ func (t *Tree) nextOverlay(r *Request, oid snmp.OID, inclusive bool) (snmp.VarBi
 		var vb snmp.VarBind
 		found := false
 		if inclusive {
-			if h, _ := t.find(cur); h >= 0 {
-				if v := t.entries[h].h.Get(r, cur); !v.Type.IsException() {
+			es := t.list()
+			if h, _ := find(es, cur); h >= 0 {
+				if v := es[h].h.Get(r, cur); !v.Type.IsException() {
 					vb, found = snmp.VarBind{Name: cur, Value: v}, true
 				}
 			}
@@ -151,7 +152,7 @@ func (t *Tree) listOverlay(r *Request, oid snmp.OID, dst []snmp.VarBind, max int
 					dst = l.List(r, vb.Name, dst, want-len(dst))
 				}
 			} else if r != nil {
-				if l, ok := t.entries[r.lastEntry].h.(Lister); ok {
+				if l, ok := t.list()[r.lastEntry].h.(Lister); ok {
 					n := len(dst)
 					dst = l.List(r, vb.Name, dst, want-len(dst))
 					// Drop what a region hides from the tree's handlers.

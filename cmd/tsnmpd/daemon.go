@@ -53,6 +53,7 @@ type daemon struct {
 	kick    kickState // usmDHKickstartTable's private values (usmdhkick.go)
 	ifmib   *ifmib.MIB
 	host    hostMIBs
+	cpu     *hostres.CPUHistory // the host MIBs' CPU sampler, kept across their rebuilds
 	// agentx is the AgentX master, when `master agentx` is configured.
 	agentx          *agentx.Master
 	agentxListeners []net.Listener // until serveAgentX
@@ -725,7 +726,7 @@ func (d *daemon) reload() error {
 	if err := d.reloadNotifications(cfg); err != nil {
 		d.log.Error("notification targets not restarted", "err", err)
 	}
-	d.warnHostChanged(cfg) // hostmib.go
+	d.reloadHostMIBs(cfg) // hostmib.go
 	var gone []listener
 	d.mu.Lock()
 	for _, l := range d.servers {

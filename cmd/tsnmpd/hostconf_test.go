@@ -80,21 +80,37 @@ func TestMalformedHostDirectives(t *testing.T) {
 }
 
 // TestReloadHostDirectives: a reload that changes the host MIBs'
-// directives says they apply at the next start (the MIBs keep the ones
-// they were built from); a reload that does not change them says
-// nothing of them.
+// directives applies them, as snmpd's does: a disk line and a proc line
+// added give their rows, a logmatch line kept keeps its counts (neither
+// lost nor counted twice) and goes on counting. A reload that does not
+// change them leaves the MIBs alone.
 func TestReloadHostDirectives(t *testing.T) {
 	bin := buildDaemon(t)
-	cfg := filepath.Join(t.TempDir(), "snmpd.conf")
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "app.log")
+	appendLog := func(lines ...string) {
+		t.Helper()
+		f, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		for _, l := range lines {
+			fmt.Fprintln(f, l)
+		}
+	}
+	appendLog("error one", "fine", "error two", "error three")
+	cfg := filepath.Join(dir, "snmpd.conf")
 	write := func(s string) {
 		t.Helper()
-		if err := os.WriteFile(cfg, []byte("rocommunity public 127.0.0.1\n"+s), 0o600); err != nil {
+		if err := os.WriteFile(cfg, []byte("rocommunity public 127.0.0.1\nlogmatch errs "+logFile+" 0 error\n"+s), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	write("disk /\n")
-	p := startDaemon(t, bin, nil, "--state-dir", t.TempDir(), "--listen", fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t)), "--snmpd-conf", cfg)
-	const warning = "the host MIBs' directives changed"
+	listen := fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t))
+	p := startDaemon(t, bin, nil, "--state-dir", filepath.Join(dir, "state"), "--listen", listen, "--snmpd-conf", cfg)
+	const rebuilt = "host MIBs rebuilt"
 	reload := func(n int) string {
 		t.Helper()
 		if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
@@ -107,11 +123,40 @@ func TestReloadHostDirectives(t *testing.T) {
 		}
 		return p.log.String()
 	}
-	if log := reload(1); strings.Contains(log, warning) {
-		t.Errorf("a reload with the same directives warns of a change:\n%s", log)
+	get := func(oid, want string) {
+		t.Helper()
+		if got := netsnmp(t, "snmpget", "-v2c", "-c", "public", listen, oid); !strings.HasSuffix(got, want) {
+			t.Errorf("%s: %s, want %s", oid, got, want)
+		}
 	}
-	write("disk /\nlogmatch errs /var/log/syslog 60 error\n")
-	if log := reload(2); !strings.Contains(log, warning) {
-		t.Errorf("a reload that adds a logmatch line does not say it applies at the next start:\n%s", log)
+	const (
+		dskPath2    = ".1.3.6.1.4.1.2021.9.1.2.2"
+		prNames1    = ".1.3.6.1.4.1.2021.2.1.2.1"
+		globalCount = ".1.3.6.1.4.1.2021.16.2.1.6.1"
+	)
+	get(globalCount, "INTEGER: 3")
+	get(dskPath2, "No Such Instance currently exists at this OID")
+	get(prNames1, "No Such Instance currently exists at this OID")
+
+	if log := reload(1); strings.Contains(log, rebuilt) {
+		t.Errorf("a reload with the same directives rebuilt the host MIBs:\n%s", log)
+	}
+	write("disk /\ndisk /dev/shm 10%\nproc tsnmpd\n")
+	if log := reload(2); strings.Count(log, rebuilt) != 1 {
+		t.Fatalf("a reload that adds a disk and a proc line did not rebuild the host MIBs once:\n%s", log)
+	}
+	get(dskPath2, `STRING: "/dev/shm"`)
+	get(".1.3.6.1.4.1.2021.9.1.5.2", "INTEGER: 10") // dskMinPercent
+	get(prNames1, `STRING: "tsnmpd"`)
+	get(".1.3.6.1.4.1.2021.2.1.100.1", "INTEGER: 0") // prErrorFlag: a tsnmpd runs
+	get(globalCount, "INTEGER: 3")
+	appendLog("error four", "ok", "error five")
+	get(globalCount, "INTEGER: 5")
+	get(".1.3.6.1.4.1.2021.16.2.1.8.1", "INTEGER: 5") // logMatchCurrentCount
+
+	// hrProcessorLoad is still the last minute's average: the samples
+	// outlived the rebuild.
+	if got := netsnmp(t, "snmpgetnext", "-v2c", "-c", "public", listen, ".1.3.6.1.2.1.25.3.3.1.2"); !strings.Contains(got, "INTEGER: ") {
+		t.Errorf("hrProcessorLoad after the rebuild: %s", got)
 	}
 }

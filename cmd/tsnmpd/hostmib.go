@@ -25,39 +25,69 @@ type hostMIBs struct {
 	cfg     config.Host // what they were built from
 }
 
-// warnHostChanged tells, at a reload, that the host MIBs' directives
-// changed: the MIBs keep those they were built from until a restart.
-func (d *daemon) warnHostChanged(cfg *config.Config) {
-	if !reflect.DeepEqual(cfg.Host, d.host.cfg) {
-		d.log.Warn("the host MIBs' directives changed (disk, includeAllDisks, load, proc, procfix, file, swap, logmatch, diskio and the like): " +
-			"they apply when tsnmpd restarts, not at a reload (snmpd applies them at its reload)")
+// hostCloseGrace is how long MIBs a reload replaced stay open: requests
+// that started before the reload finish with them.
+const hostCloseGrace = 5 * time.Second
+
+// reloadHostMIBs builds the host MIBs again when a reload changed their
+// directives (disk, proc, load, logmatch...), as snmpd does at its
+// reload, and puts them in the tree in place of the running ones in one
+// step. The CPU samples of the last minute are kept (d.cpu); logMatchTable
+// takes its positions and counts from the state files the running MIB
+// wrote, whose readings stop first.
+func (d *daemon) reloadHostMIBs(cfg *config.Config) {
+	if reflect.DeepEqual(cfg.Host, d.host.cfg) {
+		return
 	}
+	var tree mib.Tree
+	old := d.host
+	d.host = d.newHostMIBs(cfg, &tree)
+	old.ucd.StopLogs()
+	if err := d.agent.Tree.Replace(&tree); err != nil {
+		// The MIBs register the same subtrees whatever their
+		// directives: this is a programming error.
+		d.log.Error("host MIBs not rebuilt", "err", err)
+		d.host.close()
+		d.host = old
+		return
+	}
+	time.AfterFunc(hostCloseGrace, old.close)
+	d.log.Info("host MIBs rebuilt from the changed directives")
 }
 
 // registerHostMIBs adds the host MIBs, shaped by cfg.Host, to tree.
 func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
+	d.cpu = hostres.NewCPUHistory()
+	d.host = d.newHostMIBs(cfg, tree)
+}
+
+// newHostMIBs builds the host MIBs from cfg.Host and registers them in
+// tree.
+func (d *daemon) newHostMIBs(cfg *config.Config, tree *mib.Tree) hostMIBs {
 	h := &cfg.Host
-	d.host.cfg = cfg.Host
+	m := hostMIBs{cfg: cfg.Host}
 	var diskPaths []string
 	for _, dk := range h.Disks {
 		diskPaths = append(diskPaths, dk.Path)
 	}
 	// hrNetworkTable shares IP-MIB's link dump: one for both.
 	ip := ipmib.New(ipmib.Config{CacheTTL: time.Duration(h.CacheTTL), Start: d.state.Start()})
-	d.host.hostres = hostres.New(hostres.Config{
+	m.hostres = hostres.New(hostres.Config{
 		Links:         ip.Links(),
+		CPU:           d.cpu,
 		CacheTTL:      time.Duration(h.CacheTTL),
 		StorageUseNFS: h.StorageUseNFS,
 		SkipNFS:       h.SkipNFS,
 		IgnoreDisks:   h.IgnoreDisks,
 		DiskPaths:     diskPaths,
 	})
-	d.host.hostres.Register(tree)
+	m.hostres.Register(tree)
 	uc := ucd.Config{
 		CacheTTL: time.Duration(h.CacheTTL),
+		CPU:      d.cpu,
 		// prTable counts processes from hrSWRunTable's listing: one
 		// reading of /proc for both.
-		Processes:       d.host.hostres.Processes(),
+		Processes:       m.hostres.Processes(),
 		IncludeAllDisks: h.IncludeAllDisks,
 		DiskIO:          h.DiskIO,
 		DiskIOExclude:   h.DiskIOExclude,
@@ -99,22 +129,31 @@ func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
 		uc.Files = append(uc.Files, uf)
 	}
 	uc.Version = versionInfo()
-	d.host.ucd = ucd.New(uc)
-	d.host.ucd.Register(tree)
+	m.ucd = ucd.New(uc)
+	m.ucd.Register(tree)
 	ip.Register(tree)
-	d.host.tcpudp = tcpudp.New(tcpudp.Config{CacheTTL: time.Duration(h.CacheTTL), NetStats: ip.NetStats()})
-	d.host.tcpudp.Register(tree)
+	m.tcpudp = tcpudp.New(tcpudp.Config{CacheTTL: time.Duration(h.CacheTTL), NetStats: ip.NetStats()})
+	m.tcpudp.Register(tree)
+	return m
+}
+
+// close closes the MIBs (not the CPU sampler they share).
+func (m hostMIBs) close() {
+	if m.ucd != nil {
+		m.ucd.Close()
+	}
+	if m.hostres != nil {
+		m.hostres.Close()
+	}
+	if m.tcpudp != nil {
+		m.tcpudp.Close()
+	}
 }
 
 func (d *daemon) closeHostMIBs() {
-	if d.host.ucd != nil {
-		d.host.ucd.Close()
-	}
-	if d.host.hostres != nil {
-		d.host.hostres.Close()
-	}
-	if d.host.tcpudp != nil {
-		d.host.tcpudp.Close()
+	d.host.close()
+	if d.cpu != nil {
+		d.cpu.Close()
 	}
 }
 

@@ -121,6 +121,16 @@ type MIB struct {
 	swInst, diskStorage, partition mib.Table
 }
 
+// CPUHistory samples /proc/stat and /proc/diskstats for hrProcessorLoad
+// and UCD-SNMP-MIB's CPU and disk I/O averages. One can serve several
+// MIBs (Config.CPU) and outlive them: a reload that builds the MIBs again
+// keeps the last minute's samples.
+type CPUHistory = procfs.CPUHistory
+
+// NewCPUHistory starts sampling the host every 5 s, the first sample
+// taken before it returns; Close stops it.
+func NewCPUHistory() *CPUHistory { return procfs.NewCPUHistory(procfs.Host, 0) }
+
 // New returns the MIB; call Close to stop its sampler.
 func New(cfg Config) *MIB {
 	if cfg.FS.Root == "" {

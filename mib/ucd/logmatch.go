@@ -66,6 +66,7 @@ type logMatch struct {
 
 	mu        sync.Mutex
 	restored  bool        // the state file was read (at the first reading)
+	stopped   bool        // StopLogs: no more readings, the state file is left alone
 	file      string      // the current file's name
 	pos       int64       // where the next reading starts
 	global    uint64      // matches since the first reading (kept across restarts)
@@ -119,6 +120,9 @@ func (l *logMatch) update(now time.Time) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.stopped {
+		return nil
+	}
 	var errs []error
 	if !l.restored {
 		l.restored = true
@@ -352,6 +356,21 @@ func (m *MIB) updateLog(l *logMatch, now time.Time) (behind bool) {
 		l.imported = ""
 	}
 	return l.behind
+}
+
+// StopLogs ends the logs' readings, periodic and at requests, for good:
+// the rows keep their last counts, and the state files are left to an
+// instance built after (a reload). Close calls it.
+func (m *MIB) StopLogs() {
+	m.stopOnce.Do(func() {
+		close(m.stopLogs)
+		m.logStop.Wait()
+		for _, l := range m.logs {
+			l.mu.Lock()
+			l.stopped = true
+			l.mu.Unlock()
+		}
+	})
 }
 
 // startLogs starts the periodic readings.

@@ -157,6 +157,7 @@ type MIB struct {
 
 	logs     []*logMatch
 	stopLogs chan struct{}
+	stopOnce sync.Once
 	logStop  sync.WaitGroup
 
 	memory, stats, version, logMax   mib.Scalars
@@ -250,8 +251,7 @@ func (m *MIB) Register(tree *mib.Tree) {
 
 // Close stops the MIB's own CPU sampler and the logs' readings.
 func (m *MIB) Close() error {
-	close(m.stopLogs)
-	m.logStop.Wait()
+	m.StopLogs()
 	if m.ownCPU {
 		m.cpu.Close()
 	}
