@@ -32,8 +32,9 @@ type Request struct {
 
 	// Where the last Next answer came from: a GetBulk asks for the
 	// instance after the one it just got, and continues there without
-	// searching the tree or the table again.
-	lastTree  *Tree
+	// searching the tree or the table again. lastVer is the version of
+	// the tree's entries lastEntry indexes (Tree.entries).
+	lastVer   *[]entry
 	lastEntry int
 	lastName  snmp.OID
 	cur       cursor
@@ -62,7 +63,7 @@ func (r *Request) Release() {
 	clear(r.memo)
 	r.arena = r.arena[:0]
 	r.Ctx, r.ContextName = nil, ""
-	r.lastTree, r.lastName, r.cur = nil, nil, cursor{}
+	r.lastVer, r.lastName, r.cur = nil, nil, cursor{}
 	r.failure = snmp.NoError
 	requestPool.Put(r)
 }
@@ -168,26 +169,37 @@ type entry struct {
 }
 
 // Tree maps registered subtrees to handlers. Registration happens at
-// start; lookups are concurrent, and Replace swaps the handlers of
-// registered subtrees under them.
+// start; lookups are concurrent, and Swap exchanges registered subtrees
+// for others under them (a reload).
 type Tree struct {
 	// entries, sorted by prefix and non-overlapping, are replaced whole
-	// (Register, Replace), never changed in place: a lookup reads one
-	// version. Every version has the same prefixes in the same order once
-	// the tree serves, so an index a request remembered stays valid.
+	// (Register, Swap), never changed in place: a lookup reads one
+	// version, and a request remembers which version its last answer's
+	// index is into.
 	entries atomic.Pointer[[]entry]
-	mu      sync.Mutex // serializes Register and Replace
+	mu      sync.Mutex // serializes Register and Swap
 	// Overlay, when set before the tree serves, adds subtrees that come
 	// and go at run time (AgentX).
 	Overlay Overlay
 }
 
-// list returns the entries.
+// list returns the entries; none for a nil tree.
 func (t *Tree) list() []entry {
+	if t == nil {
+		return nil
+	}
 	if es := t.entries.Load(); es != nil {
 		return *es
 	}
 	return nil
+}
+
+// version returns the current version of the entries, never nil.
+func (t *Tree) version() *[]entry {
+	if es := t.entries.Load(); es != nil {
+		return es
+	}
+	return new([]entry)
 }
 
 // Register adds h for the subtree prefix. Registering a prefix that
@@ -206,22 +218,32 @@ func (t *Tree) Register(prefix snmp.OID, h Handler) {
 	t.entries.Store(&es)
 }
 
-// Replace gives each subtree registered in from the handler from holds
-// for it, in one step: requests that start after it returns see every
-// new handler, a request under way may finish with the old ones. Each of
-// from's subtrees must be registered in t, with the same prefix; if one is
-// not, nothing changes.
-func (t *Tree) Replace(from *Tree) error {
+// Swap takes the subtrees registered in old out of t and puts those
+// registered in new in, in one step: requests that start after it
+// returns see only new's, a request under way may finish with old's.
+// Each of old's subtrees must be registered in t, and none of new's may
+// overlap what t keeps; else Swap returns an error and nothing changes.
+// old or new may be nil: nothing taken out, nothing put in.
+func (t *Tree) Swap(old, new *Tree) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	es := slices.Clone(t.list())
-	for _, f := range from.list() {
-		i, found := slices.BinarySearchFunc(es, f.prefix, func(e entry, o snmp.OID) int { return e.prefix.Compare(o) })
+	for _, o := range old.list() {
+		i, found := slices.BinarySearchFunc(es, o.prefix, func(e entry, p snmp.OID) int { return e.prefix.Compare(p) })
 		if !found {
-			return fmt.Errorf("mib: replace: %v is not registered", f.prefix)
+			return fmt.Errorf("mib: swap: %v is not registered", o.prefix)
 		}
-		es[i].h = f.h
+		es = slices.Delete(es, i, i+1)
 	}
+	for _, n := range new.list() {
+		for _, e := range es {
+			if n.prefix.HasPrefix(e.prefix) || e.prefix.HasPrefix(n.prefix) {
+				return fmt.Errorf("mib: swap: %v overlaps %v", n.prefix, e.prefix)
+			}
+		}
+		es = append(es, n)
+	}
+	slices.SortFunc(es, func(a, b entry) int { return a.prefix.Compare(b.prefix) })
 	t.entries.Store(&es)
 	return nil
 }
@@ -266,27 +288,28 @@ func (t *Tree) Next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
 
 // next is Next among the tree's own entries.
 func (t *Tree) next(r *Request, oid snmp.OID) (snmp.VarBind, bool) {
-	return t.nextIn(t.list(), r, oid)
+	return nextIn(t.version(), r, oid)
 }
 
-// nextIn is next among es, one version of the tree's entries.
-func (t *Tree) nextIn(es []entry, r *Request, oid snmp.OID) (snmp.VarBind, bool) {
+// nextIn is next among one version of a tree's entries.
+func nextIn(ver *[]entry, r *Request, oid snmp.OID) (snmp.VarBind, bool) {
+	es := *ver
 	var h, n int
-	if r != nil && r.lastTree == t && (same(oid, r.lastName) || oid.HasPrefix(es[r.lastEntry].prefix)) {
+	if r != nil && r.lastVer == ver && (same(oid, r.lastName) || oid.HasPrefix(es[r.lastEntry].prefix)) {
 		h, n = r.lastEntry, r.lastEntry+1
 	} else {
 		h, n = find(es, oid)
 	}
 	if h >= 0 {
 		if vb, ok := es[h].h.Next(r, oid); ok {
-			t.remember(r, h, vb.Name)
+			remember(r, ver, h, vb.Name)
 			return vb, true
 		}
 	}
 	for ; n < len(es); n++ {
 		// oid sorts before this whole subtree, so its first instance is next.
 		if vb, ok := es[n].h.Next(r, es[n].prefix); ok {
-			t.remember(r, n, vb.Name)
+			remember(r, ver, n, vb.Name)
 			return vb, true
 		}
 	}
@@ -310,19 +333,19 @@ func (t *Tree) List(r *Request, oid snmp.OID, dst []snmp.VarBind, max int) []snm
 	if t.Overlay != nil {
 		return t.listOverlay(r, oid, dst, max)
 	}
-	// One version of the entries for the whole list: a Replace under
-	// way does not give it rows of two handlers of one subtree.
-	es := t.list()
+	// One version of the entries for the whole list: a Swap under way
+	// does not give it rows of two handlers of one subtree.
+	ver := t.version()
 	for want := len(dst) + max; len(dst) < want; {
-		vb, ok := t.nextIn(es, r, oid)
+		vb, ok := nextIn(ver, r, oid)
 		if !ok {
 			break
 		}
 		dst = append(dst, vb)
 		if r != nil && len(dst) < want {
-			if l, ok := es[r.lastEntry].h.(Lister); ok {
+			if l, ok := (*ver)[r.lastEntry].h.(Lister); ok {
 				dst = l.List(r, vb.Name, dst, want-len(dst))
-				t.remember(r, r.lastEntry, dst[len(dst)-1].Name)
+				remember(r, ver, r.lastEntry, dst[len(dst)-1].Name)
 			}
 		}
 		oid = dst[len(dst)-1].Name
@@ -330,10 +353,10 @@ func (t *Tree) List(r *Request, oid snmp.OID, dst []snmp.VarBind, max int) []snm
 	return dst
 }
 
-// remember notes that entry i gave r's last Next answer, name.
-func (t *Tree) remember(r *Request, i int, name snmp.OID) {
+// remember notes that entry i of ver gave r's last Next answer, name.
+func remember(r *Request, ver *[]entry, i int, name snmp.OID) {
 	if r != nil {
-		r.lastTree, r.lastEntry, r.lastName = t, i, name
+		r.lastVer, r.lastEntry, r.lastName = ver, i, name
 	}
 }
 

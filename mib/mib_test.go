@@ -237,21 +237,22 @@ func TestScalarsNextSkipsAbsent(t *testing.T) {
 	}
 }
 
-// TestReplace: Replace gives registered subtrees new handlers while walks
-// run (no data race under -race, and every walk sees a whole tree: each
-// table's rows from the old handlers or the new), leaves the other
-// subtrees alone, and refuses a subtree that is not registered, changing
-// nothing.
-func TestReplace(t *testing.T) {
+// TestSwap: Swap exchanges subtrees while walks run (no data race under
+// -race, no index of one version used in another, and every List sees
+// one version: a table's rows all from the old handler or all from the
+// new), takes subtrees out and puts new ones in, leaves the others alone,
+// and refuses a subtree to take out that is not registered or one to put
+// in that overlaps what stays, changing nothing.
+func TestSwap(t *testing.T) {
 	tr, _ := testTree()
-	table := func(v int64) *Table {
-		return &Table{
-			Entry:   snmp.MustParseOID("1.3.6.1.2.1.2.2.1"),
-			Columns: []uint32{1},
-			Rows:    func(*Request) Rows { return testRows{{1, v}, {2, v}} },
-		}
+	ifEntry := snmp.MustParseOID("1.3.6.1.2.1.2.2.1")
+	ipGroup := snmp.MustParseOID("1.3.6.1.2.1.4")
+	table := func(entry snmp.OID, v int64) *Table {
+		return &Table{Entry: entry, Columns: []uint32{1}, Rows: func(*Request) Rows { return testRows{{1, v}, {2, v}} }}
 	}
-	ifEntry := snmp.MustParseOID("1.3.6.1.2.1.2.2.1.1")
+	// Take the first tree's ifTable out.
+	var cur Tree
+	cur.Register(ifEntry, tr.list()[1].h)
 	stop := make(chan struct{})
 	errs := make(chan string, 1)
 	done := make(chan struct{})
@@ -265,18 +266,18 @@ func TestReplace(t *testing.T) {
 			}
 			r := NewRequest(context.Background(), time.Now())
 			vbs := tr.List(r, snmp.OID{1, 3}, nil, 20)
-			r.Release()
-			// The first handler's column 1 holds 10, 20 and 50; each
-			// replacement's holds 100 or more, the same in every row.
+			// The first ifTable's column 1 holds 10, 20 and 50; each
+			// replacement's 100 or more, the same in every row.
 			gens := map[int64]bool{}
 			var vals []int64
 			for _, vb := range vbs {
-				if vb.Name.HasPrefix(ifEntry) {
+				if vb.Name.HasPrefix(ifEntry.Append(1)) {
 					v := vb.Value.Int()
 					vals = append(vals, v)
 					gens[max(v, 99)] = true
 				}
 			}
+			r.Release() // the names are the request's
 			if len(gens) > 1 {
 				select {
 				case errs <- fmt.Sprintf("rows of two handlers in one List: %v", vals):
@@ -286,10 +287,19 @@ func TestReplace(t *testing.T) {
 		}
 	}()
 	for i := range 200 {
-		var from Tree
-		from.Register(snmp.MustParseOID("1.3.6.1.2.1.2.2.1"), table(int64(100+i)))
-		if err := tr.Replace(&from); err != nil {
+		// Every other version also has an IP-MIB subtree: the entries'
+		// layout changes under the walks.
+		var next Tree
+		next.Register(ifEntry, table(ifEntry, int64(100+i)))
+		if i%2 == 0 {
+			next.Register(ipGroup, table(ipGroup.Append(1), 7))
+		}
+		if err := tr.Swap(&cur, &next); err != nil {
 			t.Fatal(err)
+		}
+		cur = Tree{}
+		for _, e := range next.list() {
+			cur.Register(e.prefix, e.h)
 		}
 	}
 	close(stop)
@@ -302,19 +312,25 @@ func TestReplace(t *testing.T) {
 	r := NewRequest(context.Background(), time.Now())
 	defer r.Release()
 	if v := tr.Get(r, snmp.MustParseOID("1.3.6.1.2.1.2.2.1.1.2")); v.Int() != 299 {
-		t.Errorf("ifIndex.2 after the last Replace: %v, want 299", v)
+		t.Errorf("ifIndex.2 after the last Swap: %v, want 299", v)
+	}
+	if v := tr.Get(r, snmp.MustParseOID("1.3.6.1.2.1.4.1.1.1")); v.Type != snmp.NoSuchObject {
+		t.Errorf("the IP-MIB subtree the last Swap took out: %v", v)
 	}
 	if v := tr.Get(r, snmp.MustParseOID("1.3.6.1.2.1.1.1.0")); string(v.Bytes) != "descr" {
-		t.Errorf("sysDescr.0, not replaced: %v", v)
+		t.Errorf("sysDescr.0, not swapped: %v", v)
 	}
 
-	var bad Tree
-	bad.Register(snmp.MustParseOID("1.3.6.1.2.1.2.2.1"), table(7))
-	bad.Register(snmp.MustParseOID("1.3.6.1.2.1.4"), table(7))
-	if err := tr.Replace(&bad); err == nil || !strings.Contains(err.Error(), "1.3.6.1.2.1.4 is not registered") {
-		t.Errorf("Replace with an unregistered subtree: %v", err)
+	var missing, overlap Tree
+	missing.Register(ipGroup, table(ipGroup.Append(1), 7))
+	if err := tr.Swap(&missing, nil); err == nil || !strings.Contains(err.Error(), "1.3.6.1.2.1.4 is not registered") {
+		t.Errorf("Swap taking out a subtree not registered: %v", err)
+	}
+	overlap.Register(snmp.MustParseOID("1.3.6.1.2.1.1.9"), table(ipGroup.Append(1), 7))
+	if err := tr.Swap(&cur, &overlap); err == nil || !strings.Contains(err.Error(), "overlaps 1.3.6.1.2.1.1") {
+		t.Errorf("Swap putting in a subtree inside one that stays: %v", err)
 	}
 	if v := tr.Get(r, snmp.MustParseOID("1.3.6.1.2.1.2.2.1.1.2")); v.Int() != 299 {
-		t.Errorf("ifIndex.2 after a refused Replace: %v, want 299", v)
+		t.Errorf("ifIndex.2 after refused Swaps: %v, want 299", v)
 	}
 }

@@ -151,8 +151,9 @@ func (t *Tree) listOverlay(r *Request, oid snmp.OID, dst []snmp.VarBind, max int
 				if l, ok := reg.H.(Lister); ok {
 					dst = l.List(r, vb.Name, dst, want-len(dst))
 				}
-			} else if r != nil {
-				if l, ok := t.list()[r.lastEntry].h.(Lister); ok {
+			} else if r != nil && r.lastVer != nil {
+				// The entry of the version that gave vb (nextOverlay).
+				if l, ok := (*r.lastVer)[r.lastEntry].h.(Lister); ok {
 					n := len(dst)
 					dst = l.List(r, vb.Name, dst, want-len(dst))
 					// Drop what a region hides from the tree's handlers.
@@ -164,7 +165,7 @@ func (t *Tree) listOverlay(r *Request, oid snmp.OID, dst []snmp.VarBind, max int
 							}
 						}
 					}
-					t.remember(r, r.lastEntry, dst[len(dst)-1].Name)
+					remember(r, r.lastVer, r.lastEntry, dst[len(dst)-1].Name)
 				}
 			}
 		}

@@ -24,7 +24,6 @@ import (
 	"github.com/tsnmp/tsnmp/agentx"
 	"github.com/tsnmp/tsnmp/engine"
 	"github.com/tsnmp/tsnmp/mib"
-	"github.com/tsnmp/tsnmp/mib/extend"
 	"github.com/tsnmp/tsnmp/mib/hostres"
 	"github.com/tsnmp/tsnmp/mib/ifmib"
 	"github.com/tsnmp/tsnmp/mib/ipmib"
@@ -57,8 +56,8 @@ type daemon struct {
 	// agentx is the AgentX master, when `master agentx` is configured.
 	agentx          *agentx.Master
 	agentxListeners []net.Listener // until serveAgentX
-	// passes are the pass and pass_persist subtrees (extend.go).
-	passes []*extend.Pass
+	// ext are the extend, pass and pass_persist subtrees (extend.go).
+	ext extensions
 	// notify is the notification originator (notify.go); nil without
 	// targets. authTraps holds it while authtrapenable is on.
 	notify    *notifier
@@ -221,7 +220,9 @@ func start(o *options, log *slog.Logger, out io.Writer) (*daemon, error) {
 }
 
 // buildTree registers the instrumentation. It is built once: SNMP-set
-// values and counters live in it across reloads.
+// values and counters live in it across reloads. Only the host MIBs and
+// the extend and pass subtrees are built again, by a reload that changes
+// their lines (hostmib.go, extend.go).
 func (d *daemon) buildTree(cfg *config.Config) (*mib.Tree, error) {
 	var tree mib.Tree
 	contact, name, location := d.loadSystem()
@@ -267,8 +268,12 @@ func (d *daemon) buildTree(cfg *config.Config) (*mib.Tree, error) {
 	d.ifmib.LinkTraps.Load(d.loadLinkTraps()) // linktraps.go
 	d.ifmib.LinkTraps.Persist = d.persistLinkTraps
 	d.ifmib.Register(&tree)
-	d.registerHostMIBs(cfg, &tree)
-	d.registerExtend(cfg, &tree)
+	if err := d.registerHostMIBs(cfg, &tree); err != nil {
+		return nil, err
+	}
+	if err := d.registerExtend(cfg, &tree); err != nil {
+		return nil, err
+	}
 	return &tree, nil
 }
 
@@ -726,7 +731,8 @@ func (d *daemon) reload() error {
 	if err := d.reloadNotifications(cfg); err != nil {
 		d.log.Error("notification targets not restarted", "err", err)
 	}
-	d.reloadHostMIBs(cfg) // hostmib.go
+	d.reloadHostMIBs(cfg)   // hostmib.go
+	d.reloadExtensions(cfg) // extend.go
 	var gone []listener
 	d.mu.Lock()
 	for _, l := range d.servers {
@@ -763,6 +769,6 @@ func (d *daemon) close() {
 		d.ifmib.Close()
 	}
 	d.closeHostMIBs()
-	d.closePasses()
+	d.ext.close()
 	d.state.Close()
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,5 +98,73 @@ func TestExtendPassSameAsSnmpd(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("snmpd output:\n%s", out)
+	}
+}
+
+// TestReloadExtendPass: a reload that changes the extend and pass lines
+// applies them, as snmpd's does: an extend line added answers, a
+// pass_persist line dropped no longer does, a pass line added does, and
+// the extend line kept goes on answering. A pass line that overlaps what
+// tsnmpd serves is left out with an error, at a reload as at start.
+func TestReloadExtendPass(t *testing.T) {
+	testenv.Need(t, "python3")
+	bin := buildDaemon(t)
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	td := filepath.Join(wd, "testdata")
+	conf := filepath.Join(dir, "snmpd.conf")
+	write := func(lines string) {
+		t.Helper()
+		if err := os.WriteFile(conf, []byte("rocommunity public 127.0.0.1\nextend hello /bin/echo hello\n"+lines), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("pass_persist .1.3.6.1.4.1.8072.2.256 " + td + "/passpersist.py\n")
+	listen := fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t))
+	p := startDaemon(t, bin, nil, "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"), "--listen", listen)
+	getnext := func(oid string) string {
+		return netsnmp(t, "snmpgetnext", "-v2c", "-c", "public", listen, oid)
+	}
+	const (
+		hello = ".1.3.6.1.4.1.8072.1.3.2.3.1.1.5.104.101.108.108.111" // nsExtendOutput1Line."hello"
+		bye   = ".1.3.6.1.4.1.8072.1.3.2.3.1.1.3.98.121.101"
+	)
+	get := func(oid, want string) {
+		t.Helper()
+		if got := netsnmp(t, "snmpget", "-v2c", "-c", "public", listen, oid); !strings.HasSuffix(got, want) {
+			t.Errorf("%s: %s, want %s", oid, got, want)
+		}
+	}
+	get(hello, `STRING: "hello"`)
+	get(bye, "No Such Instance currently exists at this OID")
+	if got := getnext(".1.3.6.1.4.1.8072.2.256"); !strings.HasPrefix(got, ".1.3.6.1.4.1.8072.2.256.") {
+		t.Fatalf("pass_persist subtree before the reload: %s", got)
+	}
+
+	write("extend bye /bin/echo bye\npass .1.3.6.1.4.1.8072.2.255 /bin/sh " + td + "/passtest.sh\npass .1.3.6.1.2.1.25.1 /bin/true\n")
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.log.String(), "configuration reloaded"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("reload not logged:\n%s", p.log)
+		}
+	}
+	log := p.log.String()
+	if !strings.Contains(log, "extend and pass subtrees rebuilt") {
+		t.Errorf("the reload did not rebuild the extend and pass subtrees:\n%s", log)
+	}
+	if !strings.Contains(log, "pass: the subtree overlaps objects tsnmpd serves") || !strings.Contains(log, "1.3.6.1.2.1.25.1") {
+		t.Errorf("the pass line over hrSystem was not refused:\n%s", log)
+	}
+	get(hello, `STRING: "hello"`)
+	get(bye, `STRING: "bye"`)
+	get(".1.3.6.1.4.1.8072.2.255.2.1", "INTEGER: 42")
+	if got := getnext(".1.3.6.1.4.1.8072.2.256"); strings.HasPrefix(got, ".1.3.6.1.4.1.8072.2.256.") {
+		t.Errorf("the pass_persist line dropped still answers: %s", got)
+	}
+	// hrSystemProcesses, still tsnmpd's.
+	if got := netsnmp(t, "snmpget", "-v2c", "-c", "public", listen, ".1.3.6.1.2.1.25.1.6.0"); !strings.Contains(got, "= Gauge32: ") {
+		t.Errorf("hrSystemProcesses after the refused pass line: %s", got)
 	}
 }

@@ -22,6 +22,7 @@ type hostMIBs struct {
 	ucd     *ucd.MIB
 	hostres *hostres.MIB
 	tcpudp  *tcpudp.MIB
+	tree    *mib.Tree   // their subtrees, as put in the agent's tree
 	cfg     config.Host // what they were built from
 }
 
@@ -31,19 +32,18 @@ const hostCloseGrace = 5 * time.Second
 
 // reloadHostMIBs builds the host MIBs again when a reload changed their
 // directives (disk, proc, load, logmatch...), as snmpd does at its
-// reload, and puts them in the tree in place of the running ones in one
-// step. The CPU samples of the last minute are kept (d.cpu); logMatchTable
-// takes its positions and counts from the state files the running MIB
-// wrote, whose readings stop first.
+// reload, and swaps them into the tree in place of the running ones in
+// one step. The CPU samples of the last minute are kept (d.cpu);
+// logMatchTable takes its positions and counts from the state files the
+// running MIB wrote, whose readings stop first.
 func (d *daemon) reloadHostMIBs(cfg *config.Config) {
 	if reflect.DeepEqual(cfg.Host, d.host.cfg) {
 		return
 	}
-	var tree mib.Tree
 	old := d.host
-	d.host = d.newHostMIBs(cfg, &tree)
+	d.host = d.newHostMIBs(cfg)
 	old.ucd.StopLogs()
-	if err := d.agent.Tree.Replace(&tree); err != nil {
+	if err := d.agent.Tree.Swap(old.tree, d.host.tree); err != nil {
 		// The MIBs register the same subtrees whatever their
 		// directives: this is a programming error.
 		d.log.Error("host MIBs not rebuilt", "err", err)
@@ -56,16 +56,18 @@ func (d *daemon) reloadHostMIBs(cfg *config.Config) {
 }
 
 // registerHostMIBs adds the host MIBs, shaped by cfg.Host, to tree.
-func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) {
+func (d *daemon) registerHostMIBs(cfg *config.Config, tree *mib.Tree) error {
 	d.cpu = hostres.NewCPUHistory()
-	d.host = d.newHostMIBs(cfg, tree)
+	d.host = d.newHostMIBs(cfg)
+	return tree.Swap(nil, d.host.tree)
 }
 
-// newHostMIBs builds the host MIBs from cfg.Host and registers them in
-// tree.
-func (d *daemon) newHostMIBs(cfg *config.Config, tree *mib.Tree) hostMIBs {
+// newHostMIBs builds the host MIBs from cfg.Host, registered in a tree
+// of their own.
+func (d *daemon) newHostMIBs(cfg *config.Config) hostMIBs {
 	h := &cfg.Host
-	m := hostMIBs{cfg: cfg.Host}
+	tree := new(mib.Tree)
+	m := hostMIBs{cfg: cfg.Host, tree: tree}
 	var diskPaths []string
 	for _, dk := range h.Disks {
 		diskPaths = append(diskPaths, dk.Path)
