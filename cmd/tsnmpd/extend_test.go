@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -129,12 +128,7 @@ func TestReloadExtendPass(t *testing.T) {
 		hello = ".1.3.6.1.4.1.8072.1.3.2.3.1.1.5.104.101.108.108.111" // nsExtendOutput1Line."hello"
 		bye   = ".1.3.6.1.4.1.8072.1.3.2.3.1.1.3.98.121.101"
 	)
-	get := func(oid, want string) {
-		t.Helper()
-		if got := netsnmp(t, "snmpget", "-v2c", "-c", "public", listen, oid); !strings.HasSuffix(got, want) {
-			t.Errorf("%s: %s, want %s", oid, got, want)
-		}
-	}
+	get := func(oid, want string) { t.Helper(); snmpgetIs(t, listen, oid, want) }
 	get(hello, `STRING: "hello"`)
 	get(bye, "No Such Instance currently exists at this OID")
 	if got := getnext(".1.3.6.1.4.1.8072.2.256"); !strings.HasPrefix(got, ".1.3.6.1.4.1.8072.2.256.") {
@@ -142,15 +136,7 @@ func TestReloadExtendPass(t *testing.T) {
 	}
 
 	write("extend bye /bin/echo bye\npass .1.3.6.1.4.1.8072.2.255 /bin/sh " + td + "/passtest.sh\npass .1.3.6.1.2.1.25.1 /bin/true\n")
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.log.String(), "configuration reloaded"); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("reload not logged:\n%s", p.log)
-		}
-	}
-	log := p.log.String()
+	log := p.reload(t, 1)
 	if !strings.Contains(log, "extend and pass subtrees rebuilt") {
 		t.Errorf("the reload did not rebuild the extend and pass subtrees:\n%s", log)
 	}

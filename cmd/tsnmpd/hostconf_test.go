@@ -6,9 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tsnmp/tsnmp/internal/testenv"
 )
@@ -111,24 +109,7 @@ func TestReloadHostDirectives(t *testing.T) {
 	listen := fmt.Sprintf("udp:127.0.0.1:%d", testenv.FreePort(t))
 	p := startDaemon(t, bin, nil, "--state-dir", filepath.Join(dir, "state"), "--listen", listen, "--snmpd-conf", cfg)
 	const rebuilt = "host MIBs rebuilt"
-	reload := func(n int) string {
-		t.Helper()
-		if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-			t.Fatal(err)
-		}
-		for deadline := time.Now().Add(10 * time.Second); strings.Count(p.log.String(), "configuration reloaded") < n; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("reload %d not logged:\n%s", n, p.log)
-			}
-		}
-		return p.log.String()
-	}
-	get := func(oid, want string) {
-		t.Helper()
-		if got := netsnmp(t, "snmpget", "-v2c", "-c", "public", listen, oid); !strings.HasSuffix(got, want) {
-			t.Errorf("%s: %s, want %s", oid, got, want)
-		}
-	}
+	get := func(oid, want string) { t.Helper(); snmpgetIs(t, listen, oid, want) }
 	const (
 		dskPath2    = ".1.3.6.1.4.1.2021.9.1.2.2"
 		prNames1    = ".1.3.6.1.4.1.2021.2.1.2.1"
@@ -138,11 +119,11 @@ func TestReloadHostDirectives(t *testing.T) {
 	get(dskPath2, "No Such Instance currently exists at this OID")
 	get(prNames1, "No Such Instance currently exists at this OID")
 
-	if log := reload(1); strings.Contains(log, rebuilt) {
+	if log := p.reload(t, 1); strings.Contains(log, rebuilt) {
 		t.Errorf("a reload with the same directives rebuilt the host MIBs:\n%s", log)
 	}
 	write("disk /\ndisk /dev/shm 10%\nproc tsnmpd\n")
-	if log := reload(2); strings.Count(log, rebuilt) != 1 {
+	if log := p.reload(t, 2); strings.Count(log, rebuilt) != 1 {
 		t.Fatalf("a reload that adds a disk and a proc line did not rebuild the host MIBs once:\n%s", log)
 	}
 	get(dskPath2, `STRING: "/dev/shm"`)

@@ -37,6 +37,29 @@ type proc struct {
 	log *syncLog
 }
 
+// reload sends p SIGHUP and waits until its log says "configuration
+// reloaded" n times in all; it returns the log.
+func (p *proc) reload(t *testing.T, n int) string {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); strings.Count(p.log.String(), "configuration reloaded") < n; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("reload %d not logged:\n%s", n, p.log)
+		}
+	}
+	return p.log.String()
+}
+
+// snmpgetIs checks that Net-SNMP's snmpget of oid at addr ends in want.
+func snmpgetIs(t *testing.T, addr, oid, want string) {
+	t.Helper()
+	if got := netsnmp(t, "snmpget", "-v2c", "-c", "public", addr, oid); !strings.HasSuffix(got, want) {
+		t.Errorf("%s: %s, want %s", oid, got, want)
+	}
+}
+
 // syncLog collects a process's output while tests read it.
 type syncLog struct {
 	mu sync.Mutex
