@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -128,13 +127,7 @@ rouser webuser priv .1.3.6.1.2.1.1
 		}
 	}
 	check("start")
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(p.log.String(), "configuration reloaded") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	p.reload(t, 1)
 	check("after reload")
 }
 

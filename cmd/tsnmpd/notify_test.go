@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -144,12 +143,7 @@ func TestNotifications(t *testing.T) {
 		agentPort, snmptrapd.Port, port)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	daemon.cmd.Process.Signal(syscall.SIGHUP)
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(daemon.log.String(), "configuration reloaded"); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no reload:\n%s", daemon.log)
-		}
-	}
+	daemon.reload(t, 1)
 	waitRecords(t, "snmptrapd", snmptrapd.Output, 7)
 	waitRecords(t, "tsnmp trapd", tlog.String, 7)
 	netsnmpFail(t, "snmpget", "-v2c", "-c", "wrong", "-r", "0", "-t", "0.3", fmt.Sprintf("udp:127.0.0.1:%d", agentPort), "1.3.6.1.2.1.1.3.0")

@@ -209,12 +209,7 @@ func TestReloadRefusedNeverApplied(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(strings.Replace(refused, fmt.Sprintf("agentaddress udp:127.0.0.1:%d\n", busy.LocalAddr().(*net.UDPAddr).Port), "", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p.cmd.Process.Signal(syscall.SIGHUP)
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.log.String(), "configuration reloaded"); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no \"configuration reloaded\" after SIGHUP:\n%s", p.log)
-		}
-	}
+	p.reload(t, 1)
 	if _, err := dev[0].Get(context.Background(), sysDescr0); err != nil {
 		t.Errorf("dev after the accepted reload: %v", err)
 	}

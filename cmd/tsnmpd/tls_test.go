@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -197,10 +196,7 @@ func TestTLSReload(t *testing.T) {
 	}
 	data, _ := os.ReadFile(conf)
 	os.WriteFile(conf, []byte(strings.Replace(string(data), "localCert server", "localCert server2", 1)), 0o600)
-	p.cmd.Process.Signal(syscall.SIGHUP)
-	for i := 0; i < 100 && !strings.Contains(p.log.String(), "configuration reloaded"); i++ {
-		time.Sleep(20 * time.Millisecond)
-	}
+	p.reload(t, 1)
 	if _, err := s.Get(context.Background(), sysDescr0); err != nil {
 		t.Errorf("open session after reload: %v", err)
 	}

@@ -295,14 +295,7 @@ func testKickstart(t *testing.T, tools map[string]string, withSnmpd bool) {
 	}
 
 	// A reload (SIGHUP) keeps the values and the keys.
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.log.String(), "configuration reloaded"); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no reload after SIGHUP:\n%s", p.log)
-		}
-	}
+	p.reload(t, 1)
 	if rows3, _, _ := check("after a reload"); rows3["1"].my != rows2["1"].my {
 		t.Error("a reload changed usmDHKickstartMyPublic")
 	}

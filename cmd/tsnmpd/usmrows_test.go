@@ -7,9 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager/snmpdtest"
@@ -157,10 +155,7 @@ func TestUSMUserTableRows(t *testing.T) {
 		}
 	}
 	// A reload keeps every row, the volatile one too.
-	p.cmd.Process.Signal(syscall.SIGHUP)
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.log.String(), "configuration reloaded") && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	p.reload(t, 1)
 	if after := walk(); after != before {
 		t.Errorf("usmUserTable after a reload:\n%s\nbefore:\n%s", after, before)
 	}

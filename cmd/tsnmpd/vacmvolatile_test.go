@@ -5,9 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/manager/snmpdtest"
@@ -85,14 +83,7 @@ func TestVACMVolatileRows(t *testing.T) {
 		t.Errorf("vacm-rows.json holds volatile rows, or not the nonVolatile one:\n%s", s)
 	}
 	// A reload keeps them.
-	p.cmd.Process.Signal(syscall.SIGHUP)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(p.log.String(), "configuration reloaded") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !strings.Contains(p.log.String(), "configuration reloaded") {
-		t.Fatalf("no reload:\n%s", p.log)
-	}
+	p.reload(t, 1)
 	if !bob() || stripSpin(walk()) != stripSpin(tables) {
 		t.Errorf("the volatile rows did not last across a reload:\n%s", walk())
 	}
