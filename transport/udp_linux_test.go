@@ -358,6 +358,9 @@ func TestUDPBurstBoundLifted(t *testing.T) {
 	if left != "" {
 		t.Fatalf("SO_RCVTIMEO after the burst: %s, want none", left)
 	}
+	if n := threadsInRecv(t); n != 0 {
+		t.Fatalf("after the burst: %d threads in recvmmsg, want none (the burst did not end)", n)
+	}
 	runtime.GOMAXPROCS(1)
 	exchange(20)
 	var ids []string

@@ -209,6 +209,9 @@ func TestTrapdInterop(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if nw, ng := bytes.Count(wh, []byte("----")), bytes.Count(gh, []byte("----")); nw != len(cases) || ng != len(cases) {
+		t.Errorf("traphandle ran %d times under snmptrapd and %d under tsnmp trapd, want %d each\ntsnmp trapd's log:\n%s", nw, ng, len(cases), d.err.String())
+	}
 	if w, g := trapdtest.Normalize(string(wh)), trapdtest.Normalize(string(gh)); w != g {
 		t.Errorf("traphandle input differs\nsnmptrapd:\n%s\ntsnmp trapd:\n%s", w, g)
 	}

@@ -286,8 +286,7 @@ func TestZeroConfig(t *testing.T) {
 		t.Errorf("ifNumber: %q", out)
 	}
 	// SIGHUP keeps the engine and the credentials working.
-	p.cmd.Process.Signal(syscall.SIGHUP)
-	time.Sleep(200 * time.Millisecond)
+	p.reload(t, 1)
 	out = netsnmp(t, "snmpget", "-v3", "-l", "authPriv", "-u", "tsnmp", "-a", "SHA-256", "-A", m[1], "-x", "AES", "-X", m[2], target, ".1.3.6.1.6.3.10.2.1.2.0")
 	if out != ".1.3.6.1.6.3.10.2.1.2.0 = INTEGER: 1" {
 		t.Errorf("after SIGHUP: %q", out)

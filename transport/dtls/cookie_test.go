@@ -292,6 +292,9 @@ func TestSpoofedHelloFlood(t *testing.T) {
 	for i := 0; i < 200 && s.HelloStats().Verifies < 200; i++ {
 		time.Sleep(5 * time.Millisecond)
 	}
+	if s.HelloStats().Verifies < 200 {
+		t.Fatalf("the flood is not under way after a second: %+v, %+v", s.HelloStats(), s.ConnStats())
+	}
 	maxStartups := 0
 	p := testPKI(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -89,6 +89,9 @@ func (p *countingProxy) oneShot(t *testing.T, c *ClientConfig) (int64, gotls.Con
 	for i := 0; i < 200 && p.bytes.Load() == before; i++ {
 		waitABit()
 	}
+	if p.bytes.Load() == before {
+		t.Fatal("the proxy counted no bytes of the session after it closed")
+	}
 	waitABit()
 	return p.bytes.Load() - before, cs
 }
