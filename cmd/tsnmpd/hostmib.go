@@ -41,11 +41,15 @@ func (d *daemon) reloadHostMIBs(cfg *config.Config) {
 		return
 	}
 	old := d.host
-	d.host = d.newHostMIBs(cfg)
+	// The running MIB's log readings end before the new one exists, so
+	// that no periodic reading of the new one can take a state file the
+	// old one is still writing.
 	old.ucd.StopLogs()
+	d.host = d.newHostMIBs(cfg)
 	if err := d.agent.Tree.Swap(old.tree, d.host.tree); err != nil {
 		// The MIBs register the same subtrees whatever their
-		// directives: this is a programming error.
+		// directives: this is a programming error. The old MIBs stay,
+		// logMatchTable at its last counts.
 		d.log.Error("host MIBs not rebuilt", "err", err)
 		d.host.close()
 		d.host = old
