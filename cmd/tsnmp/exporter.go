@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/tsnmp/tsnmp/exporter"
+	"github.com/tsnmp/tsnmp/internal/idlegc"
 )
 
 func init() { subcommands["exporter"] = exporterMain }
@@ -124,6 +125,7 @@ func exporterMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 		}
 	}()
+	go idlegc.Run(ctx, idlegc.Age, idlegc.Period)
 	if wc.TLSServerConfig.CertFile != "" {
 		err = srv.ServeTLS(ln, wc.TLSServerConfig.CertFile, wc.TLSServerConfig.KeyFile)
 	} else {

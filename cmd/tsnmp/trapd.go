@@ -19,6 +19,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/agent/config"
 	"github.com/tsnmp/tsnmp/engine"
+	"github.com/tsnmp/tsnmp/internal/idlegc"
 	"github.com/tsnmp/tsnmp/internal/sdnotify"
 	"github.com/tsnmp/tsnmp/notify"
 	"github.com/tsnmp/tsnmp/security/tsm"
@@ -219,6 +220,7 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		out.Run(r.Queue())
 		close(done)
 	}()
+	go idlegc.Run(ctx, idlegc.Age, idlegc.Period)
 	sd := sdnotify.Ready("receiving notifications", log) // Type=notify units
 	running := tc
 	for ctx.Err() == nil {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/tsnmp/tsnmp/internal/idlegc"
 	"github.com/tsnmp/tsnmp/internal/xdg"
 )
 
@@ -178,6 +179,7 @@ func run(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	go idlegc.Run(ctx, idlegc.Age, idlegc.Period)
 	if o.stdio {
 		defer d.close()
 		return d.serveStdio(os.Stdin, os.Stdout)
