@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"unsafe"
 
 	"github.com/tsnmp/tsnmp/mib/smi"
 )
@@ -60,12 +61,12 @@ func load(r Request) *cacheContent {
 	for _, f := range r.Files {
 		st := statOf(f)
 		files = append(files, st)
-		b, err := os.ReadFile(f)
+		src, err := readText(f)
 		if err != nil {
 			ix.Diags = append(ix.Diags, Diag{File: f, Msg: err.Error()})
 			continue
 		}
-		parsed, errs := parseModules(f, string(b))
+		parsed, errs := parseModules(f, src)
 		for _, e := range errs {
 			if pe, ok := e.(*ParseError); ok {
 				ix.Diags = append(ix.Diags, Diag{File: pe.File, Line: pe.Line, Msg: pe.Msg})
@@ -166,7 +167,8 @@ func build(r Request, dir, path string) *Source {
 	if path != "" && os.MkdirAll(dir, 0o755) == nil {
 		writeCache(dir, path, b)
 	}
-	src, err := newSource(r, string(b))
+	// b is not written again: the Source reads it in place.
+	src, err := newSource(r, unsafe.String(unsafe.SliceData(b), len(b)))
 	if err != nil {
 		panic("smiload: cannot read the cache it wrote: " + err.Error())
 	}

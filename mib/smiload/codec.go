@@ -58,10 +58,33 @@ var errCorrupt = errors.New("smiload: damaged cache file")
 
 type encoder struct{ b []byte }
 
-func (e *encoder) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
-func (e *encoder) int(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+// grow makes room for n more bytes, doubling the buffer: append grows a
+// large slice by a quarter at a time, which would allocate the cache
+// entry about five times over while it is encoded.
+func (e *encoder) grow(n int) {
+	if cap(e.b)-len(e.b) < n {
+		e.b = slices.Grow(e.b, max(n, cap(e.b)))
+	}
+}
+
+func (e *encoder) uint(v uint64) {
+	e.grow(binary.MaxVarintLen64)
+	e.b = binary.AppendUvarint(e.b, v)
+}
+
+func (e *encoder) int(v int64) {
+	e.grow(binary.MaxVarintLen64)
+	e.b = binary.AppendVarint(e.b, v)
+}
+
+func (e *encoder) bytes(p ...byte) {
+	e.grow(len(p))
+	e.b = append(e.b, p...)
+}
+
 func (e *encoder) str(s string) {
 	e.uint(uint64(len(s)))
+	e.grow(len(s))
 	e.b = append(e.b, s...)
 }
 func (e *encoder) strs(l []string) {
@@ -78,11 +101,7 @@ func (e *encoder) enums(es []smi.Enum) {
 	}
 }
 func (e *encoder) flag(v bool) {
-	if v {
-		e.b = append(e.b, 1)
-	} else {
-		e.b = append(e.b, 0)
-	}
+	e.bytes(byte(boolInt(v)))
 }
 func (e *encoder) u32s(l []uint32) {
 	for _, v := range l {
@@ -113,7 +132,7 @@ func encodeCache(c *cacheContent) []byte {
 		for _, v := range d.OID {
 			recs.uint(uint64(v))
 		}
-		recs.b = append(recs.b, byte(d.Kind), byte(d.Base), byte(d.Access))
+		recs.bytes(byte(d.Kind), byte(d.Base), byte(d.Access))
 		recs.str(d.TC)
 		recs.str(d.Hint)
 		recs.enums(d.Enums)
@@ -149,7 +168,7 @@ func encodeCache(c *cacheContent) []byte {
 		tcIdx = append(tcIdx, uint32(len(recs.b)))
 		recs.str(t.Name)
 		recs.str(t.Module)
-		recs.b = append(recs.b, byte(t.Base))
+		recs.bytes(byte(t.Base))
 		recs.str(t.Hint)
 		recs.enums(t.Enums)
 	}
@@ -210,7 +229,7 @@ func encodeCache(c *cacheContent) []byte {
 		} else {
 			recs.str(n.Label)
 		}
-		recs.b = append(recs.b, n.Type)
+		recs.bytes(n.Type)
 		recs.str(n.TC)
 		recs.enums(n.Enums)
 		recs.uint(uint64(len(n.Ranges)))

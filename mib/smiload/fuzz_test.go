@@ -22,7 +22,7 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		ix := &Index{mods: map[string]*module{}}
-		ix.addFile("fuzz", src)
+		ix.addFile("fuzz", string(src))
 		for n := range ix.mods {
 			ix.names = append(ix.names, n)
 		}

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/tsnmp/tsnmp/mib/smi"
 )
@@ -121,12 +122,12 @@ func ScanDirs(dirs []string) (*Index, error) {
 				continue
 			}
 			ix.fileStats = append(ix.fileStats, fileStat{path: path, size: fi.Size(), mtime: fi.ModTime().UnixNano()})
-			b, err := os.ReadFile(path)
+			src, err := readText(path)
 			if err != nil {
 				ix.Diags = append(ix.Diags, Diag{File: path, Msg: err.Error()})
 				continue
 			}
-			ix.addFile(path, b)
+			ix.addFile(path, src)
 		}
 	}
 	for n := range ix.mods {
@@ -136,9 +137,17 @@ func ScanDirs(dirs []string) (*Index, error) {
 	return ix, nil
 }
 
+// readText returns the text of the file at path. The parsed modules keep
+// pieces of it, so it is read once into memory that is never written
+// again and shared with the string, not copied into one.
+func readText(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return unsafe.String(unsafe.SliceData(b), len(b)), err
+}
+
 // addFile parses the text of one file into the index.
-func (ix *Index) addFile(path string, src []byte) {
-	mods, errs := parseModules(path, string(src))
+func (ix *Index) addFile(path, src string) {
+	mods, errs := parseModules(path, src)
 	for _, err := range errs {
 		var pe *ParseError
 		if errors.As(err, &pe) {
@@ -691,14 +700,24 @@ func (g *gen) set() *smi.Set {
 			rows[oidKey(o)] = true
 		}
 	}
-	var nodes []*outDef
+	// One block holds every node; the sort moves pointers.
+	n := 0
+	for _, m := range g.order {
+		n += len(m.defs)
+	}
+	store := make([]outDef, 0, n)
+	nodes := make([]*outDef, 0, n)
+	add := func(o outDef) {
+		store = append(store, o)
+		nodes = append(nodes, &store[len(store)-1])
+	}
 	for _, m := range g.order {
 		for pos, d := range m.defs {
 			if d.macro == "TYPE" || d.macro == "TEXTUAL-CONVENTION" {
 				continue
 			}
 			if d.pre != nil {
-				nodes = append(nodes, &outDef{def: *d.pre, src: d, rank: rank[m], pos: pos, name: d.name})
+				add(outDef{def: *d.pre, src: d, rank: rank[m], pos: pos, name: d.name})
 				continue
 			}
 			o := g.oids[d]
@@ -754,7 +773,7 @@ func (g *gen) set() *smi.Set {
 				g.warn(m, d, "%s: unknown access %q", d.name, d.access)
 			}
 			out.Access = a
-			nodes = append(nodes, &outDef{def: out, src: d, rank: rank[m], pos: pos, name: d.name})
+			add(outDef{def: out, src: d, rank: rank[m], pos: pos, name: d.name})
 		}
 	}
 	slices.SortStableFunc(nodes, func(a, b *outDef) int {

@@ -16,7 +16,7 @@ func TestLex(t *testing.T) {
 	src := `a -- comment -- b -- to end
 c "str -- not a comment" ::= { x(1) -2 } 'FF'H ..`
 	var got []string
-	for _, tok := range lex(src) {
+	for _, tok := range lex(nil, src) {
 		got = append(got, tok.s)
 	}
 	want := "a b c str -- not a comment ::= { x ( 1 ) -2 } 'FF'H .."

@@ -657,7 +657,15 @@ func (g *gen) netTree(index map[*def]int) []smi.TreeNode {
 	}
 	g.inetIndex = t.inetIndexes(g)
 
-	var out []smi.TreeNode
+	var count func(tp *ntTree) int
+	count = func(tp *ntTree) int {
+		n := 0
+		for ; tp != nil; tp = tp.nextPeer {
+			n += 1 + count(tp.childList)
+		}
+		return n
+	}
+	out := make([]smi.TreeNode, 0, count(t.head))
 	var walk func(tp *ntTree, parent int32)
 	walk = func(tp *ntTree, parent int32) {
 		for ; tp != nil; tp = tp.nextPeer {

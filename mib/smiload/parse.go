@@ -2,24 +2,24 @@ package smiload
 
 import (
 	"fmt"
-
-	"github.com/tsnmp/tsnmp/mib/smi"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/tsnmp/tsnmp/mib/smi"
 )
 
 // token is one lexical unit of MIB module text.
 type token struct {
 	s    string
+	line int32
 	str  bool // quoted string literal
-	line int
 }
 
-// lex splits SMI module text into tokens, dropping comments and keeping
-// quoted strings as single tokens.
-func lex(src string) []token {
-	var toks []token
-	line := 1
+// lex appends the tokens of SMI module text to toks, dropping comments
+// and keeping quoted strings as single tokens.
+func lex(toks []token, src string) []token {
+	line := int32(1)
 	isIdent := func(c byte) bool {
 		return c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 	}
@@ -48,7 +48,7 @@ func lex(src string) []token {
 			}
 			s := src[i+1 : i+1+j]
 			toks = append(toks, token{s: s, str: true, line: line})
-			line += strings.Count(s, "\n")
+			line += int32(strings.Count(s, "\n"))
 			i += j + 2
 		case c == '\'':
 			// 'hex'H or 'bits'B literal.
@@ -188,7 +188,7 @@ func (p *parser) next() token {
 
 func (p *parser) line() int {
 	if p.pos < len(p.toks) {
-		return p.toks[p.pos].line
+		return int(p.toks[p.pos].line)
 	}
 	return 0
 }
@@ -196,7 +196,7 @@ func (p *parser) line() int {
 func (p *parser) errf(format string, args ...any) *ParseError {
 	line := p.line()
 	if line == 0 && len(p.toks) > 0 {
-		line = p.toks[len(p.toks)-1].line
+		line = int(p.toks[len(p.toks)-1].line)
 	}
 	return &ParseError{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
@@ -238,11 +238,22 @@ type ParseError struct {
 
 func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
+// tokenBufs holds the token slices of files already parsed, for the
+// next: loading a directory of modules would otherwise allocate several
+// times its text in tokens that live only while their file is parsed.
+var tokenBufs = sync.Pool{New: func() any { return new([]token) }}
+
 // parseModules parses every module in a file. A fault in a definition
 // costs that definition; a fault in a module's header or IMPORTS costs
 // the module. Both are reported in errs.
 func parseModules(file, src string) (mods []*module, errs []error) {
-	p := &parser{toks: lex(src), file: file}
+	buf := tokenBufs.Get().(*[]token)
+	p := &parser{toks: lex((*buf)[:0], src), file: file}
+	defer func() {
+		clear(p.toks) // the tokens hold the file's text
+		*buf = p.toks[:0]
+		tokenBufs.Put(buf)
+	}()
 	for p.pos < len(p.toks) {
 		start := p.pos
 		m, err := p.parseModuleSafe()
@@ -302,7 +313,7 @@ var macroKeywords = map[string]bool{
 
 func (p *parser) parseModule() *module {
 	t := p.next()
-	m := &module{name: t.s, file: p.file, line: t.line, imports: map[string]string{}, byName: map[string]*def{}, types: map[string]*def{}}
+	m := &module{name: t.s, file: p.file, line: int(t.line), imports: map[string]string{}, byName: map[string]*def{}, types: map[string]*def{}}
 	if p.peek() == "{" { // module OID, unused
 		p.skipGroup()
 	}
@@ -420,7 +431,7 @@ func (p *parser) parseDef(m *module) {
 	if t.str || !isIdentStart(t.s) {
 		panic(p.errf("unexpected %q", t.s))
 	}
-	d := &def{name: t.s, line: t.line}
+	d := &def{name: t.s, line: int(t.line)}
 	switch {
 	case p.peek() == "MACRO":
 		for p.next().s != "END" {
@@ -792,8 +803,8 @@ func (p *parser) parseOIDValue() []oidComp {
 	for p.peek() != "}" {
 		s := p.next().s
 		var c oidComp
-		if n, err := strconv.ParseUint(s, 10, 32); err == nil {
-			c = oidComp{num: uint32(n), hasNum: true}
+		if n, ok := parseArc(s); ok {
+			c = oidComp{num: n, hasNum: true}
 		} else {
 			c.name = s
 			if p.peek() == "(" {
@@ -827,4 +838,15 @@ func literal(s string) string {
 		return strconv.FormatUint(v, 10)
 	}
 	return s
+}
+
+// parseArc reads a decimal OID arc. Names, which most components are,
+// are told apart by their first byte, not by strconv's error, which
+// would allocate one for each.
+func parseArc(s string) (uint32, bool) {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	return uint32(n), err == nil
 }
