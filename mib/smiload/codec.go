@@ -56,15 +56,35 @@ const (
 
 var errCorrupt = errors.New("smiload: damaged cache file")
 
-type encoder struct{ b []byte }
+// encoder writes records into a series of chunks, which the entry is
+// assembled from once its size is known: an entry of tens of megabytes
+// grown by append would be allocated several times over.
+type encoder struct {
+	b    []byte   // the chunk being written
+	full [][]byte // the chunks before it
+	done int      // their length
+}
 
-// grow makes room for n more bytes, doubling the buffer: append grows a
-// large slice by a quarter at a time, which would allocate the cache
-// entry about five times over while it is encoded.
+// grow makes room for n more bytes, in a new chunk if need be.
 func (e *encoder) grow(n int) {
 	if cap(e.b)-len(e.b) < n {
-		e.b = slices.Grow(e.b, max(n, cap(e.b)))
+		if len(e.b) > 0 {
+			e.full = append(e.full, e.b)
+			e.done += len(e.b)
+		}
+		e.b = make([]byte, 0, max(n, min(max(e.done, 64<<10), 4<<20)))
 	}
+}
+
+// len is the number of bytes written.
+func (e *encoder) len() int { return e.done + len(e.b) }
+
+// appendTo appends the bytes written to dst.
+func (e *encoder) appendTo(dst []byte) []byte {
+	for _, c := range e.full {
+		dst = append(dst, c...)
+	}
+	return append(dst, e.b...)
 }
 
 func (e *encoder) uint(v uint64) {
@@ -125,7 +145,7 @@ func encodeCache(c *cacheContent) []byte {
 	defIdx := make([]uint32, 0, len(s.Defs)+1)
 	for i := range s.Defs {
 		d := &s.Defs[i]
-		defIdx = append(defIdx, uint32(len(recs.b)))
+		defIdx = append(defIdx, uint32(recs.len()))
 		recs.str(d.Name)
 		recs.str(d.Module)
 		recs.uint(uint64(len(d.OID)))
@@ -161,34 +181,34 @@ func encodeCache(c *cacheContent) []byte {
 		}
 		recs.uint(uint64(f + 1))
 	}
-	defIdx = append(defIdx, uint32(len(recs.b)))
+	defIdx = append(defIdx, uint32(recs.len()))
 	tcIdx := make([]uint32, 0, len(s.TCs)+1)
 	for i := range s.TCs {
 		t := &s.TCs[i]
-		tcIdx = append(tcIdx, uint32(len(recs.b)))
+		tcIdx = append(tcIdx, uint32(recs.len()))
 		recs.str(t.Name)
 		recs.str(t.Module)
 		recs.bytes(byte(t.Base))
 		recs.str(t.Hint)
 		recs.enums(t.Enums)
 	}
-	tcIdx = append(tcIdx, uint32(len(recs.b)))
+	tcIdx = append(tcIdx, uint32(recs.len()))
 	fileIdx := make([]uint32, 0, len(c.files)+1)
 	for _, f := range c.files {
-		fileIdx = append(fileIdx, uint32(len(recs.b)))
+		fileIdx = append(fileIdx, uint32(recs.len()))
 		recs.str(f.path)
 		recs.int(f.size)
 		recs.int(f.mtime)
 	}
-	fileIdx = append(fileIdx, uint32(len(recs.b)))
-	meta := uint32(len(recs.b))
+	fileIdx = append(fileIdx, uint32(recs.len()))
+	meta := uint32(recs.len())
 	recs.strs(s.Modules)
 	recs.uint(uint64(len(c.dirs)))
 	for _, d := range c.dirs {
 		recs.str(d.path)
 		recs.int(d.mtime)
 	}
-	diags := uint32(len(recs.b))
+	diags := uint32(recs.len())
 	// Diagnostics without a file (modules not found) first: they are
 	// the ones a program prints.
 	ds := slices.Clone(c.diags)
@@ -209,7 +229,7 @@ func encodeCache(c *cacheContent) []byte {
 		recs.str(d.Module)
 		recs.str(d.Msg)
 	}
-	tree := uint32(len(recs.b))
+	tree := uint32(recs.len())
 	modIdx := make(map[string]int, len(s.Modules))
 	for i, m := range s.Modules {
 		modIdx[m] = i
@@ -249,7 +269,7 @@ func encodeCache(c *cacheContent) []byte {
 	}
 	// Anonymous arcs, sorted by OID: each the length of the prefix it
 	// shares with the one before and the rest of its arcs.
-	anon := uint32(len(recs.b))
+	anon := uint32(recs.len())
 	recs.uint(uint64(len(s.Anon)))
 	total := 0
 	for _, a := range s.Anon {
@@ -300,7 +320,7 @@ func encodeCache(c *cacheContent) []byte {
 	off += 4 * uint32(len(tcNameIdx))
 	h[hFileIdx] = off
 	h[hMeta], h[hDiags], h[hTree], h[hAnon] = base+meta, base+diags, base+tree, base+anon
-	h[hLen] = base + uint32(len(recs.b))
+	h[hLen] = base + uint32(recs.len())
 	for _, l := range [][]uint32{defIdx, tcIdx, fileIdx} {
 		for i := range l {
 			l[i] += base
@@ -314,7 +334,7 @@ func encodeCache(c *cacheContent) []byte {
 	e.u32s(tcIdx)
 	e.u32s(tcNameIdx)
 	e.u32s(fileIdx)
-	e.b = append(e.b, recs.b...)
+	e.b = recs.appendTo(e.b)
 	return e.b
 }
 
