@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -31,25 +32,59 @@ var (
 	_ smi.AnonSource = (*Source)(nil)
 )
 
-// mapFile maps a cache file into memory read-only. The mapping is never
-// removed: the strings of the definitions read point into it. Cache files
-// are replaced by renaming, never written in place, so its content does
-// not change under the program.
+// mapped holds, by path, the cache files mapped so far. A mapping is
+// never removed (the strings of the definitions read point into it), so
+// a file is mapped once for the life of the program: a program that
+// opens the same entry again and again (tsnmp trapd and tsnmp exporter
+// at every reload) would otherwise add a mapping each time.
+var mapped struct {
+	sync.Mutex
+	files map[string]mapping
+}
+
+// mapping is a mapped cache file and the file it was made from.
+type mapping struct {
+	id fileID
+	s  string
+}
+
+// fileID tells one version of a file from another.
+type fileID struct {
+	dev, ino uint64
+	size     int64
+	mtime    unix.Timespec
+}
+
+// mapFile maps a cache file into memory read-only, or returns the
+// mapping made earlier of the same file. Cache files are replaced by
+// renaming, never written in place, so a file's content does not change
+// under the program.
 func mapFile(path string) (string, bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || fi.Size() < int64(len(codecMagic)+4*hdrLen) || fi.Size() >= 1<<32 {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil || st.Size < int64(len(codecMagic)+4*hdrLen) || st.Size >= 1<<32 {
 		return "", false
 	}
-	b, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	id := fileID{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim}
+	mapped.Lock()
+	defer mapped.Unlock()
+	if m, ok := mapped.files[path]; ok && m.id == id {
+		return m.s, true
+	}
+	b, err := unix.Mmap(int(f.Fd()), 0, int(st.Size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return "", false
 	}
-	return unsafe.String(&b[0], len(b)), true
+	m := mapping{id: id, s: unsafe.String(&b[0], len(b))}
+	if mapped.files == nil {
+		mapped.files = map[string]mapping{}
+	}
+	mapped.files[path] = m
+	return m.s, true
 }
 
 // newSource checks the header of a cache file's content.

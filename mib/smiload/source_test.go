@@ -117,3 +117,53 @@ func dirTime(t *testing.T, dir string) time.Time {
 	}
 	return fi.ModTime()
 }
+
+// TestOpenMapsEntryOnce opens one cache entry many times, as a daemon
+// does at each reload, and counts the process's mappings of it: one,
+// however often it is opened. A rebuilt entry (another file at the same
+// path) is mapped afresh and read as rebuilt.
+func TestOpenMapsEntryOnce(t *testing.T) {
+	dir := writeDir(t, map[string]string{"tests.my": testMIB})
+	cache := t.TempDir()
+	r := Request{Dirs: []string{dir, testenv.MIBDir(t)}, Modules: []string{"ALL"}, CacheDir: cache, NoDescriptions: true}
+	Open(r) // builds the entry
+	for range 20 {
+		if src := Open(r); src.whole != nil || src.Len() == 0 {
+			t.Fatal("the entry was not read from the cache")
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(cache, "mibs-*"))
+	if len(files) != 1 {
+		t.Fatalf("cache entries %v, want one", files)
+	}
+	mappings := func() int {
+		b, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), files[0])
+	}
+	if n := mappings(); n != 1 {
+		t.Fatalf("entry mapped %d times after 21 opens, want once", n)
+	}
+
+	// The entry rebuilt: a module added changes the directory.
+	time.Sleep(10 * time.Millisecond)
+	added := strings.NewReplacer("TEST-MIB", "ADDED-MIB", "99999", "99997").Replace(testMIB)
+	if err := os.WriteFile(filepath.Join(dir, "added.my"), []byte(added), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if src := Open(r); src.whole == nil {
+		t.Fatal("a changed directory did not rebuild the entry")
+	}
+	src := Open(r)
+	if src.whole != nil {
+		t.Fatal("the rebuilt entry was not read from the cache")
+	}
+	if defs, _ := src.Named("testScalar"); len(defs) != 2 {
+		t.Errorf("testScalar defined %d times in the rebuilt entry, want twice (TEST-MIB, ADDED-MIB)", len(defs))
+	}
+	if n := mappings(); n != 2 {
+		t.Errorf("%d mappings after the rebuild, want the old and the new", n)
+	}
+}
