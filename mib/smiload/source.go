@@ -69,7 +69,7 @@ func mapFile(path string) (string, bool) {
 	if unix.Fstat(int(f.Fd()), &st) != nil || st.Size < int64(len(codecMagic)+4*hdrLen) || st.Size >= 1<<32 {
 		return "", false
 	}
-	id := fileID{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim}
+	id := fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size, mtime: st.Mtim} // Dev is 32 bits on some platforms
 	mapped.Lock()
 	defer mapped.Unlock()
 	if m, ok := mapped.files[path]; ok && m.id == id {
