@@ -133,7 +133,7 @@ func generate(s *smi.Set, pkg string) ([]byte, error) {
 		b.WriteByte('\n')
 	}
 	fmt.Fprintf(&b, "}\n\n")
-	if total >= 1<<32 {
+	if int64(total) >= 1<<32 {
 		return nil, fmt.Errorf("%d OID arcs: more than the generated tables hold", total)
 	}
 	fmt.Fprintf(&b, "var nodeArcEnd = [...]uint32{")

@@ -15,6 +15,10 @@
 // outside the kernel (no network file system, no FUSE, no pipe), or the
 // P, and a stop of the world for the garbage collector, would wait with
 // it. Calls that can wait keep using the syscall package.
+//
+// On 32-bit platforms the calls that take a 64-bit offset or fill a
+// 64-bit stat or statfs structure go through golang.org/x/sys/unix
+// (rawsys32_linux.go).
 package rawsys
 
 import (
@@ -41,16 +45,6 @@ func errno(e unix.Errno) error {
 		return nil
 	}
 	return e
-}
-
-// Pread reads from fd at off, retrying when interrupted.
-func Pread(fd int, p []byte, off int64) (int, error) {
-	for {
-		n, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(ptr(p)), uintptr(len(p)), uintptr(off), 0, 0)
-		if e != unix.EINTR {
-			return int(n), errno(e)
-		}
-	}
 }
 
 // Openat opens path (NUL-terminated) relative to dirfd (unix.AT_FDCWD
@@ -192,13 +186,6 @@ func PollNow(fds []unix.PollFd) (int, error) {
 	}
 }
 
-// Fstatfs is fstatfs(2) of fd, for files of the kernel's own file systems
-// (proc, sysfs), which answer without waiting.
-func Fstatfs(fd int, st *unix.Statfs_t) error {
-	_, _, e := unix.RawSyscall(unix.SYS_FSTATFS, uintptr(fd), uintptr(unsafe.Pointer(st)), 0)
-	return errno(e)
-}
-
 // RecvWait receives into b from fd, a socket whose answer is normally
 // queued already (a netlink dump's), without telling the runtime; when
 // nothing is queued it waits for up to timeout in poll(2) made through
@@ -227,28 +214,6 @@ func Ioctl(fd int, req uint, arg unsafe.Pointer) unix.Errno {
 	return e
 }
 
-// Stat is stat(2) of path, for files of the kernel's own file systems.
-func Stat(path string, st *unix.Stat_t) error {
-	p, err := unix.BytePtrFromString(path)
-	if err != nil {
-		return err
-	}
-	_, _, e := unix.RawSyscall6(unix.SYS_NEWFSTATAT, atFDCWD, uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(st)), 0, 0, 0)
-	return errno(e)
-}
-
-// Statfs is statfs(2) of path. Only for file systems that answer from
-// the kernel's memory (see LocalFS): a network or FUSE file system can
-// keep statfs waiting indefinitely.
-func Statfs(path string, st *unix.Statfs_t) error {
-	p, err := unix.BytePtrFromString(path)
-	if err != nil {
-		return err
-	}
-	_, _, e := unix.RawSyscall(unix.SYS_STATFS, uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(st)), 0)
-	return errno(e)
-}
-
 // LocalFS reports whether statfs(2) of a file system of the type named as
 // in /proc/self/mounts answers from the kernel's memory without waiting:
 // the kernel's own file systems, ext2 to ext4 and XFS, whose free-space
@@ -264,12 +229,6 @@ func LocalFS(typ string) bool {
 		return true
 	}
 	return false
-}
-
-// Seek sets fd's offset to off from its start.
-func Seek(fd int, off int64) error {
-	_, _, e := unix.RawSyscall(unix.SYS_LSEEK, uintptr(fd), uintptr(off), 0)
-	return errno(e)
 }
 
 // PidfdOpen is pidfd_open(2) of pid.

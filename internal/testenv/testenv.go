@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -236,11 +238,25 @@ func Build(t testing.TB, pkg string, flags ...string) string {
 		name = filepath.Base(wd)
 	}
 	bin := filepath.Join(t.TempDir(), name)
+	if !raceSupported() {
+		flags = slices.DeleteFunc(slices.Clone(flags), func(f string) bool { return f == "-race" })
+	}
 	args := append(append([]string{"build", "-o", bin}, flags...), pkg)
 	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
+}
+
+// raceSupported reports whether Go's race detector runs on this
+// platform. Where it does not (32-bit ARM, MIPS and x86 among others),
+// tests build their programs without it.
+func raceSupported() bool {
+	switch runtime.GOARCH {
+	case "amd64", "arm64", "loong64", "ppc64le", "riscv64", "s390x":
+		return runtime.GOOS == "linux"
+	}
+	return false
 }
 
 // NetNS creates a network namespace named from prefix, removed when the

@@ -482,7 +482,7 @@ func (m *MIB) fsByNumber(devs *devSnap, fss []procfs.FileSystem) map[string]int6
 		}
 		var st unix.Stat_t
 		if unix.Stat(m.mounts.FS.Path(f.Path), &st) == nil {
-			out[deviceID(unix.Major(st.Dev), unix.Minor(st.Dev))] = int64(f.Index)
+			out[deviceID(unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)))] = int64(f.Index)
 		}
 	}
 	return out

@@ -17,15 +17,15 @@ import (
 // sizes would not fit hrStorageSize's Integer32 (2 TiB), so the unit grows
 // and units times size still gives the memory.
 func TestStorageMemoryBeyond2TiB(t *testing.T) {
-	const tib = 1 << 30 // in KiB
+	const tib int64 = 1 << 30 // in KiB
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "proc/self"), 0o755)
-	meminfo := "MemTotal:       " + strconv.Itoa(3*tib) + " kB\n" +
-		"MemFree:        " + strconv.Itoa(tib) + " kB\n" +
-		"MemAvailable:   " + strconv.Itoa(2*tib) + " kB\n" +
+	meminfo := "MemTotal:       " + strconv.FormatInt(3*tib, 10) + " kB\n" +
+		"MemFree:        " + strconv.FormatInt(tib, 10) + " kB\n" +
+		"MemAvailable:   " + strconv.FormatInt(2*tib, 10) + " kB\n" +
 		"Buffers:        1024 kB\nCached:         2048 kB\nShmem:          512 kB\nSReclaimable:   0 kB\n" +
-		"SwapTotal:      " + strconv.Itoa(tib) + " kB\n" +
-		"SwapFree:       " + strconv.Itoa(tib) + " kB\n"
+		"SwapTotal:      " + strconv.FormatInt(tib, 10) + " kB\n" +
+		"SwapFree:       " + strconv.FormatInt(tib, 10) + " kB\n"
 	os.WriteFile(filepath.Join(root, "proc/meminfo"), []byte(meminfo), 0o644)
 	os.WriteFile(filepath.Join(root, "proc/self/mounts"), nil, 0o644)
 	cpu := procfs.NewCPUHistory(procfs.FS{Root: root}, time.Hour)

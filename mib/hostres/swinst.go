@@ -92,7 +92,7 @@ func (s *swInstalled) stat() (time.Time, int64, error) {
 	if s.local == 0 {
 		s.local = -1
 		var st unix.Statfs_t
-		if unix.Statfs(path, &st) == nil && rawsys.LocalMagic(st.Type) {
+		if unix.Statfs(path, &st) == nil && rawsys.LocalMagic(int64(st.Type)) {
 			s.local = 1
 		}
 	}

@@ -418,7 +418,7 @@ func (m *MIB) resolveDiskIO() []ioDev {
 			m.log().Warn("diskio: not a block device; left out of diskIOTable", "device", path)
 			continue
 		}
-		d := ioDev{major: uint64(unix.Major(st.Rdev)), minor: uint64(unix.Minor(st.Rdev)), name: filepath.Base(path)}
+		d := ioDev{major: uint64(unix.Major(uint64(st.Rdev))), minor: uint64(unix.Minor(uint64(st.Rdev))), name: filepath.Base(path)}
 		if !slices.ContainsFunc(devs, func(e ioDev) bool { return e.major == d.major && e.minor == d.minor }) {
 			devs = append(devs, d) // Net-SNMP lists a device once
 		}

@@ -239,7 +239,7 @@ func tcpCounters() (ns nsID, c tcpCount, ok bool) {
 	var ok1, ok2 bool
 	c.inSegs, ok1 = n.Get("Tcp", "InSegs")
 	c.activeOpens, ok2 = n.Get("Tcp", "ActiveOpens")
-	return nsID{st.Dev, st.Ino}, c, ok1 && ok2
+	return nsID{uint64(st.Dev), uint64(st.Ino)}, c, ok1 && ok2
 }
 
 // onlySockets reports whether the listeners ls are all the TCP sockets
