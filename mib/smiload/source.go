@@ -35,8 +35,9 @@ var (
 // mapped holds, by path, the cache files mapped so far. A mapping is
 // never removed (the strings of the definitions read point into it), so
 // a file is mapped once for the life of the program: a program that
-// opens the same entry again and again (tsnmp trapd and tsnmp exporter
-// at every reload) would otherwise add a mapping each time.
+// opens the same entry again and again (a long-running user of this
+// package, or tsnmp's tests, which load the vendor collection hundreds
+// of times) would otherwise add a mapping each time.
 var mapped struct {
 	sync.Mutex
 	files map[string]mapping

@@ -118,8 +118,8 @@ func dirTime(t *testing.T, dir string) time.Time {
 	return fi.ModTime()
 }
 
-// TestOpenMapsEntryOnce opens one cache entry many times, as a daemon
-// does at each reload, and counts the process's mappings of it: one,
+// TestOpenMapsEntryOnce opens one cache entry many times, as a
+// long-running program may, and counts the process's mappings of it: one,
 // however often it is opened. A rebuilt entry (another file at the same
 // path) is mapped afresh and read as rebuilt.
 func TestOpenMapsEntryOnce(t *testing.T) {
