@@ -125,7 +125,7 @@ func exporterMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 		}
 	}()
-	go idlegc.Run(ctx, idlegc.Age, idlegc.Period)
+	go idlegc.Run(ctx)
 	if wc.TLSServerConfig.CertFile != "" {
 		err = srv.ServeTLS(ln, wc.TLSServerConfig.CertFile, wc.TLSServerConfig.KeyFile)
 	} else {

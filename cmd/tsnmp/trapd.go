@@ -220,7 +220,7 @@ func trapdMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		out.Run(r.Queue())
 		close(done)
 	}()
-	go idlegc.Run(ctx, idlegc.Age, idlegc.Period)
+	go idlegc.Run(ctx)
 	sd := sdnotify.Ready("receiving notifications", log) // Type=notify units
 	running := tc
 	for ctx.Err() == nil {

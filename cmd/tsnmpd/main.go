@@ -179,7 +179,7 @@ func run(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	go idlegc.Run(ctx, idlegc.Age, idlegc.Period)
+	go idlegc.Run(ctx)
 	if o.stdio {
 		defer d.close()
 		return d.serveStdio(os.Stdin, os.Stdout)

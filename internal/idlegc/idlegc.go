@@ -23,18 +23,22 @@ import (
 )
 
 const (
-	// Age is how long Run lets the heap go without a collection: two
+	// maxAge is how long Run lets the heap go without a collection: two
 	// thirds of the runtime's two minutes.
-	Age = 80 * time.Second
-	// Period is how often Run looks. Age + Period must stay below two
-	// minutes, with room for a tick that comes late on a busy machine,
-	// for the runtime's forced collection never to come due.
-	Period = 30 * time.Second
+	maxAge = 80 * time.Second
+	// lookEvery is how often Run looks. maxAge + lookEvery must stay
+	// below two minutes, with room for a tick that comes late on a busy
+	// machine, for the runtime's forced collection never to come due.
+	lookEvery = 30 * time.Second
 )
 
-// Run starts a collection every period in which none has run for age,
+// Run starts a collection every 30 s in which none has run for 80 s,
 // until ctx ends.
-func Run(ctx context.Context, age, period time.Duration) {
+func Run(ctx context.Context) { run(ctx, maxAge, lookEvery) }
+
+// run starts a collection every period in which none has run for age,
+// until ctx ends.
+func run(ctx context.Context, age, period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	var st debug.GCStats
