@@ -13,6 +13,7 @@ require (
 	github.com/pion/transport/v5 v5.0.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/crypto v0.58.0
+	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4
 	golang.org/x/net v0.60.0
 	golang.org/x/sys v0.49.0
 )
@@ -23,5 +24,5 @@ require (
 	github.com/josharian/native v1.1.0 // indirect
 	github.com/mdlayher/socket v0.4.1 // indirect
 	github.com/pion/logging v0.2.4 // indirect
-	golang.org/x/sync v0.1.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 )

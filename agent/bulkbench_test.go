@@ -118,7 +118,7 @@ func benchFreshWalks(b *testing.B, a *Agent, roots []snmp.OID, gap time.Duration
 // walkBulk walks roots through a in GetBulk requests of 25 repetitions
 // and returns the varbinds the walk returned; record, when not nil, is
 // given each request.
-func walkBulk(b *testing.B, a *Agent, roots []snmp.OID, record func(req []byte)) int {
+func walkBulk(b testing.TB, a *Agent, roots []snmp.OID, record func(req []byte)) int {
 	out := make([]byte, 0, 65536)
 	var req []byte
 	var m snmp.Message

@@ -77,6 +77,15 @@ func Close(fd int) error {
 	return errno(e)
 }
 
+// ClockGettime reads clock (unix.CLOCK_MONOTONIC, CLOCK_BOOTTIME) into
+// ts. unix.ClockGettime is a system call the runtime sees (the vDSO
+// serves only the runtime's own clock reads). Each platform's
+// unix.Timespec is the one clock_gettime(2) fills there.
+func ClockGettime(clock int, ts *unix.Timespec) error {
+	_, _, e := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, uintptr(clock), uintptr(unsafe.Pointer(ts)), 0)
+	return errno(e)
+}
+
 // Getdents reads directory entries of fd into buf.
 func Getdents(fd int, buf []byte) (int, error) {
 	for {

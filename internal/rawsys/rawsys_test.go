@@ -132,3 +132,25 @@ func TestBoundedRecv(t *testing.T) {
 		t.Errorf("Recv: %q, %v", buf[:n], err2)
 	}
 }
+
+func TestClockGettime(t *testing.T) {
+	for _, clock := range []int{unix.CLOCK_MONOTONIC, unix.CLOCK_BOOTTIME} {
+		var before, raw, after unix.Timespec
+		if err := unix.ClockGettime(int32(clock), &before); err != nil {
+			t.Fatal(err)
+		}
+		if err := ClockGettime(clock, &raw); err != nil {
+			t.Fatalf("clock %d: %v", clock, err)
+		}
+		if err := unix.ClockGettime(int32(clock), &after); err != nil {
+			t.Fatal(err)
+		}
+		if raw.Nano() < before.Nano() || raw.Nano() > after.Nano() {
+			t.Errorf("clock %d: %d, not between %d and %d", clock, raw.Nano(), before.Nano(), after.Nano())
+		}
+	}
+	var ts unix.Timespec
+	if err := ClockGettime(-100, &ts); err != unix.EINVAL {
+		t.Errorf("clock -100: %v, want EINVAL", err)
+	}
+}

@@ -375,7 +375,7 @@ func (m *MIB) writable(sub uint32, file string, lo, hi int64, conv func(int64) i
 // addresses follow), modulo 2^32 as those timestamps are.
 func bootTicks() uint32 {
 	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+	if rawsys.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
 		return 0
 	}
 	return uint32(ts.Nano() / int64(10*time.Millisecond))

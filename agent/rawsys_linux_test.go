@@ -1,0 +1,115 @@
+package agent
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	rtrace "runtime/trace"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/exp/trace"
+
+	"github.com/tsnmp/tsnmp/engine"
+	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/hostres"
+	"github.com/tsnmp/tsnmp/mib/ifmib"
+	"github.com/tsnmp/tsnmp/mib/ipmib"
+	"github.com/tsnmp/tsnmp/mib/tcpudp"
+	"github.com/tsnmp/tsnmp/mib/ucd"
+	"github.com/tsnmp/tsnmp/snmp"
+)
+
+// TestHostWalkLeavesMonitorAsleep walks every host MIB through the
+// agent, each kernel reading taken afresh, under the execution tracer,
+// and fails for each system call of the walk the runtime was told of: a
+// goroutine's entry into the system-call state with the agent on its
+// stack. Such a call wakes the runtime's monitor when it sleeps, as it
+// does between bursts of requests, and the monitor then polls every
+// 20 µs for a millisecond and more (internal/rawsys): one such call per
+// reading added about 60 thread runs to a walk of 250 requests and 0.4
+// of its CPU. The calls the request path makes on purpose through the
+// syscall package, statfs(2) of a file system that may wait for a server
+// and the dpkg database's stat(2) on one, are allowed.
+func TestHostWalkLeavesMonitorAsleep(t *testing.T) {
+	st, err := engine.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ttl = 20 * time.Millisecond
+	var tree mib.Tree
+	ifmib.New(ifmib.Config{CacheTTL: ttl}).Register(&tree)
+	h := hostres.New(hostres.Config{CacheTTL: ttl})
+	defer h.Close()
+	h.Register(&tree)
+	all := int64(5)
+	u := ucd.New(ucd.Config{CacheTTL: ttl, Disks: []ucd.Disk{{Path: "/", MinKB: -1, MinPercent: 10}}, IncludeAllDisks: &all,
+		Procs: []ucd.Proc{{Name: "init", Max: 2, Min: 1}}, Processes: h.Processes()})
+	defer u.Close()
+	u.Register(&tree)
+	ip := ipmib.New(ipmib.Config{CacheTTL: ttl})
+	ip.Register(&tree)
+	tcpudp.New(tcpudp.Config{CacheTTL: ttl, OwnerTTL: ttl, NetStats: ip.NetStats()}).Register(&tree)
+	a := &Agent{Tree: &tree, State: st}
+	a.SetPolicy(&Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{}})
+	roots := []snmp.OID{{1, 3, 6, 1, 2, 1, 2}, ipmib.IP, {1, 3, 6, 1, 2, 1, 5}, {1, 3, 6, 1, 2, 1, 6}, {1, 3, 6, 1, 2, 1, 7},
+		hostres.HostResources, {1, 3, 6, 1, 2, 1, 31, 1}, ucd.UCDavis}
+
+	// The first walk opens the files the readings keep open and reads
+	// what is read once; the second is a walk as every later one is.
+	walkBulk(t, a, roots, nil)
+	time.Sleep(3 * ttl)
+	var buf bytes.Buffer
+	if err := rtrace.Start(&buf); err != nil {
+		t.Fatal(err)
+	}
+	n := walkBulk(t, a, roots, nil)
+	rtrace.Stop()
+	if n < 500 {
+		t.Fatalf("the walk returned %d objects", n)
+	}
+
+	r, err := trace.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for {
+		ev, err := r.ReadEvent()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind() != trace.EventStateTransition {
+			continue
+		}
+		s := ev.StateTransition()
+		if s.Resource.Kind != trace.ResourceGoroutine {
+			continue
+		}
+		if _, to := s.Goroutine(); to != trace.GoSyscall {
+			continue
+		}
+		var frames []string
+		inWalk, allowed := false, false
+		for f := range s.Stack.Frames() {
+			frames = append(frames, f.Func)
+			switch {
+			case f.Func == "github.com/tsnmp/tsnmp/agent.(*Agent).ServeSNMP":
+				inWalk = true
+			case f.Func == "golang.org/x/sys/unix.Statfs", strings.HasSuffix(f.Func, "hostres.(*swInstalled).stat"):
+				allowed = true
+			}
+		}
+		if inWalk && !allowed {
+			calls++
+			if calls <= 5 {
+				t.Errorf("a system call the runtime saw, in the walk:\n\t%s", strings.Join(frames, "\n\t"))
+			}
+		}
+	}
+	t.Logf("%d objects; %d system calls the runtime saw", n, calls)
+}
