@@ -465,7 +465,10 @@ func (m *MIB) partitionRows(r *mib.Request) mib.Rows {
 // hrFSIndex of the file systems mounted from a /dev path that names no
 // disk or partition. It calls stat(2) on their mount points only: those
 // are local (statfs(2) reads each at every reading too), and few; the
-// map is shared for the cache time as the readings are (fsNumbers).
+// map is shared for the cache time as the readings are (fsNumbers). As
+// statfs, stat is a raw system call where the file system answers from
+// memory (internal/rawsys): a mount of a device-mapper path (LVM's
+// /dev/mapper/VG-LV) or /dev/root reached it at every reading.
 func (m *MIB) fsByNumber(devs *devSnap, fss []procfs.FileSystem) map[string]int64 {
 	known := map[string]bool{}
 	for _, i := range devs.disks {
@@ -481,7 +484,11 @@ func (m *MIB) fsByNumber(devs *devSnap, fss []procfs.FileSystem) map[string]int6
 			continue
 		}
 		var st unix.Stat_t
-		if unix.Stat(m.mounts.FS.Path(f.Path), &st) == nil {
+		stat := unix.Stat
+		if rawsys.LocalFS(f.Type) {
+			stat = rawsys.Stat
+		}
+		if stat(m.mounts.FS.Path(f.Path), &st) == nil {
 			out[deviceID(unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)))] = int64(f.Index)
 		}
 	}
