@@ -1,6 +1,7 @@
 // Package rawsys makes the system calls of tsnmpd's request path without
 // telling the Go runtime, for calls that do bounded work in the kernel and
-// never wait: a read of a /proc or /sys file, a netlink dump, a receive
+// never wait: a read of a /proc or /sys file, a netlink dump, a clock
+// read, a receive
 // or send that may not block, or one bounded by the socket's short
 // SO_RCVTIMEO (RecvBlock, Recvmmsg with MSG_WAITFORONE).
 //
