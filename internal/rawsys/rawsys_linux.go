@@ -1,9 +1,8 @@
 // Package rawsys makes the system calls of tsnmpd's request path without
 // telling the Go runtime, for calls that do bounded work in the kernel and
 // never wait: a read of a /proc or /sys file, a netlink dump, a clock
-// read, a receive
-// or send that may not block, or one bounded by the socket's short
-// SO_RCVTIMEO (RecvBlock, Recvmmsg with MSG_WAITFORONE).
+// read, a receive or send that may not block, or one bounded by the
+// socket's short SO_RCVTIMEO (RecvBlock, Recvmmsg with MSG_WAITFORONE).
 //
 // Why: a system call made through the syscall package enters the
 // runtime's system-call state, and when the runtime's monitor thread
