@@ -160,27 +160,36 @@ func walkBulk(b testing.TB, a *Agent, roots []snmp.OID, record func(req []byte))
 //
 //	go test -run '^$' -bench WalkAllHostMIBsFresh -benchtime 300x -cpuprofile cpu.out ./agent
 func BenchmarkWalkAllHostMIBsFresh(b *testing.B) {
-	st, err := engine.Open(b.TempDir(), nil)
+	a, roots := freshHostAgent(b, 30*time.Millisecond, ucd.Config{})
+	benchFreshWalks(b, a, roots, 40*time.Millisecond)
+}
+
+// freshHostAgent returns an agent serving every host MIB (IF-MIB,
+// HOST-RESOURCES-MIB, UCD-SNMP-MIB as uc configures it, IP-MIB, TCP-MIB
+// and UDP-MIB) to community "public", its readings kept ttl, the scan
+// of the processes' open files too, and the roots of tsnmp bench
+// hostmib's full walk.
+func freshHostAgent(tb testing.TB, ttl time.Duration, uc ucd.Config) (*Agent, []snmp.OID) {
+	st, err := engine.Open(tb.TempDir(), nil)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	ttl := 30 * time.Millisecond
 	var tree mib.Tree
 	ifmib.New(ifmib.Config{CacheTTL: ttl}).Register(&tree)
 	h := hostres.New(hostres.Config{CacheTTL: ttl})
-	defer h.Close()
+	tb.Cleanup(func() { h.Close() })
 	h.Register(&tree)
-	u := ucd.New(ucd.Config{CacheTTL: ttl, Processes: h.Processes()})
-	defer u.Close()
+	uc.CacheTTL, uc.Processes = ttl, h.Processes()
+	u := ucd.New(uc)
+	tb.Cleanup(func() { u.Close() })
 	u.Register(&tree)
 	ip := ipmib.New(ipmib.Config{CacheTTL: ttl})
 	ip.Register(&tree)
 	tcpudp.New(tcpudp.Config{CacheTTL: ttl, OwnerTTL: ttl, NetStats: ip.NetStats()}).Register(&tree)
 	a := &Agent{Tree: &tree, State: st}
 	a.SetPolicy(&Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{}})
-	roots := []snmp.OID{{1, 3, 6, 1, 2, 1, 2}, ipmib.IP, {1, 3, 6, 1, 2, 1, 5}, {1, 3, 6, 1, 2, 1, 6}, {1, 3, 6, 1, 2, 1, 7},
+	return a, []snmp.OID{{1, 3, 6, 1, 2, 1, 2}, ipmib.IP, {1, 3, 6, 1, 2, 1, 5}, {1, 3, 6, 1, 2, 1, 6}, {1, 3, 6, 1, 2, 1, 7},
 		hostres.HostResources, {1, 3, 6, 1, 2, 1, 31, 1}, ucd.UCDavis}
-	benchFreshWalks(b, a, roots, 40*time.Millisecond)
 }
 
 // BenchmarkWalkHostMIBsCached replays, per op, the GetBulk requests

@@ -11,14 +11,7 @@ import (
 
 	"golang.org/x/exp/trace"
 
-	"github.com/tsnmp/tsnmp/engine"
-	"github.com/tsnmp/tsnmp/mib"
-	"github.com/tsnmp/tsnmp/mib/hostres"
-	"github.com/tsnmp/tsnmp/mib/ifmib"
-	"github.com/tsnmp/tsnmp/mib/ipmib"
-	"github.com/tsnmp/tsnmp/mib/tcpudp"
 	"github.com/tsnmp/tsnmp/mib/ucd"
-	"github.com/tsnmp/tsnmp/snmp"
 )
 
 // TestHostWalkLeavesMonitorAsleep walks every host MIB through the
@@ -34,28 +27,10 @@ import (
 // for a server (statfs(2) of a mount, stat(2) of the dpkg database or
 // of a mount point), are allowed.
 func TestHostWalkLeavesMonitorAsleep(t *testing.T) {
-	st, err := engine.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const ttl = 20 * time.Millisecond
-	var tree mib.Tree
-	ifmib.New(ifmib.Config{CacheTTL: ttl}).Register(&tree)
-	h := hostres.New(hostres.Config{CacheTTL: ttl})
-	defer h.Close()
-	h.Register(&tree)
 	all := int64(5)
-	u := ucd.New(ucd.Config{CacheTTL: ttl, Disks: []ucd.Disk{{Path: "/", MinKB: -1, MinPercent: 10}}, IncludeAllDisks: &all,
-		Procs: []ucd.Proc{{Name: "init", Max: 2, Min: 1}}, Processes: h.Processes()})
-	defer u.Close()
-	u.Register(&tree)
-	ip := ipmib.New(ipmib.Config{CacheTTL: ttl})
-	ip.Register(&tree)
-	tcpudp.New(tcpudp.Config{CacheTTL: ttl, OwnerTTL: ttl, NetStats: ip.NetStats()}).Register(&tree)
-	a := &Agent{Tree: &tree, State: st}
-	a.SetPolicy(&Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{}})
-	roots := []snmp.OID{{1, 3, 6, 1, 2, 1, 2}, ipmib.IP, {1, 3, 6, 1, 2, 1, 5}, {1, 3, 6, 1, 2, 1, 6}, {1, 3, 6, 1, 2, 1, 7},
-		hostres.HostResources, {1, 3, 6, 1, 2, 1, 31, 1}, ucd.UCDavis}
+	a, roots := freshHostAgent(t, ttl, ucd.Config{Disks: []ucd.Disk{{Path: "/", MinKB: -1, MinPercent: 10}}, IncludeAllDisks: &all,
+		Procs: []ucd.Proc{{Name: "init", Max: 2, Min: 1}}})
 
 	// The first walk opens the files the readings keep open and reads
 	// what is read once; the second is a walk as every later one is.
