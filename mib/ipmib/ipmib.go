@@ -102,6 +102,7 @@ type MIB struct {
 	prefixes                   mib.Table
 	addrSet                    *addrHandler
 	routeSet                   *routeHandler
+	mediaSet, physSet          *neighHandler
 
 	links *procfs.Cache[[]rtnl.Link]
 	net   *procfs.NetStats
@@ -157,6 +158,9 @@ func New(cfg Config) *MIB {
 		Rows: func(r *mib.Request) mib.Rows { return mediaRows{m.neigh.Get(r)} }}
 	m.phys = mib.Table{Entry: IpNetToPhysEntry, Columns: []uint32{4, 5, 6, 7, 8},
 		Rows: func(r *mib.Request) mib.Rows { return physRows{m.neigh.Get(r)} }}
+	m.mediaSet = &neighHandler{Table: &m.media, m: m, entry: IpNetToMediaEntry}
+	m.physSet = &neighHandler{Table: &m.phys, m: m, entry: IpNetToPhysEntry, phys: true}
+	m.mediaSet.invalidate, m.physSet.invalidate = m.neigh.Invalidate, m.neigh.Invalidate
 	return m
 }
 
@@ -183,7 +187,7 @@ func (m *MIB) Register(tree *mib.Tree) {
 	}
 	tree.Register(IpAddrEntry, &m.addr)
 	tree.Register(IpRouteEntry, &m.legacyRoutes)
-	tree.Register(IpNetToMediaEntry, &m.media)
+	tree.Register(IpNetToMediaEntry, m.mediaSet)
 	tree.Register(IpCidrRouteEntry, &m.cidrRoutes)
 	tree.Register(IpDefaultRouterEntry, &m.routers)
 	for _, o := range m.routeNumber.Objects {
@@ -202,7 +206,7 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(IpAddressPrefixEntry, &m.prefixes)
 	tree.Register(IP.Append(33), m.spinLock)
 	tree.Register(IpAddressEntry, m.addrSet)
-	tree.Register(IpNetToPhysEntry, &m.phys)
+	tree.Register(IpNetToPhysEntry, m.physSet)
 	tree.Register(Ipv6ScopeZoneIndexEntry, &m.zones)
 	for _, o := range m.icmpScalars.Objects {
 		tree.Register(ICMP.Append(o.Sub), &mib.Scalars{Prefix: ICMP, Objects: []mib.Scalar{o}})

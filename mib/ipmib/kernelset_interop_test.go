@@ -171,3 +171,63 @@ func TestSetRouteInteropNetSNMP(t *testing.T) {
 			}, snmpdAfter: "route del 10.1.0.0/16 via 192.0.2.254\n"},
 	})
 }
+
+// TestSetNeighbourInteropNetSNMP sends the same ipNetToPhysicalTable and
+// ipNetToMediaTable sets to Net-SNMP's snmpd and to tsnmpd, and checks
+// what each answers and what the kernel's neighbour table holds after.
+func TestSetNeighbourInteropNetSNMP(t *testing.T) {
+	ns := kernelSetNS(t, "tsnmp-neighinterop")
+	va := ifIndex(t, ns, "va")
+	p := func(col uint32, v snmp.Value) snmp.VarBind {
+		return snmp.VarBind{Name: physCol(col, va, "192.0.2.10"), Value: v}
+	}
+	m := func(col uint32, v snmp.Value) snmp.VarBind {
+		return snmp.VarBind{Name: mediaCol(col, va, "192.0.2.11"), Value: v}
+	}
+	has := func(addr, want string) func(*testing.T, string) {
+		return func(t *testing.T, agent string) {
+			if got := kernelNeighs(t, ns)[addr]; got != want {
+				t.Errorf("after %s's set the kernel's entry for %s is %q, want %q", agent, addr, got, want)
+			}
+		}
+	}
+	runInterop(t, ns, []interopCase{
+		{name: "createAndGo without ipNetToPhysicalPhysAddress", vbs: []snmp.VarBind{p(colPhysStatus, integer(mib.RowCreateAndGo))},
+			snmpd: snmp.InconsistentName, tsnmpd: snmp.InconsistentValue,
+			why: "(RFC 4293: the row cannot be active without its physical address; Net-SNMP creates no row)", check: has("192.0.2.10", "")},
+		// Net-SNMP makes no neighbour entry: the kernel's entry is
+		// added behind its back, for the removals that follow.
+		{name: "createAndGo", vbs: []snmp.VarBind{p(colPhysStatus, integer(mib.RowCreateAndGo)), p(colPhysAddress, mac("02:00:00:00:00:0a"))},
+			snmpd: snmp.InconsistentName, why: "(Net-SNMP cannot create a row of ipNetToPhysicalTable)",
+			check: func(t *testing.T, agent string) {
+				if agent == "tsnmpd" {
+					has("192.0.2.10", "dev va lladdr 02:00:00:00:00:0a PERMANENT")(t, agent)
+				}
+			}, snmpdAfter: "neigh replace 192.0.2.10 lladdr 02:00:00:00:00:0a nud permanent dev va\n"},
+		{name: "ipNetToMediaPhysAddress", vbs: []snmp.VarBind{m(colMediaPhysAddr, mac("02:00:00:00:00:0b"))},
+			snmpd: snmp.NotWritable, why: "(Net-SNMP serves ipNetToMediaTable read-only)",
+			check: func(t *testing.T, agent string) {
+				if agent == "tsnmpd" {
+					has("192.0.2.11", "dev va lladdr 02:00:00:00:00:0b PERMANENT")(t, agent)
+				}
+			}, snmpdAfter: "neigh replace 192.0.2.11 lladdr 02:00:00:00:00:0b nud permanent dev va\n"},
+		{name: "ipNetToMediaType invalid", vbs: []snmp.VarBind{m(colMediaType, integer(neighInvalid))},
+			snmpd: snmp.NotWritable, why: "(Net-SNMP serves ipNetToMediaTable read-only)",
+			check: func(t *testing.T, agent string) {
+				if agent == "tsnmpd" {
+					has("192.0.2.11", "")(t, agent)
+				}
+			}, snmpdAfter: "neigh del 192.0.2.11 dev va\n"},
+		// Net-SNMP is wrong: it fails to remove an entry (genErr, the
+		// entry stays).
+		{name: "destroy", vbs: []snmp.VarBind{p(colPhysStatus, integer(mib.RowDestroy))},
+			snmpd: snmp.GenErr, why: "(Net-SNMP fails to remove the entry)",
+			check: func(t *testing.T, agent string) {
+				want := ""
+				if agent == "snmpd" {
+					want = "dev va lladdr 02:00:00:00:00:0a PERMANENT"
+				}
+				has("192.0.2.10", want)(t, agent)
+			}, snmpdAfter: "neigh del 192.0.2.10 dev va\n"},
+	})
+}

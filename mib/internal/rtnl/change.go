@@ -151,3 +151,28 @@ func DelRoute(r Route) error {
 	r.Protocol, r.Scope = 0, unix.RT_SCOPE_NOWHERE
 	return change(unix.RTM_DELROUTE, 0, routeBody(r))
 }
+
+// neighBody is the ndmsg and attributes naming n.
+func neighBody(n Neigh) []byte {
+	b := make([]byte, unix.SizeofNdMsg)
+	b[0] = n.Family
+	binary.NativeEndian.PutUint32(b[4:], n.Index)
+	binary.NativeEndian.PutUint16(b[8:], n.State)
+	b = appendAttr(b, unix.NDA_DST, n.Dst)
+	if len(n.LLAddr) > 0 {
+		b = appendAttr(b, unix.NDA_LLADDR, n.LLAddr)
+	}
+	return b
+}
+
+// SetNeigh adds neighbour n (Family, Index, Dst, LLAddr, State) to its
+// interface's table, or replaces the entry the table has for Dst.
+func SetNeigh(n Neigh) error {
+	return change(unix.RTM_NEWNEIGH, unix.NLM_F_CREATE|unix.NLM_F_REPLACE, neighBody(n))
+}
+
+// DelNeigh removes the neighbour entry for n.Dst from interface n.Index.
+func DelNeigh(n Neigh) error {
+	n.LLAddr, n.State = nil, 0
+	return change(unix.RTM_DELNEIGH, 0, neighBody(n))
+}

@@ -693,6 +693,9 @@ type Link struct {
 	Index uint32
 	Name  string
 	Flags uint32 // IFF_*
+	// AddrLen is the length of the interface's link-layer address
+	// (IFLA_ADDRESS); 0 when it has none.
+	AddrLen int
 	// HasInet6 says the interface has an IPv6 configuration (and the
 	// other IPv6 fields are set).
 	HasInet6    bool
@@ -723,6 +726,8 @@ func ParseLink(b []byte) (Link, error) {
 		switch typ {
 		case unix.IFLA_IFNAME:
 			c.Name = CString(v)
+		case unix.IFLA_ADDRESS:
+			c.AddrLen = len(v)
 		case unix.IFLA_AF_SPEC:
 			Attrs(v, func(fam uint16, v []byte) {
 				if fam != unix.AF_INET6 {

@@ -73,6 +73,7 @@ func linkMsg() []byte {
 	b := make([]byte, unix.SizeofIfInfomsg)
 	binary.NativeEndian.PutUint32(b[4:], 4)
 	b = append(b, attr(unix.IFLA_IFNAME, []byte("va\x00"))...)
+	b = append(b, attr(unix.IFLA_ADDRESS, []byte{2, 0, 0, 0, 0, 1})...)
 	conf := make([]byte, 4*30)
 	binary.NativeEndian.PutUint32(conf[4*devconfForwarding:], 1)
 	inet6 := append(attr(unix.IFLA_INET6_CONF, conf), attr(iflaInet6Stats, append(append(u64(2), u64(77)...), u64(5)...))...)
@@ -90,7 +91,7 @@ func TestParseInterfaceParms(t *testing.T) {
 		t.Error("a table without an interface index taken as a row")
 	}
 	c, err := ParseLink(linkMsg())
-	if err != nil || c.Index != 4 || c.Name != "va" || !c.Forwarding || !c.HasInet6 || c.DisableIPv6 || len(c.Stats6) != 3 || c.Stats6[1] != 77 {
+	if err != nil || c.Index != 4 || c.Name != "va" || c.AddrLen != 6 || !c.Forwarding || !c.HasInet6 || c.DisableIPv6 || len(c.Stats6) != 3 || c.Stats6[1] != 77 {
 		t.Errorf("link: %+v %v", c, err)
 	}
 	if _, err := ParseLink(linkMsg()[:10]); err == nil {
