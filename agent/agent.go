@@ -112,6 +112,10 @@ type Agent struct {
 
 	policy   atomic.Pointer[Policy]
 	refusals refusalLog
+	// sets serializes SetRequests (request.set): handlers that hold a
+	// lock of their own from TestSets to CleanupSet (kernel tables, USM,
+	// AgentX subagents) are then never waited for in two orders at once.
+	sets sync.Mutex
 }
 
 // SetPolicy installs p for the requests that arrive from now on.
@@ -296,7 +300,7 @@ func (a *Agent) respond(r *mib.Request, p *Policy, pr Principal, req, resp *snmp
 		return errAuthorization
 	}
 	q := request{r: r, tree: a.Tree, view: view, v1: pr.SecurityModel == snmp.SecurityModelV1, resp: resp, maxSize: room,
-		maxVarBinds: maxVarBinds, stats: &a.Stats}
+		maxVarBinds: maxVarBinds, stats: &a.Stats, sets: &a.sets}
 	switch req.Type {
 	case snmp.GetRequest:
 		q.get(req)

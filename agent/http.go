@@ -39,7 +39,7 @@ func (a *Agent) OpenSession(ctx context.Context, pr Principal, now time.Time) (*
 	r := mib.NewRequest(ctx, now)
 	r.ContextName = pr.ContextName
 	s := &Session{a: a, p: p, pr: pr}
-	s.q = request{r: r, tree: a.Tree, view: view, resp: &s.resp}
+	s.q = request{r: r, tree: a.Tree, view: view, resp: &s.resp, sets: &a.sets}
 	return s, nil
 }
 

@@ -40,6 +40,8 @@ type request struct {
 	// response (Policy.MaxBulkResponses).
 	maxVarBinds int
 	stats       *Stats
+	// sets is the agent's lock of SetRequests, held while set runs.
+	sets *sync.Mutex
 }
 
 // next returns the first in-view instance after oid, skipping Counter64
@@ -394,8 +396,12 @@ func v1Status(st snmp.ErrorStatus) snmp.ErrorStatus {
 // objects live in another process (mib.PhasedSetter: AgentX subagents)
 // are tested together after every local varbind passed, committed before
 // the local ones, undone when a later commit fails, and always cleaned up
-// (RFC 2741 §7.2.4).
+// (RFC 2741 §7.2.4). The agent answers one SetRequest at a time.
 func (q *request) set(req *snmp.PDU, writeView View) {
+	if q.sets != nil {
+		q.sets.Lock()
+		defer q.sets.Unlock()
+	}
 	type group struct {
 		s   mib.Setter
 		vbs []snmp.VarBind
