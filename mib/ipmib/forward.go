@@ -250,6 +250,8 @@ func (m *MIB) initRoutes() {
 		Rows: func(r *mib.Request) mib.Rows { return inetRouteRows{m.routes.Get(r)} }}
 	m.routeSet = &routeHandler{Table: &m.inetRoutes, m: m}
 	m.routeSet.invalidate = m.routes.Invalidate
+	m.cidrSet = &routeHandler{Table: &m.cidrRoutes, m: m, cidr: true}
+	m.cidrSet.invalidate = m.routes.Invalidate
 	m.legacyRoutes = mib.Table{Entry: IpRouteEntry, Columns: []uint32{1, 2, 3, 7, 8, 9, 11, 13},
 		Rows: func(r *mib.Request) mib.Rows { return legacyRouteRows(m.routes.Get(r).legacy) }}
 	m.routers = mib.Table{Entry: IpDefaultRouterEntry, Columns: []uint32{4, 5},

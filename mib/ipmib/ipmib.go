@@ -101,7 +101,7 @@ type MIB struct {
 	addr, address, media, phys mib.Table
 	prefixes                   mib.Table
 	addrSet                    *addrHandler
-	routeSet                   *routeHandler
+	routeSet, cidrSet          *routeHandler
 	mediaSet, physSet          *neighHandler
 
 	links *procfs.Cache[[]rtnl.Link]
@@ -188,7 +188,7 @@ func (m *MIB) Register(tree *mib.Tree) {
 	tree.Register(IpAddrEntry, &m.addr)
 	tree.Register(IpRouteEntry, &m.legacyRoutes)
 	tree.Register(IpNetToMediaEntry, m.mediaSet)
-	tree.Register(IpCidrRouteEntry, &m.cidrRoutes)
+	tree.Register(IpCidrRouteEntry, m.cidrSet)
 	tree.Register(IpDefaultRouterEntry, &m.routers)
 	for _, o := range m.routeNumber.Objects {
 		// One handler per object: a handler's Next goes on to its next

@@ -231,3 +231,28 @@ func TestSetNeighbourInteropNetSNMP(t *testing.T) {
 			}, snmpdAfter: "neigh del 192.0.2.10 dev va\n"},
 	})
 }
+
+// TestSetCidrRouteInteropNetSNMP sends the same ipCidrRouteTable sets to
+// Net-SNMP's snmpd and to tsnmpd, and checks what each answers and what
+// the kernel holds after.
+func TestSetCidrRouteInteropNetSNMP(t *testing.T) {
+	ns := kernelSetNS(t, "tsnmp-cidrinterop")
+	va := ifIndex(t, ns, "va")
+	r := func(col uint32, v snmp.Value) snmp.VarBind {
+		return snmp.VarBind{Name: cidrCol(col, "10.1.0.0/16", 0, "192.0.2.254"), Value: v}
+	}
+	has := func(want bool) func(*testing.T, string) {
+		return func(t *testing.T, agent string) {
+			if got := hasRoute(t, ns, "10.1.0.0/16 via 192.0.2.254 dev va metric 0"); got != want {
+				t.Errorf("after %s's set the kernel has 10.1.0.0/16 via 192.0.2.254: %v, want %v (%v)", agent, got, want, kernelRoutes(t, ns))
+			}
+		}
+	}
+	runInterop(t, ns, []interopCase{
+		{name: "createAndGo", vbs: []snmp.VarBind{r(16, integer(mib.RowCreateAndGo)), r(5, integer(va)), r(6, integer(routeRemote))},
+			snmpd: snmp.NotWritable, why: "(Net-SNMP serves ipCidrRouteTable read-only)",
+			check: func(t *testing.T, agent string) { has(agent == "tsnmpd")(t, agent) }},
+		{name: "destroy", vbs: []snmp.VarBind{r(16, integer(mib.RowDestroy))},
+			snmpd: snmp.NotWritable, why: "(Net-SNMP serves ipCidrRouteTable read-only)", check: has(false)},
+	})
+}

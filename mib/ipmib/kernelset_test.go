@@ -571,3 +571,121 @@ func TestSetNoAccess(t *testing.T) {
 		t.Error("a read-only community added an address")
 	}
 }
+
+// cidrCol is ipCidrRouteTable's column col of the route to dst (a
+// prefix) by next hop nh, of TOS tos.
+func cidrCol(col uint32, dst string, tos uint32, nh string) snmp.OID {
+	p := netip.MustParsePrefix(dst)
+	o := v4Index(IpCidrRouteEntry.Append(col), p.Addr().AsSlice())
+	m := maskOf(uint8(p.Bits()))
+	o = append(o, m>>24, m>>16&0xff, m>>8&0xff, m&0xff, tos)
+	return v4Index(o, netip.MustParseAddr(nh).AsSlice())
+}
+
+// TestSetCidrRouteTable creates, reads back, changes and destroys IPv4
+// routes through tsnmpd's ipCidrRouteTable over UDP, and checks the
+// errors of the sets RFC 2579 and RFC 2096 refuse, which change nothing.
+func TestSetCidrRouteTable(t *testing.T) {
+	ns := kernelSetNS(t, "tsnmp-cidrset")
+	a := startTsnmpd(t, ns)
+	va := ifIndex(t, ns, "va")
+	r := func(col uint32, dst, nh string, v snmp.Value) snmp.VarBind {
+		return snmp.VarBind{Name: cidrCol(col, dst, 0, nh), Value: v}
+	}
+	for _, c := range []struct {
+		name    string
+		vbs     []snmp.VarBind
+		dst, nh string
+		typ     int64
+		ifx     int64
+		kernel  string
+	}{
+		{"remote, ipCidrRouteIfIndex by default", []snmp.VarBind{r(16, "10.1.0.0/16", "192.0.2.254", integer(mib.RowCreateAndGo)),
+			r(6, "10.1.0.0/16", "192.0.2.254", integer(routeRemote)), r(11, "10.1.0.0/16", "192.0.2.254", integer(7))},
+			"10.1.0.0/16", "192.0.2.254", routeRemote, va, "10.1.0.0/16 via 192.0.2.254 dev va metric 7"},
+		{"local", []snmp.VarBind{r(16, "10.2.0.0/16", "0.0.0.0", integer(mib.RowCreateAndGo)),
+			r(5, "10.2.0.0/16", "0.0.0.0", integer(va)), r(6, "10.2.0.0/16", "0.0.0.0", integer(routeLocal)),
+			r(9, "10.2.0.0/16", "0.0.0.0", snmp.OIDValue(zeroDotZero)), r(10, "10.2.0.0/16", "0.0.0.0", integer(0))},
+			"10.2.0.0/16", "0.0.0.0", routeLocal, va, "10.2.0.0/16 dev va metric 0"},
+		{"reject", []snmp.VarBind{r(16, "10.5.0.0/16", "0.0.0.0", integer(mib.RowCreateAndGo)), r(6, "10.5.0.0/16", "0.0.0.0", integer(routeReject))},
+			"10.5.0.0/16", "0.0.0.0", routeReject, 0, "unreachable 10.5.0.0/16 metric 0"},
+	} {
+		if st, i := a.set(t, c.vbs...); st != snmp.NoError {
+			t.Fatalf("%s: %v at %d; log:\n%s", c.name, st, i, a.log)
+		}
+		if !hasRoute(t, ns, c.kernel) {
+			t.Errorf("%s: the kernel lacks %q: %v", c.name, c.kernel, kernelRoutes(t, ns))
+		}
+		if v := a.get(t, cidrCol(6, c.dst, 0, c.nh)); v.Int() != c.typ {
+			t.Errorf("%s: ipCidrRouteType = %v, want %d", c.name, v, c.typ)
+		}
+		if v := a.get(t, cidrCol(5, c.dst, 0, c.nh)); v.Int() != c.ifx {
+			t.Errorf("%s: ipCidrRouteIfIndex = %v, want %d", c.name, v, c.ifx)
+		}
+	}
+	// A blackhole route reads as reject, and is set as one.
+	if out, err := ns.Command("ip", "route", "add", "blackhole", "10.6.0.0/16").CombinedOutput(); err != nil {
+		t.Fatalf("ip route add: %v: %s", err, out)
+	}
+
+	before := kernelRoutes(t, ns)
+	for _, c := range []struct {
+		name string
+		vbs  []snmp.VarBind
+		st   snmp.ErrorStatus
+		at   int
+	}{
+		{"blackhole", []snmp.VarBind{r(6, "10.6.0.0/16", "0.0.0.0", integer(routeBlackhole))}, snmp.WrongValue, 1},
+		{"ipCidrRouteProto", []snmp.VarBind{r(7, "10.1.0.0/16", "192.0.2.254", integer(2))}, snmp.NotWritable, 1},
+		{"ipCidrRouteAge", []snmp.VarBind{r(8, "10.1.0.0/16", "192.0.2.254", integer(2))}, snmp.NotWritable, 1},
+		{"another ipCidrRouteInfo", []snmp.VarBind{r(9, "10.1.0.0/16", "192.0.2.254", snmp.OIDValue(snmp.OID{1, 3, 6}))}, snmp.WrongValue, 1},
+		{"ipCidrRouteInfo of the wrong type", []snmp.VarBind{r(9, "10.1.0.0/16", "192.0.2.254", integer(0))}, snmp.WrongType, 1},
+		{"another ipCidrRouteNextHopAS", []snmp.VarBind{r(10, "10.1.0.0/16", "192.0.2.254", integer(65000))}, snmp.WrongValue, 1},
+		{"ipCidrRouteNextHopAS of the wrong type", []snmp.VarBind{r(10, "10.1.0.0/16", "192.0.2.254", snmp.Gauge32Value(0))}, snmp.WrongType, 1},
+		{"ipCidrRouteMetric2", []snmp.VarBind{r(12, "10.1.0.0/16", "192.0.2.254", integer(3))}, snmp.WrongValue, 1},
+		{"a mask with a hole", []snmp.VarBind{{Name: IpCidrRouteEntry.Append(16, 10, 3, 0, 0, 255, 0, 255, 0, 0, 192, 0, 2, 254), Value: integer(mib.RowCreateAndGo)}}, snmp.NoCreation, 1},
+		{"a TOS", []snmp.VarBind{{Name: cidrCol(16, "10.3.0.0/16", 8, "192.0.2.254"), Value: integer(mib.RowCreateAndGo)}}, snmp.NoCreation, 1},
+		{"bits beyond the mask", []snmp.VarBind{r(16, "10.3.0.1/16", "192.0.2.254", integer(mib.RowCreateAndGo))}, snmp.NoCreation, 1},
+		{"local without an interface", []snmp.VarBind{r(16, "10.3.0.0/16", "0.0.0.0", integer(mib.RowCreateAndGo)),
+			r(6, "10.3.0.0/16", "0.0.0.0", integer(routeLocal))}, snmp.InconsistentValue, 1},
+		{"createAndGo without ipCidrRouteType", []snmp.VarBind{r(16, "10.3.0.0/16", "192.0.2.254", integer(mib.RowCreateAndGo))}, snmp.InconsistentValue, 1},
+		{"createAndGo of an existing row", []snmp.VarBind{r(16, "10.1.0.0/16", "192.0.2.254", integer(mib.RowCreateAndGo)),
+			r(6, "10.1.0.0/16", "192.0.2.254", integer(routeRemote))}, snmp.InconsistentValue, 1},
+		{"another type for an existing row", []snmp.VarBind{r(6, "10.1.0.0/16", "192.0.2.254", integer(routeLocal))}, snmp.InconsistentValue, 1},
+		{"a column of a missing row", []snmp.VarBind{r(11, "10.3.0.0/16", "192.0.2.254", integer(1))}, snmp.InconsistentName, 1},
+		{"destroy with another column", []snmp.VarBind{r(16, "10.1.0.0/16", "192.0.2.254", integer(mib.RowDestroy)),
+			r(11, "10.1.0.0/16", "192.0.2.254", integer(3))}, snmp.InconsistentValue, 2},
+		{"reject for a blackhole route", []snmp.VarBind{r(6, "10.6.0.0/16", "0.0.0.0", integer(routeReject))}, snmp.NoError, 0},
+	} {
+		st, i := a.set(t, c.vbs...)
+		if st != c.st || i != c.at {
+			t.Errorf("%s: %v at %d, want %v at %d", c.name, st, i, c.st, c.at)
+		}
+		if after := kernelRoutes(t, ns); len(after) != len(before) {
+			t.Errorf("%s changed the routes: %v, before %v", c.name, after, before)
+		}
+	}
+
+	// A new metric, with the values Info and NextHopAS hold, replaces
+	// the route.
+	if st, i := a.set(t, r(11, "10.1.0.0/16", "192.0.2.254", integer(9)), r(9, "10.1.0.0/16", "192.0.2.254", snmp.OIDValue(zeroDotZero)),
+		r(10, "10.1.0.0/16", "192.0.2.254", integer(0))); st != snmp.NoError {
+		t.Errorf("ipCidrRouteMetric1 to 9: %v at %d", st, i)
+	}
+	if !hasRoute(t, ns, "10.1.0.0/16 via 192.0.2.254 dev va metric 9") || hasRoute(t, ns, "10.1.0.0/16 via 192.0.2.254 dev va metric 7") {
+		t.Errorf("after the new metric: %v", kernelRoutes(t, ns))
+	}
+	for _, c := range [][2]string{{"10.1.0.0/16", "192.0.2.254"}, {"10.2.0.0/16", "0.0.0.0"}, {"10.5.0.0/16", "0.0.0.0"}, {"10.6.0.0/16", "0.0.0.0"}, {"10.9.0.0/16", "192.0.2.254"}} {
+		if st, i := a.set(t, r(16, c[0], c[1], integer(mib.RowDestroy))); st != snmp.NoError {
+			t.Errorf("destroy %s via %s: %v at %d", c[0], c[1], st, i)
+		}
+		if v := a.get(t, cidrCol(16, c[0], 0, c[1])); v.Type != snmp.NoSuchInstance {
+			t.Errorf("ipCidrRouteStatus of %s = %v after destroy, want noSuchInstance", c[0], v)
+		}
+	}
+	for k := range kernelRoutes(t, ns) {
+		if strings.Contains(k, " 10.") || strings.HasPrefix(k, "10.") {
+			t.Errorf("after destroy the kernel still has %q", k)
+		}
+	}
+}

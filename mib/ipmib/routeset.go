@@ -2,7 +2,9 @@ package ipmib
 
 import (
 	"math"
+	"math/bits"
 	"net/netip"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -38,9 +40,18 @@ const (
 // existing row replaces the route by one with the new values; destroy
 // removes it. A row that is one path of a multipath route cannot be
 // changed or destroyed (inconsistentValue).
+//
+// With cidr set it serves the deprecated ipCidrRouteTable (RFC 2096),
+// whose sets are those of the IPv4 rows of inetCidrRouteTable
+// (fromCidr): its index is the route's destination, mask, TOS (0: the
+// only routes made here) and next hop, ipCidrRouteIfIndex is 0 by
+// default, ipCidrRouteType has no blackhole (a blackhole route reads
+// and is set as reject), and ipCidrRouteInfo and ipCidrRouteNextHopAS
+// take only the values they read, { 0 0 } and 0.
 type routeHandler struct {
 	*mib.Table
-	m *MIB
+	m    *MIB
+	cidr bool
 	kernelSet
 }
 
@@ -81,6 +92,19 @@ func parseRouteIndex(idx snmp.OID) (routeIndex, bool) {
 // TestSets implements mib.PhasedSetter.
 func (h *routeHandler) TestSets(r *mib.Request, vbs []snmp.VarBind) (snmp.ErrorStatus, int) {
 	h.begin()
+	if !h.cidr {
+		return h.testSets(vbs)
+	}
+	inet, pos, st, at := fromCidr(vbs)
+	if st == snmp.NoError {
+		st, at = h.testSets(inet)
+		at = pos[at]
+	}
+	return st, at
+}
+
+// testSets tests and plans vbs, varbinds of inetCidrRouteTable.
+func (h *routeHandler) testSets(vbs []snmp.VarBind) (snmp.ErrorStatus, int) {
 	var rows rowReqs
 	for i, vb := range vbs {
 		rest := vb.Name[len(InetCidrRouteEntry):]
@@ -248,7 +272,11 @@ func (h *routeHandler) plan(row *rowReq, snap *routeSnap, links []rtnl.Link) (sn
 	}
 	// Changes to an existing row: what it holds already is accepted;
 	// a new interface or metric replaces the route.
-	if hasType && typ.v.Int() != routeType(cur) {
+	want := routeType(cur)
+	if h.cidr {
+		want = cidrRouteType(cur)
+	}
+	if hasType && typ.v.Int() != want {
 		return snmp.InconsistentValue, typ.at
 	}
 	old := cur.r
@@ -267,6 +295,91 @@ func (h *routeHandler) plan(row *rowReq, snap *routeSnap, links []rtnl.Link) (sn
 		h.add(kernelOp{do: func() error { return rtnl.DelRoute(old) }, undo: func() error { return rtnl.AddRoute(old) }})
 	}
 	return snmp.NoError, 0
+}
+
+// fromCidr translates varbinds of ipCidrRouteTable into those of
+// inetCidrRouteTable that ask the same, with the position in vbs of
+// each (a createAndGo without ipCidrRouteIfIndex is given its DEFVAL, 0,
+// at the position of its status).
+func fromCidr(vbs []snmp.VarBind) (inet []snmp.VarBind, pos []int, _ snmp.ErrorStatus, at int) {
+	for i, vb := range vbs {
+		rest := vb.Name[len(IpCidrRouteEntry):]
+		if len(rest) < 1 {
+			return nil, nil, snmp.NotWritable, i
+		}
+		col, v := rest[0], vb.Value
+		switch {
+		case col == 5:
+			col = colRouteIfIndex
+		case col == 6:
+			if v.Type == snmp.Integer && v.Int() == routeBlackhole {
+				return nil, nil, snmp.WrongValue, i // not an ipCidrRouteType
+			}
+			col = colRouteType
+		case col == 9 || col == 10: // ipCidrRouteInfo, ipCidrRouteNextHopAS
+			typ := snmp.ObjectIdentifier
+			if col == 10 {
+				typ = snmp.Integer
+			}
+			switch {
+			case v.Type != typ:
+				return nil, nil, snmp.WrongType, i
+			case col == 9 && !v.OID.Equal(zeroDotZero), col == 10 && v.Int() != 0:
+				return nil, nil, snmp.WrongValue, i
+			}
+			// What the row holds already: inetCidrRouteNextHopAS 0.
+			col, v = colRouteNextHopAS, snmp.Gauge32Value(0)
+		case col >= 11 && col <= 16: // Metric1-5, Status
+			col++
+		default:
+			return nil, nil, snmp.NotWritable, i
+		}
+		idx, ok := cidrToInet(rest[1:])
+		if !ok {
+			return nil, nil, snmp.NoCreation, i
+		}
+		inet = append(inet, snmp.VarBind{Name: append(InetCidrRouteEntry.Append(col), idx...), Value: v})
+		pos = append(pos, i)
+	}
+	for i := range len(inet) {
+		vb := inet[i]
+		if vb.Name[len(InetCidrRouteEntry)] != colRouteStatus || vb.Value.Type != snmp.Integer || vb.Value.Int() != mib.RowCreateAndGo {
+			continue
+		}
+		idx := vb.Name[len(InetCidrRouteEntry)+1:]
+		if !slices.ContainsFunc(inet, func(o snmp.VarBind) bool {
+			return o.Name[len(InetCidrRouteEntry)] == colRouteIfIndex && o.Name[len(InetCidrRouteEntry)+1:].Equal(idx)
+		}) {
+			inet = append(inet, snmp.VarBind{Name: append(InetCidrRouteEntry.Append(colRouteIfIndex), idx...), Value: snmp.IntegerValue(0)})
+			pos = append(pos, pos[i])
+		}
+	}
+	return inet, pos, snmp.NoError, 0
+}
+
+// cidrToInet translates an index of ipCidrRouteTable (destination,
+// mask, TOS, next hop) into inetCidrRouteTable's under the policy
+// zeroDotZero; the mask must be contiguous and the TOS 0.
+func cidrToInet(idx snmp.OID) (snmp.OID, bool) {
+	if len(idx) != 13 || idx[8] != 0 {
+		return nil, false
+	}
+	var mask uint32
+	for i, c := range idx {
+		if i != 8 && c > 255 {
+			return nil, false
+		}
+		if i >= 4 && i < 8 {
+			mask = mask<<8 | c
+		}
+	}
+	plen := uint32(bits.LeadingZeros32(^mask))
+	if maskOf(uint8(plen)) != mask {
+		return nil, false
+	}
+	out := append(snmp.OID{inetIPv4, 4}, idx[:4]...)
+	out = append(out, plen, 2, 0, 0, inetIPv4, 4)
+	return append(out, idx[9:]...), true
 }
 
 // allZero reports whether next hop b is the unspecified address.
