@@ -1,28 +1,13 @@
 package ipmib
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/tsnmp/tsnmp/internal/netns"
-	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
 	"github.com/tsnmp/tsnmp/snmp"
 )
-
-// startSnmpd starts Net-SNMP's snmpd in ns with the community "private"
-// allowed to write.
-func startSnmpd(t *testing.T, ns *netns.NS) *setAgent {
-	bin := testenv.Need(t, "snmpd")
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "snmpd.conf")
-	if err := os.WriteFile(conf, []byte("rwcommunity private 127.0.0.1\ndontLogTCPWrappersConnects yes\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return startAgent(t, ns, 16162, []string{"SNMP_PERSISTENT_DIR=" + dir, "MIBS=", "MIBDIRS=/nonexistent"},
-		bin, "-f", "-Lo", "-I", "-smux", "-C", "-c", conf, "-p", filepath.Join(dir, "snmpd.pid"), "udp:127.0.0.1:16162")
-}
 
 // interopCase is one SetRequest both agents are sent in turn, the error
 // status each answers, and what the kernel holds after it.
@@ -49,15 +34,15 @@ type interopCase struct {
 func runInterop(t *testing.T, ns *netns.NS, cases []interopCase) {
 	agents := []struct {
 		name string
-		a    *setAgent
-	}{{"snmpd", startSnmpd(t, ns)}, {"tsnmpd", startTsnmpd(t, ns)}}
+		a    *mibtest.SetAgent
+	}{{"snmpd", mibtest.StartSnmpdRW(t, ns)}, {"tsnmpd", mibtest.StartTsnmpd(t, ns)}}
 	for _, ag := range agents {
 		for _, c := range cases {
 			want := c.tsnmpd
 			if ag.name == "snmpd" {
 				want = c.snmpd
 			}
-			if st, i := ag.a.set(t, c.vbs...); st != want {
+			if st, i := ag.a.Set(t, c.vbs...); st != want {
 				t.Errorf("%s: %s answers %v at %d, want %v %s", c.name, ag.name, st, i, want, c.why)
 			}
 			if c.check != nil {

@@ -1,9 +1,7 @@
 package ipmib
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -12,23 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/internal/testenv"
-	"github.com/tsnmp/tsnmp/manager"
 	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
 	"github.com/tsnmp/tsnmp/snmp"
 )
-
-// setAgent is an agent serving a network namespace over UDP, with the
-// community "private" allowed to write, and a manager session to it
-// made in the namespace.
-type setAgent struct {
-	ns   *netns.NS
-	sess *manager.Session
-	log  *testenv.LogBuffer
-}
 
 // kernelSetNS makes a namespace with a veth pair va/vb (up, IPv4
 // 192.0.2.1/24 and IPv6 2001:db8::1/64 on va) and no duplicate address
@@ -45,78 +33,6 @@ func kernelSetNS(t *testing.T, prefix string) *netns.NS {
 		t.Fatal(err)
 	}
 	return ns
-}
-
-// startAgent starts program args (an agent listening on
-// 127.0.0.1:port) in ns, and dials it with community "private".
-func startAgent(t *testing.T, ns *netns.NS, port int, env []string, args ...string) *setAgent {
-	t.Helper()
-	a := &setAgent{ns: ns, log: new(testenv.LogBuffer)}
-	cmd := ns.Command(args[0], args[1:]...)
-	cmd.Stdout, cmd.Stderr = a.log, a.log
-	cmd.Env = append(os.Environ(), env...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	err := ns.Do(func() error {
-		var err error
-		a.sess, err = manager.Dial(context.Background(), fmt.Sprintf("udp:127.0.0.1:%d", port),
-			manager.Config{Version: snmp.V2c, Community: "private", Timeout: 3 * time.Second, Retries: 1})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.sess.Close() })
-	for range 100 {
-		if p, err := a.sess.Get(context.Background(), snmp.MustParseOID("1.3.6.1.2.1.1.3.0")); err == nil && p.ErrorStatus == snmp.NoError {
-			return a
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s did not answer; its log:\n%s", args[0], a.log)
-	return nil
-}
-
-// startTsnmpd builds tsnmpd and starts it in ns.
-func startTsnmpd(t *testing.T, ns *netns.NS) *setAgent {
-	bin := testenv.Build(t, "github.com/tsnmp/tsnmp/cmd/tsnmpd")
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "snmpd.conf")
-	if err := os.WriteFile(conf, []byte("rwcommunity private 127.0.0.1\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return startAgent(t, ns, 16161, nil, bin, "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"),
-		"--listen", "udp:127.0.0.1:16161", "--log-level", "warn")
-}
-
-// set sends a SetRequest and returns the response's error status and
-// index.
-func (a *setAgent) set(t *testing.T, vbs ...snmp.VarBind) (snmp.ErrorStatus, int) {
-	t.Helper()
-	p, err := a.sess.Set(context.Background(), vbs...)
-	var se *manager.StatusError
-	if errors.As(err, &se) {
-		return se.Status, se.Index
-	}
-	if err != nil {
-		t.Fatalf("set: %v; the agent's log:\n%s", err, a.log)
-	}
-	return p.ErrorStatus, p.ErrorIndex
-}
-
-// get returns the value of one instance.
-func (a *setAgent) get(t *testing.T, oid snmp.OID) snmp.Value {
-	t.Helper()
-	p, err := a.sess.Get(context.Background(), oid)
-	if err != nil {
-		t.Fatalf("get %v: %v", oid, err)
-	}
-	return p.VarBinds[0].Value
 }
 
 // ipAddr is an address of `ip -j addr`.
@@ -252,7 +168,7 @@ func TestSetAddressTable(t *testing.T) {
 	if err := ns.IPBatch("link add vc type veth peer name vd\nlink set vc up\nlink set vd up\n"); err != nil {
 		t.Fatal(err)
 	}
-	a := startTsnmpd(t, ns)
+	a := mibtest.StartTsnmpd(t, ns)
 	va, vc := ifIndex(t, ns, "va"), ifIndex(t, ns, "vc")
 	for _, c := range []struct {
 		addr, ifname string
@@ -264,24 +180,24 @@ func TestSetAddressTable(t *testing.T) {
 		{"2001:db8::50", "va", 64, ""},
 		{"2001:db8:5::5", "va", 128, ""},
 	} {
-		st, i := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, c.addr), Value: integer(mib.RowCreateAndGo)},
+		st, i := a.Set(t, snmp.VarBind{Name: addrCol(colAddrRow, c.addr), Value: integer(mib.RowCreateAndGo)},
 			snmp.VarBind{Name: addrCol(colAddrIfIndex, c.addr), Value: integer(va)})
 		if st != snmp.NoError {
-			t.Fatalf("createAndGo %s: %v at %d; log:\n%s", c.addr, st, i, a.log)
+			t.Fatalf("createAndGo %s: %v at %d; log:\n%s", c.addr, st, i, a.Log)
 		}
 		k, ok := kernelAddrs(t, ns)[c.addr]
 		if !ok || k.Ifname != c.ifname || k.Plen != c.plen || k.Bcast != c.bcast {
 			t.Errorf("after createAndGo %s: the kernel has %+v (%v), want on %s /%d broadcast %q", c.addr, k, ok, c.ifname, c.plen, c.bcast)
 		}
 		// The row reads back at once, not after the cache's second.
-		if v := a.get(t, addrCol(colAddrIfIndex, c.addr)); v.Type != snmp.Integer || v.Int() != va {
+		if v := a.Get(t, addrCol(colAddrIfIndex, c.addr)); v.Type != snmp.Integer || v.Int() != va {
 			t.Errorf("ipAddressIfIndex of %s = %v after its creation, want %d", c.addr, v, va)
 		}
-		if v := a.get(t, addrCol(colAddrRow, c.addr)); v.Int() != mib.RowActive {
+		if v := a.Get(t, addrCol(colAddrRow, c.addr)); v.Int() != mib.RowActive {
 			t.Errorf("ipAddressRowStatus of %s = %v, want active(1)", c.addr, v)
 		}
 	}
-	if v := a.get(t, addrCol(colAddrType, "192.0.2.255")); v.Int() != 3 {
+	if v := a.Get(t, addrCol(colAddrType, "192.0.2.255")); v.Int() != 3 {
 		t.Errorf("the broadcast row of 192.0.2.0/24 reads %v, want broadcast(3)", v)
 	}
 
@@ -326,7 +242,7 @@ func TestSetAddressTable(t *testing.T) {
 			{Name: addrCol(colAddrIfIndex, "192.0.2.68"), Value: integer(va)},
 			{Name: addrCol(colAddrRow, "192.0.2.69"), Value: integer(mib.RowCreateAndGo)}}, snmp.InconsistentValue, 3, "192.0.2.68"},
 	} {
-		st, i := a.set(t, c.vbs...)
+		st, i := a.Set(t, c.vbs...)
 		if st != c.st || i != c.at {
 			t.Errorf("%s: %v at %d, want %v at %d", c.name, st, i, c.st, c.at)
 		}
@@ -341,7 +257,7 @@ func TestSetAddressTable(t *testing.T) {
 	// A link-local address (permanent) stays.
 	for ll, k := range before {
 		if strings.HasPrefix(ll, "fe80:") && k.Ifname == "va" {
-			if st, _ := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, ll), Value: integer(mib.RowDestroy)}); st != snmp.InconsistentValue {
+			if st, _ := a.Set(t, snmp.VarBind{Name: addrCol(colAddrRow, ll), Value: integer(mib.RowDestroy)}); st != snmp.InconsistentValue {
 				t.Errorf("destroy of link-local %s: %v, want inconsistentValue", ll, st)
 			}
 		}
@@ -349,30 +265,30 @@ func TestSetAddressTable(t *testing.T) {
 
 	// Setting what a row holds changes nothing; another interface moves
 	// the address there.
-	if st, i := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, "192.0.2.50"), Value: integer(mib.RowActive)},
+	if st, i := a.Set(t, snmp.VarBind{Name: addrCol(colAddrRow, "192.0.2.50"), Value: integer(mib.RowActive)},
 		snmp.VarBind{Name: addrCol(colAddrIfIndex, "192.0.2.50"), Value: integer(va)},
 		snmp.VarBind{Name: addrCol(colAddrStatus, "192.0.2.50"), Value: integer(1)}); st != snmp.NoError {
 		t.Errorf("active with the row's own values: %v at %d", st, i)
 	}
-	if st, i := a.set(t, snmp.VarBind{Name: addrCol(colAddrIfIndex, "2001:db8::50"), Value: integer(vc)}); st != snmp.NoError {
+	if st, i := a.Set(t, snmp.VarBind{Name: addrCol(colAddrIfIndex, "2001:db8::50"), Value: integer(vc)}); st != snmp.NoError {
 		t.Errorf("ipAddressIfIndex of 2001:db8::50 to vc: %v at %d", st, i)
 	}
 	if k := kernelAddrs(t, ns)["2001:db8::50"]; k.Ifname != "vc" || k.Plen != 64 {
 		t.Errorf("after the move 2001:db8::50 is %+v, want on vc /64", k)
 	}
-	if v := a.get(t, addrCol(colAddrIfIndex, "2001:db8::50")); v.Int() != vc {
+	if v := a.Get(t, addrCol(colAddrIfIndex, "2001:db8::50")); v.Int() != vc {
 		t.Errorf("ipAddressIfIndex of 2001:db8::50 = %v after the move, want %d", v, vc)
 	}
 
 	// destroy removes each, and destroying a missing row is no error.
 	for _, addr := range []string{"192.0.2.50", "198.51.100.5", "2001:db8::50", "2001:db8:5::5", "192.0.2.70"} {
-		if st, i := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, addr), Value: integer(mib.RowDestroy)}); st != snmp.NoError {
+		if st, i := a.Set(t, snmp.VarBind{Name: addrCol(colAddrRow, addr), Value: integer(mib.RowDestroy)}); st != snmp.NoError {
 			t.Errorf("destroy %s: %v at %d", addr, st, i)
 		}
 		if k, ok := kernelAddrs(t, ns)[addr]; ok {
 			t.Errorf("after destroy the kernel still has %+v", k)
 		}
-		if v := a.get(t, addrCol(colAddrRow, addr)); v.Type != snmp.NoSuchInstance {
+		if v := a.Get(t, addrCol(colAddrRow, addr)); v.Type != snmp.NoSuchInstance {
 			t.Errorf("ipAddressRowStatus of %s = %v after destroy, want noSuchInstance", addr, v)
 		}
 	}
@@ -386,12 +302,12 @@ func TestSetAddressTable(t *testing.T) {
 // with a stale value the request fails and the row is not made.
 func TestSetAddressSpinLock(t *testing.T) {
 	ns := kernelSetNS(t, "tsnmp-addrspin")
-	a := startTsnmpd(t, ns)
+	a := mibtest.StartTsnmpd(t, ns)
 	va := ifIndex(t, ns, "va")
 	spin := IP.Append(33, 0)
-	lock := a.get(t, spin).Int()
+	lock := a.Get(t, spin).Int()
 	mk := func(addr string, lock int64) (snmp.ErrorStatus, int) {
-		return a.set(t, snmp.VarBind{Name: spin, Value: integer(lock)},
+		return a.Set(t, snmp.VarBind{Name: spin, Value: integer(lock)},
 			snmp.VarBind{Name: addrCol(colAddrRow, addr), Value: integer(mib.RowCreateAndGo)},
 			snmp.VarBind{Name: addrCol(colAddrIfIndex, addr), Value: integer(va)})
 	}
@@ -417,7 +333,7 @@ func hasRoute(t *testing.T, ns *netns.NS, r string) bool { return kernelRoutes(t
 // sets RFC 2579 and RFC 4292 refuse, which change nothing.
 func TestSetRouteTable(t *testing.T) {
 	ns := kernelSetNS(t, "tsnmp-routeset")
-	a := startTsnmpd(t, ns)
+	a := mibtest.StartTsnmpd(t, ns)
 	va := ifIndex(t, ns, "va")
 	for _, c := range []struct {
 		dst, nh string
@@ -442,16 +358,16 @@ func TestSetRouteTable(t *testing.T) {
 		if c.metric >= 0 {
 			vbs = append(vbs, snmp.VarBind{Name: routeCol(colRouteMetric1, c.dst, c.nh), Value: integer(c.metric)})
 		}
-		if st, i := a.set(t, vbs...); st != snmp.NoError {
-			t.Fatalf("createAndGo %s via %s: %v at %d; log:\n%s", c.dst, c.nh, st, i, a.log)
+		if st, i := a.Set(t, vbs...); st != snmp.NoError {
+			t.Fatalf("createAndGo %s via %s: %v at %d; log:\n%s", c.dst, c.nh, st, i, a.Log)
 		}
 		if !hasRoute(t, ns, c.kernel) {
 			t.Errorf("after createAndGo the kernel lacks %q: %v", c.kernel, kernelRoutes(t, ns))
 		}
-		if v := a.get(t, routeCol(colRouteType, c.dst, c.nh)); v.Int() != c.typ {
+		if v := a.Get(t, routeCol(colRouteType, c.dst, c.nh)); v.Int() != c.typ {
 			t.Errorf("inetCidrRouteType of %s = %v after its creation, want %d", c.dst, v, c.typ)
 		}
-		if v := a.get(t, routeCol(colRouteIfIndex, c.dst, c.nh)); v.Int() != ifx {
+		if v := a.Get(t, routeCol(colRouteIfIndex, c.dst, c.nh)); v.Int() != ifx {
 			t.Errorf("inetCidrRouteIfIndex of %s = %v, want %d", c.dst, v, ifx)
 		}
 	}
@@ -501,7 +417,7 @@ func TestSetRouteTable(t *testing.T) {
 		{"destroy with another column", []snmp.VarBind{r(colRouteStatus, "10.1.0.0/16", "192.0.2.254", integer(mib.RowDestroy)),
 			r(colRouteMetric1, "10.1.0.0/16", "192.0.2.254", integer(7))}, snmp.InconsistentValue, 2},
 	} {
-		st, i := a.set(t, c.vbs...)
+		st, i := a.Set(t, c.vbs...)
 		if st != c.st || i != c.at {
 			t.Errorf("%s: %v at %d, want %v at %d", c.name, st, i, c.st, c.at)
 		}
@@ -511,7 +427,7 @@ func TestSetRouteTable(t *testing.T) {
 	}
 	// A gateway the kernel cannot reach: the commit fails and nothing
 	// stays.
-	if st, _ := a.set(t, r(colRouteStatus, "10.4.0.0/16", "203.0.113.1", integer(mib.RowCreateAndGo)),
+	if st, _ := a.Set(t, r(colRouteStatus, "10.4.0.0/16", "203.0.113.1", integer(mib.RowCreateAndGo)),
 		r(colRouteIfIndex, "10.4.0.0/16", "203.0.113.1", integer(0)),
 		r(colRouteType, "10.4.0.0/16", "203.0.113.1", integer(routeRemote))); st != snmp.CommitFailed {
 		t.Errorf("a route by an unreachable gateway: %v, want commitFailed", st)
@@ -521,13 +437,13 @@ func TestSetRouteTable(t *testing.T) {
 	}
 
 	// A new metric replaces the route.
-	if st, i := a.set(t, r(colRouteMetric1, "10.1.0.0/16", "192.0.2.254", integer(9))); st != snmp.NoError {
+	if st, i := a.Set(t, r(colRouteMetric1, "10.1.0.0/16", "192.0.2.254", integer(9))); st != snmp.NoError {
 		t.Errorf("inetCidrRouteMetric1 to 9: %v at %d", st, i)
 	}
 	if !hasRoute(t, ns, "10.1.0.0/16 via 192.0.2.254 dev va metric 9") || hasRoute(t, ns, "10.1.0.0/16 via 192.0.2.254 dev va metric 7") {
 		t.Errorf("after the new metric: %v", kernelRoutes(t, ns))
 	}
-	if v := a.get(t, routeCol(colRouteMetric1, "10.1.0.0/16", "192.0.2.254")); v.Int() != 9 {
+	if v := a.Get(t, routeCol(colRouteMetric1, "10.1.0.0/16", "192.0.2.254")); v.Int() != 9 {
 		t.Errorf("inetCidrRouteMetric1 = %v, want 9", v)
 	}
 
@@ -536,10 +452,10 @@ func TestSetRouteTable(t *testing.T) {
 	}
 	for _, c := range [][2]string{{"10.1.0.0/16", "192.0.2.254"}, {"10.2.0.0/16", "0.0.0.0"}, {"10.5.0.0/16", "0.0.0.0"},
 		{"2001:db8:10::/48", "2001:db8::fe"}, {"2001:db8:20::/48", "::"}, {"2001:db8:66::/48", "::"}, {"10.9.0.0/16", "192.0.2.254"}} {
-		if st, i := a.set(t, r(colRouteStatus, c[0], c[1], integer(mib.RowDestroy))); st != snmp.NoError {
+		if st, i := a.Set(t, r(colRouteStatus, c[0], c[1], integer(mib.RowDestroy))); st != snmp.NoError {
 			t.Errorf("destroy %s via %s: %v at %d", c[0], c[1], st, i)
 		}
-		if v := a.get(t, routeCol(colRouteStatus, c[0], c[1])); v.Type != snmp.NoSuchInstance {
+		if v := a.Get(t, routeCol(colRouteStatus, c[0], c[1])); v.Type != snmp.NoSuchInstance {
 			t.Errorf("inetCidrRouteStatus of %s = %v after destroy, want noSuchInstance", c[0], v)
 		}
 	}
@@ -560,9 +476,9 @@ func TestSetNoAccess(t *testing.T) {
 	if err := os.WriteFile(conf, []byte("rocommunity private 127.0.0.1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a := startAgent(t, ns, 16161, nil, bin, "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"),
+	a := mibtest.StartAgent(t, ns, 16161, nil, bin, "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"),
 		"--listen", "udp:127.0.0.1:16161", "--log-level", "warn")
-	st, _ := a.set(t, snmp.VarBind{Name: addrCol(colAddrRow, "192.0.2.90"), Value: integer(mib.RowCreateAndGo)},
+	st, _ := a.Set(t, snmp.VarBind{Name: addrCol(colAddrRow, "192.0.2.90"), Value: integer(mib.RowCreateAndGo)},
 		snmp.VarBind{Name: addrCol(colAddrIfIndex, "192.0.2.90"), Value: integer(ifIndex(t, ns, "va"))})
 	if st != snmp.NoAccess {
 		t.Errorf("set by a read-only community: %v, want noAccess", st)
@@ -587,7 +503,7 @@ func cidrCol(col uint32, dst string, tos uint32, nh string) snmp.OID {
 // errors of the sets RFC 2579 and RFC 2096 refuse, which change nothing.
 func TestSetCidrRouteTable(t *testing.T) {
 	ns := kernelSetNS(t, "tsnmp-cidrset")
-	a := startTsnmpd(t, ns)
+	a := mibtest.StartTsnmpd(t, ns)
 	va := ifIndex(t, ns, "va")
 	r := func(col uint32, dst, nh string, v snmp.Value) snmp.VarBind {
 		return snmp.VarBind{Name: cidrCol(col, dst, 0, nh), Value: v}
@@ -610,16 +526,16 @@ func TestSetCidrRouteTable(t *testing.T) {
 		{"reject", []snmp.VarBind{r(16, "10.5.0.0/16", "0.0.0.0", integer(mib.RowCreateAndGo)), r(6, "10.5.0.0/16", "0.0.0.0", integer(routeReject))},
 			"10.5.0.0/16", "0.0.0.0", routeReject, 0, "unreachable 10.5.0.0/16 metric 0"},
 	} {
-		if st, i := a.set(t, c.vbs...); st != snmp.NoError {
-			t.Fatalf("%s: %v at %d; log:\n%s", c.name, st, i, a.log)
+		if st, i := a.Set(t, c.vbs...); st != snmp.NoError {
+			t.Fatalf("%s: %v at %d; log:\n%s", c.name, st, i, a.Log)
 		}
 		if !hasRoute(t, ns, c.kernel) {
 			t.Errorf("%s: the kernel lacks %q: %v", c.name, c.kernel, kernelRoutes(t, ns))
 		}
-		if v := a.get(t, cidrCol(6, c.dst, 0, c.nh)); v.Int() != c.typ {
+		if v := a.Get(t, cidrCol(6, c.dst, 0, c.nh)); v.Int() != c.typ {
 			t.Errorf("%s: ipCidrRouteType = %v, want %d", c.name, v, c.typ)
 		}
-		if v := a.get(t, cidrCol(5, c.dst, 0, c.nh)); v.Int() != c.ifx {
+		if v := a.Get(t, cidrCol(5, c.dst, 0, c.nh)); v.Int() != c.ifx {
 			t.Errorf("%s: ipCidrRouteIfIndex = %v, want %d", c.name, v, c.ifx)
 		}
 	}
@@ -657,7 +573,7 @@ func TestSetCidrRouteTable(t *testing.T) {
 			r(11, "10.1.0.0/16", "192.0.2.254", integer(3))}, snmp.InconsistentValue, 2},
 		{"reject for a blackhole route", []snmp.VarBind{r(6, "10.6.0.0/16", "0.0.0.0", integer(routeReject))}, snmp.NoError, 0},
 	} {
-		st, i := a.set(t, c.vbs...)
+		st, i := a.Set(t, c.vbs...)
 		if st != c.st || i != c.at {
 			t.Errorf("%s: %v at %d, want %v at %d", c.name, st, i, c.st, c.at)
 		}
@@ -668,7 +584,7 @@ func TestSetCidrRouteTable(t *testing.T) {
 
 	// A new metric, with the values Info and NextHopAS hold, replaces
 	// the route.
-	if st, i := a.set(t, r(11, "10.1.0.0/16", "192.0.2.254", integer(9)), r(9, "10.1.0.0/16", "192.0.2.254", snmp.OIDValue(zeroDotZero)),
+	if st, i := a.Set(t, r(11, "10.1.0.0/16", "192.0.2.254", integer(9)), r(9, "10.1.0.0/16", "192.0.2.254", snmp.OIDValue(zeroDotZero)),
 		r(10, "10.1.0.0/16", "192.0.2.254", integer(0))); st != snmp.NoError {
 		t.Errorf("ipCidrRouteMetric1 to 9: %v at %d", st, i)
 	}
@@ -676,10 +592,10 @@ func TestSetCidrRouteTable(t *testing.T) {
 		t.Errorf("after the new metric: %v", kernelRoutes(t, ns))
 	}
 	for _, c := range [][2]string{{"10.1.0.0/16", "192.0.2.254"}, {"10.2.0.0/16", "0.0.0.0"}, {"10.5.0.0/16", "0.0.0.0"}, {"10.6.0.0/16", "0.0.0.0"}, {"10.9.0.0/16", "192.0.2.254"}} {
-		if st, i := a.set(t, r(16, c[0], c[1], integer(mib.RowDestroy))); st != snmp.NoError {
+		if st, i := a.Set(t, r(16, c[0], c[1], integer(mib.RowDestroy))); st != snmp.NoError {
 			t.Errorf("destroy %s via %s: %v at %d", c[0], c[1], st, i)
 		}
-		if v := a.get(t, cidrCol(16, c[0], 0, c[1])); v.Type != snmp.NoSuchInstance {
+		if v := a.Get(t, cidrCol(16, c[0], 0, c[1])); v.Type != snmp.NoSuchInstance {
 			t.Errorf("ipCidrRouteStatus of %s = %v after destroy, want noSuchInstance", c[0], v)
 		}
 	}

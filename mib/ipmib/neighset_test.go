@@ -8,6 +8,7 @@ import (
 
 	"github.com/tsnmp/tsnmp/internal/netns"
 	"github.com/tsnmp/tsnmp/mib"
+	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -69,7 +70,7 @@ func mac(s string) snmp.Value {
 // back the entry it removed.
 func TestSetNeighbourTables(t *testing.T) {
 	ns := kernelSetNS(t, "tsnmp-neighset")
-	a := startTsnmpd(t, ns)
+	a := mibtest.StartTsnmpd(t, ns)
 	va := ifIndex(t, ns, "va")
 	lo := ifIndex(t, ns, "lo")
 	p := func(col uint32, addr string, v snmp.Value) snmp.VarBind {
@@ -105,18 +106,18 @@ func TestSetNeighbourTables(t *testing.T) {
 			m(colMediaNetAddr, "192.0.2.12", snmp.IPValue([4]byte{192, 0, 2, 12})), m(colMediaType, "192.0.2.12", integer(neighDynamic))},
 			"192.0.2.12", "dev va lladdr 02:00:00:00:00:0c REACHABLE", neighDynamic},
 	} {
-		if st, i := a.set(t, c.vbs...); st != snmp.NoError {
-			t.Fatalf("%s: %v at %d; log:\n%s", c.name, st, i, a.log)
+		if st, i := a.Set(t, c.vbs...); st != snmp.NoError {
+			t.Fatalf("%s: %v at %d; log:\n%s", c.name, st, i, a.Log)
 		}
 		has(c.addr, c.kernel)
-		if v := a.get(t, physCol(colPhysType, va, c.addr)); v.Int() != c.typ {
+		if v := a.Get(t, physCol(colPhysType, va, c.addr)); v.Int() != c.typ {
 			t.Errorf("%s: ipNetToPhysicalType = %v, want %d", c.name, v, c.typ)
 		}
-		if v := a.get(t, physCol(colPhysStatus, va, c.addr)); v.Int() != mib.RowActive {
+		if v := a.Get(t, physCol(colPhysStatus, va, c.addr)); v.Int() != mib.RowActive {
 			t.Errorf("%s: ipNetToPhysicalRowStatus = %v, want active", c.name, v)
 		}
 	}
-	if v := a.get(t, mediaCol(colMediaPhysAddr, va, "192.0.2.10")); string(v.Bytes) != string(mac("02:00:00:00:00:0a").Bytes) {
+	if v := a.Get(t, mediaCol(colMediaPhysAddr, va, "192.0.2.10")); string(v.Bytes) != string(mac("02:00:00:00:00:0a").Bytes) {
 		t.Errorf("ipNetToMediaPhysAddress of the row made in ipNetToPhysicalTable: %x", v.Bytes)
 	}
 
@@ -156,7 +157,7 @@ func TestSetNeighbourTables(t *testing.T) {
 		{"ipNetToMediaNetAddress of another address", []snmp.VarBind{m(colMediaNetAddr, "192.0.2.11", snmp.IPValue([4]byte{192, 0, 2, 99}))}, snmp.InconsistentValue, 1},
 		{"ipNetToMedia without an address", []snmp.VarBind{m(colMediaType, "192.0.2.21", integer(neighStatic))}, snmp.InconsistentValue, 1},
 	} {
-		st, i := a.set(t, c.vbs...)
+		st, i := a.Set(t, c.vbs...)
 		if st != c.st || i != c.at {
 			t.Errorf("%s: %v at %d, want %v at %d", c.name, st, i, c.st, c.at)
 		}
@@ -166,21 +167,21 @@ func TestSetNeighbourTables(t *testing.T) {
 	}
 
 	// Changes: a new address, another type.
-	if st, i := a.set(t, p(colPhysAddress, "192.0.2.10", mac("02:00:00:00:00:1a"))); st != snmp.NoError {
+	if st, i := a.Set(t, p(colPhysAddress, "192.0.2.10", mac("02:00:00:00:00:1a"))); st != snmp.NoError {
 		t.Errorf("a new ipNetToPhysicalPhysAddress: %v at %d", st, i)
 	}
 	has("192.0.2.10", "dev va lladdr 02:00:00:00:00:1a PERMANENT")
-	if st, i := a.set(t, m(colMediaType, "192.0.2.12", integer(neighStatic))); st != snmp.NoError {
+	if st, i := a.Set(t, m(colMediaType, "192.0.2.12", integer(neighStatic))); st != snmp.NoError {
 		t.Errorf("ipNetToMediaType static: %v at %d", st, i)
 	}
 	has("192.0.2.12", "dev va lladdr 02:00:00:00:00:0c PERMANENT")
-	if v := a.get(t, mediaCol(colMediaType, va, "192.0.2.12")); v.Int() != neighStatic {
+	if v := a.Get(t, mediaCol(colMediaType, va, "192.0.2.12")); v.Int() != neighStatic {
 		t.Errorf("ipNetToMediaType after the change: %v", v)
 	}
 
 	// A request whose later change the kernel refuses (a route by a
 	// gateway it cannot reach) leaves the entry it removed in place.
-	if st, _ := a.set(t, p(colPhysStatus, "192.0.2.10", integer(mib.RowDestroy)),
+	if st, _ := a.Set(t, p(colPhysStatus, "192.0.2.10", integer(mib.RowDestroy)),
 		snmp.VarBind{Name: routeCol(colRouteStatus, "10.4.0.0/16", "203.0.113.1"), Value: integer(mib.RowCreateAndGo)},
 		snmp.VarBind{Name: routeCol(colRouteIfIndex, "10.4.0.0/16", "203.0.113.1"), Value: integer(0)},
 		snmp.VarBind{Name: routeCol(colRouteType, "10.4.0.0/16", "203.0.113.1"), Value: integer(routeRemote)}); st != snmp.CommitFailed {
@@ -192,10 +193,10 @@ func TestSetNeighbourTables(t *testing.T) {
 	for _, vb := range []snmp.VarBind{p(colPhysStatus, "192.0.2.10", integer(mib.RowDestroy)), p(colPhysStatus, "2001:db8::10", integer(mib.RowDestroy)),
 		m(colMediaType, "192.0.2.11", integer(neighInvalid)), p(colPhysType, "192.0.2.12", integer(neighInvalid)),
 		p(colPhysStatus, "192.0.2.30", integer(mib.RowDestroy))} {
-		if st, i := a.set(t, vb); st != snmp.NoError {
+		if st, i := a.Set(t, vb); st != snmp.NoError {
 			t.Errorf("remove %v: %v at %d", vb.Name, st, i)
 		}
-		if v := a.get(t, vb.Name); v.Type != snmp.NoSuchInstance {
+		if v := a.Get(t, vb.Name); v.Type != snmp.NoSuchInstance {
 			t.Errorf("%v after its removal: %v, want noSuchInstance", vb.Name, v)
 		}
 	}
