@@ -28,8 +28,8 @@
 // hold IPv4 sockets only, and udpTable its listeners only (sockets not
 // connected to a peer). tcpHCInSegs, tcpHCOutSegs, udpHCInDatagrams and
 // udpHCOutDatagrams are served as well (Net-SNMP 5.9 serves none).
-// tcpConnectionState and tcpConnState are read-only (deleteTCB is not
-// supported).
+// tcpConnectionState and tcpConnState can be set to deleteTCB, which
+// aborts the connection (tcbHandler).
 package tcpudp
 
 import (
@@ -86,6 +86,7 @@ type MIB struct {
 	scalars                    []*mib.Scalars
 	conn, connection, listener mib.Table
 	udp, endpoint              mib.Table
+	connSet, connectionSet     *tcbHandler
 }
 
 // New returns the MIB, reading the calling thread's network namespace.
@@ -108,6 +109,8 @@ func New(cfg Config) *MIB {
 		Rows: func(r *mib.Request) mib.Rows { return connRows{m.socks.Get(r)} }}
 	m.connection = mib.Table{Entry: TcpConnectionEntry, Columns: []uint32{7, 8},
 		Rows: func(r *mib.Request) mib.Rows { return connectionRows{m.socks.Get(r), m} }}
+	m.connSet = &tcbHandler{Table: &m.conn, m: m, legacy: true}
+	m.connectionSet = &tcbHandler{Table: &m.connection, m: m}
 	m.listener = mib.Table{Entry: TcpListenerEntry, Columns: []uint32{4},
 		Rows: func(r *mib.Request) mib.Rows { return listenerRows{m.socks.Get(r), m} }}
 	m.udp = mib.Table{Entry: UdpEntry, Columns: []uint32{1, 2},
@@ -129,8 +132,8 @@ func (m *MIB) Register(tree *mib.Tree) {
 	for _, s := range m.scalars {
 		tree.Register(s.Prefix.Append(s.Objects[0].Sub), s)
 	}
-	tree.Register(TcpConnEntry, &m.conn)
-	tree.Register(TcpConnectionEntry, &m.connection)
+	tree.Register(TcpConnEntry, m.connSet)
+	tree.Register(TcpConnectionEntry, m.connectionSet)
 	tree.Register(TcpListenerEntry, &m.listener)
 	tree.Register(UdpEntry, &m.udp)
 	tree.Register(UdpEndpointEntry, &m.endpoint)

@@ -13,7 +13,12 @@ import (
 // the calling thread's network namespace, and returns the kernel's
 // answer: nil, or the errno it refused the request with.
 func change(typ, flags uint16, body []byte) error {
-	fd, err := rawsys.Socket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE)
+	return ack(unix.NETLINK_ROUTE, typ, flags, body)
+}
+
+// ack is change on a netlink socket of protocol proto.
+func ack(proto int, typ, flags uint16, body []byte) error {
+	fd, err := rawsys.Socket(unix.AF_NETLINK, unix.SOCK_RAW, proto)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,9 @@ type Socket struct {
 	Interface    uint32
 	UID, Inode   uint32
 	RQueue, WQue uint32
+	// Cookie is the kernel's identifier of the socket (idiag_cookie), as
+	// its two 32-bit words lie in memory.
+	Cookie uint64
 }
 
 const sizeofInetDiagMsg = 72
@@ -49,6 +52,7 @@ func ParseSocket(b []byte) (Socket, error) {
 	s.Src = append([]byte(nil), b[8:8+n]...)
 	s.Dst = append([]byte(nil), b[24:24+n]...)
 	s.Interface = binary.NativeEndian.Uint32(b[40:])
+	s.Cookie = binary.NativeEndian.Uint64(b[44:])
 	s.RQueue = binary.NativeEndian.Uint32(b[56:])
 	s.WQue = binary.NativeEndian.Uint32(b[60:])
 	s.UID = binary.NativeEndian.Uint32(b[64:])
@@ -343,4 +347,27 @@ func sockDump(typ uint16, body []byte) ([]Socket, error) {
 		}
 	})
 	return out, err
+}
+
+// sockDestroy is SOCK_DESTROY (linux/sock_diag.h).
+const sockDestroy = 21
+
+// DestroyTCP aborts TCP socket s, as a dump gave it (the kernel finds it
+// by its addresses, ports, interface and cookie): the connection is reset
+// and the socket's owner sees ECONNABORTED. It needs CAP_NET_ADMIN and a
+// kernel built with CONFIG_INET_DIAG_DESTROY; a socket gone since the
+// dump is ENOENT.
+func DestroyTCP(s Socket) error {
+	// struct inet_diag_req_v2: family, protocol, ext, pad, states, id:
+	// sport, dport (big-endian), src, dst (16 bytes each), if, cookie.
+	body := make([]byte, 56)
+	body[0], body[1] = s.Family, unix.IPPROTO_TCP
+	binary.NativeEndian.PutUint32(body[4:], allStates)
+	binary.BigEndian.PutUint16(body[8:], s.SrcPort)
+	binary.BigEndian.PutUint16(body[10:], s.DstPort)
+	copy(body[12:28], s.Src)
+	copy(body[28:44], s.Dst)
+	binary.NativeEndian.PutUint32(body[44:], s.Interface)
+	binary.NativeEndian.PutUint64(body[48:], s.Cookie)
+	return ack(unix.NETLINK_SOCK_DIAG, sockDestroy, 0, body)
 }

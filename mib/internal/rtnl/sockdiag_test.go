@@ -31,7 +31,10 @@ func TestTCPSockets(t *testing.T) {
 	}
 	defer ns.Delete()
 	key := func(s Socket) string {
-		return fmt.Sprintf("%d %d %s:%d %s:%d %d", s.Family, s.State, net.IP(s.Src), s.SrcPort, net.IP(s.Dst), s.DstPort, s.Inode)
+		if s.Cookie == 0 {
+			t.Errorf("socket %s:%d has no cookie", net.IP(s.Src), s.SrcPort)
+		}
+		return fmt.Sprintf("%d %d %s:%d %s:%d %d %x", s.Family, s.State, net.IP(s.Src), s.SrcPort, net.IP(s.Dst), s.DstPort, s.Inode, s.Cookie)
 	}
 	keys := func(ss []Socket) []string {
 		var out []string
