@@ -40,7 +40,8 @@ type request struct {
 	// response (Policy.MaxBulkResponses).
 	maxVarBinds int
 	stats       *Stats
-	// sets is the agent's lock of SetRequests, held while set runs.
+	// sets is the agent's lock of SetRequests, which set holds from the
+	// tests of the handlers it tests together to the end.
 	sets *sync.Mutex
 }
 
@@ -398,10 +399,6 @@ func v1Status(st snmp.ErrorStatus) snmp.ErrorStatus {
 // the local ones, undone when a later commit fails, and always cleaned up
 // (RFC 2741 §7.2.4). The agent answers one SetRequest at a time.
 func (q *request) set(req *snmp.PDU, writeView View) {
-	if q.sets != nil {
-		q.sets.Lock()
-		defer q.sets.Unlock()
-	}
 	type group struct {
 		s   mib.Setter
 		vbs []snmp.VarBind
@@ -435,6 +432,14 @@ func (q *request) set(req *snmp.PDU, writeView View) {
 		}
 		groups[k].vbs = append(groups[k].vbs, vb)
 		groups[k].idx = append(groups[k].idx, i)
+	}
+	// The handlers tested together and committed hold their locks from
+	// TestSets to CleanupSet: one request at a time takes them, so that
+	// two never wait for each other's. A request refused above waits
+	// for none.
+	if q.sets != nil {
+		q.sets.Lock()
+		defer q.sets.Unlock()
 	}
 	var phased []mib.PhasedSetter // tested, in order
 	cleanup := func() {

@@ -42,6 +42,9 @@ type routeSnap struct {
 	legacy []*routeRow
 	// routers are ipDefaultRouterTable's rows.
 	routers []routerRow
+	// err is the first failure of the dumps: the tables then lack the
+	// routes it would have given.
+	err error
 }
 
 // routerRow is one default router: ipDefaultRouterTable's index
@@ -105,7 +108,10 @@ func (m *MIB) readRoutes(time.Time) *routeSnap {
 	zero := snmp.OID{0, 0}
 	var fams [2][]rtnl.Route
 	for i, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
-		fams[i], _ = rtnl.Routes(fam)
+		var err error
+		if fams[i], err = rtnl.Routes(fam); err != nil && s.err == nil {
+			s.err = err
+		}
 	}
 	// Routes by nexthop objects without the kernel's compatibility
 	// attributes: one dump of the objects, when a route needs it.

@@ -3,6 +3,7 @@ package ipmib
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -101,8 +102,8 @@ func kernelRoutes(t *testing.T, ns *netns.NS) map[string]bool {
 			t.Fatal(err)
 		}
 		var rs []struct {
-			Type, Dst, Gateway, Dev string
-			Metric                  int
+			Type, Dst, Gateway, Dev, TOS string
+			Metric                       int
 		}
 		if err := json.Unmarshal(out, &rs); err != nil {
 			t.Fatal(err)
@@ -111,6 +112,9 @@ func kernelRoutes(t *testing.T, ns *netns.NS) map[string]bool {
 			s := r.Dst
 			if r.Type != "" {
 				s = r.Type + " " + s // blackhole, unreachable
+			}
+			if r.TOS != "" {
+				s += " tos " + r.TOS
 			}
 			if r.Gateway != "" {
 				s += " via " + r.Gateway
@@ -247,7 +251,7 @@ func TestSetAddressTable(t *testing.T) {
 			t.Errorf("%s: %v at %d, want %v at %d", c.name, st, i, c.st, c.at)
 		}
 		after := kernelAddrs(t, ns)
-		if len(after) != len(before) {
+		if !maps.Equal(after, before) {
 			t.Errorf("%s changed the addresses: %v, before %v", c.name, after, before)
 		}
 		if _, ok := after[c.absent]; c.absent != "" && ok {
@@ -421,7 +425,7 @@ func TestSetRouteTable(t *testing.T) {
 		if st != c.st || i != c.at {
 			t.Errorf("%s: %v at %d, want %v at %d", c.name, st, i, c.st, c.at)
 		}
-		if after := kernelRoutes(t, ns); len(after) != len(before) {
+		if after := kernelRoutes(t, ns); !maps.Equal(after, before) {
 			t.Errorf("%s changed the routes: %v, before %v", c.name, after, before)
 		}
 	}
@@ -432,7 +436,7 @@ func TestSetRouteTable(t *testing.T) {
 		r(colRouteType, "10.4.0.0/16", "203.0.113.1", integer(routeRemote))); st != snmp.CommitFailed {
 		t.Errorf("a route by an unreachable gateway: %v, want commitFailed", st)
 	}
-	if after := kernelRoutes(t, ns); len(after) != len(before) {
+	if after := kernelRoutes(t, ns); !maps.Equal(after, before) {
 		t.Errorf("the failed commit changed the routes: %v", after)
 	}
 
@@ -539,9 +543,12 @@ func TestSetCidrRouteTable(t *testing.T) {
 			t.Errorf("%s: ipCidrRouteIfIndex = %v, want %d", c.name, v, c.ifx)
 		}
 	}
-	// A blackhole route reads as reject, and is set as one.
-	if out, err := ns.Command("ip", "route", "add", "blackhole", "10.6.0.0/16").CombinedOutput(); err != nil {
-		t.Fatalf("ip route add: %v: %s", err, out)
+	// A blackhole route reads as reject, and is set as one; a route of
+	// TOS 8 is not the row of TOS 0 to the same place.
+	for _, args := range [][]string{{"blackhole", "10.6.0.0/16"}, {"10.7.0.0/16", "tos", "8", "via", "192.0.2.254"}} {
+		if out, err := ns.Command("ip", append([]string{"route", "add"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("ip route add %v: %v: %s", args, err, out)
+		}
 	}
 
 	before := kernelRoutes(t, ns)
@@ -572,12 +579,14 @@ func TestSetCidrRouteTable(t *testing.T) {
 		{"destroy with another column", []snmp.VarBind{r(16, "10.1.0.0/16", "192.0.2.254", integer(mib.RowDestroy)),
 			r(11, "10.1.0.0/16", "192.0.2.254", integer(3))}, snmp.InconsistentValue, 2},
 		{"reject for a blackhole route", []snmp.VarBind{r(6, "10.6.0.0/16", "0.0.0.0", integer(routeReject))}, snmp.NoError, 0},
+		{"destroy of TOS 0 beside a route of TOS 8", []snmp.VarBind{r(16, "10.7.0.0/16", "192.0.2.254", integer(mib.RowDestroy))}, snmp.NoError, 0},
+		{"a column of TOS 0 beside a route of TOS 8", []snmp.VarBind{r(11, "10.7.0.0/16", "192.0.2.254", integer(3))}, snmp.InconsistentName, 1},
 	} {
 		st, i := a.Set(t, c.vbs...)
 		if st != c.st || i != c.at {
 			t.Errorf("%s: %v at %d, want %v at %d", c.name, st, i, c.st, c.at)
 		}
-		if after := kernelRoutes(t, ns); len(after) != len(before) {
+		if after := kernelRoutes(t, ns); !maps.Equal(after, before) {
 			t.Errorf("%s changed the routes: %v, before %v", c.name, after, before)
 		}
 	}
@@ -591,7 +600,14 @@ func TestSetCidrRouteTable(t *testing.T) {
 	if !hasRoute(t, ns, "10.1.0.0/16 via 192.0.2.254 dev va metric 9") || hasRoute(t, ns, "10.1.0.0/16 via 192.0.2.254 dev va metric 7") {
 		t.Errorf("after the new metric: %v", kernelRoutes(t, ns))
 	}
-	for _, c := range [][2]string{{"10.1.0.0/16", "192.0.2.254"}, {"10.2.0.0/16", "0.0.0.0"}, {"10.5.0.0/16", "0.0.0.0"}, {"10.6.0.0/16", "0.0.0.0"}, {"10.9.0.0/16", "192.0.2.254"}} {
+	// TOS 0 beside TOS 8: made, and destroyed, alone.
+	if st, i := a.Set(t, r(16, "10.7.0.0/16", "192.0.2.254", integer(mib.RowCreateAndGo)), r(6, "10.7.0.0/16", "192.0.2.254", integer(routeRemote))); st != snmp.NoError {
+		t.Errorf("createAndGo of TOS 0 beside a route of TOS 8: %v at %d", st, i)
+	}
+	if !hasRoute(t, ns, "10.7.0.0/16 via 192.0.2.254 dev va metric 0") || !hasRoute(t, ns, "10.7.0.0/16 tos 0x08 via 192.0.2.254 dev va metric 0") {
+		t.Errorf("after createAndGo of TOS 0: %v", kernelRoutes(t, ns))
+	}
+	for _, c := range [][2]string{{"10.1.0.0/16", "192.0.2.254"}, {"10.2.0.0/16", "0.0.0.0"}, {"10.5.0.0/16", "0.0.0.0"}, {"10.6.0.0/16", "0.0.0.0"}, {"10.7.0.0/16", "192.0.2.254"}, {"10.9.0.0/16", "192.0.2.254"}} {
 		if st, i := a.Set(t, r(16, c[0], c[1], integer(mib.RowDestroy))); st != snmp.NoError {
 			t.Errorf("destroy %s via %s: %v at %d", c[0], c[1], st, i)
 		}
@@ -600,8 +616,11 @@ func TestSetCidrRouteTable(t *testing.T) {
 		}
 	}
 	for k := range kernelRoutes(t, ns) {
-		if strings.Contains(k, " 10.") || strings.HasPrefix(k, "10.") {
+		if (strings.Contains(k, " 10.") || strings.HasPrefix(k, "10.")) && k != "10.7.0.0/16 tos 0x08 via 192.0.2.254 dev va metric 0" {
 			t.Errorf("after destroy the kernel still has %q", k)
 		}
+	}
+	if !hasRoute(t, ns, "10.7.0.0/16 tos 0x08 via 192.0.2.254 dev va metric 0") {
+		t.Errorf("the route of TOS 8 is gone: %v", kernelRoutes(t, ns))
 	}
 }

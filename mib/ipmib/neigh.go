@@ -48,6 +48,11 @@ func neighState(nud uint16) (typ, state int64) {
 
 func (m *MIB) readNeighs(now time.Time) *neighSnap {
 	ns, _ := rtnl.Neighs(unix.AF_UNSPEC)
+	return m.neighSnap(ns, now)
+}
+
+// neighSnap makes the tables' rows of a dump of the neighbours.
+func (m *MIB) neighSnap(ns []rtnl.Neigh, now time.Time) *neighSnap {
 	s := &neighSnap{}
 	up := m.ticks(now)
 	for _, n := range ns {

@@ -141,7 +141,11 @@ func (h *neighHandler) TestSets(r *mib.Request, vbs []snmp.VarBind) (snmp.ErrorS
 	if len(rows) == 0 {
 		return snmp.NoError, 0
 	}
-	snap := h.m.readNeighs(time.Now())
+	ns, err := rtnl.Neighs(unix.AF_UNSPEC)
+	if err != nil {
+		return snmp.ResourceUnavailable, 0
+	}
+	snap := h.m.neighSnap(ns, time.Now())
 	links, err := rtnl.Links()
 	if err != nil {
 		return snmp.ResourceUnavailable, 0
@@ -169,7 +173,8 @@ func (h *neighHandler) columnValue(col uint32, v snmp.Value, ifIndex uint32, dst
 		case v.Type != snmp.OctetString:
 			return snmp.WrongType
 		case len(v.Bytes) > maxAddrLen:
-			return snmp.WrongLength
+			// Within PhysAddress's size, but no interface's.
+			return snmp.WrongValue
 		}
 	case !h.phys && col == colMediaNetAddr:
 		switch {
@@ -292,6 +297,7 @@ func (h *neighHandler) plan(q neighReq, cur *neighRow, links []rtnl.Link) (snmp.
 		if q.llAt < 0 {
 			next.LLAddr = cur.n.LLAddr
 		}
+		next.Flags = cur.n.Flags & unix.NTF_ROUTER // an IPv6 router stays one
 		if cur.typ != neighInvalid {
 			typ = cur.typ
 		}
@@ -319,15 +325,22 @@ func (h *neighHandler) plan(q neighReq, cur *neighRow, links []rtnl.Link) (snmp.
 		return snmp.NoError, 0 // what the row holds already
 	}
 	old := cur.n
-	h.add(kernelOp{do: func() error { return rtnl.SetNeigh(next) }, undo: func() error { return restoreNeigh(old) }})
+	undo := func() error { return restoreNeigh(old) }
+	if len(old.LLAddr) == 0 {
+		// An entry still resolving cannot be put back: the kernel
+		// resolves its address again when next it sends to it.
+		undo = func() error { return rtnl.DelNeigh(next) }
+	}
+	h.add(kernelOp{do: func() error { return rtnl.SetNeigh(next) }, undo: undo})
 	return snmp.NoError, 0
 }
 
 // restoreNeigh puts back entry n as it was read: a static one as it
 // was, one the kernel resolved as stale (its confirmation is not
 // repeated), one still resolving not at all (the kernel resolves it
-// again when next it sends to it).
+// again when next it sends to it). Of its flags, NTF_ROUTER stays.
 func restoreNeigh(n rtnl.Neigh) error {
+	n.Flags &= unix.NTF_ROUTER
 	switch {
 	case n.State&unix.NUD_PERMANENT != 0:
 		n.State = unix.NUD_PERMANENT

@@ -2,6 +2,7 @@ package ipmib
 
 import (
 	"encoding/json"
+	"maps"
 	"net/netip"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ func kernelNeighs(t *testing.T, ns *netns.NS) map[string]string {
 	}
 	var entries []struct {
 		Dst, Dev, Lladdr string
+		Router           json.RawMessage // present (null) on a router's entry
 		State            []string
 	}
 	if err := json.Unmarshal(out, &entries); err != nil {
@@ -29,9 +31,19 @@ func kernelNeighs(t *testing.T, ns *netns.NS) map[string]string {
 	}
 	m := map[string]string{}
 	for _, n := range entries {
-		m[n.Dst] = "dev " + n.Dev + " lladdr " + n.Lladdr + " " + strings.Join(n.State, ",")
+		router := ""
+		if n.Router != nil {
+			router = " router"
+		}
+		m[n.Dst] = "dev " + n.Dev + " lladdr " + n.Lladdr + router + " " + strings.Join(n.State, ",")
 	}
 	return m
+}
+
+// sameNeigh reports whether two entries of kernelNeighs have the same
+// interface and address: the state of a dynamic one moves by itself.
+func sameNeigh(a, b string) bool {
+	return a[:strings.LastIndexByte(a, ' ')] == b[:strings.LastIndexByte(b, ' ')]
 }
 
 // physCol is ipNetToPhysicalTable's column col of address a on
@@ -134,7 +146,7 @@ func TestSetNeighbourTables(t *testing.T) {
 		{"createAndWait", []snmp.VarBind{p(colPhysStatus, "192.0.2.20", integer(mib.RowCreateAndWait))}, snmp.WrongValue, 1},
 		{"an address of another length", []snmp.VarBind{p(colPhysStatus, "192.0.2.20", integer(mib.RowCreateAndGo)),
 			p(colPhysAddress, "192.0.2.20", snmp.BytesValue([]byte{2, 0, 0, 1}))}, snmp.InconsistentValue, 2},
-		{"an address longer than any", []snmp.VarBind{p(colPhysAddress, "192.0.2.10", snmp.BytesValue(make([]byte, 33)))}, snmp.WrongLength, 1},
+		{"an address longer than any", []snmp.VarBind{p(colPhysAddress, "192.0.2.10", snmp.BytesValue(make([]byte, 33)))}, snmp.WrongValue, 1},
 		{"an address of the wrong type", []snmp.VarBind{p(colPhysAddress, "192.0.2.10", integer(2))}, snmp.WrongType, 1},
 		{"type other", []snmp.VarBind{p(colPhysType, "192.0.2.10", integer(neighOther))}, snmp.WrongValue, 1},
 		{"type local", []snmp.VarBind{p(colPhysType, "192.0.2.10", integer(neighLocal))}, snmp.WrongValue, 1},
@@ -161,7 +173,7 @@ func TestSetNeighbourTables(t *testing.T) {
 		if st != c.st || i != c.at {
 			t.Errorf("%s: %v at %d, want %v at %d", c.name, st, i, c.st, c.at)
 		}
-		if after := kernelNeighs(t, ns); len(after) != len(before) {
+		if after := kernelNeighs(t, ns); !maps.EqualFunc(after, before, sameNeigh) {
 			t.Errorf("%s changed the neighbours: %v, before %v", c.name, after, before)
 		}
 	}
@@ -177,6 +189,27 @@ func TestSetNeighbourTables(t *testing.T) {
 	has("192.0.2.12", "dev va lladdr 02:00:00:00:00:0c PERMANENT")
 	if v := a.Get(t, mediaCol(colMediaType, va, "192.0.2.12")); v.Int() != neighStatic {
 		t.Errorf("ipNetToMediaType after the change: %v", v)
+	}
+
+	// A router's entry stays a router's when its address changes; an
+	// entry still resolving that a failed request gave an address is
+	// not left with it.
+	if err := ns.IPBatch("neigh add 2001:db8::20 lladdr 02:00:00:00:00:20 dev va router nud permanent\n" +
+		"neigh add 192.0.2.40 dev va nud incomplete\n"); err != nil {
+		t.Fatal(err)
+	}
+	if st, i := a.Set(t, p(colPhysAddress, "2001:db8::20", mac("02:00:00:00:00:21"))); st != snmp.NoError {
+		t.Errorf("a router's new address: %v at %d", st, i)
+	}
+	has("2001:db8::20", "dev va lladdr 02:00:00:00:00:21 router PERMANENT")
+	if st, _ := a.Set(t, p(colPhysAddress, "192.0.2.40", mac("02:00:00:00:00:28")),
+		snmp.VarBind{Name: routeCol(colRouteStatus, "10.4.0.0/16", "203.0.113.1"), Value: integer(mib.RowCreateAndGo)},
+		snmp.VarBind{Name: routeCol(colRouteIfIndex, "10.4.0.0/16", "203.0.113.1"), Value: integer(0)},
+		snmp.VarBind{Name: routeCol(colRouteType, "10.4.0.0/16", "203.0.113.1"), Value: integer(routeRemote)}); st != snmp.CommitFailed {
+		t.Errorf("an address for a resolving entry beside a route the kernel refuses: %v, want commitFailed", st)
+	}
+	if e := kernelNeighs(t, ns)["192.0.2.40"]; strings.Contains(e, "02:00:00:00:00:28") {
+		t.Errorf("after the failed request the kernel's entry for 192.0.2.40 is %q", e)
 	}
 
 	// A request whose later change the kernel refuses (a route by a

@@ -1,6 +1,7 @@
 package ipmib
 
 import (
+	"bytes"
 	"math"
 	"math/bits"
 	"net/netip"
@@ -129,7 +130,7 @@ func (h *routeHandler) testSets(vbs []snmp.VarBind) (snmp.ErrorStatus, int) {
 	}
 	snap := h.m.readRoutes(time.Now())
 	links, err := rtnl.Links()
-	if err != nil {
+	if err != nil || snap.err != nil {
 		return snmp.ResourceUnavailable, 0
 	}
 	for _, row := range rows {
@@ -187,8 +188,9 @@ func (h *routeHandler) plan(row *rowReq, snap *routeSnap, links []rtnl.Link) (sn
 	x, _ := parseRouteIndex(row.index)
 	var cur *routeRow
 	for i := range snap.inet {
-		if snap.inet[i].index.Equal(row.index) {
-			cur = &snap.inet[i]
+		w := &snap.inet[i]
+		if !h.cidr && w.index.Equal(row.index) || h.cidr && w.r.TOS == 0 && sameRoute(w.index, x) {
+			cur = w
 			break
 		}
 	}
@@ -380,6 +382,16 @@ func cidrToInet(idx snmp.OID) (snmp.OID, bool) {
 	out := append(snmp.OID{inetIPv4, 4}, idx[:4]...)
 	out = append(out, plen, 2, 0, 0, inetIPv4, 4)
 	return append(out, idx[9:]...), true
+}
+
+// sameRoute reports whether inetCidrRouteTable's index idx names a
+// route to x's destination and prefix length by x's next hop, under any
+// policy: ipCidrRouteTable's rows, whose index has no policy, are the
+// routes of TOS 0 among these (the inetCidrRouteTable row under
+// zeroDotZero is the first route the kernel lists, of any TOS).
+func sameRoute(idx snmp.OID, x routeIndex) bool {
+	y, ok := parseRouteIndex(idx)
+	return ok && y.plen == x.plen && bytes.Equal(y.dst, x.dst) && bytes.Equal(y.nh, x.nh)
 }
 
 // allZero reports whether next hop b is the unspecified address.

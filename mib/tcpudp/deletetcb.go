@@ -24,8 +24,11 @@ const deleteTCB = 12
 // connection is looked up in a reading of the sockets taken for the
 // request, and named to the kernel by its cookie too, so that a later
 // connection with the same addresses and ports is never the one
-// aborted. A listener (a row of tcpConnTable in state listen, which RFC
-// 4022 gives no writable state) is not closed: inconsistentValue.
+// aborted. A listener (a row of tcpConnTable in state listen) is not
+// closed: inconsistentValue. RFC 1213 lets deleteTCB name one, but
+// closing a service's listening socket is not aborting a connection,
+// and RFC 4022 lists listeners apart, in tcpListenerTable, which has no
+// state to set.
 type tcbHandler struct {
 	*mib.Table
 	m      *MIB
@@ -91,8 +94,14 @@ func (h *tcbHandler) CommitSet(r *mib.Request, vbs []snmp.VarBind) snmp.ErrorSta
 		// A connection gone since the test is what was asked.
 		if err := rtnl.DestroyTCP(s); err != nil && !errors.Is(err, unix.ENOENT) {
 			if !h.warned.Swap(true) {
-				slog.Warn("tcp: deleteTCB failed: aborting a connection needs CAP_NET_ADMIN and a kernel built with CONFIG_INET_DIAG_DESTROY (later failures are not logged)",
-					"connection", vb.Name[len(h.Entry)+1:].String(), "err", err)
+				msg := "tcp: deleteTCB failed (later failures are not logged)"
+				switch {
+				case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
+					msg = "tcp: deleteTCB failed: aborting a connection needs CAP_NET_ADMIN (later failures are not logged)"
+				case errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.EINVAL):
+					msg = "tcp: deleteTCB failed: the kernel cannot abort connections (CONFIG_INET_DIAG_DESTROY; later failures are not logged)"
+				}
+				slog.Warn(msg, "connection", vb.Name[len(h.Entry)+1:].String(), "err", err)
 			}
 			if i > 0 {
 				return snmp.UndoFailed

@@ -163,6 +163,7 @@ func neighBody(n Neigh) []byte {
 	b[0] = n.Family
 	binary.NativeEndian.PutUint32(b[4:], n.Index)
 	binary.NativeEndian.PutUint16(b[8:], n.State)
+	b[10] = n.Flags
 	b = appendAttr(b, unix.NDA_DST, n.Dst)
 	if len(n.LLAddr) > 0 {
 		b = appendAttr(b, unix.NDA_LLADDR, n.LLAddr)
@@ -170,14 +171,14 @@ func neighBody(n Neigh) []byte {
 	return b
 }
 
-// SetNeigh adds neighbour n (Family, Index, Dst, LLAddr, State) to its
-// interface's table, or replaces the entry the table has for Dst.
+// SetNeigh adds neighbour n (Family, Index, Dst, LLAddr, State, Flags)
+// to its interface's table, or replaces the entry the table has for Dst.
 func SetNeigh(n Neigh) error {
 	return change(unix.RTM_NEWNEIGH, unix.NLM_F_CREATE|unix.NLM_F_REPLACE, neighBody(n))
 }
 
 // DelNeigh removes the neighbour entry for n.Dst from interface n.Index.
 func DelNeigh(n Neigh) error {
-	n.LLAddr, n.State = nil, 0
+	n.LLAddr, n.State, n.Flags = nil, 0, 0
 	return change(unix.RTM_DELNEIGH, 0, neighBody(n))
 }
