@@ -27,14 +27,47 @@ func benchAgent(b testing.TB) (*Agent, *usm.USM) {
 		Entry: snmp.OID{1, 3, 6, 1, 2, 1, 2, 2, 1}, Columns: []uint32{1, 2, 6},
 		Rows: func(*mib.Request) mib.Rows { return table },
 	})
-	users := usm.NewUserTable()
-	u, _ := usm.NewUser("bench", usm.AuthSHA256, []byte("benchauthpass"), usm.PrivAES128, []byte("benchprivpass"))
-	users.Add(st.EngineID, u)
-	m, _ := usm.New(usm.Config{EngineID: st.EngineID, EngineBoots: st.Boots, Users: users})
 	a := &Agent{Tree: &tree, State: st}
+	m := setTestPolicy(a)
+	return a, m
+}
+
+// benchUser is the SNMPv3 user (SHA-256, AES-128) of the tests' agents
+// and managers.
+func benchUser() *usm.User {
+	u, _ := usm.NewUser("bench", usm.AuthSHA256, []byte("benchauthpass"), usm.PrivAES128, []byte("benchprivpass"))
+	return u
+}
+
+// setTestPolicy gives a the tests' policy: community "public" reads
+// everything, and so does benchUser over USM, whose model it returns.
+func setTestPolicy(a *Agent) *usm.USM {
+	users := usm.NewUserTable()
+	users.Add(a.State.EngineID, benchUser())
+	m, _ := usm.New(usm.Config{EngineID: a.State.EngineID, EngineBoots: a.State.Boots, Users: users})
 	a.SetPolicy(&Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{},
 		SecurityModels: map[snmp.SecurityModel]security.Model{snmp.SecurityModelUSM: m}})
-	return a, m
+	return m
+}
+
+// v3Manager returns a manager's USM holding benchUser, which has learned
+// a's engine time from one exchange.
+func v3Manager(tb testing.TB, a *Agent) *usm.USM {
+	users := usm.NewUserTable()
+	users.Add(nil, benchUser())
+	mgr, _ := usm.New(usm.Config{EngineID: []byte{0x80, 0, 0, 0, 5, 1, 2, 3, 4}, Users: users, Discovery: true})
+	mgr.AddRemoteEngine(a.State.EngineID)
+	scoped := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: a.State.EngineID,
+		PDU: snmp.PDU{Type: snmp.GetRequest, RequestID: 1, VarBinds: []snmp.VarBind{{Name: snmp.OID{1, 3, 6, 1, 2, 1, 1, 1, 0}, Value: snmp.NullValue()}}}})
+	hdr := snmp.V3Message{MsgID: 1, MaxSize: 65507, Flags: snmp.FlagAuth | snmp.FlagReportable}
+	sync, err := mgr.GenerateRequest(nil, &hdr, a.State.EngineID, "bench", scoped)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := mgr.ProcessIncoming(nil, a.ServeSNMP(benchRef, sync, nil), nil); err != nil {
+		tb.Fatalf("the manager did not learn the agent's time: %v", err)
+	}
+	return mgr
 }
 
 var benchRef = &transport.StateReference{Domain: transport.UDP, Remote: netip.MustParseAddrPort("127.0.0.1:4000")}
@@ -69,20 +102,10 @@ func BenchmarkServeV2cBulk(b *testing.B) {
 
 func BenchmarkServeV3AuthPriv(b *testing.B) {
 	a, _ := benchAgent(b)
-	// A manager-side USM builds the request.
-	users := usm.NewUserTable()
-	u, _ := usm.NewUser("bench", usm.AuthSHA256, []byte("benchauthpass"), usm.PrivAES128, []byte("benchprivpass"))
-	users.Add(nil, u)
-	mgr, _ := usm.New(usm.Config{EngineID: []byte{0x80, 0, 0, 0, 5, 1, 2, 3, 4}, Users: users, Discovery: true})
-	mgr.AddRemoteEngine(a.State.EngineID)
-	// Learn the agent's time from one exchange.
+	mgr := v3Manager(b, a)
 	scoped := snmp.AppendScopedPDU(nil, &snmp.ScopedPDU{ContextEngineID: a.State.EngineID,
 		PDU: snmp.PDU{Type: snmp.GetRequest, RequestID: 1, VarBinds: []snmp.VarBind{{Name: snmp.OID{1, 3, 6, 1, 2, 1, 1, 1, 0}, Value: snmp.NullValue()}}}})
-	hdr := snmp.V3Message{MsgID: 1, MaxSize: 65507, Flags: snmp.FlagAuth | snmp.FlagReportable}
-	sync, _ := mgr.GenerateRequest(nil, &hdr, a.State.EngineID, "bench", scoped)
-	rep := a.ServeSNMP(benchRef, sync, nil)
-	mgr.ProcessIncoming(nil, rep, nil)
-	hdr.Flags = snmp.FlagAuth | snmp.FlagPriv | snmp.FlagReportable
+	hdr := snmp.V3Message{MsgID: 2, MaxSize: 65507, Flags: snmp.FlagAuth | snmp.FlagPriv | snmp.FlagReportable}
 	req, err := mgr.GenerateRequest(nil, &hdr, a.State.EngineID, "bench", scoped)
 	if err != nil {
 		b.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/tsnmp/tsnmp/mib/ipmib"
 	"github.com/tsnmp/tsnmp/mib/tcpudp"
 	"github.com/tsnmp/tsnmp/mib/ucd"
+	"github.com/tsnmp/tsnmp/security/usm"
 	"github.com/tsnmp/tsnmp/snmp"
 )
 
@@ -118,26 +119,66 @@ func benchFreshWalks(b *testing.B, a *Agent, roots []snmp.OID, gap time.Duration
 }
 
 // walkBulk walks roots through a in GetBulk requests of 25 repetitions
-// and returns the varbinds the walk returned; record, when not nil, is
-// given each request.
+// over SNMPv2c and returns the varbinds the walk returned; record, when
+// not nil, is given each request.
 func walkBulk(b testing.TB, a *Agent, roots []snmp.OID, record func(req []byte)) int {
 	out := make([]byte, 0, 65536)
 	var req []byte
 	var m snmp.Message
+	return walkRoots(roots, func(pdu *snmp.PDU) []snmp.VarBind {
+		req = snmp.AppendMessage(req[:0], &snmp.Message{Version: snmp.V2c, Community: []byte("public"), PDU: *pdu})
+		if record != nil {
+			record(slices.Clone(req))
+		}
+		if err := m.Unmarshal(a.ServeSNMP(benchRef, req, out)); err != nil {
+			b.Fatal(err)
+		}
+		return m.PDU.VarBinds
+	})
+}
+
+// walkBulkV3 is walkBulk over SNMPv3 with authentication and privacy,
+// as benchUser, through mgr (v3Manager's).
+func walkBulkV3(b testing.TB, a *Agent, mgr *usm.USM, roots []snmp.OID) int {
+	out := make([]byte, 0, 65536)
+	var scoped, req []byte
+	var sp snmp.ScopedPDU
+	id := int32(100)
+	return walkRoots(roots, func(pdu *snmp.PDU) []snmp.VarBind {
+		id++
+		scoped = snmp.AppendScopedPDU(scoped[:0], &snmp.ScopedPDU{ContextEngineID: a.State.EngineID, PDU: *pdu})
+		hdr := snmp.V3Message{MsgID: id, MaxSize: 65507, Flags: snmp.FlagAuth | snmp.FlagPriv | snmp.FlagReportable}
+		var err error
+		if req, err = mgr.GenerateRequest(req[:0], &hdr, a.State.EngineID, "bench", scoped); err != nil {
+			b.Fatal(err)
+		}
+		in, err := mgr.ProcessIncoming(nil, a.ServeSNMP(benchRef, req, out), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := sp.Unmarshal(in.ScopedPDU); err != nil {
+			b.Fatal(err)
+		}
+		if sp.PDU.Type != snmp.Response {
+			b.Fatalf("a %v, not a response", sp.PDU.Type)
+		}
+		return sp.PDU.VarBinds
+	})
+}
+
+// walkRoots walks roots in GetBulk requests of 25 repetitions, each sent
+// by bulk, which returns the response's varbinds, and returns the
+// varbinds the walk returned.
+func walkRoots(roots []snmp.OID, bulk func(*snmp.PDU) []snmp.VarBind) int {
 	n := 0
+	pdu := snmp.PDU{Type: snmp.GetBulkRequest, RequestID: 1, ErrorIndex: 25, VarBinds: make([]snmp.VarBind, 1)}
 	for _, root := range roots {
 		cur := root
 		for done := false; !done; {
-			req = snmp.AppendMessage(req[:0], &snmp.Message{Version: snmp.V2c, Community: []byte("public"),
-				PDU: snmp.PDU{Type: snmp.GetBulkRequest, RequestID: 1, ErrorIndex: 25, VarBinds: []snmp.VarBind{{Name: cur, Value: snmp.NullValue()}}}})
-			if record != nil {
-				record(slices.Clone(req))
-			}
-			if err := m.Unmarshal(a.ServeSNMP(benchRef, req, out)); err != nil {
-				b.Fatal(err)
-			}
-			done = len(m.PDU.VarBinds) == 0
-			for _, vb := range m.PDU.VarBinds {
+			pdu.VarBinds[0] = snmp.VarBind{Name: cur, Value: snmp.NullValue()}
+			vbs := bulk(&pdu)
+			done = len(vbs) == 0
+			for _, vb := range vbs {
 				if vb.Value.Type.IsException() || !vb.Name.HasPrefix(root) {
 					done = true
 					break
@@ -179,7 +220,7 @@ func BenchmarkWalkAllHostMIBsFresh(b *testing.B) {
 
 // freshHostAgent returns an agent serving every host MIB (IF-MIB,
 // HOST-RESOURCES-MIB, UCD-SNMP-MIB as uc configures it, IP-MIB, TCP-MIB
-// and UDP-MIB) to community "public", its readings kept ttl, the scan
+// and UDP-MIB) to community "public" and to benchUser, its readings kept ttl, the scan
 // of the processes' open files too, and the roots of tsnmp bench
 // hostmib's full walk.
 func freshHostAgent(tb testing.TB, ttl time.Duration, uc ucd.Config) (*Agent, []snmp.OID) {
@@ -200,7 +241,7 @@ func freshHostAgent(tb testing.TB, ttl time.Duration, uc ucd.Config) (*Agent, []
 	ip.Register(&tree)
 	tcpudp.New(tcpudp.Config{CacheTTL: ttl, OwnerTTL: ttl, NetStats: ip.NetStats()}).Register(&tree)
 	a := &Agent{Tree: &tree, State: st}
-	a.SetPolicy(&Policy{Communities: testCommunities{"public": "ro"}, Access: testAccess{}})
+	setTestPolicy(a)
 	return a, []snmp.OID{{1, 3, 6, 1, 2, 1, 2}, ipmib.IP, {1, 3, 6, 1, 2, 1, 5}, {1, 3, 6, 1, 2, 1, 6}, {1, 3, 6, 1, 2, 1, 7},
 		hostres.HostResources, {1, 3, 6, 1, 2, 1, 31, 1}, ucd.UCDavis}
 }

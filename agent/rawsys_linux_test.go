@@ -15,7 +15,8 @@ import (
 )
 
 // TestHostWalkLeavesMonitorAsleep walks every host MIB through the
-// agent, each kernel reading taken afresh, under the execution tracer,
+// agent, over SNMPv2c and over SNMPv3 with authentication and privacy,
+// each kernel reading taken afresh, under the execution tracer,
 // and fails for each system call of the walk the runtime was told of: a
 // goroutine's entry into the system-call state with the agent on its
 // stack. Such a call wakes the runtime's monitor when it sleeps, as it
@@ -31,22 +32,42 @@ func TestHostWalkLeavesMonitorAsleep(t *testing.T) {
 	all := int64(5)
 	a, roots := freshHostAgent(t, ttl, ucd.Config{Disks: []ucd.Disk{{Path: "/", MinKB: -1, MinPercent: 10}}, IncludeAllDisks: &all,
 		Procs: []ucd.Proc{{Name: "init", Max: 2, Min: 1}}})
-
-	// The first walk opens the files the readings keep open and reads
-	// what is read once; the second is a walk as every later one is.
-	walkBulk(t, a, roots, nil)
-	time.Sleep(3 * ttl)
-	var buf bytes.Buffer
-	if err := rtrace.Start(&buf); err != nil {
-		t.Fatal(err)
+	mgr := v3Manager(t, a)
+	for _, c := range []struct {
+		name string
+		walk func(testing.TB) int
+	}{
+		{"SNMPv2c", func(tb testing.TB) int { return walkBulk(tb, a, roots, nil) }},
+		// USM's authentication, decryption, encryption and time checks.
+		{"SNMPv3 authPriv", func(tb testing.TB) int { return walkBulkV3(tb, a, mgr, roots) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// The first walk opens the files the readings keep open and
+			// reads what is read once; the second is a walk as every
+			// later one is.
+			c.walk(t)
+			time.Sleep(3 * ttl)
+			var buf bytes.Buffer
+			if err := rtrace.Start(&buf); err != nil {
+				t.Fatal(err)
+			}
+			n := c.walk(t)
+			rtrace.Stop()
+			if n < 500 {
+				t.Fatalf("the walk returned %d objects", n)
+			}
+			calls := seenSyscalls(t, &buf)
+			t.Logf("%d objects; %d system calls the runtime saw", n, calls)
+		})
 	}
-	n := walkBulk(t, a, roots, nil)
-	rtrace.Stop()
-	if n < 500 {
-		t.Fatalf("the walk returned %d objects", n)
-	}
+}
 
-	r, err := trace.NewReader(&buf)
+// seenSyscalls reads an execution trace and fails the test for each
+// goroutine's entry into the system-call state with the agent on its
+// stack, but for the calls allowed (TestHostWalkLeavesMonitorAsleep); it
+// returns how many it found.
+func seenSyscalls(t *testing.T, buf *bytes.Buffer) int {
+	r, err := trace.NewReader(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,5 +109,5 @@ func TestHostWalkLeavesMonitorAsleep(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d objects; %d system calls the runtime saw", n, calls)
+	return calls
 }
