@@ -578,6 +578,8 @@ func TestSetCidrRouteTable(t *testing.T) {
 		{"a column of a missing row", []snmp.VarBind{r(11, "10.3.0.0/16", "192.0.2.254", integer(1))}, snmp.InconsistentName, 1},
 		{"destroy with another column", []snmp.VarBind{r(16, "10.1.0.0/16", "192.0.2.254", integer(mib.RowDestroy)),
 			r(11, "10.1.0.0/16", "192.0.2.254", integer(3))}, snmp.InconsistentValue, 2},
+		{"one route through both tables", []snmp.VarBind{r(11, "10.1.0.0/16", "192.0.2.254", integer(3)),
+			{Name: routeCol(colRouteMetric1, "10.1.0.0/16", "192.0.2.254"), Value: integer(4)}}, snmp.InconsistentValue, 2},
 		{"reject for a blackhole route", []snmp.VarBind{r(6, "10.6.0.0/16", "0.0.0.0", integer(routeReject))}, snmp.NoError, 0},
 		{"destroy of TOS 0 beside a route of TOS 8", []snmp.VarBind{r(16, "10.7.0.0/16", "192.0.2.254", integer(mib.RowDestroy))}, snmp.NoError, 0},
 		{"a column of TOS 0 beside a route of TOS 8", []snmp.VarBind{r(11, "10.7.0.0/16", "192.0.2.254", integer(3))}, snmp.InconsistentName, 1},

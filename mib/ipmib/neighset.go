@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/netip"
 	"slices"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -152,6 +153,9 @@ func (h *neighHandler) TestSets(r *mib.Request, vbs []snmp.VarBind) (snmp.ErrorS
 	}
 	for _, row := range rows {
 		q, st, at := h.request(row)
+		if st == snmp.NoError && !claim(r, h, "neigh "+strconv.FormatUint(uint64(q.ifIndex), 10)+" "+string(q.dst)) {
+			st, at = snmp.InconsistentValue, row.first
+		}
 		if st == snmp.NoError {
 			st, at = h.plan(q, h.find(snap, row.index), links)
 		}

@@ -167,6 +167,8 @@ func TestSetNeighbourTables(t *testing.T) {
 			m(colMediaType, "192.0.2.11", integer(neighInvalid))}, snmp.InconsistentValue, 1},
 		{"ipNetToMediaIfIndex of another interface", []snmp.VarBind{m(colMediaIfIndex, "192.0.2.11", integer(lo))}, snmp.InconsistentValue, 1},
 		{"ipNetToMediaNetAddress of another address", []snmp.VarBind{m(colMediaNetAddr, "192.0.2.11", snmp.IPValue([4]byte{192, 0, 2, 99}))}, snmp.InconsistentValue, 1},
+		{"one entry through both tables", []snmp.VarBind{p(colPhysStatus, "192.0.2.10", integer(mib.RowDestroy)),
+			m(colMediaPhysAddr, "192.0.2.10", mac("02:00:00:00:00:14"))}, snmp.InconsistentValue, 2},
 		{"ipNetToMedia without an address", []snmp.VarBind{m(colMediaType, "192.0.2.21", integer(neighStatic))}, snmp.InconsistentValue, 1},
 	} {
 		st, i := a.Set(t, c.vbs...)

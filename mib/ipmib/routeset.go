@@ -94,18 +94,18 @@ func parseRouteIndex(idx snmp.OID) (routeIndex, bool) {
 func (h *routeHandler) TestSets(r *mib.Request, vbs []snmp.VarBind) (snmp.ErrorStatus, int) {
 	h.begin()
 	if !h.cidr {
-		return h.testSets(vbs)
+		return h.testSets(r, vbs)
 	}
 	inet, pos, st, at := fromCidr(vbs)
 	if st == snmp.NoError {
-		st, at = h.testSets(inet)
+		st, at = h.testSets(r, inet)
 		at = pos[at]
 	}
 	return st, at
 }
 
 // testSets tests and plans vbs, varbinds of inetCidrRouteTable.
-func (h *routeHandler) testSets(vbs []snmp.VarBind) (snmp.ErrorStatus, int) {
+func (h *routeHandler) testSets(r *mib.Request, vbs []snmp.VarBind) (snmp.ErrorStatus, int) {
 	var rows rowReqs
 	for i, vb := range vbs {
 		rest := vb.Name[len(InetCidrRouteEntry):]
@@ -134,6 +134,10 @@ func (h *routeHandler) testSets(vbs []snmp.VarBind) (snmp.ErrorStatus, int) {
 		return snmp.ResourceUnavailable, 0
 	}
 	for _, row := range rows {
+		x, _ := parseRouteIndex(row.index)
+		if !claim(r, h, "route "+string(x.dst)+string(rune(x.plen))+string(x.nh)) {
+			return snmp.InconsistentValue, row.first
+		}
 		if st, at := h.plan(row, snap, links); st != snmp.NoError {
 			return st, at
 		}

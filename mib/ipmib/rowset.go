@@ -130,6 +130,25 @@ func (r *rowReq) firstOther(col uint32) (int, bool) {
 	return at, ok
 }
 
+// claimsKey is the request memo key of the kernel objects the request's
+// sets change (claim).
+type claimsKey struct{}
+
+// claim records that handler h plans a change to the kernel object key
+// (a route, a neighbour entry) in request r, and reports false when
+// another handler did: two tables that show the same objects
+// (inetCidrRouteTable and ipCidrRouteTable, ipNetToPhysicalTable and
+// ipNetToMediaTable) each plan against their own reading, so a request
+// changes an object through one of them only.
+func claim(r *mib.Request, h any, key string) bool {
+	c := r.Memo(claimsKey{}, func() any { return map[string]any{} }).(map[string]any)
+	if by, ok := c[key]; ok && by != h {
+		return false
+	}
+	c[key] = h
+	return true
+}
+
 // hasLink reports whether links has interface index i.
 func hasLink(links []rtnl.Link, i int64) bool {
 	return slices.ContainsFunc(links, func(l rtnl.Link) bool { return int64(l.Index) == i })
