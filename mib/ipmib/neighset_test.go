@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"maps"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tsnmp/tsnmp/internal/netns"
+	"github.com/tsnmp/tsnmp/internal/testenv"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/mibtest"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -239,5 +243,44 @@ func TestSetNeighbourTables(t *testing.T) {
 		if e, ok := kernelNeighs(t, ns)[addr]; ok {
 			t.Errorf("after its removal the kernel has %s %s", addr, e)
 		}
+	}
+}
+
+// TestSetUnprivileged: tsnmpd run as an unprivileged user (-u nobody)
+// cannot change the kernel's tables: the set is commitFailed, the kernel
+// unchanged, and the log says what is missing.
+func TestSetUnprivileged(t *testing.T) {
+	ns := kernelSetNS(t, "tsnmp-setuser")
+	bin := testenv.Build(t, "github.com/tsnmp/tsnmp/cmd/tsnmpd")
+	// A directory the user can reach: the test's own are root's alone.
+	dir, err := os.MkdirTemp("", "tsnmp-setuser")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "snmpd.conf")
+	if err := os.WriteFile(conf, []byte("rwcommunity private 127.0.0.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := mibtest.StartAgent(t, ns, 16161, nil, bin, "--snmpd-conf", conf, "--state-dir", filepath.Join(dir, "state"),
+		"--listen", "udp:127.0.0.1:16161", "--log-level", "warn", "--user", "nobody")
+	va := ifIndex(t, ns, "va")
+	st, _ := a.Set(t, snmp.VarBind{Name: physCol(colPhysStatus, va, "192.0.2.10"), Value: integer(mib.RowCreateAndGo)},
+		snmp.VarBind{Name: physCol(colPhysAddress, va, "192.0.2.10"), Value: mac("02:00:00:00:00:0a")})
+	if st != snmp.CommitFailed {
+		t.Errorf("createAndGo as nobody: %v, want commitFailed", st)
+	}
+	if e, ok := kernelNeighs(t, ns)["192.0.2.10"]; ok {
+		t.Errorf("the kernel has %s %s", "192.0.2.10", e)
+	}
+	// The log is copied from the agent's standard error as it comes.
+	for try := 0; !strings.Contains(a.Log.String(), "CAP_NET_ADMIN"); try++ {
+		if try == 50 {
+			t.Fatalf("the log does not say what is missing:\n%s", a.Log)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -1,8 +1,13 @@
 package ipmib
 
 import (
+	"errors"
+	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
@@ -23,6 +28,10 @@ func rowStatusValue(v snmp.Value) snmp.ErrorStatus {
 	}
 	return snmp.WrongValue
 }
+
+// deniedWarned: a change the kernel refused for want of privilege was
+// logged; later ones are not.
+var deniedWarned atomic.Bool
 
 // kernelOp is one change to the kernel and the change that reverts it.
 type kernelOp struct {
@@ -60,7 +69,12 @@ func (k *kernelSet) commit() snmp.ErrorStatus {
 		defer k.invalidate()
 	}
 	for k.done < len(k.ops) {
-		if k.ops[k.done].do() != nil {
+		if err := k.ops[k.done].do(); err != nil {
+			if (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)) && !deniedWarned.Swap(true) {
+				slog.Warn("ip: the kernel refused a change to its addresses, routes or neighbours (commitFailed): "+
+					"these sets need CAP_NET_ADMIN, which tsnmpd run as an unprivileged user (-u) does not keep "+
+					"(later refusals are not logged)", "err", err)
+			}
 			if k.revert() != snmp.NoError {
 				return snmp.UndoFailed
 			}
