@@ -160,6 +160,17 @@ func runHostMIBWith(ctx context.Context, env *Env, s *Section, poll time.Duratio
 		return nil
 	}
 	gap := 1100 * time.Millisecond
+	passes := 7
+	if env.Quick {
+		passes = 3
+	}
+	// The machine's cost of memory after a pause, at the start of the
+	// run and at its end.
+	env.Step(0, 1, "timing this machine's memory after a pause")
+	probe, err := newTouchProbe(gap, passes)
+	if err != nil {
+		return err
+	}
 	if poll > 0 {
 		s.Method = append(s.Method,
 			"For each variant a network namespace is created as for hostmib (lo, veth pairs, addresses of both families, routes, an idle TCP connection, sleeping processes on the host); tsnmpd and Net-SNMP's snmpd run inside it with the same snmpd.conf and every setting of both at its default, and the manager (tsnmp's manager package, in-process) walks them from inside it. A full walk is hostmib's: a GetBulk walk (max-repetitions 25, one session) of IF-MIB's interfaces group and ifXTable, IP-MIB with IP-FORWARD-MIB, ICMP, TCP-MIB, UDP-MIB, HOST-RESOURCES-MIB and UCD-SNMP-MIB.",
@@ -171,9 +182,10 @@ func runHostMIBWith(ctx context.Context, env *Env, s *Section, poll time.Duratio
 			fmt.Sprintf("For each variant a network namespace is created with lo, veth pairs (the first with addresses of both families and a gateway), routes added with ip route, an idle TCP connection on 127.0.0.1 held open inside it, and sleeping processes started on the host; three agents are started inside it, and the manager (tsnmp's manager package, in-process) opens its sockets in it and walks from an ordinary goroutine: tsnmpd and Net-SNMP's snmpd with the same snmpd.conf, and a second snmpd (%q) whose snmpd.conf is the same with one line added, `rwcommunity %s 127.0.0.1 .1.3.6.1.4.1.8072.1.5`, a community that can read and write NET-SNMP-AGENT-MIB's nsCache group and nothing else (the other agents' files do not have it). A full walk is a GetBulk walk (max-repetitions 25, one session) of IF-MIB's interfaces group and ifXTable, IP-MIB with IP-FORWARD-MIB, ICMP, TCP-MIB, UDP-MIB, HOST-RESOURCES-MIB and UCD-SNMP-MIB; the hrSWRunTable row walks hrSWRunTable alone.", freshSnmpd, nsCacheCommunity),
 			"Freshness: tsnmpd keeps each kernel reading 1 s, except the scan of the processes' open files behind TCP-MIB's and UDP-MIB's process columns, which it keeps 5 s. snmpd keeps the readings its nsCacheTable (1.3.6.1.4.1.8072.1.5.3.1) lists for 3 to 60 s (see the note on the rows). Right after the second snmpd has started, the manager, through that community over SNMPv2c, reads its nsCacheTable and SETs nsCacheTimeout (column 2; the row's index is the cached subtree's OID) of every row to 1 s, one SET per row, then reads the table back; the experiment fails if any row does not read 1 s, and the table is read again after the variant's walks with the same check. Caches that snmpd reloads on a timer of their own timeout (NETSNMP_CACHE_AUTO_RELOAD) then reload every second between walks too, which the CPU per walk does not count (the column of CPU between walks does). snmpd has other readings outside nsCacheTable, its memory, CPU and file-system data (UCD-SNMP-MIB's memory group and systemStats, hrStorageTable, hrProcessorLoad, hrFSTable, dskTable), whose own timers are unchanged in both snmpds.",
 			fmt.Sprintf("Walks are %v apart (each walk starts at least %v after the end of the previous walk of any agent), past tsnmpd's and the second snmpd's 1 s caches, so both read the kernel afresh for every walk; the first snmpd keeps its defaults, which favours it. The three agents are alternated walk by walk, the order rotated from one repetition to the next; %d repetitions per point after %d warm-up; the median is shown.", gap, gap, env.Reps, env.Warmup),
-			"Agent CPU per walk is the growth of the CPU time the agent's threads have used (/proc/PID/task/TID/schedstat, in nanoseconds) across the walk, summed over the repetitions; CPU per object divides it by the varbinds the walk returned. Thread runs per walk is how many times the scheduler put one of the agent's threads on a CPU during the walk (schedstat's third field): wake-ups and ends of preemptions, whose cost varies from one machine, and one moment of a virtual machine, to another. CPU between walks is the rest of the agent's CPU time over the point's walks of all three agents, warm-up included, per second of the time its own walks did not take. Manager CPU per walk is the same growth for the benchmark's own process, whose manager walks every agent: a walk's requests follow one another, so its time is about the agent's CPU, the manager's and the kernel's delivery between them.")
+			"Agent CPU per walk is the growth of the CPU time the agent's threads have used (/proc/PID/task/TID/schedstat, in nanoseconds) across the walk, summed over the repetitions; CPU per object divides it by the varbinds the walk returned. Thread runs per walk is how many times the scheduler put one of the agent's threads on a CPU during the walk (schedstat's third field): wake-ups and ends of preemptions, whose cost varies from one machine, and one moment of a virtual machine, to another. CPU between walks is the rest of the agent's CPU time over the point's walks of all three agents, warm-up included, per second of the time its own walks did not take. Manager CPU per walk is the same growth for the benchmark's own process, whose manager walks every agent: a walk's requests follow one another, so its time is about the agent's CPU, the manager's and the kernel's delivery between them.",
+			"Agent pages touched per walk: after a point's timed walks, each agent is walked once more after the same pause, its referenced bits cleared before the walk (/proc/PID/clear_refs) and counted after it (the Referenced lines of /proc/PID/smaps), in pages of 4 KiB: code (executable mappings, the agent's own and its libraries'), read-only data, and the rest (heap, stacks, writable data).")
 	}
-	t := &Table{Columns: []string{"variant", "walk", "agent", "varbinds", "requests", "median ms", "spread ms", "agent CPU ms/walk", "agent CPU µs/object", "agent thread runs/walk", "agent CPU between walks ms/s", "manager CPU ms/walk",
+	t := &Table{Columns: []string{"variant", "walk", "agent", "varbinds", "requests", "median ms", "spread ms", "agent CPU ms/walk", "agent CPU µs/object", "agent thread runs/walk", "agent CPU between walks ms/s", "manager CPU ms/walk", "agent pages touched/walk",
 		"tsnmpd / snmpd (time)", "tsnmpd / snmpd (CPU per object)", "tsnmpd / snmpd, 1 s caches (time)", "tsnmpd / snmpd, 1 s caches (CPU per object)"}}
 	if poll > 0 {
 		t.Columns = t.Columns[:len(t.Columns)-2]
@@ -325,6 +337,30 @@ func runHostMIBWith(ctx context.Context, env *Env, s *Section, poll time.Duratio
 				now, _ := threadCPU(p.Pid())
 				between[p] = float64((now - start[p] - inCPU[p]).Microseconds()) / 1000 / idle.Seconds()
 			}
+			// One more walk of each agent, after the same pause, for the
+			// pages it touches: made after the timed walks and the CPU
+			// between them were taken.
+			pages := map[*Proc]string{}
+			for _, p := range procs {
+				pages[p] = "-"
+				if poll > 0 {
+					continue
+				}
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(gap):
+				}
+				used, err := pagesTouched(p.Pid(), func() error {
+					_, _, _, err := hostWalk(ctx, w, p, wk.roots)
+					return err
+				})
+				if err != nil {
+					s.Note("%s, %s: pages touched not measured: %v", v.name, p.Name, err)
+					continue
+				}
+				pages[p] = used.String()
+			}
 			med := map[*Proc]float64{}
 			perObj := map[*Proc]float64{}
 			for _, p := range procs {
@@ -341,8 +377,8 @@ func runHostMIBWith(ctx context.Context, env *Env, s *Section, poll time.Duratio
 						ratios[2], ratios[3] = Ratio(med[p], med[fresh]), Ratio(perObj[p], perObj[fresh])
 					}
 				}
-				ratios = ratios[:len(t.Columns)-12]
-				t.Add(append([]string{v.name, wk.name, p.Name, fmt.Sprint(vbs[p]), fmt.Sprint(reqs[p]), Num(sm.Median), sm.Spread(), Num(cpuMS), Num(perObj[p]), fmt.Sprint(runs[p] / uint64(len(lat[p]))), Num(between[p]), Num(float64(mgr[p].Microseconds()) / 1000 / float64(len(lat[p])))}, ratios...)...)
+				ratios = ratios[:len(t.Columns)-13]
+				t.Add(append([]string{v.name, wk.name, p.Name, fmt.Sprint(vbs[p]), fmt.Sprint(reqs[p]), Num(sm.Median), sm.Spread(), Num(cpuMS), Num(perObj[p]), fmt.Sprint(runs[p] / uint64(len(lat[p]))), Num(between[p]), Num(float64(mgr[p].Microseconds()) / 1000 / float64(len(lat[p]))), pages[p]}, ratios...)...)
 				if wk.name == "full" {
 					series[p.Name].AddBar(sm)
 				}
@@ -377,6 +413,8 @@ func runHostMIBWith(ctx context.Context, env *Env, s *Section, poll time.Duratio
 	}
 	s.Plot = plot
 	s.Note("The issue's targets are a full walk at least 5 times faster than snmpd's and at most a fifth of its CPU per object. The agents answer the same requests (the same max-repetitions, all under 100 varbinds per response), so the walk's time is bounded below by the round trips, which the agents share.")
+	env.Step(steps, steps, "timing this machine's memory after a pause again")
+	s.Note("%s", probe.note())
 	return nil
 }
 
