@@ -42,29 +42,42 @@ func pageTouchCost(gap time.Duration, passes int) (cold, warm time.Duration, err
 		mem[i] = byte(i)
 	}
 	var colds, warms []time.Duration
-	var sum byte
-	pass := func(off int) time.Duration {
+	// pass reads byte off of every page, which holds byte(page*size+off),
+	// and checks the sum of what it read, so that the reads are made.
+	pass := func(off int) (time.Duration, error) {
+		var sum, want byte
 		t := time.Now()
 		for p := 0; p < size; p += os.Getpagesize() {
 			sum += mem[p+off]
 		}
-		return time.Since(t) / touchPages
+		d := time.Since(t) / touchPages
+		for p := 0; p < size; p += os.Getpagesize() {
+			want += byte(p + off)
+		}
+		if sum != want {
+			return 0, fmt.Errorf("bench: %d pages read back a sum of %d, not %d", touchPages, sum, want)
+		}
+		return d, nil
 	}
 	for i := range passes {
 		time.Sleep(gap)
 		// Another line of each page at each pass: the processor's caches
 		// hold none of them.
-		colds = append(colds, pass((2*i*64)%os.Getpagesize()))
-		warms = append(warms, pass((2*i*64+64)%os.Getpagesize()))
+		c, err := pass((2 * i * 64) % os.Getpagesize())
+		if err != nil {
+			return 0, 0, err
+		}
+		w, err := pass((2*i*64 + 64) % os.Getpagesize())
+		if err != nil {
+			return 0, 0, err
+		}
+		colds, warms = append(colds, c), append(warms, w)
 	}
-	touchSink = sum
 	slices.Sort(colds)
 	slices.Sort(warms)
 	return colds[len(colds)/2], warms[len(warms)/2], nil
 }
 
-// touchSink keeps the compiler from dropping pageTouchCost's reads.
-var touchSink byte
 
 // touchProbe is pageTouchCost at the start of an experiment and at its
 // end.
