@@ -78,7 +78,6 @@ func pageTouchCost(gap time.Duration, passes int) (cold, warm time.Duration, err
 	return colds[len(colds)/2], warms[len(warms)/2], nil
 }
 
-
 // touchProbe is pageTouchCost at the start of an experiment and at its
 // end.
 type touchProbe struct {
