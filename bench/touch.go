@@ -42,7 +42,7 @@ func pageTouchCost(gap time.Duration, passes int) (cold, warm time.Duration, err
 		mem[i] = byte(i)
 	}
 	var colds, warms []time.Duration
-	// pass reads byte off of every page, which holds byte(page*size+off),
+	// pass reads byte off of every page (the byte at offset p holds byte(p)),
 	// and checks the sum of what it read, so that the reads are made.
 	pass := func(off int) (time.Duration, error) {
 		var sum, want byte
