@@ -52,6 +52,8 @@ type statExtra struct {
 	// kthread: the process is a kernel thread (PF_KTHREAD in field 9,
 	// flags), which has no command line.
 	kthread bool
+	// threads is num_threads (field 20).
+	threads uint64
 }
 
 // pfKthread is the kernel's PF_KTHREAD task flag.
@@ -96,6 +98,7 @@ func parseProcStat(b []byte) (p Process, comm []byte, x statExtra, _ bool) {
 	if flags, ok := atou(f[6]); ok {
 		x.kthread = flags&pfKthread != 0
 	}
+	x.threads, _ = atou(f[17])
 	if len(f) == 47 {
 		args[0], _ = atou(f[45])
 		args[1], _ = atou(f[46])
@@ -110,8 +113,9 @@ type ProcReader struct {
 	FS FS
 	// WithCmdline also reads /proc/PID/cmdline.
 	WithCmdline bool
-	// KeepOpen keeps each process's stat file, and the cmdline file of
-	// each process that has a command line, open between listings and
+	// KeepOpen keeps each process's stat file, and the cmdline and
+	// schedstat files of each process that has a command line, open
+	// between listings and
 	// reads them again with pread(2): one system call a file instead of
 	// four (open, read, read to the end, close) and no path lookup. The
 	// descriptors are closed when their process has gone and by Close;
@@ -126,12 +130,15 @@ type ProcReader struct {
 	// first listed and again when it runs another program (its name or
 	// its argument area changes), or when Cmdline asks for it in a later
 	// listing (a program may rewrite its argv in place, as setproctitle
-	// does), and its name as last served, so that an unchanged name is
+	// does) and the process may have run since, and its name as last
+	// served, so that an unchanged name is
 	// not copied again. next is the map being built by a listing,
 	// swapped with known at its end.
 	known, next map[procKey]procInfo
 	kept        map[uint32]keptStat // PID -> its open /proc/PID files
 	nkept       int                 // descriptors in kept
+	schedstat   int8                // /proc/PID/schedstat: 0 not looked for, 1 present, -1 absent
+	cmdReads    int                 // command lines read, for the tests
 	gen         uint64              // counts listings, for kept and procInfo.cmdGen
 }
 
@@ -142,20 +149,26 @@ type procInfo struct {
 	args    [2]uint64 // where the argument area was (parseProcStat)
 	cmdGen  uint64    // the listing during which cmdline was read
 	kthread bool      // a kernel thread: no command line to read again
+	threads uint64    // its threads at the last listing
+	// ran is how long the process's one thread had run (ProcReader.ran)
+	// right before cmdline was read; ranOK is false where it was not
+	// read (more threads than one, or no schedstat).
+	ran   uint64
+	ranOK bool
 }
 
 // keptStat is a process's /proc/PID/stat file kept open, its
-// /proc/PID/cmdline (-1: not kept), and the last listing that found the
-// process. Both name the process they were opened for, whatever program
+// /proc/PID/cmdline and /proc/PID/schedstat (-1: not kept), and the last
+// listing that found the process. They name the process they were opened for, whatever program
 // it runs: once it has gone, a read fails (ESRCH) even when its PID has
 // been given to another.
 type keptStat struct {
-	fd, cmd int
-	gen     uint64
+	fd, cmd, sched int
+	gen            uint64
 }
 
-// maxKept bounds the descriptors a ProcReader keeps open: 8192 (a stat
-// and a cmdline file each for 4096 processes), and at most a quarter of
+// maxKept bounds the descriptors a ProcReader keeps open: 8192 (a stat,
+// a cmdline and a schedstat file each for 2730 processes), and at most a quarter of
 // the process's descriptor limit, so that the agent's connections never
 // lack one. Processes past it are read by opening their files each time.
 var maxKept = sync.OnceValue(func() int {
@@ -181,9 +194,11 @@ func (pr *ProcReader) closeKept(pid uint32) {
 	}
 	rawsys.Close(k.fd)
 	pr.nkept--
-	if k.cmd >= 0 {
-		rawsys.Close(k.cmd)
-		pr.nkept--
+	for _, fd := range []int{k.cmd, k.sched} {
+		if fd >= 0 {
+			rawsys.Close(fd)
+			pr.nkept--
+		}
 	}
 	delete(pr.kept, pid)
 }
@@ -261,7 +276,7 @@ func (pr *ProcReader) ListPIDs(pids []uint32) (ps []Process, bad int) {
 			info.comm = string(comm)
 		}
 		p.Comm = info.comm
-		info.kthread = x.kthread
+		info.kthread, info.threads = x.kthread, x.threads
 		if pr.WithCmdline {
 			// A process that runs another program (execve) keeps its PID
 			// and start time, and takes the program's name and a new
@@ -274,6 +289,7 @@ func (pr *ProcReader) ListPIDs(pids []uint32) (ps []Process, bad int) {
 			if !seen || renamed || moved {
 				info.args = x.args
 				info.cmdline = nil
+				info.ran, info.ranOK = pr.ran(pid, x.threads)
 				if b, ok := pr.readCmdline(pid, !x.kthread); ok {
 					info.cmdline = slices.Clone(bytes.TrimRight(b, "\x00"))
 				}
@@ -311,7 +327,7 @@ func (pr *ProcReader) readStat(pid uint32) ([]byte, bool) {
 			if k.fd, ok = pr.open(pid, "/stat"); !ok {
 				return nil, false // exited
 			}
-			k.cmd = -1
+			k.cmd, k.sched = -1, -1
 			pr.nkept++
 		}
 		n, err := preadAll(k.fd, pr.buf)
@@ -335,10 +351,12 @@ func (pr *ProcReader) readStat(pid uint32) ([]byte, bool) {
 func (pr *ProcReader) readCmdline(pid uint32, keep bool) ([]byte, bool) {
 	k, ok := pr.kept[pid]
 	if !ok {
+		pr.cmdReads++
 		return pr.read(pid, "/cmdline")
 	}
 	if k.cmd < 0 {
 		if !keep || pr.nkept >= maxKept() {
+			pr.cmdReads++
 			return pr.read(pid, "/cmdline")
 		}
 		fd, ok := pr.open(pid, "/cmdline")
@@ -349,6 +367,7 @@ func (pr *ProcReader) readCmdline(pid uint32, keep bool) ([]byte, bool) {
 		pr.nkept++
 		pr.kept[pid] = k
 	}
+	pr.cmdReads++
 	n, err := preadAll(k.cmd, pr.buf)
 	if err != nil {
 		return nil, false
@@ -356,12 +375,62 @@ func (pr *ProcReader) readCmdline(pid uint32, keep bool) ([]byte, bool) {
 	return pr.buf[:n], true
 }
 
+// ran returns how long, in nanoseconds, process pid's first thread has
+// run (the first field of /proc/PID/schedstat), when threads, the
+// process's threads as its stat last read, is 1: a process of one thread
+// whose time has not grown has not run. ok is false for other processes,
+// and where the kernel has no schedstat (CONFIG_SCHED_INFO).
+func (pr *ProcReader) ran(pid uint32, threads uint64) (uint64, bool) {
+	if threads != 1 || !pr.hasSchedstat() {
+		return 0, false
+	}
+	k, ok := pr.kept[pid]
+	var b []byte
+	if !ok || (k.sched < 0 && pr.nkept >= maxKept()) {
+		b, ok = pr.read(pid, "/schedstat")
+	} else {
+		if k.sched < 0 {
+			if k.sched, ok = pr.open(pid, "/schedstat"); !ok {
+				return 0, false
+			}
+			pr.nkept++
+			pr.kept[pid] = k
+		}
+		n, err := preadAll(k.sched, pr.buf)
+		b, ok = pr.buf[:n], err == nil
+	}
+	if !ok {
+		return 0, false
+	}
+	f, _, _ := bytes.Cut(b, []byte(" "))
+	return atou(f)
+}
+
+// hasSchedstat reports whether the reader's /proc has schedstat files,
+// looking once.
+func (pr *ProcReader) hasSchedstat() bool {
+	if pr.schedstat == 0 {
+		pr.schedstat = -1
+		var st unix.Stat_t
+		if rawsys.Stat(pr.FS.Path("/proc/self/schedstat"), &st) == nil {
+			pr.schedstat = 1
+		}
+	}
+	return pr.schedstat > 0
+}
+
 // Cmdline returns p's command line, p being a process of one of the
 // reader's listings: as read during the last listing, reading it again
 // (the first time it is asked for during a listing) when it was read
 // during an earlier one. A program may rewrite its command line in place
 // (setproctitle(3), perl's $0) and keep its name: only a fresh read sees
-// that. A process the last listing did not find, a kernel thread and a
+// that. To rewrite it, the process must run: a process of one thread
+// whose run time (/proc/PID/schedstat, in nanoseconds) has not grown
+// since the read keeps its command line, and no other process's is read
+// (reading one takes the kernel through the process's memory map and
+// page tables, several pages a process that a walk after a pause finds
+// cold; its schedstat is in the task its stat has just read). A process
+// the last listing did not find, a kernel thread and a
 // process whose command line cannot be read (it has exited, or is a
 // zombie) keep the command line read before. The slice returned is
 // never modified.
@@ -377,6 +446,15 @@ func (pr *ProcReader) Cmdline(p *Process) []byte {
 	if pr.buf == nil {
 		pr.buf = make([]byte, 64<<10)
 	}
+	// A process of one thread that has not run since its command line
+	// was read has not rewritten it (nor made a thread that could have).
+	ran, ok := pr.ran(p.PID, info.threads)
+	if ok && info.ranOK && ran == info.ran {
+		info.cmdGen = pr.gen
+		pr.known[k] = info
+		return info.cmdline
+	}
+	info.ran, info.ranOK = ran, ok
 	if b, ok := pr.readCmdline(p.PID, false); ok && len(b) > 0 {
 		if b = bytes.TrimRight(b, "\x00"); !bytes.Equal(b, info.cmdline) {
 			info.cmdline = slices.Clone(b)

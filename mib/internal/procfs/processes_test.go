@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,59 @@ func TestCmdlineRewritten(t *testing.T) {
 	pr.Close()
 	if len(pr.kept) != 0 || pr.nkept != 0 {
 		t.Errorf("after Close: %d processes' files, %d descriptors kept", len(pr.kept), pr.nkept)
+	}
+}
+
+// TestCmdlineNotRun checks that Cmdline reads again, in a later listing,
+// the command line of a process of one thread that has run since the
+// last read, and of a process of several threads, but not that of a
+// process of one thread that has not run.
+func TestCmdlineNotRun(t *testing.T) {
+	pr := ProcReader{FS: Host, WithCmdline: true, KeepOpen: true}
+	defer pr.Close()
+	if !pr.hasSchedstat() {
+		t.Skip("no /proc/PID/schedstat (CONFIG_SCHED_INFO): every command line is read again")
+	}
+	start := func(args ...string) uint32 {
+		c := exec.Command(args[0], args[1:]...)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		return uint32(c.Process.Pid)
+	}
+	idle := start("sleep", "60")
+	busy := start("sh", "-c", "while :; do :; done")
+	self := uint32(os.Getpid()) // a Go program: several threads
+	// The sleeper has run its start-up when it sleeps.
+	for deadline := time.Now().Add(5 * time.Second); listed(t, &pr, idle).State != 'S'; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("sleep does not sleep")
+		}
+	}
+	// reads lists the processes and returns how many command lines
+	// Cmdline read for each.
+	reads := func(pids ...uint32) []int {
+		t.Helper()
+		out := make([]int, len(pids))
+		for i, pid := range pids {
+			p := listed(t, &pr, pid)
+			n := pr.cmdReads
+			if got := pr.Cmdline(p); len(got) == 0 {
+				t.Errorf("process %d: empty command line", pid)
+			}
+			out[i] = pr.cmdReads - n
+		}
+		return out
+	}
+	reads(idle, busy, self) // the time each has run, beside a command line
+	for i := range 3 {
+		time.Sleep(20 * time.Millisecond)
+		if got, want := reads(idle, busy, self), []int{0, 1, 1}; !slices.Equal(got, want) {
+			t.Errorf("listing %d: command lines read for the sleeper, the busy shell and this process: %v, want %v", i, got, want)
+		}
+	}
+	if got := string(pr.Cmdline(listed(t, &pr, idle))); got != "sleep\x0060" {
+		t.Errorf("the sleeper's command line %q", got)
 	}
 }
