@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -188,7 +189,9 @@ func runHostMIBWith(ctx context.Context, env *Env, s *Section, poll time.Duratio
 	t := &Table{Columns: []string{"variant", "walk", "agent", "varbinds", "requests", "median ms", "spread ms", "agent CPU ms/walk", "agent CPU µs/object", "agent thread runs/walk", "agent CPU between walks ms/s", "manager CPU ms/walk", "agent pages touched/walk",
 		"tsnmpd / snmpd (time)", "tsnmpd / snmpd (CPU per object)", "tsnmpd / snmpd, 1 s caches (time)", "tsnmpd / snmpd, 1 s caches (CPU per object)"}}
 	if poll > 0 {
-		t.Columns = t.Columns[:len(t.Columns)-2]
+		// Polled walks are too far apart for one more walk of each agent:
+		// no pages touched, and no snmpd with 1 s caches.
+		t.Columns = slices.Delete(t.Columns[:len(t.Columns)-2], 12, 13)
 	}
 	s.Tables = append(s.Tables, t)
 	variants := hostVariants(env.Quick)
@@ -342,10 +345,10 @@ func runHostMIBWith(ctx context.Context, env *Env, s *Section, poll time.Duratio
 			// between them were taken.
 			pages := map[*Proc]string{}
 			for _, p := range procs {
-				pages[p] = "-"
 				if poll > 0 {
-					continue
+					break
 				}
+				pages[p] = "-"
 				select {
 				case <-ctx.Done():
 					return ctx.Err()
@@ -377,8 +380,11 @@ func runHostMIBWith(ctx context.Context, env *Env, s *Section, poll time.Duratio
 						ratios[2], ratios[3] = Ratio(med[p], med[fresh]), Ratio(perObj[p], perObj[fresh])
 					}
 				}
-				ratios = ratios[:len(t.Columns)-13]
-				t.Add(append([]string{v.name, wk.name, p.Name, fmt.Sprint(vbs[p]), fmt.Sprint(reqs[p]), Num(sm.Median), sm.Spread(), Num(cpuMS), Num(perObj[p]), fmt.Sprint(runs[p] / uint64(len(lat[p]))), Num(between[p]), Num(float64(mgr[p].Microseconds()) / 1000 / float64(len(lat[p]))), pages[p]}, ratios...)...)
+				row := []string{v.name, wk.name, p.Name, fmt.Sprint(vbs[p]), fmt.Sprint(reqs[p]), Num(sm.Median), sm.Spread(), Num(cpuMS), Num(perObj[p]), fmt.Sprint(runs[p] / uint64(len(lat[p]))), Num(between[p]), Num(float64(mgr[p].Microseconds()) / 1000 / float64(len(lat[p])))}
+				if poll == 0 {
+					row = append(row, pages[p])
+				}
+				t.Add(append(row, ratios[:len(t.Columns)-len(row)]...)...)
 				if wk.name == "full" {
 					series[p.Name].AddBar(sm)
 				}
