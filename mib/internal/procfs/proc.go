@@ -115,11 +115,10 @@ type ProcReader struct {
 	WithCmdline bool
 	// KeepOpen keeps each process's stat file, and the cmdline and
 	// schedstat files of each process that has a command line, open
-	// between listings and
-	// reads them again with pread(2): one system call a file instead of
-	// four (open, read, read to the end, close) and no path lookup. The
-	// descriptors are closed when their process has gone and by Close;
-	// at most maxKept are kept.
+	// between listings and reads them again with pread(2): one system
+	// call a file instead of four (open, read, read to the end, close)
+	// and no path lookup. The descriptors are closed when their process
+	// has gone and by Close; at most maxKept are kept.
 	KeepOpen bool
 
 	buf  []byte
@@ -131,9 +130,8 @@ type ProcReader struct {
 	// its argument area changes), or when Cmdline asks for it in a later
 	// listing (a program may rewrite its argv in place, as setproctitle
 	// does) and the process may have run since, and its name as last
-	// served, so that an unchanged name is
-	// not copied again. next is the map being built by a listing,
-	// swapped with known at its end.
+	// served, so that an unchanged name is not copied again. next is the
+	// map being built by a listing, swapped with known at its end.
 	known, next map[procKey]procInfo
 	kept        map[uint32]keptStat // PID -> its open /proc/PID files
 	nkept       int                 // descriptors in kept
@@ -159,18 +157,19 @@ type procInfo struct {
 
 // keptStat is a process's /proc/PID/stat file kept open, its
 // /proc/PID/cmdline and /proc/PID/schedstat (-1: not kept), and the last
-// listing that found the process. They name the process they were opened for, whatever program
-// it runs: once it has gone, a read fails (ESRCH) even when its PID has
-// been given to another.
+// listing that found the process. They name the process they were opened
+// for, whatever program it runs: once it has gone, a read fails (ESRCH)
+// even when its PID has been given to another.
 type keptStat struct {
 	fd, cmd, sched int
 	gen            uint64
 }
 
 // maxKept bounds the descriptors a ProcReader keeps open: 8192 (a stat,
-// a cmdline and a schedstat file each for 2730 processes), and at most a quarter of
-// the process's descriptor limit, so that the agent's connections never
-// lack one. Processes past it are read by opening their files each time.
+// a cmdline and a schedstat file each for 2,730 processes), and at most
+// a quarter of the process's descriptor limit, so that the agent's
+// connections never lack one. Processes past it are read by opening
+// their files each time.
 var maxKept = sync.OnceValue(func() int {
 	var rl unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
@@ -426,14 +425,13 @@ func (pr *ProcReader) hasSchedstat() bool {
 // (setproctitle(3), perl's $0) and keep its name: only a fresh read sees
 // that. To rewrite it, the process must run: a process of one thread
 // whose run time (/proc/PID/schedstat, in nanoseconds) has not grown
-// since the read keeps its command line, and no other process's is read
-// (reading one takes the kernel through the process's memory map and
-// page tables, several pages a process that a walk after a pause finds
-// cold; its schedstat is in the task its stat has just read). A process
-// the last listing did not find, a kernel thread and a
-// process whose command line cannot be read (it has exited, or is a
-// zombie) keep the command line read before. The slice returned is
-// never modified.
+// since the last read keeps its command line without another (a read
+// takes the kernel through the process's memory map and page tables,
+// pages that a walk after a pause finds cold; schedstat is a line of the
+// task its stat has just been read from). A process the last listing did
+// not find, a kernel thread and a process whose command line cannot be
+// read (it has exited, or is a zombie) keep the command line read
+// before. The slice returned is never modified.
 func (pr *ProcReader) Cmdline(p *Process) []byte {
 	k := procKey{p.PID, p.Start}
 	info, ok := pr.known[k]
