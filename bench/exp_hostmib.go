@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -186,12 +185,15 @@ func runHostMIBWith(ctx context.Context, env *Env, s *Section, poll time.Duratio
 			"Agent CPU per walk is the growth of the CPU time the agent's threads have used (/proc/PID/task/TID/schedstat, in nanoseconds) across the walk, summed over the repetitions; CPU per object divides it by the varbinds the walk returned. Thread runs per walk is how many times the scheduler put one of the agent's threads on a CPU during the walk (schedstat's third field): wake-ups and ends of preemptions, whose cost varies from one machine, and one moment of a virtual machine, to another. CPU between walks is the rest of the agent's CPU time over the point's walks of all three agents, warm-up included, per second of the time its own walks did not take. Manager CPU per walk is the same growth for the benchmark's own process, whose manager walks every agent: a walk's requests follow one another, so its time is about the agent's CPU, the manager's and the kernel's delivery between them.",
 			"Agent pages touched per walk: after a point's timed walks, each agent is walked once more after the same pause, its referenced bits cleared before the walk (/proc/PID/clear_refs) and counted after it (the Referenced lines of /proc/PID/smaps), in pages of 4 KiB: code (executable mappings, the agent's own and its libraries'), read-only data, and the rest (heap, stacks, writable data).")
 	}
-	t := &Table{Columns: []string{"variant", "walk", "agent", "varbinds", "requests", "median ms", "spread ms", "agent CPU ms/walk", "agent CPU µs/object", "agent thread runs/walk", "agent CPU between walks ms/s", "manager CPU ms/walk", "agent pages touched/walk",
-		"tsnmpd / snmpd (time)", "tsnmpd / snmpd (CPU per object)", "tsnmpd / snmpd, 1 s caches (time)", "tsnmpd / snmpd, 1 s caches (CPU per object)"}}
-	if poll > 0 {
-		// Polled walks are too far apart for one more walk of each agent:
-		// no pages touched, and no snmpd with 1 s caches.
-		t.Columns = slices.Delete(t.Columns[:len(t.Columns)-2], 12, 13)
+	t := &Table{Columns: []string{"variant", "walk", "agent", "varbinds", "requests", "median ms", "spread ms", "agent CPU ms/walk", "agent CPU µs/object", "agent thread runs/walk", "agent CPU between walks ms/s", "manager CPU ms/walk"}}
+	// Polled walks are too far apart for one more walk of each agent (no
+	// pages touched), and have no snmpd with 1 s caches.
+	if poll == 0 {
+		t.Columns = append(t.Columns, "agent pages touched/walk")
+	}
+	t.Columns = append(t.Columns, "tsnmpd / snmpd (time)", "tsnmpd / snmpd (CPU per object)")
+	if poll == 0 {
+		t.Columns = append(t.Columns, "tsnmpd / snmpd, 1 s caches (time)", "tsnmpd / snmpd, 1 s caches (CPU per object)")
 	}
 	s.Tables = append(s.Tables, t)
 	variants := hostVariants(env.Quick)
