@@ -103,12 +103,12 @@ func (p *touchProbe) note() string {
 	if p.endErr != nil {
 		end = "at its end not measured (" + p.endErr.Error() + ")"
 	}
-	return fmt.Sprintf("This machine's memory: reading one byte of a resident 4 KiB page took, at the start of the run, %v after a pause of %v and %v right after, %s (medians of %d passes over %d pages of the benchmark's own). A walk touches hundreds to thousands of pages of its agent (the column of pages touched), and of the kernel and the manager besides: where the first figure is large, every walk of every agent carries a cost of the machine's that grows with the pages it touches, not with its work, and the ratios of the agents' times draw towards 1.",
-		p.start[0], p.gap, p.start[1], end, p.passes, touchPages)
+	return fmt.Sprintf("This machine's memory: reading one byte of a resident %d KiB page took, at the start of the run, %v after a pause of %v and %v right after, %s (medians of %d passes over %d pages of the benchmark's own). A walk touches hundreds to thousands of pages of its agent (the column of pages touched), and of the kernel and the manager besides: where the first figure is large, every walk of every agent carries a cost of the machine's that grows with the pages it touches, not with its work, and the ratios of the agents' times draw towards 1.",
+		os.Getpagesize()/1024, p.start[0], p.gap, p.start[1], end, p.passes, touchPages)
 }
 
 // touched is how many kilobytes of its memory a process touched, by
-// kind.
+// kind. smaps counts a huge page touched as all of its kilobytes.
 type touched struct {
 	code, rodata, other int // kB: executable mappings, other read-only ones, the rest
 }

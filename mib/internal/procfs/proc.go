@@ -288,7 +288,10 @@ func (pr *ProcReader) ListPIDs(pids []uint32) (ps []Process, bad int) {
 			if !seen || renamed || moved {
 				info.args = x.args
 				info.cmdline = nil
-				info.ran, info.ranOK = pr.ran(pid, x.threads)
+				info.ran, info.ranOK = 0, false
+				if !x.kthread {
+					info.ran, info.ranOK = pr.ran(pid, x.threads, true)
+				}
 				if b, ok := pr.readCmdline(pid, !x.kthread); ok {
 					info.cmdline = slices.Clone(bytes.TrimRight(b, "\x00"))
 				}
@@ -378,31 +381,39 @@ func (pr *ProcReader) readCmdline(pid uint32, keep bool) ([]byte, bool) {
 // run (the first field of /proc/PID/schedstat), when threads, the
 // process's threads as its stat last read, is 1: a process of one thread
 // whose time has not grown has not run. ok is false for other processes,
-// and where the kernel has no schedstat (CONFIG_SCHED_INFO).
-func (pr *ProcReader) ran(pid uint32, threads uint64) (uint64, bool) {
+// where the kernel has no schedstat (CONFIG_SCHED_INFO), and where it
+// reads 0 (a kernel that keeps no such time prints "0 0 0"). The file is
+// read through the descriptor kept beside PID's stat file, opening it
+// and keeping it when keep is set and the limit allows (right after the
+// stat file was read, so that both name the same process), else by
+// opening it.
+func (pr *ProcReader) ran(pid uint32, threads uint64, keep bool) (uint64, bool) {
 	if threads != 1 || !pr.hasSchedstat() {
 		return 0, false
 	}
 	k, ok := pr.kept[pid]
 	var b []byte
-	if !ok || (k.sched < 0 && pr.nkept >= maxKept()) {
-		b, ok = pr.read(pid, "/schedstat")
-	} else {
-		if k.sched < 0 {
-			if k.sched, ok = pr.open(pid, "/schedstat"); !ok {
-				return 0, false
-			}
-			pr.nkept++
-			pr.kept[pid] = k
-		}
+	switch {
+	case ok && k.sched >= 0:
 		n, err := preadAll(k.sched, pr.buf)
 		b, ok = pr.buf[:n], err == nil
+	case ok && keep && pr.nkept < maxKept():
+		if k.sched, ok = pr.open(pid, "/schedstat"); !ok {
+			return 0, false
+		}
+		pr.nkept++
+		pr.kept[pid] = k
+		n, err := preadAll(k.sched, pr.buf)
+		b, ok = pr.buf[:n], err == nil
+	default:
+		b, ok = pr.read(pid, "/schedstat")
 	}
 	if !ok {
 		return 0, false
 	}
 	f, _, _ := bytes.Cut(b, []byte(" "))
-	return atou(f)
+	v, ok := atou(f)
+	return v, ok && v > 0
 }
 
 // hasSchedstat reports whether the reader's /proc has schedstat files,
@@ -428,7 +439,11 @@ func (pr *ProcReader) hasSchedstat() bool {
 // since the last read keeps its command line without another (a read
 // takes the kernel through the process's memory map and page tables,
 // pages that a walk after a pause finds cold; schedstat is a line of the
-// task its stat has just been read from). A process the last listing did
+// task its stat has just been read from). Only the process itself is
+// taken to write its command line: another process writing the memory
+// (a debugger through ptrace or /proc/PID/mem, a process sharing the
+// memory without being one of its threads, clone(2) with CLONE_VM alone)
+// is seen when the process next runs. A process the last listing did
 // not find, a kernel thread and a process whose command line cannot be
 // read (it has exited, or is a zombie) keep the command line read
 // before. The slice returned is never modified.
@@ -446,8 +461,11 @@ func (pr *ProcReader) Cmdline(p *Process) []byte {
 	}
 	// A process of one thread that has not run since its command line
 	// was read has not rewritten it (nor made a thread that could have).
-	ran, ok := pr.ran(p.PID, info.threads)
-	if ok && info.ranOK && ran == info.ran {
+	// One running now is read: the kernel adds a running task's time at
+	// its next tick, which a CPU without ticks (nohz_full) may not have
+	// for a second.
+	ran, ok := pr.ran(p.PID, info.threads, false)
+	if ok && info.ranOK && ran == info.ran && p.State != 'R' {
 		info.cmdGen = pr.gen
 		pr.known[k] = info
 		return info.cmdline

@@ -190,8 +190,9 @@ func TestCmdlineRewritten(t *testing.T) {
 
 // TestCmdlineNotRun checks that Cmdline reads again, in a later listing,
 // the command line of a process of one thread that has run since the
-// last read, and of a process of several threads, but not that of a
-// process of one thread that has not run.
+// last read (a shell starting a sleep every 10 ms), and of a process of
+// several threads (this one), but not that of a process of one thread
+// that has not run (a sleep).
 func TestCmdlineNotRun(t *testing.T) {
 	pr := ProcReader{FS: Host, WithCmdline: true, KeepOpen: true}
 	defer pr.Close()
@@ -207,14 +208,32 @@ func TestCmdlineNotRun(t *testing.T) {
 		return uint32(c.Process.Pid)
 	}
 	idle := start("sleep", "60")
-	busy := start("sh", "-c", "while :; do :; done")
+	waker := start("sh", "-c", "while :; do sleep 0.01; done")
 	self := uint32(os.Getpid()) // a Go program: several threads
-	// The sleeper has run its start-up when it sleeps.
-	for deadline := time.Now().Add(5 * time.Second); listed(t, &pr, idle).State != 'S'; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("sleep does not sleep")
+	// ran reads a process's run time as ProcReader.ran does.
+	ran := func(pid uint32) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Fields(string(b))[0]
+	}
+	// until waits at most 5 s for cond.
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
 		}
 	}
+	// The sleeper has run its start-up when its time stands still.
+	last := ran(idle)
+	until("sleep does not sleep", func() bool {
+		now := ran(idle)
+		defer func() { last = now }()
+		return now == last && listed(t, &pr, idle).State == 'S'
+	})
 	// reads lists the processes and returns how many command lines
 	// Cmdline read for each.
 	reads := func(pids ...uint32) []int {
@@ -230,11 +249,12 @@ func TestCmdlineNotRun(t *testing.T) {
 		}
 		return out
 	}
-	reads(idle, busy, self) // the time each has run, beside a command line
+	reads(idle, waker, self) // the time each has run, beside a command line
 	for i := range 3 {
-		time.Sleep(20 * time.Millisecond)
-		if got, want := reads(idle, busy, self), []int{0, 1, 1}; !slices.Equal(got, want) {
-			t.Errorf("listing %d: command lines read for the sleeper, the busy shell and this process: %v, want %v", i, got, want)
+		was := ran(waker)
+		until("the shell does not run", func() bool { return ran(waker) != was })
+		if got, want := reads(idle, waker, self), []int{0, 1, 1}; !slices.Equal(got, want) {
+			t.Errorf("listing %d: command lines read for the sleeper, the shell and this process: %v, want %v", i, got, want)
 		}
 	}
 	if got := string(pr.Cmdline(listed(t, &pr, idle))); got != "sleep\x0060" {
