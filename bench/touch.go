@@ -83,28 +83,28 @@ func pageTouchCost(gap time.Duration, passes int) (cold, warm time.Duration, err
 type touchProbe struct {
 	gap        time.Duration
 	passes     int
-	start, end [2]time.Duration // cold, warm
-	endErr     error
+	cold, warm time.Duration // at the start
 }
 
 // newTouchProbe takes the first pageTouchCost of a probe.
 func newTouchProbe(gap time.Duration, passes int) (*touchProbe, error) {
 	p := &touchProbe{gap: gap, passes: passes}
 	var err error
-	p.start[0], p.start[1], err = pageTouchCost(gap, passes)
+	p.cold, p.warm, err = pageTouchCost(gap, passes)
 	return p, err
 }
 
 // note takes the probe's second pageTouchCost and returns the report's
 // note of both.
 func (p *touchProbe) note() string {
-	p.end[0], p.end[1], p.endErr = pageTouchCost(p.gap, p.passes)
-	end := fmt.Sprintf("at its end %v and %v", p.end[0], p.end[1])
-	if p.endErr != nil {
-		end = "at its end not measured (" + p.endErr.Error() + ")"
+	end := "at its end not measured"
+	if cold, warm, err := pageTouchCost(p.gap, p.passes); err != nil {
+		end += " (" + err.Error() + ")"
+	} else {
+		end = fmt.Sprintf("at its end %v and %v", cold, warm)
 	}
 	return fmt.Sprintf("This machine's memory: reading one byte of a resident %d KiB page took, at the start of the run, %v after a pause of %v and %v right after, %s (medians of %d passes over %d pages of the benchmark's own). A walk touches hundreds to thousands of pages of its agent (the column of pages touched), and of the kernel and the manager besides: where the first figure is large, every walk of every agent carries a cost of the machine's that grows with the pages it touches, not with its work, and the ratios of the agents' times draw towards 1.",
-		os.Getpagesize()/1024, p.start[0], p.gap, p.start[1], end, p.passes, touchPages)
+		os.Getpagesize()/1024, p.cold, p.gap, p.warm, end, p.passes, touchPages)
 }
 
 // touched is how many kilobytes of its memory a process touched, by
