@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
@@ -121,7 +122,7 @@ func (m *MIB) readDevices(now time.Time) *devSnap {
 	}
 	s.rows = append(s.rows, device{index: snmp.OID{devCoprocessor << 16}, typ: devCoprocessor,
 		descr: "Guessing that there's a floating point co-processor"})
-	slices.SortFunc(s.rows, func(a, b device) int { return a.index.Compare(b.index) })
+	rowsort.Stable(s.rows, func(a, b *device) int { return a.index.Compare(b.index) })
 	for i, d := range s.rows {
 		switch d.typ {
 		case devProcessor:

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/internal/rawsys"
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -353,7 +354,7 @@ func (r *diskReader) readParts(bd *blockDev) []partition {
 		bd.dirFD = -1
 		return nil
 	}
-	slices.SortFunc(parts, func(a, b partition) int { return int(a.number) - int(b.number) })
+	rowsort.Stable(parts, func(a, b *partition) int { return int(a.number) - int(b.number) })
 	return parts
 }
 

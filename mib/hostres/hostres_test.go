@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,11 +164,22 @@ func netDevErrorsFields(b []byte) map[string]uint64 {
 }
 
 func TestParseUptime(t *testing.T) {
-	for _, in := range []string{"350735.47 234388.90\n", "  12.5\t3\n", "7", "", " \n", "x 1", "-1 2", "1e3 x", "12.5\x00 3"} {
-		v, ok := parseUptime([]byte(in))
-		wv, wok := procfs.ParseUptime([]byte(in))
-		if v != wv || ok != wok {
-			t.Errorf("parseUptime(%q) = %v, %v; procfs.ParseUptime %v, %v", in, v, ok, wv, wok)
+	for _, c := range []struct {
+		in string
+		cs uint64
+		ok bool
+	}{
+		{"350735.47 234388.90\n", 35073547, true},
+		{"  12.5\t3\n", 1250, true},
+		{"7", 700, true},
+		{"0.29 1", 29, true}, // 0.29*100 as a float is 28.999...
+		{"12.345 1", 1234, true},
+		{"", 0, false}, {" \n", 0, false}, {"x 1", 0, false}, {"-1 2", 0, false},
+		{"1e3 x", 0, false}, {"12.5\x00 3", 0, false}, {"12. 3", 0, false}, {".5 3", 0, false},
+		{"1234567890123456 1", 0, false},
+	} {
+		if cs, ok := parseUptime([]byte(c.in)); cs != c.cs || ok != c.ok {
+			t.Errorf("parseUptime(%q) = %d, %v; want %d, %v", c.in, cs, ok, c.cs, c.ok)
 		}
 	}
 }
@@ -205,7 +217,9 @@ func FuzzParsers(f *testing.F) {
 		if bytes.IndexFunc(b, func(r rune) bool { return r >= 0x80 }) >= 0 {
 			return
 		}
-		if wv, wok := procfs.ParseUptime(b); v != wv || ok != wok {
+		// Where it reads a number, ParseFloat reads the same within
+		// the centisecond it drops.
+		if wv, wok := procfs.ParseUptime(b); ok && (!wok || math.Abs(float64(v)-wv*100) > 1+wv*1e-13) {
 			t.Errorf("parseUptime = %v, %v; procfs.ParseUptime %v, %v", v, ok, wv, wok)
 		}
 		if want := netDevErrorsFields(b); !maps.Equal(got, want) {

@@ -3,7 +3,6 @@ package hostres
 import (
 	"bytes"
 	"encoding/binary"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -16,7 +15,7 @@ import (
 
 // sysInfo is one reading of the hrSystem group's sources.
 type sysInfo struct {
-	uptime float64 // seconds since boot
+	uptime uint64 // centiseconds since boot
 	users  int64
 	procs  int64
 }
@@ -30,7 +29,7 @@ func (m *MIB) initSystem() {
 	info := &procfs.Cache[sysInfo]{TTL: m.cfg.CacheTTL, Load: m.readSys}
 	m.system = mib.Scalars{Prefix: HrSystem, Objects: []mib.Scalar{
 		{Sub: 1, Get: func(r *mib.Request) snmp.Value {
-			return snmp.TimeTicksValue(uint32(uint64(info.Get(r).uptime * 100)))
+			return snmp.TimeTicksValue(uint32(info.Get(r).uptime))
 		}},
 		{Sub: 2, Get: func(r *mib.Request) snmp.Value { return snmp.BytesValue(DateAndTime(r.Now)) }},
 		// The boot disk: as Net-SNMP, the first hrDeviceDiskStorage index.
@@ -102,9 +101,11 @@ func DateAndTime(t time.Time) []byte {
 	}
 }
 
-// parseUptime is procfs.ParseUptime (the first field of /proc/uptime,
-// seconds since boot) without copying the file to a string.
-func parseUptime(b []byte) (float64, bool) {
+// parseUptime reads the first field of /proc/uptime, seconds since boot
+// with two decimals ("350735.47"), as centiseconds, exactly: no float
+// (whose product by 100 could fall a centisecond short) and no copy of
+// the file. Digits after the second decimal are dropped.
+func parseUptime(b []byte) (cs uint64, ok bool) {
 	for len(b) > 0 && isSpace(b[0]) {
 		b = b[1:]
 	}
@@ -112,12 +113,26 @@ func parseUptime(b []byte) (float64, bool) {
 	for end < len(b) && !isSpace(b[end]) {
 		end++
 	}
-	if end == 0 {
+	sec, frac, dot := bytes.Cut(b[:end], []byte("."))
+	if len(sec) == 0 || len(sec) > 15 || dot && len(frac) == 0 {
 		return 0, false
 	}
-	v, err := strconv.ParseFloat(string(b[:end]), 64)
-	if err != nil || v < 0 {
-		return 0, false
+	for _, c := range sec {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		cs = cs*10 + uint64(c-'0')
 	}
-	return v, true
+	for i, c := range frac {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if i < 2 {
+			cs = cs*10 + uint64(c-'0')
+		}
+	}
+	for i := len(frac); i < 2; i++ {
+		cs *= 10
+	}
+	return cs, true
 }

@@ -51,13 +51,13 @@ package ifmib
 
 import (
 	"cmp"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -230,7 +230,7 @@ func (m *MIB) ticks(now time.Time) uint32 {
 // build makes an immutable snapshot from a dump and updates the state kept
 // across snapshots. Called with m.mu held.
 func (m *MIB) build(now time.Time, links []link) *snapshot {
-	slices.SortFunc(links, func(a, b link) int { return cmp.Compare(a.index, b.index) })
+	rowsort.Stable(links, func(a, b *link) int { return cmp.Compare(a.index, b.index) })
 	first := m.snap == nil
 	t := m.ticks(now)
 	s := &snapshot{taken: now, rows: make([]row, 0, len(links))}

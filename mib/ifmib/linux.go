@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/internal/rawsys"
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
 )
 
@@ -179,7 +180,7 @@ func (k *kernel) dumpLinks() error {
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(info, func(a, b link) int { return cmp.Compare(a.index, b.index) })
+	rowsort.Stable(info, func(a, b *link) int { return cmp.Compare(a.index, b.index) })
 	k.info = info
 	k.pos = make(map[uint32]int, len(info))
 	for i := range info {

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
@@ -174,11 +175,11 @@ func (m *MIB) readRoutes(time.Time) *routeSnap {
 		}
 	}
 	for _, t := range []*[]routeRow{&s.inet, &s.cidr} {
-		slices.SortStableFunc(*t, func(a, b routeRow) int { return a.index.Compare(b.index) })
+		rowsort.Stable(*t, func(a, b *routeRow) int { return a.index.Compare(b.index) })
 		*t = slices.CompactFunc(*t, func(a, b routeRow) bool { return a.index.Equal(b.index) })
 	}
 	s.legacy = s.legacyRoutes()
-	slices.SortStableFunc(s.routers, func(a, b routerRow) int { return a.index.Compare(b.index) })
+	rowsort.Stable(s.routers, func(a, b *routerRow) int { return a.index.Compare(b.index) })
 	// Two default routes through the same router and interface (other
 	// metrics) are one router: the first the dump lists stays (the
 	// kernel lists a destination's routes by metric, lowest first).

@@ -1,10 +1,10 @@
 package ipmib
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -90,7 +90,7 @@ func readICMP(src [3]*procfs.NetCounters) *icmpSnap {
 	for _, e := range byType {
 		s.msgs = append(s.msgs, *e)
 	}
-	slices.SortFunc(s.msgs, func(a, b icmpMsg) int { return a.index.Compare(b.index) })
+	rowsort.Stable(s.msgs, func(a, b *icmpMsg) int { return a.index.Compare(b.index) })
 	return s
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
@@ -61,7 +62,7 @@ func (m *MIB) readIfStats(now time.Time) []ifStatsRow {
 		derive(&v)
 		rows = append(rows, ifStatsRow{index: snmp.OID{2, l.Index}, s: v})
 	}
-	slices.SortFunc(rows, func(a, b ifStatsRow) int { return a.index.Compare(b.index) })
+	rowsort.Stable(rows, func(a, b *ifStatsRow) int { return a.index.Compare(b.index) })
 	return rows
 }
 

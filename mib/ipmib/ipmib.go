@@ -34,7 +34,6 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -42,6 +41,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/internal/rawsys"
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
@@ -509,7 +509,7 @@ func (m *MIB) readAddrs(now time.Time) *addrSnap {
 		}
 		add(r)
 	}
-	slices.SortFunc(s.rows, func(a, b addrRow) int { return a.index.Compare(b.index) })
+	rowsort.Stable(s.rows, func(a, b *addrRow) int { return a.index.Compare(b.index) })
 	for i, r := range s.rows {
 		if len(r.addr) == 4 && r.typ == 1 {
 			s.v4 = append(s.v4, i)

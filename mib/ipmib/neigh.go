@@ -1,11 +1,11 @@
 package ipmib
 
 import (
-	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -71,7 +71,7 @@ func (m *MIB) neighSnap(ns []rtnl.Neigh, now time.Time) *neighSnap {
 		}
 		s.rows = append(s.rows, neighRow{index: idx, n: n, typ: typ, state: state, update: update})
 	}
-	slices.SortFunc(s.rows, func(a, b neighRow) int { return a.index.Compare(b.index) })
+	rowsort.Stable(s.rows, func(a, b *neighRow) int { return a.index.Compare(b.index) })
 	for i, r := range s.rows {
 		if len(r.n.Dst) == 4 && r.state != 7 {
 			s.media = append(s.media, i)

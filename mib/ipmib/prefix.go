@@ -2,8 +2,8 @@ package ipmib
 
 import (
 	"encoding/binary"
-	"slices"
 
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/snmp"
 )
@@ -46,7 +46,7 @@ func (s *addrSnap) prefixes() []prefixRow {
 		out = append(out, prefixRow{index: idx, linkLocal: isLinkLocal(r.addr),
 			preferred: r.preferred, valid: r.valid, autoconf: r.autoconf})
 	}
-	slices.SortFunc(out, func(a, b prefixRow) int { return a.index.Compare(b.index) })
+	rowsort.Stable(out, func(a, b *prefixRow) int { return a.index.Compare(b.index) })
 	return out
 }
 

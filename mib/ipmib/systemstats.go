@@ -1,9 +1,9 @@
 package ipmib
 
 import (
-	"slices"
 	"time"
 
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -78,7 +78,7 @@ func from(names map[string]string) []statFrom {
 	for col, name := range names {
 		out = append(out, statFrom{statIndex[col], name})
 	}
-	slices.SortFunc(out, func(a, b statFrom) int { return a.stat - b.stat })
+	rowsort.Stable(out, func(a, b *statFrom) int { return a.stat - b.stat })
 	return out
 }
 

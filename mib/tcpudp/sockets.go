@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/rtnl"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -98,7 +99,7 @@ func readSockets() *sockSnap {
 		}
 	}
 	for _, t := range []*[]sockRow{&s.conn, &s.connection, &s.listener, &s.udp, &s.endpoint} {
-		slices.SortFunc(*t, func(a, b sockRow) int { return a.index.Compare(b.index) })
+		rowsort.Stable(*t, func(a, b *sockRow) int { return a.index.Compare(b.index) })
 		// Sockets sharing an address and port (SO_REUSEPORT) share a row.
 		*t = slices.CompactFunc(*t, func(a, b sockRow) bool { return a.index.Equal(b.index) })
 	}

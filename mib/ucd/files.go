@@ -3,6 +3,7 @@ package ucd
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/tsnmp/tsnmp/mib"
@@ -97,9 +98,40 @@ func (m *MIB) initVersion() {
 		{Sub: 1, Get: func(*mib.Request) snmp.Value { return snmp.IntegerValue(1) }},
 		str(2, v.Tag), str(3, v.Date),
 		{Sub: 4, Get: func(r *mib.Request) snmp.Value {
-			return snmp.StringValue(r.Now.Local().Format(time.ANSIC))
+			return snmp.StringValue(ansiC(r.Now.Local()))
 		}},
 		str(5, v.Ident), str(6, v.ConfigureOptions),
 		zero(10), zero(11), zero(12), zero(13), zero(20),
 	}}
+}
+
+// ansiC formats t as t.Format(time.ANSIC) does, "Mon Jan _2 15:04:05
+// 2006", without time's layout interpreter, a large function a walk
+// would run for versionCDate alone (docs/mibs.md, the code a walk runs).
+func ansiC(t time.Time) string {
+	year, month, day := t.Date()
+	if year < 0 {
+		return t.Format(time.ANSIC)
+	}
+	hour, min, sec := t.Clock()
+	const days, months = "SunMonTueWedThuFriSat", "JanFebMarAprMayJunJulAugSepOctNovDec"
+	b := make([]byte, 0, 24)
+	two := func(v int, sep byte) { b = append(b, byte('0'+v/10), byte('0'+v%10), sep) }
+	wd := int(t.Weekday()) * 3
+	b = append(b, days[wd:wd+3]...)
+	b = append(b, ' ')
+	b = append(b, months[(month-1)*3:month*3]...)
+	b = append(b, ' ')
+	if day < 10 {
+		b = append(b, ' ', byte('0'+day), ' ')
+	} else {
+		two(day, ' ')
+	}
+	two(hour, ':')
+	two(min, ':')
+	two(sec, ' ')
+	for p := 1000; p > year && p > 1; p /= 10 {
+		b = append(b, '0')
+	}
+	return string(strconv.AppendInt(b, int64(year), 10))
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 	"github.com/tsnmp/tsnmp/mib"
 	"github.com/tsnmp/tsnmp/mib/internal/procfs"
 	"github.com/tsnmp/tsnmp/snmp"
@@ -211,7 +212,7 @@ func (m *MIB) readDisks() []dskRow {
 			}
 		}
 	}
-	slices.SortFunc(rows, func(a, b dskRow) int { return cmp.Compare(a.index[0], b.index[0]) })
+	rowsort.Stable(rows, func(a, b *dskRow) int { return cmp.Compare(a.index[0], b.index[0]) })
 	return rows
 }
 

@@ -378,9 +378,11 @@ func (l laRows) Value(_ *mib.Request, i int, col uint32) (snmp.Value, bool) {
 	case 2:
 		return snmp.StringValue(laNames[i]), true
 	case 3:
-		return snmp.StringValue(fmt.Sprintf("%.2f", v)), true
+		// strconv, not fmt, which the walk would otherwise run for
+		// these two columns alone (docs/mibs.md, the code a walk runs).
+		return snmp.StringValue(strconv.FormatFloat(v, 'f', 2, 64)), true
 	case 4:
-		return snmp.StringValue(fmt.Sprintf("%.2f", max)), true
+		return snmp.StringValue(strconv.FormatFloat(max, 'f', 2, 64)), true
 	case 5:
 		return snmp.IntegerValue(int64(v * 100)), true
 	case 6:

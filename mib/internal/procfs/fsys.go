@@ -2,12 +2,12 @@ package procfs
 
 import (
 	"cmp"
-	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/internal/rawsys"
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 )
 
 // hrFSTypes (HOST-RESOURCES-TYPES) used for file systems.
@@ -303,5 +303,5 @@ func (m *Mounts) List(skip func(*FileSystem) bool) ([]FileSystem, int) {
 }
 
 func sortByIndex(fs []FileSystem) {
-	slices.SortFunc(fs, func(a, b FileSystem) int { return cmp.Compare(a.Index, b.Index) })
+	rowsort.Stable(fs, func(a, b *FileSystem) int { return cmp.Compare(a.Index, b.Index) })
 }

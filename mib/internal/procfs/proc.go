@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tsnmp/tsnmp/internal/rawsys"
+	"github.com/tsnmp/tsnmp/internal/rowsort"
 )
 
 // Process is what /proc/PID/stat and /proc/PID/cmdline tell about a
@@ -309,7 +310,7 @@ func (pr *ProcReader) ListPIDs(pids []uint32) (ps []Process, bad int) {
 	if pr.KeepOpen {
 		pr.closeGone()
 	}
-	slices.SortFunc(ps, func(a, b Process) int { return cmp.Compare(a.PID, b.PID) })
+	rowsort.Stable(ps, func(a, b *Process) int { return cmp.Compare(a.PID, b.PID) })
 	return ps, bad
 }
 
