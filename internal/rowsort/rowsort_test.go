@@ -19,8 +19,8 @@ func TestStable(t *testing.T) {
 		for _, keys := range []int{1, 3, n + 1} {
 			rows := make([]row, n)
 			for i := range rows {
-				rows[i] = row{key: rng.IntN(keys), seq: i}
-				rows[i].name = string(rune('a' + i%26))
+				rows[i] = row{key: rng.IntN(keys), seq: i, name: string(rune('a' + i%26))}
+				rows[i].pad[4] = uint64(i) // the whole row moves
 			}
 			want := slices.Clone(rows)
 			slices.SortStableFunc(want, func(a, b row) int { return a.key - b.key })

@@ -5,8 +5,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -535,4 +537,73 @@ func FuzzSocketInode(f *testing.F) {
 			t.Fatalf("%q read as inode %d", link, ino)
 		}
 	})
+}
+
+// TestEachSocketRefused reads the descriptor links of a process of
+// another user (nobody), holding ten files or more, from a thread that has given
+// up CAP_SYS_PTRACE, as tsnmpd does under the shipped unit: the kernel
+// refuses the first link and eachSocket stops there. With the capability
+// it tries every link.
+func TestEachSocketRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if testenv.InCI() {
+			t.Fatal("needs root to start a process as nobody")
+		}
+		t.Skip("needs root to start a process as nobody")
+	}
+	cmd := exec.Command("sh", "-c", "exec 3</dev/null 4</dev/null 5</dev/null 6</dev/null 7</dev/null 8</dev/null 9</dev/null; exec sleep 30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := strconv.Itoa(cmd.Process.Pid)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile("/proc/" + pid + "/comm"); string(b) == "sleep\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the shell did not run sleep")
+		}
+	}
+	try := func() int {
+		dfd, err := unix.Open("/proc/"+pid+"/fd", unix.O_DIRECTORY|unix.O_RDONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return -1
+		}
+		defer unix.Close(dfd)
+		var dr procfs.DirReader
+		return eachSocket(dfd, &dr, make([]byte, 64), func(uint32, uint32) {})
+	}
+	ents, err := os.ReadDir("/proc/" + pid + "/fd")
+	if err != nil || len(ents) < 10 {
+		t.Fatalf("%d descriptors, want 10 or more: %v", len(ents), err)
+	}
+	if n := try(); n != len(ents) {
+		t.Errorf("with CAP_SYS_PTRACE: tried %d links, want %d", n, len(ents))
+	}
+	// Capabilities are a thread's own: this one gives CAP_SYS_PTRACE up
+	// and ends with its goroutine (locked, never unlocked).
+	done := make(chan int)
+	go func() {
+		runtime.LockOSThread()
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			t.Error(err)
+			done <- -1
+			return
+		}
+		data[0].Effective &^= 1 << unix.CAP_SYS_PTRACE
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			t.Error(err)
+			done <- -1
+			return
+		}
+		done <- try()
+	}()
+	if n := <-done; n != 1 {
+		t.Errorf("without CAP_SYS_PTRACE: tried %d links, want 1 (the first refused)", n)
+	}
 }
