@@ -2,12 +2,12 @@
 // sort in the program.
 //
 // slices.SortFunc is compiled once for each type of row it sorts, about
-// 3 KB of code each. A walk of the host MIBs sorts fifteen types of rows
-// (one per kernel reading), so it ran fifteen copies, 31 pages of code
-// that a polled agent finds cold at every walk (docs/mibs.md). Stable
-// sorts positions, which are of one type whatever the rows are, and then
-// moves the rows into their order: the sort is compiled once, and what
-// is compiled per row type is the few lines below.
+// 3 KB of code each, and a walk of the host MIBs sorts some fifteen
+// types of rows, one per kernel reading: tens of pages of code that a
+// polled agent finds cold at every walk (docs/mibs.md). Stable sorts
+// positions, which are of one type whatever the rows are, and then moves
+// the rows into their order: the sort is compiled once, and what is
+// compiled per row type is the few lines below.
 package rowsort
 
 import "slices"

@@ -407,12 +407,12 @@ func (o *owners) visit(proc int, pid uint32, f func(ino, fd uint32), done func(d
 // many links it tried to read.
 //
 // The kernel lets a process read another's descriptor links only if it
-// may trace it (ptrace_may_access: the same user and no capability the
-// reader lacks, or CAP_SYS_PTRACE), which is the same answer for every
-// descriptor: once one is refused, eachSocket stops. A daemon without
-// CAP_SYS_PTRACE (the shipped unit) can list the directories of root's
-// daemons but read none of their links, and read them one refusal at a
-// time before: 250 system calls a scan for one process of 252 files.
+// may trace it (ptrace_may_access: the same user and groups, a process
+// that may dump core and holds no capability the reader lacks, or
+// CAP_SYS_PTRACE; and what a security module allows), an answer about the
+// process, the same for every descriptor: once one is refused, eachSocket
+// stops. Root without CAP_SYS_PTRACE can list the fd directories of root's
+// daemons but read none of their links (docs/mibs.md).
 func eachSocket(dfd int, dr *procfs.DirReader, link []byte, f func(ino, fd uint32)) (tried int) {
 	dr.Each(dfd, func(name []byte) bool {
 		// name is NUL-terminated in the directory buffer.
