@@ -347,31 +347,35 @@ func (pr *ProcReader) readStat(pid uint32) ([]byte, bool) {
 	return nil, false
 }
 
-// readCmdline reads /proc/PID/cmdline into the reader's buffer: through
-// the descriptor kept beside PID's stat file, opening it and keeping it
-// when keep is set and the limit allows (right after the stat file was
-// read, so that both name the same process), else by opening it.
+// readCmdline reads /proc/PID/cmdline into the reader's buffer, by
+// readBeside, and counts the read.
 func (pr *ProcReader) readCmdline(pid uint32, keep bool) ([]byte, bool) {
+	pr.cmdReads++
+	return pr.readBeside(pid, "/cmdline", func(k *keptStat) *int { return &k.cmd }, keep)
+}
+
+// readBeside reads file of process pid through the descriptor slot
+// selects in the files kept open for pid, opening it and keeping it
+// there when keep is set and the limit allows (right after the stat file
+// was read, so that both name the same process), else by opening it for
+// this read alone.
+func (pr *ProcReader) readBeside(pid uint32, file string, slot func(*keptStat) *int, keep bool) ([]byte, bool) {
 	k, ok := pr.kept[pid]
 	if !ok {
-		pr.cmdReads++
-		return pr.read(pid, "/cmdline")
+		return pr.read(pid, file)
 	}
-	if k.cmd < 0 {
+	fd := slot(&k)
+	if *fd < 0 {
 		if !keep || pr.nkept >= maxKept() {
-			pr.cmdReads++
-			return pr.read(pid, "/cmdline")
+			return pr.read(pid, file)
 		}
-		fd, ok := pr.open(pid, "/cmdline")
-		if !ok {
+		if *fd, ok = pr.open(pid, file); !ok {
 			return nil, false
 		}
-		k.cmd = fd
 		pr.nkept++
 		pr.kept[pid] = k
 	}
-	pr.cmdReads++
-	n, err := preadAll(k.cmd, pr.buf)
+	n, err := preadAll(*fd, pr.buf)
 	if err != nil {
 		return nil, false
 	}
@@ -384,31 +388,12 @@ func (pr *ProcReader) readCmdline(pid uint32, keep bool) ([]byte, bool) {
 // whose time has not grown has not run. ok is false for other processes,
 // where the kernel has no schedstat (CONFIG_SCHED_INFO), and where it
 // reads 0 (a kernel that keeps no such time prints "0 0 0"). The file is
-// read through the descriptor kept beside PID's stat file, opening it
-// and keeping it when keep is set and the limit allows (right after the
-// stat file was read, so that both name the same process), else by
-// opening it.
+// read by readBeside.
 func (pr *ProcReader) ran(pid uint32, threads uint64, keep bool) (uint64, bool) {
 	if threads != 1 || !pr.hasSchedstat() {
 		return 0, false
 	}
-	k, ok := pr.kept[pid]
-	var b []byte
-	switch {
-	case ok && k.sched >= 0:
-		n, err := preadAll(k.sched, pr.buf)
-		b, ok = pr.buf[:n], err == nil
-	case ok && keep && pr.nkept < maxKept():
-		if k.sched, ok = pr.open(pid, "/schedstat"); !ok {
-			return 0, false
-		}
-		pr.nkept++
-		pr.kept[pid] = k
-		n, err := preadAll(k.sched, pr.buf)
-		b, ok = pr.buf[:n], err == nil
-	default:
-		b, ok = pr.read(pid, "/schedstat")
-	}
+	b, ok := pr.readBeside(pid, "/schedstat", func(k *keptStat) *int { return &k.sched }, keep)
 	if !ok {
 		return 0, false
 	}
