@@ -344,27 +344,26 @@ func runHostMIBWith(ctx context.Context, env *Env, s *Section, poll time.Duratio
 			}
 			// One more walk of each agent, after the same pause, for the
 			// pages it touches: made after the timed walks and the CPU
-			// between them were taken.
+			// between them were taken (polled walks have no such column).
 			pages := map[*Proc]string{}
-			for _, p := range procs {
-				if poll > 0 {
-					break
+			if poll == 0 {
+				for _, p := range procs {
+					pages[p] = "-"
+					select {
+					case <-ctx.Done():
+						return ctx.Err()
+					case <-time.After(gap):
+					}
+					used, err := pagesTouched(p.Pid(), func() error {
+						_, _, _, err := hostWalk(ctx, w, p, wk.roots)
+						return err
+					})
+					if err != nil {
+						s.Note("%s, %s: pages touched not measured: %v", v.name, p.Name, err)
+						continue
+					}
+					pages[p] = used.String()
 				}
-				pages[p] = "-"
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(gap):
-				}
-				used, err := pagesTouched(p.Pid(), func() error {
-					_, _, _, err := hostWalk(ctx, w, p, wk.roots)
-					return err
-				})
-				if err != nil {
-					s.Note("%s, %s: pages touched not measured: %v", v.name, p.Name, err)
-					continue
-				}
-				pages[p] = used.String()
 			}
 			med := map[*Proc]float64{}
 			perObj := map[*Proc]float64{}
